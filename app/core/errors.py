@@ -1,0 +1,137 @@
+"""The error hierarchy.
+
+Two families, as qutebrowser does it: `UserFacingError` is the user's or the
+environment's doing (bad key, offline, read-only disk) and carries plain words
+to show; `BugError` is ours, logged with a traceback and shown as
+"Something went wrong".
+"""
+
+from __future__ import annotations
+
+
+class CairnError(Exception):
+    """Base of every error Cairn raises on purpose."""
+
+
+class UserFacingError(CairnError):
+    """Something the user or their machine caused; `message` is shown as is.
+
+    Attributes:
+        title: a short heading ("Can't reach Claude").
+        message: one or two plain sentences saying what happened and what to do.
+        retryable: whether a Retry button makes sense.
+        retry_after: seconds the server asked us to wait, when it said so.
+    """
+
+    title = "Something needs your attention"
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        title: str | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if title is not None:
+            self.title = title
+        if retryable is not None:
+            self.retryable = retryable
+        self.retry_after = retry_after
+        # Technical detail for the log only (never the API key: see app.secrets.redact).
+        self.detail = detail
+
+
+class InvalidInputError(UserFacingError):
+    """The text typed cannot be sent or saved as it is."""
+
+    title = "This message can't be sent"
+
+
+# --- talking to Claude -------------------------------------------------------
+
+
+class ApiError(UserFacingError):
+    """Any failure talking to the Anthropic API."""
+
+    title = "Claude couldn't answer"
+    retryable = True
+
+
+class ApiKeyMissingError(ApiError):
+    title = "No API key yet"
+    retryable = False
+
+
+class ApiKeyRejectedError(ApiError):
+    title = "API key not accepted"
+    retryable = False
+
+
+class PermissionDeniedError(ApiError):
+    title = "Not allowed"
+    retryable = False
+
+
+class RateLimitedError(ApiError):
+    title = "Too many requests"
+
+
+class OverloadedError(ApiError):
+    title = "Claude is busy"
+
+
+class ServerError(ApiError):
+    title = "Claude had a problem"
+
+
+class ConnectionFailedError(ApiError):
+    title = "Can't reach Claude"
+
+
+class RequestTooLargeError(ApiError):
+    title = "Too much to send"
+    retryable = False
+
+
+class BadRequestError(ApiError):
+    title = "Claude couldn't use this request"
+    retryable = False
+
+
+class ModelNotFoundError(ApiError):
+    title = "Model not available"
+    retryable = False
+
+
+class StreamInterruptedError(ApiError):
+    title = "The reply was cut off"
+
+
+# --- the machine ---------------------------------------------------------------
+
+
+class StorageError(UserFacingError):
+    """The data folder or database cannot be used."""
+
+    title = "Cairn can't save its data"
+
+
+class DatabaseTooNewError(StorageError):
+    title = "This data needs a newer Cairn"
+
+
+class AlreadyRunningError(UserFacingError):
+    title = "Cairn is already running"
+
+
+class KeyringUnavailableError(UserFacingError):
+    title = "No password store"
+
+
+class BugError(CairnError):
+    """Our mistake. Logged with a traceback; the user sees "Something went wrong"."""

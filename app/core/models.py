@@ -1,0 +1,68 @@
+"""Domain records: conversations (sessions) and their messages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class MessageStatus(StrEnum):
+    COMPLETE = "complete"
+    STREAMING = "streaming"
+    STOPPED = "stopped"  # the user pressed Stop; the partial text is kept
+    ERROR = "error"  # the reply failed; whatever arrived is kept
+
+
+class Usage(BaseModel):
+    """Token counts the API reported for one reply."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @property
+    def total_input_tokens(self) -> int:
+        """Everything the request cost on the input side, cached or not."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+class Session(BaseModel):
+    """One conversation. `version` is bumped on every write (optimistic checks)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    model: str
+    system_prompt: str = ""
+    version: int = 0
+
+
+class Message(BaseModel):
+    """One turn of a conversation. `seq` is monotonic within its session."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    session_id: str
+    seq: int
+    role: Role
+    content: str
+    created_at: datetime
+    token_estimate: int | None = None
+    usage: Usage | None = None
+    model: str | None = None
+    status: MessageStatus = MessageStatus.COMPLETE
+    summary_id: str | None = Field(default=None)

@@ -1,0 +1,1 @@
+"""Who Cairn *talks to*: the model provider protocol and the Anthropic implementation."""

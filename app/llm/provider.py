@@ -1,0 +1,101 @@
+"""The provider protocol: what the rest of Cairn needs from a model API.
+
+Everything here is called from worker threads, never from the GUI thread.
+Every failure is raised as an `app.core.errors.ApiError` subclass with plain
+words; SDK exceptions never leak out of a provider.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from app.core.catalog import ModelInfo
+from app.core.conversation import ApiMessage
+from app.core.models import Usage
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One request to the Messages API."""
+
+    model: str
+    messages: Sequence[ApiMessage]
+    max_tokens: int
+    # A plain string, or a list of text blocks (with cache_control) as the API takes.
+    system: str | list[dict[str, Any]] = ""
+
+
+@dataclass(frozen=True)
+class ReplyResult:
+    """How a streamed reply ended."""
+
+    text: str
+    stop_reason: str | None
+    usage: Usage | None
+    model: str
+    cancelled: bool = False
+
+
+class CancelToken:
+    """A flag set from any thread; the provider checks it and aborts the stream.
+
+    `on_cancel` callbacks run on the cancelling thread, so a provider can close
+    the HTTP response to unblock a read that is waiting on a slow server.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+
+@dataclass
+class StreamCallbacks:
+    """Hooks a provider calls while streaming (from the worker thread)."""
+
+    on_text: Callable[[str], None] = lambda _text: None
+    # attempt number (2 for the first retry) and seconds until it, when known
+    on_retry: Callable[[int, float | None], None] = lambda _attempt, _wait: None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ChatProvider(Protocol):
+    def stream_reply(
+        self, request: ChatRequest, callbacks: StreamCallbacks, cancel: CancelToken
+    ) -> ReplyResult:
+        """Stream a reply; text arrives through `callbacks.on_text` as it comes.
+
+        Returns with `cancelled=True` (and the text so far) when `cancel` fires.
+        """
+        ...
+
+    def list_models(self) -> list[ModelInfo]:
+        """The models the server offers, newest first."""
+        ...
+
+    def check_key(self) -> None:
+        """Raise `ApiKeyRejectedError` (or another ApiError) unless the key works."""
+        ...

@@ -1,0 +1,56 @@
+"""Fixtures every test gets: a private CAIRN_HOME, an in-memory keyring, and
+failure on unexpected error logs (Qt warnings fail through qt_log_level_fail)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+
+from tests.fakes.keyring_backend import MemoryKeyring
+from tests.fakes.server_fixtures import fake_server  # noqa: F401  (fixture)
+
+
+@pytest.fixture(autouse=True)
+def cairn_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point every Cairn folder at a temporary directory, and hide the developer's own key."""
+    home = tmp_path / "cairn-home"
+    monkeypatch.setenv("CAIRN_HOME", str(home))
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring(request: pytest.FixtureRequest) -> Iterator[MemoryKeyring | None]:
+    """Unit tests use an in-memory keyring; `real_keyring` tests keep the system's."""
+    if request.node.get_closest_marker("real_keyring"):
+        yield None
+        return
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture(autouse=True)
+def fail_on_error_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """An ERROR log a test did not expect fails it.
+
+    A test that provokes an error on purpose reads the records it expects and
+    then calls `caplog.clear()`.
+    """
+    caplog.set_level(logging.INFO)
+    yield
+    errors = [
+        record
+        for record in caplog.get_records("call")
+        if record.levelno >= logging.ERROR
+    ]
+    if errors:
+        lines = "\n".join(f"{r.name}: {r.getMessage()}" for r in errors)
+        pytest.fail(f"unexpected error logs:\n{lines}")
