@@ -1,0 +1,52 @@
+"""`python -m app` and the `cairn` command: check for a screen, then start the window."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+NO_DISPLAY = (
+    "Cairn needs a graphical display and none was found (DISPLAY and WAYLAND_DISPLAY "
+    "are unset). On a machine without a screen, run it under Xvfb: xvfb-run -a ./scripts/run"
+)
+
+
+def display_problem(
+    environ: dict[str, str] | None = None, platform: str = sys.platform
+) -> str | None:
+    """Why Qt would abort for lack of a screen, in one line; None when it should start."""
+    env = dict(os.environ) if environ is None else environ
+    if not platform.startswith("linux") and "bsd" not in platform:
+        return None
+    qpa = env.get("QT_QPA_PLATFORM", "")
+    if qpa and not qpa.startswith(("xcb", "wayland")):
+        return None  # offscreen, vnc, eglfs…: the user chose a platform that needs no X.
+    display = env.get("DISPLAY", "")
+    if env.get("WAYLAND_DISPLAY") and not qpa.startswith("xcb"):
+        return None
+    if not display:
+        return NO_DISPLAY
+    # A local display ":N" has a socket; a stale DISPLAY makes Qt abort, so say it plainly.
+    if display.startswith(":"):
+        number = display[1:].split(".")[0]
+        if number.isdigit() and not Path(f"/tmp/.X11-unix/X{number}").exists():
+            return (
+                f"Cairn can't open the display {display} (no X server is listening there). "
+                "Start it from your desktop session, or run: xvfb-run -a ./scripts/run"
+            )
+    return None
+
+
+def main() -> int:
+    problem = display_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    from app.ui.app import run
+
+    return run(sys.argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""Start-up and shut-down: folders, logging, the single-instance lock, the
+database, then the window — painted before anything slow (the SDK) loads."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from app import APP_NAME, __version__
+from app.core.errors import StorageError, UserFacingError
+from app.core.paths import AppPaths
+from app.core.settings import load_settings
+from app.llm.anthropic_provider import AnthropicProvider
+from app.llm.provider import ChatProvider
+from app.logs import setup_logging
+from app.secrets.keystore import KeyStore
+from app.store.database import connect, open_database
+from app.store.instance_lock import InstanceLock
+from app.store.sessions import SessionStore
+from app.ui.controller import ChatController, Dependencies, ProviderFactory
+from app.ui.main_window import MainWindow
+from app.ui.theme import apply_theme
+
+log = logging.getLogger(__name__)
+
+DESKTOP_FILE_NAME = "io.github.cairn_chat.Cairn"
+
+
+def default_provider_factory(api_key: str | None, base_url: str | None) -> ChatProvider:
+    return AnthropicProvider(api_key, base_url)
+
+
+@dataclass
+class CairnSession:
+    """One running Cairn: what `open_cairn` set up and `close` tears down."""
+
+    window: MainWindow
+    controller: ChatController
+    store: SessionStore
+    lock: InstanceLock
+    notices: list[tuple[str, str]] = field(default_factory=list)
+
+    def show(self) -> None:
+        """Show the window, then fill it once the event loop runs (first paint comes first)."""
+        self.window.show()
+        QTimer.singleShot(0, self._after_first_paint)
+
+    def _after_first_paint(self) -> None:
+        self.window.start()
+        for title, text in self.notices:
+            self.window.show_notice(title, text)
+        self.window.ask_for_key_if_missing()
+
+    def close(self) -> None:
+        self.controller.shutdown()
+        self.store.close()
+        self.lock.release()
+
+
+def open_cairn(
+    paths: AppPaths,
+    *,
+    provider_factory: ProviderFactory = default_provider_factory,
+    keystore: KeyStore | None = None,
+) -> CairnSession:
+    """Set everything up; raises `UserFacingError` (plain words) when Cairn cannot start."""
+    try:
+        paths.ensure()
+    except OSError as error:
+        raise StorageError(
+            f"Cairn can't create its folders ({error.strerror}: {error.filename}). "
+            "Check that you may write there, or set CAIRN_HOME to another folder.",
+        ) from error
+    setup_logging(paths.log_dir)
+    log.info("Starting %s %s", APP_NAME, __version__)
+    loaded = load_settings(paths.settings_file)
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        apply_theme(app, loaded.settings.theme)
+    lock = InstanceLock(paths.data_dir)
+    lock.acquire()
+    try:
+        opened = open_database(paths.database)
+    except BaseException:
+        lock.release()
+        raise
+    store = SessionStore(opened.connection)
+    database = paths.database
+    deps = Dependencies(
+        store=store,
+        store_factory=lambda: SessionStore(connect(database)),
+        keystore=keystore or KeyStore(),
+        provider_factory=provider_factory,
+        settings=loaded.settings,
+        settings_path=paths.settings_file,
+    )
+    controller = ChatController(deps)
+    window = MainWindow(controller, paths)
+    notices: list[tuple[str, str]] = []
+    if opened.notice:
+        notices.append(("Your conversations were set aside", opened.notice))
+    if loaded.notice:
+        notices.append(("Settings reset", loaded.notice))
+    return CairnSession(window, controller, store, lock, notices)
+
+
+def _fatal(error: UserFacingError) -> int:
+    log.warning("Cannot start: %s (%s)", error.message, error.detail)
+    box = QMessageBox(QMessageBox.Icon.Critical, error.title, error.message)
+    box.setWindowTitle(f"{APP_NAME} — {error.title}")
+    box.exec()
+    return 1
+
+
+def run(argv: Sequence[str]) -> int:
+    """The application's main loop; returns the process exit code."""
+    QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
+        Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
+    )
+    app = QApplication(list(argv))
+    app.setApplicationName(APP_NAME)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
+    apply_theme(app, "system")
+    try:
+        session = open_cairn(AppPaths.from_environment())
+    except UserFacingError as error:
+        return _fatal(error)
+    follow_system = QGuiApplication.styleHints()
+    follow_system.colorSchemeChanged.connect(
+        lambda _scheme: apply_theme(app, session.controller.settings.theme)
+    )
+    session.show()
+    try:
+        return app.exec()
+    finally:
+        session.close()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run(sys.argv))

@@ -1,0 +1,134 @@
+"""The message box at the bottom: Enter sends, Shift+Enter adds a line, Esc stops."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics, QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QWidget
+
+MAX_VISIBLE_LINES = 8
+
+
+class MessageEdit(QPlainTextEdit):
+    """A text box that grows with its content, up to a few lines.
+
+    Signals:
+        submitted: Enter was pressed (without Shift).
+    """
+
+    submitted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setPlaceholderText("Message Claude…")
+        self.setAccessibleName("Message")
+        self.setAccessibleDescription(
+            "Type your message. Enter sends, Shift+Enter starts a new line."
+        )
+        self.setTabChangesFocus(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
+        self._fit_height()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            else:
+                self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+    def _line_height(self) -> int:
+        return QFontMetrics(self.font()).lineSpacing()
+
+    def _fit_height(self) -> None:
+        lines = max(1, min(MAX_VISIBLE_LINES, round(self.document().size().height())))
+        margins = self.contentsMargins()
+        frame = 2 * self.frameWidth() + margins.top() + margins.bottom()
+        padding = 2 * int(self.document().documentMargin())
+        self.setFixedHeight(lines * self._line_height() + padding + frame)
+
+    def sizeHint(self) -> QSize:
+        return QSize(400, self.height())
+
+
+class Composer(QWidget):
+    """The text box and its Send/Stop button.
+
+    Signals:
+        send_requested(str): the user asked to send this text.
+        stop_requested: the user asked to stop the reply being written.
+    """
+
+    send_requested = Signal(str)
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.editor = MessageEdit(self)
+        self.button = QPushButton("Send", self)
+        self.button.setAccessibleName("Send message")
+        self.button.setDefault(False)
+        self.button.setAutoDefault(False)
+        self.button.setMinimumWidth(84)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 8, 12, 12)
+        layout.setSpacing(8)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
+        self._streaming = False
+        self.editor.submitted.connect(self._submit)
+        self.editor.textChanged.connect(self._update_button)
+        self.button.clicked.connect(self._button_clicked)
+        self._update_button()
+
+    @property
+    def streaming(self) -> bool:
+        return self._streaming
+
+    def set_streaming(self, streaming: bool) -> None:
+        """While a reply is written, Send turns into Stop."""
+        self._streaming = streaming
+        self._update_button()
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.editor.setPlainText(text)
+        cursor = self.editor.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        self.editor.setTextCursor(cursor)
+
+    def clear(self) -> None:
+        self.editor.clear()
+
+    def focus_editor(self) -> None:
+        self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _has_text(self) -> bool:
+        return bool(self.editor.toPlainText().strip())
+
+    def _update_button(self) -> None:
+        if self._streaming:
+            self.button.setText("Stop")
+            self.button.setAccessibleName("Stop reply")
+            self.button.setToolTip("Stop Claude's reply (Esc). What arrived so far is kept.")
+            self.button.setEnabled(True)
+        else:
+            self.button.setText("Send")
+            self.button.setAccessibleName("Send message")
+            self.button.setToolTip("Send (Enter)")
+            self.button.setEnabled(self._has_text())
+
+    def _submit(self) -> None:
+        if self._streaming or not self._has_text():
+            return
+        self.send_requested.emit(self.editor.toPlainText())
+
+    def _button_clicked(self) -> None:
+        if self._streaming:
+            self.stop_requested.emit()
+        else:
+            self._submit()

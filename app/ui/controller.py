@@ -1,0 +1,417 @@
+"""The controller: turns user actions into store writes and worker threads.
+
+It owns the GUI thread's store connection and the running workers; the
+window only calls its methods and listens to its signals (DESIGN §7).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.core.catalog import FALLBACK_MODELS, ModelInfo, find_model, pick_default_model
+from app.core.conversation import to_api_messages
+from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
+from app.core.models import Message, MessageStatus, Role, Session
+from app.core.settings import AppSettings, save_settings
+from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
+from app.llm.provider import ChatProvider, ChatRequest
+from app.secrets.keystore import KeyStore
+from app.store.sessions import SessionStore
+from app.ui.workers import CallWorker, ChatWorker, ThreadTracker
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 50
+# Room kept for Claude's answer; the model's own limit applies when lower.
+REPLY_TOKENS = 8_192
+# At most this many transcript updates a second while a reply streams.
+RENDER_INTERVAL_MS = 33
+
+ProviderFactory = Callable[[str | None, str | None], ChatProvider]
+"""(api_key, base_url) -> provider; called on worker threads."""
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """What the controller needs from the outside world; tests pass fakes or temp paths."""
+
+    store: SessionStore
+    store_factory: Callable[[], SessionStore]
+    keystore: KeyStore
+    provider_factory: ProviderFactory
+    settings: AppSettings
+    settings_path: Path
+
+
+class ChatController(QObject):
+    """Everything a conversation does, minus the widgets.
+
+    Signals:
+        sessions_changed(list, object): all sessions, and the current id (or None).
+        session_opened(object, list, bool): session (None when new), newest page, has_earlier.
+        earlier_loaded(list, bool): an older page, and whether more exist.
+        message_added(Message), message_text_changed(int, str), message_updated(Message)
+        streaming_changed(bool): a reply started or ended.
+        error_raised(UserFacingError): show it in plain words (with Retry when it makes sense).
+        notice_raised(str, str): a quiet notice (title, text).
+        status_changed(str): a transient status line ("Claude is busy — retrying…").
+        key_needed(): no API key is known; the window asks for one.
+        models_changed(list, str): models to offer, and the selected id.
+    """
+
+    sessions_changed = Signal(list, object)
+    session_opened = Signal(object, list, bool)
+    earlier_loaded = Signal(list, bool)
+    message_added = Signal(object)
+    message_text_changed = Signal(int, str)
+    message_updated = Signal(object)
+    streaming_changed = Signal(bool)
+    error_raised = Signal(object)
+    notice_raised = Signal(str, str)
+    status_changed = Signal(str)
+    key_needed = Signal()
+    models_changed = Signal(list, str)
+
+    def __init__(self, deps: Dependencies, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.deps = deps
+        self.store = deps.store
+        self.settings = deps.settings
+        self.tracker = ThreadTracker(self)
+        self.models: list[ModelInfo] = list(FALLBACK_MODELS)
+        self.current: Session | None = None
+        self.oldest_seq: int | None = None
+        self.worker: ChatWorker | None = None
+        self._last_render = 0.0
+        self._render_timer = QTimer(self)
+        self._render_timer.setSingleShot(True)
+        self._render_timer.timeout.connect(self._render_stream)
+        self._models_worker: CallWorker | None = None
+        self._worker_session_id: str | None = None
+        self._worker_visible = False
+        self.selected_model = pick_default_model(self.settings.model, self.models)
+
+    # -- keys and providers ------------------------------------------------------
+
+    def api_key(self) -> str | None:
+        """The key to use: the one the user gave Cairn, else the SDK's ANTHROPIC_API_KEY."""
+        return self.deps.keystore.get() or os.environ.get("ANTHROPIC_API_KEY") or None
+
+    def has_api_key(self) -> bool:
+        return self.api_key() is not None
+
+    def make_provider(self, api_key: str | None = None) -> ChatProvider:
+        return self.deps.provider_factory(api_key or self.api_key(), self.settings.api_base_url)
+
+    def check_key(self, key: str) -> None:
+        """Runs on a worker thread: raise unless `key` is accepted."""
+        self.deps.provider_factory(key, self.settings.api_base_url).check_key()
+
+    # -- start-up ----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Show the newest conversation, then ask the server which models it offers."""
+        recovered = self.store.recover_interrupted()
+        if recovered:
+            self.notice_raised.emit(
+                "Recovered",
+                f"Cairn was closed while Claude was replying. The text that had arrived "
+                f"was kept in {recovered} reply{'s' if recovered != 1 else ''}, marked as stopped.",
+            )
+        sessions = self.store.list_sessions()
+        if sessions:
+            self.open_session(sessions[0].id)
+        else:
+            self.new_conversation()
+        self.models_changed.emit(self.models, self.selected_model)
+        if self.has_api_key():
+            self.refresh_models()
+
+    def refresh_models(self) -> None:
+        """List the models in the background; keep the bundled list if that fails."""
+        if self._models_worker is not None:
+            return
+        provider_factory = self.deps.provider_factory
+        key, base_url = self.api_key(), self.settings.api_base_url
+        worker = CallWorker(lambda: provider_factory(key, base_url).list_models())
+        worker.succeeded.connect(self._models_loaded)
+        worker.failed.connect(self._models_failed)
+        worker.finished.connect(self._models_done)
+        self._models_worker = worker
+        self.tracker.start(worker)
+
+    def _models_done(self) -> None:
+        self._models_worker = None
+
+    def _models_loaded(self, models: list[ModelInfo]) -> None:
+        if not models:
+            return
+        self.models = list(models)
+        configured = self.current.model if self.current else self.settings.model
+        self.selected_model = pick_default_model(configured, self.models)
+        self.models_changed.emit(self.models, self.selected_model)
+
+    def _models_failed(self, error: UserFacingError) -> None:
+        # The bundled list stays; a bad key is worth saying now, the rest can wait.
+        log.warning("Could not list models: %s (%s)", error.message, error.detail)
+        if isinstance(error, ApiKeyRejectedError):
+            self.error_raised.emit(error)
+
+    # -- conversations -------------------------------------------------------------
+
+    def _emit_sessions(self) -> None:
+        current_id = self.current.id if self.current else None
+        self.sessions_changed.emit(self.store.list_sessions(), current_id)
+
+    def new_conversation(self) -> None:
+        """An empty conversation; it is stored when its first message is sent."""
+        if self.worker is not None:
+            self._worker_visible = False
+        self.current = None
+        self.oldest_seq = None
+        self.selected_model = pick_default_model(self.settings.model, self.models)
+        self.models_changed.emit(self.models, self.selected_model)
+        self._emit_sessions()
+        self.session_opened.emit(None, [], False)
+
+    def open_session(self, session_id: str) -> None:
+        if self.current is not None and self.current.id == session_id:
+            return
+        session = self.store.get_session(session_id)
+        if session is None:
+            self._emit_sessions()
+            return
+        if self.worker is not None:
+            # The reply keeps streaming into the store; it shows again when the user comes back.
+            self._worker_visible = self._worker_session_id == session_id
+        self.current = session
+        page = self.store.messages(session.id, limit=PAGE_SIZE)
+        self.oldest_seq = page[0].seq if page else None
+        has_earlier = bool(page) and self.store.count_messages(session.id) > len(page)
+        if session.model:
+            self.selected_model = pick_default_model(session.model, self.models)
+            self.models_changed.emit(self.models, self.selected_model)
+        self._emit_sessions()
+        self.session_opened.emit(session, page, has_earlier)
+
+    def load_earlier(self) -> None:
+        if self.current is None or self.oldest_seq is None:
+            return
+        page = self.store.messages(self.current.id, before_seq=self.oldest_seq, limit=PAGE_SIZE)
+        if page:
+            self.oldest_seq = page[0].seq
+        has_earlier = bool(page) and page[0].seq > 1 and self._has_before(page[0].seq)
+        self.earlier_loaded.emit(page, has_earlier)
+
+    def _has_before(self, seq: int) -> bool:
+        assert self.current is not None
+        return bool(self.store.messages(self.current.id, before_seq=seq, limit=1))
+
+    def rename_session(self, session_id: str, title: str) -> None:
+        title = " ".join(title.split())
+        if not title:
+            return
+        try:
+            session = self.store.rename_session(session_id, title)
+        except StorageError as error:
+            self.error_raised.emit(error)
+            self._emit_sessions()
+            return
+        if self.current is not None and self.current.id == session_id:
+            self.current = session
+        self._emit_sessions()
+
+    def delete_session(self, session_id: str) -> None:
+        if self.worker is not None and self.current is not None and self.current.id == session_id:
+            self.stop()
+            self.worker.wait()
+        try:
+            self.store.delete_session(session_id)
+        except StorageError as error:
+            self.error_raised.emit(error)
+            return
+        if self.current is not None and self.current.id == session_id:
+            self.current = None
+            remaining = self.store.list_sessions()
+            if remaining:
+                self.open_session(remaining[0].id)
+                return
+            self.new_conversation()
+            return
+        self._emit_sessions()
+
+    def select_model(self, model_id: str) -> None:
+        """The picker changed: use it for this conversation and for new ones."""
+        if not model_id or model_id == self.selected_model:
+            return
+        self.selected_model = model_id
+        self.settings.model = model_id
+        try:
+            save_settings(self.deps.settings_path, self.settings)
+            if self.current is not None:
+                self.current = self.store.set_session_model(self.current.id, model_id)
+        except StorageError as error:
+            self.error_raised.emit(error)
+
+    def save_settings(self) -> None:
+        save_settings(self.deps.settings_path, self.settings)
+
+    # -- sending -------------------------------------------------------------------
+
+    @property
+    def streaming(self) -> bool:
+        return self.worker is not None
+
+    def send(self, text: str) -> bool:
+        """Store the user's message and ask for a reply. False keeps the text in the composer."""
+        if self.worker is not None:
+            return False
+        try:
+            validate_message_text(text)
+        except UserFacingError as error:
+            self.error_raised.emit(error)
+            return False
+        if not self.has_api_key():
+            self.key_needed.emit()
+            return False
+        try:
+            if self.current is None:
+                self.current = self.store.create_session(
+                    title_from_first_message(text), self.selected_model
+                )
+            message = self.store.append_message(self.current.id, Role.USER, text)
+            if self.current.title == DEFAULT_TITLE:
+                self.current = self.store.rename_session(
+                    self.current.id, title_from_first_message(text)
+                )
+        except StorageError as error:
+            self.error_raised.emit(error)
+            return False
+        if self.oldest_seq is None:
+            self.oldest_seq = message.seq
+        self.message_added.emit(message)
+        self._emit_sessions()
+        self._start_reply()
+        return True
+
+    def retry(self) -> None:
+        """Ask again for a reply to the last question (after an error)."""
+        if self.worker is None and self.current is not None:
+            self._start_reply()
+
+    def _start_reply(self) -> None:
+        assert self.current is not None
+        session = self.current
+        history = to_api_messages(self.store.messages(session.id))
+        if not history or history[-1]["role"] != Role.USER.value:
+            return
+        if not self.has_api_key():
+            self.key_needed.emit()
+            return
+        info = find_model(self.selected_model, self.models)
+        max_tokens = min(REPLY_TOKENS, info.max_tokens if info else REPLY_TOKENS)
+        request = ChatRequest(
+            model=self.selected_model,
+            messages=history,
+            max_tokens=max_tokens,
+            system=session.system_prompt,
+        )
+        try:
+            placeholder = self.store.append_message(
+                session.id,
+                Role.ASSISTANT,
+                "",
+                status=MessageStatus.STREAMING,
+                model=self.selected_model,
+            )
+        except StorageError as error:
+            self.error_raised.emit(error)
+            return
+        self.message_added.emit(placeholder)
+        key, base_url = self.api_key(), self.settings.api_base_url
+        provider_factory = self.deps.provider_factory
+        worker = ChatWorker(
+            message_id=placeholder.id,
+            request=request,
+            provider_factory=lambda: provider_factory(key, base_url),
+            store_factory=self.deps.store_factory,
+        )
+        worker.text_arrived.connect(self._text_arrived)
+        worker.retry_scheduled.connect(self._retry_scheduled)
+        worker.reply_finished.connect(self._reply_finished)
+        worker.reply_failed.connect(self._reply_failed)
+        self.worker = worker
+        self._worker_session_id = session.id
+        self._worker_visible = True
+        self.status_changed.emit("")
+        self.streaming_changed.emit(True)
+        self.tracker.start(worker)
+
+    def stop(self) -> None:
+        """Stop the reply being written; the text so far is kept."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.status_changed.emit("Stopping…")
+
+    def _text_arrived(self) -> None:
+        elapsed_ms = (time.monotonic() - self._last_render) * 1000
+        if elapsed_ms >= RENDER_INTERVAL_MS:
+            self._render_stream()
+        elif not self._render_timer.isActive():
+            self._render_timer.start(max(1, int(RENDER_INTERVAL_MS - elapsed_ms)))
+
+    def _render_stream(self) -> None:
+        worker = self.worker
+        if worker is None:
+            return
+        self._last_render = time.monotonic()
+        text = worker.take_text()
+        self.status_changed.emit("")
+        if self._worker_visible:
+            self.message_text_changed.emit(worker.message_id, text)
+
+    def _retry_scheduled(self, attempt: int, wait: float | None) -> None:
+        suffix = f" in {wait:.0f} s" if wait and wait >= 1 else ""
+        self.status_changed.emit(f"Claude is busy — retrying{suffix}…")
+
+    def _reply_done(self) -> bool:
+        """Forget the worker; True when its conversation is still on screen."""
+        self._render_timer.stop()
+        visible = self._worker_visible
+        self.worker = None
+        self.status_changed.emit("")
+        self.streaming_changed.emit(False)
+        return visible
+
+    def _reply_finished(self, message: Message) -> None:
+        visible = self._reply_done()
+        if visible:
+            self.message_updated.emit(message)
+        self._refresh_current_session()
+
+    def _reply_failed(self, message: Message | None, error: UserFacingError) -> None:
+        visible = self._reply_done()
+        if message is not None and visible:
+            self.message_updated.emit(message)
+        self._refresh_current_session()
+        self.error_raised.emit(error)
+
+    def _refresh_current_session(self) -> None:
+        if self.current is not None:
+            session = self.store.get_session(self.current.id)
+            if session is not None:
+                self.current = session
+        self._emit_sessions()
+
+    def shutdown(self) -> None:
+        """Stop the reply (keeping its text) and wait for every thread."""
+        self._render_timer.stop()
+        self.tracker.stop_all()
+        self.worker = None

@@ -1,0 +1,205 @@
+"""The first-run dialog: where to get an API key, check it, keep it in the keyring."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.errors import ConnectionFailedError, KeyringUnavailableError, UserFacingError
+from app.secrets.keystore import KeyStore
+from app.ui.workers import CallWorker, ThreadTracker
+
+KEYS_URL = "https://console.anthropic.com/settings/keys"
+
+KeyChecker = Callable[[str], None]
+"""Raises an ApiError unless the key works (runs on a worker thread)."""
+
+
+class ApiKeyDialog(QDialog):
+    """Asks for an API key, checks it against the API, and stores it.
+
+    Attributes:
+        api_key: the accepted key once the dialog is accepted.
+        persistent: False when the key is kept for this session only.
+    """
+
+    def __init__(
+        self,
+        keystore: KeyStore,
+        check_key: KeyChecker,
+        tracker: ThreadTracker,
+        parent: QWidget | None = None,
+        *,
+        first_run: bool = True,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Connect Cairn to Claude" if first_run else "Change API key")
+        self.setModal(True)
+        self.setMinimumWidth(520)
+        self._keystore = keystore
+        self._check_key = check_key
+        self._tracker = tracker
+        self._worker: CallWorker | None = None
+        self.api_key: str | None = None
+        self.persistent = True
+
+        heading = QLabel("Welcome to Cairn" if first_run else "Your Anthropic API key", self)
+        font = heading.font()
+        font.setPointSizeF(font.pointSizeF() * 1.35)
+        font.setBold(True)
+        heading.setFont(font)
+        intro = QLabel(
+            "Cairn talks to Claude with your own Anthropic API key. "
+            f'You can create one in the <a href="{KEYS_URL}">Anthropic Console</a> '
+            "under <b>API keys</b> — it starts with <tt>sk-ant-</tt>.<br><br>"
+            "Cairn keeps it in your system's password store, never in a file.",
+            self,
+        )
+        intro.setWordWrap(True)
+        intro.setOpenExternalLinks(True)
+        intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+
+        self.key_edit = QLineEdit(self)
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_edit.setPlaceholderText("Paste your API key here")
+        self.key_edit.setAccessibleName("API key")
+        self.key_edit.setMinimumWidth(420)
+        self.show_button = QPushButton("Show", self)
+        self.show_button.setCheckable(True)
+        self.show_button.setAccessibleName("Show key")
+        self.show_button.toggled.connect(self._toggle_reveal)
+
+        self.status_label = QLabel(self)
+        self.status_label.setWordWrap(True)
+        self.status_label.setAccessibleName("Status")
+        self.status_label.hide()
+
+        self.buttons = QDialogButtonBox(self)
+        self.check_button = self.buttons.addButton(
+            "Check and save", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.check_button.setDefault(True)
+        self.save_unchecked_button = self.buttons.addButton(
+            "Save without checking", QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.save_unchecked_button.hide()
+        self.session_only_button = self.buttons.addButton(
+            "Use for this session only", QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.session_only_button.hide()
+        self.cancel_button = self.buttons.addButton(
+            "Not now" if first_run else "Cancel", QDialogButtonBox.ButtonRole.RejectRole
+        )
+        self.check_button.clicked.connect(self._start_check)
+        self.save_unchecked_button.clicked.connect(self._save_current)
+        self.session_only_button.clicked.connect(self._use_for_session)
+        self.cancel_button.clicked.connect(self.reject)
+
+        row = QWidget(self)
+        row_layout = QHBoxLayout(row)
+        row_layout.setContentsMargins(0, 0, 0, 0)
+        row_layout.addWidget(self.key_edit, 1)
+        row_layout.addWidget(self.show_button)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 20, 24, 16)
+        layout.setSpacing(12)
+        layout.addWidget(heading)
+        layout.addWidget(intro)
+        layout.addWidget(row)
+        layout.addWidget(self.status_label)
+        layout.addStretch(1)
+        layout.addWidget(self.buttons)
+        self.key_edit.textChanged.connect(self._key_changed)
+        self._key_changed()
+
+    # -- state -----------------------------------------------------------------
+
+    def _toggle_reveal(self, shown: bool) -> None:
+        self.key_edit.setEchoMode(
+            QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password
+        )
+        self.show_button.setText("Hide" if shown else "Show")
+
+    def _key_changed(self) -> None:
+        self.check_button.setEnabled(bool(self.key_edit.text().strip()) and self._worker is None)
+        self.save_unchecked_button.hide()
+        self.session_only_button.hide()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.key_edit.setEnabled(not busy)
+        self.check_button.setEnabled(not busy and bool(self.key_edit.text().strip()))
+
+    def _show_status(self, text: str, *, problem: bool) -> None:
+        prefix = "⚠ " if problem else ""
+        self.status_label.setText(prefix + text)
+        self.status_label.show()
+
+    # -- actions ---------------------------------------------------------------
+
+    def _start_check(self) -> None:
+        key = self.key_edit.text().strip()
+        if not key or self._worker is not None:
+            return
+        self._show_status("Checking your key with Anthropic…", problem=False)
+        self._set_busy(True)
+        worker = CallWorker(lambda: self._check_key(key))
+        worker.succeeded.connect(lambda _result: self._check_passed(key))
+        worker.failed.connect(self._check_failed)
+        worker.finished.connect(self._worker_done)
+        self._worker = worker
+        self._tracker.start(worker)
+
+    def _worker_done(self) -> None:
+        self._worker = None
+        self._set_busy(False)
+
+    def _check_failed(self, error: UserFacingError) -> None:
+        self._show_status(error.message, problem=True)
+        if isinstance(error, ConnectionFailedError):
+            self.save_unchecked_button.show()
+
+    def _check_passed(self, key: str) -> None:
+        self._show_status("Your key works.", problem=False)
+        self._store(key)
+
+    def _save_current(self) -> None:
+        key = self.key_edit.text().strip()
+        if key:
+            self._store(key)
+
+    def _store(self, key: str) -> None:
+        try:
+            self._keystore.set(key)
+        except KeyringUnavailableError as error:
+            self._show_status(error.message, problem=True)
+            self.save_unchecked_button.hide()
+            self.session_only_button.show()
+            self.session_only_button.setFocus()
+            return
+        except UserFacingError as error:
+            self._show_status(error.message, problem=True)
+            return
+        self.api_key = key
+        self.persistent = True
+        self.accept()
+
+    def _use_for_session(self) -> None:
+        key = self.key_edit.text().strip()
+        if not key:
+            return
+        self._keystore.set_session_only(key)
+        self.api_key = key
+        self.persistent = False
+        self.accept()

@@ -1,0 +1,361 @@
+"""The main window: conversations on the left, the transcript, the composer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import APP_NAME, __version__
+from app.core.catalog import ModelInfo
+from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
+from app.core.models import Message, Session
+from app.core.paths import AppPaths
+from app.ui.banner import Banner, BannerKind
+from app.ui.composer import Composer
+from app.ui.controller import ChatController
+from app.ui.key_dialog import ApiKeyDialog
+from app.ui.settings_dialog import SettingsDialog
+from app.ui.sidebar import Sidebar
+from app.ui.theme import apply_theme
+from app.ui.transcript import TranscriptView
+
+CHANGE_KEY_ACTION = "Change key…"
+
+
+class MainWindow(QMainWindow):
+    """Wires the widgets to a `ChatController`; holds no conversation logic itself."""
+
+    def __init__(self, controller: ChatController, paths: AppPaths) -> None:
+        super().__init__()
+        self.controller = controller
+        self.paths = paths
+        self.setObjectName("mainWindow")
+        self.resize(1100, 740)
+        self.setMinimumSize(720, 480)
+
+        self.sidebar = Sidebar(self)
+        self.transcript = TranscriptView(self)
+        self.composer = Composer(self)
+        self.banner = Banner(self)
+        self.status_label = QLabel(self)
+        self.status_label.setObjectName("statusLine")
+        self.status_label.setAccessibleName("Status")
+        self.status_label.hide()
+
+        self.title_label = QLabel(self)
+        title_font = self.title_label.font()
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.15)
+        title_font.setBold(True)
+        self.title_label.setFont(title_font)
+        self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+        self.model_combo = QComboBox(self)
+        self.model_combo.setAccessibleName("Model")
+        self.model_combo.setToolTip("Which Claude model answers")
+        self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.settings_button = QToolButton(self)
+        self.settings_button.setText("⚙")
+        self.settings_button.setAccessibleName("Settings")
+        self.settings_button.setToolTip("Settings (Ctrl+,)")
+        self.settings_button.setAutoRaise(True)
+
+        header = QWidget(self)
+        header.setObjectName("header")
+        header_layout = QHBoxLayout(header)
+        header_layout.setContentsMargins(16, 10, 10, 8)
+        header_layout.setSpacing(10)
+        header_layout.addWidget(self.title_label, 1)
+        header_layout.addWidget(self.model_combo)
+        header_layout.addWidget(self.settings_button)
+
+        main = QWidget(self)
+        main_layout = QVBoxLayout(main)
+        main_layout.setContentsMargins(0, 0, 0, 0)
+        main_layout.setSpacing(0)
+        main_layout.addWidget(header)
+        main_layout.addWidget(self.transcript, 1)
+        lower = QVBoxLayout()
+        lower.setContentsMargins(12, 6, 12, 0)
+        lower.setSpacing(6)
+        lower.addWidget(self.banner)
+        lower.addWidget(self.status_label)
+        main_layout.addLayout(lower)
+        main_layout.addWidget(self.composer)
+
+        splitter = QSplitter(self)
+        splitter.addWidget(self.sidebar)
+        splitter.addWidget(main)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([260, 840])
+        splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(splitter)
+        self._build_menu()
+
+        # user → controller
+        self.composer.send_requested.connect(self._send)
+        self.composer.stop_requested.connect(controller.stop)
+        self.sidebar.new_requested.connect(self._new_conversation)
+        self.sidebar.session_selected.connect(controller.open_session)
+        self.sidebar.rename_requested.connect(controller.rename_session)
+        self.sidebar.delete_requested.connect(self._confirm_delete)
+        self.transcript.earlier_requested.connect(controller.load_earlier)
+        self.model_combo.activated.connect(self._model_picked)
+        self.settings_button.clicked.connect(self.open_settings)
+        self.banner.retry_requested.connect(self._retry)
+        self.banner.action_requested.connect(self._banner_action)
+        escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        escape.setContext(Qt.ShortcutContext.WindowShortcut)
+        escape.activated.connect(self._escape)
+
+        # controller → widgets
+        controller.sessions_changed.connect(self._sessions_changed)
+        controller.session_opened.connect(self._session_opened)
+        controller.earlier_loaded.connect(self._earlier_loaded)
+        controller.message_added.connect(self.transcript.append_message)
+        controller.message_text_changed.connect(self.transcript.update_message_text)
+        controller.message_updated.connect(self.transcript.update_message)
+        controller.streaming_changed.connect(self._streaming_changed)
+        controller.error_raised.connect(self.show_error)
+        controller.notice_raised.connect(self.show_notice)
+        controller.status_changed.connect(self._status_changed)
+        controller.key_needed.connect(self._ask_for_key)
+        controller.models_changed.connect(self._models_changed)
+
+    def _build_menu(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        new_action = QAction("&New conversation", self)
+        new_action.setShortcut(QKeySequence(QKeySequence.StandardKey.New))
+        new_action.triggered.connect(self._new_conversation)
+        settings_action = QAction("&Settings…", self)
+        settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        settings_action.triggered.connect(self.open_settings)
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Quit))
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(new_action)
+        file_menu.addAction(settings_action)
+        file_menu.addSeparator()
+        file_menu.addAction(quit_action)
+        conversation_menu = bar.addMenu("&Conversation")
+        conversation_menu.addAction(self.sidebar.rename_action)
+        conversation_menu.addAction(self.sidebar.delete_action)
+        help_menu = bar.addMenu("&Help")
+        about_action = QAction(f"&About {APP_NAME}", self)
+        about_action.triggered.connect(self._about)
+        help_menu.addAction(about_action)
+
+    # -- start -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Called once the window is on screen: fill it, and ask for a key on first run."""
+        self.controller.start()
+        self.composer.focus_editor()
+
+    # -- conversations -------------------------------------------------------------
+
+    def _sessions_changed(self, sessions: Sequence[Session], current_id: str | None) -> None:
+        self.sidebar.set_sessions(sessions, current_id)
+        self._update_title()
+
+    def _session_opened(
+        self, session: Session | None, page: Sequence[Message], has_earlier: bool
+    ) -> None:
+        self.transcript.set_messages(page, has_earlier=has_earlier)
+        self.banner.hide()
+        self._update_title()
+        self.composer.focus_editor()
+
+    def _earlier_loaded(self, page: Sequence[Message], has_earlier: bool) -> None:
+        self.transcript.prepend_messages(page, has_earlier=has_earlier)
+
+    def _update_title(self) -> None:
+        current = self.controller.current
+        title = current.title if current is not None else "New conversation"
+        self.title_label.setText(title)
+        self.setWindowTitle(f"{title} — {APP_NAME}")
+
+    def _new_conversation(self) -> None:
+        self.controller.new_conversation()
+        self.composer.focus_editor()
+
+    def _confirm_delete(self, session_id: str) -> None:
+        session = self.controller.store.get_session(session_id)
+        if session is None:
+            return
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Delete conversation?")
+        box.setText(f"Delete “{session.title}”?")
+        box.setInformativeText(
+            "The conversation and all its messages will be removed from this computer. "
+            "This can't be undone."
+        )
+        delete_button = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        if box.clickedButton() is delete_button:
+            self.controller.delete_session(session_id)
+
+    # -- sending -------------------------------------------------------------------
+
+    def _send(self, text: str) -> None:
+        self.banner.hide()
+        if self.controller.send(text):
+            self.composer.clear()
+
+    def _retry(self) -> None:
+        self.banner.hide()
+        if self.controller.current is None or not self.controller.has_api_key():
+            # Nothing stored yet (e.g. the key was missing): sending the draft is the retry.
+            self._send(self.composer.text())
+        else:
+            self.controller.retry()
+
+    def _escape(self) -> None:
+        if self.controller.streaming:
+            self.controller.stop()
+        elif self.banner.isVisible():
+            self.banner.hide()
+
+    def _streaming_changed(self, streaming: bool) -> None:
+        self.composer.set_streaming(streaming)
+        if not streaming:
+            self.composer.focus_editor()
+
+    def _status_changed(self, text: str) -> None:
+        self.status_label.setText(text)
+        self.status_label.setVisible(bool(text))
+
+    # -- models --------------------------------------------------------------------
+
+    def _models_changed(self, models: Sequence[ModelInfo], selected: str) -> None:
+        self.model_combo.blockSignals(True)
+        self.model_combo.clear()
+        for model in models:
+            self.model_combo.addItem(model.display_name, model.id)
+            self.model_combo.setItemData(
+                self.model_combo.count() - 1, model.id, Qt.ItemDataRole.ToolTipRole
+            )
+        index = self.model_combo.findData(selected)
+        if index < 0:
+            self.model_combo.addItem(selected, selected)
+            index = self.model_combo.count() - 1
+        self.model_combo.setCurrentIndex(index)
+        self.model_combo.blockSignals(False)
+
+    def _model_picked(self, index: int) -> None:
+        self.controller.select_model(str(self.model_combo.itemData(index)))
+
+    # -- messages to the user ----------------------------------------------------------
+
+    def show_error(self, error: UserFacingError) -> None:
+        action = None
+        if isinstance(error, ApiKeyRejectedError | ApiKeyMissingError):
+            action = CHANGE_KEY_ACTION
+        self.banner.show_message(
+            BannerKind.ERROR, error.title, error.message, retry=error.retryable, action=action
+        )
+
+    def show_notice(self, title: str, text: str) -> None:
+        self.banner.show_message(BannerKind.INFO, title, text)
+
+    def _banner_action(self, action: str) -> None:
+        if action == CHANGE_KEY_ACTION:
+            self.banner.hide()
+            self._ask_for_key(first_run=False)
+
+    # -- key and settings ----------------------------------------------------------------
+
+    def _ask_for_key(self, first_run: bool = True) -> None:
+        dialog = ApiKeyDialog(
+            self.controller.deps.keystore,
+            self.controller.check_key,
+            self.controller.tracker,
+            self,
+            first_run=first_run,
+        )
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            if not dialog.persistent:
+                self.show_notice(
+                    "Key kept for this session only",
+                    "Your system has no password store Cairn can use, so the key will be "
+                    "forgotten when Cairn closes.",
+                )
+            self.controller.refresh_models()
+            if self.composer.text().strip() and not self.controller.streaming:
+                self._send(self.composer.text())
+        self.composer.focus_editor()
+
+    def ask_for_key_if_missing(self) -> None:
+        if not self.controller.has_api_key():
+            self._ask_for_key(first_run=True)
+
+    def open_settings(self) -> None:
+        controller = self.controller
+        dialog = SettingsDialog(
+            controller.settings,
+            models=controller.models,
+            selected_model=controller.selected_model,
+            keystore=controller.deps.keystore,
+            env_key_present=bool(os.environ.get("ANTHROPIC_API_KEY")),
+            check_key=controller.check_key,
+            tracker=controller.tracker,
+            paths=self.paths,
+            parent=self,
+        )
+        if dialog.exec() != QDialog.DialogCode.Accepted or dialog.result_settings is None:
+            if dialog.key_changed:
+                controller.refresh_models()
+            return
+        new = dialog.result_settings
+        old = controller.settings
+        base_url_changed = new.api_base_url != old.api_base_url
+        controller.settings = new
+        try:
+            controller.save_settings()
+        except UserFacingError as error:
+            self.show_error(error)
+        if new.model:
+            controller.select_model(new.model)
+            self._models_changed(controller.models, controller.selected_model)
+        if new.theme != old.theme:
+            app = QApplication.instance()
+            if isinstance(app, QApplication):
+                apply_theme(app, new.theme)
+        if base_url_changed or dialog.key_changed:
+            controller.refresh_models()
+
+    def _about(self) -> None:
+        QMessageBox.about(
+            self,
+            f"About {APP_NAME}",
+            f"<b>{APP_NAME}</b> {__version__}<br><br>"
+            "A chat client for Claude where a conversation never runs out of room, "
+            "and nothing is ever lost.<br><br>"
+            f"Your conversations are kept in:<br><tt>{self.paths.data_dir}</tt>",
+        )
+
+    # -- closing -------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        # A reply in progress is stopped and its text kept, as if Stop were pressed.
+        self.controller.shutdown()
+        event.accept()
