@@ -7,9 +7,10 @@ import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app import APP_NAME, __version__
@@ -129,6 +130,9 @@ def run(argv: Sequence[str]) -> int:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName(DESKTOP_FILE_NAME)
     apply_theme(app, "system")
+    icon = Path(__file__).resolve().parents[2] / "resources" / "cairn.svg"
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
     try:
         session = open_cairn(AppPaths.from_environment())
     except UserFacingError as error:
