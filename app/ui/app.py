@@ -21,7 +21,7 @@ from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
 from app.logs import setup_logging
 from app.secrets.keystore import KeyStore
-from app.store.database import connect, open_database
+from app.store.database import open_database
 from app.store.instance_lock import InstanceLock
 from app.store.sessions import SessionStore
 from app.ui.controller import ChatController, Dependencies, ProviderFactory
@@ -91,11 +91,11 @@ def open_cairn(
     except BaseException:
         lock.release()
         raise
-    store = SessionStore(opened.connection)
+    store = SessionStore(opened.connection, database=opened.path)
     database = paths.database
     deps = Dependencies(
         store=store,
-        store_factory=lambda: SessionStore(connect(database)),
+        store_factory=lambda: SessionStore.open(database),
         keystore=keystore or KeyStore(),
         provider_factory=provider_factory,
         settings=loaded.settings,

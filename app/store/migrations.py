@@ -1,0 +1,110 @@
+"""The schema, as numbered migrations keyed on `PRAGMA user_version` (DESIGN §2).
+
+Each migration takes the database from `version - 1` to `version` in one
+transaction; adding a table later (summary, event, message_fts) is one new
+`Migration` appended to `MIGRATIONS`. Never edit a migration that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step of the schema: `statements` run in order, in one transaction."""
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_SESSIONS_AND_MESSAGES = Migration(
+    version=1,
+    description="conversations and their messages",
+    statements=(
+        # `last_seq` is the highest seq ever handed out in this session, so a
+        # seq is never reused even after messages are deleted (MAX(seq)+1 would).
+        """
+        CREATE TABLE session (
+            id            TEXT PRIMARY KEY NOT NULL,
+            title         TEXT NOT NULL,
+            created_at    TEXT NOT NULL,
+            updated_at    TEXT NOT NULL,
+            model         TEXT NOT NULL,
+            system_prompt TEXT NOT NULL DEFAULT '',
+            version       INTEGER NOT NULL DEFAULT 0 CHECK (version >= 0),
+            last_seq      INTEGER NOT NULL DEFAULT 0 CHECK (last_seq >= 0)
+        )
+        """,
+        "CREATE INDEX session_by_updated_at ON session (updated_at)",
+        # summary_id has no REFERENCES yet: the summary table arrives in its own
+        # migration, which can add the constraint by rebuilding this table.
+        """
+        CREATE TABLE message (
+            id             INTEGER PRIMARY KEY,
+            session_id     TEXT NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+            seq            INTEGER NOT NULL CHECK (seq > 0),
+            role           TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            content        TEXT NOT NULL,
+            created_at     TEXT NOT NULL,
+            token_estimate INTEGER CHECK (token_estimate IS NULL OR token_estimate >= 0),
+            usage          TEXT,  -- JSON of app.core.models.Usage
+            model          TEXT,
+            status         TEXT NOT NULL DEFAULT 'complete'
+                           CHECK (status IN ('complete', 'streaming', 'stopped', 'error')),
+            summary_id     TEXT
+        )
+        """,
+        # Paging a transcript backwards and counting walk this index; it also
+        # makes a duplicate seq impossible.
+        "CREATE UNIQUE INDEX message_by_session_seq ON message (session_id, seq)",
+        # Only crash leftovers are 'streaming' at startup: keep finding them cheap.
+        "CREATE INDEX message_streaming ON message (id) WHERE status = 'streaming'",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_SESSIONS_AND_MESSAGES,)
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+
+def user_version(connection: sqlite3.Connection) -> int:
+    """The schema version recorded in the database file."""
+    version = connection.execute("PRAGMA user_version").fetchone()[0]
+    return int(version)
+
+
+def migrate(connection: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+    """Apply the migrations the database lacks; returns the final version.
+
+    `connection` must be in autocommit mode (`isolation_level=None`): each step
+    is its own BEGIN IMMEDIATE … COMMIT, and a failing step rolls back whole,
+    leaving the database at the previous version.
+    """
+    _check_numbering(migrations)
+    for migration in migrations:
+        if user_version(connection) >= migration.version:
+            continue
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another connection may have done it.
+            if user_version(connection) < migration.version:
+                for statement in migration.statements:
+                    connection.execute(statement)
+                # user_version is in the file header, so it commits with the rest.
+                connection.execute(f"PRAGMA user_version = {migration.version:d}")
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+    return user_version(connection)
+
+
+def _check_numbering(migrations: tuple[Migration, ...]) -> None:
+    expected = list(range(1, len(migrations) + 1))
+    actual = [migration.version for migration in migrations]
+    if actual != expected:
+        raise ValueError(f"migrations must be numbered 1..n without gaps, got {actual}")

@@ -1,0 +1,386 @@
+"""Conversations and their messages, kept in SQLite (DESIGN §2).
+
+A `SessionStore` wraps one connection and belongs to the thread that made it
+(sqlite3's `check_same_thread` stays on): the GUI thread builds one on the
+connection `open_database` returned, and each worker thread opens its own with
+`SessionStore.open(path)`. Every write is a short transaction, committed and
+durable (`synchronous=FULL`) when the method returns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from app.core.models import Message, MessageStatus, Role, Session, Usage
+from app.store.database import connect
+from app.store.errors import MessageNotFoundError, SessionNotFoundError, translate
+
+Clock = Callable[[], datetime]
+
+_SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
+_MESSAGE_COLUMNS = (
+    "id, session_id, seq, role, content, created_at, token_estimate, usage, model, status, "
+    "summary_id"
+)
+
+
+def utc_now() -> datetime:
+    """The current time in UTC, the only zone Cairn stores."""
+    return datetime.now(UTC)
+
+
+class SessionStore:
+    """Reads and writes conversations for one thread.
+
+    `updated_at` moves when the conversation does (a message added or finished),
+    so renaming keeps a conversation's place in the list; `version` moves on
+    every write except the streamed-text saves of `update_message_content`.
+
+    Attributes:
+        database: the file behind the connection, named in error messages.
+    """
+
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        *,
+        database: Path | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        """Take ownership of `connection` (autocommit, from `open_database`/`connect`)."""
+        self._connection = connection
+        self._clock = clock
+        self.database = database
+
+    @classmethod
+    def open(cls, path: Path | str, *, clock: Clock = utc_now) -> SessionStore:
+        """A store on a new connection of its own, for the calling thread."""
+        return cls(connect(path), database=Path(path), clock=clock)
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        self._connection.close()
+
+    # --- sessions --------------------------------------------------------------
+
+    def create_session(self, title: str, model: str, system_prompt: str = "") -> Session:
+        """A new, empty conversation."""
+        now = self._now()
+        session_id = str(uuid.uuid4())
+        with self._write("start a new conversation") as cursor:
+            cursor.execute(
+                "INSERT INTO session (id, title, created_at, updated_at, model, system_prompt) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, title, _stamp(now), _stamp(now), model, system_prompt),
+            )
+        return Session(
+            id=session_id,
+            title=title,
+            created_at=now,
+            updated_at=now,
+            model=model,
+            system_prompt=system_prompt,
+            version=0,
+        )
+
+    def list_sessions(self) -> list[Session]:
+        """Every conversation, the most recently active first."""
+        with self._read("list your conversations"):
+            rows = self._connection.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM session ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
+        return [_session_from_row(row) for row in rows]
+
+    def get_session(self, session_id: str) -> Session | None:
+        """The conversation with this id, or None when there is none."""
+        with self._read("open the conversation"):
+            return self._session_or_none(session_id)
+
+    def rename_session(self, session_id: str, title: str) -> Session:
+        """Give the conversation a new title."""
+        with self._write("rename the conversation") as cursor:
+            cursor.execute(
+                "UPDATE session SET title = ?, version = version + 1 WHERE id = ?",
+                (title, session_id),
+            )
+            return self._updated_session(cursor, session_id)
+
+    def set_session_model(self, session_id: str, model: str) -> Session:
+        """Choose the model that answers in this conversation from now on."""
+        with self._write("change the conversation's model") as cursor:
+            cursor.execute(
+                "UPDATE session SET model = ?, version = version + 1 WHERE id = ?",
+                (model, session_id),
+            )
+            return self._updated_session(cursor, session_id)
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete the conversation and, by ON DELETE CASCADE, all its messages."""
+        with self._write("delete the conversation") as cursor:
+            cursor.execute("DELETE FROM session WHERE id = ?", (session_id,))
+            if cursor.rowcount == 0:
+                raise SessionNotFoundError(session_id)
+
+    # --- messages --------------------------------------------------------------
+
+    def append_message(
+        self,
+        session_id: str,
+        role: Role,
+        content: str,
+        *,
+        status: MessageStatus = MessageStatus.COMPLETE,
+        model: str | None = None,
+        usage: Usage | None = None,
+        token_estimate: int | None = None,
+    ) -> Message:
+        """Add a message at the end of the conversation; committed when it returns.
+
+        Takes the next seq and bumps the session's version and `updated_at` in
+        the same transaction, under the write lock, so two threads never share
+        a seq.
+        """
+        now = self._now()
+        usage_json = usage.model_dump_json() if usage is not None else None
+        with self._write("save your message") as cursor:
+            cursor.execute(
+                "UPDATE session SET last_seq = last_seq + 1, version = version + 1, "
+                "updated_at = ? WHERE id = ?",
+                (_stamp(now), session_id),
+            )
+            if cursor.rowcount == 0:
+                raise SessionNotFoundError(session_id)
+            (seq,) = cursor.execute(
+                "SELECT last_seq FROM session WHERE id = ?", (session_id,)
+            ).fetchone()
+            cursor.execute(
+                "INSERT INTO message (session_id, seq, role, content, created_at, "
+                "token_estimate, usage, model, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    seq,
+                    Role(role).value,
+                    content,
+                    _stamp(now),
+                    token_estimate,
+                    usage_json,
+                    model,
+                    MessageStatus(status).value,
+                ),
+            )
+            message_id = cursor.lastrowid
+        assert message_id is not None  # an INSERT always sets it
+        return Message(
+            id=message_id,
+            session_id=session_id,
+            seq=seq,
+            role=role,
+            content=content,
+            created_at=now,
+            token_estimate=token_estimate,
+            usage=usage,
+            model=model,
+            status=status,
+        )
+
+    def update_message_content(self, message_id: int, content: str) -> None:
+        """Save the text streamed so far; one small UPDATE, durable on return.
+
+        Leaves the session's version alone: these saves come every second while
+        a reply streams, and are not changes anyone needs to check against.
+        """
+        with self._write("save the reply") as cursor:
+            cursor.execute("UPDATE message SET content = ? WHERE id = ?", (content, message_id))
+            if cursor.rowcount == 0:
+                raise MessageNotFoundError(message_id)
+
+    def finish_message(
+        self,
+        message_id: int,
+        content: str,
+        status: MessageStatus,
+        usage: Usage | None = None,
+        model: str | None = None,
+    ) -> Message:
+        """Store a reply's final text and status; `usage`/`model` kept when None."""
+        if status is MessageStatus.STREAMING:
+            raise ValueError("finish_message needs a final status, not 'streaming'")
+        now = self._now()
+        usage_json = usage.model_dump_json() if usage is not None else None
+        with self._write("save the reply") as cursor:
+            cursor.execute(
+                "UPDATE message SET content = ?, status = ?, usage = coalesce(?, usage), "
+                "model = coalesce(?, model) WHERE id = ?",
+                (content, MessageStatus(status).value, usage_json, model, message_id),
+            )
+            if cursor.rowcount == 0:
+                raise MessageNotFoundError(message_id)
+            cursor.execute(
+                "UPDATE session SET version = version + 1, updated_at = ? "
+                "WHERE id = (SELECT session_id FROM message WHERE id = ?)",
+                (_stamp(now), message_id),
+            )
+            row = cursor.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE id = ?", (message_id,)
+            ).fetchone()
+        return _message_from_row(row)
+
+    def count_messages(self, session_id: str) -> int:
+        """How many messages the conversation holds, archived ones included."""
+        with self._read("count the messages"):
+            (total,) = self._connection.execute(
+                "SELECT count(*) FROM message WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return int(total)
+
+    def messages(
+        self, session_id: str, *, before_seq: int | None = None, limit: int | None = None
+    ) -> list[Message]:
+        """The newest `limit` messages older than `before_seq`, oldest first.
+
+        Pages a long transcript backwards without loading all of it; both
+        arguments None gives the whole conversation.
+        """
+        if limit is not None and limit < 0:
+            raise ValueError("limit must be zero or more")
+        # Walks the (session_id, seq) index backwards from before_seq.
+        query = (
+            f"SELECT {_MESSAGE_COLUMNS} FROM message "
+            "WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
+        )
+        parameters = (
+            session_id,
+            before_seq if before_seq is not None else _NO_UPPER_SEQ,
+            limit if limit is not None else -1,
+        )
+        with self._read("load the conversation"):
+            rows = self._connection.execute(query, parameters).fetchall()
+        rows.reverse()
+        return [_message_from_row(row) for row in rows]
+
+    def recover_interrupted(self) -> int:
+        """Mark replies left 'streaming' by a crash as 'stopped', text kept.
+
+        Call once at startup, after the instance lock is held: another running
+        Cairn's live reply would otherwise be cut off. Returns how many.
+        """
+        with self._write("recover interrupted replies") as cursor:
+            cursor.execute(
+                "UPDATE session SET version = version + 1 WHERE id IN "
+                "(SELECT session_id FROM message WHERE status = 'streaming')"
+            )
+            cursor.execute("UPDATE message SET status = 'stopped' WHERE status = 'streaming'")
+            return int(cursor.rowcount)
+
+    # --- plumbing ----------------------------------------------------------------
+
+    def _now(self) -> datetime:
+        return self._clock().astimezone(UTC)
+
+    def _session_or_none(self, session_id: str) -> Session | None:
+        row = self._connection.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = ?", (session_id,)
+        ).fetchone()
+        return _session_from_row(row) if row is not None else None
+
+    def _updated_session(self, cursor: sqlite3.Cursor, session_id: str) -> Session:
+        if cursor.rowcount == 0:
+            raise SessionNotFoundError(session_id)
+        session = self._session_or_none(session_id)
+        assert session is not None  # updated a moment ago in this transaction
+        return session
+
+    @contextmanager
+    def _write(self, action: str) -> Iterator[sqlite3.Cursor]:
+        """One BEGIN IMMEDIATE … COMMIT; errors roll back and come out in plain words.
+
+        IMMEDIATE takes the write lock up front, so read-modify-write steps (the
+        next seq) cannot interleave with another connection's.
+        """
+        try:
+            cursor = self._connection.cursor()
+            cursor.execute("BEGIN IMMEDIATE")
+        except (sqlite3.Error, UnicodeError) as error:
+            raise translate(error, action=action, database=self.database) from error
+        try:
+            yield cursor
+            cursor.execute("COMMIT")
+        except BaseException as error:
+            self._rollback()
+            if isinstance(error, sqlite3.Error | UnicodeError):
+                raise translate(error, action=action, database=self.database) from error
+            raise
+        finally:
+            cursor.close()
+
+    @contextmanager
+    def _read(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, UnicodeError) as error:
+            raise translate(error, action=action, database=self.database) from error
+
+    def _rollback(self) -> None:
+        # After a failed COMMIT (disk full) SQLite may already have rolled back.
+        try:
+            if self._connection.in_transaction:
+                self._connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+
+# Larger than any seq a session will reach; keeps one query plan for both cases.
+_NO_UPPER_SEQ = (1 << 63) - 1
+
+
+def _stamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with microseconds: sorts as text in time order."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _session_from_row(row: Any) -> Session:
+    session_id, title, created_at, updated_at, model, system_prompt, version = row
+    return Session(
+        id=session_id,
+        title=title,
+        created_at=datetime.fromisoformat(created_at),
+        updated_at=datetime.fromisoformat(updated_at),
+        model=model,
+        system_prompt=system_prompt,
+        version=version,
+    )
+
+
+def _message_from_row(row: Any) -> Message:
+    (
+        message_id,
+        session_id,
+        seq,
+        role,
+        content,
+        created_at,
+        token_estimate,
+        usage,
+        model,
+        status,
+        summary_id,
+    ) = row
+    return Message(
+        id=message_id,
+        session_id=session_id,
+        seq=seq,
+        role=Role(role),
+        content=content,
+        created_at=datetime.fromisoformat(created_at),
+        token_estimate=token_estimate,
+        usage=Usage.model_validate_json(usage) if usage is not None else None,
+        model=model,
+        status=MessageStatus(status),
+        summary_id=summary_id,
+    )
