@@ -25,14 +25,14 @@ class ModelInfo(BaseModel):
 # Ordered by preference for chatting: the first one listed is the default.
 FALLBACK_MODELS: tuple[ModelInfo, ...] = (
     ModelInfo(
-        id="claude-sonnet-4-5",
-        display_name="Claude Sonnet 4.5",
+        id="claude-sonnet-4-6",
+        display_name="Claude Sonnet 4.6",
         max_input_tokens=200_000,
         max_tokens=64_000,
     ),
     ModelInfo(
-        id="claude-opus-4-5",
-        display_name="Claude Opus 4.5",
+        id="claude-opus-4-6",
+        display_name="Claude Opus 4.6",
         max_input_tokens=200_000,
         max_tokens=64_000,
     ),

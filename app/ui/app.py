@@ -46,6 +46,7 @@ class CairnSession:
     store: SessionStore
     lock: InstanceLock
     notices: list[tuple[str, str]] = field(default_factory=list)
+    started: bool = False
 
     def show(self) -> None:
         """Show the window, then fill it once the event loop runs (first paint comes first)."""
@@ -56,6 +57,7 @@ class CairnSession:
         self.window.start()
         for title, text in self.notices:
             self.window.show_notice(title, text)
+        self.started = True
         self.window.ask_for_key_if_missing()
 
     def close(self) -> None:

@@ -119,17 +119,17 @@ class ChatController(QObject):
     def start(self) -> None:
         """Show the newest conversation, then ask the server which models it offers."""
         recovered = self.store.recover_interrupted()
+        sessions = self.store.list_sessions()
+        if sessions:
+            self.open_session(sessions[0].id)
+        else:
+            self.new_conversation()
         if recovered:
             self.notice_raised.emit(
                 "Recovered",
                 f"Cairn was closed while Claude was replying. The text that had arrived "
                 f"was kept in {recovered} reply{'s' if recovered != 1 else ''}, marked as stopped.",
             )
-        sessions = self.store.list_sessions()
-        if sessions:
-            self.open_session(sessions[0].id)
-        else:
-            self.new_conversation()
         self.models_changed.emit(self.models, self.selected_model)
         if self.has_api_key():
             self.refresh_models()

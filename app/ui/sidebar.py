@@ -54,7 +54,7 @@ class Sidebar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.new_button = QPushButton("＋  New conversation", self)
+        self.new_button = QPushButton("+  New conversation", self)
         self.new_button.setAccessibleName("New conversation")
         self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
         self.filter_edit = QLineEdit(self)
@@ -70,6 +70,8 @@ class Sidebar(QWidget):
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.setUniformItemSizes(True)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setStyleSheet("QListWidget::item { padding: 6px 4px; }")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 6, 10)
         layout.setSpacing(8)

@@ -1,0 +1,75 @@
+"""A running Cairn window wired to the fake Anthropic server through the real SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication, QWidget
+from pytestqt.qtbot import QtBot
+
+from app.core.paths import AppPaths
+from app.secrets.keystore import SERVICE_NAME, USERNAME
+from app.ui.app import CairnSession, open_cairn
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.keyring_backend import MemoryKeyring
+
+TEST_KEY = "sk-ant-api03-test-key-0123456789abcdef"
+
+
+@pytest.fixture
+def open_window(
+    qtbot: QtBot,
+    fake_server: FakeAnthropicServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Callable[[], CairnSession]]:
+    """Opens Cairn on this test's CAIRN_HOME (call it again after closing to restart)."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.base_url)
+    opened: list[CairnSession] = []
+
+    def open_() -> CairnSession:
+        session = open_cairn(AppPaths.from_environment())
+        opened.append(session)
+        qtbot.addWidget(session.window)
+        session.show()
+        qtbot.waitExposed(session.window)
+        qtbot.waitUntil(lambda: session.started)
+        return session
+
+    yield open_
+    for session in opened:
+        session.window.close()
+        session.close()
+        assert session.controller.tracker.running == 0, "a background thread outlived the window"
+
+
+@pytest.fixture
+def with_key(memory_keyring: MemoryKeyring) -> str:
+    memory_keyring.passwords[(SERVICE_NAME, USERNAME)] = TEST_KEY
+    return TEST_KEY
+
+
+@pytest.fixture
+def cairn(open_window: Callable[[], CairnSession], with_key: str) -> CairnSession:
+    """A window with a key already in the keyring, showing an empty new conversation."""
+    return open_window()
+
+
+def modal(qtbot: QtBot, kind: type[QWidget]) -> QWidget:
+    """Wait for a modal dialog of `kind` (run from inside a nested exec())."""
+    found: list[QWidget] = []
+
+    def check() -> bool:
+        widget = QApplication.activeModalWidget()
+        if isinstance(widget, kind):
+            found.append(widget)
+            return True
+        return False
+
+    qtbot.waitUntil(check)
+    return found[0]
+
+
+def home_files(home: Path) -> list[Path]:
+    return [path for path in home.rglob("*") if path.is_file()]

@@ -1,0 +1,313 @@
+"""The main window driven like a user, against the fake server through the real SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.core.models import MessageStatus, Role
+from app.ui.app import CairnSession
+from tests.fakes.anthropic_server import FakeAnthropicServer
+
+
+def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
+    """Type `text` into the composer and press Enter."""
+    editor = cairn.window.composer.editor
+    editor.setPlainText(text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+
+
+def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:
+    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+
+
+def shown_texts(cairn: CairnSession) -> list[tuple[Role, str]]:
+    return [(w.message.role, w.text) for w in cairn.window.transcript.message_widgets()]
+
+
+def stored(cairn: CairnSession) -> list[tuple[Role, str, MessageStatus]]:
+    current = cairn.controller.current
+    assert current is not None
+    return [(m.role, m.content, m.status) for m in cairn.store.messages(current.id)]
+
+
+def test_window_opens_ready_to_type(qtbot: QtBot, cairn: CairnSession) -> None:
+    window = cairn.window
+    assert window.windowTitle() == "New conversation — Cairn"
+    qtbot.waitUntil(lambda: window.composer.editor.hasFocus())
+    assert not window.composer.button.isEnabled(), "Send is disabled for an empty message"
+    window.composer.editor.setPlainText("   \n  ")
+    assert not window.composer.button.isEnabled(), "whitespace is not a message"
+    window.composer.editor.setPlainText("hi")
+    assert window.composer.button.isEnabled()
+
+
+def test_send_streams_reply_and_keeps_it(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.add_reply(
+        "Hello **there**.\n\n- one\n- two", chunks=["Hello ", "**there**.", "\n\n- one\n- two"]
+    )
+    send(qtbot, cairn, "Say hello")
+    assert cairn.window.composer.text() == "", "the composer empties once the message is stored"
+    wait_idle(qtbot, cairn)
+    assert shown_texts(cairn) == [
+        (Role.USER, "Say hello"),
+        (Role.ASSISTANT, "Hello **there**.\n\n- one\n- two"),
+    ]
+    assert stored(cairn) == [
+        (Role.USER, "Say hello", MessageStatus.COMPLETE),
+        (Role.ASSISTANT, "Hello **there**.\n\n- one\n- two", MessageStatus.COMPLETE),
+    ]
+    assert cairn.window.windowTitle() == "Say hello — Cairn"
+    request = fake_server.requests_to("/v1/messages")[-1]
+    assert request.body["stream"] is True
+    assert request.body["messages"] == [{"role": "user", "content": "Say hello"}]
+
+
+def test_shift_enter_adds_a_line_instead_of_sending(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    editor = cairn.window.composer.editor
+    qtbot.keyClicks(editor, "first")
+    qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(editor, "second")
+    assert editor.toPlainText() == "first\nsecond"
+    assert fake_server.requests_to("/v1/messages") == []
+
+
+def test_escape_stops_and_keeps_partial_reply(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    words = [f"word{i} " for i in range(200)]
+    fake_server.add_reply("".join(words), chunks=words, chunk_delay=0.05)
+    send(qtbot, cairn, "Tell me a long story")
+    qtbot.waitUntil(lambda: cairn.window.composer.button.text() == "Stop")
+    qtbot.waitUntil(lambda: "word3" in shown_texts(cairn)[-1][1], timeout=10_000)
+    qtbot.keyClick(cairn.window, Qt.Key.Key_Escape)
+    wait_idle(qtbot, cairn)
+    role, text, status = stored(cairn)[-1]
+    assert role is Role.ASSISTANT and status is MessageStatus.STOPPED
+    assert text.startswith("word0 word1 word2 word3")
+    assert len(text) < len("".join(words)), "the stream really stopped early"
+    widget = cairn.window.transcript.message_widgets()[-1]
+    assert widget.text == text
+    assert widget.status_note() == "Stopped"
+    assert cairn.window.composer.button.text() == "Send"
+
+
+@pytest.mark.parametrize(
+    ("status", "title", "words", "retry"),
+    [
+        (401, "API key not accepted", "Your API key was not accepted", False),
+        (403, "Not allowed", "", False),
+        (429, "Too many requests", "", True),
+        (500, "Claude had a problem", "", True),
+        (529, "Claude is busy", "", True),
+    ],
+)
+def test_error_banner_in_plain_words(
+    qtbot: QtBot,
+    cairn: CairnSession,
+    fake_server: FakeAnthropicServer,
+    status: int,
+    title: str,
+    words: str,
+    retry: bool,
+) -> None:
+    # Enough failures to outlast the SDK's own retries, each asking for a tiny wait.
+    fake_server.add_error(status, retry_after_ms=5, times=3, path="/v1/messages")
+    send(qtbot, cairn, "Hello?")
+    wait_idle(qtbot, cairn)
+    banner = cairn.window.banner
+    qtbot.waitUntil(banner.isVisible)
+    assert banner.title_label.text() == title
+    assert words in banner.text_label.text()
+    assert banner.retry_button.isVisible() is retry
+    assert "Traceback" not in banner.text_label.text()
+    assert stored(cairn)[0] == (Role.USER, "Hello?", MessageStatus.COMPLETE), "the question is kept"
+
+
+def test_retry_after_overload_gets_the_answer(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.add_error(529, retry_after_ms=5, times=3, path="/v1/messages")
+    send(qtbot, cairn, "Are you there?")
+    wait_idle(qtbot, cairn)
+    qtbot.waitUntil(cairn.window.banner.retry_button.isVisible)
+    fake_server.add_reply("Yes, I'm here.")
+    qtbot.mouseClick(cairn.window.banner.retry_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, cairn)
+    assert not cairn.window.banner.isVisible()
+    assert stored(cairn)[-1] == (Role.ASSISTANT, "Yes, I'm here.", MessageStatus.COMPLETE)
+    # The failed attempt stays on screen but is not sent again to Claude.
+    last_request = fake_server.requests_to("/v1/messages")[-1]
+    assert last_request.body["messages"] == [{"role": "user", "content": "Are you there?"}]
+
+
+def test_sdk_retries_are_shown_then_succeed(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    statuses: list[str] = []
+    cairn.controller.status_changed.connect(statuses.append)
+    fake_server.add_error(529, retry_after_ms=5, path="/v1/messages")
+    fake_server.add_reply("Made it.")
+    send(qtbot, cairn, "Hi")
+    wait_idle(qtbot, cairn)
+    assert any(text.startswith("Claude is busy — retrying") for text in statuses)
+    assert stored(cairn)[-1] == (Role.ASSISTANT, "Made it.", MessageStatus.COMPLETE)
+    assert not cairn.window.banner.isVisible()
+
+
+def test_error_in_the_middle_keeps_what_arrived(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.add_stream_error("The first half ", error_type="api_error", message="boom")
+    send(qtbot, cairn, "Go")
+    wait_idle(qtbot, cairn)
+    role, text, status = stored(cairn)[-1]
+    assert (role, text, status) == (Role.ASSISTANT, "The first half ", MessageStatus.ERROR)
+    assert cairn.window.transcript.message_widgets()[-1].status_note() == "Reply failed"
+    assert cairn.window.banner.isVisible()
+
+
+def test_server_unreachable(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.close()
+    send(qtbot, cairn, "Anyone?")
+    wait_idle(qtbot, cairn)
+    banner = cairn.window.banner
+    assert banner.title_label.text() == "Can't reach Claude"
+    assert banner.text_label.text().startswith("Can't reach Claude — check your")
+    assert banner.retry_button.isVisible()
+
+
+def test_unsendable_text_is_refused_and_kept(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    # Qt itself drops lone surrogates from what is typed; text reaching the controller
+    # from elsewhere (a paste of broken UTF-16) is refused in plain words, and kept.
+    broken = "half an emoji \ud83d here"
+    cairn.window.composer.set_text("draft stays")
+    assert cairn.controller.send(broken) is False
+    assert cairn.window.banner.isVisible()
+    assert "damaged character" in cairn.window.banner.text_label.text()
+    assert cairn.window.composer.text() == "draft stays"
+    assert cairn.store.list_sessions() == []
+    assert fake_server.requests_to("/v1/messages") == []
+
+
+def test_unusual_text_round_trips(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    text = "NUL\x00inside · emoji 🪨🙂 · عربى مرحبا · עברית"
+    fake_server.add_reply("ok")
+    cairn.window.composer.set_text(text)
+    cairn.window.composer.editor.submitted.emit()
+    wait_idle(qtbot, cairn)
+    assert stored(cairn)[0][1] == text
+    assert fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"] == text
+
+
+def test_huge_paste_is_stored_and_sent(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    text = ("A line of a very long paste, with words. " * 25 + "\n") * 1000  # about 1 MB
+    fake_server.add_reply("Got it.")
+    cairn.window.composer.set_text(text)
+    cairn.window.composer.editor.submitted.emit()
+    wait_idle(qtbot, cairn)
+    assert stored(cairn)[0][1] == text
+    assert fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"] == text
+
+
+def test_conversations_create_switch_rename_delete(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    window, sidebar = cairn.window, cairn.window.sidebar
+    send(qtbot, cairn, "First topic")
+    wait_idle(qtbot, cairn)
+    first_id = cairn.controller.current.id if cairn.controller.current else ""
+    qtbot.mouseClick(sidebar.new_button, Qt.MouseButton.LeftButton)
+    assert window.transcript.message_count() == 0
+    send(qtbot, cairn, "Second topic")
+    wait_idle(qtbot, cairn)
+    assert [sidebar.list.item(i).text() for i in range(sidebar.list.count())] == [
+        "Second topic",
+        "First topic",
+    ]
+
+    sidebar.list.setCurrentRow(1)
+    assert cairn.controller.current is not None and cairn.controller.current.id == first_id
+    assert shown_texts(cairn)[0] == (Role.USER, "First topic")
+    assert window.windowTitle() == "First topic — Cairn"
+
+    item = sidebar.list.item(1)
+    item.setText("Renamed topic")
+    assert cairn.store.get_session(first_id).title == "Renamed topic"  # type: ignore[union-attr]
+    assert window.windowTitle() == "Renamed topic — Cairn"
+
+    def confirm() -> None:
+        from tests.ui.conftest import modal
+
+        box = modal(qtbot, QMessageBox)
+        assert isinstance(box, QMessageBox)
+        delete = next(b for b in box.buttons() if b.text() == "Delete")
+        delete.click()
+
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, confirm)
+    sidebar.delete_action.trigger()
+    assert cairn.store.get_session(first_id) is None
+    assert [sidebar.list.item(i).text() for i in range(sidebar.list.count())] == ["Second topic"]
+    assert cairn.controller.current is not None
+    assert cairn.controller.current.title == "Second topic"
+
+
+def test_delete_can_be_cancelled(qtbot: QtBot, cairn: CairnSession) -> None:
+    from PySide6.QtCore import QTimer
+
+    from tests.ui.conftest import modal
+
+    send(qtbot, cairn, "Keep me")
+    wait_idle(qtbot, cairn)
+
+    def cancel() -> None:
+        box = modal(qtbot, QMessageBox)
+        assert isinstance(box, QMessageBox)
+        box.button(QMessageBox.StandardButton.Cancel).click()
+
+    QTimer.singleShot(0, cancel)
+    cairn.window.sidebar.delete_action.trigger()
+    assert len(cairn.store.list_sessions()) == 1
+
+
+def test_model_picker_uses_server_list(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    from app.core.catalog import ModelInfo
+
+    fake_server.models = [
+        ModelInfo(id="claude-opus-9", display_name="Claude Opus 9"),
+        ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9"),
+    ]
+    cairn = open_window()
+    combo = cairn.window.model_combo
+    qtbot.waitUntil(lambda: combo.count() == 2)
+    assert combo.currentData() == "claude-sonnet-9", "the best listed model is the default"
+    fake_server.add_reply("hi")
+    combo.setCurrentIndex(0)
+    combo.activated.emit(0)
+    send(qtbot, cairn, "Which model?")
+    wait_idle(qtbot, cairn)
+    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
+    assert cairn.controller.settings.model == "claude-opus-9"
