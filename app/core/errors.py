@@ -56,10 +56,15 @@ class InvalidInputError(UserFacingError):
 
 
 class ApiError(UserFacingError):
-    """Any failure talking to the Anthropic API."""
+    """Any failure talking to the Anthropic API.
+
+    Attributes:
+        partial_text: what a streamed reply had delivered before it failed ("" if nothing).
+    """
 
     title = "Claude couldn't answer"
     retryable = True
+    partial_text = ""
 
 
 class ApiKeyMissingError(ApiError):

@@ -69,6 +69,7 @@ class ApiKeyDialog(QDialog):
         intro.setWordWrap(True)
         intro.setOpenExternalLinks(True)
         intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.intro_label = intro
 
         self.key_edit = QLineEdit(self)
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)

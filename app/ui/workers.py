@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from app.core.errors import BugError, StorageError, UserFacingError
+from app.core.errors import ApiError, BugError, StorageError, UserFacingError
 from app.core.models import Message, MessageStatus
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.sessions import SessionStore
@@ -122,9 +122,9 @@ class ChatWorker(QThread):
             provider = self._provider_factory()
             result = provider.stream_reply(self.request, callbacks, self._cancel)
         except UserFacingError as error:
-            partial = getattr(error, "partial_text", None)
-            text = partial if isinstance(partial, str) and len(partial) >= len(self._text) else None
-            self._fail(store, error, text if text is not None else self.take_text())
+            received = self.take_text()
+            partial = error.partial_text if isinstance(error, ApiError) else ""
+            self._fail(store, error, partial if len(partial) >= len(received) else received)
             return
         except Exception:
             log.exception("Unexpected failure while streaming a reply")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -14,6 +17,8 @@ from app.secrets.keystore import SERVICE_NAME, USERNAME
 from app.ui.app import CairnSession, open_cairn
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.keyring_backend import MemoryKeyring
+
+W = TypeVar("W", bound=QWidget)
 
 TEST_KEY = "sk-ant-api03-test-key-0123456789abcdef"
 
@@ -56,19 +61,22 @@ def cairn(open_window: Callable[[], CairnSession], with_key: str) -> CairnSessio
     return open_window()
 
 
-def modal(qtbot: QtBot, kind: type[QWidget]) -> QWidget:
-    """Wait for a modal dialog of `kind` (run from inside a nested exec())."""
-    found: list[QWidget] = []
+def on_modal(kind: type[W], act: Callable[[W], None], timeout_ms: int = 10_000) -> None:
+    """Once a modal dialog of `kind` is up (inside its own exec()), run `act` on it.
 
-    def check() -> bool:
+    Polls with timers instead of blocking, because the dialog's exec() loop runs
+    above whatever scheduled this.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+
+    def poll() -> None:
         widget = QApplication.activeModalWidget()
         if isinstance(widget, kind):
-            found.append(widget)
-            return True
-        return False
+            act(widget)
+        elif time.monotonic() < deadline:
+            QTimer.singleShot(10, poll)
 
-    qtbot.waitUntil(check)
-    return found[0]
+    QTimer.singleShot(0, poll)
 
 
 def home_files(home: Path) -> list[Path]:

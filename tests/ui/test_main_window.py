@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 from app.core.models import MessageStatus, Role
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.ui.conftest import on_modal
 
 
 def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
@@ -252,17 +253,10 @@ def test_conversations_create_switch_rename_delete(
     assert cairn.store.get_session(first_id).title == "Renamed topic"  # type: ignore[union-attr]
     assert window.windowTitle() == "Renamed topic — Cairn"
 
-    def confirm() -> None:
-        from tests.ui.conftest import modal
+    def confirm(box: QMessageBox) -> None:
+        next(b for b in box.buttons() if b.text() == "Delete").click()
 
-        box = modal(qtbot, QMessageBox)
-        assert isinstance(box, QMessageBox)
-        delete = next(b for b in box.buttons() if b.text() == "Delete")
-        delete.click()
-
-    from PySide6.QtCore import QTimer
-
-    QTimer.singleShot(0, confirm)
+    on_modal(QMessageBox, confirm)
     sidebar.delete_action.trigger()
     assert cairn.store.get_session(first_id) is None
     assert [sidebar.list.item(i).text() for i in range(sidebar.list.count())] == ["Second topic"]
@@ -271,19 +265,10 @@ def test_conversations_create_switch_rename_delete(
 
 
 def test_delete_can_be_cancelled(qtbot: QtBot, cairn: CairnSession) -> None:
-    from PySide6.QtCore import QTimer
-
-    from tests.ui.conftest import modal
-
     send(qtbot, cairn, "Keep me")
     wait_idle(qtbot, cairn)
 
-    def cancel() -> None:
-        box = modal(qtbot, QMessageBox)
-        assert isinstance(box, QMessageBox)
-        box.button(QMessageBox.StandardButton.Cancel).click()
-
-    QTimer.singleShot(0, cancel)
+    on_modal(QMessageBox, lambda box: box.button(QMessageBox.StandardButton.Cancel).click())
     cairn.window.sidebar.delete_action.trigger()
     assert len(cairn.store.list_sessions()) == 1
 

@@ -1,0 +1,1098 @@
+"""A fake Anthropic Messages API: a real HTTP server on 127.0.0.1 that the real SDK talks to.
+
+Tests script what it answers — replies, HTTP errors, a mid-stream `error` event,
+a dropped connection, slow chunks — and read back every request it received.
+Without a script it answers every message with a deterministic echo, so Cairn
+can be used by hand without the internet:
+
+    python -m tests.fakes.anthropic_server --port 8765
+
+The wire format follows the real API (JSON and server-sent events); the SDK's
+own types and stream accumulator parse everything it sends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import logging
+import math
+import re
+import socket
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from app.core.catalog import FALLBACK_MODELS, ModelInfo
+
+logger = logging.getLogger(__name__)
+
+MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+MODELS_PATH = "/v1/models"
+
+# The `error.type` the real API sends with each HTTP status.
+ERROR_TYPES: dict[int, str] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+STATUS_OF_ERROR_TYPE: dict[str, int] = {
+    error_type: status for status, error_type in ERROR_TYPES.items()
+}
+
+_DEFAULT_ERROR_MESSAGES: dict[int, str] = {
+    400: "Invalid request.",
+    401: "invalid x-api-key",
+    402: "Your credit balance is too low to access the Anthropic API.",
+    403: "Your API key does not have permission to use the specified resource.",
+    404: "Not found.",
+    413: "Request exceeds the maximum allowed number of bytes.",
+    429: "This request would exceed your organization's rate limit.",
+    500: "Internal server error.",
+    504: "Request timed out.",
+    529: "Overloaded",
+}
+
+
+# --- the token rule ----------------------------------------------------------------
+
+
+def count_text_tokens(text: str) -> int:
+    """The fake's tokens for a piece of text: one per 4 characters, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def text_of_content(content: Any) -> str:
+    """The text in a `content` or `system` value: a string, or a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, Mapping):
+                if isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+                elif "input" in block:  # a tool_use block
+                    parts.append(json.dumps(block["input"]))
+                elif "content" in block:  # a tool_result block
+                    parts.append(text_of_content(block["content"]))
+        return "\n".join(parts)
+    return ""
+
+
+# --- what a reply is made of ---------------------------------------------------------
+
+
+def _word_chunks(text: str) -> tuple[str, ...]:
+    """Split text into word-sized deltas (each word keeps the space after it)."""
+    return tuple(re.findall(r"\S+\s*|\s+", text))
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    """A text content block. `chunks` are its `text_delta`s; None streams it word by word."""
+
+    text: str
+    chunks: tuple[str, ...] | None = None
+
+    def deltas(self) -> tuple[str, ...]:
+        if self.chunks is not None:
+            return self.chunks
+        return _word_chunks(self.text)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "text", "text": self.text}
+
+    def start_json(self) -> dict[str, Any]:
+        return {"type": "text", "text": ""}
+
+    def delta_json(self, piece: str) -> dict[str, Any]:
+        return {"type": "text_delta", "text": piece}
+
+    def output_text(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    """A tool_use content block; its input streams as `input_json_delta` pieces."""
+
+    name: str
+    input: Mapping[str, Any]
+    id: str = "toolu_fake_01"
+    chunks: tuple[str, ...] | None = None
+
+    def deltas(self) -> tuple[str, ...]:
+        if self.chunks is not None:
+            return self.chunks
+        encoded = json.dumps(self.input)
+        third = max(1, math.ceil(len(encoded) / 3))
+        return tuple(encoded[i : i + third] for i in range(0, len(encoded), third))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
+
+    def start_json(self) -> dict[str, Any]:
+        return {"type": "tool_use", "id": self.id, "name": self.name, "input": {}}
+
+    def delta_json(self, piece: str) -> dict[str, Any]:
+        return {"type": "input_json_delta", "partial_json": piece}
+
+    def output_text(self) -> str:
+        return json.dumps(self.input)
+
+
+ReplyBlock = TextBlock | ToolUseBlock
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer to `POST /v1/messages`.
+
+    Attributes:
+        blocks: the content blocks, in order.
+        stop_reason: sent in `message_delta` (and in the JSON message).
+        chunk_delay: seconds between two deltas; None uses the server's `chunk_delay`.
+        first_byte_delay: seconds to wait before sending anything, headers included.
+        model: the model named in the reply; None echoes the request's.
+    """
+
+    blocks: tuple[ReplyBlock, ...]
+    stop_reason: str = "end_turn"
+    chunk_delay: float | None = None
+    first_byte_delay: float = 0.0
+    model: str | None = None
+
+    @classmethod
+    def of_text(
+        cls,
+        text: str,
+        *,
+        chunks: Sequence[str] | None = None,
+        stop_reason: str = "end_turn",
+        chunk_delay: float | None = None,
+        first_byte_delay: float = 0.0,
+    ) -> Reply:
+        block = TextBlock(text, tuple(chunks) if chunks is not None else None)
+        return cls(
+            blocks=(block,),
+            stop_reason=stop_reason,
+            chunk_delay=chunk_delay,
+            first_byte_delay=first_byte_delay,
+        )
+
+    @property
+    def text(self) -> str:
+        return "".join(block.text for block in self.blocks if isinstance(block, TextBlock))
+
+
+# --- faults --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpError:
+    """Answer one request with an API error body and status.
+
+    Attributes:
+        path: only a request to this path takes it; None: the next request, whatever it is.
+        retry_after / retry_after_ms: sent as `retry-after` (seconds) / `retry-after-ms`
+            headers, which the SDK honours when it waits before a retry.
+        should_retry: sent as `x-should-retry`, which overrides the SDK's retry policy.
+    """
+
+    status: int
+    message: str | None = None
+    error_type: str | None = None
+    retry_after: float | None = None
+    retry_after_ms: float | None = None
+    should_retry: bool | None = None
+    path: str | None = None
+
+    @property
+    def resolved_type(self) -> str:
+        if self.error_type is not None:
+            return self.error_type
+        return ERROR_TYPES.get(
+            self.status, "api_error" if self.status >= 500 else "invalid_request_error"
+        )
+
+    @property
+    def resolved_message(self) -> str:
+        if self.message is not None:
+            return self.message
+        return _DEFAULT_ERROR_MESSAGES.get(self.status, "Error.")
+
+    def headers(self) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        if self.retry_after is not None:
+            headers["retry-after"] = _format_number(self.retry_after)
+        if self.retry_after_ms is not None:
+            headers["retry-after-ms"] = _format_number(self.retry_after_ms)
+        if self.should_retry is not None:
+            headers["x-should-retry"] = "true" if self.should_retry else "false"
+        return headers
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """Stream `text_before` as deltas, then send an `error` event and end the stream.
+
+    A non-streaming request gets the same error as an HTTP status instead.
+    """
+
+    text_before: str = ""
+    error_type: str = "overloaded_error"
+    message: str = "Overloaded"
+
+
+@dataclass(frozen=True)
+class DroppedConnection:
+    """Stream `text_before` as deltas, then close the socket without finishing.
+
+    With an empty `text_before` the connection closes before any response.
+    """
+
+    text_before: str = ""
+
+
+ScriptItem = Reply | HttpError | StreamError | DroppedConnection
+
+
+def _format_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+# --- what the server received ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server received it. Header names are lower-cased."""
+
+    method: str
+    path: str
+    query: Mapping[str, list[str]]
+    headers: Mapping[str, str]
+    body: Any  # the parsed JSON, or None when there was no (valid) JSON body
+
+    @property
+    def api_key(self) -> str | None:
+        """The key sent as `x-api-key`, else as `Authorization: Bearer …`."""
+        if self.headers.get("x-api-key"):
+            return self.headers["x-api-key"]
+        scheme, _, token = self.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return token.strip()
+        return None
+
+
+@dataclass(frozen=True)
+class MessagesRequest:
+    """A `POST /v1/messages` body, with the accessors a reply generator needs."""
+
+    body: Mapping[str, Any]
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model", ""))
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream", False))
+
+    @property
+    def messages(self) -> list[Mapping[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def system_text(self) -> str:
+        return text_of_content(self.body.get("system", ""))
+
+    @property
+    def last_user_text(self) -> str:
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                return text_of_content(message.get("content", ""))
+        return ""
+
+    @property
+    def tools(self) -> list[Mapping[str, Any]]:
+        return list(self.body.get("tools", []))
+
+    @property
+    def tool_choice(self) -> Mapping[str, Any] | None:
+        choice = self.body.get("tool_choice")
+        return choice if isinstance(choice, Mapping) else None
+
+
+ReplyGenerator = Callable[[MessagesRequest], Reply]
+
+
+def echo_reply(request: MessagesRequest) -> Reply:
+    """The answer when nothing is scripted: deterministic, and readable by hand."""
+    said = " ".join(request.last_user_text.split())
+    if len(said) > 200:
+        said = said[:200] + "…"
+    return Reply.of_text(f"This is the fake Claude of Cairn's test server. You said: “{said}”")
+
+
+# --- the server --------------------------------------------------------------------
+
+
+class FakeAnthropicServer:
+    """A scriptable stand-in for api.anthropic.com, for tests and for running by hand.
+
+    Attributes:
+        models: what `GET /v1/models` lists, newest first.
+        valid_keys: the accepted API keys; None accepts any non-empty key.
+        chunk_delay: default seconds between two streamed deltas.
+        max_page_size: the most models one page lists, whatever `limit` asks.
+        reply_generator: builds the reply when nothing is scripted.
+        strict: refuse messages that do not start with the user and alternate.
+        reject_unknown_models: answer 404 for a model not in `models`.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        models: Sequence[ModelInfo] | None = None,
+        valid_keys: set[str] | None = None,
+        chunk_delay: float = 0.0,
+        max_page_size: int = 1000,
+        reply_generator: ReplyGenerator = echo_reply,
+        strict: bool = True,
+        reject_unknown_models: bool = False,
+    ) -> None:
+        self.models: list[ModelInfo] = list(models if models is not None else FALLBACK_MODELS)
+        self.valid_keys = valid_keys
+        self.chunk_delay = chunk_delay
+        self.max_page_size = max_page_size
+        self.reply_generator = reply_generator
+        self.strict = strict
+        self.reject_unknown_models = reject_unknown_models
+        self._requested_port = port
+        self._lock = threading.Lock()
+        self._request_arrived = threading.Condition(self._lock)
+        self._script: deque[ScriptItem] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._connections: set[socket.socket] = set()
+        self._closing = threading.Event()
+        self._ids = itertools.count(1)
+        self._httpd: _HttpServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+
+    def start(self) -> Self:
+        """Bind 127.0.0.1 (port 0 picks a free one) and serve on a background thread."""
+        if self._httpd is not None:
+            raise RuntimeError("the fake server is already started")
+        self._httpd = _HttpServer(("127.0.0.1", self._requested_port), _Handler, fake=self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-anthropic-server",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, cut open connections, and wait for every handler thread."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None or thread is None or self._closing.is_set():
+            return
+        self._closing.set()  # wakes handlers waiting between slow chunks
+        httpd.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            # Handlers idle on a kept-alive connection are blocked reading; shutdown wakes them.
+            _shutdown_quietly(connection)
+        httpd.server_close()  # joins the handler threads
+        thread.join()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the fake server is not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- scripting
+
+    def add(self, *items: ScriptItem) -> None:
+        """Queue replies and faults; each request takes the first one that applies to it."""
+        with self._lock:
+            self._script.extend(items)
+
+    def add_reply(
+        self,
+        text: str,
+        *,
+        chunks: Sequence[str] | None = None,
+        stop_reason: str = "end_turn",
+        chunk_delay: float | None = None,
+        first_byte_delay: float = 0.0,
+    ) -> None:
+        """Queue a text reply for the next `POST /v1/messages`."""
+        self.add(
+            Reply.of_text(
+                text,
+                chunks=chunks,
+                stop_reason=stop_reason,
+                chunk_delay=chunk_delay,
+                first_byte_delay=first_byte_delay,
+            )
+        )
+
+    def add_error(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        error_type: str | None = None,
+        retry_after: float | None = None,
+        retry_after_ms: float | None = None,
+        should_retry: bool | None = None,
+        path: str | None = None,
+        times: int = 1,
+    ) -> None:
+        """Queue `times` error answers (see `HttpError`)."""
+        error = HttpError(
+            status,
+            message,
+            error_type=error_type,
+            retry_after=retry_after,
+            retry_after_ms=retry_after_ms,
+            should_retry=should_retry,
+            path=path,
+        )
+        self.add(*([error] * times))
+
+    def add_stream_error(
+        self,
+        text_before: str = "",
+        *,
+        error_type: str = "overloaded_error",
+        message: str = "Overloaded",
+    ) -> None:
+        """Queue a stream that breaks off with an `error` event after `text_before`."""
+        self.add(StreamError(text_before, error_type, message))
+
+    def add_dropped_connection(self, text_before: str = "") -> None:
+        """Queue a stream whose connection is closed after `text_before` (or at once)."""
+        self.add(DroppedConnection(text_before))
+
+    @property
+    def pending_script(self) -> int:
+        """How many scripted items no request has taken yet."""
+        with self._lock:
+            return len(self._script)
+
+    # -- the request log
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    def requests_to(self, path: str, method: str | None = None) -> list[RecordedRequest]:
+        return [
+            request
+            for request in self.requests
+            if request.path == path and (method is None or request.method == method)
+        ]
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until at least `count` requests arrived; False if `timeout` passed first."""
+        with self._request_arrived:
+            return self._request_arrived.wait_for(lambda: len(self._requests) >= count, timeout)
+
+    def clear_requests(self) -> None:
+        with self._lock:
+            self._requests.clear()
+
+    # -- the token rule (one place, so a later issue can refine it)
+
+    def count_input_tokens(self, body: Mapping[str, Any]) -> int:
+        """Input tokens of a request: the text at ~4 characters a token, plus a little per message.
+
+        Used by `count_tokens` and by the `usage` of every reply, so the two always agree.
+        """
+        tokens = 3 + count_text_tokens(text_of_content(body.get("system", "")))
+        for message in body.get("messages", []):
+            if isinstance(message, Mapping):
+                tokens += 4 + count_text_tokens(text_of_content(message.get("content", "")))
+        if body.get("tools"):
+            tokens += count_text_tokens(json.dumps(body["tools"]))
+        return tokens
+
+    def count_output_tokens(self, blocks: Sequence[ReplyBlock]) -> int:
+        """Output tokens of a reply (at least one, as the real API reports)."""
+        return max(1, sum(count_text_tokens(block.output_text()) for block in blocks))
+
+    # -- serving (on handler threads)
+
+    def _next_id(self, prefix: str) -> str:
+        return f"{prefix}_fake_{next(self._ids):06d}"
+
+    def _connection_opened(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._connections.add(connection)
+
+    def _connection_closed(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._connections.discard(connection)
+
+    def _handle(self, handler: _Handler) -> None:
+        exchange = _Exchange(handler, self._next_id("req"), self._closing)
+        try:
+            self._serve(exchange)
+        except OSError as error:  # the client went away (cancelled, timed out)
+            logger.debug("fake server: connection lost: %s", error)
+            handler.close_connection = True
+
+    def _serve(self, exchange: _Exchange) -> None:
+        request = exchange.read_request()
+        with self._request_arrived:
+            self._requests.append(request)
+            self._request_arrived.notify_all()
+        logger.debug("fake server: %s %s", request.method, request.path)
+
+        route = self._route(request)
+        if route is None:
+            exchange.send_error(HttpError(404, f"{request.method} {request.path} not found."))
+            return
+        refusal = self._check_headers(request)
+        if refusal is not None:
+            exchange.send_error(refusal)
+            return
+        if not isinstance(request.body, Mapping) and request.method == "POST":
+            exchange.send_error(HttpError(400, "The request body is not valid JSON."))
+            return
+        route(exchange, request)
+
+    def _route(
+        self, request: RecordedRequest
+    ) -> Callable[[_Exchange, RecordedRequest], None] | None:
+        if request.method == "POST" and request.path == MESSAGES_PATH:
+            return self._serve_messages
+        if request.method == "POST" and request.path == COUNT_TOKENS_PATH:
+            return self._serve_count_tokens
+        if request.method == "GET" and request.path == MODELS_PATH:
+            return self._serve_model_list
+        if request.method == "GET" and request.path.startswith(MODELS_PATH + "/"):
+            return self._serve_model
+        return None
+
+    def _check_headers(self, request: RecordedRequest) -> HttpError | None:
+        key = request.api_key
+        if key is None:
+            return HttpError(401, "x-api-key header is required")
+        if self.valid_keys is not None and key not in self.valid_keys:
+            return HttpError(401, "invalid x-api-key")
+        if not request.headers.get("anthropic-version"):
+            return HttpError(400, "anthropic-version: header is required")
+        return None
+
+    def _take_script_item(self, path: str) -> ScriptItem | None:
+        """The first scripted item meant for a request to `path`, removed from the queue."""
+        with self._lock:
+            for item in self._script:
+                if isinstance(item, HttpError):
+                    applies = item.path is None or item.path == path
+                else:
+                    applies = path == MESSAGES_PATH
+                if applies:
+                    self._script.remove(item)
+                    return item
+        return None
+
+    def _find_model(self, model_id: str) -> ModelInfo | None:
+        return next((model for model in self.models if model.id == model_id), None)
+
+    def _validate_messages_body(
+        self, body: Mapping[str, Any], *, needs_max_tokens: bool
+    ) -> HttpError | None:
+        """The checks the real API makes that a client bug would trip, as a 400 (or 404)."""
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            return HttpError(400, "model: Field required")
+        max_tokens = body.get("max_tokens")
+        if needs_max_tokens and (not isinstance(max_tokens, int) or max_tokens < 1):
+            return HttpError(400, "max_tokens: Field required (a positive integer)")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return HttpError(400, "messages: at least one message is required")
+        previous_role: str | None = None
+        for index, message in enumerate(messages):
+            if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
+                return HttpError(
+                    400, f"messages.{index}.role: Input should be 'user' or 'assistant'"
+                )
+            if not text_of_content(message.get("content")).strip():
+                return HttpError(400, f"messages.{index}: text content blocks must be non-empty")
+            role = str(message["role"])
+            if self.strict and index == 0 and role != "user":
+                return HttpError(400, 'messages: first message must use the "user" role')
+            if self.strict and role == previous_role:
+                return HttpError(
+                    400,
+                    'messages: roles must alternate between "user" and "assistant", '
+                    f'but found multiple "{role}" roles in a row',
+                )
+            previous_role = role
+        known = self._find_model(model)
+        if known is None:
+            if self.reject_unknown_models:
+                return HttpError(404, f"model: {model}")
+            return None
+        if needs_max_tokens and isinstance(max_tokens, int):
+            if max_tokens > known.max_tokens:
+                return HttpError(
+                    400,
+                    f"max_tokens: {max_tokens} > {known.max_tokens}, which is the maximum "
+                    f"allowed number of output tokens for {model}",
+                )
+            input_tokens = self.count_input_tokens(body)
+            if input_tokens + max_tokens > known.max_input_tokens:
+                return HttpError(
+                    400,
+                    f"input length and `max_tokens` exceed context limit: {input_tokens} + "
+                    f"{max_tokens} > {known.max_input_tokens}, decrease input length or "
+                    "`max_tokens` and try again",
+                )
+        return None
+
+    def _serve_messages(self, exchange: _Exchange, request: RecordedRequest) -> None:
+        body: Mapping[str, Any] = request.body
+        invalid = self._validate_messages_body(body, needs_max_tokens=True)
+        if invalid is not None:
+            exchange.send_error(invalid)
+            return
+        item = self._take_script_item(MESSAGES_PATH)
+        if isinstance(item, HttpError):
+            exchange.send_error(item)
+            return
+        messages_request = MessagesRequest(body)
+        reply = self.reply_generator(messages_request) if item is None else item
+        if isinstance(reply, DroppedConnection) and not reply.text_before:
+            exchange.drop()
+            return
+        if (
+            isinstance(reply, Reply)
+            and reply.first_byte_delay
+            and exchange.pause(reply.first_byte_delay)
+        ):
+            exchange.drop()  # the server is closing
+            return
+        if messages_request.stream:
+            self._stream_message(exchange, messages_request, reply)
+        else:
+            self._send_message(exchange, messages_request, reply)
+
+    def _message_json(self, request: MessagesRequest, model: str | None) -> dict[str, Any]:
+        """The message object as `message_start` carries it: no content yet."""
+        return {
+            "id": self._next_id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": model or request.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": self._usage_json(self.count_input_tokens(request.body), 1),
+        }
+
+    @staticmethod
+    def _usage_json(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+        return {
+            "input_tokens": input_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": output_tokens,
+        }
+
+    def _send_message(
+        self,
+        exchange: _Exchange,
+        request: MessagesRequest,
+        reply: Reply | StreamError | DroppedConnection,
+    ) -> None:
+        if isinstance(reply, StreamError):
+            status = STATUS_OF_ERROR_TYPE.get(reply.error_type, 500)
+            exchange.send_error(HttpError(status, reply.message, error_type=reply.error_type))
+            return
+        if isinstance(reply, DroppedConnection):
+            exchange.drop()
+            return
+        message = self._message_json(request, reply.model)
+        message["content"] = [block.to_json() for block in reply.blocks]
+        message["stop_reason"] = reply.stop_reason
+        message["usage"]["output_tokens"] = self.count_output_tokens(reply.blocks)
+        exchange.send_json(200, message)
+
+    def _stream_message(
+        self,
+        exchange: _Exchange,
+        request: MessagesRequest,
+        reply: Reply | StreamError | DroppedConnection,
+    ) -> None:
+        if isinstance(reply, Reply):
+            blocks: tuple[ReplyBlock, ...] = reply.blocks
+            delay = reply.chunk_delay if reply.chunk_delay is not None else self.chunk_delay
+            model = reply.model
+        else:
+            blocks = (TextBlock(reply.text_before),)
+            delay, model = self.chunk_delay, None
+        message = self._message_json(request, model)
+        exchange.start_event_stream()
+        exchange.send_event("message_start", {"type": "message_start", "message": message})
+        first_delta = True
+        for index, block in enumerate(blocks):
+            exchange.send_event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": block.start_json(),
+                },
+            )
+            if index == 0:
+                exchange.send_event("ping", {"type": "ping"})
+            for piece in block.deltas():
+                if not first_delta and delay and exchange.pause(delay):
+                    exchange.drop()  # the server is closing
+                    return
+                first_delta = False
+                exchange.send_event(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": block.delta_json(piece),
+                    },
+                )
+            if isinstance(reply, StreamError):
+                error = {"type": reply.error_type, "message": reply.message}
+                exchange.send_event(
+                    "error", {"type": "error", "error": error, "request_id": exchange.request_id}
+                )
+                exchange.end_event_stream()
+                return
+            if isinstance(reply, DroppedConnection):
+                exchange.drop()
+                return
+            exchange.send_event(
+                "content_block_stop", {"type": "content_block_stop", "index": index}
+            )
+        assert isinstance(reply, Reply)
+        usage = self._usage_json(message["usage"]["input_tokens"], self.count_output_tokens(blocks))
+        exchange.send_event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+                "usage": usage,
+            },
+        )
+        exchange.send_event("message_stop", {"type": "message_stop"})
+        exchange.end_event_stream()
+
+    def _serve_count_tokens(self, exchange: _Exchange, request: RecordedRequest) -> None:
+        invalid = self._validate_messages_body(request.body, needs_max_tokens=False)
+        if invalid is None:
+            invalid = self._take_http_error(COUNT_TOKENS_PATH)
+        if invalid is not None:
+            exchange.send_error(invalid)
+            return
+        exchange.send_json(200, {"input_tokens": self.count_input_tokens(request.body)})
+
+    def _take_http_error(self, path: str) -> HttpError | None:
+        item = self._take_script_item(path)
+        assert item is None or isinstance(item, HttpError)  # only errors apply outside /v1/messages
+        return item
+
+    def _model_json(self, model: ModelInfo) -> dict[str, Any]:
+        # Newest first, as the real list is: each model a week older than the one before.
+        position = self.models.index(model)
+        created = datetime(2025, 11, 24, tzinfo=UTC) - timedelta(days=7 * position)
+        return {
+            "type": "model",
+            "id": model.id,
+            "display_name": model.display_name,
+            "created_at": created.isoformat().replace("+00:00", "Z"),
+            "max_input_tokens": model.max_input_tokens,
+            "max_tokens": model.max_tokens,
+            "lifecycle": "active",
+        }
+
+    def _serve_model_list(self, exchange: _Exchange, request: RecordedRequest) -> None:
+        error = self._take_http_error(MODELS_PATH)
+        if error is not None:
+            exchange.send_error(error)
+            return
+        try:
+            limit = int(request.query.get("limit", ["20"])[0])
+        except ValueError:
+            exchange.send_error(HttpError(400, "limit: Input should be a valid integer"))
+            return
+        limit = max(1, min(limit, self.max_page_size))
+        ids = [model.id for model in self.models]
+        after_id = request.query.get("after_id", [None])[0]
+        before_id = request.query.get("before_id", [None])[0]
+        if before_id in ids:
+            end = ids.index(before_id)
+            page = self.models[max(0, end - limit) : end]
+            has_more = end - limit > 0
+        else:
+            start = ids.index(after_id) + 1 if after_id in ids else 0
+            page = self.models[start : start + limit]
+            has_more = start + limit < len(self.models)
+        exchange.send_json(
+            200,
+            {
+                "data": [self._model_json(model) for model in page],
+                "has_more": has_more,
+                "first_id": page[0].id if page else None,
+                "last_id": page[-1].id if page else None,
+            },
+        )
+
+    def _serve_model(self, exchange: _Exchange, request: RecordedRequest) -> None:
+        model_id = unquote(request.path[len(MODELS_PATH) + 1 :])
+        error = self._take_http_error(request.path)
+        model = self._find_model(model_id)
+        if error is None and model is None:
+            error = HttpError(404, f"model: {model_id}")
+        if error is not None:
+            exchange.send_error(error)
+            return
+        assert model is not None
+        exchange.send_json(200, self._model_json(model))
+
+
+# --- HTTP plumbing ------------------------------------------------------------------
+
+
+def _shutdown_quietly(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed
+        connection.shutdown(socket.SHUT_RDWR)
+
+
+class _HttpServer(ThreadingHTTPServer):
+    """The stdlib threading server, knowing the fake it serves for."""
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        *,
+        fake: FakeAnthropicServer,
+    ) -> None:
+        self.fake = fake
+        super().__init__(address, handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Hands every request to the fake; keeps connections alive as the real API does."""
+
+    protocol_version = "HTTP/1.1"
+    server: _HttpServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake._connection_opened(self.connection)
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except OSError as error:  # the client reset the connection between requests
+            logger.debug("fake server: connection lost: %s", error)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass  # the peer is gone; nothing left to flush
+        finally:
+            self.server.fake._connection_closed(self.connection)
+
+    def do_GET(self) -> None:
+        self.server.fake._handle(self)
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("fake server: " + format, *args)
+
+
+class _Exchange:
+    """One request and its response, in the wire formats the real API uses."""
+
+    def __init__(self, handler: _Handler, request_id: str, closing: threading.Event) -> None:
+        self._handler = handler
+        self.request_id = request_id
+        self._closing = closing
+
+    def read_request(self) -> RecordedRequest:
+        handler = self._handler
+        length = int(handler.headers.get("content-length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        body: Any = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+        url = urlsplit(handler.path)
+        headers: dict[str, str] = {}
+        for name, value in handler.headers.items():
+            name = name.lower()
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        return RecordedRequest(
+            method=handler.command,
+            path=url.path,
+            query=parse_qs(url.query),
+            headers=headers,
+            body=body,
+        )
+
+    def _start(self, status: int, headers: Mapping[str, str]) -> None:
+        handler = self._handler
+        handler.send_response(status)
+        handler.send_header("request-id", self.request_id)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+
+    def send_json(
+        self, status: int, payload: Any, headers: Mapping[str, str] | None = None
+    ) -> None:
+        data = json.dumps(payload).encode()
+        self._start(
+            status,
+            {
+                "content-type": "application/json",
+                "content-length": str(len(data)),
+                **(headers or {}),
+            },
+        )
+        self._handler.wfile.write(data)
+
+    def send_error(self, error: HttpError) -> None:
+        body = {
+            "type": "error",
+            "error": {"type": error.resolved_type, "message": error.resolved_message},
+            "request_id": self.request_id,
+        }
+        self.send_json(error.status, body, error.headers())
+
+    def start_event_stream(self) -> None:
+        self._start(
+            200,
+            {
+                "content-type": "text/event-stream; charset=utf-8",
+                "cache-control": "no-cache",
+                "transfer-encoding": "chunked",
+            },
+        )
+
+    def send_event(self, event: str, data: Mapping[str, Any]) -> None:
+        self._write_chunk(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+
+    def end_event_stream(self) -> None:
+        self._handler.wfile.write(b"0\r\n\r\n")
+
+    def _write_chunk(self, data: bytes) -> None:
+        self._handler.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+
+    def pause(self, seconds: float) -> bool:
+        """Wait, as a slow server would; True if the server started closing meanwhile."""
+        return self._closing.wait(seconds)
+
+    def drop(self) -> None:
+        """Close the connection at once, mid-response or before any."""
+        self._handler.close_connection = True
+        _shutdown_quietly(self._handler.connection)
+
+
+# --- running by hand ------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.fakes.anthropic_server",
+        description="Serve a fake Anthropic API on 127.0.0.1, so Cairn runs without the internet.",
+    )
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port to listen on (0: any free one)"
+    )
+    parser.add_argument(
+        "--chunk-delay",
+        type=float,
+        default=0.05,
+        help="seconds between streamed words, to watch the streaming (default 0.05)",
+    )
+    parser.add_argument(
+        "--key", action="append", help="accept only this API key (repeatable; default: any key)"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    logger.setLevel(logging.DEBUG)
+
+    server = FakeAnthropicServer(
+        port=args.port,
+        chunk_delay=args.chunk_delay,
+        valid_keys=set(args.key) if args.key else None,
+    )
+    with server:
+        print(f"Fake Anthropic API listening on {server.base_url}")
+        print("Point Cairn at it with:")
+        key = args.key[0] if args.key else "anything"
+        print(f"  ANTHROPIC_BASE_URL={server.base_url} ANTHROPIC_API_KEY={key} ./scripts/run")
+        print("Press Ctrl+C to stop.", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            print("\nStopped.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,558 @@
+"""AnthropicProvider against the fake server, through the real SDK (never mocked)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from app.core.catalog import ModelInfo
+from app.core.errors import (
+    ApiError,
+    ApiKeyRejectedError,
+    BadRequestError,
+    ConnectionFailedError,
+    ModelNotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    RateLimitedError,
+    RequestTooLargeError,
+    ServerError,
+    StreamInterruptedError,
+)
+from app.core.models import Usage
+from app.llm.anthropic_errors import partial_text_of
+from app.llm.anthropic_provider import AnthropicProvider
+from app.llm.provider import CancelToken, ChatRequest, ReplyResult, StreamCallbacks
+from tests.fakes.anthropic_server import (
+    MESSAGES_PATH,
+    MODELS_PATH,
+    FakeAnthropicServer,
+    count_text_tokens,
+)
+
+KEY = "sk-ant-provider-test-key"
+MODEL = "claude-test-model"
+REQUEST = ChatRequest(
+    model=MODEL,
+    messages=[{"role": "user", "content": "Tell me about cairns."}],
+    max_tokens=256,
+)
+
+
+@dataclass
+class Recorder:
+    """StreamCallbacks that remember what the provider reported."""
+
+    texts: list[str] = field(default_factory=list)
+    retries: list[tuple[int, float | None]] = field(default_factory=list)
+    first_text: threading.Event = field(default_factory=threading.Event)
+
+    def callbacks(self) -> StreamCallbacks:
+        return StreamCallbacks(on_text=self._on_text, on_retry=self._on_retry)
+
+    def _on_text(self, text: str) -> None:
+        self.texts.append(text)
+        self.first_text.set()
+
+    def _on_retry(self, attempt: int, wait: float | None) -> None:
+        self.retries.append((attempt, wait))
+
+
+@contextlib.contextmanager
+def provider_for(
+    server: FakeAnthropicServer, *, max_retries: int = 2, timeout: float = 600
+) -> Iterator[AnthropicProvider]:
+    provider = AnthropicProvider(KEY, server.base_url, max_retries=max_retries, timeout=timeout)
+    try:
+        yield provider
+    finally:
+        provider.close()
+
+
+@pytest.fixture
+def provider(fake_server: FakeAnthropicServer) -> Iterator[AnthropicProvider]:
+    with provider_for(fake_server) as provider:
+        yield provider
+
+
+@pytest.fixture
+def provider_without_retries(fake_server: FakeAnthropicServer) -> Iterator[AnthropicProvider]:
+    with provider_for(fake_server, max_retries=0) as provider:
+        yield provider
+
+
+def _stream(provider: AnthropicProvider, recorder: Recorder | None = None) -> ReplyResult:
+    return provider.stream_reply(REQUEST, (recorder or Recorder()).callbacks(), CancelToken())
+
+
+def _stream_failure(provider: AnthropicProvider, recorder: Recorder | None = None) -> ApiError:
+    with pytest.raises(ApiError) as caught:
+        _stream(provider, recorder)
+    return caught.value
+
+
+class StreamInThread:
+    """Runs `stream_reply` on a worker thread, as ChatWorker does, for cancel tests."""
+
+    def __init__(self, provider: AnthropicProvider, cancel: CancelToken) -> None:
+        self.recorder = Recorder()
+        self.result: ReplyResult | None = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(provider, cancel), name="stream-reply"
+        )
+
+    def _run(self, provider: AnthropicProvider, cancel: CancelToken) -> None:
+        try:
+            self.result = provider.stream_reply(REQUEST, self.recorder.callbacks(), cancel)
+        except BaseException as error:
+            self.error = error
+
+    def start(self) -> StreamInThread:
+        self._thread.start()
+        return self
+
+    def finished_within(self, seconds: float) -> bool:
+        self._thread.join(seconds)
+        return not self._thread.is_alive()
+
+
+# --- replies --------------------------------------------------------------------------
+
+
+def test_a_streamed_reply_arrives_delta_by_delta_with_usage(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_reply("Stones piled by walkers.", chunks=["Stones ", "piled by ", "walkers."])
+    recorder = Recorder()
+
+    result = _stream(provider, recorder)
+
+    assert recorder.texts == ["Stones ", "piled by ", "walkers."]
+    assert result.text == "Stones piled by walkers."
+    assert result.stop_reason == "end_turn"
+    assert result.model == MODEL
+    assert not result.cancelled
+    body = fake_server.requests_to(MESSAGES_PATH)[0].body
+    assert result.usage == Usage(
+        input_tokens=fake_server.count_input_tokens(body),
+        output_tokens=count_text_tokens("Stones piled by walkers."),
+    )
+    assert recorder.retries == []
+
+
+def test_the_request_carries_the_key_the_conversation_and_the_system_prompt(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    system = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
+    request = ChatRequest(model=MODEL, messages=REQUEST.messages, max_tokens=99, system=system)
+
+    provider.stream_reply(request, StreamCallbacks(), CancelToken())
+
+    (sent,) = fake_server.requests_to(MESSAGES_PATH)
+    assert sent.api_key == KEY
+    assert sent.headers["anthropic-version"]
+    assert sent.body["model"] == MODEL
+    assert sent.body["max_tokens"] == 99
+    assert sent.body["messages"] == [{"role": "user", "content": "Tell me about cairns."}]
+    assert sent.body["system"] == system
+    assert sent.body["stream"] is True
+
+
+def test_an_empty_system_prompt_is_left_out(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    _stream(provider)
+
+    assert "system" not in fake_server.requests_to(MESSAGES_PATH)[0].body
+
+
+def test_the_key_and_base_url_come_from_the_sdk_variables(
+    fake_server: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-environment")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.base_url)
+    provider = AnthropicProvider(None, None)
+    try:
+        provider.check_key()
+    finally:
+        provider.close()
+
+    assert fake_server.requests[0].api_key == "sk-ant-from-environment"
+
+
+def test_a_key_that_is_rejected_by_the_server(fake_server: FakeAnthropicServer) -> None:
+    fake_server.valid_keys = {"sk-ant-the-right-one"}
+    provider = AnthropicProvider("sk-ant-the-wrong-one", fake_server.base_url)
+    try:
+        with pytest.raises(ApiKeyRejectedError) as caught:
+            provider.check_key()
+        with pytest.raises(ApiKeyRejectedError) as during_chat:
+            _stream(provider)
+    finally:
+        provider.close()
+
+    for error in (caught.value, during_chat.value):
+        assert "not accepted" in error.message
+        assert "sk-ant-the-wrong-one" not in error.message
+        assert "sk-ant-the-wrong-one" not in (error.detail or "")
+        assert "authentication_error" in (error.detail or "")
+
+
+def test_check_key_passes_with_a_good_key(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.valid_keys = {KEY}
+
+    provider.check_key()
+
+    (request,) = fake_server.requests
+    assert request.path == MODELS_PATH
+    assert request.query["limit"] == ["1"]
+
+
+# --- errors after the SDK's own retries ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (400, BadRequestError),
+        (401, ApiKeyRejectedError),
+        (403, PermissionDeniedError),
+        (404, ModelNotFoundError),
+        (413, RequestTooLargeError),
+    ],
+)
+def test_errors_the_user_must_fix_are_not_retried(
+    fake_server: FakeAnthropicServer,
+    provider: AnthropicProvider,
+    status: int,
+    expected: type[ApiError],
+) -> None:
+    fake_server.add_error(status)
+    recorder = Recorder()
+
+    error = _stream_failure(provider, recorder)
+
+    assert type(error) is expected
+    assert not error.retryable
+    assert recorder.retries == []
+    assert len(fake_server.requests) == 1
+    assert f"HTTP {status}" in (error.detail or "")
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [(429, RateLimitedError), (500, ServerError), (529, OverloadedError)],
+)
+def test_transient_errors_are_retried_then_reported(
+    fake_server: FakeAnthropicServer,
+    provider: AnthropicProvider,
+    status: int,
+    expected: type[ApiError],
+) -> None:
+    fake_server.add_error(status, retry_after_ms=1, times=3)
+    recorder = Recorder()
+
+    error = _stream_failure(provider, recorder)
+
+    assert type(error) is expected
+    assert error.retryable
+    assert len(fake_server.requests) == 3  # the first attempt and two retries
+    assert recorder.retries == [(2, 0.001), (3, 0.001)]
+    assert partial_text_of(error) == ""
+
+
+def test_a_rate_limit_says_how_long_to_wait(
+    fake_server: FakeAnthropicServer, provider_without_retries: AnthropicProvider
+) -> None:
+    fake_server.add_error(429, retry_after=30)
+
+    error = _stream_failure(provider_without_retries)
+
+    assert isinstance(error, RateLimitedError)
+    assert error.retry_after == 30
+    assert "about 30 seconds" in error.message
+
+
+def test_a_retry_is_reported_and_then_the_reply_arrives(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_error(529, retry_after_ms=1)
+    fake_server.add_reply("Here after all.")
+    recorder = Recorder()
+
+    result = _stream(provider, recorder)
+
+    assert recorder.retries == [(2, 0.001)]
+    assert result.text == "Here after all."
+    retry_counts = [r.headers["x-stainless-retry-count"] for r in fake_server.requests]
+    assert retry_counts == ["0", "1"]
+
+
+def test_a_retry_without_a_server_given_wait_reports_none(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    # A connection dropped before any answer: the SDK retries it after its own backoff.
+    fake_server.add_dropped_connection()
+    fake_server.add_reply("Reconnected.")
+    recorder = Recorder()
+
+    result = _stream(provider, recorder)
+
+    assert recorder.retries == [(2, None)]
+    assert result.text == "Reconnected."
+
+
+def test_the_last_failure_is_not_announced_as_a_retry(
+    fake_server: FakeAnthropicServer, provider_without_retries: AnthropicProvider
+) -> None:
+    fake_server.add_error(529)
+    recorder = Recorder()
+
+    _stream_failure(provider_without_retries, recorder)
+
+    assert recorder.retries == []
+
+
+# --- failures mid-stream keep the partial text ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error_type", "expected"),
+    [
+        ("overloaded_error", OverloadedError),
+        ("api_error", ServerError),
+        ("mystery_error", StreamInterruptedError),
+    ],
+)
+def test_an_error_event_mid_stream_keeps_the_partial_text(
+    fake_server: FakeAnthropicServer,
+    provider: AnthropicProvider,
+    error_type: str,
+    expected: type[ApiError],
+) -> None:
+    fake_server.add_stream_error("Cairns mark ", error_type=error_type)
+    recorder = Recorder()
+
+    error = _stream_failure(provider, recorder)
+
+    assert type(error) is expected
+    assert partial_text_of(error) == "Cairns mark "
+    assert "".join(recorder.texts) == "Cairns mark "
+    assert len(fake_server.requests) == 1  # a stream that began is never retried
+
+
+def test_a_dropped_connection_mid_stream_keeps_the_partial_text(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_dropped_connection("Half of it ")
+
+    error = _stream_failure(provider)
+
+    assert isinstance(error, StreamInterruptedError)
+    assert partial_text_of(error) == "Half of it "
+    assert error.retryable
+
+
+def test_a_stalled_stream_times_out_with_the_partial_text(
+    fake_server: FakeAnthropicServer,
+) -> None:
+    fake_server.add_reply("first then nothing", chunk_delay=60)
+    # Long enough for the headers and the first delta even on a busy machine.
+    with provider_for(fake_server, max_retries=0, timeout=1) as provider:
+        error = _stream_failure(provider)
+
+    assert isinstance(error, StreamInterruptedError)
+    assert partial_text_of(error) == "first "
+
+
+def test_a_server_that_never_answers_times_out(fake_server: FakeAnthropicServer) -> None:
+    fake_server.add_reply("too late", first_byte_delay=60)
+    with provider_for(fake_server, max_retries=0, timeout=0.3) as provider:
+        error = _stream_failure(provider)
+
+    assert isinstance(error, ConnectionFailedError)
+    assert error.title == "Claude took too long"
+
+
+def test_a_server_that_is_not_listening_is_a_connection_failure() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    provider = AnthropicProvider(KEY, f"http://127.0.0.1:{closed_port}", max_retries=0)
+    try:
+        error = _stream_failure(provider)
+        with pytest.raises(ConnectionFailedError):
+            provider.list_models()
+    finally:
+        provider.close()
+
+    assert isinstance(error, ConnectionFailedError)
+    assert error.message == "Can't reach Claude — check your internet connection and try again."
+    assert error.retryable
+
+
+# --- cancelling -----------------------------------------------------------------------
+
+
+def test_cancel_between_slow_chunks_returns_promptly_with_the_text_so_far(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_reply("one two three four", chunk_delay=60)
+    cancel = CancelToken()
+    worker = StreamInThread(provider, cancel).start()
+
+    assert worker.recorder.first_text.wait(10)
+    cancel.cancel()  # the server now sits 60 s before its next chunk
+
+    assert worker.finished_within(10)
+    assert worker.error is None
+    assert worker.result is not None
+    assert worker.result.cancelled
+    assert worker.result.text == "one "
+    assert worker.result.usage is None
+
+
+def test_cancel_before_the_server_answers_returns_promptly(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_reply("never sent", first_byte_delay=60)
+    cancel = CancelToken()
+    worker = StreamInThread(provider, cancel).start()
+
+    assert fake_server.wait_for_requests(1)
+    cancel.cancel()
+
+    assert worker.finished_within(10)
+    assert worker.error is None
+    assert worker.result is not None
+    assert worker.result.cancelled
+    assert worker.result.text == ""
+    assert len(fake_server.requests) == 1  # the cut connection was not retried
+
+
+def test_a_cancelled_token_sends_nothing(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    cancel = CancelToken()
+    cancel.cancel()
+
+    result = provider.stream_reply(REQUEST, StreamCallbacks(), cancel)
+
+    assert result.cancelled
+    assert fake_server.requests == []
+
+
+def test_cancel_during_a_retry_stops_the_retries(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_error(529, retry_after_ms=1, times=3)
+    cancel = CancelToken()
+    callbacks = StreamCallbacks(on_retry=lambda _attempt, _wait: cancel.cancel())
+
+    result = provider.stream_reply(REQUEST, callbacks, cancel)
+
+    assert result.cancelled
+    assert len(fake_server.requests) == 1
+
+
+def test_cancel_after_the_reply_is_harmless_and_the_provider_goes_on(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    cancel = CancelToken()
+    first = provider.stream_reply(REQUEST, StreamCallbacks(), cancel)
+    cancel.cancel()
+
+    second = _stream(provider)
+
+    assert not first.cancelled
+    assert not second.cancelled
+    assert second.text == first.text
+
+
+def test_concurrent_calls_report_to_their_own_callbacks(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_reply("slow reply", chunk_delay=60)
+    slow_cancel = CancelToken()
+    slow = StreamInThread(provider, slow_cancel).start()
+    assert slow.recorder.first_text.wait(10)
+
+    fake_server.add_error(529, retry_after_ms=1)
+    fake_server.add_reply("quick reply")
+    quick = Recorder()
+    result = _stream(provider, quick)
+    slow_cancel.cancel()
+
+    assert slow.finished_within(10)
+    assert result.text == "quick reply"
+    assert quick.retries == [(2, 0.001)]
+    assert slow.recorder.retries == []
+    assert slow.recorder.texts == ["slow "]
+
+
+# --- models and tokens ----------------------------------------------------------------
+
+
+def test_list_models_reads_every_page(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.models = [
+        ModelInfo(
+            id=f"claude-model-{n}",
+            display_name=f"Claude Model {n}",
+            max_input_tokens=100_000 + n,
+            max_tokens=8_000 + n,
+        )
+        for n in range(5)
+    ]
+    fake_server.max_page_size = 2
+
+    models = provider.list_models()
+
+    assert models == fake_server.models
+    assert len(fake_server.requests_to(MODELS_PATH)) == 3
+
+
+def test_count_tokens_uses_the_server_count(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    request = ChatRequest(model=MODEL, messages=REQUEST.messages, max_tokens=10, system="Be kind.")
+
+    counted = provider.count_tokens(request)
+    replied = provider.stream_reply(request, StreamCallbacks(), CancelToken())
+
+    assert replied.usage is not None
+    assert counted == replied.usage.input_tokens
+    body = fake_server.requests_to("/v1/messages/count_tokens")[0].body
+    assert "max_tokens" not in body
+    assert counted == fake_server.count_input_tokens(body)
+
+
+def test_errors_from_models_and_counting_are_api_errors(
+    fake_server: FakeAnthropicServer, provider_without_retries: AnthropicProvider
+) -> None:
+    fake_server.add_error(529, path=MODELS_PATH)
+    fake_server.add_error(403, path="/v1/messages/count_tokens")
+
+    with pytest.raises(OverloadedError):
+        provider_without_retries.list_models()
+    with pytest.raises(PermissionDeniedError):
+        provider_without_retries.count_tokens(REQUEST)
+
+
+def test_a_bug_in_a_callback_is_not_disguised_as_an_api_error(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    def broken(_text: str) -> None:
+        raise KeyError("a bug in the caller")
+
+    with pytest.raises(KeyError):
+        provider.stream_reply(REQUEST, StreamCallbacks(on_text=broken), CancelToken())

@@ -1,0 +1,117 @@
+"""First run: the key dialog checks a key against the API and stores it in the keyring."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from keyring.errors import NoKeyringError
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.secrets.keystore import SERVICE_NAME, USERNAME
+from app.ui.app import CairnSession
+from app.ui.key_dialog import ApiKeyDialog
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.keyring_backend import MemoryKeyring
+from tests.ui.conftest import on_modal
+
+GOOD_KEY = "sk-ant-api03-good-key-abcdefghijklmnop"
+
+
+def test_first_run_asks_for_a_key_checks_it_and_stores_it(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    fake_server: FakeAnthropicServer,
+    memory_keyring: MemoryKeyring,
+) -> None:
+    fake_server.valid_keys = {GOOD_KEY}
+    seen: list[str] = []
+
+    def fill_in(dialog: ApiKeyDialog) -> None:
+        assert "Anthropic Console" in dialog.intro_label.text()
+        dialog.key_edit.setText("sk-ant-wrong")
+        dialog.check_button.click()
+        qtbot.waitUntil(lambda: "not accepted" in dialog.status_label.text(), timeout=10_000)
+        seen.append(dialog.status_label.text())
+        assert memory_keyring.passwords == {}, "a rejected key is not stored"
+        dialog.key_edit.setText(GOOD_KEY)
+        qtbot.mouseClick(dialog.check_button, Qt.MouseButton.LeftButton)
+
+    on_modal(ApiKeyDialog, fill_in)
+    cairn = open_window()
+    qtbot.waitUntil(lambda: memory_keyring.passwords.get((SERVICE_NAME, USERNAME)) == GOOD_KEY)
+    assert seen and seen[0].startswith("⚠")
+    fake_server.add_reply("Welcome!")
+    cairn.window.composer.editor.setPlainText("Hi")
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
+
+
+def test_without_a_password_store_the_key_is_kept_for_the_session_only(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    fake_server: FakeAnthropicServer,
+    memory_keyring: MemoryKeyring,
+) -> None:
+    memory_keyring.fail_with = NoKeyringError("No recommended backend was available.")
+
+    def fill_in(dialog: ApiKeyDialog) -> None:
+        dialog.key_edit.setText(GOOD_KEY)
+        dialog.check_button.click()
+        qtbot.waitUntil(dialog.session_only_button.isVisible, timeout=10_000)
+        assert "password store" in dialog.status_label.text()
+        dialog.session_only_button.click()
+
+    on_modal(ApiKeyDialog, fill_in)
+    cairn = open_window()
+    qtbot.waitUntil(lambda: cairn.controller.has_api_key())
+    assert cairn.window.banner.isVisible()
+    assert "this session only" in cairn.window.banner.title_label.text()
+    assert memory_keyring.passwords == {}
+    fake_server.add_reply("ok")
+    cairn.window.composer.editor.setPlainText("Hi")
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
+
+
+def test_not_now_leaves_the_draft_and_asks_again_on_send(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    fake_server: FakeAnthropicServer,
+    memory_keyring: MemoryKeyring,
+) -> None:
+    asked: list[int] = []
+
+    def decline(dialog: ApiKeyDialog) -> None:
+        asked.append(1)
+        dialog.reject()
+
+    on_modal(ApiKeyDialog, decline)
+    cairn = open_window()
+    assert asked == [1]
+    on_modal(ApiKeyDialog, decline)
+    cairn.window.composer.editor.setPlainText("A question")
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    assert asked == [1, 1]
+    assert cairn.window.composer.text() == "A question"
+    assert fake_server.requests_to("/v1/messages") == []
+    assert cairn.store.list_sessions() == []
+
+
+def test_key_from_environment_skips_the_dialog(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    fake_server: FakeAnthropicServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", GOOD_KEY)
+    cairn = open_window()
+    assert cairn.controller.has_api_key()
+    fake_server.add_reply("ok")
+    cairn.window.composer.editor.setPlainText("Hi")
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY

@@ -1,0 +1,272 @@
+"""Every SDK exception becomes an ApiError with plain words and a technical detail."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from app.core.errors import (
+    ApiError,
+    ApiKeyRejectedError,
+    BadRequestError,
+    ConnectionFailedError,
+    ModelNotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    RateLimitedError,
+    RequestTooLargeError,
+    ServerError,
+    StreamInterruptedError,
+)
+from app.llm.anthropic_errors import (
+    describe_wait,
+    map_sdk_error,
+    parse_retry_after,
+    partial_text_of,
+    sdk_will_retry_status,
+    with_partial_text,
+)
+
+_REQUEST = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+
+_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    409: "invalid_request_error",
+    413: "request_too_large",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    503: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def _status_error(
+    status: int,
+    *,
+    error_type: str | None = None,
+    message: str = "Something happened",
+    headers: dict[str, str] | None = None,
+    exception_class: type[anthropic.APIStatusError] = anthropic.APIStatusError,
+) -> anthropic.APIStatusError:
+    """A real SDK status error, built the way the SDK builds it from a response."""
+    body: dict[str, Any] = {
+        "type": "error",
+        "error": {"type": error_type or _TYPES.get(status, "api_error"), "message": message},
+        "request_id": "req_0123",
+    }
+    response = httpx2.Response(
+        status,
+        headers={"request-id": "req_0123", **(headers or {})},
+        json=body,
+        request=_REQUEST,
+    )
+    return exception_class(f"Error code: {status} - {body}", response=response, body=body)
+
+
+@pytest.mark.parametrize(
+    ("status", "exception_class", "expected"),
+    [
+        (400, anthropic.BadRequestError, BadRequestError),
+        (401, anthropic.AuthenticationError, ApiKeyRejectedError),
+        (402, anthropic.PaymentRequiredError, PermissionDeniedError),
+        (403, anthropic.PermissionDeniedError, PermissionDeniedError),
+        (404, anthropic.NotFoundError, ModelNotFoundError),
+        (408, anthropic.RequestTimeoutError, ServerError),
+        (409, anthropic.ConflictError, BadRequestError),
+        (413, anthropic.ContentTooLargeError, RequestTooLargeError),
+        (422, anthropic.UnprocessableEntityError, BadRequestError),
+        (429, anthropic.RateLimitError, RateLimitedError),
+        (500, anthropic.InternalServerError, ServerError),
+        (503, anthropic.ServiceUnavailableError, ServerError),
+        (504, anthropic.GatewayTimeoutError, ServerError),
+        (529, anthropic.OverloadedError, OverloadedError),
+    ],
+)
+def test_each_status_maps_to_its_error(
+    status: int, exception_class: type[anthropic.APIStatusError], expected: type[ApiError]
+) -> None:
+    error = map_sdk_error(_status_error(status, exception_class=exception_class))
+
+    assert type(error) is expected
+    assert error.message
+    assert "HTTP" not in error.message  # plain words; the status is for the log
+    assert error.detail is not None
+    assert f"HTTP {status}" in error.detail
+    assert "request-id=req_0123" in error.detail
+    assert f"type={_TYPES[status]}" in error.detail
+
+
+def test_user_caused_errors_offer_no_retry_and_transient_ones_do() -> None:
+    rejected = map_sdk_error(_status_error(401))
+    overloaded = map_sdk_error(_status_error(529))
+
+    assert rejected is not None and not rejected.retryable
+    assert overloaded is not None and overloaded.retryable
+
+
+def test_rate_limit_carries_the_wait_in_numbers_and_in_words() -> None:
+    error = map_sdk_error(_status_error(429, headers={"retry-after": "30"}))
+
+    assert isinstance(error, RateLimitedError)
+    assert error.retry_after == 30
+    assert "about 30 seconds" in error.message
+
+
+def test_rate_limit_without_a_wait_says_a_moment() -> None:
+    error = map_sdk_error(_status_error(429))
+
+    assert isinstance(error, RateLimitedError)
+    assert error.retry_after is None
+    assert "a moment" in error.message
+
+
+def test_a_too_long_conversation_is_request_too_large_even_as_a_400() -> None:
+    message = "prompt is too long: 210000 tokens > 200000 maximum"
+
+    error = map_sdk_error(_status_error(400, message=message))
+
+    assert isinstance(error, RequestTooLargeError)
+    assert message in (error.detail or "")
+
+
+@pytest.mark.parametrize(
+    ("error_type", "expected"),
+    [
+        ("overloaded_error", OverloadedError),
+        ("rate_limit_error", RateLimitedError),
+        ("api_error", ServerError),
+        ("something_new_error", StreamInterruptedError),
+    ],
+)
+def test_an_error_event_mid_stream_maps_by_its_type(
+    error_type: str, expected: type[ApiError]
+) -> None:
+    # The SDK raises a stream's `error` event as a status error with the stream's 200.
+    error = map_sdk_error(_status_error(200, error_type=error_type))
+
+    assert type(error) is expected
+    assert error.detail is not None
+    assert "error event in the stream" in error.detail
+
+
+def test_connection_errors_and_timeouts_say_cant_reach_claude() -> None:
+    refused = anthropic.APIConnectionError(request=_REQUEST)
+    refused.__cause__ = httpx2.ConnectError("[Errno 111] Connection refused")
+
+    connection = map_sdk_error(refused)
+    timeout = map_sdk_error(anthropic.APITimeoutError(request=_REQUEST))
+
+    assert isinstance(connection, ConnectionFailedError)
+    assert "check your internet connection" in connection.message
+    assert "Connection refused" in (connection.detail or "")
+    assert isinstance(timeout, ConnectionFailedError)
+    assert timeout.title == "Claude took too long"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        httpx2.RemoteProtocolError("peer closed connection without sending complete message body"),
+        httpx2.ReadError("connection reset"),
+        httpx2.ReadTimeout("timed out"),
+    ],
+)
+def test_transport_errors_while_streaming_are_interruptions(error: Exception) -> None:
+    mapped = map_sdk_error(error)
+
+    assert isinstance(mapped, StreamInterruptedError)
+    assert type(error).__name__ in (mapped.detail or "")
+
+
+def test_unreadable_answers_and_other_sdk_errors_still_become_api_errors() -> None:
+    response = httpx2.Response(200, json={"nonsense": True}, request=_REQUEST)
+
+    invalid = map_sdk_error(anthropic.APIResponseValidationError(response, {"nonsense": True}))
+    other = map_sdk_error(anthropic.AnthropicError("something odd"))
+
+    assert isinstance(invalid, ServerError)
+    assert type(other) is ApiError
+
+
+def test_our_own_bugs_are_not_dressed_up_as_api_errors() -> None:
+    assert map_sdk_error(ValueError("a bug")) is None
+    assert map_sdk_error(KeyError("content")) is None
+
+
+def test_partial_text_rides_on_the_error() -> None:
+    error = with_partial_text(OverloadedError("busy"), "What arrived ")
+
+    assert partial_text_of(error) == "What arrived "
+    assert partial_text_of(OverloadedError("busy")) == ""
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({}, None),
+        ({"retry-after": "20"}, 20.0),
+        ({"retry-after": "1.5"}, 1.5),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after-ms": "250", "retry-after": "20"}, 0.25),  # ms wins, as in the SDK
+        ({"retry-after-ms": "soon", "retry-after": "20"}, 20.0),
+        ({"retry-after": "0"}, None),
+        ({"retry-after": "whenever"}, None),
+    ],
+)
+def test_retry_after_is_read_as_the_sdk_reads_it(
+    headers: dict[str, str], expected: float | None
+) -> None:
+    assert parse_retry_after(headers) == expected
+
+
+def test_retry_after_as_an_http_date() -> None:
+    in_a_minute = email.utils.formatdate(time.time() + 60, usegmt=True)
+
+    wait = parse_retry_after({"retry-after": in_a_minute})
+
+    assert wait is not None and 50 < wait <= 61
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "expected"),
+    [
+        (429, {}, True),
+        (529, {}, True),
+        (500, {}, True),
+        (408, {}, True),
+        (409, {}, True),
+        (400, {}, False),
+        (401, {}, False),
+        (400, {"x-should-retry": "true"}, True),
+        (529, {"x-should-retry": "false"}, False),
+    ],
+)
+def test_retry_policy_matches_the_sdk(status: int, headers: dict[str, str], expected: bool) -> None:
+    assert sdk_will_retry_status(status, headers) is expected
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"),
+    [
+        (None, "a moment"),
+        (0.2, "a second"),
+        (20, "about 20 seconds"),
+        (89, "about 89 seconds"),
+        (120, "about 2 minutes"),
+        (3000, "about 50 minutes"),
+    ],
+)
+def test_waits_are_described_in_words(seconds: float | None, words: str) -> None:
+    assert describe_wait(seconds) == words
