@@ -46,11 +46,7 @@ def fail_on_error_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """
     caplog.set_level(logging.INFO)
     yield
-    errors = [
-        record
-        for record in caplog.get_records("call")
-        if record.levelno >= logging.ERROR
-    ]
+    errors = [record for record in caplog.get_records("call") if record.levelno >= logging.ERROR]
     if errors:
         lines = "\n".join(f"{r.name}: {r.getMessage()}" for r in errors)
         pytest.fail(f"unexpected error logs:\n{lines}")

@@ -19,7 +19,7 @@ from app.core.paths import AppPaths
 from app.core.settings import load_settings
 from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
-from app.logs import setup_logging
+from app.logs import setup_logging, teardown_logging
 from app.secrets.keystore import KeyStore
 from app.store.database import open_database
 from app.store.instance_lock import InstanceLock
@@ -64,6 +64,7 @@ class CairnSession:
         self.controller.shutdown()
         self.store.close()
         self.lock.release()
+        teardown_logging()
 
 
 def open_cairn(
@@ -113,12 +114,18 @@ def open_cairn(
     return CairnSession(window, controller, store, lock, notices)
 
 
-def _fatal(error: UserFacingError) -> int:
-    log.warning("Cannot start: %s (%s)", error.message, error.detail)
-    box = QMessageBox(QMessageBox.Icon.Critical, error.title, error.message)
-    box.setWindowTitle(f"{APP_NAME} — {error.title}")
-    box.exec()
-    return 1
+def launch(paths: AppPaths) -> CairnSession | None:
+    """Open Cairn, or explain in a dialog why it cannot start (None then)."""
+    try:
+        return open_cairn(paths)
+    except UserFacingError as error:
+        log.warning("Cannot start: %s (%s)", error.message, error.detail)
+        teardown_logging()
+        box = QMessageBox(QMessageBox.Icon.Critical, f"{APP_NAME} — {error.title}", error.message)
+        box.setText(f"<b>{error.title}</b>")
+        box.setInformativeText(error.message)
+        box.exec()
+        return None
 
 
 def run(argv: Sequence[str]) -> int:
@@ -135,10 +142,9 @@ def run(argv: Sequence[str]) -> int:
     icon = Path(__file__).resolve().parents[2] / "resources" / "cairn.svg"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
-    try:
-        session = open_cairn(AppPaths.from_environment())
-    except UserFacingError as error:
-        return _fatal(error)
+    session = launch(AppPaths.from_environment())
+    if session is None:
+        return 1
     follow_system = QGuiApplication.styleHints()
     follow_system.colorSchemeChanged.connect(
         lambda _scheme: apply_theme(app, session.controller.settings.theme)

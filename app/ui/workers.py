@@ -128,8 +128,7 @@ class ChatWorker(QThread):
             return
         except Exception:
             log.exception("Unexpected failure while streaming a reply")
-            error = BugError(SOMETHING_WENT_WRONG)
-            self._fail(store, _as_user_facing(error), self.take_text())
+            self._fail(store, _as_user_facing(BugError(SOMETHING_WENT_WRONG)), self.take_text())
             return
         status = MessageStatus.STOPPED if result.cancelled else MessageStatus.COMPLETE
         text = result.text if len(result.text) >= len(self._text) else self.take_text()

@@ -1,0 +1,137 @@
+"""Start-up when something is wrong: each case gets a clear dialog or notice, never a traceback."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.__main__ import display_problem
+from app.core.paths import AppPaths
+from app.store.instance_lock import InstanceLock
+from app.ui.app import CairnSession, launch
+from tests.ui.conftest import on_modal
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def refused_with(qtbot: QtBot, paths: AppPaths) -> str:
+    """Launch Cairn expecting the start-up dialog; return its words."""
+    seen: list[str] = []
+
+    def read(box: QMessageBox) -> None:
+        seen.append(f"{box.text()}\n{box.informativeText()}")
+        box.accept()
+
+    on_modal(QMessageBox, read)
+    assert launch(paths) is None
+    assert seen, "no dialog was shown"
+    return seen[0]
+
+
+def digest(folder: Path) -> dict[str, str]:
+    """Hashes of the database and its side files (the lock file is Cairn's, not data)."""
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in folder.iterdir()
+        if p.is_file() and p.name.startswith("cairn.db")
+    }
+
+
+def test_database_from_a_newer_cairn_is_refused_and_untouched(qtbot: QtBot) -> None:
+    import sqlite3
+
+    paths = AppPaths.from_environment()
+    paths.data_dir.mkdir(parents=True)
+    connection = sqlite3.connect(paths.database)
+    connection.execute("CREATE TABLE future (x)")
+    connection.execute("PRAGMA user_version = 999")
+    connection.commit()
+    connection.close()
+    before = digest(paths.data_dir)
+    words = refused_with(qtbot, paths)
+    assert "newer" in words
+    assert "Traceback" not in words
+    assert digest(paths.data_dir) == before
+
+
+def test_damaged_database_is_set_aside_and_the_user_told(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    paths = AppPaths.from_environment()
+    paths.data_dir.mkdir(parents=True)
+    garbage = b"this is not a database at all " * 200
+    paths.database.write_bytes(garbage)
+    cairn = open_window()
+    assert cairn.window.banner.isVisible()
+    assert "set it aside" in cairn.window.banner.text_label.text()
+    aside = [p for p in paths.data_dir.iterdir() if p.name.startswith("cairn.db.damaged-")]
+    assert len(aside) == 1 and aside[0].read_bytes() == garbage
+    assert cairn.window.sidebar.list.count() == 0
+
+
+def test_unwritable_data_folder_gets_a_clear_dialog(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A regular file where a folder should be: unwritable even for root.
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("CAIRN_HOME", str(blocker / "home"))
+    words = refused_with(qtbot, AppPaths.from_environment())
+    assert "can't" in words.lower() or "cannot" in words.lower()
+    assert "Traceback" not in words
+
+
+def test_second_cairn_says_it_is_already_running(qtbot: QtBot) -> None:
+    paths = AppPaths.from_environment()
+    paths.data_dir.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from app.store.instance_lock import InstanceLock\n"
+            "lock = InstanceLock(sys.argv[1]); lock.acquire()\n"
+            "print('held', flush=True); sys.stdin.read()",
+            str(paths.data_dir),
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        words = refused_with(qtbot, paths)
+        assert "already running" in words
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=10)
+    lock = InstanceLock(paths.data_dir)
+    lock.acquire()
+    lock.release()
+
+
+def test_no_display_is_explained_in_one_line() -> None:
+    assert display_problem({}, "linux") is not None
+    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux") is None
+    assert display_problem({"WAYLAND_DISPLAY": "wayland-0"}, "linux") is None
+    assert display_problem({"DISPLAY": ":4242"}, "linux") is not None, "a display with no server"
+    assert display_problem({}, "darwin") is None
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.pop("QT_QPA_PLATFORM", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "app"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "xvfb-run" in lines[0]
