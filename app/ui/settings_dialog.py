@@ -148,6 +148,7 @@ class SettingsDialog(QDialog):
         )
         buttons.accepted.connect(self._save)
         buttons.rejected.connect(self.reject)
+        self.buttons = buttons
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 16, 18, 14)

@@ -1,0 +1,178 @@
+"""Split a message's Markdown into prose and fenced-code segments.
+
+The transcript renders prose with Qt's Markdown importer but shows each fenced
+code block as its own widget (monospace, horizontally scrollable, with a Copy
+button), so the text has to be cut at the fences first. This module is pure
+Python — no Qt — so it can be property-tested on its own.
+
+The rules follow CommonMark's fenced code blocks, loosened where chat replies
+need it: a fence may be indented by any amount (models often nest code in list
+items), and a fence that is never closed runs to the end of the text, which is
+exactly what a reply looks like while it is still streaming.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+# An opening fence: indentation, three or more backticks or tildes, an info string.
+_OPENING_FENCE = re.compile(r"(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\r\n]*)")
+
+
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+class SegmentKind(StrEnum):
+    PROSE = "prose"
+    CODE = "code"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One piece of a message.
+
+    Attributes:
+        kind: prose (rendered as Markdown) or code (a fenced block).
+        source: the exact slice of the message text, fences included, so that
+            joining every segment's source gives the message back unchanged.
+        code: for a code block, the lines between the fences without the
+            fence's indentation and without the final line break.
+        language: for a code block, the first word of the fence's info string.
+        closed: False for a code block whose closing fence has not arrived
+            (yet); always True for prose.
+    """
+
+    kind: SegmentKind
+    source: str
+    code: str = ""
+    language: str = ""
+    closed: bool = True
+
+
+def split_segments(text: str) -> list[Segment]:
+    """Cut `text` into prose and fenced-code segments, in order.
+
+    Prose segments are never empty; consecutive prose lines are merged into
+    one segment. The split is loss-free: ``"".join(s.source for s in
+    split_segments(text)) == text`` for every string.
+    """
+    segments: list[Segment] = []
+    # Markdown ends lines at "\n" (with an optional "\r"), not at every
+    # character str.splitlines() knows.
+    lines = _LINES.findall(text)
+    prose_start = 0  # character offset where the current prose run began
+    offset = 0
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        opening = _match_opening_fence(line)
+        if opening is None:
+            offset += len(line)
+            index += 1
+            continue
+        indent, fence, info = opening
+        if offset > prose_start:
+            segments.append(Segment(SegmentKind.PROSE, text[prose_start:offset]))
+        block_start = offset
+        offset += len(line)
+        index += 1
+        body: list[str] = []
+        closed = False
+        while index < len(lines):
+            line = lines[index]
+            offset += len(line)
+            index += 1
+            if _is_closing_fence(line, fence):
+                closed = True
+                break
+            body.append(_strip_indent(line, len(indent)))
+        code = "".join(body)
+        if code.endswith("\n"):
+            code = code[:-1]
+            if code.endswith("\r"):
+                code = code[:-1]
+        segments.append(
+            Segment(
+                SegmentKind.CODE,
+                text[block_start:offset],
+                code=code,
+                language=info.split()[0] if info.split() else "",
+                closed=closed,
+            ),
+        )
+        prose_start = offset
+    if offset > prose_start:
+        segments.append(Segment(SegmentKind.PROSE, text[prose_start:offset]))
+    return segments
+
+
+def _match_opening_fence(line: str) -> tuple[str, str, str] | None:
+    """(indentation, fence, info string) if `line` opens a code block."""
+    match = _OPENING_FENCE.fullmatch(line.rstrip("\r\n"))
+    if match is None:
+        return None
+    fence = match["fence"]
+    info = match["info"].strip()
+    # "```x```" on one line is inline code, not a fence (CommonMark forbids
+    # backticks in a backtick fence's info string).
+    if fence[0] == "`" and "`" in info:
+        return None
+    return match["indent"], fence, info
+
+
+def _is_closing_fence(line: str, fence: str) -> bool:
+    """True if `line` closes a block opened by `fence`: same character, at least as long."""
+    stripped = line.strip(" \t\r\n")
+    return (
+        len(stripped) >= len(fence)
+        and stripped[0] == fence[0]
+        and stripped == fence[0] * len(stripped)
+    )
+
+
+def _strip_indent(line: str, width: int) -> str:
+    """Remove up to `width` leading spaces, the indentation of the opening fence."""
+    removed = 0
+    while removed < width and removed < len(line) and line[removed] == " ":
+        removed += 1
+    return line[removed:]
+
+
+# A line that continues a list, a quote or a table, or defines a link target
+# used elsewhere: prose must not be cut just before one.
+_CONTINUES_BLOCK = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)|>|\||\[[^\]]*\]:")
+PROSE_PIECE_CHARS: Final = 8000
+
+
+def split_prose(text: str, target: int = PROSE_PIECE_CHARS) -> list[str]:
+    """Cut long Markdown prose into pieces of about `target` characters or more.
+
+    Cuts fall only where Markdown starts afresh — before an unindented line
+    that follows a blank line and does not continue a list, quote or table —
+    so each piece renders as it would have inside the whole. Short prose
+    stays in one piece (text can be selected across it). The cuts depend only
+    on the text before them, so a streaming reply keeps its earlier pieces.
+    ``"".join(split_prose(text)) == text``.
+    """
+    if len(text) <= target:
+        return [text]
+    pieces: list[str] = []
+    piece_start = 0
+    offset = 0
+    previous_blank = False
+    for line in _LINES.findall(text):
+        if (
+            previous_blank
+            and offset - piece_start >= target
+            and line[:1] not in (" ", "\t", "\r", "\n")
+            and not _CONTINUES_BLOCK.match(line)
+        ):
+            pieces.append(text[piece_start:offset])
+            piece_start = offset
+        previous_blank = not line.strip()
+        offset += len(line)
+    pieces.append(text[piece_start:])
+    return pieces

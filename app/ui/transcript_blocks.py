@@ -1,0 +1,786 @@
+"""The pieces a transcript message is built from: Markdown prose, code blocks,
+very long plain text and the "Claude is typing" dots.
+
+Every piece is as tall as its content at the width the layout gives it
+(height-for-width), so the transcript's own scroll area is the only one the
+user scrolls; none of them keeps a scroll bar of its own except the plain-text
+view for huge messages, which would otherwise be many screens tall.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from typing import Any, Final
+
+from PySide6.QtCore import QEvent, QMimeData, QPointF, QRectF, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetricsF,
+    QGuiApplication,
+    QHideEvent,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+    QShowEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFrameFormat,
+    QTextLength,
+    QTextOption,
+    QTextTable,
+    QTextTableFormat,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui.transcript_text import display_text, utf16_to_index
+
+_MARKDOWN_FEATURES: Final = (
+    QTextDocument.MarkdownFeature.MarkdownDialectGitHub
+    # Raw HTML in a reply is shown as written, never interpreted: a model
+    # explaining "<br>" must not have it swallowed, and nothing may load.
+    | QTextDocument.MarkdownFeature.MarkdownNoHTML
+)
+# Keys that scroll the whole transcript even while a text piece has focus.
+_PAGE_KEYS: Final = frozenset({Qt.Key.Key_PageUp, Qt.Key.Key_PageDown})
+COPIED_FEEDBACK_MS: Final = 1500
+HUGE_VIEW_HEIGHT: Final = 360
+LINE_HEIGHT_PERCENT: Final = 125
+
+
+def blend(base: QColor, other: QColor, amount: float) -> QColor:
+    """`base` moved `amount` (0…1) of the way towards `other`, fully opaque."""
+    return QColor.fromRgbF(
+        base.redF() + (other.redF() - base.redF()) * amount,
+        base.greenF() + (other.greenF() - base.greenF()) * amount,
+        base.blueF() + (other.blueF() - base.blueF()) * amount,
+    )
+
+
+def muted_text_colour(palette: QPalette) -> QColor:
+    """Secondary text (names, times, notes): softer than body text, still ≥ 4.5:1 on Base."""
+    return blend(
+        palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.35
+    )
+
+
+def code_background(palette: QPalette) -> QColor:
+    """A faint panel behind code: Base nudged towards Text, so it works light or dark."""
+    return blend(
+        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.055
+    )
+
+
+def code_border(palette: QPalette) -> QColor:
+    return blend(
+        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.14
+    )
+
+
+def set_text_colour(widget: QWidget, colour: QColor) -> None:
+    """Give `widget` this text colour whichever role its background makes it use.
+
+    A label on the transcript's Base background draws with Text, elsewhere
+    with WindowText, so both are set.
+    """
+    palette = widget.palette()
+    palette.setColor(QPalette.ColorRole.WindowText, colour)
+    palette.setColor(QPalette.ColorRole.Text, colour)
+    widget.setPalette(palette)
+
+
+def scaled_font(font: QFont, factor: float) -> QFont:
+    """A copy of `font` `factor` times its size, whether it is sized in points or pixels."""
+    scaled = QFont(font)
+    if font.pointSizeF() > 0:
+        scaled.setPointSizeF(font.pointSizeF() * factor)
+    elif font.pixelSize() > 0:
+        scaled.setPixelSize(max(1, round(font.pixelSize() * factor)))
+    return scaled
+
+
+def monospace_font(font: QFont) -> QFont:
+    """The system's fixed-width font at the size of `font`."""
+    fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    if font.pointSizeF() > 0:
+        fixed.setPointSizeF(font.pointSizeF() * 0.95)
+    elif font.pixelSize() > 0:
+        fixed.setPixelSize(font.pixelSize())
+    return fixed
+
+
+class MarkdownView(QTextBrowser):
+    """Read-only Markdown prose (or plain text) that is exactly as tall as its text.
+
+    Rendering goes through Qt's own importer (`QTextDocument.setMarkdown`,
+    GitHub dialect) and is then touched up for reading: tighter outer margins,
+    air above headings, tinted inline code, ruled tables.
+
+    Attributes:
+        render_count: how many times the Markdown was (re)rendered; streaming
+            tests read it to prove that only the growing message re-renders.
+
+    Signals:
+        link_clicked(QUrl): the user activated a link (nothing is opened here).
+    """
+
+    link_clicked = Signal(QUrl)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.render_count = 0
+        self._plain = False
+        self._source = ""
+        self._shrink_to_fit = False
+        self._heights: dict[int, int] = {}
+        self._natural_width: int | None = None
+        self._measure: QTextDocument | None = None
+        self.setOpenLinks(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+        )
+        # Transparent, so a user bubble's tint shows through.
+        self.viewport().setAutoFillBackground(False)
+        self.setAutoFillBackground(False)
+        self.configure(shrink_to_fit=False, plain=False)
+        document = self.document()
+        document.setUndoRedoEnabled(False)
+        document.setDocumentMargin(0)
+        self.anchorClicked.connect(self.link_clicked)
+
+    def configure(self, *, shrink_to_fit: bool, plain: bool) -> None:
+        """Choose, before the first text, between Markdown and plain text, and
+        between filling the width and hugging the text (a user's bubble)."""
+        self._shrink_to_fit = shrink_to_fit
+        self._plain = plain
+        policy = QSizePolicy(
+            QSizePolicy.Policy.Maximum if shrink_to_fit else QSizePolicy.Policy.Expanding,
+            QSizePolicy.Policy.Preferred,
+        )
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+
+    @property
+    def source_text(self) -> str:
+        """The Markdown currently shown."""
+        return self._source
+
+    def set_source(self, source: str) -> None:
+        """Show `source`; does nothing if it is already shown (streaming re-sends the same head)."""
+        if source == self._source and self.render_count:
+            return
+        self._source = source
+        self._render()
+
+    def _render(self) -> None:
+        self.render_count += 1
+        document = self.document()
+        if self._plain:
+            document.setPlainText(self._source.strip("\n"))
+        else:
+            document.setMarkdown(self._source.strip("\n"), _MARKDOWN_FEATURES)
+            polish_markdown_document(document, self.palette(), self.font())
+        self._heights.clear()
+        self._natural_width = None
+        self._measure = None
+        self.updateGeometry()
+
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
+        """Load nothing: an image in a reply must not make Cairn read files or the network."""
+        return None
+
+    # --- size -------------------------------------------------------------
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        """The text's height when laid out `width` pixels wide, cached per width.
+
+        Measured on a private copy of the document: QTextEdit re-wraps its
+        own document to the widget's current width whenever that document's
+        size changes, so measuring other widths on it gives wrong answers.
+        """
+        cached = self._heights.get(width)
+        if cached is not None:
+            return cached
+        margins = self.contentsMargins()
+        document = self._measuring_document()
+        document.setTextWidth(max(1, width - margins.left() - margins.right()))
+        height = math.ceil(document.size().height()) + margins.top() + margins.bottom()
+        self._heights[width] = height
+        return height
+
+    def natural_width(self) -> int:
+        """The width the text needs to sit on its lines without wrapping."""
+        if self._natural_width is None:
+            document = self._measuring_document()
+            document.setTextWidth(-1)
+            margins = self.contentsMargins()
+            self._natural_width = (
+                math.ceil(document.idealWidth()) + 2 + margins.left() + margins.right()
+            )
+        return self._natural_width
+
+    def _measuring_document(self) -> QTextDocument:
+        if self._measure is None:
+            shown = self.document()
+            self._measure = shown.clone()
+            self._measure.setDefaultFont(shown.defaultFont())
+            self._measure.setDocumentMargin(shown.documentMargin())
+        return self._measure
+
+    def sizeHint(self) -> QSize:
+        width = self.natural_width() if self._shrink_to_fit else 480
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:
+        line = math.ceil(QFontMetricsF(self.font()).lineSpacing())
+        return QSize(min(48, self.natural_width()) if self._shrink_to_fit else 48, line)
+
+    # --- events -----------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange) and (
+            self.render_count
+        ):
+            self._render()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in _PAGE_KEYS:
+            event.ignore()  # let the transcript scroll
+            return
+        super().keyPressEvent(event)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        # QTextEdit zooms read-only text on Ctrl+wheel; one message changing
+        # size on its own would only confuse.
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            event.ignore()
+            return
+        super().wheelEvent(event)
+
+
+def polish_markdown_document(document: QTextDocument, palette: QPalette, font: QFont) -> None:
+    """Touch up what Qt's Markdown importer produced so it reads like a chat reply."""
+    cursor = QTextCursor(document)
+    fixed_font = monospace_font(font)
+    inline_code = QTextCharFormat()
+    inline_code.setBackground(code_background(palette))
+    inline_code.setFontFamilies(fixed_font.families())
+    block = document.begin()
+    first = True
+    while block.isValid():
+        block_format = block.blockFormat()
+        changed = QTextBlockFormat()
+        level = block_format.headingLevel()
+        cursor.setPosition(block.position())
+        if cursor.currentTable() is None:
+            # A little more line height than Qt's default: long replies read
+            # more easily. (Not in tables: it would push cell text off centre.)
+            changed.setLineHeight(
+                LINE_HEIGHT_PERCENT, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value
+            )
+        if level:
+            changed.setTopMargin(0 if first else 14 if level <= 2 else 10)
+            changed.setBottomMargin(4)
+        elif first:
+            changed.setTopMargin(0)
+        if changed.propertyCount():
+            cursor.mergeBlockFormat(changed)
+        fragment_iterator = block.begin()
+        while not fragment_iterator.atEnd():
+            fragment = fragment_iterator.fragment()
+            if fragment.isValid() and fragment.charFormat().fontFixedPitch():
+                cursor.setPosition(fragment.position())
+                cursor.setPosition(
+                    fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor
+                )
+                cursor.mergeCharFormat(inline_code)
+            fragment_iterator += 1
+        first = False
+        block = block.next()
+    last = document.lastBlock()
+    if last.isValid():
+        trailing = QTextBlockFormat()
+        trailing.setBottomMargin(0)
+        cursor.setPosition(last.position())
+        cursor.mergeBlockFormat(trailing)
+    for frame in document.rootFrame().childFrames():
+        if isinstance(frame, QTextTable):
+            _polish_table(frame, palette)
+
+
+def _polish_table(table: QTextTable, palette: QPalette) -> None:
+    table_format: QTextTableFormat = table.format()
+    table_format.setBorder(1)
+    table_format.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
+    table_format.setBorderBrush(code_border(palette))
+    table_format.setBorderCollapse(True)
+    table_format.setCellSpacing(0)
+    table_format.setCellPadding(6)
+    table_format.setTopMargin(6)
+    table_format.setBottomMargin(6)
+    table_format.setWidth(QTextLength())
+    table.setFormat(table_format)
+    header = QTextCharFormat()
+    header.setFontWeight(QFont.Weight.DemiBold)
+    header_background = code_background(palette)
+    for column in range(table.columns()):
+        cell = table.cellAt(0, column)
+        cell_format = cell.format().toTableCellFormat()
+        cell_format.setBackground(header_background)
+        cell.setFormat(cell_format)
+        cursor = cell.firstCursorPosition()
+        cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
+        cursor.mergeCharFormat(header)
+
+
+class CodeView(QPlainTextEdit):
+    """Monospace, read-only, unwrapped code: every line shown, scrolled sideways if long."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._code = ""
+        self._widest = 0.0
+        self._natural_width = 0
+        self.setReadOnly(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setWordWrapMode(QTextOption.WrapMode.NoWrap)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.viewport().setAutoFillBackground(False)
+        self.document().setUndoRedoEnabled(False)
+        self.document().setDocumentMargin(8)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self._apply_font()
+
+    @property
+    def code(self) -> str:
+        return self._code
+
+    def set_code(self, code: str) -> None:
+        """Show `code`; appends in place when it only grew (streaming)."""
+        if code == self._code:
+            return
+        if self._code and code.startswith(self._code):
+            cursor = QTextCursor(self.document())
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText(code[len(self._code) :])
+            # Only the old last line and the new lines can be wider now.
+            tail = code[self._code.rfind("\n") + 1 :]
+            self._widest = max(self._widest, self._widest_line(tail))
+        else:
+            self.setPlainText(code)
+            self._widest = self._widest_line(code)
+        self._code = code
+        self._measure()
+
+    def _apply_font(self) -> None:
+        fixed = monospace_font(self.font())
+        self.document().setDefaultFont(fixed)
+        self.setTabStopDistance(QFontMetricsF(fixed).horizontalAdvance(" ") * 4)
+
+    def _widest_line(self, text: str) -> float:
+        metrics = QFontMetricsF(self.document().defaultFont())
+        return max(
+            (metrics.horizontalAdvance(line.replace("\t", "    ")) for line in text.split("\n")),
+            default=0.0,
+        )
+
+    def _measure(self) -> None:
+        margin = self.document().documentMargin()
+        self._natural_width = math.ceil(self._widest + 2 * margin) + 4
+        self._update_scroll_policy(self.viewport().width())
+        self.updateGeometry()
+
+    def _line_count(self) -> int:
+        return self._code.count("\n") + 1
+
+    def _needs_horizontal_bar(self, width: int) -> bool:
+        return self._natural_width > width
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        # QPlainTextEdit gives every line a whole number of pixels and wants
+        # one pixel more than the lines and margins before it stops scrolling.
+        first_line = self.blockBoundingRect(self.document().firstBlock()).height()
+        line = first_line or math.ceil(QFontMetricsF(self.document().defaultFont()).lineSpacing())
+        margin = self.document().documentMargin()
+        height = math.ceil(self._line_count() * line + 2 * margin) + 1
+        if self._needs_horizontal_bar(width):
+            height += self.horizontalScrollBar().sizeHint().height()
+        return height
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._natural_width, self.heightForWidth(self._natural_width))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(64, self.heightForWidth(64))
+
+    def _update_scroll_policy(self, width: int) -> None:
+        policy = (
+            Qt.ScrollBarPolicy.ScrollBarAlwaysOn
+            if self._needs_horizontal_bar(width)
+            else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        )
+        if self.horizontalScrollBarPolicy() != policy:
+            self.setHorizontalScrollBarPolicy(policy)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._update_scroll_policy(event.size().width())
+        super().resizeEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._apply_font()
+            self._widest = self._widest_line(self._code)
+            self._measure()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in _PAGE_KEYS:
+            event.ignore()
+            return
+        super().keyPressEvent(event)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        # Vertical wheel scrolls the transcript; only sideways wheel (or
+        # Shift+wheel) scrolls long lines.
+        delta = event.angleDelta()
+        sideways = abs(delta.x()) > abs(delta.y()) or bool(
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        )
+        if not sideways or event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            event.ignore()
+            return
+        super().wheelEvent(event)
+
+
+class CodeBlock(QFrame):
+    """A fenced code block: a language caption, a Copy button and the code.
+
+    Attributes:
+        render_count: how many times the code changed.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.render_count = 0
+        self._source = ""
+        self.setAutoFillBackground(False)
+        layout = QVBoxLayout(self)
+        # Inset enough that a scroll bar stays inside the rounded corners.
+        layout.setContentsMargins(3, 1, 3, 3)
+        layout.setSpacing(0)
+        header = QHBoxLayout()
+        header.setContentsMargins(8, 2, 2, 0)
+        header.setSpacing(6)
+        self._language = QLabel(self)
+        self._language.setFont(scaled_font(self.font(), 0.85))
+        self.copy_button = QToolButton(self)
+        self.copy_button.setText("Copy")
+        self.copy_button.setAutoRaise(True)
+        self.copy_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.copy_button.setFont(scaled_font(self.font(), 0.85))
+        self.copy_button.setAccessibleName("Copy code")
+        self.copy_button.setToolTip("Copy this code to the clipboard")
+        self.copy_button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.copy_button.clicked.connect(self.copy_code)
+        header.addWidget(self._language)
+        header.addStretch(1)
+        header.addWidget(self.copy_button)
+        layout.addLayout(header)
+        self.code_view = CodeView(self)
+        layout.addWidget(self.code_view)
+        self._reset_timer = QTimer(self)
+        self._reset_timer.setSingleShot(True)
+        self._reset_timer.setInterval(COPIED_FEEDBACK_MS)
+        self._reset_timer.timeout.connect(self._reset_copy_button)
+        self._apply_palette()
+
+    @property
+    def source_text(self) -> str:
+        return self._source
+
+    @property
+    def code(self) -> str:
+        return self.code_view.code
+
+    def set_code(self, source: str, code: str, language: str) -> None:
+        """Show a fenced block: `source` is the fenced text (to skip repeats), `code` its body."""
+        if source == self._source and self.render_count:
+            return
+        self._source = source
+        self.render_count += 1
+        self._language.setText(language or "code")
+        self.code_view.setAccessibleName(f"Code ({language})" if language else "Code")
+        self.code_view.set_code(code)
+
+    def copy_code(self) -> None:
+        """Put the exact code on the clipboard and say so on the button for a moment."""
+        QGuiApplication.clipboard().setText(self.code_view.code)
+        self.copy_button.setText("Copied")
+        self.copy_button.setAccessibleDescription("Code copied to the clipboard")
+        self._reset_timer.start()
+
+    def _reset_copy_button(self) -> None:
+        self.copy_button.setText("Copy")
+        self.copy_button.setAccessibleDescription("")
+
+    def _apply_palette(self) -> None:
+        set_text_colour(self._language, muted_text_colour(self.palette()))
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(code_border(self.palette()))
+        painter.setBrush(code_background(self.palette()))
+        painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
+        painter.end()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()
+
+
+class HugeTextEdit(QPlainTextEdit):
+    """Read-only plain text shown cut into display blocks, copied back uncut.
+
+    See `app.ui.transcript_text`: overlong lines are cut for display only;
+    whatever the user selects and copies comes from the original text.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._source = ""
+        # Where each display block starts in the original text.
+        self._block_starts: tuple[int, ...] = (0,)
+        self.setReadOnly(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.document().setUndoRedoEnabled(False)
+
+    @property
+    def source_text(self) -> str:
+        return self._source
+
+    def set_source(self, source: str) -> None:
+        """Show `source`; when it only grew, re-cut and replace just its last line."""
+        if source == self._source:
+            return
+        if self._source and source.startswith(self._source):
+            line_start = self._source.rfind("\n") + 1
+            first_block = bisect_right(self._block_starts, line_start) - 1
+            tail = display_text(source[line_start:], offset=line_start)
+            cursor = QTextCursor(self.document().findBlockByNumber(first_block))
+            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+            cursor.insertText(tail.text)
+            self._block_starts = self._block_starts[:first_block] + tail.block_starts
+        else:
+            shown = display_text(source)
+            self.setPlainText(shown.text)
+            self._block_starts = shown.block_starts
+        self._source = source
+
+    def source_offset(self, position: int) -> int:
+        """The offset in the original text of a document position."""
+        block = self.document().findBlock(position)
+        in_block = utf16_to_index(block.text(), position - block.position())
+        return min(len(self._source), self._block_starts[block.blockNumber()] + in_block)
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        cursor = self.textCursor()
+        mime = QMimeData()
+        start = self.source_offset(cursor.selectionStart())
+        end = self.source_offset(cursor.selectionEnd())
+        mime.setText(self._source[start:end])
+        return mime
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in _PAGE_KEYS and not self.verticalScrollBar().maximum():
+            event.ignore()
+            return
+        super().keyPressEvent(event)
+
+
+class HugeTextView(QFrame):
+    """A very long message as plain text in a box with its own scroll bar.
+
+    Laying out a megabyte of Markdown freezes the window for seconds; a
+    `QPlainTextEdit` lays out only what is on screen, so it stays quick.
+
+    Attributes:
+        render_count: how many times the text changed.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.render_count = 0
+        self._text = ""
+        self._size_label = ""
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        self._note = QLabel(self)
+        self._note.setWordWrap(True)
+        self._note.setFont(scaled_font(self.font(), 0.9))
+        self.copy_button = QToolButton(self)
+        self.copy_button.setText("Copy all")
+        self.copy_button.setAutoRaise(True)
+        self.copy_button.setFont(scaled_font(self.font(), 0.9))
+        self.copy_button.setAccessibleName("Copy the whole message")
+        self.copy_button.setToolTip("Copy the whole message to the clipboard")
+        self.copy_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.copy_button.clicked.connect(self.copy_all)
+        header.addWidget(self._note, 1)
+        header.addWidget(self.copy_button)
+        layout.addLayout(header)
+        self.text_view = HugeTextEdit(self)
+        self.text_view.setFixedHeight(HUGE_VIEW_HEIGHT)
+        self.text_view.setAccessibleName("Long message")
+        layout.addWidget(self.text_view)
+        self._reset_timer = QTimer(self)
+        self._reset_timer.setSingleShot(True)
+        self._reset_timer.setInterval(COPIED_FEEDBACK_MS)
+        self._reset_timer.timeout.connect(lambda: self.copy_button.setText("Copy all"))
+        self._apply_palette()
+
+    def sizeHint(self) -> QSize:
+        # As wide as the transcript allows, even inside a user's bubble that
+        # otherwise hugs its text.
+        hint = super().sizeHint()
+        return QSize(max(hint.width(), 4000), hint.height())
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def set_text(self, text: str) -> None:
+        """Show `text`; appends in place when it only grew (streaming)."""
+        if text == self._text and self.render_count:
+            return
+        self.render_count += 1
+        self.text_view.set_source(text)
+        self._text = text
+        size = _describe_size(len(text))
+        if size != self._size_label:
+            self._size_label = size
+            self._note.setText(
+                f"This message is very long ({size}), so it is shown as plain text. "
+                "Scroll inside the box to read it all."
+            )
+
+    def copy_all(self) -> None:
+        """Put the whole message on the clipboard, exactly."""
+        QGuiApplication.clipboard().setText(self._text)
+        self.copy_button.setText("Copied")
+        self._reset_timer.start()
+
+    def _apply_palette(self) -> None:
+        set_text_colour(self._note, muted_text_colour(self.palette()))
+        view_palette = self.text_view.palette()
+        view_palette.setColor(QPalette.ColorRole.Base, code_background(self.palette()))
+        self.text_view.setPalette(view_palette)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()
+
+
+def _describe_size(characters: int) -> str:
+    if characters >= 1_000_000:
+        return f"{characters / 1_000_000:.1f} million characters"
+    return f"{characters // 1000:,} thousand characters"
+
+
+class TypingIndicator(QWidget):
+    """Three softly pulsing dots while a reply has started but no text has arrived.
+
+    The animation timer runs only while the dots are on screen.
+    """
+
+    _DOT_COUNT: Final = 3
+    _INTERVAL_MS: Final = 350
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._phase = 0
+        self._timer = QTimer(self)
+        self._timer.setInterval(self._INTERVAL_MS)
+        self._timer.timeout.connect(self._advance)
+        self.setAccessibleName("Claude is writing")
+        self.setToolTip("Claude is writing…")
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:
+        height = math.ceil(QFontMetricsF(self.font()).height())
+        return QSize(round(height * 2.6), height)
+
+    def _advance(self) -> None:
+        self._phase = (self._phase + 1) % self._DOT_COUNT
+        self.update()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._timer.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._timer.stop()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        text = self.palette().color(QPalette.ColorRole.Text)
+        base = self.palette().color(QPalette.ColorRole.Base)
+        radius = max(2.5, self.height() / 5)
+        step = self.width() / self._DOT_COUNT
+        for index in range(self._DOT_COUNT):
+            amount = 0.15 if index == self._phase else 0.55
+            painter.setBrush(blend(text, base, amount))
+            painter.drawEllipse(QPointF(step * (index + 0.5), self.height() / 2), radius, radius)
+        painter.end()

@@ -1,0 +1,343 @@
+"""One message in the transcript: who spoke, when, what they said, and how it ended."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Final, TypeVar
+
+from PySide6.QtCore import QEvent, QRectF, Qt, QUrl, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPalette
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from app.core.models import Message, MessageStatus, Role
+from app.ui.markdown_blocks import SegmentKind, split_prose, split_segments
+from app.ui.transcript_blocks import (
+    CodeBlock,
+    HugeTextView,
+    MarkdownView,
+    TypingIndicator,
+    blend,
+    muted_text_colour,
+    scaled_font,
+    set_text_colour,
+)
+
+# Above this many characters a message is shown as plain text: laying out
+# Markdown that long would freeze the window.
+HUGE_MESSAGE_CHARS: Final = 100_000
+# A user's bubble never reaches the far side of the transcript.
+_BUBBLE_INSET: Final = 56
+_BUBBLE_RADIUS: Final = 12.0
+
+STATUS_NOTES: Final = {
+    MessageStatus.STOPPED: "Stopped",
+    MessageStatus.ERROR: "Reply failed",
+}
+
+_Block = MarkdownView | CodeBlock | HugeTextView
+_BlockT = TypeVar("_BlockT", MarkdownView, CodeBlock, HugeTextView)
+
+
+def format_timestamp(moment: datetime, now: datetime) -> str:
+    """ "14:05" for today, "3 Mar 14:05" this year, "3 Mar 2024 14:05" before.
+
+    An aware time is shown in the local zone; a naive one is taken as local
+    already.
+    """
+    local = moment.astimezone() if moment.tzinfo else moment
+    local_now = now.astimezone() if now.tzinfo else now
+    clock = f"{local:%H:%M}"
+    if local.date() == local_now.date():
+        return clock
+    if local.year == local_now.year:
+        return f"{local.day} {local:%b} {clock}"
+    return f"{local.day} {local:%b} {local.year} {clock}"
+
+
+def full_timestamp(moment: datetime) -> str:
+    """The long form for a tooltip: "Tuesday 3 March 2026, 14:05"."""
+    local = moment.astimezone() if moment.tzinfo else moment
+    return f"{local:%A} {local.day} {local:%B %Y, %H:%M}"
+
+
+class _Bubble(QWidget):
+    """The frame around a message's text: tinted for the user, bare for Claude."""
+
+    def __init__(self, tinted: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._tinted = tinted
+        self.block_layout = QVBoxLayout(self)
+        if tinted:
+            self.block_layout.setContentsMargins(14, 9, 14, 9)
+        else:
+            self.block_layout.setContentsMargins(0, 0, 0, 0)
+        self.block_layout.setSpacing(10)
+        self.setSizePolicy(
+            QSizePolicy.Policy.Maximum if tinted else QSizePolicy.Policy.Expanding,
+            QSizePolicy.Policy.Preferred,
+        )
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if not self._tinted:
+            return
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(user_bubble_colour(self.palette()))
+        painter.drawRoundedRect(QRectF(self.rect()), _BUBBLE_RADIUS, _BUBBLE_RADIUS)
+        painter.end()
+
+
+def user_bubble_colour(palette: QPalette) -> QColor:
+    """Base tinted a little towards Highlight: distinct, and body text keeps its contrast."""
+    return blend(
+        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Highlight), 0.16
+    )
+
+
+def _error_colour(palette: QPalette) -> QColor:
+    """A red readable on this palette's Base (dark red on light, pale red on dark)."""
+    dark_theme = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
+    return QColor("#f2a7a2") if dark_theme else QColor("#b3261e")
+
+
+class MessageWidget(QWidget):
+    """One message: a "You"/"Claude" line with the time, the text, a status note.
+
+    Claude's Markdown is rendered (prose, code blocks with Copy buttons); the
+    user's words are shown exactly as typed, in a tinted bubble on the right.
+
+    Attributes:
+        message: the message as last shown.
+        render_count: how many text pieces were (re)rendered so far.
+
+    Signals:
+        link_clicked(QUrl): a link in the text was activated.
+    """
+
+    link_clicked = Signal(QUrl)
+
+    def __init__(self, message: Message, now: datetime, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.message = message
+        self._retired_renders = 0
+        self._is_user = message.role is Role.USER
+        self._blocks: list[_Block] = []
+        self._text: str | None = None
+
+        root = QVBoxLayout(self)
+        root.setContentsMargins(0, 0, 0, 0)
+        root.setSpacing(4)
+
+        header = QHBoxLayout()
+        header.setSpacing(8)
+        header.setContentsMargins(4 if self._is_user else 0, 0, 4 if self._is_user else 0, 0)
+        self._name = QLabel("You" if self._is_user else "Claude", self)
+        name_font = QFont(self.font())
+        name_font.setWeight(QFont.Weight.DemiBold)
+        self._name.setFont(name_font)
+        stamp = format_timestamp(message.created_at, now)
+        self.setAccessibleName(f"{self._name.text()}, {stamp}")
+        self._time = QLabel(stamp, self)
+        self._time.setToolTip(full_timestamp(message.created_at))
+        self._time.setFont(scaled_font(self.font(), 0.88))
+        if self._is_user:
+            header.addStretch(1)
+        header.addWidget(self._name)
+        header.addWidget(self._time)
+        if not self._is_user:
+            header.addStretch(1)
+        self._header = header
+        root.addLayout(header)
+
+        body_row = QHBoxLayout()
+        body_row.setContentsMargins(0, 0, 0, 0)
+        body_row.setSpacing(0)
+        self._bubble = _Bubble(self._is_user, self)
+        self._bubble_layout = self._bubble.block_layout
+        if self._is_user:
+            body_row.addSpacing(_BUBBLE_INSET)
+            body_row.addStretch(1)
+        body_row.addWidget(self._bubble)
+        root.addLayout(body_row)
+        self._root = root
+
+        # Made only when needed: most messages never show them, and a page of
+        # fifty messages opens faster with fewer widgets.
+        self._state: QLabel | None = None
+        self._typing: TypingIndicator | None = None
+        self._note: QLabel | None = None
+
+        self._apply_palette()
+        self.set_message(message)
+
+    # --- content ----------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        return self._text or ""
+
+    def blocks(self) -> Sequence[_Block]:
+        """The text pieces, in order (for tests and the transcript's anchoring)."""
+        return tuple(self._blocks)
+
+    def set_message(self, message: Message) -> None:
+        """Show `message`'s final (or current) text and status."""
+        self.message = message
+        if message.content != self._text:
+            self.set_text(message.content)  # shows the status too
+        else:
+            self._show_status()
+
+    def set_text(self, text: str) -> None:
+        """Replace the text, re-rendering only the pieces that changed."""
+        if text == self._text:
+            return
+        self._text = text
+        if len(text) > HUGE_MESSAGE_CHARS:
+            self._reuse_or_replace(0, HugeTextView).set_text(text)
+            self._drop_blocks_from(1)
+        elif self._is_user:
+            self._reuse_or_replace(0, MarkdownView).set_source(text)
+            self._drop_blocks_from(1)
+        else:
+            self._show_segments(text)
+        self._show_status()
+
+    def _show_segments(self, text: str) -> None:
+        index = 0
+        for segment in split_segments(text):
+            if segment.kind is SegmentKind.CODE:
+                block = self._reuse_or_replace(index, CodeBlock)
+                block.set_code(segment.source, segment.code, segment.language)
+                index += 1
+                continue
+            # Long prose comes in pieces, so a streaming update re-renders
+            # only the last few thousand characters, not the whole reply.
+            for piece in split_prose(segment.source):
+                if piece.strip():
+                    self._reuse_or_replace(index, MarkdownView).set_source(piece)
+                    index += 1
+        self._drop_blocks_from(index)
+
+    @property
+    def render_count(self) -> int:
+        """How many times a piece of this message's text was (re)rendered."""
+        return self._retired_renders + sum(block.render_count for block in self._blocks)
+
+    def _reuse_or_replace(self, index: int, kind: type[_BlockT]) -> _BlockT:
+        """The block at `index` if it is of `kind`, else a fresh one put in its place."""
+        if index < len(self._blocks):
+            existing = self._blocks[index]
+            if isinstance(existing, kind):
+                return existing
+            self._retire(existing)
+        block = kind(self._bubble)
+        if isinstance(block, MarkdownView):
+            block.configure(shrink_to_fit=self._is_user, plain=self._is_user)
+            block.link_clicked.connect(self.link_clicked)
+        if index < len(self._blocks):
+            self._blocks[index] = block
+        else:
+            self._blocks.append(block)
+        self._bubble_layout.insertWidget(index, block)
+        block.show()
+        return block
+
+    def _drop_blocks_from(self, index: int) -> None:
+        for block in self._blocks[index:]:
+            self._retire(block)
+        del self._blocks[index:]
+
+    def _retire(self, block: _Block) -> None:
+        self._retired_renders += block.render_count
+        self._bubble_layout.removeWidget(block)
+        block.hide()
+        block.deleteLater()
+
+    # --- status -----------------------------------------------------------
+
+    def _show_status(self) -> None:
+        status = self.message.status
+        streaming = status is MessageStatus.STREAMING
+        waiting = streaming and not self.text.strip()
+        if waiting or self._typing is not None:
+            self._typing_indicator().setVisible(waiting)
+        writing = streaming and not waiting
+        if writing or self._state is not None:
+            self._state_label().setVisible(writing)
+        note = STATUS_NOTES.get(status)
+        if note is not None:
+            label = self._note_label()
+            label.setText(("⚠ " if status is MessageStatus.ERROR else "■ ") + note)
+            label.setAccessibleName(note)
+            self._apply_note_colour()
+            label.show()
+        elif self._note is not None:
+            self._note.hide()
+        showing_bubble = bool(self._blocks) or waiting
+        if self._bubble.isVisibleTo(self) != showing_bubble:
+            self._bubble.setVisible(showing_bubble)
+
+    def _typing_indicator(self) -> TypingIndicator:
+        if self._typing is None:
+            self._typing = TypingIndicator(self._bubble)
+            self._bubble_layout.addWidget(self._typing)
+        return self._typing
+
+    def _state_label(self) -> QLabel:
+        if self._state is None:
+            self._state = QLabel("Writing…", self)
+            self._state.setFont(scaled_font(self.font(), 0.88))
+            set_text_colour(self._state, muted_text_colour(self.palette()))
+            self._header.insertWidget(self._header.indexOf(self._time) + 1, self._state)
+        return self._state
+
+    def _note_label(self) -> QLabel:
+        if self._note is None:
+            self._note = QLabel(self)
+            self._note.setFont(scaled_font(self.font(), 0.92))
+            row = QHBoxLayout()
+            row.setContentsMargins(4 if self._is_user else 0, 0, 4 if self._is_user else 0, 0)
+            if self._is_user:
+                row.addStretch(1)
+            row.addWidget(self._note)
+            if not self._is_user:
+                row.addStretch(1)
+            self._root.addLayout(row)
+        return self._note
+
+    def status_note(self) -> str:
+        """The status note shown under the message ("" when none), as a screen reader says it."""
+        if self._note is None or not self._note.isVisibleTo(self):
+            return ""
+        return self._note.accessibleName()
+
+    def is_typing(self) -> bool:
+        """True while the "Claude is writing" dots are shown."""
+        return self._typing is not None and self._typing.isVisibleTo(self)
+
+    # --- looks ------------------------------------------------------------
+
+    def _apply_palette(self) -> None:
+        muted = muted_text_colour(self.palette())
+        for label in (self._time, self._state):
+            if label is not None:
+                set_text_colour(label, muted)
+        self._apply_note_colour()
+
+    def _apply_note_colour(self) -> None:
+        if self._note is None:
+            return
+        colour = (
+            _error_colour(self.palette())
+            if self.message.status is MessageStatus.ERROR
+            else muted_text_colour(self.palette())
+        )
+        set_text_colour(self._note, colour)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()

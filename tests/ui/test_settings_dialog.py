@@ -1,0 +1,70 @@
+"""Settings: the key is shown masked, can be tested and removed; theme and address are saved."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QMessageBox
+from pytestqt.qtbot import QtBot
+
+from app.core.paths import AppPaths
+from app.secrets.keystore import SERVICE_NAME, USERNAME
+from app.ui.app import CairnSession
+from app.ui.settings_dialog import SettingsDialog, mask_key
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.keyring_backend import MemoryKeyring
+from tests.ui.conftest import TEST_KEY, on_modal
+
+
+def test_mask_key_never_shows_enough_to_use_it() -> None:
+    assert mask_key("sk-ant-api03-abcdefghijklmnopWXYZ") == "sk-ant-…WXYZ"
+    assert mask_key("short") == "••••••••"
+
+
+def test_key_is_masked_tested_and_removed(
+    qtbot: QtBot, cairn: CairnSession, memory_keyring: MemoryKeyring
+) -> None:
+    seen: dict[str, str] = {}
+
+    def use(dialog: SettingsDialog) -> None:
+        seen["label"] = dialog.key_label.text()
+        dialog.test_key_button.click()
+        qtbot.waitUntil(lambda: "works" in dialog.key_status.text(), timeout=10_000)
+        on_modal(QMessageBox, lambda box: box.button(QMessageBox.StandardButton.Yes).click())
+        dialog.remove_key_button.click()
+        seen["after"] = dialog.key_label.text()
+        dialog.reject()
+
+    on_modal(SettingsDialog, use)
+    cairn.window.open_settings()
+    assert mask_key(TEST_KEY) in seen["label"]
+    assert TEST_KEY not in seen["label"]
+    assert (SERVICE_NAME, USERNAME) not in memory_keyring.passwords
+    assert "No key yet" in seen["after"]
+    assert not cairn.controller.has_api_key()
+
+
+def test_theme_and_address_are_saved(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    errors: list[str] = []
+
+    def use(dialog: SettingsDialog) -> None:
+        dialog.base_url_edit.setText("ftp://nowhere")
+        dialog.buttons.accepted.emit()
+        errors.append(dialog.base_url_error.text())
+        assert dialog.isVisible(), "an invalid address keeps the dialog open"
+        dialog.base_url_edit.setText(fake_server.base_url + "/")
+        dialog.theme_combo.setCurrentIndex(dialog.theme_combo.findData("dark"))
+        dialog.buttons.accepted.emit()
+
+    on_modal(SettingsDialog, use)
+    cairn.window.open_settings()
+    assert errors and "http" in errors[0]
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text())
+    assert saved["theme"] == "dark"
+    assert saved["api_base_url"] == fake_server.base_url
+    assert "sk-ant" not in json.dumps(saved)
+    window_colour = QApplication.palette().color(QPalette.ColorRole.Window)
+    assert window_colour.lightness() < 80, "the dark palette is applied at once"

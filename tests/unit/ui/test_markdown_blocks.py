@@ -1,0 +1,178 @@
+"""The prose/code splitter behind the transcript's code blocks."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.ui.markdown_blocks import Segment, SegmentKind, split_prose, split_segments
+
+# Text built from the pieces that matter to fences, so hypothesis hits the
+# interesting cases (fences, indentation, blank lines, CRLF) often.
+_PIECES = st.sampled_from(
+    [
+        "```",
+        "```python",
+        "~~~",
+        "````",
+        "``",
+        "`x`",
+        "   ",
+        "\t",
+        "\n",
+        "\r\n",
+        "code()",
+        "# Heading",
+        "- item",
+        "text",
+        "é🙂",
+        "\u2028",
+    ],
+)
+_MARKDOWNISH = st.lists(_PIECES, max_size=40).map("".join)
+
+
+def kinds(segments: list[Segment]) -> list[SegmentKind]:
+    return [segment.kind for segment in segments]
+
+
+@given(st.text())
+def test_joining_the_segments_gives_back_any_text(text: str) -> None:
+    assert "".join(segment.source for segment in split_segments(text)) == text
+
+
+@given(_MARKDOWNISH)
+def test_joining_the_segments_gives_back_markdown_like_text(text: str) -> None:
+    segments = split_segments(text)
+    assert "".join(segment.source for segment in segments) == text
+    assert all(segment.source for segment in segments)
+    # Prose runs are merged: two prose segments are never neighbours.
+    for first, second in pairwise(segments):
+        assert not (first.kind is SegmentKind.PROSE and second.kind is SegmentKind.PROSE)
+
+
+@given(_MARKDOWNISH)
+def test_a_code_segment_starts_with_its_fence(text: str) -> None:
+    for segment in split_segments(text):
+        if segment.kind is SegmentKind.CODE:
+            assert segment.source.lstrip(" \t")[:3] in ("```", "~~~")
+
+
+def test_plain_prose_is_one_segment() -> None:
+    assert split_segments("Hello **there**.\n\n- a\n- b\n") == [
+        Segment(SegmentKind.PROSE, "Hello **there**.\n\n- a\n- b\n"),
+    ]
+
+
+def test_empty_text_has_no_segments() -> None:
+    assert split_segments("") == []
+
+
+def test_a_fenced_block_between_prose() -> None:
+    text = "Run this:\n\n```python\nprint('hi')\nx = 1\n```\nThen relax.\n"
+    segments = split_segments(text)
+    assert kinds(segments) == [SegmentKind.PROSE, SegmentKind.CODE, SegmentKind.PROSE]
+    code = segments[1]
+    assert code.code == "print('hi')\nx = 1"
+    assert code.language == "python"
+    assert code.closed
+    assert code.source == "```python\nprint('hi')\nx = 1\n```\n"
+    assert segments[2].source == "Then relax.\n"
+
+
+def test_an_unterminated_fence_is_code_up_to_the_end() -> None:
+    text = "Here:\n```js\nconst a = 1;\nconst b"
+    segments = split_segments(text)
+    assert kinds(segments) == [SegmentKind.PROSE, SegmentKind.CODE]
+    assert segments[1].code == "const a = 1;\nconst b"
+    assert segments[1].language == "js"
+    assert not segments[1].closed
+
+
+def test_an_opening_fence_alone_while_streaming_is_an_empty_code_block() -> None:
+    segments = split_segments("Look:\n```py")
+    assert kinds(segments) == [SegmentKind.PROSE, SegmentKind.CODE]
+    assert segments[1].code == ""
+    assert segments[1].language == "py"
+    assert not segments[1].closed
+
+
+def test_two_backticks_are_not_a_fence() -> None:
+    assert kinds(split_segments("``\ncode\n``")) == [SegmentKind.PROSE]
+
+
+def test_inline_triple_backticks_on_one_line_are_not_a_fence() -> None:
+    assert kinds(split_segments("Use ```x``` here\n```y```\n")) == [SegmentKind.PROSE]
+
+
+def test_a_closing_fence_must_be_at_least_as_long() -> None:
+    text = "````md\n```\ninner\n```\n````\n"
+    segments = split_segments(text)
+    assert kinds(segments) == [SegmentKind.CODE]
+    assert segments[0].code == "```\ninner\n```"
+    assert segments[0].closed
+
+
+def test_tilde_fences_and_backtick_fences_do_not_close_each_other() -> None:
+    segments = split_segments("~~~\n```\nstill code\n~~~\n")
+    assert kinds(segments) == [SegmentKind.CODE]
+    assert segments[0].code == "```\nstill code"
+
+
+def test_an_indented_fence_in_a_list_item_loses_its_indentation() -> None:
+    text = "1. Install:\n   ```bash\n   pip install x\n     --upgrade\n   ```\n2. Done\n"
+    segments = split_segments(text)
+    assert kinds(segments) == [SegmentKind.PROSE, SegmentKind.CODE, SegmentKind.PROSE]
+    assert segments[1].code == "pip install x\n  --upgrade"
+    assert segments[2].source == "2. Done\n"
+
+
+def test_crlf_line_endings() -> None:
+    segments = split_segments("a\r\n```\r\nx\r\n```\r\nb")
+    assert kinds(segments) == [SegmentKind.PROSE, SegmentKind.CODE, SegmentKind.PROSE]
+    assert segments[1].code == "x"
+
+
+def test_an_empty_code_block() -> None:
+    segments = split_segments("```\n```")
+    assert segments == [Segment(SegmentKind.CODE, "```\n```", code="", closed=True)]
+
+
+def test_the_language_is_the_first_word_of_the_info_string() -> None:
+    (segment,) = split_segments("``` python title=x.py\npass\n```")
+    assert segment.language == "python"
+
+
+@given(_MARKDOWNISH, st.integers(min_value=1, max_value=60))
+def test_splitting_prose_is_loss_free(text: str, target: int) -> None:
+    pieces = split_prose(text, target)
+    assert "".join(pieces) == text
+    assert all(pieces) or text == ""
+
+
+@given(_MARKDOWNISH, _MARKDOWNISH, st.integers(min_value=1, max_value=60))
+def test_prose_cuts_do_not_move_as_text_streams_in(head: str, tail: str, target: int) -> None:
+    before = split_prose(head, target)
+    after = split_prose(head + tail, target)
+    # Every finished piece of the shorter text is still there, unchanged.
+    assert after[: len(before) - 1] == before[:-1]
+
+
+def test_short_prose_is_one_piece() -> None:
+    assert split_prose("a\n\nb\n", target=100) == ["a\n\nb\n"]
+
+
+def test_long_prose_is_cut_between_paragraphs_not_inside_lists() -> None:
+    paragraph = "Words " * 10 + "\n\n"
+    listing = (
+        "- one\n\n- two\n\n  more of two\n\n1. three\n\n> quote\n\n| a |\n\n[x]: https://x\n\n"
+    )
+    text = paragraph * 3 + listing + paragraph * 3
+    pieces = split_prose(text, target=50)
+    assert "".join(pieces) == text
+    assert len(pieces) > 2
+    for piece in pieces[1:]:
+        assert not piece.startswith(("-", " ", "1.", ">", "|", "[x]"))
+        assert piece.startswith("Words")
