@@ -1,1 +1,1 @@
-"""What the user *sees*: widgets, the controller and the worker threads. The only layer that imports Qt."""
+"""What the user *sees*: widgets, the controller, the worker threads. The only Qt layer."""

@@ -13,15 +13,17 @@ import math
 from bisect import bisect_right
 from typing import Any, Final
 
-from PySide6.QtCore import QEvent, QMimeData, QPointF, QRectF, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
+    QContextMenuEvent,
     QFont,
     QFontDatabase,
     QFontMetricsF,
     QGuiApplication,
     QHideEvent,
     QKeyEvent,
+    QKeySequence,
     QPainter,
     QPaintEvent,
     QPalette,
@@ -42,6 +44,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QSizePolicy,
     QTextBrowser,
@@ -628,19 +631,40 @@ class HugeTextEdit(QPlainTextEdit):
         in_block = utf16_to_index(block.text(), position - block.position())
         return min(len(self._source), self._block_starts[block.blockNumber()] + in_block)
 
-    def createMimeDataFromSelection(self) -> QMimeData:
+    def selected_source(self) -> str:
+        """The original text under the selection (not the display cut of it)."""
         cursor = self.textCursor()
-        mime = QMimeData()
         start = self.source_offset(cursor.selectionStart())
         end = self.source_offset(cursor.selectionEnd())
-        mime.setText(self._source[start:end])
-        return mime
+        return self._source[start:end]
+
+    def copy_selection(self) -> None:
+        """Copy the original text of the selection.
+
+        Done through `QClipboard.setText` rather than by overriding
+        `createMimeDataFromSelection`: a QMimeData made in Python is handed to
+        Qt's clipboard, which deletes it in a C++ exit handler after Python has
+        shut down, and the process crashes on the way out.
+        """
+        if self.textCursor().hasSelection():
+            QGuiApplication.clipboard().setText(self.selected_source())
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()
+            event.accept()
+            return
         if event.key() in _PAGE_KEYS and not self.verticalScrollBar().maximum():
             event.ignore()
             return
         super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = QMenu(self)
+        copy = menu.addAction("Copy", self.copy_selection)
+        copy.setEnabled(self.textCursor().hasSelection())
+        menu.addAction("Select all", self.selectAll)
+        menu.exec(event.globalPos())
 
 
 class HugeTextView(QFrame):

@@ -638,7 +638,7 @@ def test_a_huge_single_line_is_cut_for_display_but_copied_exactly(
     cursor.setPosition(target.position() + 5, QTextCursor.MoveMode.KeepAnchor)
     target_source = shown.block_starts[3] + utf16_to_index(target.text(), 5)
     editor.setTextCursor(cursor)
-    editor.copy()
+    qtbot.keyClick(editor, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     assert QGuiApplication.clipboard().text() == line[anchor_source:target_source]
 
 
@@ -657,7 +657,7 @@ def test_a_streaming_reply_that_grows_huge_switches_to_plain_text(view: Transcri
         assert block.text_view.source_text == text
         assert block.text_view.toPlainText() == display_text(text).text
     block.text_view.selectAll()
-    block.text_view.copy()
+    block.text_view.copy_selection()
     assert QGuiApplication.clipboard().text() == text
 
 
