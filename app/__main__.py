@@ -38,7 +38,21 @@ def display_problem(
     return None
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if {"-h", "--help"} & set(args):
+        print(
+            "usage: cairn [--version]\n\n"
+            "Chat with Claude; long conversations never run out of room.\n"
+            "Environment: CAIRN_HOME (one folder for data, settings and logs), "
+            "ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL."
+        )
+        return 0
+    if "--version" in args:
+        from app import __version__
+
+        print(f"Cairn {__version__}")
+        return 0
     problem = display_problem()
     if problem:
         print(problem, file=sys.stderr)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import threading
-
-import keyring
-from keyring.backend import KeyringBackend
-from keyring.errors import NoKeyringError, PasswordDeleteError
+from typing import TYPE_CHECKING
 
 from app.core.errors import InvalidInputError, KeyringUnavailableError
 from app.secrets.redact import redact, register_secret
+
+if TYPE_CHECKING:
+    # keyring is imported on first use: it costs ~40 ms, before the window's first paint.
+    from keyring.backend import KeyringBackend
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +141,8 @@ class KeyStore:
             KeyringUnavailableError: a password store exists but refused; the key may
                 still be saved there.
         """
+        from keyring.errors import NoKeyringError, PasswordDeleteError
+
         with self._lock:
             self._session_key = None
             try:
@@ -156,6 +159,8 @@ class KeyStore:
     def _keyring(self) -> KeyringBackend:
         if self._backend is not None:
             return self._backend
+        import keyring
+
         backend: KeyringBackend = keyring.get_keyring()
         return backend
 

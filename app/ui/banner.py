@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 
@@ -30,7 +30,7 @@ class Banner(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("banner")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setFrameShape(QFrame.Shape.NoFrame)
         self.setAccessibleName("Notice")
         self.title_label = QLabel(self)
         self.title_label.setObjectName("bannerTitle")
@@ -51,7 +51,7 @@ class Banner(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 8, 8, 8)
         layout.setSpacing(10)
-        layout.addWidget(self.title_label, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.title_label, 0, Qt.AlignmentFlag.AlignVCenter)
         layout.addWidget(self.text_label, 1)
         layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignVCenter)
         layout.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignVCenter)
@@ -80,26 +80,33 @@ class Banner(QFrame):
         self._action = action or ""
         self.action_button.setVisible(bool(action))
         self.action_button.setText(action or "")
-        self._apply_colours()
         self.setAccessibleDescription(f"{title}. {text}")
         self.show()
+        self.update()
 
-    def _apply_colours(self) -> None:
-        palette = self.palette()
-        base = palette.color(QPalette.ColorRole.Window)
+    def _colours(self) -> tuple[QColor, QColor]:
+        """Background and border: a little of the accent mixed into the window colour,
+        so the strip reads on light and dark palettes alike."""
+        base = self.palette().color(QPalette.ColorRole.Window)
         accent = QColor("#c0392b") if self.kind is BannerKind.ERROR else QColor("#2e7dbd")
-        tint = QColor(accent)
-        # Mix a little of the accent into the window colour: readable on light and dark.
         mix = 0.14
         background = QColor(
-            round(base.red() * (1 - mix) + tint.red() * mix),
-            round(base.green() * (1 - mix) + tint.green() * mix),
-            round(base.blue() * (1 - mix) + tint.blue() * mix),
+            round(base.red() * (1 - mix) + accent.red() * mix),
+            round(base.green() * (1 - mix) + accent.green() * mix),
+            round(base.blue() * (1 - mix) + accent.blue() * mix),
         )
-        self.setStyleSheet(
-            f"QFrame#banner {{ background: {background.name()}; "
-            f"border: 1px solid {accent.name()}; border-radius: 6px; }}"
-        )
+        return background, accent
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        # Painted rather than styled: a style sheet would pin the palette at polish
+        # time, and the banner would keep its old colours after a theme switch.
+        background, border = self._colours()
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(border, 1))
+        painter.setBrush(background)
+        painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
+        painter.end()
 
     def _dismiss(self) -> None:
         self.hide()

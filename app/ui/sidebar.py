@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -71,7 +71,9 @@ class Sidebar(QWidget):
         self.list.setUniformItemSizes(True)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.setStyleSheet("QListWidget::item { padding: 6px 4px; }")
+        # Row height by size hint, not a style sheet: a style sheet pins the palette
+        # at polish time, and the list would stay light after switching to dark.
+        self._row_height = self.fontMetrics().height() + 14
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 6, 10)
         layout.setSpacing(8)
@@ -111,6 +113,7 @@ class Sidebar(QWidget):
                     f"{session.title}\nLast active: {friendly_date(session.updated_at)}"
                 )
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                item.setSizeHint(QSize(0, self._row_height))
                 self._titles[session.id] = session.title
                 self.list.addItem(item)
                 if session.id == current_id:
