@@ -1,0 +1,186 @@
+"""The words and figures of the token gauge: its text, its band and its tooltip.
+
+The gauge only presents a `ContextState`; everything it says is decided here.
+Pure Python (no Qt), so it is tested on its own.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Final
+
+from app.core.context import ContextState
+
+NO_STATE_TEXT: Final = "—"
+SEPARATOR: Final = " · "
+
+# Below trigger_ratio by this much, the gauge warns that a summary is coming.
+APPROACH_MARGIN: Final = 0.1
+# Ratios are quotients of integers; 0.8 - 0.1 is 0.7000000000000001 in floats,
+# so a boundary reached exactly must not be missed by a rounding error.
+_EPSILON: Final = 1e-9
+
+
+class Band(Enum):
+    """How full the context is; each band has a word, so colour is never the only signal."""
+
+    OK = "Plenty of room"
+    APPROACHING = "Filling up"
+    SUMMARY_DUE = "Nearly full"
+    FULL = "Full"
+
+    @property
+    def word(self) -> str:
+        return self.value
+
+
+def format_tokens(n: int) -> str:
+    """A token count the way people say it: 950, 1.2k, 68k, 1.2M (half rounds up)."""
+    if n < 0:
+        return "-" + format_tokens(-n)
+    if n < 1000:
+        return str(n)
+    tenths = (n + 50) // 100  # tenths of a thousand
+    if tenths < 100:
+        return _with_tenths(tenths, "k")
+    thousands = (n + 500) // 1000
+    if thousands < 1000:
+        return f"{thousands}k"
+    tenths = (n + 50_000) // 100_000  # tenths of a million
+    if tenths < 100:
+        return _with_tenths(tenths, "M")
+    return f"{(n + 500_000) // 1_000_000}M"
+
+
+def _with_tenths(tenths: int, unit: str) -> str:
+    whole, tenth = divmod(tenths, 10)
+    return f"{whole}{unit}" if tenth == 0 else f"{whole}.{tenth}{unit}"
+
+
+def format_percent(ratio: float) -> str:
+    """A share as "34 %", rounded down: 100 % is only ever said when it is full."""
+    return f"{max(0, int(ratio * 100 + _EPSILON))} %"
+
+
+def band(state: ContextState) -> Band:
+    """OK, then APPROACHING within 10 points of the trigger, SUMMARY_DUE from it, FULL at 100 %."""
+    ratio = state.ratio
+    if not state.fits or ratio >= 1.0 - _EPSILON:
+        return Band.FULL
+    if ratio >= state.trigger_ratio - _EPSILON:
+        return Band.SUMMARY_DUE
+    if ratio >= state.trigger_ratio - APPROACH_MARGIN - _EPSILON:
+        return Band.APPROACHING
+    return Band.OK
+
+
+def gauge_text(state: ContextState | None) -> str:
+    """The gauge's visible text: "34 % · 68k of 192k", or "Full · 205k of 192k"."""
+    if state is None:
+        return NO_STATE_TEXT
+    lead = Band.FULL.word if band(state) is Band.FULL else format_percent(state.ratio)
+    return f"{lead}{SEPARATOR}{format_tokens(state.used)} of {format_tokens(state.usable)}"
+
+
+def widest_texts() -> tuple[str, ...]:
+    """The longest texts the gauge plausibly shows; its width is kept for them."""
+    return (
+        "100 % · 1.2M of 1.2M",
+        "100 % · 888k of 888k",
+        "Full · 205k of 192k",
+        "Full · 8.8M of 888k",
+    )
+
+
+def trigger_text(state: ContextState) -> str:
+    return f"Cairn condenses older messages automatically at {format_percent(state.trigger_ratio)}."
+
+
+def band_explanation(state: ContextState) -> str:
+    """One sentence on what the band means for the user."""
+    current = band(state)
+    if current is Band.FULL:
+        return (
+            "The next message would not fit. Cairn condenses older messages before "
+            "sending it; nothing is deleted."
+        )
+    if current is Band.SUMMARY_DUE:
+        return "Older messages will be condensed soon; nothing is deleted."
+    if current is Band.APPROACHING:
+        return "Cairn will soon condense older messages to make room."
+    return "There is plenty of room for this conversation."
+
+
+def notes(state: ContextState) -> list[str]:
+    """What the user should know about how far the figures can be trusted."""
+    lines: list[str] = []
+    if not state.model_known:
+        lines.append(
+            f"This model's limits are unknown; Cairn assumes {format_tokens(state.context_window)}."
+        )
+    if state.estimate_flagged:
+        lines.append("Rough estimate: the tokenizer could not be loaded.")
+    if state.counted_exactly:
+        lines.append("Counted exactly by Claude's servers.")
+    elif state.calibrated:
+        lines.append("Counts are corrected with the figures Claude reported.")
+    else:
+        lines.append("Counts are estimates until Claude's first reply.")
+    return lines
+
+
+def accessible_description(state: ContextState | None) -> str:
+    """What a screen reader says: the band's word, then the figures, in words."""
+    if state is None:
+        return "Not known yet: no conversation is open."
+    current = band(state)
+    used, usable = format_tokens(state.used), format_tokens(state.usable)
+    if current is Band.FULL:
+        figures = f"{used} of {usable} tokens; the next message would not fit."
+    else:
+        figures = f"{format_percent(state.ratio)} used, {used} of {usable} tokens."
+    return f"{current.word}: {figures} {trigger_text(state)}"
+
+
+# A grey rule reads in the light and the dark tooltip alike.
+_RULE_ABOVE: Final = "border-top: 1px solid #8a8a94; padding-top: 2px;"
+
+
+def _row(label: str, figure: str, style: str = "") -> str:
+    return (
+        f"<tr><td style='{style}'>{label}</td>"
+        f"<td align='right' style='padding-left: 18px; {style}'>{figure}</td></tr>"
+    )
+
+
+def tooltip_html(state: ContextState | None) -> str:
+    """The hover text: a headline with the band's word, where the tokens go, and notes."""
+    if state is None:
+        return "<p>How full the conversation is will show here once one is open.</p>"
+    current = band(state)
+    parts = state.breakdown
+    headline = (
+        f"{current.word} · {format_tokens(state.used)} of {format_tokens(state.usable)}"
+        if current is Band.FULL
+        else f"{current.word} · {format_percent(state.ratio)} used"
+    )
+    rows = [
+        ("Instructions", parts.system),
+        ("Summaries (earlier messages)", parts.memory),
+        ("Recent messages", parts.history),
+        ("Your draft", parts.draft),
+        ("Room kept for the reply", parts.reserved_output),
+    ]
+    total = f"{format_tokens(state.used + parts.reserved_output)} of "
+    total += format_tokens(state.context_window)
+    cells = "".join(_row(label, format_tokens(value)) for label, value in rows)
+    cells += _row("<b>Total</b>", f"<b>{total}</b>", style=_RULE_ABOVE)
+    explained = "<br/>".join((band_explanation(state), trigger_text(state)))
+    noted = "<br/>".join(notes(state))
+    return (
+        f"<p style='margin-bottom: 4px'><b>{headline}</b></p>"
+        "<table cellspacing='0' cellpadding='1' style='border-collapse: collapse'>"
+        f"{cells}</table>"
+        f"<p style='margin-top: 6px; margin-bottom: 0'>{explained}</p>"
+        f"<p style='margin-top: 6px'><i>{noted}</i></p>"
+    )

@@ -1,0 +1,318 @@
+"""The header's gauge of how full the context window is (DESIGN §4, §8).
+
+A short rounded bar with a tick where automatic summarizing starts, and the text
+"34 % · 68k of 192k" beside it. Pure presentation: the figures come in a
+`ContextState`, and the words come from `app.ui.gauge_text`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFocusEvent,
+    QFont,
+    QFontMetricsF,
+    QHelpEvent,
+    QKeyEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from app.core.context import ContextState
+from app.ui.gauge_text import (
+    Band,
+    accessible_description,
+    band,
+    gauge_text,
+    tooltip_html,
+    widest_texts,
+)
+
+BAR_WIDTH: Final = 150
+MIN_BAR_WIDTH: Final = 60
+BAR_HEIGHT: Final = 8
+TICK_OVERHANG: Final = 3  # the trigger tick reaches this far above and below the bar
+GAP: Final = 8  # between the bar and the text
+MARGIN_X: Final = 6  # room for the focus ring, clear of the bar's rounded end
+MARGIN_Y: Final = 3
+
+# (fill of the bar, colour of the text) per band. Fills keep >= 3:1 against the
+# track and the text >= 4.5:1 against the window (tests/ui/test_token_gauge.py);
+# None means the palette's own text colour.
+_LIGHT: Final[dict[Band, tuple[str, str | None]]] = {
+    Band.OK: ("#0f766e", None),
+    Band.APPROACHING: ("#a16207", None),
+    Band.SUMMARY_DUE: ("#c2410c", "#9a3412"),
+    Band.FULL: ("#b91c1c", "#b91c1c"),
+}
+_DARK: Final[dict[Band, tuple[str, str | None]]] = {
+    Band.OK: ("#2fbfa0", None),
+    Band.APPROACHING: ("#fbbf24", None),
+    Band.SUMMARY_DUE: ("#fb923c", "#fdba74"),
+    Band.FULL: ("#ff6b6b", "#ff8a8a"),
+}
+# On macOS Qt hides a tooltip on any key press or release, so the breakdown is
+# shown when the key that asked for it (Tab into the gauge, Enter, Space) comes up.
+_SHOW_KEYS: Final = (
+    Qt.Key.Key_Tab,
+    Qt.Key.Key_Backtab,
+    Qt.Key.Key_Return,
+    Qt.Key.Key_Enter,
+    Qt.Key.Key_Space,
+)
+# How much of the text colour is mixed into the window colour for the empty track.
+_TRACK_MIX: Final = 0.12
+
+
+@dataclass(frozen=True)
+class GaugeColours:
+    """The colours the gauge paints with, for the current palette and band."""
+
+    track: QColor
+    fill: QColor
+    text: QColor
+    tick: QColor
+
+
+def _mix(base: QColor, other: QColor, amount: float) -> QColor:
+    """`amount` of `other` in `base`, as a plain 8-bit colour (what ends up on screen)."""
+    return QColor(
+        round(base.red() * (1 - amount) + other.red() * amount),
+        round(base.green() * (1 - amount) + other.green() * amount),
+        round(base.blue() * (1 - amount) + other.blue() * amount),
+    )
+
+
+class TokenGauge(QWidget):
+    """Shows how full the next request would make the context window.
+
+    `set_state` only stores the state and schedules a repaint, so it can follow
+    every keystroke. Keyboard users reach it with Tab; focus, Enter or Space
+    shows the breakdown that hovering shows.
+
+    Attributes:
+        state: the figures shown, or None before there is anything to show.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state: ContextState | None = None
+        self._text = gauge_text(None)
+        self._widest: tuple[str, float] | None = None  # (font key, width of widest_texts())
+        self._tip_anchor: QPoint | None = None  # where the open breakdown was shown
+        self._paint_ratio: float | None = None  # the painted device's pixel ratio, while painting
+        self.setObjectName("tokenGauge")
+        self.setAccessibleName("Context used")
+        self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        self._describe()
+
+    @property
+    def state(self) -> ContextState | None:
+        return self._state
+
+    def set_state(self, state: ContextState | None) -> None:
+        """Show `state` (None: nothing to show yet)."""
+        if state == self._state:
+            return
+        self._state = state
+        text = gauge_text(state)
+        outgrown = self._text_width(text) > self._reserved_text_width()
+        self._text = text
+        if outgrown:
+            self.updateGeometry()
+        self._describe()
+        self.update()
+
+    def text(self) -> str:
+        """The text shown beside the bar."""
+        return self._text
+
+    def band(self) -> Band | None:
+        return None if self._state is None else band(self._state)
+
+    def colours(self) -> GaugeColours:
+        """The colours for the current palette and band; light or dark follows the palette."""
+        palette = self.palette()
+        window = palette.color(QPalette.ColorRole.Window)
+        window_text = palette.color(QPalette.ColorRole.WindowText)
+        dark = window.lightnessF() < 0.5
+        fill, ink = (_DARK if dark else _LIGHT)[self.band() or Band.OK]
+        return GaugeColours(
+            track=_mix(window, window_text, _TRACK_MIX),
+            fill=QColor(fill),
+            text=QColor(ink) if ink is not None else window_text,
+            tick=window_text,
+        )
+
+    # -- size --------------------------------------------------------------
+
+    def text_font(self) -> QFont:
+        """The widget's font (so it follows the app's font size) with tabular figures."""
+        font = QFont(self.font())
+        # Tabular figures: the text does not shimmy while the user types.
+        font.setFeature(QFont.Tag("tnum"), 1)
+        return font
+
+    def _text_width(self, text: str) -> float:
+        return QFontMetricsF(self.text_font()).horizontalAdvance(text)
+
+    def _reserved_text_width(self) -> int:
+        """Room for the widest plausible text, so the header does not jump as figures change."""
+        key = self.text_font().key()
+        if self._widest is None or self._widest[0] != key:
+            self._widest = (key, max(self._text_width(text) for text in widest_texts()))
+        widest = max(self._widest[1], self._text_width(self._text))
+        return math.ceil(widest) + 1
+
+    def _content_height(self) -> int:
+        metrics = QFontMetricsF(self.text_font())
+        return max(math.ceil(metrics.height()), BAR_HEIGHT + 2 * TICK_OVERHANG)
+
+    def sizeHint(self) -> QSize:
+        width = 2 * MARGIN_X + BAR_WIDTH + GAP + self._reserved_text_width()
+        return QSize(width, self._content_height() + 2 * MARGIN_Y)
+
+    def minimumSizeHint(self) -> QSize:
+        width = 2 * MARGIN_X + MIN_BAR_WIDTH + GAP + self._reserved_text_width()
+        return QSize(width, self._content_height() + 2 * MARGIN_Y)
+
+    # -- painting ----------------------------------------------------------
+
+    def text_rect(self) -> QRectF:
+        """Where the text is drawn: right of the bar, to the widget's edge."""
+        left = self.bar_rect().right() + GAP
+        return QRectF(left, 0, max(0.0, self.width() - MARGIN_X - left), self.height())
+
+    def bar_rect(self) -> QRectF:
+        """The bar: vertically centred, taking what the text's reserved room leaves."""
+        text_area = self._reserved_text_width()
+        width = max(MIN_BAR_WIDTH, self.width() - 2 * MARGIN_X - GAP - text_area)
+        top = self._snap((self.height() - BAR_HEIGHT) / 2)
+        return QRectF(MARGIN_X, top, width, BAR_HEIGHT)
+
+    def _snap(self, value: float) -> float:
+        """`value` on a whole device pixel, so edges stay crisp on any scale factor."""
+        ratio = self._paint_ratio or self.devicePixelRatioF()
+        return round(value * ratio) / ratio
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        colours = self.colours()
+        painter = QPainter(self)
+        # render() into a pixmap of another scale paints through this widget too.
+        device = painter.device()
+        self._paint_ratio = device.devicePixelRatioF() if device is not None else None
+        try:
+            self._paint(painter, colours)
+        finally:
+            self._paint_ratio = None
+            painter.end()
+
+    def _paint(self, painter: QPainter, colours: GaugeColours) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        bar = self.bar_rect()
+        radius = BAR_HEIGHT / 2
+        track = QPainterPath()
+        track.addRoundedRect(bar, radius, radius)
+        painter.fillPath(track, colours.track)
+
+        state = self._state
+        if state is not None:
+            share = min(1.0, max(0.0, state.ratio))
+            if share > 0:
+                # At least a dot, so a nearly empty conversation still shows it is measured.
+                width = max(BAR_HEIGHT, self._snap(bar.width() * share))
+                filled = QPainterPath()
+                filled.addRoundedRect(
+                    QRectF(bar.left(), bar.top(), width, bar.height()), radius, radius
+                )
+                painter.fillPath(filled, colours.fill)
+            self._paint_tick(painter, bar, state.trigger_ratio, colours)
+
+        painter.setPen(colours.text)
+        painter.setFont(self.text_font())
+        painter.drawText(
+            self.text_rect(), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self._text
+        )
+
+        if self.hasFocus():
+            pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 1.5)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(QRectF(self.rect()).adjusted(1, 1, -1, -1), 4, 4)
+
+    def _paint_tick(
+        self, painter: QPainter, bar: QRectF, trigger_ratio: float, colours: GaugeColours
+    ) -> None:
+        """A thin mark where automatic summarizing starts, edged in the window colour."""
+        line = self._snap(1.5)
+        edge = self._snap(1.0)
+        left = self._snap(bar.left() + bar.width() * min(1.0, max(0.0, trigger_ratio)) - line / 2)
+        top, height = bar.top() - TICK_OVERHANG, bar.height() + 2 * TICK_OVERHANG
+        window = self.palette().color(QPalette.ColorRole.Window)
+        painter.fillRect(QRectF(left - edge, top, line + 2 * edge, height), window)
+        painter.fillRect(QRectF(left, top, line, height), colours.tick)
+
+    # -- text for people ----------------------------------------------------
+
+    def _describe(self) -> None:
+        description = accessible_description(self._state)
+        if description != self.accessibleDescription():
+            self.setAccessibleDescription(description)
+        shown = self._breakdown_showing()
+        self.setToolTip(tooltip_html(self._state))
+        if shown and self._tip_anchor is not None:
+            # The figures move while the user types; an open breakdown follows them.
+            QToolTip.showText(self._tip_anchor, self.toolTip(), self)
+
+    def _breakdown_showing(self) -> bool:
+        return QToolTip.isVisible() and QToolTip.text() == self.toolTip()
+
+    def _show_breakdown(self, anchor: QPoint | None = None) -> None:
+        self._tip_anchor = anchor or self.mapToGlobal(QPoint(0, self.height()))
+        QToolTip.showText(self._tip_anchor, self.toolTip(), self)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            self._show_breakdown(event.globalPos())
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_Escape and self._breakdown_showing():
+            QToolTip.hideText()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event: QKeyEvent) -> None:
+        if event.key() in _SHOW_KEYS and not event.isAutoRepeat():
+            self._show_breakdown()
+            event.accept()
+            return
+        super().keyReleaseEvent(event)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        self.update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.update()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.updateGeometry()

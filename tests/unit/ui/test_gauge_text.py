@@ -1,0 +1,223 @@
+"""The gauge's words and figures: token counts, bands, the text and the tooltip."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core.context import ContextBreakdown, ContextState
+from app.ui.gauge_text import (
+    Band,
+    accessible_description,
+    band,
+    format_percent,
+    format_tokens,
+    gauge_text,
+    tooltip_html,
+)
+
+# 200k window, 8k kept for the reply: 192k usable.
+WINDOW = 200_000
+RESERVED = 8_000
+USABLE = WINDOW - RESERVED
+
+
+def make_state(
+    used: int,
+    *,
+    window: int = WINDOW,
+    reserved: int = RESERVED,
+    trigger_ratio: float = 0.8,
+    model_known: bool = True,
+    estimate_flagged: bool = False,
+    calibrated: bool = False,
+) -> ContextState:
+    """A state whose request uses `used` tokens, all of them recent messages."""
+    return ContextState(
+        breakdown=ContextBreakdown(history=used, reserved_output=reserved),
+        context_window=window,
+        trigger_ratio=trigger_ratio,
+        model_known=model_known,
+        estimate_flagged=estimate_flagged,
+        calibrated=calibrated,
+    )
+
+
+@pytest.mark.parametrize(
+    ("tokens", "shown"),
+    [
+        (0, "0"),
+        (950, "950"),
+        (999, "999"),
+        (1_000, "1k"),
+        (1_049, "1k"),
+        (1_050, "1.1k"),
+        (1_200, "1.2k"),
+        (9_949, "9.9k"),
+        (9_950, "10k"),
+        (68_000, "68k"),
+        (68_499, "68k"),
+        (68_500, "69k"),
+        (999_499, "999k"),
+        (999_500, "1M"),
+        (1_200_000, "1.2M"),
+        (9_950_000, "10M"),
+        (12_345_678, "12M"),
+        (-1_500, "-1.5k"),
+    ],
+)
+def test_format_tokens(tokens: int, shown: str) -> None:
+    assert format_tokens(tokens) == shown
+
+
+@given(st.integers(min_value=0, max_value=10**10))
+def test_format_tokens_is_short(tokens: int) -> None:
+    assert len(format_tokens(tokens)) <= 6
+
+
+@pytest.mark.parametrize(
+    ("ratio", "shown"),
+    [(0.0, "0 %"), (0.34, "34 %"), (0.57, "57 %"), (0.7999, "79 %"), (0.8, "80 %"), (1.0, "100 %")],
+)
+def test_format_percent_rounds_down(ratio: float, shown: str) -> None:
+    assert format_percent(ratio) == shown
+
+
+def test_gauge_text() -> None:
+    assert gauge_text(make_state(65_280)) == "34 % · 65k of 192k"
+    assert gauge_text(make_state(1_200, window=1_000_000, reserved=0)) == "0 % · 1.2k of 1M"
+
+
+def test_gauge_text_says_full_when_over_the_limit() -> None:
+    assert gauge_text(make_state(205_000)) == "Full · 205k of 192k"
+    assert gauge_text(make_state(USABLE)) == "Full · 192k of 192k"
+
+
+def test_gauge_text_without_a_state() -> None:
+    assert gauge_text(None) == "—"
+
+
+@pytest.mark.parametrize(
+    ("used", "expected"),
+    [
+        (0, Band.OK),
+        (134_399, Band.OK),  # just below 70 %
+        (134_400, Band.APPROACHING),  # exactly 70 % = trigger - 0.1
+        (153_599, Band.APPROACHING),  # just below the trigger
+        (153_600, Band.SUMMARY_DUE),  # exactly the trigger, 80 %
+        (191_999, Band.SUMMARY_DUE),
+        (USABLE, Band.FULL),  # 100 %: nothing left for the next message
+        (USABLE + 1, Band.FULL),  # does not fit
+    ],
+)
+def test_band_boundaries(used: int, expected: Band) -> None:
+    assert band(make_state(used)) is expected
+
+
+def test_band_follows_the_trigger_ratio() -> None:
+    assert band(make_state(96_000, trigger_ratio=0.5)) is Band.SUMMARY_DUE  # 50 %
+    assert band(make_state(76_800, trigger_ratio=0.5)) is Band.APPROACHING  # 40 %
+    assert band(make_state(76_799, trigger_ratio=0.5)) is Band.OK
+
+
+def test_band_is_full_when_the_request_does_not_fit() -> None:
+    state = make_state(2, window=1, reserved=5)  # usable is clamped to 1
+    assert not state.fits
+    assert band(state) is Band.FULL
+
+
+@given(
+    st.integers(min_value=0, max_value=400_000),
+    st.integers(min_value=0, max_value=400_000),
+    st.floats(min_value=0.3, max_value=0.95),
+)
+def test_band_never_goes_down_as_usage_grows(first: int, second: int, trigger: float) -> None:
+    low, high = sorted((first, second))
+    order = list(Band)
+    lower = band(make_state(low, trigger_ratio=trigger))
+    higher = band(make_state(high, trigger_ratio=trigger))
+    assert order.index(lower) <= order.index(higher)
+
+
+def test_every_band_has_a_distinct_word() -> None:
+    words = [member.word for member in Band]
+    assert all(words)
+    assert len(set(words)) == len(words)
+
+
+def test_tooltip_shows_where_the_tokens_go() -> None:
+    state = ContextState(
+        breakdown=ContextBreakdown(
+            system=1_200, memory=3_400, history=60_000, draft=150, reserved_output=8_000
+        ),
+        context_window=WINDOW,
+    )
+    html = tooltip_html(state)
+    for label, figure in [
+        ("Instructions", "1.2k"),
+        ("Summaries (earlier messages)", "3.4k"),
+        ("Recent messages", "60k"),
+        ("Your draft", "150"),
+        ("Room kept for the reply", "8k"),
+        ("Total", "73k of 200k"),  # 64,750 in use + 8,000 kept for the reply
+    ]:
+        assert label in html
+        assert figure in html
+    assert "Plenty of room · 33 % used" in html
+    assert "Cairn condenses older messages automatically at 80 %." in html
+    assert "Counts are estimates until Claude's first reply." in html
+    assert "limits are unknown" not in html
+    assert "Rough estimate" not in html
+
+
+def test_tooltip_headline_carries_the_band_word() -> None:
+    assert "<b>Filling up · 72 % used</b>" in tooltip_html(make_state(138_240))
+    assert "<b>Nearly full · 85 % used</b>" in tooltip_html(make_state(163_200))
+    assert "<b>Full · 205k of 192k</b>" in tooltip_html(make_state(205_000))
+
+
+def test_tooltip_notes_an_unknown_model() -> None:
+    html = tooltip_html(make_state(1_000, model_known=False))
+    assert "This model's limits are unknown; Cairn assumes 200k." in html
+
+
+def test_tooltip_notes_a_rough_estimate() -> None:
+    html = tooltip_html(make_state(1_000, estimate_flagged=True))
+    assert "Rough estimate: the tokenizer could not be loaded." in html
+
+
+def test_tooltip_says_when_counts_are_calibrated() -> None:
+    html = tooltip_html(make_state(1_000, calibrated=True))
+    assert "Counts are corrected with the figures Claude reported." in html
+    assert "estimates until" not in html
+
+
+def test_tooltip_follows_the_trigger_ratio() -> None:
+    html = tooltip_html(make_state(1_000, trigger_ratio=0.65))
+    assert "automatically at 65 %" in html
+
+
+def test_tooltip_without_a_state() -> None:
+    assert "once one is open" in tooltip_html(None)
+
+
+def test_accessible_description_has_the_word_and_the_figures() -> None:
+    description = accessible_description(make_state(138_240))
+    assert description.startswith("Filling up: 72 % used, 138k of 192k tokens.")
+    assert "automatically at 80 %" in description
+    full = accessible_description(make_state(205_000))
+    assert full.startswith("Full: 205k of 192k tokens; the next message would not fit.")
+    assert accessible_description(None).startswith("Not known yet")
+
+
+def test_tooltip_says_when_the_server_counted_exactly() -> None:
+    state = ContextState(
+        breakdown=ContextBreakdown(history=190_000, reserved_output=RESERVED),
+        context_window=WINDOW,
+        calibrated=True,
+        counted_exactly=True,
+    )
+    html = tooltip_html(state)
+    assert "Counted exactly by Claude's servers." in html
+    assert "estimate" not in html.lower()
