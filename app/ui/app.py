@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QIcon
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from app import APP_NAME, __version__
 from app.core.errors import StorageError, UserFacingError
@@ -37,6 +37,21 @@ def default_provider_factory(api_key: str | None, base_url: str | None) -> ChatP
     return AnthropicProvider(api_key, base_url)
 
 
+class _FirstPaint(QObject):
+    """Calls `then` (on the next turn of the event loop) after `widget` first paints."""
+
+    def __init__(self, widget: QWidget, then: Callable[[], None]) -> None:
+        super().__init__(widget)
+        self._then = then
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            watched.removeEventFilter(self)
+            QTimer.singleShot(0, self._then)
+        return False
+
+
 @dataclass
 class CairnSession:
     """One running Cairn: what `open_cairn` set up and `close` tears down."""
@@ -47,11 +62,16 @@ class CairnSession:
     lock: InstanceLock
     notices: list[tuple[str, str]] = field(default_factory=list)
     started: bool = False
+    _first_paint: QObject | None = None
 
     def show(self) -> None:
-        """Show the window, then fill it once the event loop runs (first paint comes first)."""
+        """Show the window empty, and fill it once it has painted once.
+
+        Opening the newest conversation builds up to a page of message widgets;
+        doing that after the first paint puts the window on screen sooner.
+        """
+        self._first_paint = _FirstPaint(self.window, self._after_first_paint)
         self.window.show()
-        QTimer.singleShot(0, self._after_first_paint)
 
     def _after_first_paint(self) -> None:
         self.window.start()

@@ -95,6 +95,7 @@ class ChatController(QObject):
         self._render_timer.timeout.connect(self._render_stream)
         self._models_worker: CallWorker | None = None
         self._worker_session_id: str | None = None
+        self._shut_down = False
         self._worker_visible = False
         self.selected_model = pick_default_model(self.settings.model, self.models)
 
@@ -132,11 +133,13 @@ class ChatController(QObject):
             )
         self.models_changed.emit(self.models, self.selected_model)
         if self.has_api_key():
-            self.refresh_models()
+            # Not before the conversation is on screen: the request imports the SDK,
+            # whose second of import work would slow that paint down.
+            QTimer.singleShot(250, self.refresh_models)
 
     def refresh_models(self) -> None:
         """List the models in the background; keep the bundled list if that fails."""
-        if self._models_worker is not None:
+        if self._models_worker is not None or self._shut_down:
             return
         provider_factory = self.deps.provider_factory
         key, base_url = self.api_key(), self.settings.api_base_url
@@ -412,6 +415,7 @@ class ChatController(QObject):
 
     def shutdown(self) -> None:
         """Stop the reply (keeping its text) and wait for every thread."""
+        self._shut_down = True
         self._render_timer.stop()
         self.tracker.stop_all()
         self.worker = None
