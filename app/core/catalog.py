@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+log = logging.getLogger(__name__)
+
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_MAX_OUTPUT = 8_192
+
+# Limits assumed for a model neither the server nor the bundled table knows.
+# Conservative on purpose: every Claude model since Claude 2 reads at least
+# 100k tokens and writes at least 4,096, so assuming less than the truth only
+# makes Cairn summarize a little early, while assuming more could overflow.
+UNKNOWN_MODEL_CONTEXT_WINDOW = 100_000
+UNKNOWN_MODEL_MAX_OUTPUT = 4_096
+
+# A listed limit above this is junk, not a model (see clean_model_list).
+MAX_CONTEXT_WINDOW = 100_000_000
 
 
 class ModelInfo(BaseModel):
@@ -73,3 +87,100 @@ def find_model(model_id: str, available: Sequence[ModelInfo]) -> ModelInfo | Non
         if model.id == model_id:
             return model
     return None
+
+
+# A dated snapshot of a listed model: "claude-haiku-4-5-20251001" of "claude-haiku-4-5".
+_SNAPSHOT_SUFFIX = re.compile(r"-\d{8}")
+
+
+def model_limits(model_id: str, available: Sequence[ModelInfo]) -> tuple[ModelInfo, bool]:
+    """The model's limits, and whether they are known.
+
+    Looks in `available` (the server's list), then in the bundled table, then
+    for a dated snapshot of a model either knows. An unknown model gets
+    `UNKNOWN_MODEL_CONTEXT_WINDOW` and `UNKNOWN_MODEL_MAX_OUTPUT`, and False,
+    so the gauge can say its figures are a guess.
+    """
+    known = find_model(model_id, available)
+    if known is not None:
+        return known, True
+    for model in (*available, *FALLBACK_MODELS):
+        suffix = model_id.removeprefix(model.id)
+        if suffix != model_id and _SNAPSHOT_SUFFIX.fullmatch(suffix):
+            return model.model_copy(update={"id": model_id}), True
+    unknown = ModelInfo(
+        id=model_id,
+        display_name=model_id,
+        max_input_tokens=UNKNOWN_MODEL_CONTEXT_WINDOW,
+        max_tokens=UNKNOWN_MODEL_MAX_OUTPUT,
+    )
+    return unknown, False
+
+
+def clean_model_list(entries: Iterable[object]) -> list[ModelInfo]:
+    """The usable models of a fetched or cached list, in order, each id once.
+
+    Entries are `ModelInfo`s or mappings with the API's fields. An entry
+    without a usable id, or with a limit that cannot be real (not a whole
+    number, not in [1, MAX_CONTEXT_WINDOW], an output limit
+    not smaller than the window), is dropped with a warning. A missing limit
+    is filled from the bundled table, else with the unknown-model default
+    (an output limit at most half the window).
+    """
+    models: list[ModelInfo] = []
+    seen: set[str] = set()
+    for entry in entries:
+        data: Mapping[str, object]
+        if isinstance(entry, ModelInfo):
+            data = entry.model_dump()
+        elif isinstance(entry, Mapping):
+            data = entry
+        else:
+            log.warning("Ignored a model list entry that is not an object: %r", entry)
+            continue
+        model = _clean_model(data)
+        if model is not None and model.id not in seen:
+            seen.add(model.id)
+            models.append(model)
+    return models
+
+
+def _clean_model(data: Mapping[str, object]) -> ModelInfo | None:
+    model_id = data.get("id")
+    if not isinstance(model_id, str) or not model_id.strip() or model_id != model_id.strip():
+        log.warning("Ignored a model without a usable id: %r", model_id)
+        return None
+    table = next((model for model in FALLBACK_MODELS if model.id == model_id), None)
+    try:
+        window = _limit(data.get("max_input_tokens"))
+        output = _limit(data.get("max_tokens"))
+    except ValueError:
+        log.warning(
+            "Ignored model %s: its limits (%r, %r) cannot be real",
+            model_id,
+            data.get("max_input_tokens"),
+            data.get("max_tokens"),
+        )
+        return None
+    if window is None:
+        window = table.max_input_tokens if table else UNKNOWN_MODEL_CONTEXT_WINDOW
+    if output is None:
+        output = table.max_tokens if table else UNKNOWN_MODEL_MAX_OUTPUT
+        output = max(1, min(output, window // 2))
+    if output >= window:
+        log.warning("Ignored model %s: it would write %d of a %d window", model_id, output, window)
+        return None
+    name = data.get("display_name")
+    display_name = name.strip() if isinstance(name, str) and name.strip() else model_id
+    return ModelInfo(
+        id=model_id, display_name=display_name, max_input_tokens=window, max_tokens=output
+    )
+
+
+def _limit(value: object) -> int | None:
+    """The limit, None when missing; ValueError when it cannot be real."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_CONTEXT_WINDOW:
+        raise ValueError(value)
+    return value

@@ -1,15 +1,71 @@
-"""What is sent to Claude, and how full the context window is (DESIGN §3, §4)."""
+"""What is sent to Claude, and how full the context window is (DESIGN §3, §4).
+
+`ContextBuilder` turns a conversation (system prompt, summaries, live tail,
+draft) into the exact request and a `ContextState` for the gauge. It enforces
+invariants 2 and 3 of DESIGN §3: turns start with the user and alternate, and
+the estimated request plus the reserved output never exceed the window — a
+request that would not fit raises `ContextOverflowError` (or
+`MessageTooLargeError` when the new message alone is too large) before
+anything is sent.
+
+Cost: stored messages carry their token estimate (`Message.token_estimate`,
+counted once when stored), so building costs O(live tail) plus tokenizing the
+draft; the archive is never read, and history is never re-tokenized.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from app.core.calibration import Calibration, Calibrations
+from app.core.catalog import ModelInfo
+from app.core.conversation import TURN_SEPARATOR, ApiMessage, iter_turns
+from app.core.errors import (
+    ApiError,
+    ContextOverflowError,
+    InvalidInputError,
+    MessageTooLargeError,
+)
+from app.core.models import Message, Role
+from app.core.tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    REQUEST_OVERHEAD_TOKENS,
+    TokenCounter,
+    default_counter,
+)
+
+log = logging.getLogger(__name__)
+
+# The most a chat reply may write (the controller's REPLY_TOKENS): kept free in the window.
+REPLY_TOKENS = 8_192
+DEFAULT_TRIGGER_RATIO = 0.8
+# Within this share of the usable window (either side), an exact count is worth a request.
+NEAR_LIMIT_MARGIN = 0.05
+
+# cl100k counts the blank line that joins two turns of one role as one token.
+_SEPARATOR_TOKENS = 1
+
+MEMORY_HEADING = "Conversation so far"
+MEMORY_PREAMBLE = (
+    f"# {MEMORY_HEADING}\n\n"
+    "Summaries of the earlier part of this conversation, oldest first. The original "
+    "messages are archived; the recent ones follow as the conversation itself."
+)
+CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
+
+SummaryTier = Literal["condensed", "compressed"]
 
 
 @dataclass(frozen=True)
 class ContextBreakdown:
     """Estimated tokens of each part of the next request (calibrated)."""
 
-    system: int = 0  # the user's instructions (system prompt)
+    system: int = 0  # the user's instructions (system prompt), with the request's framing
     memory: int = 0  # the "Conversation so far" block of summaries
     history: int = 0  # the live tail of recent messages
     draft: int = 0  # what is being typed in the composer
@@ -27,6 +83,9 @@ class ContextState:
         model_known: False when the model is missing from the catalog (a safe default is used).
         estimate_flagged: True when no tokenizer loaded and a rough ~4 chars/token estimate is used.
         calibrated: True once real usage from the API has corrected the estimates for this model.
+        counted_exactly: True when the server counted this request (near the limit), so
+            `used` is its figure, not an estimate.
+        model_name: the model's display name, for explanations.
     """
 
     breakdown: ContextBreakdown
@@ -35,6 +94,8 @@ class ContextState:
     model_known: bool = True
     estimate_flagged: bool = False
     calibrated: bool = False
+    counted_exactly: bool = False
+    model_name: str = ""
 
     @property
     def used(self) -> int:
@@ -54,3 +115,388 @@ class ContextState:
     @property
     def fits(self) -> bool:
         return self.used <= self.usable
+
+    @property
+    def near_limit(self) -> bool:
+        """Within NEAR_LIMIT_MARGIN of the usable window, either side: worth an exact count."""
+        return abs(self.used - self.usable) <= NEAR_LIMIT_MARGIN * self.usable
+
+
+@dataclass(frozen=True)
+class MemorySummary:
+    """One summary as the memory block shows it (the summary table fills these).
+
+    Attributes:
+        tier: "condensed" covers messages; "compressed" covers older summaries.
+        text: what Claude reads.
+        first_seq, last_seq: the messages it covers.
+        created_at: when it was made.
+        token_estimate: tokens of `text`, counted once when stored (None: counted here).
+    """
+
+    tier: SummaryTier
+    text: str
+    first_seq: int
+    last_seq: int
+    created_at: datetime
+    token_estimate: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.tier not in ("condensed", "compressed"):
+            raise ValueError(f"unknown summary tier {self.tier!r}")
+
+    @property
+    def label(self) -> str:
+        """The line above the summary in the memory block."""
+        if self.first_seq == self.last_seq:
+            return f"## Message {self.first_seq}"
+        return f"## Messages {self.first_seq}–{self.last_seq}"
+
+
+def ordered_summaries(summaries: Sequence[MemorySummary]) -> list[MemorySummary]:
+    """Compressed summaries, then condensed ones, each oldest first (DESIGN §3)."""
+    tier_order = {"compressed": 0, "condensed": 1}
+    return sorted(summaries, key=lambda s: (tier_order[s.tier], s.first_seq, s.created_at))
+
+
+def memory_block_text(summaries: Sequence[MemorySummary]) -> str:
+    """The "Conversation so far" block; "" when there are no summaries."""
+    if not summaries:
+        return ""
+    sections = [MEMORY_PREAMBLE]
+    sections.extend(f"{s.label}\n{s.text}" for s in ordered_summaries(summaries))
+    return TURN_SEPARATOR.join(sections)
+
+
+def reserved_output(model: ModelInfo) -> int:
+    """Tokens kept free for a chat reply: the model's output limit, at most REPLY_TOKENS."""
+    return max(1, min(model.max_tokens, REPLY_TOKENS))
+
+
+def format_token_count(tokens: int) -> str:
+    """A token count the way the gauge says it: 850, 1.2k, 68k, 1.5M."""
+    if tokens < 1_000:
+        return f"{tokens}"
+    if tokens < 10_000:
+        return f"{tokens / 1_000:.1f}k".replace(".0k", "k")
+    if tokens < 1_000_000:
+        return f"{round(tokens / 1_000)}k"
+    return f"{tokens / 1_000_000:.1f}M".replace(".0M", "M")
+
+
+@dataclass(frozen=True)
+class BuiltRequest:
+    """The exact request for the Messages API, and how full it makes the window.
+
+    Attributes:
+        model: the model id to send to.
+        system: the system prompt as a plain string (possibly "") when there are no
+            summaries; else a list of text blocks, the memory block last with a
+            cache_control breakpoint.
+        messages: alternating turns starting with the user; the draft is the last user turn.
+        max_tokens: the reply's limit (the reserved output).
+        state: the figures for the gauge; `state.fits` is always True here.
+        raw_input_tokens: the uncalibrated cl100k estimate: give it, with the reply's
+            usage, to `Calibrations.learn_usage`.
+    """
+
+    model: str
+    system: str | list[dict[str, Any]]
+    messages: list[ApiMessage]
+    max_tokens: int
+    state: ContextState
+    raw_input_tokens: int = 0
+    exact_input_tokens: int | None = None
+
+
+@dataclass
+class _Tally:
+    """Raw (uncalibrated) tokens of the parts, from one walk over the tail."""
+
+    system: int = 0
+    memory: int = 0
+    history: int = 0
+    draft: int = 0
+    # The raw tokens of the new user message (the draft, or the last stored user turn).
+    new_message: int = 0
+    turns: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.system + self.memory + self.history + self.draft
+
+
+class ContextBuilder:
+    """Builds the next request and measures it (DESIGN §3, §4).
+
+    Thread-safe as long as its counter and calibrations are (the shipped ones are).
+
+    Attributes:
+        counter: counts the draft, and any text without a stored estimate.
+        calibrations: per-model corrections; None means uncalibrated estimates.
+    """
+
+    def __init__(
+        self,
+        counter: TokenCounter | None = None,
+        calibrations: Calibrations | None = None,
+    ) -> None:
+        self.counter = counter if counter is not None else default_counter()
+        self.calibrations = calibrations
+
+    # --- public
+
+    def estimate_state(
+        self,
+        *,
+        model: ModelInfo,
+        system_prompt: str = "",
+        summaries: Sequence[MemorySummary] = (),
+        tail: Sequence[Message] = (),
+        draft: str = "",
+        max_output: int | None = None,
+        trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
+        model_known: bool = True,
+    ) -> ContextState:
+        """The gauge's figures for the next request, without building it.
+
+        O(len(tail)) additions plus tokenizing the draft: cheap enough for every
+        (debounced) keystroke.
+        """
+        tally = self._tally(system_prompt, summaries, tail, draft)
+        return self._state(tally, model, max_output, trigger_ratio, model_known)
+
+    def build_request(
+        self,
+        *,
+        model: ModelInfo,
+        system_prompt: str = "",
+        summaries: Sequence[MemorySummary] = (),
+        tail: Sequence[Message] = (),
+        draft: str = "",
+        max_output: int | None = None,
+        trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
+        model_known: bool = True,
+        exact_count: Callable[[BuiltRequest], int] | None = None,
+    ) -> BuiltRequest:
+        """The exact request to send, or an error saying why it cannot be sent.
+
+        `draft`, when not blank, becomes the last user turn. `exact_count` (the
+        provider's `count_tokens`, from a worker thread) is asked only when the
+        estimate is within NEAR_LIMIT_MARGIN of the limit; its figure then
+        decides whether the request fits.
+
+        Raises:
+            InvalidInputError: there is no user message to send.
+            MessageTooLargeError: the new message alone exceeds what the model can read.
+            ContextOverflowError: the conversation with the new message would not fit.
+        """
+        tally = self._tally(system_prompt, summaries, tail, draft)
+        if tally.turns == 0:
+            raise InvalidInputError("There is nothing to send yet: type a message first.")
+        state = self._state(tally, model, max_output, trigger_ratio, model_known)
+        built = BuiltRequest(
+            model=model.id,
+            system=self._system(system_prompt, summaries),
+            messages=self._messages(tail, draft),
+            max_tokens=state.breakdown.reserved_output,
+            state=state,
+            raw_input_tokens=tally.total,
+        )
+        if exact_count is not None and state.near_limit:
+            built = self._with_exact_count(built, exact_count)
+        if not built.state.fits:
+            raise self._overflow(built, tally, model)
+        return built
+
+    # --- inside
+
+    def _calibration(self, model: ModelInfo) -> Calibration:
+        if self.calibrations is None:
+            return _NO_CALIBRATION
+        return self.calibrations.for_model(model.id)
+
+    def _count(self, text: str, stored: int | None) -> int:
+        return stored if stored is not None else self.counter.count(text)
+
+    def _tally(
+        self,
+        system_prompt: str,
+        summaries: Sequence[MemorySummary],
+        tail: Sequence[Message],
+        draft: str,
+    ) -> _Tally:
+        tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self.counter.count(system_prompt))
+        if summaries:
+            # Each section: the blank line before it, its label line, its text.
+            tally.memory = self.counter.count(MEMORY_PREAMBLE) + sum(
+                _SEPARATOR_TOKENS
+                + self.counter.count(f"{s.label}\n")
+                + self._count(s.text, s.token_estimate)
+                for s in summaries
+            )
+        last_role: Role | None = None
+        last_turn = 0
+        for message, joins in iter_turns(tail):
+            tokens = self._count(message.content, message.token_estimate)
+            if joins:
+                tokens += _SEPARATOR_TOKENS
+                last_turn += tokens
+            else:
+                tokens += MESSAGE_OVERHEAD_TOKENS
+                last_turn = tokens
+                tally.turns += 1
+            tally.history += tokens
+            last_role = message.role
+        if draft.strip():
+            draft_tokens = self.counter.count(draft)
+            if last_role is Role.USER:
+                tally.draft = draft_tokens + _SEPARATOR_TOKENS
+            else:
+                tally.draft = draft_tokens + MESSAGE_OVERHEAD_TOKENS
+                tally.turns += 1
+            tally.new_message = tally.draft
+        elif last_role is Role.USER:
+            tally.new_message = last_turn
+        return tally
+
+    def _state(
+        self,
+        tally: _Tally,
+        model: ModelInfo,
+        max_output: int | None,
+        trigger_ratio: float,
+        model_known: bool,
+    ) -> ContextState:
+        calibration = self._calibration(model)
+        reserved = reserved_output(model)
+        if max_output is not None:
+            reserved = max(1, min(max_output, model.max_tokens))
+        breakdown = ContextBreakdown(
+            system=calibration.apply(tally.system),
+            memory=calibration.apply(tally.memory),
+            history=calibration.apply(tally.history),
+            draft=calibration.apply(tally.draft),
+            reserved_output=reserved,
+        )
+        return ContextState(
+            breakdown=breakdown,
+            context_window=model.max_input_tokens,
+            trigger_ratio=min(1.0, max(0.01, trigger_ratio)),
+            model_known=model_known,
+            estimate_flagged=self.counter.flagged,
+            calibrated=calibration.calibrated,
+            model_name=model.display_name,
+        )
+
+    @staticmethod
+    def _system(
+        system_prompt: str, summaries: Sequence[MemorySummary]
+    ) -> str | list[dict[str, Any]]:
+        if not summaries:
+            return system_prompt
+        blocks: list[dict[str, Any]] = []
+        if system_prompt.strip():
+            blocks.append({"type": "text", "text": system_prompt})
+        # The breakpoint after the memory block: it changes only when a summary
+        # does, so every request in between reads it from the cache.
+        blocks.append(
+            {
+                "type": "text",
+                "text": memory_block_text(summaries),
+                "cache_control": dict(CACHE_CONTROL),
+            }
+        )
+        return blocks
+
+    @staticmethod
+    def _messages(tail: Sequence[Message], draft: str) -> list[ApiMessage]:
+        parts: list[tuple[str, list[str]]] = []
+        for message, joins in iter_turns(tail):
+            if joins:
+                parts[-1][1].append(message.content)
+            else:
+                parts.append((message.role.value, [message.content]))
+        if draft.strip():
+            if parts and parts[-1][0] == Role.USER.value:
+                parts[-1][1].append(draft)
+            else:
+                parts.append((Role.USER.value, [draft]))
+        return [{"role": role, "content": TURN_SEPARATOR.join(texts)} for role, texts in parts]
+
+    def _with_exact_count(
+        self, built: BuiltRequest, exact_count: Callable[[BuiltRequest], int]
+    ) -> BuiltRequest:
+        try:
+            exact = exact_count(built)
+        except ApiError as error:
+            log.info("Could not count the request exactly (%s); the estimate decides", error)
+            return built
+        if exact <= 0:
+            log.info("The server counted %d tokens; the estimate decides", exact)
+            return built
+        state = replace(
+            built.state,
+            breakdown=_scaled(built.state.breakdown, exact),
+            counted_exactly=True,
+        )
+        return replace(built, state=state, exact_input_tokens=exact)
+
+    def _overflow(
+        self, built: BuiltRequest, tally: _Tally, model: ModelInfo
+    ) -> ContextOverflowError | MessageTooLargeError:
+        state = built.state
+        reserved = state.breakdown.reserved_output
+        limits = (
+            f"{model.display_name} can read at most {{limit}} at once "
+            f"({format_token_count(state.context_window)} in all, with "
+            f"{format_token_count(reserved)} kept for its reply)"
+        )
+        if built.exact_input_tokens is not None and tally.total > 0:
+            # The server's figure for the whole request, shared out in proportion.
+            message_tokens = math.ceil(tally.new_message * built.exact_input_tokens / tally.total)
+        else:
+            message_tokens = self._calibration(model).apply(tally.new_message)
+        if message_tokens > state.usable:
+            said, limit = _say_pair(message_tokens, state.usable)
+            return MessageTooLargeError(
+                f"This message is about {said} tokens, but {limits.format(limit=limit)}. "
+                "Shorten it or split it into parts.",
+                tokens=message_tokens,
+                limit=state.usable,
+                context_window=state.context_window,
+                reserved_output=reserved,
+            )
+        said, limit = _say_pair(state.used, state.usable)
+        return ContextOverflowError(
+            f"This conversation and your message come to about {said} tokens, but "
+            f"{limits.format(limit=limit)}. Shorten your message, or start a new conversation.",
+            tokens=state.used,
+            limit=state.usable,
+            context_window=state.context_window,
+            reserved_output=reserved,
+        )
+
+
+def _say_pair(tokens: int, limit: int) -> tuple[str, str]:
+    """Two counts said briefly, or exactly when briefly they would read the same."""
+    said, said_limit = format_token_count(tokens), format_token_count(limit)
+    if said == said_limit:
+        return f"{tokens:,}", f"{limit:,}"
+    return said, said_limit
+
+
+def _scaled(breakdown: ContextBreakdown, total: int) -> ContextBreakdown:
+    """The parts rescaled so that they add up to `total` (the server's exact count)."""
+    parts = [breakdown.system, breakdown.memory, breakdown.history, breakdown.draft]
+    estimated = sum(parts)
+    if estimated <= 0:
+        return replace(breakdown, system=total, memory=0, history=0, draft=0)
+    scaled = [math.floor(part * total / estimated) for part in parts]
+    # The rounding remainder goes to the largest part.
+    scaled[parts.index(max(parts))] += total - sum(scaled)
+    system, memory, history, draft = scaled
+    return replace(breakdown, system=system, memory=memory, history=history, draft=draft)
+
+
+_NO_CALIBRATION = Calibration(ratio=1.0)

@@ -52,6 +52,63 @@ class InvalidInputError(UserFacingError):
     title = "This message can't be sent"
 
 
+class ContextOverflowError(UserFacingError):
+    """The conversation and the new message together would not fit in the model's window.
+
+    Raised before anything is sent (DESIGN §3, invariant 3). Condensing earlier
+    messages would make room, unlike `MessageTooLargeError`.
+
+    Attributes:
+        tokens: estimated tokens of the request.
+        limit: what the model can read with room kept for its reply (window − reserved output).
+        context_window: the model's whole window.
+        reserved_output: tokens kept free for the reply.
+    """
+
+    title = "Too long to send"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tokens: int,
+        limit: int,
+        context_window: int,
+        reserved_output: int,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(message, detail=detail)
+        self.tokens = tokens
+        self.limit = limit
+        self.context_window = context_window
+        self.reserved_output = reserved_output
+
+
+class MessageTooLargeError(InvalidInputError):
+    """The new message alone is larger than the model can read: only shortening it helps.
+
+    Attributes: as `ContextOverflowError` (`tokens` are the message's own).
+    """
+
+    title = "This message is too long"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tokens: int,
+        limit: int,
+        context_window: int,
+        reserved_output: int,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(message, detail=detail)
+        self.tokens = tokens
+        self.limit = limit
+        self.context_window = context_window
+        self.reserved_output = reserved_output
+
+
 # --- talking to Claude -------------------------------------------------------
 
 

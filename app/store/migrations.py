@@ -65,7 +65,21 @@ _SESSIONS_AND_MESSAGES = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_SESSIONS_AND_MESSAGES,)
+_LIVE_TAIL_AND_ESTIMATES = Migration(
+    version=2,
+    description="indexes for the live tail and for messages without a token estimate",
+    statements=(
+        # The next request reads only the live tail (summary_id IS NULL): with
+        # this index that costs O(tail), however large the archive grows.
+        "CREATE INDEX message_live ON message (session_id, seq) WHERE summary_id IS NULL",
+        # Rows from before token estimates were stored, and replies a crash cut
+        # off, wait for SessionStore.backfill_token_estimates; finding them is
+        # O(how many) instead of a scan of every message at each start.
+        "CREATE INDEX message_unestimated ON message (id) WHERE token_estimate IS NULL",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_SESSIONS_AND_MESSAGES, _LIVE_TAIL_AND_ESTIMATES)
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -5,6 +5,11 @@ A `SessionStore` wraps one connection and belongs to the thread that made it
 connection `open_database` returned, and each worker thread opens its own with
 `SessionStore.open(path)`. Every write is a short transaction, committed and
 durable (`synchronous=FULL`) when the method returns.
+
+Each message's token estimate (raw cl100k tokens of its content, uncalibrated)
+is counted once, when its final text is stored, so measuring the context never
+re-tokenizes history (DESIGN §4). A reply still streaming has none yet; rows
+without one are filled in by `backfill_token_estimates`.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from app.core.models import Message, MessageStatus, Role, Session, Usage
+from app.core.tokens import count_tokens
 from app.store.database import connect
 from app.store.errors import MessageNotFoundError, SessionNotFoundError, translate
 
 Clock = Callable[[], datetime]
+TokenCounterFunction = Callable[[str], int]
 
 _SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
 _MESSAGE_COLUMNS = (
@@ -52,16 +59,27 @@ class SessionStore:
         *,
         database: Path | None = None,
         clock: Clock = utc_now,
+        token_counter: TokenCounterFunction = count_tokens,
     ) -> None:
-        """Take ownership of `connection` (autocommit, from `open_database`/`connect`)."""
+        """Take ownership of `connection` (autocommit, from `open_database`/`connect`).
+
+        `token_counter` counts a message's text when the caller gives no estimate.
+        """
         self._connection = connection
         self._clock = clock
+        self._token_counter = token_counter
         self.database = database
 
     @classmethod
-    def open(cls, path: Path | str, *, clock: Clock = utc_now) -> SessionStore:
+    def open(
+        cls,
+        path: Path | str,
+        *,
+        clock: Clock = utc_now,
+        token_counter: TokenCounterFunction = count_tokens,
+    ) -> SessionStore:
         """A store on a new connection of its own, for the calling thread."""
-        return cls(connect(path), database=Path(path), clock=clock)
+        return cls(connect(path), database=Path(path), clock=clock, token_counter=token_counter)
 
     def close(self) -> None:
         """Close the connection; the store cannot be used afterwards."""
@@ -144,8 +162,11 @@ class SessionStore:
 
         Takes the next seq and bumps the session's version and `updated_at` in
         the same transaction, under the write lock, so two threads never share
-        a seq.
+        a seq. Without a `token_estimate` the content is counted here, before
+        the transaction (a reply still streaming gets its count when finished).
         """
+        if token_estimate is None and status is not MessageStatus.STREAMING:
+            token_estimate = self._token_counter(content)
         now = self._now()
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save your message") as cursor:
@@ -194,9 +215,14 @@ class SessionStore:
 
         Leaves the session's version alone: these saves come every second while
         a reply streams, and are not changes anyone needs to check against.
+        The token estimate is cleared (the text is not final): `finish_message`
+        counts it, or `backfill_token_estimates` after a crash.
         """
         with self._write("save the reply") as cursor:
-            cursor.execute("UPDATE message SET content = ? WHERE id = ?", (content, message_id))
+            cursor.execute(
+                "UPDATE message SET content = ?, token_estimate = NULL WHERE id = ?",
+                (content, message_id),
+            )
             if cursor.rowcount == 0:
                 raise MessageNotFoundError(message_id)
 
@@ -207,17 +233,31 @@ class SessionStore:
         status: MessageStatus,
         usage: Usage | None = None,
         model: str | None = None,
+        *,
+        token_estimate: int | None = None,
     ) -> Message:
-        """Store a reply's final text and status; `usage`/`model` kept when None."""
+        """Store a reply's final text and status; `usage`/`model` kept when None.
+
+        The final text's token estimate is counted here unless given.
+        """
         if status is MessageStatus.STREAMING:
             raise ValueError("finish_message needs a final status, not 'streaming'")
+        if token_estimate is None:
+            token_estimate = self._token_counter(content)
         now = self._now()
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save the reply") as cursor:
             cursor.execute(
                 "UPDATE message SET content = ?, status = ?, usage = coalesce(?, usage), "
-                "model = coalesce(?, model) WHERE id = ?",
-                (content, MessageStatus(status).value, usage_json, model, message_id),
+                "model = coalesce(?, model), token_estimate = ? WHERE id = ?",
+                (
+                    content,
+                    MessageStatus(status).value,
+                    usage_json,
+                    model,
+                    token_estimate,
+                    message_id,
+                ),
             )
             if cursor.rowcount == 0:
                 raise MessageNotFoundError(message_id)
@@ -263,6 +303,54 @@ class SessionStore:
             rows = self._connection.execute(query, parameters).fetchall()
         rows.reverse()
         return [_message_from_row(row) for row in rows]
+
+    def live_messages(self, session_id: str) -> list[Message]:
+        """The live tail: messages no summary covers (summary_id NULL), oldest first.
+
+        What the next request sends; O(tail) through the `message_live` index,
+        however many archived messages the conversation holds.
+        """
+        with self._read("load the conversation"):
+            rows = self._connection.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM message "
+                "WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        return [_message_from_row(row) for row in rows]
+
+    def backfill_token_estimates(
+        self, counter_fn: TokenCounterFunction | None = None, batch: int = 500
+    ) -> int:
+        """Count the messages stored without a token estimate; returns how many.
+
+        For rows from before estimates were stored, and replies a crash cut off.
+        Run it from a worker at start-up: each batch is counted outside any
+        transaction, then written in one short one, so the GUI thread's writes
+        wait at most one batch's UPDATEs. Replies still streaming are skipped.
+        """
+        if batch < 1:
+            raise ValueError("batch must be at least 1")
+        count = counter_fn if counter_fn is not None else self._token_counter
+        filled, after_id = 0, 0
+        while True:
+            with self._read("count the tokens of older messages"):
+                rows = self._connection.execute(
+                    "SELECT id, content FROM message WHERE token_estimate IS NULL "
+                    "AND status != 'streaming' AND id > ? ORDER BY id LIMIT ?",
+                    (after_id, batch),
+                ).fetchall()
+            if not rows:
+                return filled
+            estimates = [(count(content), message_id) for message_id, content in rows]
+            with self._write("save the token counts of older messages") as cursor:
+                # `token_estimate IS NULL` again: a reply finished meanwhile has its own.
+                cursor.executemany(
+                    "UPDATE message SET token_estimate = ? "
+                    "WHERE id = ? AND token_estimate IS NULL AND status != 'streaming'",
+                    estimates,
+                )
+                filled += cursor.rowcount
+            after_id = rows[-1][0]
 
     def recover_interrupted(self) -> int:
         """Mark replies left 'streaming' by a crash as 'stopped', text kept.

