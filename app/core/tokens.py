@@ -86,6 +86,11 @@ class TokenCounter:
         return self._encoding is not None
 
     @property
+    def ready(self) -> bool:
+        """True once `load` ran: counting no longer waits for the encoding to load."""
+        return self._loaded
+
+    @property
     def flagged(self) -> bool:
         """True when counts are the rough ~4 characters/token fallback, not cl100k."""
         return not self.load()

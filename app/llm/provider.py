@@ -96,6 +96,10 @@ class ChatProvider(Protocol):
         """The models the server offers, newest first."""
         ...
 
+    def count_tokens(self, request: ChatRequest) -> int:
+        """Input tokens the server counts for `request`, without generating anything."""
+        ...
+
     def check_key(self) -> None:
         """Raise `ApiKeyRejectedError` (or another ApiError) unless the key works."""
         ...

@@ -21,8 +21,10 @@ from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
 from app.logs import setup_logging, teardown_logging
 from app.secrets.keystore import KeyStore
+from app.store.calibration_file import CalibrationFile
 from app.store.database import open_database
 from app.store.instance_lock import InstanceLock
+from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
 from app.ui.controller import ChatController, Dependencies, ProviderFactory
 from app.ui.main_window import MainWindow
@@ -123,6 +125,8 @@ def open_cairn(
         provider_factory=provider_factory,
         settings=loaded.settings,
         settings_path=paths.settings_file,
+        calibration_file=CalibrationFile.in_data_dir(paths),
+        model_cache=ModelCache.in_data_dir(paths),
     )
     controller = ChatController(deps)
     window = MainWindow(controller, paths)

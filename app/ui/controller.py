@@ -15,22 +15,36 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.core.catalog import FALLBACK_MODELS, ModelInfo, find_model, pick_default_model
+from app.core.calibration import Calibrations
+from app.core.catalog import (
+    FALLBACK_MODELS,
+    ModelInfo,
+    clean_model_list,
+    model_limits,
+    pick_default_model,
+)
+from app.core.context import (
+    DEFAULT_TRIGGER_RATIO,
+    BuiltRequest,
+    ContextBuilder,
+    ContextState,
+)
 from app.core.conversation import to_api_messages
 from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
 from app.core.models import Message, MessageStatus, Role, Session
 from app.core.settings import AppSettings, save_settings
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
+from app.core.tokens import TokenCounter, default_counter
 from app.llm.provider import ChatProvider, ChatRequest
 from app.secrets.keystore import KeyStore
+from app.store.calibration_file import CalibrationFile
+from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
 from app.ui.workers import CallWorker, ChatWorker, ThreadTracker
 
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
-# Room kept for Claude's answer; the model's own limit applies when lower.
-REPLY_TOKENS = 8_192
 # At most this many transcript updates a second while a reply streams.
 RENDER_INTERVAL_MS = 33
 
@@ -48,6 +62,9 @@ class Dependencies:
     provider_factory: ProviderFactory
     settings: AppSettings
     settings_path: Path
+    calibration_file: CalibrationFile
+    model_cache: ModelCache
+    counter: TokenCounter | None = None
 
 
 class ChatController(QObject):
@@ -64,6 +81,8 @@ class ChatController(QObject):
         status_changed(str): a transient status line ("Claude is busy — retrying…").
         key_needed(): no API key is known; the window asks for one.
         models_changed(list, str): models to offer, and the selected id.
+        context_changed(object): the gauge's figures for the next request (ContextState),
+            or None while the tokenizer is still loading.
     """
 
     sessions_changed = Signal(list, object)
@@ -78,6 +97,7 @@ class ChatController(QObject):
     status_changed = Signal(str)
     key_needed = Signal()
     models_changed = Signal(list, str)
+    context_changed = Signal(object)
 
     def __init__(self, deps: Dependencies, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -85,7 +105,15 @@ class ChatController(QObject):
         self.store = deps.store
         self.settings = deps.settings
         self.tracker = ThreadTracker(self)
-        self.models: list[ModelInfo] = list(FALLBACK_MODELS)
+        cached = deps.model_cache.load()
+        self.models: list[ModelInfo] = list(cached.models if cached else FALLBACK_MODELS)
+        self.counter = deps.counter or default_counter()
+        self.calibrations: Calibrations = deps.calibration_file.load()
+        self.builder = ContextBuilder(self.counter, self.calibrations)
+        # The live tail of the open conversation, kept so a keystroke costs O(tail) sums,
+        # not a database read.
+        self._tail: list[Message] = []
+        self._draft = ""
         self.current: Session | None = None
         self.oldest_seq: int | None = None
         self.worker: ChatWorker | None = None
@@ -132,18 +160,54 @@ class ChatController(QObject):
                 f"was kept in {recovered} reply{'s' if recovered != 1 else ''}, marked as stopped.",
             )
         self.models_changed.emit(self.models, self.selected_model)
+        # Not before the conversation is on screen: loading the tokenizer and importing
+        # the SDK (for the model list) are a second of work that would slow that paint.
+        QTimer.singleShot(250, self._warm_up)
+
+    def _warm_up(self) -> None:
+        if self._shut_down:
+            return
+        counter, store_factory = self.counter, self.deps.store_factory
+
+        def load_and_backfill() -> int:
+            counter.load()
+            store = store_factory()
+            try:
+                return store.backfill_token_estimates(counter.count)
+            finally:
+                store.close()
+
+        worker = CallWorker(load_and_backfill)
+        worker.succeeded.connect(self._counter_ready)
+        worker.failed.connect(self._counter_failed)
+        self.tracker.start(worker)
         if self.has_api_key():
-            # Not before the conversation is on screen: the request imports the SDK,
-            # whose second of import work would slow that paint down.
-            QTimer.singleShot(250, self.refresh_models)
+            self.refresh_models()
+
+    def _counter_ready(self, backfilled: int) -> None:
+        if backfilled:
+            log.info("Counted tokens of %d older messages", backfilled)
+            self._reload_tail()
+        self.update_context()
+
+    def _counter_failed(self, error: UserFacingError) -> None:
+        log.warning("Could not count older messages: %s (%s)", error.message, error.detail)
+        self.update_context()
 
     def refresh_models(self) -> None:
         """List the models in the background; keep the bundled list if that fails."""
         if self._models_worker is not None or self._shut_down:
             return
-        provider_factory = self.deps.provider_factory
+        provider_factory, cache = self.deps.provider_factory, self.deps.model_cache
         key, base_url = self.api_key(), self.settings.api_base_url
-        worker = CallWorker(lambda: provider_factory(key, base_url).list_models())
+
+        def fetch() -> list[ModelInfo]:
+            models = clean_model_list(provider_factory(key, base_url).list_models())
+            if models:
+                cache.save(models)
+            return models
+
+        worker = CallWorker(fetch)
         worker.succeeded.connect(self._models_loaded)
         worker.failed.connect(self._models_failed)
         worker.finished.connect(self._models_done)
@@ -160,6 +224,7 @@ class ChatController(QObject):
         configured = self.current.model if self.current else self.settings.model
         self.selected_model = pick_default_model(configured, self.models)
         self.models_changed.emit(self.models, self.selected_model)
+        self.update_context()
 
     def _models_failed(self, error: UserFacingError) -> None:
         # The bundled list stays; a bad key is worth saying now, the rest can wait.
@@ -183,6 +248,7 @@ class ChatController(QObject):
         self.models_changed.emit(self.models, self.selected_model)
         self._emit_sessions()
         self.session_opened.emit(None, [], False)
+        self._reload_tail()
 
     def open_session(self, session_id: str) -> None:
         if self.current is not None and self.current.id == session_id:
@@ -203,6 +269,7 @@ class ChatController(QObject):
             self.models_changed.emit(self.models, self.selected_model)
         self._emit_sessions()
         self.session_opened.emit(session, page, has_earlier)
+        self._reload_tail()
 
     def load_earlier(self) -> None:
         if self.current is None or self.oldest_seq is None:
@@ -255,6 +322,7 @@ class ChatController(QObject):
         if not model_id or model_id == self.selected_model:
             return
         self.selected_model = model_id
+        self.update_context()
         self.settings.model = model_id
         try:
             save_settings(self.deps.settings_path, self.settings)
@@ -265,6 +333,50 @@ class ChatController(QObject):
 
     def save_settings(self) -> None:
         save_settings(self.deps.settings_path, self.settings)
+
+    # -- how full the context is ------------------------------------------------------
+
+    def _reload_tail(self) -> None:
+        self._tail = self.store.live_messages(self.current.id) if self.current else []
+        self.update_context()
+
+    def set_draft(self, text: str) -> None:
+        """The composer's text changed (debounced by the window)."""
+        self._draft = text
+        self.update_context()
+
+    def model_info(self) -> tuple[ModelInfo, bool]:
+        """The selected model's limits, and whether they are known (not a safe default)."""
+        return model_limits(self.selected_model, self.models)
+
+    def context_state(self, draft: str | None = None) -> ContextState:
+        model, known = self.model_info()
+        return self.builder.estimate_state(
+            model=model,
+            system_prompt=self.current.system_prompt if self.current else "",
+            tail=self._tail,
+            draft=self._draft if draft is None else draft,
+            trigger_ratio=DEFAULT_TRIGGER_RATIO,
+            model_known=known,
+        )
+
+    def update_context(self) -> None:
+        """Tell the gauge; never waits for the tokenizer to load on this (GUI) thread."""
+        if not self.counter.ready:
+            self.context_changed.emit(None)
+            return
+        self.context_changed.emit(self.context_state())
+
+    def _check_fits(self, text: str) -> None:
+        """Raise (plain words, with the numbers) when `text` cannot be sent as things stand."""
+        model, known = self.model_info()
+        self.builder.build_request(
+            model=model,
+            system_prompt=self.current.system_prompt if self.current else "",
+            tail=self._tail,
+            draft=text,
+            model_known=known,
+        )
 
     # -- sending -------------------------------------------------------------------
 
@@ -285,6 +397,11 @@ class ChatController(QObject):
             self.key_needed.emit()
             return False
         try:
+            self._check_fits(text)
+        except UserFacingError as error:
+            self.error_raised.emit(error)
+            return False
+        try:
             if self.current is None:
                 self.current = self.store.create_session(
                     title_from_first_message(text), self.selected_model
@@ -299,6 +416,8 @@ class ChatController(QObject):
             return False
         if self.oldest_seq is None:
             self.oldest_seq = message.seq
+        self._tail.append(message)
+        self._draft = ""
         self.message_added.emit(message)
         self._emit_sessions()
         self._start_reply()
@@ -312,27 +431,36 @@ class ChatController(QObject):
     def _start_reply(self) -> None:
         assert self.current is not None
         session = self.current
-        history = to_api_messages(self.store.messages(session.id))
-        if not history or history[-1]["role"] != Role.USER.value:
-            return
+        turns = to_api_messages(self._tail)
+        if not turns or turns[-1]["role"] != Role.USER.value:
+            return  # nothing to answer: the newest sendable turn is Claude's
         if not self.has_api_key():
             self.key_needed.emit()
             return
-        info = find_model(self.selected_model, self.models)
-        max_tokens = min(REPLY_TOKENS, info.max_tokens if info else REPLY_TOKENS)
-        request = ChatRequest(
-            model=self.selected_model,
-            messages=history,
-            max_tokens=max_tokens,
-            system=session.system_prompt,
-        )
+        model, known = self.model_info()
+        builder, tail, system_prompt = self.builder, list(self._tail), session.system_prompt
+
+        def prepare(provider: ChatProvider) -> BuiltRequest:
+            def exact_count(built: BuiltRequest) -> int:
+                return provider.count_tokens(
+                    ChatRequest(built.model, built.messages, built.max_tokens, built.system)
+                )
+
+            return builder.build_request(
+                model=model,
+                system_prompt=system_prompt,
+                tail=tail,
+                model_known=known,
+                exact_count=exact_count,
+            )
+
         try:
             placeholder = self.store.append_message(
                 session.id,
                 Role.ASSISTANT,
                 "",
                 status=MessageStatus.STREAMING,
-                model=self.selected_model,
+                model=model.id,
             )
         except StorageError as error:
             self.error_raised.emit(error)
@@ -342,7 +470,7 @@ class ChatController(QObject):
         provider_factory = self.deps.provider_factory
         worker = ChatWorker(
             message_id=placeholder.id,
-            request=request,
+            prepare=prepare,
             provider_factory=lambda: provider_factory(key, base_url),
             store_factory=self.deps.store_factory,
         )
@@ -394,10 +522,19 @@ class ChatController(QObject):
         return visible
 
     def _reply_finished(self, message: Message) -> None:
+        worker = self.worker
         visible = self._reply_done()
         if visible:
             self.message_updated.emit(message)
+        if worker is not None and worker.built is not None and message.usage is not None:
+            self._learn(worker.built, message)
         self._refresh_current_session()
+
+    def _learn(self, built: BuiltRequest, message: Message) -> None:
+        """Correct future estimates with what the API reported for this request."""
+        assert message.usage is not None
+        if self.calibrations.learn_usage(built.model, built.raw_input_tokens, message.usage):
+            self.deps.calibration_file.save(self.calibrations)
 
     def _reply_failed(self, message: Message | None, error: UserFacingError) -> None:
         visible = self._reply_done()
@@ -412,6 +549,7 @@ class ChatController(QObject):
             if session is not None:
                 self.current = session
         self._emit_sessions()
+        self._reload_tail()
 
     def shutdown(self) -> None:
         """Stop the reply (keeping its text) and wait for every thread."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -33,9 +33,11 @@ from app.ui.key_dialog import ApiKeyDialog
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.sidebar import Sidebar
 from app.ui.theme import apply_theme
+from app.ui.token_gauge import TokenGauge
 from app.ui.transcript import TranscriptView
 
 CHANGE_KEY_ACTION = "Change key…"
+DRAFT_DEBOUNCE_MS = 150
 
 
 class MainWindow(QMainWindow):
@@ -68,6 +70,7 @@ class MainWindow(QMainWindow):
         self.model_combo.setAccessibleName("Model")
         self.model_combo.setToolTip("Which Claude model answers")
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.gauge = TokenGauge(self)
         self.settings_button = QToolButton(self)
         self.settings_button.setText("⚙")
         self.settings_button.setAccessibleName("Settings")
@@ -81,6 +84,7 @@ class MainWindow(QMainWindow):
         header_layout.setSpacing(10)
         header_layout.addWidget(self.title_label, 1)
         header_layout.addWidget(self.model_combo)
+        header_layout.addWidget(self.gauge)
         header_layout.addWidget(self.settings_button)
 
         main = QWidget(self)
@@ -110,6 +114,12 @@ class MainWindow(QMainWindow):
         # user → controller
         self.composer.send_requested.connect(self._send)
         self.composer.stop_requested.connect(controller.stop)
+        # The gauge follows the draft, at most a few times a second while typing.
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(DRAFT_DEBOUNCE_MS)
+        self._draft_timer.timeout.connect(lambda: controller.set_draft(self.composer.text()))
+        self.composer.editor.textChanged.connect(self._draft_timer.start)
         self.sidebar.new_requested.connect(self._new_conversation)
         self.sidebar.session_selected.connect(controller.open_session)
         self.sidebar.rename_requested.connect(controller.rename_session)
@@ -136,6 +146,7 @@ class MainWindow(QMainWindow):
         controller.status_changed.connect(self._status_changed)
         controller.key_needed.connect(self._ask_for_key)
         controller.models_changed.connect(self._models_changed)
+        controller.context_changed.connect(self.gauge.set_state)
 
     def _build_menu(self) -> None:
         bar = self.menuBar()

@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
+from app.core.context import BuiltRequest
 from app.core.errors import ApiError, BugError, StorageError, UserFacingError
 from app.core.models import Message, MessageStatus
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
@@ -52,14 +53,17 @@ class ChatWorker(QThread):
         self,
         *,
         message_id: int,
-        request: ChatRequest,
+        prepare: Callable[[ChatProvider], BuiltRequest],
         provider_factory: Callable[[], ChatProvider],
         store_factory: Callable[[], SessionStore],
         parent: QObject | None = None,
     ) -> None:
+        """`prepare` builds the request on this thread: near the window's limit it
+        asks the server for an exact count, which must not happen on the GUI thread."""
         super().__init__(parent)
         self.message_id = message_id
-        self.request = request
+        self._prepare = prepare
+        self.built: BuiltRequest | None = None
         self._provider_factory = provider_factory
         self._store_factory = store_factory
         self._cancel = CancelToken()
@@ -120,7 +124,14 @@ class ChatWorker(QThread):
         callbacks = StreamCallbacks(on_text=on_text, on_retry=on_retry)
         try:
             provider = self._provider_factory()
-            result = provider.stream_reply(self.request, callbacks, self._cancel)
+            self.built = built = self._prepare(provider)
+            request = ChatRequest(
+                model=built.model,
+                messages=built.messages,
+                max_tokens=built.max_tokens,
+                system=built.system,
+            )
+            result = provider.stream_reply(request, callbacks, self._cancel)
         except UserFacingError as error:
             received = self.take_text()
             partial = error.partial_text if isinstance(error, ApiError) else ""

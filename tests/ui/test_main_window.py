@@ -216,8 +216,24 @@ def test_unusual_text_round_trips(
 
 
 def test_huge_paste_is_stored_and_sent(
-    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
 ) -> None:
+    from app.core.catalog import ModelInfo
+
+    # A model with a window large enough for a megabyte of text.
+    fake_server.models = [
+        ModelInfo(
+            id="claude-test-1m",
+            display_name="Claude Test 1M",
+            max_input_tokens=1_000_000,
+            max_tokens=8_192,
+        )
+    ]
+    cairn = open_window()
+    qtbot.waitUntil(lambda: cairn.controller.selected_model == "claude-test-1m", timeout=10_000)
     text = ("A line of a very long paste, with words. " * 25 + "\n") * 1000  # about 1 MB
     fake_server.add_reply("Got it.")
     cairn.window.composer.set_text(text)
@@ -225,6 +241,22 @@ def test_huge_paste_is_stored_and_sent(
     wait_idle(qtbot, cairn)
     assert stored(cairn)[0][1] == text
     assert fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"] == text
+
+
+def test_message_larger_than_the_window_is_refused_with_numbers(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    qtbot.waitUntil(lambda: cairn.controller.counter.ready, timeout=10_000)
+    text = "word " * 260_000  # far beyond a 200k-token window
+    cairn.window.composer.set_text(text)
+    cairn.window.composer.editor.submitted.emit()
+    banner = cairn.window.banner
+    assert banner.isVisible()
+    assert "at most 192k" in banner.text_label.text()
+    assert "Shorten it or split it" in banner.text_label.text()
+    assert cairn.window.composer.text() == text, "the text stays in the composer"
+    assert fake_server.requests_to("/v1/messages") == []
+    assert cairn.store.list_sessions() == []
 
 
 def test_conversations_create_switch_rename_delete(

@@ -1,0 +1,119 @@
+"""The gauge in the window: it follows the draft, the replies and the model, and its
+figure matches what the server counts once calibrated."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.core.catalog import ModelInfo
+from app.core.context import ContextState
+from app.ui.app import CairnSession
+from tests.fakes.anthropic_server import FakeAnthropicServer
+
+MODELS = [
+    ModelInfo(
+        id="claude-big", display_name="Claude Big", max_input_tokens=200_000, max_tokens=8_192
+    ),
+    ModelInfo(
+        id="claude-small", display_name="Claude Small", max_input_tokens=50_000, max_tokens=4_096
+    ),
+]
+
+
+def gauge_state(cairn: CairnSession) -> ContextState:
+    state = cairn.window.gauge.state
+    assert state is not None
+    return state
+
+
+def ready(qtbot: QtBot, cairn: CairnSession) -> None:
+    qtbot.waitUntil(lambda: cairn.window.gauge.state is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: cairn.controller.selected_model == "claude-big", timeout=10_000)
+
+
+def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
+    cairn.window.composer.editor.setPlainText(text)
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+
+
+def test_gauge_follows_draft_replies_and_model(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    fake_server.models = list(MODELS)
+    cairn = open_window()
+    ready(qtbot, cairn)
+    empty = gauge_state(cairn)
+    assert empty.breakdown.draft == 0 and empty.breakdown.history == 0
+    assert cairn.window.gauge.text().endswith("of 192k")
+
+    qtbot.keyClicks(cairn.window.composer.editor, "How tall is Mount Everest? " * 20)
+    qtbot.waitUntil(lambda: gauge_state(cairn).breakdown.draft > 100)
+
+    fake_server.add_reply("About 8,849 metres. " * 30)
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    after = gauge_state(cairn)
+    assert after.breakdown.draft == 0
+    assert after.breakdown.history > 100, "the question and the reply now count"
+
+    combo = cairn.window.model_combo
+    combo.setCurrentIndex(combo.findData("claude-small"))
+    combo.activated.emit(combo.currentIndex())
+    small = gauge_state(cairn)
+    assert small.context_window == 50_000
+    assert small.ratio > after.ratio
+    assert "of 46k" in cairn.window.gauge.text()
+
+
+def test_gauge_matches_the_server_after_a_few_replies(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    fake_server.models = list(MODELS)
+    cairn = open_window()
+    ready(qtbot, cairn)
+    topics = ["rivers of Europe", "the history of tea", "how bridges stay up", "jazz in the 1950s"]
+    for topic in topics[:3]:
+        fake_server.add_reply(f"Here is a long answer about {topic}. " * 60)
+        chat(qtbot, cairn, f"Tell me about {topic}, with details and examples. " * 10)
+    draft = f"Tell me about {topics[3]}, with details and examples. " * 10
+    predicted = cairn.controller.context_state(draft=draft).used
+    fake_server.add_reply("Fine.")
+    chat(qtbot, cairn, draft)
+    reported = fake_server.count_input_tokens(fake_server.requests_to("/v1/messages")[-1].body)
+    error = abs(predicted - reported) / reported
+    assert error <= 0.05, f"gauge {predicted} vs server {reported}: {error:.1%} off"
+
+
+def test_calibration_and_counts_survive_a_restart(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    fake_server.models = list(MODELS)
+    first = open_window()
+    ready(qtbot, first)
+    for index in range(2):
+        fake_server.add_reply(f"Answer number {index}. " * 80)
+        chat(qtbot, first, f"Question number {index}, asked at some length. " * 20)
+    assert first.controller.calibrations.for_model("claude-big").calibrated
+    before = gauge_state(first)
+    first.window.close()
+    first.close()
+
+    second = open_window()
+    ready(qtbot, second)
+    assert second.controller.calibrations.for_model("claude-big").calibrated
+    after = gauge_state(second)
+    assert after.breakdown.history == before.breakdown.history
+    assert after.calibrated
