@@ -197,3 +197,10 @@ class KeyringUnavailableError(UserFacingError):
 
 class BugError(CairnError):
     """Our mistake. Logged with a traceback; the user sees "Something went wrong"."""
+
+
+class SummaryConflictError(CairnError):
+    """The conversation changed while a summary was being made; nothing was committed.
+
+    Not shown to the user: the engine simply plans again later.
+    """

@@ -66,3 +66,5 @@ class Message(BaseModel):
     model: str | None = None
     status: MessageStatus = MessageStatus.COMPLETE
     summary_id: str | None = Field(default=None)
+    # A pinned message is never summarized: it stays in the live context wherever it is.
+    pinned: bool = False
