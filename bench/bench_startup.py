@@ -83,7 +83,11 @@ def one_run() -> tuple[float, float]:
         env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"  # nothing listens: no network
         started = time.time()
         result = subprocess.run(
-            [sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True, text=True,
+            [sys.executable, "-c", CHILD],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
             timeout=60,
         )
         marks = dict(line.split() for line in result.stdout.splitlines() if line[:1].isupper())
@@ -107,17 +111,21 @@ def main() -> None:
     bare = []
     for _ in range(args.runs):
         started = time.time()
-        subprocess.run(
-            [sys.executable, "-c", "import PySide6.QtWidgets"], check=True, timeout=60
-        )
+        subprocess.run([sys.executable, "-c", "import PySide6.QtWidgets"], check=True, timeout=60)
         bare.append((time.time() - started) * 1000)
     print(f"cold start to first paint, {args.runs} runs (offscreen):")
-    print(f"  median {statistics.median(samples):7.1f} ms   min {min(samples):7.1f} ms   "
-          f"max {max(samples):7.1f} ms")
-    print(f"  conversation (newest 50 of 200 messages) on screen: median "
-          f"{statistics.median(filled):.1f} ms")
-    print(f"  for scale, a bare interpreter importing QtWidgets: median "
-          f"{statistics.median(bare):.1f} ms")
+    print(
+        f"  median {statistics.median(samples):7.1f} ms   min {min(samples):7.1f} ms   "
+        f"max {max(samples):7.1f} ms"
+    )
+    print(
+        f"  conversation (newest 50 of 200 messages) on screen: median "
+        f"{statistics.median(filled):.1f} ms"
+    )
+    print(
+        f"  for scale, a bare interpreter importing QtWidgets: median "
+        f"{statistics.median(bare):.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -26,13 +26,20 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import itertools
+
 from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from app.core.paths import AppPaths  # noqa: E402
 from app.llm.anthropic_provider import AnthropicProvider  # noqa: E402
-from app.llm.provider import CancelToken, ChatProvider, ChatRequest, ReplyResult  # noqa: E402
-from app.llm.provider import StreamCallbacks  # noqa: E402
+from app.llm.provider import (  # noqa: E402
+    CancelToken,
+    ChatProvider,
+    ChatRequest,
+    ReplyResult,
+    StreamCallbacks,
+)
 from app.ui.app import open_cairn  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropicServer  # noqa: E402
 
@@ -71,7 +78,7 @@ class PaintWatch(QObject):
         self.marks = marks
         self.transcript = transcript
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
             event.type() == QEvent.Type.Paint
             and "first_text" in self.marks
@@ -124,7 +131,7 @@ def run_once(app: QApplication, tokens: int, rate: float) -> tuple[float, float,
             time.sleep(0.001)
         heartbeat.stop()
         app.removeEventFilter(watch)
-        gaps = [(b - a) * 1000 for a, b in zip(beats, beats[1:], strict=False)]
+        gaps = [(b - a) * 1000 for a, b in itertools.pairwise(beats)]
         window.close()
         session.close()
     latency = (marks["first_paint"] - marks["first_delta"]) * 1000
@@ -146,7 +153,7 @@ def import_stall(app: QApplication) -> float:
         app.processEvents()
         time.sleep(0.001)
     heartbeat.stop()
-    return max((b - a) * 1000 for a, b in zip(beats, beats[1:], strict=False))
+    return max((b - a) * 1000 for a, b in itertools.pairwise(beats))
 
 
 def main() -> None:
