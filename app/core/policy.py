@@ -1,0 +1,451 @@
+"""When to summarize (DESIGN §5): `TriggerPolicy.should_summarize` and its memory.
+
+The policy is a pure function of a `PolicyInput` — the figures of the next
+request, how many live messages there are, and a small `TriggerMemory` — so the
+controller can ask it after every stored message and tests can replay whole
+conversations without Qt, a database or a clock.
+
+How the pieces fit, in the order the controller calls them:
+
+1. A message was stored: `memory = policy.observe(memory, state, new_messages=1)`.
+   This counts the message and re-arms the trigger once usage dropped below
+   `reset_ratio`, or once the cooldown's worth of messages arrived since the
+   last trigger.
+2. `decision = policy.should_summarize(PolicyInput(state, live, memory, ...))`.
+3. `memory = policy.after_decision(memory, decision)`: a decision to summarize
+   disarms the trigger (hysteresis), whether or not the summary then succeeds,
+   so a failing summarizer is not retried on every message.
+4. The summary was committed: `memory = policy.after_summary(memory, state_after)`,
+   which starts the cooldown.
+
+Hysteresis, explicitly: `TriggerMemory.armed` is False from a trigger until
+usage is seen below `reset_ratio`, or `max(1, cooldown_messages)` messages have
+arrived since the trigger ("or cooldown passed", DESIGN §5). The at-least-one
+matters: with no cooldown the same state must still not trigger twice in a row.
+
+Depth (DESIGN §5 `max_depth`): at the deepest allowed level of summaries of
+summaries the engine no longer adds a tier; it trims the oldest compressed
+content by rule, which loses detail from Claude's memory (never from the
+archive). So at max depth only what *needs* room goes ahead — the threshold,
+an emergency, the user's own request — flagged `at_max_depth` for the engine;
+the optional triggers that are not about room (`message_count`,
+`force_refresh`) are held back with reason `depth`.
+
+Emergency (the next request would not fit): always on, even with automatic
+summaries off; it ignores the cooldown, the hysteresis and `min_messages`, and
+keeps as many of the newest messages as still let the request fit — between
+`preserve_recent` and 2 (`emergency_preserve_recent`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from typing import Any, Literal
+
+from app.core.context import ContextState
+from app.core.summarization_config import MIN_PRESERVE_RECENT, SummarizationConfig
+
+SummaryTrigger = Literal["auto", "manual", "emergency"]
+
+
+class Reason(StrEnum):
+    """Why the policy decided as it did: the first five summarize, the rest do not."""
+
+    THRESHOLD = "threshold"  # usage reached trigger_ratio
+    MESSAGE_COUNT = "message_count"  # live messages reached message_trigger
+    FORCE_REFRESH = "force_refresh"  # force_refresh_after_messages since the last summary
+    EMERGENCY = "emergency"  # the next request would not fit
+    MANUAL = "manual"  # the user asked
+    NOT_DUE = "not_due"
+    DISABLED = "disabled"
+    TOO_FEW_MESSAGES = "too_few_messages"
+    COOLDOWN = "cooldown"
+    HYSTERESIS = "hysteresis"
+    DEPTH = "depth"
+
+
+SUMMARIZING_REASONS: frozenset[Reason] = frozenset(
+    {
+        Reason.THRESHOLD,
+        Reason.MESSAGE_COUNT,
+        Reason.FORCE_REFRESH,
+        Reason.EMERGENCY,
+        Reason.MANUAL,
+    }
+)
+# Automatic triggers that are not about room: held back at max depth.
+_OPTIONAL_TRIGGERS: frozenset[Reason] = frozenset({Reason.MESSAGE_COUNT, Reason.FORCE_REFRESH})
+
+
+@dataclass(frozen=True)
+class TriggerMemory:
+    """What the policy remembers between messages of one conversation (serialisable).
+
+    Attributes:
+        armed: False from an automatic trigger until usage dropped below reset_ratio
+            or the cooldown's worth of messages arrived (hysteresis).
+        messages_since_trigger: messages stored since the policy last decided to summarize.
+        messages_since_summary: messages stored since the last committed summary;
+            None while this conversation has none (no cooldown applies then).
+    """
+
+    armed: bool = True
+    messages_since_trigger: int = 0
+    messages_since_summary: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.messages_since_trigger < 0 or (
+            self.messages_since_summary is not None and self.messages_since_summary < 0
+        ):
+            raise ValueError("message counts cannot be negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values, for keeping the memory with the session."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TriggerMemory:
+        """The memory `to_dict` wrote; missing keys take their defaults.
+
+        Raises:
+            ValueError: a value has the wrong type or is negative.
+        """
+        armed = data.get("armed", True)
+        since_trigger = data.get("messages_since_trigger", 0)
+        since_summary = data.get("messages_since_summary")
+        if not isinstance(armed, bool):
+            raise ValueError("armed must be true or false")
+        if not _is_count(since_trigger):
+            raise ValueError("messages_since_trigger must be a whole number")
+        if since_summary is not None and not _is_count(since_summary):
+            raise ValueError("messages_since_summary must be a whole number or null")
+        return cls(
+            armed=armed,
+            messages_since_trigger=since_trigger,
+            messages_since_summary=since_summary,
+        )
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class PolicyInput:
+    """Everything `should_summarize` looks at.
+
+    Attributes:
+        state: the figures of the next request (ContextBuilder.estimate_state), draft included.
+        live_messages: stored messages in the live tail (summary_id NULL) that a summary
+            could cover: pinned messages and the draft being typed are not counted.
+        memory: the hysteresis and cooldown state (see TriggerMemory).
+        summary_depth: levels of summaries now active: 0 none, 1 condensed summaries only,
+            and one more for each level of compressed summaries above them.
+        manual: the user clicked Summarize now.
+        tail_tokens: optional tokens of each summarizable live message, oldest first (their
+            stored estimates); lets an emergency keep as many recent messages as fit. When
+            given, there is one per message of `live_messages`.
+        pinned_tokens: tokens of the pinned live messages (never summarized, so they stay
+            whatever happens); counted as kept by an emergency.
+    """
+
+    state: ContextState
+    live_messages: int
+    memory: TriggerMemory = field(default_factory=TriggerMemory)
+    summary_depth: int = 0
+    manual: bool = False
+    tail_tokens: tuple[int, ...] = ()
+    pinned_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        if self.live_messages < 0 or self.summary_depth < 0:
+            raise ValueError("live_messages and summary_depth cannot be negative")
+        if self.tail_tokens and len(self.tail_tokens) != self.live_messages:
+            raise ValueError(
+                f"tail_tokens has {len(self.tail_tokens)} entries for "
+                f"{self.live_messages} live messages"
+            )
+        if self.pinned_tokens < 0 or any(tokens < 0 for tokens in self.tail_tokens):
+            raise ValueError("token counts cannot be negative")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The policy's answer: whether to summarize now, why, and how many messages to keep.
+
+    Attributes:
+        summarize: True to summarize now.
+        reason: why (a trigger when summarize is True, else what held it back).
+        preserve_recent: the newest messages to keep verbatim (fewer in an emergency).
+        at_max_depth: summaries are at max_depth: trim the oldest compressed content by
+            rule instead of adding a tier.
+        explanation: the decision in plain words, for the event log and the UI.
+    """
+
+    summarize: bool
+    reason: Reason
+    preserve_recent: int
+    at_max_depth: bool = False
+    explanation: str = ""
+
+    def __post_init__(self) -> None:
+        if self.summarize != (self.reason in SUMMARIZING_REASONS):
+            raise ValueError(f"reason {self.reason} does not fit summarize={self.summarize}")
+
+    def explain(self) -> str:
+        """The decision in plain words."""
+        return self.explanation
+
+    @property
+    def trigger(self) -> SummaryTrigger | None:
+        """What the summary row records as its trigger (DESIGN §2); None if not summarizing."""
+        if not self.summarize:
+            return None
+        if self.reason is Reason.EMERGENCY:
+            return "emergency"
+        if self.reason is Reason.MANUAL:
+            return "manual"
+        return "auto"
+
+
+def _percent(ratio: float) -> str:
+    return f"{round(ratio * 100)} %"
+
+
+def _messages(count: int) -> str:
+    return f"{count} message" if count == 1 else f"{count} messages"
+
+
+class TriggerPolicy:
+    """Decides when to summarize (DESIGN §5). Stateless: the state is the TriggerMemory.
+
+    Attributes:
+        config: the settings it applies.
+    """
+
+    def __init__(self, config: SummarizationConfig | None = None) -> None:
+        self.config = config if config is not None else SummarizationConfig()
+
+    # --- the memory
+
+    @property
+    def rearm_after_messages(self) -> int:
+        """Messages after a trigger that re-arm it even if usage stayed high."""
+        return max(1, self.config.cooldown_messages)
+
+    def observe(
+        self, memory: TriggerMemory, state: ContextState, *, new_messages: int = 0
+    ) -> TriggerMemory:
+        """The memory after `new_messages` were stored and usage is now `state.ratio`."""
+        if new_messages < 0:
+            raise ValueError("new_messages cannot be negative")
+        since_trigger = memory.messages_since_trigger + new_messages
+        since_summary = memory.messages_since_summary
+        if since_summary is not None:
+            since_summary += new_messages
+        armed = (
+            memory.armed
+            or state.ratio < self.config.reset_ratio
+            or since_trigger >= self.rearm_after_messages
+        )
+        return TriggerMemory(
+            armed=armed,
+            messages_since_trigger=since_trigger,
+            messages_since_summary=since_summary,
+        )
+
+    def after_decision(self, memory: TriggerMemory, decision: Decision) -> TriggerMemory:
+        """The memory once the caller acted on `decision`: a summary attempt disarms."""
+        if not decision.summarize:
+            return memory
+        return replace(memory, armed=False, messages_since_trigger=0)
+
+    def after_summary(
+        self, memory: TriggerMemory, state_after: ContextState | None = None
+    ) -> TriggerMemory:
+        """The memory once a summary was committed: the cooldown starts; usage that
+        dropped below reset_ratio re-arms the trigger."""
+        armed = memory.armed or (
+            state_after is not None and state_after.ratio < self.config.reset_ratio
+        )
+        return replace(memory, armed=armed, messages_since_summary=0)
+
+    # --- the decision
+
+    def should_summarize(self, inp: PolicyInput) -> Decision:
+        """Whether to summarize before the next request, and why (see the module notes)."""
+        config = self.config
+        state = inp.state
+        at_max_depth = inp.summary_depth >= config.max_depth
+        usage = _percent(state.ratio)
+
+        if not state.fits:
+            if inp.live_messages <= MIN_PRESERVE_RECENT:
+                return self._hold(
+                    Reason.TOO_FEW_MESSAGES,
+                    f"The next message would not fit ({usage} of what Claude can read), but "
+                    f"there are only {_messages(inp.live_messages)} to condense. Shorten the "
+                    "message or start a new conversation.",
+                    at_max_depth,
+                )
+            keep = self.emergency_preserve_recent(inp)
+            return Decision(
+                summarize=True,
+                reason=Reason.EMERGENCY,
+                preserve_recent=keep,
+                at_max_depth=at_max_depth,
+                explanation=(
+                    f"The next message would not fit ({usage} of what Claude can read), so "
+                    f"older messages are condensed now; the newest {keep} stay as they are."
+                ),
+            )
+
+        if inp.manual:
+            if inp.live_messages <= config.preserve_recent:
+                return self._hold(
+                    Reason.TOO_FEW_MESSAGES,
+                    f"There is nothing older to summarize yet: the newest "
+                    f"{config.preserve_recent} messages always stay as they are.",
+                    at_max_depth,
+                )
+            return self._go(
+                Reason.MANUAL,
+                "You asked for a summary: older messages are condensed",
+                at_max_depth,
+            )
+
+        if not config.auto_summarize:
+            return self._hold(
+                Reason.DISABLED,
+                "Automatic summaries are turned off; use Summarize now when you want one.",
+                at_max_depth,
+            )
+
+        due = self._due(inp)
+        if due is None:
+            return self._hold(
+                Reason.NOT_DUE,
+                f"No summary needed: the conversation uses {usage} of what Claude can read "
+                f"(summaries start at {_percent(config.trigger_ratio)}).",
+                at_max_depth,
+            )
+        if inp.live_messages < config.min_messages:
+            return self._hold(
+                Reason.TOO_FEW_MESSAGES,
+                f"Only {_messages(inp.live_messages)} so far; automatic summaries wait for "
+                f"at least {config.min_messages}.",
+                at_max_depth,
+            )
+        since_summary = inp.memory.messages_since_summary
+        if since_summary is not None and since_summary < config.cooldown_messages:
+            return self._hold(
+                Reason.COOLDOWN,
+                f"A summary was made {_messages(since_summary)} ago; the next automatic one "
+                f"waits for at least {config.cooldown_messages} new messages.",
+                at_max_depth,
+            )
+        if not inp.memory.armed:
+            return self._hold(
+                Reason.HYSTERESIS,
+                "A summary was started recently; the next waits until usage drops below "
+                f"{_percent(config.reset_ratio)} or {_messages(self.rearm_after_messages)} "
+                "more arrive.",
+                at_max_depth,
+            )
+        if at_max_depth and due in _OPTIONAL_TRIGGERS:
+            return self._hold(
+                Reason.DEPTH,
+                f"Summaries are already {config.max_depth} levels deep, the most allowed; "
+                "the next one waits until the conversation needs the room.",
+                at_max_depth,
+            )
+        return self._go(due, self._due_words(due, inp), at_max_depth)
+
+    def emergency_preserve_recent(self, inp: PolicyInput) -> int:
+        """How many of the newest messages an emergency summary keeps verbatim.
+
+        The most, up to `preserve_recent`, whose tokens still let the request fit once
+        everything older (but the pinned messages) is replaced by a summary of at most
+        `max_summary_tokens`; never
+        fewer than 2, and always leaving at least one message to summarize. Without
+        `tail_tokens` it keeps 2, the surest way to make room. The per-message
+        estimates are scaled to the calibrated history total, so they add up the way
+        the gauge counts.
+        """
+        most = max(MIN_PRESERVE_RECENT, min(self.config.preserve_recent, inp.live_messages - 1))
+        if not inp.tail_tokens:
+            return MIN_PRESERVE_RECENT
+        breakdown = inp.state.breakdown
+        raw_total = sum(inp.tail_tokens) + inp.pinned_tokens
+        scale = breakdown.history / raw_total if raw_total > 0 and breakdown.history > 0 else 1.0
+        fixed = (
+            breakdown.system
+            + breakdown.memory
+            + breakdown.draft
+            + inp.pinned_tokens * scale
+            + self.config.max_summary_tokens
+        )
+        room = inp.state.usable - fixed
+        kept_tokens = 0.0
+        kept = 0
+        for tokens in reversed(inp.tail_tokens):
+            if kept == most or kept_tokens + tokens * scale > room:
+                break
+            kept_tokens += tokens * scale
+            kept += 1
+        return max(MIN_PRESERVE_RECENT, kept)
+
+    # --- inside
+
+    def _due(self, inp: PolicyInput) -> Reason | None:
+        """The automatic trigger that applies, if any: room first, then the optional ones."""
+        config = self.config
+        if inp.state.ratio >= config.trigger_ratio:
+            return Reason.THRESHOLD
+        if config.message_trigger is not None and inp.live_messages >= config.message_trigger:
+            return Reason.MESSAGE_COUNT
+        since_summary = inp.memory.messages_since_summary
+        refresh = config.force_refresh_after_messages
+        if refresh is not None and since_summary is not None and since_summary >= refresh:
+            return Reason.FORCE_REFRESH
+        return None
+
+    def _due_words(self, due: Reason, inp: PolicyInput) -> str:
+        config = self.config
+        if due is Reason.THRESHOLD:
+            return (
+                f"The conversation uses {_percent(inp.state.ratio)} of what Claude can read "
+                f"(summaries start at {_percent(config.trigger_ratio)}), so older messages "
+                "are condensed"
+            )
+        if due is Reason.MESSAGE_COUNT:
+            return (
+                f"There are {_messages(inp.live_messages)} in the conversation (the limit is "
+                f"{config.message_trigger}), so older ones are condensed"
+            )
+        return (
+            f"{_messages(inp.memory.messages_since_summary or 0)} arrived since the last "
+            f"summary (a refresh comes every {config.force_refresh_after_messages}), so "
+            "they are condensed too"
+        )
+
+    def _go(self, reason: Reason, words: str, at_max_depth: bool) -> Decision:
+        keep = self.config.preserve_recent
+        return Decision(
+            summarize=True,
+            reason=reason,
+            preserve_recent=keep,
+            at_max_depth=at_max_depth,
+            explanation=f"{words}; the newest {keep} stay as they are.",
+        )
+
+    def _hold(self, reason: Reason, words: str, at_max_depth: bool) -> Decision:
+        return Decision(
+            summarize=False,
+            reason=reason,
+            preserve_recent=self.config.preserve_recent,
+            at_max_depth=at_max_depth,
+            explanation=words,
+        )
