@@ -204,3 +204,19 @@ class SummaryConflictError(CairnError):
 
     Not shown to the user: the engine simply plans again later.
     """
+
+
+class StructuredOutputError(CairnError):
+    """The summarizer model answered, but not with the structured output asked for:
+    no tool call, a reply cut off by `max_tokens`, or an input that is not an object.
+
+    Not shown to the user: the summarizer falls back to a rule-based summary. Not
+    worth retrying either — the same request tends to give the same kind of answer.
+
+    Attributes:
+        detail: what was wrong, for the log.
+    """
+
+    def __init__(self, message: str, *, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.core.catalog import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelInfo
-from app.core.errors import ApiError, ApiKeyMissingError
+from app.core.errors import ApiError, ApiKeyMissingError, StructuredOutputError
 from app.core.models import Usage
 from app.llm.anthropic_errors import (
     map_sdk_error,
@@ -217,6 +217,58 @@ class AnthropicProvider:
         client = self._client()
         with _api_errors():
             client.models.list(limit=1)
+
+    def complete_structured(
+        self,
+        *,
+        model: str,
+        system: str,
+        prompt: str,
+        tool_name: str,
+        tool_description: str,
+        input_schema: dict[str, Any],
+        max_tokens: int,
+    ) -> dict[str, Any]:
+        """One non-streaming call that forces the tool `tool_name`; its `input` object.
+
+        The SDK's retries are off for this call (`max_retries=0`): the summarizer
+        retries a transport error once itself, with its own backoff, and must not
+        multiply its one call into three. Raises an `ApiError` for transport and
+        HTTP failures, `StructuredOutputError` when the reply has no usable input.
+        """
+        client = self._client().with_options(max_retries=0)
+        arguments: dict[str, Any] = {
+            "model": model,
+            "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": prompt}],
+            "tools": [
+                {"name": tool_name, "description": tool_description, "input_schema": input_schema}
+            ],
+            "tool_choice": {"type": "tool", "name": tool_name},
+        }
+        if system:
+            arguments["system"] = system
+        with _api_errors():
+            message = client.messages.create(**arguments)
+        if message.stop_reason == "max_tokens":
+            raise StructuredOutputError(
+                "The summary was cut off before it was complete.",
+                detail=f"stop_reason=max_tokens with max_tokens={max_tokens}",
+            )
+        for block in message.content:
+            if block.type == "tool_use" and block.name == tool_name:
+                tool_input: object = block.input
+                if not isinstance(tool_input, dict):
+                    raise StructuredOutputError(
+                        "The summary did not arrive as structured data.",
+                        detail=f"tool input is {type(tool_input).__name__}, not an object",
+                    )
+                return tool_input
+        kinds = ", ".join(block.type for block in message.content) or "nothing"
+        raise StructuredOutputError(
+            "The model did not call the summary tool.",
+            detail=f"stop_reason={message.stop_reason}; content: {kinds}",
+        )
 
     # -- beyond the protocol
 

@@ -103,3 +103,23 @@ class ChatProvider(Protocol):
     def check_key(self) -> None:
         """Raise `ApiKeyRejectedError` (or another ApiError) unless the key works."""
         ...
+
+    def complete_structured(
+        self,
+        *,
+        model: str,
+        system: str,
+        prompt: str,
+        tool_name: str,
+        tool_description: str,
+        input_schema: dict[str, Any],
+        max_tokens: int,
+    ) -> dict[str, Any]:
+        """One non-streaming call that forces the tool `tool_name`; its `input` object.
+
+        Made once, without the provider's own retries: the caller (the summarizer)
+        decides whether a failure is worth a second try. Raises an `ApiError` for
+        transport and HTTP failures, `StructuredOutputError` when the reply holds no
+        usable tool input (no tool call, cut off by `max_tokens`, not an object).
+        """
+        ...

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
@@ -157,16 +157,20 @@ class ToolUseBlock:
     input: Mapping[str, Any]
     id: str = "toolu_fake_01"
     chunks: tuple[str, ...] | None = None
+    # Sent instead of `input` when set: streamed as the `input_json_delta`s, and as the
+    # `input` string of a JSON reply — how a malformed tool input looks on the wire.
+    raw_input: str | None = None
 
     def deltas(self) -> tuple[str, ...]:
         if self.chunks is not None:
             return self.chunks
-        encoded = json.dumps(self.input)
+        encoded = self.output_text()
         third = max(1, math.ceil(len(encoded) / 3))
         return tuple(encoded[i : i + third] for i in range(0, len(encoded), third))
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
+        tool_input: Any = dict(self.input) if self.raw_input is None else self.raw_input
+        return {"type": "tool_use", "id": self.id, "name": self.name, "input": tool_input}
 
     def start_json(self) -> dict[str, Any]:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": {}}
@@ -175,7 +179,7 @@ class ToolUseBlock:
         return {"type": "input_json_delta", "partial_json": piece}
 
     def output_text(self) -> str:
-        return json.dumps(self.input)
+        return json.dumps(self.input) if self.raw_input is None else self.raw_input
 
 
 ReplyBlock = TextBlock | ToolUseBlock
@@ -291,7 +295,26 @@ class DroppedConnection:
     text_before: str = ""
 
 
-ScriptItem = Reply | HttpError | StreamError | DroppedConnection
+ToolAnswerKind = Literal["input", "malformed", "missing_field", "empty", "timeout", "overloaded"]
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """Answer a forced tool call (`tool_choice` of type tool), built when the request arrives.
+
+    Kinds: `input` sends `input` as the tool's input; `malformed` sends input that is
+    not valid JSON (a string in a JSON reply, broken `input_json_delta`s in a stream);
+    `missing_field` the generated input without its first required field; `empty` an
+    empty summary (`narrative: ""`, empty lists); `timeout` the generated input after
+    `delay` seconds (longer than the client's timeout); `overloaded` a 529.
+    """
+
+    kind: ToolAnswerKind
+    input: Mapping[str, Any] | None = None
+    delay: float = 1.0
+
+
+ScriptItem = Reply | HttpError | StreamError | DroppedConnection | ToolAnswer
 
 
 def _format_number(value: float) -> str:
@@ -365,11 +388,164 @@ ReplyGenerator = Callable[[MessagesRequest], Reply]
 
 
 def echo_reply(request: MessagesRequest) -> Reply:
-    """The answer when nothing is scripted: deterministic, and readable by hand."""
+    """The answer when nothing is scripted: deterministic, and readable by hand.
+
+    A request that forces a tool gets `structured_reply` instead.
+    """
+    if forced_tool_name(request) is not None:
+        return structured_reply(request)
     said = " ".join(request.last_user_text.split())
     if len(said) > 200:
         said = said[:200] + "…"
     return Reply.of_text(f"This is the fake Claude of Cairn's test server. You said: “{said}”")
+
+
+# --- structured output (the summarizer's forced tool call) ---------------------------------
+
+_TRANSCRIPT = re.compile(r"<transcript>\n?(.*?)\n?</transcript>", re.DOTALL)
+# "[#12 · user · 2026-03-05 14:30]" (a message) or "[Summary of messages #3–#40 …]" (a summary)
+_BLOCK_HEADER = re.compile(
+    r"^\[(?:#(?P<seq>\d+) · (?P<role>\w+) · [^\]\n]*"
+    r"|Summary of messages #(?P<first>\d+)–#(?P<last>\d+)[^\]\n]*)\]$",
+    re.MULTILINE,
+)
+_FAKE_FILE = re.compile(
+    r"(?<![\w/.\-])(?:[\w\-]+/)*[\w\-]+\.(?:py|md|txt|json|csv|xlsx|toml|yaml|yml|pdf|docx|"
+    r"js|ts|html|sql|log|ini|cfg)(?![\w\-])"
+)
+_FAKE_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_FAKE_NUMBER = re.compile(
+    r"(?<![\w.\-#])\d+(?:[.,]\d+)*(?:\s?(?:%|ms|GB|MB|kg|km|EUR|USD))?(?![\w.])"
+)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_MAX_FAKE_ENTITIES = 40
+_MAX_FAKE_LIST = 10
+
+
+def forced_tool_name(request: MessagesRequest) -> str | None:
+    """The tool a request forces with `tool_choice: {"type": "tool", "name": …}`, if any."""
+    choice = request.tool_choice
+    if choice is None or choice.get("type") != "tool":
+        return None
+    name = choice.get("name")
+    return name if isinstance(name, str) else None
+
+
+def _tool_schema(request: MessagesRequest, name: str) -> Mapping[str, Any]:
+    for tool in request.tools:
+        schema = tool.get("input_schema")
+        if tool.get("name") == name and isinstance(schema, Mapping):
+            return schema
+    return {}
+
+
+def _clip_text(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def structured_input(request: MessagesRequest) -> dict[str, Any]:
+    """The summary the fake "model" writes, built deterministically from the transcript.
+
+    The transcript is what the prompt holds between `<transcript>` tags (else the
+    whole prompt), in blocks headed `[#<seq> · <role> · <date time>]` or `[Summary of
+    messages #a–#b …]`. Narrative: "Summary of messages #a–#b." and the first
+    sentence of the first blocks; key points: each block's first line with its
+    number; decisions, action items, open questions: lines that say "decided"/"let's
+    go with", "TODO"/"I'll", or end with "?"; entities: every file name, ISO date and
+    number in the blocks. Only the keys the tool's schema has are sent.
+    """
+    text = request.last_user_text
+    found = _TRANSCRIPT.search(text)
+    transcript = found.group(1) if found else text
+    headers = list(_BLOCK_HEADER.finditer(transcript))
+    blocks: list[tuple[list[int], str]] = []
+    for index, header in enumerate(headers):
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(transcript)
+        body = transcript[header.end() : end].strip()
+        if header.group("seq") is not None:
+            seqs = [int(header.group("seq"))]
+        else:
+            seqs = [int(header.group("first")), int(header.group("last"))]
+        blocks.append((seqs, body))
+    if not blocks and transcript.strip():
+        blocks.append(([], transcript.strip()))
+
+    all_seqs = [seq for seqs, _ in blocks for seq in seqs]
+    if all_seqs:
+        narrative = f"Summary of messages #{min(all_seqs)}–#{max(all_seqs)}."
+    else:
+        narrative = "Summary of the conversation."
+    for _, body in blocks[:5]:
+        sentence = _SENTENCE.search(body)
+        if sentence:
+            narrative += " " + _clip_text(sentence.group().strip(), 100)
+
+    key_points: list[dict[str, Any]] = []
+    decisions: list[dict[str, Any]] = []
+    actions: list[dict[str, Any]] = []
+    questions: list[dict[str, Any]] = []
+    entities: list[str] = []
+    for seqs, body in blocks:
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        if lines and len(key_points) < 30:
+            key_points.append({"text": _clip_text(lines[0], 120), "sources": seqs})
+        for line in lines:
+            lowered = line.lower()
+            point = {"text": _clip_text(line, 120), "sources": seqs}
+            if ("decided" in lowered or "let's go with" in lowered) and len(
+                decisions
+            ) < _MAX_FAKE_LIST:
+                decisions.append(point)
+            if (lowered.startswith("todo") or "i'll " in lowered) and len(actions) < _MAX_FAKE_LIST:
+                actions.append({"task": point["text"], "owner": None, "due": None, "sources": seqs})
+            if line.endswith("?") and len(questions) < _MAX_FAKE_LIST:
+                questions.append(point)
+        for pattern in (_FAKE_FILE, _FAKE_DATE, _FAKE_NUMBER):
+            for match in pattern.finditer(body):
+                value = match.group()
+                if value not in entities and len(entities) < _MAX_FAKE_ENTITIES:
+                    entities.append(value)
+
+    summary: dict[str, Any] = {
+        "narrative": narrative,
+        "key_points": key_points,
+        "decisions": decisions,
+        "action_items": actions,
+        "open_questions": questions,
+        "entities": entities,
+    }
+    properties = _tool_schema(request, forced_tool_name(request) or "").get("properties")
+    if isinstance(properties, Mapping) and properties:
+        summary = {key: value for key, value in summary.items() if key in properties}
+    return summary
+
+
+def structured_reply(request: MessagesRequest) -> Reply:
+    """A `tool_use` reply to a forced tool call, its input from `structured_input`."""
+    name = forced_tool_name(request) or "tool"
+    return Reply(blocks=(ToolUseBlock(name, structured_input(request)),), stop_reason="tool_use")
+
+
+def _tool_answer_reply(request: MessagesRequest, answer: ToolAnswer) -> Reply | HttpError:
+    name = forced_tool_name(request) or "tool"
+    if answer.kind == "overloaded":
+        return HttpError(529)
+    if answer.kind == "malformed":
+        block = ToolUseBlock(name, {}, raw_input='{"narrative": "Summary of messages, "key_poi')
+        return Reply(blocks=(block,), stop_reason="tool_use")
+    if answer.kind == "input":
+        return Reply(blocks=(ToolUseBlock(name, dict(answer.input or {})),), stop_reason="tool_use")
+    generated = structured_input(request)
+    if answer.kind == "missing_field":
+        required = _tool_schema(request, name).get("required") or ["narrative"]
+        generated.pop(str(required[0]), None)
+    elif answer.kind == "empty":
+        generated = {key: "" if key == "narrative" else [] for key in generated}
+    delay = answer.delay if answer.kind == "timeout" else 0.0
+    return Reply(
+        blocks=(ToolUseBlock(name, generated),), stop_reason="tool_use", first_byte_delay=delay
+    )
 
 
 # --- the server --------------------------------------------------------------------
@@ -534,6 +710,24 @@ class FakeAnthropicServer:
     def add_dropped_connection(self, text_before: str = "") -> None:
         """Queue a stream whose connection is closed after `text_before` (or at once)."""
         self.add(DroppedConnection(text_before))
+
+    def add_tool_reply(self, input: Mapping[str, Any]) -> None:
+        """Queue `input` as the tool input of the next forced tool call's answer."""
+        self.add(ToolAnswer("input", input=input))
+
+    def add_tool_fault(
+        self,
+        kind: Literal["malformed", "missing_field", "empty", "timeout", "overloaded"],
+        *,
+        delay: float = 1.0,
+        times: int = 1,
+    ) -> None:
+        """Queue `times` faulty answers to forced tool calls (see `ToolAnswer`).
+
+        `delay` is how long a `timeout` answer waits before sending anything: make it
+        longer than the client's timeout (the server's closing cuts it short).
+        """
+        self.add(*([ToolAnswer(kind, delay=delay)] * times))
 
     @property
     def pending_script(self) -> int:
@@ -727,10 +921,12 @@ class FakeAnthropicServer:
             exchange.send_error(invalid)
             return
         item = self._take_script_item(MESSAGES_PATH)
+        messages_request = MessagesRequest(body)
+        if isinstance(item, ToolAnswer):
+            item = _tool_answer_reply(messages_request, item)
         if isinstance(item, HttpError):
             exchange.send_error(item)
             return
-        messages_request = MessagesRequest(body)
         reply = self.reply_generator(messages_request) if item is None else item
         if isinstance(reply, DroppedConnection) and not reply.text_before:
             exchange.drop()
