@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -30,6 +31,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
+from app.core.catalog import ModelInfo  # noqa: E402
 from app.core.paths import AppPaths  # noqa: E402
 from app.llm.anthropic_provider import AnthropicProvider  # noqa: E402
 from app.llm.provider import (  # noqa: E402
@@ -62,11 +64,17 @@ class TimedProvider:
         callbacks.on_text = on_text
         return self.inner.stream_reply(request, callbacks, cancel)
 
-    def list_models(self):  # type: ignore[no-untyped-def]
+    def list_models(self) -> list[ModelInfo]:
         return self.inner.list_models()
 
     def check_key(self) -> None:
         self.inner.check_key()
+
+    def count_tokens(self, request: ChatRequest) -> int:
+        return self.inner.count_tokens(request)
+
+    def complete_structured(self, **arguments: Any) -> dict[str, Any]:
+        return self.inner.complete_structured(**arguments)
 
 
 class PaintWatch(QObject):
