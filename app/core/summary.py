@@ -167,6 +167,8 @@ class UndoResult(BaseModel):
     summary_id: str
     restored_message_ids: list[int]
     complete: bool  # False: only the newest originals fit back into the live context
+    # Undoing a compressed summary gives back the summaries it covered, not messages.
+    restored_summary_ids: list[str] = Field(default_factory=list)
 
 
 class SummaryRepository(Protocol):

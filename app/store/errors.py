@@ -10,7 +10,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from app.core.errors import BugError, CairnError, InvalidInputError, StorageError
+from app.core.errors import (
+    BugError,
+    CairnError,
+    InvalidInputError,
+    StorageError,
+    UserFacingError,
+)
 
 # Primary result codes (https://www.sqlite.org/rescode.html); extended codes
 # carry the primary one in their low byte.
@@ -39,6 +45,22 @@ class SessionNotFoundError(RecordNotFoundError):
 
 class MessageNotFoundError(RecordNotFoundError):
     """No message with this id."""
+
+
+class SummaryNotFoundError(RecordNotFoundError):
+    """No summary with this id."""
+
+
+class MessageArchivedError(UserFacingError, ValueError):
+    """The message is inside a summary, so it cannot be pinned until the summary is undone."""
+
+    title = "This message is in a summary"
+
+
+class SummaryNotActiveError(UserFacingError, ValueError):
+    """The summary was already undone, or merged into a newer one: it cannot be undone."""
+
+    title = "This summary can't be undone"
 
 
 def primary_code(error: sqlite3.Error) -> int | None:

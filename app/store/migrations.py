@@ -79,7 +79,121 @@ _LIVE_TAIL_AND_ESTIMATES = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_SESSIONS_AND_MESSAGES, _LIVE_TAIL_AND_ESTIMATES)
+_MESSAGE_COPY_COLUMNS = (
+    "id, session_id, seq, role, content, created_at, token_estimate, usage, model, status"
+)
+
+_SUMMARIES_EVENTS_AND_PINS = Migration(
+    version=3,
+    description="summaries, the audit trail, and pinned messages",
+    statements=(
+        # A summary covers messages (condensed) or older summaries (compressed).
+        # `parent_id` is the compressed summary that folded this one in: set
+        # exactly when the state is 'superseded' (DESIGN §2, §3 invariant 1).
+        # `content` (app.core.summary.SummaryContent) is split into the
+        # narrative, TEXT of its own for a later full-text index, and two JSON
+        # columns: key_points (a list of SourcedPoint) and facets (decisions,
+        # action_items, open_questions, entities, notes).
+        """
+        CREATE TABLE summary (
+            id             TEXT PRIMARY KEY NOT NULL,
+            session_id     TEXT NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+            tier           TEXT NOT NULL CHECK (tier IN ('condensed', 'compressed')),
+            parent_id      TEXT REFERENCES summary (id),
+            depth          INTEGER NOT NULL DEFAULT 1 CHECK (depth >= 1),
+            first_seq      INTEGER NOT NULL CHECK (first_seq > 0),
+            last_seq       INTEGER NOT NULL CHECK (last_seq >= first_seq),
+            narrative      TEXT NOT NULL,
+            key_points     TEXT NOT NULL DEFAULT '[]',
+            facets         TEXT NOT NULL DEFAULT '{}',
+            source_tokens  INTEGER NOT NULL CHECK (source_tokens >= 0),
+            summary_tokens INTEGER NOT NULL CHECK (summary_tokens >= 0),
+            mode           TEXT NOT NULL CHECK (mode IN ('llm', 'hybrid', 'rule')),
+            model          TEXT,
+            trigger        TEXT NOT NULL CHECK (trigger IN ('auto', 'manual', 'emergency')),
+            instructions   TEXT,
+            state          TEXT NOT NULL DEFAULT 'active'
+                           CHECK (state IN ('active', 'superseded', 'undone')),
+            created_at     TEXT NOT NULL,
+            CHECK ((state = 'superseded') = (parent_id IS NOT NULL))
+        )
+        """,
+        # What the next request reads: the active summaries of one session, in order.
+        "CREATE INDEX summary_by_session_state ON summary (session_id, state, first_seq)",
+        # Walking a chain down (undo, "show original messages"); also serves the
+        # parent_id foreign key.
+        "CREATE INDEX summary_by_parent ON summary (parent_id) WHERE parent_id IS NOT NULL",
+        # The audit trail deliberately has no foreign keys: it outlives the
+        # conversation and the summaries it talks about, so the deletion of a
+        # conversation, recorded here, can still be read afterwards. It holds
+        # numbers, reasons and error classes, never message text.
+        """
+        CREATE TABLE event (
+            id            INTEGER PRIMARY KEY,
+            session_id    TEXT NOT NULL,
+            kind          TEXT NOT NULL CHECK (kind IN ('summarize', 'undo', 'delete_originals')),
+            outcome       TEXT NOT NULL CHECK (
+                              outcome IN ('ok', 'fallback', 'failed', 'aborted', 'conflict',
+                                          'partial')
+                          ),
+            summary_id    TEXT,
+            reason        TEXT NOT NULL DEFAULT '',
+            ratio_before  REAL,
+            ratio_after   REAL,
+            tokens_before INTEGER,
+            tokens_after  INTEGER,
+            duration_ms   REAL,
+            error_class   TEXT,
+            detail        TEXT,
+            created_at    TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX event_by_session_time ON event (session_id, created_at, id)",
+        # The message table is rebuilt (https://www.sqlite.org/lang_altertable.html#otheralter)
+        # to give summary_id the foreign key migration 1 promised, and to add
+        # `pinned`. A pinned message is never covered (the CHECK), so it is
+        # always live: the live-tail index `message_live` (summary_id IS NULL)
+        # keeps finding pinned messages without change.
+        """
+        CREATE TABLE message_v3 (
+            id             INTEGER PRIMARY KEY,
+            session_id     TEXT NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+            seq            INTEGER NOT NULL CHECK (seq > 0),
+            role           TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            content        TEXT NOT NULL,
+            created_at     TEXT NOT NULL,
+            token_estimate INTEGER CHECK (token_estimate IS NULL OR token_estimate >= 0),
+            usage          TEXT,  -- JSON of app.core.models.Usage
+            model          TEXT,
+            status         TEXT NOT NULL DEFAULT 'complete'
+                           CHECK (status IN ('complete', 'streaming', 'stopped', 'error')),
+            summary_id     TEXT REFERENCES summary (id),
+            pinned         INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+            CHECK (pinned = 0 OR summary_id IS NULL)
+        )
+        """,
+        # Before this migration no summary existed, so every message was live:
+        # summary_id starts NULL (a stray value could only break the new key).
+        f"INSERT INTO message_v3 ({_MESSAGE_COPY_COLUMNS}) "
+        f"SELECT {_MESSAGE_COPY_COLUMNS} FROM message",
+        # Nothing references message, so dropping it cascades nowhere.
+        "DROP TABLE message",
+        "ALTER TABLE message_v3 RENAME TO message",
+        "CREATE UNIQUE INDEX message_by_session_seq ON message (session_id, seq)",
+        "CREATE INDEX message_streaming ON message (id) WHERE status = 'streaming'",
+        "CREATE INDEX message_live ON message (session_id, seq) WHERE summary_id IS NULL",
+        "CREATE INDEX message_unestimated ON message (id) WHERE token_estimate IS NULL",
+        # The originals of a summary (undo, "show original messages"); also
+        # serves the summary_id foreign key.
+        "CREATE INDEX message_by_summary ON message (summary_id, seq) WHERE summary_id IS NOT NULL",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _SESSIONS_AND_MESSAGES,
+    _LIVE_TAIL_AND_ESTIMATES,
+    _SUMMARIES_EVENTS_AND_PINS,
+)
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,12 @@ from typing import Any
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
 from app.store.database import connect
-from app.store.errors import MessageNotFoundError, SessionNotFoundError, translate
+from app.store.errors import (
+    MessageArchivedError,
+    MessageNotFoundError,
+    SessionNotFoundError,
+)
+from app.store.transactions import translated_errors, write_transaction
 
 Clock = Callable[[], datetime]
 TokenCounterFunction = Callable[[str], int]
@@ -33,7 +38,7 @@ TokenCounterFunction = Callable[[str], int]
 _SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
 _MESSAGE_COLUMNS = (
     "id, session_id, seq, role, content, created_at, token_estimate, usage, model, status, "
-    "summary_id"
+    "summary_id, pinned"
 )
 
 
@@ -139,11 +144,23 @@ class SessionStore:
             return self._updated_session(cursor, session_id)
 
     def delete_session(self, session_id: str) -> None:
-        """Delete the conversation and, by ON DELETE CASCADE, all its messages."""
+        """Delete the conversation and, by ON DELETE CASCADE, its messages and summaries.
+
+        The deletion is recorded in the audit trail (`event`), which outlives it.
+        """
+        now = self._now()
         with self._write("delete the conversation") as cursor:
+            (messages,) = cursor.execute(
+                "SELECT count(*) FROM message WHERE session_id = ?", (session_id,)
+            ).fetchone()
             cursor.execute("DELETE FROM session WHERE id = ?", (session_id,))
             if cursor.rowcount == 0:
                 raise SessionNotFoundError(session_id)
+            cursor.execute(
+                "INSERT INTO event (session_id, kind, outcome, reason, detail, created_at) "
+                "VALUES (?, 'delete_originals', 'ok', 'conversation deleted', ?, ?)",
+                (session_id, f"{messages} messages", _stamp(now)),
+            )
 
     # --- messages --------------------------------------------------------------
 
@@ -271,6 +288,34 @@ class SessionStore:
             ).fetchone()
         return _message_from_row(row)
 
+    def set_pinned(self, message_id: int, pinned: bool) -> Message:
+        """Pin a message (never summarized, always in the live context) or unpin it.
+
+        Bumps the session's version, so a summary planned before the change is
+        checked against it. A message inside a summary cannot be pinned: undo
+        the summary first (`MessageArchivedError`). Unpinning always works.
+        """
+        with self._write("pin the message") as cursor:
+            row = cursor.execute(
+                "SELECT session_id, summary_id FROM message WHERE id = ?", (message_id,)
+            ).fetchone()
+            if row is None:
+                raise MessageNotFoundError(message_id)
+            session_id, summary_id = row
+            if pinned and summary_id is not None:
+                raise MessageArchivedError(
+                    "This message is part of a summary, so it can't be pinned. Undo the "
+                    "summary first, then pin the message."
+                )
+            cursor.execute(
+                "UPDATE message SET pinned = ? WHERE id = ?", (int(bool(pinned)), message_id)
+            )
+            cursor.execute("UPDATE session SET version = version + 1 WHERE id = ?", (session_id,))
+            row = cursor.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE id = ?", (message_id,)
+            ).fetchone()
+        return _message_from_row(row)
+
     def count_messages(self, session_id: str) -> int:
         """How many messages the conversation holds, archived ones included."""
         with self._read("count the messages"):
@@ -384,43 +429,12 @@ class SessionStore:
         assert session is not None  # updated a moment ago in this transaction
         return session
 
-    @contextmanager
-    def _write(self, action: str) -> Iterator[sqlite3.Cursor]:
-        """One BEGIN IMMEDIATE … COMMIT; errors roll back and come out in plain words.
+    def _write(self, action: str) -> AbstractContextManager[sqlite3.Cursor]:
+        """One BEGIN IMMEDIATE … COMMIT (see `write_transaction`)."""
+        return write_transaction(self._connection, action, self.database)
 
-        IMMEDIATE takes the write lock up front, so read-modify-write steps (the
-        next seq) cannot interleave with another connection's.
-        """
-        try:
-            cursor = self._connection.cursor()
-            cursor.execute("BEGIN IMMEDIATE")
-        except (sqlite3.Error, UnicodeError) as error:
-            raise translate(error, action=action, database=self.database) from error
-        try:
-            yield cursor
-            cursor.execute("COMMIT")
-        except BaseException as error:
-            self._rollback()
-            if isinstance(error, sqlite3.Error | UnicodeError):
-                raise translate(error, action=action, database=self.database) from error
-            raise
-        finally:
-            cursor.close()
-
-    @contextmanager
-    def _read(self, action: str) -> Iterator[None]:
-        try:
-            yield
-        except (sqlite3.Error, UnicodeError) as error:
-            raise translate(error, action=action, database=self.database) from error
-
-    def _rollback(self) -> None:
-        # After a failed COMMIT (disk full) SQLite may already have rolled back.
-        try:
-            if self._connection.in_transaction:
-                self._connection.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
+    def _read(self, action: str) -> AbstractContextManager[None]:
+        return translated_errors(action, self.database)
 
 
 # Larger than any seq a session will reach; keeps one query plan for both cases.
@@ -458,6 +472,7 @@ def _message_from_row(row: Any) -> Message:
         model,
         status,
         summary_id,
+        pinned,
     ) = row
     return Message(
         id=message_id,
@@ -471,4 +486,5 @@ def _message_from_row(row: Any) -> Message:
         model=model,
         status=MessageStatus(status),
         summary_id=summary_id,
+        pinned=bool(pinned),
     )

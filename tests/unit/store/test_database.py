@@ -93,10 +93,10 @@ def test_a_new_migration_upgrades_an_existing_database(opened: sqlite3.Connectio
     later = Migration(
         version=SCHEMA_VERSION + 1,
         description="a table a later issue adds",
-        statements=("CREATE TABLE event (id INTEGER PRIMARY KEY, kind TEXT NOT NULL)",),
+        statements=("CREATE TABLE later_table (id INTEGER PRIMARY KEY, kind TEXT NOT NULL)",),
     )
     assert migrate(opened, (*MIGRATIONS, later)) == SCHEMA_VERSION + 1
-    opened.execute("INSERT INTO event (kind) VALUES ('undo')")
+    opened.execute("INSERT INTO later_table (kind) VALUES ('undo')")
 
 
 def test_a_failing_migration_leaves_the_previous_version(opened: sqlite3.Connection) -> None:
