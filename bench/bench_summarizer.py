@@ -31,7 +31,6 @@ from app.core.summarizer import Summarizer
 from app.core.summary import (
     Summary,
     SummaryDraft,
-    SummaryState,
     SummaryTrigger,
 )
 from app.core.tokens import TokenCounter
@@ -83,24 +82,7 @@ def synthetic_messages(count: int, counter: TokenCounter) -> list[Message]:
 
 
 def committed(draft: SummaryDraft, summary_id: str) -> Summary:
-    return Summary(
-        id=summary_id,
-        session_id=draft.session_id,
-        tier=draft.tier,
-        parent_id=None,
-        first_seq=draft.first_seq,
-        last_seq=draft.last_seq,
-        content=draft.content,
-        source_tokens=draft.source_tokens,
-        summary_tokens=draft.summary_tokens,
-        mode=draft.mode,
-        model=draft.model,
-        trigger=draft.trigger,
-        instructions=draft.instructions,
-        state=SummaryState.ACTIVE,
-        depth=draft.depth,
-        created_at=START,
-    )
+    return draft.committed(summary_id, START)
 
 
 def bench_hybrid(counter: TokenCounter) -> None:

@@ -98,6 +98,29 @@ class SummaryDraft(BaseModel):
     instructions: str | None = None
     depth: int = 1  # 1 for condensed; a compressed summary is one deeper than what it covers
 
+    def committed(
+        self, summary_id: str, created_at: datetime, content: SummaryContent | None = None
+    ) -> Summary:
+        """The active `Summary` this draft becomes once stored under `summary_id`."""
+        return Summary(
+            id=summary_id,
+            session_id=self.session_id,
+            tier=self.tier,
+            parent_id=None,
+            first_seq=self.first_seq,
+            last_seq=self.last_seq,
+            content=self.content if content is None else content,
+            source_tokens=self.source_tokens,
+            summary_tokens=self.summary_tokens,
+            mode=self.mode,
+            model=self.model,
+            trigger=self.trigger,
+            instructions=self.instructions,
+            state=SummaryState.ACTIVE,
+            depth=self.depth,
+            created_at=created_at,
+        )
+
 
 class Summary(BaseModel):
     """A committed summary (a row of the `summary` table)."""

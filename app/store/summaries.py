@@ -209,24 +209,7 @@ class SummaryStore:
                     (summary_id, json.dumps(draft.summary_ids)),
                 )
             _bump_version(cursor, draft.session_id)
-        return Summary(
-            id=summary_id,
-            session_id=draft.session_id,
-            tier=draft.tier,
-            parent_id=None,
-            first_seq=draft.first_seq,
-            last_seq=draft.last_seq,
-            content=content,
-            source_tokens=draft.source_tokens,
-            summary_tokens=draft.summary_tokens,
-            mode=draft.mode,
-            model=draft.model,
-            trigger=draft.trigger,
-            instructions=draft.instructions,
-            state=SummaryState.ACTIVE,
-            depth=draft.depth,
-            created_at=now,
-        )
+        return draft.committed(summary_id, now, content)
 
     def undo_summary(self, summary_id: str, *, budget_tokens: int | None = None) -> UndoResult:
         """Give what an active summary covers back, newest first within `budget_tokens`.
