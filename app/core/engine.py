@@ -1,0 +1,1039 @@
+"""The summarization engine: plan, summarize, commit, keep the memory in budget (DESIGN §3, §5, §6).
+
+`SummarizationEngine` ties the trigger policy, the summarizer and the summary
+repository together. The controller asks `decide` after every stored message
+(cheap: two reads of the live state and one estimate, no tokenizing of
+history) and, when a summary is due, hands `run` to a worker thread.
+
+One `run` is the whole step:
+
+1. Condense: the live messages minus the pinned ones minus the newest
+   `preserve_recent` become condensed summaries. A condensed summary covers a
+   contiguous run of unpinned live messages, so a pinned message, or an older
+   active summary (after an undo), splits the range into runs: each run gets
+   its own summary, oldest first — pins stay exactly where they are, and every
+   summary's range stays honest. The kept tail is moved back to start with a
+   user turn, since the API drops a leading assistant turn.
+2. Keep the memory block in budget (invariant 4): every summary is trimmed
+   by rule to `min(max_summary_tokens, 10 % of the window)` less the block's
+   preamble before it is committed, which alone keeps the block under
+   `max_summary_tokens × summaries kept`; while the block still exceeds 10 % of
+   the window, the oldest summaries are merged — condensed ones into a
+   compressed summary by the summarizer while the depth allows it, and beyond
+   `max_depth` by rule (narrative shortened, oldest points dropped, entities
+   kept longest).
+3. Emergency: while the next request would still not fit (invariant 3),
+   condense again keeping only the newest 2 messages.
+
+Every attempt is recorded as a `SummaryEvent`. Nothing here deletes a
+message; a failed or conflicting step changes nothing (DESIGN §6).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+from app.core.catalog import ModelInfo
+from app.core.context import (
+    MEMORY_PREAMBLE,
+    ContextBuilder,
+    ContextState,
+    MemorySummary,
+)
+from app.core.errors import SummaryConflictError
+from app.core.models import Message, Role
+from app.core.policy import Decision, PolicyInput, Reason, TriggerMemory, TriggerPolicy
+from app.core.summarization_config import MIN_PRESERVE_RECENT, SummarizationConfig
+from app.core.summary import (
+    MAX_KEY_POINTS,
+    EventKind,
+    EventOutcome,
+    Summary,
+    SummaryContent,
+    SummaryDraft,
+    SummaryEvent,
+    SummaryMode,
+    SummaryRepository,
+    SummaryTier,
+    SummaryTrigger,
+    UndoResult,
+    render_summary_text,
+)
+
+log = logging.getLogger(__name__)
+
+# The memory block may take at most this share of the window (DESIGN §3, invariant 4).
+MEMORY_WINDOW_SHARE = 0.10
+# The builder counts one token for the blank line before each memory section.
+_SECTION_SEPARATOR_TOKENS = 1
+# Safety bound on the emergency loop; each pass covers at least one more message.
+_MAX_EMERGENCY_PASSES = 8
+
+Clock = Callable[[], float]
+
+
+# --- what the engine needs from its collaborators ----------------------------------
+
+
+class SummarizeResultLike(Protocol):
+    """What `Summarizer.summarize_messages` / `compress_summaries` return."""
+
+    @property
+    def draft(self) -> SummaryDraft | None: ...
+
+    @property
+    def outcome(self) -> EventOutcome: ...
+
+    @property
+    def error_class(self) -> str | None: ...
+
+    @property
+    def llm_calls(self) -> int: ...
+
+    @property
+    def detail(self) -> str | None: ...
+
+
+class MessageSummarizer(Protocol):
+    """The part of `app.core.summarizer.Summarizer` the engine uses."""
+
+    def summarize_messages(
+        self,
+        session_id: str,
+        messages: Sequence[Message],
+        *,
+        trigger: SummaryTrigger,
+        instructions: str | None = None,
+    ) -> SummarizeResultLike: ...
+
+    def compress_summaries(
+        self, session_id: str, summaries: Sequence[Summary], *, trigger: SummaryTrigger
+    ) -> SummarizeResultLike: ...
+
+
+class EngineRepository(SummaryRepository, Protocol):
+    """`SummaryRepository` plus the reads undo needs to size its budget.
+
+    Proposed for app.core.summary's protocol; `app.store.summaries.SummaryStore`
+    already has both.
+    """
+
+    def covered_messages(self, summary_id: str) -> list[Message]: ...
+
+    def summaries(self, session_id: str, *, include_inactive: bool = True) -> list[Summary]: ...
+
+
+# --- results ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineOutcome:
+    """What one `SummarizationEngine.run` did.
+
+    Attributes:
+        outcome: OK, FALLBACK (a "basic" rule summary stood in), ABORTED, FAILED or
+            CONFLICT; None when nothing was due and nothing changed.
+        summaries: the summaries committed, in order (condensed, compressed, trimmed).
+        state_before: the next request's figures before the step.
+        state_after: the same after it.
+        llm_calls: calls made to the summarizer model.
+        message: one plain sentence for the UI and the log.
+        compressions: merges of summaries into a compressed one (summarizer or rule).
+        trims: rule merges/trims made because the depth cap was reached.
+    """
+
+    outcome: EventOutcome | None
+    summaries: tuple[Summary, ...]
+    state_before: ContextState
+    state_after: ContextState
+    llm_calls: int = 0
+    message: str = ""
+    compressions: int = 0
+    trims: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.summaries)
+
+    @property
+    def covered_messages(self) -> int:
+        """How many messages were newly condensed, as the banner says it."""
+        return sum(
+            s.last_seq - s.first_seq + 1 for s in self.summaries if s.tier is SummaryTier.CONDENSED
+        )
+
+
+@dataclass
+class _Step:
+    """What a run has done so far."""
+
+    made: list[Summary] = field(default_factory=list)
+    outcomes: list[EventOutcome] = field(default_factory=list)
+    llm_calls: int = 0
+    compressions: int = 0
+    trims: int = 0
+    stopped: EventOutcome | None = None  # a step that failed: nothing more is tried
+    detail: str = ""
+
+
+_STOPPING = frozenset(
+    {EventOutcome.ABORTED, EventOutcome.FAILED, EventOutcome.CONFLICT, EventOutcome.PARTIAL}
+)
+
+
+# --- pure helpers ----------------------------------------------------------------
+
+
+def plan_condensed_runs(
+    live: Sequence[Message],
+    active: Sequence[Summary],
+    preserve_recent: int,
+    *,
+    fewer_if_needed: bool = False,
+) -> list[list[Message]]:
+    """The runs of live messages to condense, oldest first.
+
+    Everything live except the pinned messages and the newest `preserve_recent`
+    unpinned ones; the kept tail is moved back (or, with `fewer_if_needed`, in an
+    emergency, forward) so that it starts with a user turn. Runs break at a
+    pinned message and at an active summary's range, so each run is contiguous.
+    """
+    candidates = [m for m in live if not m.pinned]
+    keep = max(0, preserve_recent)
+    if len(candidates) <= keep:
+        return []
+    cut = len(candidates) - keep
+    if fewer_if_needed:
+        while cut < len(candidates) - 1 and candidates[cut].role is not Role.USER:
+            cut += 1
+    else:
+        while 0 < cut < len(candidates) and candidates[cut].role is not Role.USER:
+            cut -= 1
+    covered = candidates[:cut]
+    if not covered:
+        return []
+    barriers = sorted(
+        [m.seq for m in live if m.pinned] + [s.first_seq for s in active],
+    )
+    runs: list[list[Message]] = [[covered[0]]]
+    for before, after in itertools.pairwise(covered):
+        if any(before.seq < seq < after.seq for seq in barriers):
+            runs.append([after])
+        else:
+            runs[-1].append(after)
+    return runs
+
+
+def merge_contents(contents: Sequence[SummaryContent]) -> SummaryContent:
+    """Several summaries' contents as one, oldest first, repeats removed (no LLM)."""
+
+    def unique(items: list[str]) -> list[str]:
+        seen: set[str] = set()
+        kept: list[str] = []
+        for item in items:
+            if item not in seen:
+                seen.add(item)
+                kept.append(item)
+        return kept
+
+    def points(name: str) -> list[object]:
+        seen: set[str] = set()
+        kept: list[object] = []
+        for content in contents:
+            for point in getattr(content, name):
+                key = point.text if hasattr(point, "text") else point.task
+                if key not in seen:
+                    seen.add(key)
+                    kept.append(point)
+        return kept
+
+    key_points = points("key_points")
+    return SummaryContent(
+        narrative=" ".join(c.narrative.strip() for c in contents if c.narrative.strip()),
+        # The newest points win when there are too many: "drop the oldest".
+        key_points=key_points[-MAX_KEY_POINTS:],
+        decisions=points("decisions"),
+        action_items=points("action_items"),
+        open_questions=points("open_questions"),
+        entities=unique([e for c in contents for e in c.entities]),
+        notes=unique([n for c in contents for n in c.notes]),
+    )
+
+
+def trim_content(
+    content: SummaryContent, max_tokens: int, count: Callable[[str], int]
+) -> SummaryContent:
+    """`content` cut by rule until its text takes at most `max_tokens`.
+
+    In order: notes go; the oldest key points, open questions, action items and
+    decisions go; the narrative is shortened (its start kept); entities —
+    the identifiers, file names and numbers a summary must not lose — go last,
+    oldest first. Deterministic; the result always fits (an empty text does).
+    Cost: O(log n) counts per list, so a merge of a long history trims quickly.
+    """
+
+    def size(candidate: SummaryContent) -> int:
+        return count(render_summary_text(candidate))
+
+    if size(content) <= max_tokens:
+        return content
+    trimmed = content.model_copy(update={"notes": []})
+    for name in ("key_points", "open_questions", "action_items", "decisions"):
+        trimmed = _drop_oldest(trimmed, name, max_tokens, size)
+        if size(trimmed) <= max_tokens:
+            return trimmed
+    trimmed = _shorten_narrative(trimmed, max_tokens, size)
+    return _drop_oldest(trimmed, "entities", max_tokens, size)
+
+
+def _drop_oldest(
+    content: SummaryContent, name: str, max_tokens: int, size: Callable[[SummaryContent], int]
+) -> SummaryContent:
+    """The fewest oldest items of list `name` dropped so that it fits (all, if none does)."""
+    items = list(getattr(content, name))
+
+    def without(dropped: int) -> SummaryContent:
+        return content.model_copy(update={name: items[dropped:]})
+
+    if not items or size(content) <= max_tokens:
+        return content
+    if size(without(len(items))) > max_tokens:
+        return without(len(items))
+    low, high = 1, len(items)  # without(high) fits
+    while low < high:
+        middle = (low + high) // 2
+        if size(without(middle)) <= max_tokens:
+            high = middle
+        else:
+            low = middle + 1
+    return without(low)
+
+
+def _shorten_narrative(
+    content: SummaryContent, max_tokens: int, size: Callable[[SummaryContent], int]
+) -> SummaryContent:
+    """The longest word-prefix of the narrative (ending in "…") that fits, maybe none."""
+    words = content.narrative.split()
+    if size(content) <= max_tokens or not words:
+        return content
+
+    def with_words(n: int) -> SummaryContent:
+        text = " ".join(words[:n]) + " …" if n else ""
+        return content.model_copy(update={"narrative": text})
+
+    best, low, high = 0, 1, len(words) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        if size(with_words(middle)) <= max_tokens:
+            best = middle
+            low = middle + 1
+        else:
+            high = middle - 1
+    return with_words(best)
+
+
+# --- the engine ------------------------------------------------------------------
+
+
+class SummarizationEngine:
+    """Plans, makes and commits summaries for one or more conversations (thread-safe
+    as long as its repository is used from one thread at a time).
+
+    Attributes:
+        config: the summarization settings.
+        repo: where summaries are kept.
+        summarizer: makes drafts (rule, hybrid or LLM).
+        builder: measures the next request the way it will be sent.
+        policy: decides when to summarize.
+    """
+
+    def __init__(
+        self,
+        config: SummarizationConfig,
+        repo: SummaryRepository,
+        summarizer: MessageSummarizer,
+        builder: ContextBuilder,
+        *,
+        clock: Clock = time.perf_counter,
+    ) -> None:
+        self.config = config
+        self.repo = repo
+        self.summarizer = summarizer
+        self.builder = builder
+        self.policy = TriggerPolicy(config)
+        self._clock = clock
+        self._memory_cache: dict[tuple[str, int, int, int], MemorySummary] = {}
+        self._preamble_tokens: int | None = None
+
+    # --- reading the state
+
+    @staticmethod
+    def to_memory(summary: Summary) -> MemorySummary:
+        """A summary as the memory block shows it."""
+        return MemorySummary(
+            tier=summary.tier.value,
+            text=summary.text(),
+            first_seq=summary.first_seq,
+            last_seq=summary.last_seq,
+            created_at=summary.created_at,
+            token_estimate=summary.summary_tokens,
+        )
+
+    def memory_for(self, session_id: str) -> list[MemorySummary]:
+        """The memory block's summaries: what `ContextBuilder.build_request(summaries=…)` takes."""
+        return self._memory(self.repo.active_summaries(session_id))
+
+    def state(
+        self, session_id: str, *, model: ModelInfo, system_prompt: str = "", draft: str = ""
+    ) -> ContextState:
+        """The next request's figures: system + memory + live tail + draft."""
+        live = self.repo.live_messages(session_id)
+        active = self.repo.active_summaries(session_id)
+        return self._state(model, system_prompt, active, live, draft)
+
+    def decide(
+        self,
+        session_id: str,
+        *,
+        model: ModelInfo,
+        system_prompt: str = "",
+        draft: str = "",
+        memory: TriggerMemory,
+        manual: bool = False,
+    ) -> Decision:
+        """Whether a summary is due now (the policy on the live state). Cheap: O(live tail)."""
+        live = self.repo.live_messages(session_id)
+        active = self.repo.active_summaries(session_id)
+        state = self._state(model, system_prompt, active, live, draft)
+        return self.policy.should_summarize(self._policy_input(state, live, active, memory, manual))
+
+    # --- the step
+
+    def run(
+        self,
+        session_id: str,
+        *,
+        model: ModelInfo,
+        system_prompt: str = "",
+        draft: str = "",
+        trigger: SummaryTrigger,
+        decision: Decision | None = None,
+        instructions: str | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> EngineOutcome:
+        """Condense, keep the memory in budget, and make the next request fit.
+
+        Callable from a worker thread. `decision` is what `decide` said (asked
+        again when None, as a manual request when `trigger` is MANUAL).
+        """
+        live = self.repo.live_messages(session_id)
+        active = self.repo.active_summaries(session_id)
+        state_before = self._state(model, system_prompt, active, live, draft)
+        if decision is None:
+            decision = self.policy.should_summarize(
+                self._policy_input(
+                    state_before,
+                    live,
+                    active,
+                    TriggerMemory(),
+                    trigger is SummaryTrigger.MANUAL,
+                )
+            )
+        if decision.summarize and decision.reason is Reason.EMERGENCY:
+            trigger = SummaryTrigger.EMERGENCY
+        step = _Step()
+        context = _RunContext(session_id, model, system_prompt, draft, cancelled)
+        reason = decision.reason.value if decision.summarize else "budget"
+
+        if decision.summarize:
+            self._condense(
+                context,
+                step,
+                preserve_recent=decision.preserve_recent,
+                trigger=trigger,
+                reason=reason,
+                instructions=instructions,
+                fewer_if_needed=False,
+            )
+        if step.stopped is None:
+            self._enforce_memory_budget(context, step, trigger=trigger, reason=reason)
+        passes = 0
+        while step.stopped is None and passes < _MAX_EMERGENCY_PASSES:
+            now = self.state(session_id, model=model, system_prompt=system_prompt, draft=draft)
+            if now.fits:
+                break
+            passes += 1
+            before = len(step.made)
+            self._condense(
+                context,
+                step,
+                preserve_recent=MIN_PRESERVE_RECENT,
+                trigger=SummaryTrigger.EMERGENCY,
+                reason=Reason.EMERGENCY.value,
+                instructions=instructions,
+                fewer_if_needed=passes > 1,
+            )
+            if step.stopped is None:
+                self._enforce_memory_budget(
+                    context, step, trigger=SummaryTrigger.EMERGENCY, reason=Reason.EMERGENCY.value
+                )
+            if len(step.made) == before and passes > 1:
+                break  # nothing more can be condensed: pinned or newest messages fill it
+        state_after = self.state(session_id, model=model, system_prompt=system_prompt, draft=draft)
+        return self._outcome(step, state_before, state_after)
+
+    # --- undo
+
+    def undo(
+        self, session_id: str, summary_id: str, *, model: ModelInfo, system_prompt: str = ""
+    ) -> UndoResult:
+        """Give a summary's originals back, as many (newest first) as fit the window now.
+
+        A full undo never makes the next request overflow: when not everything
+        fits, only the newest originals come back (`complete=False`), starting
+        with a user turn where possible; when nothing fits, nothing changes.
+        """
+        started = self._clock()
+        live = self.repo.live_messages(session_id)
+        active = self.repo.active_summaries(session_id)
+        before = self._state(model, system_prompt, active, live, "")
+        target = next((s for s in active if s.id == summary_id), None)
+        budget: int | None = None
+        if target is not None:
+            budget = self._undo_budget(model, system_prompt, target, active, live, before)
+        result = self.repo.undo_summary(summary_id, budget_tokens=budget)
+        after = self.state(session_id, model=model, system_prompt=system_prompt)
+        restored = len(result.restored_message_ids) + len(result.restored_summary_ids)
+        self.repo.record_event(
+            SummaryEvent(
+                session_id=session_id,
+                kind=EventKind.UNDO,
+                outcome=EventOutcome.OK if result.complete else EventOutcome.PARTIAL,
+                summary_id=summary_id,
+                reason="user",
+                ratio_before=before.ratio,
+                ratio_after=after.ratio,
+                tokens_before=before.used,
+                tokens_after=after.used,
+                duration_ms=(self._clock() - started) * 1000,
+                detail=f"{restored} restored",
+            )
+        )
+        return result
+
+    # --- inside: measuring
+
+    def _memory(self, active: Sequence[Summary]) -> list[MemorySummary]:
+        memory: list[MemorySummary] = []
+        for summary in active:
+            key = (summary.id, summary.first_seq, summary.last_seq, summary.summary_tokens)
+            cached = self._memory_cache.get(key)
+            if cached is None:
+                cached = self.to_memory(summary)
+                if len(self._memory_cache) > 4_096:
+                    self._memory_cache.clear()
+                self._memory_cache[key] = cached
+            memory.append(cached)
+        return memory
+
+    def _state(
+        self,
+        model: ModelInfo,
+        system_prompt: str,
+        active: Sequence[Summary],
+        live: Sequence[Message],
+        draft: str,
+    ) -> ContextState:
+        return self.builder.estimate_state(
+            model=model,
+            system_prompt=system_prompt,
+            summaries=self._memory(active),
+            tail=live,
+            draft=draft,
+            trigger_ratio=self.config.trigger_ratio,
+        )
+
+    def _policy_input(
+        self,
+        state: ContextState,
+        live: Sequence[Message],
+        active: Sequence[Summary],
+        memory: TriggerMemory,
+        manual: bool,
+    ) -> PolicyInput:
+        unpinned = [m for m in live if not m.pinned]
+        return PolicyInput(
+            state=state,
+            live_messages=len(unpinned),
+            memory=memory,
+            summary_depth=max((s.depth for s in active), default=0),
+            manual=manual,
+            tail_tokens=tuple(self._message_tokens(m) for m in unpinned),
+        )
+
+    def _message_tokens(self, message: Message) -> int:
+        if message.token_estimate is not None:
+            return message.token_estimate
+        return self.builder.counter.count(message.content)
+
+    def _ratio(self, model: ModelInfo) -> float:
+        calibrations = self.builder.calibrations
+        if calibrations is None:
+            return 1.0
+        return max(1e-6, calibrations.for_model(model.id).ratio)
+
+    def memory_cap(self, model: ModelInfo, kept: int) -> int:
+        """Invariant 4's bound on the memory block for `kept` summaries."""
+        return min(
+            self.config.max_summary_tokens * kept,
+            math.floor(model.max_input_tokens * MEMORY_WINDOW_SHARE),
+        )
+
+    def memory_tokens(self, model: ModelInfo, active: Sequence[Summary]) -> int:
+        """The memory block's tokens as the builder counts them (calibrated)."""
+        if not active:
+            return 0
+        state = self.builder.estimate_state(model=model, summaries=self._memory(active))
+        return state.breakdown.memory
+
+    def _preamble(self) -> int:
+        if self._preamble_tokens is None:
+            self._preamble_tokens = self.builder.counter.count(MEMORY_PREAMBLE)
+        return self._preamble_tokens
+
+    def _section_overhead(self, first_seq: int, last_seq: int) -> int:
+        label = MemorySummary(
+            tier="condensed",
+            text="",
+            first_seq=first_seq,
+            last_seq=last_seq,
+            created_at=datetime.now(UTC),
+        ).label
+        return _SECTION_SEPARATOR_TOKENS + self.builder.counter.count(f"{label}\n")
+
+    def _text_cap(self, model: ModelInfo, first_seq: int, last_seq: int) -> int:
+        """The most tokens one summary's text may take (raw, before calibration).
+
+        A section (label + text) of at most min(max_summary_tokens, 10 % window)
+        less the preamble keeps the block under max_summary_tokens × kept, and a
+        single summary under 10 % of the window, whatever else is active.
+        """
+        cap = self.memory_cap(model, 1)
+        raw_cap = math.floor(cap / self._ratio(model)) - 1
+        overhead = self._preamble() + self._section_overhead(first_seq, last_seq)
+        return max(1, raw_cap - overhead)
+
+    def _fit(
+        self, model: ModelInfo, draft: SummaryDraft, text_cap: int | None = None
+    ) -> tuple[SummaryDraft, bool]:
+        """The draft trimmed by rule to its cap, with its token count made exact."""
+        cap = self._text_cap(model, draft.first_seq, draft.last_seq)
+        if text_cap is not None:
+            cap = min(cap, text_cap)
+        content = trim_content(draft.content, cap, self.builder.counter.count)
+        tokens = self.builder.counter.count(render_summary_text(content))
+        trimmed = content is not draft.content
+        return draft.model_copy(update={"content": content, "summary_tokens": tokens}), trimmed
+
+    # --- inside: condensing
+
+    def _condense(
+        self,
+        context: _RunContext,
+        step: _Step,
+        *,
+        preserve_recent: int,
+        trigger: SummaryTrigger,
+        reason: str,
+        instructions: str | None,
+        fewer_if_needed: bool,
+    ) -> None:
+        live = self.repo.live_messages(context.session_id)
+        active = self.repo.active_summaries(context.session_id)
+        runs = plan_condensed_runs(live, active, preserve_recent, fewer_if_needed=fewer_if_needed)
+        for run in runs:
+            if context.cancelled():
+                self._stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
+                return
+            started = self._clock()
+            before = self.state(
+                context.session_id,
+                model=context.model,
+                system_prompt=context.system_prompt,
+                draft=context.draft,
+            )
+            result = self.summarizer.summarize_messages(
+                context.session_id, run, trigger=trigger, instructions=instructions
+            )
+            step.llm_calls += result.llm_calls
+            self._commit(context, step, result, before, started, reason)
+            if step.stopped is not None:
+                return
+
+    def _commit(
+        self,
+        context: _RunContext,
+        step: _Step,
+        result: SummarizeResultLike,
+        before: ContextState,
+        started: float,
+        reason: str,
+        *,
+        text_cap: int | None = None,
+    ) -> Summary | None:
+        """Commit a summarizer's (or rule) draft and record the attempt."""
+        outcome = result.outcome
+        summary: Summary | None = None
+        detail = result.detail
+        if result.draft is None or context.cancelled():
+            if result.draft is not None:
+                outcome, detail = EventOutcome.ABORTED, "cancelled"
+            elif outcome in (EventOutcome.OK, EventOutcome.FALLBACK):
+                outcome = EventOutcome.FAILED
+        else:
+            draft, trimmed = self._fit(context.model, result.draft, text_cap)
+            if trimmed:
+                detail = (detail + "; " if detail else "") + "trimmed to fit its budget"
+            try:
+                summary = self.repo.commit_summary(draft)
+            except SummaryConflictError as error:
+                outcome, detail = EventOutcome.CONFLICT, str(error)
+                log.info("A summary was not saved: the conversation changed (%s)", error)
+        after = self.state(
+            context.session_id,
+            model=context.model,
+            system_prompt=context.system_prompt,
+            draft=context.draft,
+        )
+        self.repo.record_event(
+            SummaryEvent(
+                session_id=context.session_id,
+                kind=EventKind.SUMMARIZE,
+                outcome=outcome,
+                summary_id=summary.id if summary is not None else None,
+                reason=reason,
+                ratio_before=before.ratio,
+                ratio_after=after.ratio,
+                tokens_before=before.used,
+                tokens_after=after.used,
+                duration_ms=(self._clock() - started) * 1000,
+                error_class=result.error_class,
+                detail=detail,
+            )
+        )
+        step.outcomes.append(outcome)
+        if summary is not None:
+            step.made.append(summary)
+        else:
+            step.stopped = outcome
+            step.detail = detail or ""
+        return summary
+
+    def _stop(
+        self, context: _RunContext, step: _Step, outcome: EventOutcome, reason: str, detail: str
+    ) -> None:
+        state = self.state(
+            context.session_id,
+            model=context.model,
+            system_prompt=context.system_prompt,
+            draft=context.draft,
+        )
+        self.repo.record_event(
+            SummaryEvent(
+                session_id=context.session_id,
+                kind=EventKind.SUMMARIZE,
+                outcome=outcome,
+                reason=reason,
+                ratio_before=state.ratio,
+                ratio_after=state.ratio,
+                tokens_before=state.used,
+                tokens_after=state.used,
+                duration_ms=0.0,
+                detail=detail,
+            )
+        )
+        step.outcomes.append(outcome)
+        step.stopped = outcome
+        step.detail = detail
+
+    # --- inside: the memory budget
+
+    def _enforce_memory_budget(
+        self, context: _RunContext, step: _Step, *, trigger: SummaryTrigger, reason: str
+    ) -> None:
+        """Merge the oldest summaries until invariant 4 holds.
+
+        Within `max_depth` the summarizer merges them into a compressed summary.
+        Beyond it, the merge is made by rule: a member already at `max_depth` is
+        first unwrapped (undone back to the summaries it covered), and the rule
+        merge of those, trimmed to fit, takes its place one level up — so the
+        oldest content is trimmed, not summarized once more, and no chain is
+        ever deeper than `max_depth`.
+        """
+        model = context.model
+        max_depth = self.config.max_depth
+        # Each pass leaves at least one summary fewer (a lone one is trimmed once).
+        for _ in range(1_000):
+            active = self.repo.active_summaries(context.session_id)
+            if not active or self.memory_tokens(model, active) <= self.memory_cap(
+                model, len(active)
+            ):
+                return
+            if context.cancelled():
+                self._stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
+                return
+            group = self._compression_group(context.session_id, active)
+            started = self._clock()
+            before = self.state(
+                context.session_id,
+                model=model,
+                system_prompt=context.system_prompt,
+                draft=context.draft,
+            )
+            depth = max(s.depth for s in group) + 1
+            text_cap: int | None = None
+            result: SummarizeResultLike
+            if len(group) >= 2 and depth <= max_depth:
+                result = self.summarizer.compress_summaries(
+                    context.session_id, group, trigger=trigger
+                )
+                step.llm_calls += result.llm_calls
+                if result.draft is None and result.outcome is not EventOutcome.ABORTED:
+                    # The summarizer could not merge them: merge by rule, so the
+                    # budget still holds (the originals stay archived either way).
+                    result = self._rule_merge(context.session_id, group, trigger, depth)
+                    step.trims += 1
+            else:
+                if len(group) == 1:
+                    # Pins keep every summary apart: trim the largest by what is over.
+                    excess = self.memory_tokens(model, active) - self.memory_cap(model, len(active))
+                    text_cap = max(
+                        1, group[0].summary_tokens - math.ceil(excess / self._ratio(model))
+                    )
+                group = self._unwrapped(context, group, reason)
+                depth = max(s.depth for s in group) + 1
+                if depth > max_depth:
+                    return  # max_depth 1 and a lone condensed summary: _fit already capped it
+                result = self._rule_merge(context.session_id, group, trigger, depth)
+                step.trims += 1
+            if (
+                self._commit(context, step, result, before, started, reason, text_cap=text_cap)
+                is None
+            ):
+                return
+            step.compressions += 1
+            if len(group) == 1:
+                return
+
+    def _unwrapped(
+        self, context: _RunContext, group: Sequence[Summary], reason: str
+    ) -> list[Summary]:
+        """`group` with every member at max_depth undone back into the summaries it covered."""
+        unwrapped: list[Summary] = []
+        for summary in group:
+            if summary.tier is not SummaryTier.COMPRESSED or summary.depth < self.config.max_depth:
+                unwrapped.append(summary)
+                continue
+            result = self.repo.undo_summary(summary.id, budget_tokens=None)
+            restored = set(result.restored_summary_ids)
+            children = [
+                s for s in self.repo.active_summaries(context.session_id) if s.id in restored
+            ]
+            self.repo.record_event(
+                SummaryEvent(
+                    session_id=context.session_id,
+                    kind=EventKind.UNDO,
+                    outcome=EventOutcome.OK,
+                    summary_id=summary.id,
+                    reason=reason,
+                    detail=f"unwrapped into {len(children)} summaries to trim by rule "
+                    f"(max depth {self.config.max_depth})",
+                )
+            )
+            unwrapped.extend(children)
+        return sorted(unwrapped, key=lambda s: s.first_seq)
+
+    def _compression_group(self, session_id: str, active: Sequence[Summary]) -> list[Summary]:
+        """The oldest summaries to merge: adjacent (no unpinned live message between).
+
+        Condensed summaries first (the oldest half, at least two), so recent
+        detail stays longest; then the two oldest summaries; a lone summary is
+        trimmed on its own.
+        """
+        # A pinned message may sit inside a compressed range (the store allows it):
+        # otherwise many pins would keep the memory block from ever shrinking.
+        live = [m for m in self.repo.live_messages(session_id) if not m.pinned]
+        ordered = sorted(active, key=lambda s: s.first_seq)
+
+        def adjacent(before: Summary, after: Summary) -> bool:
+            return not any(before.last_seq < m.seq < after.first_seq for m in live)
+
+        def oldest_adjacent(candidates: list[Summary], wanted: int) -> list[Summary]:
+            for start in range(len(candidates) - 1):
+                group = [candidates[start]]
+                for summary in candidates[start + 1 :]:
+                    if len(group) == wanted or not adjacent(group[-1], summary):
+                        break
+                    if ordered.index(summary) != ordered.index(group[-1]) + 1:
+                        break
+                    group.append(summary)
+                if len(group) >= 2:
+                    return group
+            return []
+
+        condensed = [s for s in ordered if s.tier is SummaryTier.CONDENSED]
+        if len(condensed) >= 2:
+            group = oldest_adjacent(condensed, max(2, len(condensed) // 2))
+            if group:
+                return group
+        group = oldest_adjacent(ordered, 2)
+        if group:
+            return group
+        # Nothing can be merged: trim the largest summary on its own.
+        return [max(ordered, key=lambda s: s.summary_tokens)]
+
+    def _rule_merge(
+        self, session_id: str, group: Sequence[Summary], trigger: SummaryTrigger, depth: int
+    ) -> _RuleResult:
+        """A compressed draft made by rule from `group` (no LLM): merged, then trimmed by `_fit`."""
+        content = merge_contents([s.content for s in group])
+        draft = SummaryDraft(
+            session_id=session_id,
+            tier=SummaryTier.COMPRESSED,
+            first_seq=min(s.first_seq for s in group),
+            last_seq=max(s.last_seq for s in group),
+            summary_ids=[s.id for s in group],
+            content=content,
+            source_tokens=sum(s.summary_tokens for s in group),
+            summary_tokens=self.builder.counter.count(render_summary_text(content)),
+            mode=SummaryMode.RULE,
+            model=None,
+            trigger=trigger,
+            depth=depth,
+        )
+        return _RuleResult(draft=draft, detail=f"merged {len(group)} summaries by rule")
+
+    # --- inside: undo
+
+    def _undo_budget(
+        self,
+        model: ModelInfo,
+        system_prompt: str,
+        target: Summary,
+        active: Sequence[Summary],
+        live: Sequence[Message],
+        before: ContextState,
+    ) -> int | None:
+        """The repository's budget (raw tokens) so the undo keeps invariants 3 and 4."""
+        ratio = self._ratio(model)
+        others = [s for s in active if s.id != target.id]
+        if target.tier is SummaryTier.CONDENSED:
+            covered = self._covered_messages(target)
+            if covered is None:
+                free = max(0, before.usable - before.used)
+                return math.floor(free / ratio / 2)  # unknown originals: stay well inside
+            # Everything back: does the request without this summary fit?
+            tail = sorted([*live, *covered], key=lambda m: m.seq)
+            after_all = self._state(model, system_prompt, others, tail, "")
+            if after_all.fits:
+                return None
+            # Measured with the builder, not added up: restoring a user turn in front
+            # of the tail can make a leading assistant turn count again.
+            for count in range(len(covered) - 1, 0, -1):
+                back = covered[-count:]
+                if back[0].role is not Role.USER:
+                    continue  # the API would drop a restored block that starts mid-turn
+                tail = sorted([*live, *back], key=lambda m: m.seq)
+                if self._state(model, system_prompt, active, tail, "").fits:
+                    return sum(self._message_tokens(m) for m in back)
+            return 0
+        children = self._children(target)
+        if children is None:
+            return 0
+        newest_first = sorted(children, key=lambda s: s.last_seq, reverse=True)
+        for count in range(len(newest_first), 0, -1):
+            returning = newest_first[:count]
+            trial = [*others, *returning] if count == len(newest_first) else [*active, *returning]
+            state = self._state(model, system_prompt, trial, live, "")
+            memory = self.memory_tokens(model, trial)
+            if state.fits and memory <= self.memory_cap(model, len(trial)):
+                if count == len(newest_first):
+                    return None
+                return sum(s.summary_tokens for s in returning)
+        return 0
+
+    def _covered_messages(self, target: Summary) -> list[Message] | None:
+        covered = getattr(self.repo, "covered_messages", None)
+        if covered is None:
+            return None
+        messages: list[Message] = covered(target.id)
+        return [m for m in messages if m.summary_id == target.id]
+
+    def _children(self, target: Summary) -> list[Summary] | None:
+        summaries = getattr(self.repo, "summaries", None)
+        if summaries is None:
+            return None
+        every: list[Summary] = summaries(target.session_id, include_inactive=True)
+        return [s for s in every if s.parent_id == target.id]
+
+    # --- inside: the result
+
+    def _outcome(
+        self, step: _Step, state_before: ContextState, state_after: ContextState
+    ) -> EngineOutcome:
+        if not step.outcomes:
+            outcome = None
+            message = "Nothing to condense yet."
+        elif step.stopped is not None:
+            outcome = step.stopped
+            message = {
+                EventOutcome.ABORTED: "Summarizing was stopped; nothing else changed.",
+                EventOutcome.FAILED: "The summary could not be made; nothing else changed.",
+                EventOutcome.CONFLICT: "The conversation changed meanwhile; it will be "
+                "condensed again later.",
+            }.get(step.stopped, "Summarizing stopped.")
+        elif EventOutcome.FALLBACK in step.outcomes:
+            outcome = EventOutcome.FALLBACK
+            message = "Older messages were condensed into a basic summary. Nothing was deleted."
+        else:
+            outcome = EventOutcome.OK
+            message = "Older messages were condensed. Nothing was deleted."
+        if not state_after.fits:
+            message += " The next message still would not fit: shorten it or unpin messages."
+        return EngineOutcome(
+            outcome=outcome,
+            summaries=tuple(step.made),
+            state_before=state_before,
+            state_after=state_after,
+            llm_calls=step.llm_calls,
+            message=message,
+            compressions=step.compressions,
+            trims=step.trims,
+        )
+
+
+@dataclass(frozen=True)
+class _RunContext:
+    session_id: str
+    model: ModelInfo
+    system_prompt: str
+    draft: str
+    cancelled: Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class _RuleResult:
+    """A rule-made draft, shaped like the summarizer's result."""
+
+    draft: SummaryDraft | None
+    outcome: EventOutcome = EventOutcome.OK
+    error_class: str | None = None
+    llm_calls: int = 0
+    detail: str | None = None

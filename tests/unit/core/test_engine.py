@@ -1,0 +1,662 @@
+"""SummarizationEngine: whole conversations driven the way the app drives them (rule mode,
+deterministic), failures, undo, pins, and a state machine over DESIGN §3 invariants 1–4."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from app.core.catalog import ModelInfo
+from app.core.context import ContextBuilder
+from app.core.engine import (
+    EngineOutcome,
+    MessageSummarizer,
+    SummarizationEngine,
+    merge_contents,
+    plan_condensed_runs,
+    trim_content,
+)
+from app.core.models import Message, Role
+from app.core.policy import Reason, TriggerMemory
+from app.core.summarization_config import SummarizationConfig
+from app.core.summarizer import Summarizer, SummarizeResult
+from app.core.summary import (
+    EventKind,
+    EventOutcome,
+    SourcedPoint,
+    Summary,
+    SummaryContent,
+    SummaryDraft,
+    SummaryState,
+    SummaryTier,
+    SummaryTrigger,
+    render_summary_text,
+)
+from app.core.tokens import default_counter
+from tests.fakes.memory_repository import MemorySummaryRepository
+
+COUNTER = default_counter()
+SESSION = "s1"
+MEDIUM = ModelInfo(id="medium", display_name="Medium", max_input_tokens=20_000, max_tokens=2_000)
+TINY = ModelInfo(id="tiny", display_name="Tiny", max_input_tokens=2_000, max_tokens=200)
+RULE = SummarizationConfig(mode="rule")
+FILE_NAME = "budget_2026_v3.xlsx"
+
+_WORDS = [
+    "the",
+    "walk",
+    "crosses",
+    "open",
+    "moor",
+    "then",
+    "follows",
+    "the",
+    "river",
+    "upstream",
+    "past",
+    "old",
+    "shielings",
+    "where",
+    "the",
+    "path",
+    "fades",
+    "and",
+    "a",
+    "compass",
+    "bearing",
+    "helps",
+    "before",
+    "the",
+    "bothy",
+    "appears",
+    "near",
+    "a",
+    "stand",
+    "of",
+    "pines",
+    "and",
+    "the",
+    "burn",
+    "must",
+    "be",
+    "forded",
+    "with",
+    "care",
+    "after",
+    "rain",
+]
+
+
+def text(index: int, tokens: int) -> str:
+    """Prose of about `tokens` tokens, different for each index."""
+    words = [f"Note {index}:"]
+    position = index * 7
+    while len(words) < tokens * 0.8:
+        words.append(_WORDS[position % len(_WORDS)])
+        position += 3
+    return " ".join(words) + "."
+
+
+def make_engine(
+    config: SummarizationConfig = RULE,
+    *,
+    repo: MemorySummaryRepository | None = None,
+    summarizer: MessageSummarizer | None = None,
+) -> tuple[SummarizationEngine, MemorySummaryRepository]:
+    repo = repo if repo is not None else MemorySummaryRepository(COUNTER)
+    if summarizer is None:
+        summarizer = Summarizer(config, complete=None, counter=COUNTER)
+    engine = SummarizationEngine(config, repo, summarizer, ContextBuilder(COUNTER))
+    return engine, repo
+
+
+def memory_tokens(engine: SummarizationEngine, model: ModelInfo) -> int:
+    return engine.memory_tokens(model, engine.repo.active_summaries(SESSION))
+
+
+def assert_invariants(
+    engine: SummarizationEngine, repo: MemorySummaryRepository, model: ModelInfo, draft: str = ""
+) -> None:
+    """DESIGN §3 invariants 1–4 for the next request."""
+    # 1: coverage, and an explicit recount.
+    assert repo.check_coverage(SESSION) == []
+    active = {s.id: s for s in repo.active_summaries(SESSION)}
+    every = {s.id: s for s in repo.summaries(SESSION)}
+    for message in repo.messages(SESSION):
+        if message.summary_id is None:
+            continue
+        assert not message.pinned
+        current = every[message.summary_id]
+        while current.state is SummaryState.SUPERSEDED:
+            assert current.parent_id is not None
+            current = every[current.parent_id]
+        assert current.id in active, f"message {message.seq} is lost"
+    # 2 and 3: the builder builds it (it raises rather than overflow).
+    live = repo.live_messages(SESSION)
+    if any(m.role is Role.USER for m in live) or draft:
+        built = engine.builder.build_request(
+            model=model, summaries=engine.memory_for(SESSION), tail=live, draft=draft
+        )
+        roles = [m["role"] for m in built.messages]
+        assert roles[0] == "user"
+        assert all(a != b for a, b in itertools.pairwise(roles))
+        assert all(m["content"].strip() for m in built.messages)
+        assert built.state.used + built.state.breakdown.reserved_output <= model.max_input_tokens
+    # 4: the memory block's budget.
+    kept = len(active)
+    assert memory_tokens(engine, model) <= engine.memory_cap(model, kept)
+    assert all(s.depth <= engine.config.max_depth for s in active.values())
+
+
+@dataclass
+class Driver:
+    """Plays a conversation the way the controller will: decide after every reply, run
+    in the "background" when due, and an emergency before a send that would not fit."""
+
+    engine: SummarizationEngine
+    repo: MemorySummaryRepository
+    model: ModelInfo
+    memory: TriggerMemory = field(default_factory=TriggerMemory)
+    outcomes: list[EngineOutcome] = field(default_factory=list)
+    trigger_ratios: list[float] = field(default_factory=list)
+
+    def store(self, role: Role, content: str) -> Message:
+        message = self.repo.append(SESSION, role, content)
+        self.memory = self.engine.policy.observe(
+            self.memory, self.engine.state(SESSION, model=self.model), new_messages=1
+        )
+        return message
+
+    def step(self, *, draft: str = "", manual: bool = False) -> EngineOutcome | None:
+        decision = self.engine.decide(
+            SESSION, model=self.model, draft=draft, memory=self.memory, manual=manual
+        )
+        self.memory = self.engine.policy.after_decision(self.memory, decision)
+        if not decision.summarize:
+            return None
+        self.trigger_ratios.append(self.engine.state(SESSION, model=self.model).ratio)
+        outcome = self.engine.run(
+            SESSION,
+            model=self.model,
+            draft=draft,
+            trigger=SummaryTrigger(decision.trigger or "auto"),
+            decision=decision,
+        )
+        self.outcomes.append(outcome)
+        if outcome.changed:
+            self.memory = self.engine.policy.after_summary(self.memory, outcome.state_after)
+        return outcome
+
+    def turn(self, question: str, answer: str) -> None:
+        """Send `question` (an emergency first if it would not fit), store the reply."""
+        self.step(draft=question)
+        self.engine.builder.build_request(
+            model=self.model,
+            summaries=self.engine.memory_for(SESSION),
+            tail=self.repo.live_messages(SESSION),
+            draft=question,
+        )
+        self.store(Role.USER, question)
+        self.store(Role.ASSISTANT, answer)
+        self.step()
+
+
+# --- whole conversations ------------------------------------------------------------
+
+
+def test_a_long_thread_triggers_exactly_once_near_the_trigger_ratio() -> None:
+    engine, repo = make_engine()
+    driver = Driver(engine, repo, MEDIUM)
+    usable = MEDIUM.max_input_tokens - MEDIUM.max_tokens
+    index = 0
+    while not driver.outcomes:
+        driver.turn(text(index, 150), text(index + 1, 150))
+        index += 2
+        assert index < 200
+    for _ in range(10):  # well short of filling the window a second time
+        driver.turn(text(index, 150), text(index + 1, 150))
+        index += 2
+    assert len(driver.outcomes) == 1
+    (ratio,) = driver.trigger_ratios
+    turn_share = 2 * 160 / usable
+    assert 0.8 <= ratio <= 0.8 + turn_share
+    outcome = driver.outcomes[0]
+    assert outcome.outcome is EventOutcome.OK
+    assert outcome.state_after.ratio < 0.7
+    assert [e.kind for e in repo.events] == [EventKind.SUMMARIZE]
+    assert repo.events[0].reason == Reason.THRESHOLD.value
+    assert_invariants(engine, repo, MEDIUM)
+
+
+def test_a_burst_of_five_messages_across_the_threshold_makes_one_summary() -> None:
+    engine, repo = make_engine()
+    driver = Driver(engine, repo, MEDIUM)
+    index = 0
+    while engine.state(SESSION, model=MEDIUM).ratio < 0.74:
+        driver.store(Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 200))
+        index += 1
+    assert driver.step() is None
+    for _ in range(5):
+        driver.store(Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 250))
+        index += 1
+        driver.step()
+    assert len(driver.outcomes) == 1
+    assert repo.commits == 1
+    assert_invariants(engine, repo, MEDIUM)
+
+
+def test_a_tiny_window_compresses_up_to_the_depth_cap_and_never_overflows() -> None:
+    config = SummarizationConfig(
+        mode="rule", max_summary_tokens=100, min_messages=4, preserve_recent=2, cooldown_messages=2
+    )
+    engine, repo = make_engine(config)
+    driver = Driver(engine, repo, TINY)
+    for index in range(0, 160, 2):
+        driver.turn(text(index, 60 + index % 7 * 10), text(index + 1, 90 + index % 5 * 12))
+        assert_invariants(engine, repo, TINY)
+    compressed = [s for s in repo.summaries(SESSION) if s.tier is SummaryTier.COMPRESSED]
+    assert len(compressed) >= 3
+    assert max(s.depth for s in repo.summaries(SESSION)) == config.max_depth
+    assert sum(o.trims for o in driver.outcomes) >= 1  # beyond max_depth: by rule
+    assert len(repo.messages(SESSION)) == 160  # nothing deleted
+
+
+def test_a_file_name_from_message_3_survives_two_rounds_of_summarization() -> None:
+    engine, repo = make_engine()
+    driver = Driver(engine, repo, MEDIUM)
+    for index in range(24):
+        content = text(index, 80)
+        if index == 2:
+            content = f"I saved the figures in {FILE_NAME} on the shared drive. " + content
+        driver.store(Role.USER if index % 2 == 0 else Role.ASSISTANT, content)
+    first = driver.step(manual=True)
+    for index in range(24, 48):
+        driver.store(Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 80))
+    second = driver.step(manual=True)
+    assert first is not None and first.changed
+    assert second is not None and second.changed
+    assert repo.messages(SESSION)[2].summary_id is not None
+    built = engine.builder.build_request(
+        model=MEDIUM,
+        summaries=engine.memory_for(SESSION),
+        tail=repo.live_messages(SESSION),
+        draft="Where were the figures?",
+    )
+    assert FILE_NAME in str(built.system)
+
+
+def test_the_file_name_survives_compression_too() -> None:
+    config = SummarizationConfig(mode="rule", max_summary_tokens=100)
+    engine, repo = make_engine(config)
+    # A 4,000-token window: room for about three summaries, so rounds merge them.
+    small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
+    driver = Driver(engine, repo, small)
+    for index in range(120):
+        content = text(index, 40)
+        if index == 2:
+            content = f"Figures: {FILE_NAME}. " + content
+        driver.store(Role.USER if index % 2 == 0 else Role.ASSISTANT, content)
+        if index % 12 == 11:
+            driver.step(manual=True)
+    assert any(s.tier is SummaryTier.COMPRESSED for s in repo.active_summaries(SESSION))
+    assert FILE_NAME in "\n".join(m.text for m in engine.memory_for(SESSION))
+
+
+def test_a_message_sent_during_summarization_stays_live() -> None:
+    engine, repo = make_engine()
+    for index in range(20):
+        repo.append(SESSION, Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 50))
+    sent: list[Message] = []
+
+    def user_sends(draft: SummaryDraft) -> None:
+        if not sent:
+            sent.append(repo.append(SESSION, Role.USER, "And one more thing, meanwhile."))
+
+    repo.on_commit.append(user_sends)
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL)
+    assert outcome.outcome is EventOutcome.OK
+    (late,) = sent
+    assert late.id in {m.id for m in repo.live_messages(SESSION)}
+    assert repo.check_coverage(SESSION) == []
+
+
+def test_pinned_messages_are_never_covered_and_split_the_runs() -> None:
+    engine, repo = make_engine()
+    messages = [
+        repo.append(SESSION, Role.USER if i % 2 == 0 else Role.ASSISTANT, text(i, 50))
+        for i in range(20)
+    ]
+    repo.set_pinned(messages[4].id, True)
+    repo.set_pinned(messages[9].id, True)
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL)
+    assert outcome.outcome is EventOutcome.OK
+    live_ids = {m.id for m in repo.live_messages(SESSION)}
+    assert {messages[4].id, messages[9].id} <= live_ids
+    ranges = [(s.first_seq, s.last_seq) for s in outcome.summaries]
+    assert ranges == [(1, 4), (6, 9), (11, 14)]  # the newest 6 stay: 15–20
+    assert_invariants(engine, repo, MEDIUM)
+
+
+def test_undo_gives_everything_back_when_it_fits() -> None:
+    engine, repo = make_engine()
+    for index in range(20):
+        repo.append(SESSION, Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 50))
+    (summary,) = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL).summaries
+    result = engine.undo(SESSION, summary.id, model=MEDIUM)
+    assert result.complete
+    assert len(result.restored_message_ids) == 14
+    assert len(repo.live_messages(SESSION)) == 20
+    assert repo.events[-1].kind is EventKind.UNDO
+    assert repo.events[-1].outcome is EventOutcome.OK
+    assert_invariants(engine, repo, MEDIUM)
+
+
+def test_a_partial_undo_restores_only_the_newest_that_fit() -> None:
+    config = SummarizationConfig(
+        mode="rule", max_summary_tokens=100, min_messages=4, preserve_recent=2
+    )
+    engine, repo = make_engine(config)
+    for index in range(16):
+        repo.append(SESSION, Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 150))
+    outcome = engine.run(SESSION, model=TINY, trigger=SummaryTrigger.MANUAL)
+    condensed = [s for s in repo.active_summaries(SESSION) if s.tier is SummaryTier.CONDENSED]
+    assert outcome.changed
+    newest = max(condensed, key=lambda s: s.last_seq)
+    result = engine.undo(SESSION, newest.id, model=TINY)
+    assert not result.complete
+    assert result.restored_message_ids
+    restored = [m for m in repo.messages(SESSION) if m.id in result.restored_message_ids]
+    assert restored[0].role is Role.USER
+    assert repo.events[-1].outcome is EventOutcome.PARTIAL
+    assert_invariants(engine, repo, TINY, draft="What next?")
+
+
+def test_undo_of_a_compressed_summary_brings_back_its_summaries_within_budget() -> None:
+    config = SummarizationConfig(mode="rule", max_summary_tokens=100)
+    engine, repo = make_engine(config)
+    small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
+    for index in range(120):
+        repo.append(SESSION, Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 40))
+        if index % 12 == 11:
+            engine.run(SESSION, model=small, trigger=SummaryTrigger.MANUAL)
+    compressed = next(s for s in repo.active_summaries(SESSION) if s.tier is SummaryTier.COMPRESSED)
+    result = engine.undo(SESSION, compressed.id, model=small)
+    assert result.restored_message_ids == []
+    assert_invariants(engine, repo, small)
+
+
+# --- failures ------------------------------------------------------------------------
+
+
+@dataclass
+class ScriptedSummarizer:
+    """Returns what it is told, around a real rule-mode summarizer."""
+
+    outcome: EventOutcome
+    inner: Summarizer = field(
+        default_factory=lambda: Summarizer(RULE, complete=None, counter=COUNTER)
+    )
+    compress_outcome: EventOutcome | None = None
+    calls: int = 0
+
+    def _shape(self, result: SummarizeResult, outcome: EventOutcome) -> SummarizeResult:
+        self.calls += 1
+        if outcome in (EventOutcome.ABORTED, EventOutcome.FAILED):
+            return SummarizeResult(None, outcome, "OverloadedError", 2, "529 twice")
+        return SummarizeResult(
+            result.draft,
+            outcome,
+            "OverloadedError" if outcome is EventOutcome.FALLBACK else None,
+            2,
+        )
+
+    def summarize_messages(
+        self,
+        session_id: str,
+        messages: Sequence[Message],
+        *,
+        trigger: SummaryTrigger,
+        instructions: str | None = None,
+    ) -> SummarizeResult:
+        result = self.inner.summarize_messages(session_id, messages, trigger=trigger)
+        return self._shape(result, self.outcome)
+
+    def compress_summaries(
+        self, session_id: str, summaries: Sequence[Summary], *, trigger: SummaryTrigger
+    ) -> SummarizeResult:
+        result = self.inner.compress_summaries(session_id, summaries, trigger=trigger)
+        return self._shape(result, self.compress_outcome or self.outcome)
+
+
+def fill(repo: MemorySummaryRepository, count: int, tokens: int = 50) -> list[Message]:
+    return [
+        repo.append(SESSION, Role.USER if i % 2 == 0 else Role.ASSISTANT, text(i, tokens))
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize("failure", [EventOutcome.ABORTED, EventOutcome.FAILED])
+def test_a_failed_summary_changes_nothing_and_is_recorded(failure: EventOutcome) -> None:
+    engine, repo = make_engine(summarizer=ScriptedSummarizer(failure))
+    messages = fill(repo, 20)
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL)
+    assert outcome.outcome is failure
+    assert not outcome.changed
+    assert outcome.llm_calls == 2
+    assert [m.id for m in repo.live_messages(SESSION)] == [m.id for m in messages]
+    (event,) = repo.events
+    assert event.outcome is failure
+    assert event.error_class == "OverloadedError"
+    assert repo.check_coverage(SESSION) == []
+
+
+def test_a_fallback_summary_is_committed_and_says_so() -> None:
+    engine, repo = make_engine(summarizer=ScriptedSummarizer(EventOutcome.FALLBACK))
+    messages = fill(repo, 20)
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL)
+    assert outcome.outcome is EventOutcome.FALLBACK
+    assert "basic" in outcome.message
+    assert {m.id for m in repo.messages(SESSION)} == {m.id for m in messages}
+    assert repo.check_coverage(SESSION) == []
+
+
+def test_a_failed_compression_falls_back_to_a_rule_merge() -> None:
+    config = SummarizationConfig(mode="rule", max_summary_tokens=100)
+    summarizer = ScriptedSummarizer(EventOutcome.OK, compress_outcome=EventOutcome.FAILED)
+    engine, repo = make_engine(config, summarizer=summarizer)
+    small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
+    for index in range(96):
+        repo.append(SESSION, Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 40))
+        if index % 12 == 11:
+            engine.run(SESSION, model=small, trigger=SummaryTrigger.MANUAL)
+        assert_invariants(engine, repo, small)
+    assert any(s.tier is SummaryTier.COMPRESSED for s in repo.active_summaries(SESSION))
+
+
+def test_a_conflict_changes_nothing() -> None:
+    engine, repo = make_engine()
+    messages = fill(repo, 20)
+
+    def pin_a_covered_message(draft: SummaryDraft) -> None:
+        repo.set_pinned(draft.message_ids[0], True)
+
+    repo.on_commit.append(pin_a_covered_message)
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL)
+    assert outcome.outcome is EventOutcome.CONFLICT
+    assert not outcome.changed
+    assert len(repo.live_messages(SESSION)) == len(messages)
+    assert repo.events[-1].outcome is EventOutcome.CONFLICT
+    assert repo.check_coverage(SESSION) == []
+
+
+def test_cancelling_stops_before_anything_is_committed() -> None:
+    engine, repo = make_engine()
+    fill(repo, 20)
+    outcome = engine.run(
+        SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL, cancelled=lambda: True
+    )
+    assert outcome.outcome is EventOutcome.ABORTED
+    assert repo.commits == 0
+
+
+def test_nothing_due_changes_nothing() -> None:
+    engine, repo = make_engine()
+    fill(repo, 4)
+    decision = engine.decide(SESSION, model=MEDIUM, memory=TriggerMemory())
+    assert not decision.summarize
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.AUTO, decision=decision)
+    assert outcome.outcome is None
+    assert repo.events == []
+
+
+def test_an_emergency_keeps_only_what_fits() -> None:
+    config = SummarizationConfig(mode="rule", max_summary_tokens=100)
+    engine, repo = make_engine(config)
+    fill(repo, 14, tokens=200)  # ~2.9k of the 1.8k usable
+    draft = text(99, 100)
+    decision = engine.decide(SESSION, model=TINY, draft=draft, memory=TriggerMemory())
+    assert decision.reason is Reason.EMERGENCY
+    outcome = engine.run(
+        SESSION, model=TINY, draft=draft, trigger=SummaryTrigger.AUTO, decision=decision
+    )
+    assert outcome.state_after.fits
+    assert all(s.trigger is SummaryTrigger.EMERGENCY for s in outcome.summaries)
+    assert_invariants(engine, repo, TINY, draft=draft)
+
+
+# --- the pure parts ------------------------------------------------------------------
+
+
+def message(seq: int, role: Role, *, pinned: bool = False) -> Message:
+    from datetime import UTC, datetime
+
+    return Message(
+        id=seq,
+        session_id=SESSION,
+        seq=seq,
+        role=role,
+        content=f"m{seq}",
+        created_at=datetime(2026, 3, 1, tzinfo=UTC),
+        token_estimate=3,
+        pinned=pinned,
+    )
+
+
+def test_the_kept_tail_starts_with_a_user_turn() -> None:
+    live = [message(i, Role.USER if i % 2 else Role.ASSISTANT) for i in range(1, 11)]
+    # Keeping 3 would start the tail on an assistant (8): one more is kept.
+    (run,) = plan_condensed_runs(live, [], 3)
+    assert [m.seq for m in run] == [1, 2, 3, 4, 5, 6]
+    (run,) = plan_condensed_runs(live, [], 3, fewer_if_needed=True)
+    assert [m.seq for m in run] == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_trimming_keeps_entities_longest_and_always_fits() -> None:
+    content = SummaryContent(
+        narrative="A long story about the walk. " * 40,
+        key_points=[SourcedPoint(text=f"point {i} " * 8) for i in range(20)],
+        entities=[FILE_NAME, "https://example.org/route", "17 km"],
+    )
+    for limit in (400, 120, 40, 10, 1):
+        trimmed = trim_content(content, limit, COUNTER.count)
+        assert COUNTER.count(render_summary_text(trimmed)) <= limit
+        if limit >= 40:
+            assert FILE_NAME in trimmed.entities
+    merged = merge_contents([content, content])
+    assert merged.entities == content.entities
+    assert len(merged.key_points) == 20
+
+
+# --- the state machine -----------------------------------------------------------------
+
+
+SIZES = st.one_of(st.integers(5, 60), st.integers(60, 250), st.just(600))
+
+
+class EngineMachine(RuleBasedStateMachine):
+    """Random appends, summaries, undos and pins on a 2,000-token window; DESIGN §3
+    invariants 1–4 after every step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = SummarizationConfig(
+            mode="rule",
+            max_summary_tokens=100,
+            min_messages=4,
+            preserve_recent=2,
+            cooldown_messages=1,
+            max_depth=2,
+        )
+        self.engine, self.repo = make_engine(self.config)
+        self.driver = Driver(self.engine, self.repo, TINY)
+        self.count = 0
+
+    @initialize()
+    def first_question(self) -> None:
+        self.driver.store(Role.USER, "Hello, shall we plan the walk?")
+
+    def _append(self, role: Role, size: int) -> None:
+        self.driver.store(role, text(self.count, size))
+        self.count += 1
+        self.driver.step()
+
+    @rule(size=SIZES)
+    def user_says(self, size: int) -> None:
+        self._append(Role.USER, size)
+
+    @rule(size=SIZES)
+    def assistant_says(self, size: int) -> None:
+        self._append(Role.ASSISTANT, size)
+
+    @rule(manual=st.booleans())
+    def summarize(self, manual: bool) -> None:
+        self.driver.step(manual=manual)
+
+    @precondition(lambda self: bool(self.repo.active_summaries(SESSION)))
+    @rule(data=st.data())
+    def undo(self, data: st.DataObject) -> None:
+        active = self.repo.active_summaries(SESSION)
+        target = data.draw(st.sampled_from(active))
+        self.engine.undo(SESSION, target.id, model=TINY)
+
+    @rule(data=st.data())
+    def pin(self, data: st.DataObject) -> None:
+        live = [m for m in self.repo.live_messages(SESSION) if not m.pinned]
+        pinned = sum(m.token_estimate or 0 for m in self.repo.live_messages(SESSION) if m.pinned)
+        # The UI keeps pins to what can always be sent: a pin budget of 20 % of the window.
+        candidates = [m for m in live if pinned + (m.token_estimate or 0) <= 400]
+        if candidates:
+            self.repo.set_pinned(data.draw(st.sampled_from(candidates)).id, True)
+
+    @rule(data=st.data())
+    def unpin(self, data: st.DataObject) -> None:
+        # Proposed store rule: a pinned message inside a compressed summary's range stays
+        # pinned until that summary is undone (as pinning one inside a summary is refused).
+        ranges = [(s.first_seq, s.last_seq) for s in self.repo.active_summaries(SESSION)]
+        pinned = [
+            m
+            for m in self.repo.live_messages(SESSION)
+            if m.pinned and not any(first <= m.seq <= last for first, last in ranges)
+        ]
+        if pinned:
+            self.repo.set_pinned(data.draw(st.sampled_from(pinned)).id, False)
+
+    @invariant()
+    def invariants_hold(self) -> None:
+        assert_invariants(self.engine, self.repo, TINY)
+        assert len(self.repo.messages(SESSION)) == self.count + 1
+
+
+EngineMachine.TestCase.settings = settings(
+    max_examples=50,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestEngineMachine = EngineMachine.TestCase
