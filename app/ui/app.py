@@ -26,6 +26,7 @@ from app.store.database import open_database
 from app.store.instance_lock import InstanceLock
 from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
+from app.store.summaries import SummaryStore
 from app.ui.controller import ChatController, Dependencies, ProviderFactory
 from app.ui.main_window import MainWindow
 from app.ui.theme import apply_theme
@@ -127,6 +128,8 @@ def open_cairn(
         settings_path=paths.settings_file,
         calibration_file=CalibrationFile.in_data_dir(paths),
         model_cache=ModelCache.in_data_dir(paths),
+        summaries=SummaryStore(opened.connection, database=opened.path),
+        summary_store_factory=lambda: SummaryStore.open(database),
     )
     controller = ChatController(deps)
     window = MainWindow(controller, paths)

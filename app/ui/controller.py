@@ -10,7 +10,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -28,11 +28,23 @@ from app.core.context import (
     BuiltRequest,
     ContextBuilder,
     ContextState,
+    MemorySummary,
 )
 from app.core.conversation import to_api_messages
-from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
+from app.core.engine import EngineOutcome, SummarizationEngine
+from app.core.errors import (
+    ApiKeyRejectedError,
+    ContextOverflowError,
+    MessageTooLargeError,
+    StorageError,
+    UserFacingError,
+)
 from app.core.models import Message, MessageStatus, Role, Session
+from app.core.policy import Decision, TriggerMemory
 from app.core.settings import AppSettings, save_settings
+from app.core.summarization_config import SummarizationConfig
+from app.core.summarizer import Summarizer
+from app.core.summary import SummaryTrigger
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
 from app.core.tokens import TokenCounter, default_counter
 from app.llm.provider import ChatProvider, ChatRequest
@@ -40,6 +52,7 @@ from app.secrets.keystore import KeyStore
 from app.store.calibration_file import CalibrationFile
 from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
+from app.store.summaries import SummaryStore
 from app.ui.workers import CallWorker, ChatWorker, ThreadTracker
 
 log = logging.getLogger(__name__)
@@ -64,6 +77,9 @@ class Dependencies:
     settings_path: Path
     calibration_file: CalibrationFile
     model_cache: ModelCache
+    summaries: SummaryStore
+    summary_store_factory: Callable[[], SummaryStore]
+    summarization: SummarizationConfig = field(default_factory=SummarizationConfig)
     counter: TokenCounter | None = None
 
 
@@ -83,6 +99,7 @@ class ChatController(QObject):
         models_changed(list, str): models to offer, and the selected id.
         context_changed(object): the gauge's figures for the next request (ContextState),
             or None while the tokenizer is still loading.
+        pending_sent(): a message held back while earlier messages were condensed was sent.
     """
 
     sessions_changed = Signal(list, object)
@@ -98,6 +115,7 @@ class ChatController(QObject):
     key_needed = Signal()
     models_changed = Signal(list, str)
     context_changed = Signal(object)
+    pending_sent = Signal()
 
     def __init__(self, deps: Dependencies, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -113,7 +131,22 @@ class ChatController(QObject):
         # The live tail of the open conversation, kept so a keystroke costs O(tail) sums,
         # not a database read.
         self._tail: list[Message] = []
+        self._memory: list[MemorySummary] = []
         self._draft = ""
+        config = deps.summarization
+        # On this thread the engine only decides (cheap); summaries are made on a worker.
+        self.engine = SummarizationEngine(
+            config,
+            deps.summaries,
+            Summarizer(config, complete=None, counter=self.counter),
+            self.builder,
+        )
+        self._trigger_memory: dict[str, TriggerMemory] = {}
+        self._summarize_worker: CallWorker | None = None
+        self._condense_cancelled = False
+        # Text waiting to be sent once an emergency summary has made room for it.
+        self._pending_send: str | None = None
+        self._emergency_text: str | None = None
         self.current: Session | None = None
         self.oldest_seq: int | None = None
         self.worker: ChatWorker | None = None
@@ -337,7 +370,9 @@ class ChatController(QObject):
     # -- how full the context is ------------------------------------------------------
 
     def _reload_tail(self) -> None:
-        self._tail = self.store.live_messages(self.current.id) if self.current else []
+        session_id = self.current.id if self.current else None
+        self._tail = self.store.live_messages(session_id) if session_id else []
+        self._memory = self.engine.memory_for(session_id) if session_id else []
         self.update_context()
 
     def set_draft(self, text: str) -> None:
@@ -354,6 +389,7 @@ class ChatController(QObject):
         return self.builder.estimate_state(
             model=model,
             system_prompt=self.current.system_prompt if self.current else "",
+            summaries=self._memory,
             tail=self._tail,
             draft=self._draft if draft is None else draft,
             trigger_ratio=DEFAULT_TRIGGER_RATIO,
@@ -373,6 +409,7 @@ class ChatController(QObject):
         self.builder.build_request(
             model=model,
             system_prompt=self.current.system_prompt if self.current else "",
+            summaries=self._memory,
             tail=self._tail,
             draft=text,
             model_known=known,
@@ -382,11 +419,12 @@ class ChatController(QObject):
 
     @property
     def streaming(self) -> bool:
-        return self.worker is not None
+        """A reply is being written, or earlier messages condensed before a send."""
+        return self.worker is not None or self._pending_send is not None
 
     def send(self, text: str) -> bool:
         """Store the user's message and ask for a reply. False keeps the text in the composer."""
-        if self.worker is not None:
+        if self.streaming:
             return False
         try:
             validate_message_text(text)
@@ -398,6 +436,14 @@ class ChatController(QObject):
             return False
         try:
             self._check_fits(text)
+        except ContextOverflowError as error:
+            if self.current is None or isinstance(error, MessageTooLargeError):
+                self.error_raised.emit(error)
+                return False
+            # Condense earlier messages first; the text is sent once there is room.
+            if not self._start_emergency(text):
+                self.error_raised.emit(error)
+            return False
         except UserFacingError as error:
             self.error_raised.emit(error)
             return False
@@ -418,6 +464,7 @@ class ChatController(QObject):
             self.oldest_seq = message.seq
         self._tail.append(message)
         self._draft = ""
+        self._observe(1)
         self.message_added.emit(message)
         self._emit_sessions()
         self._start_reply()
@@ -439,6 +486,7 @@ class ChatController(QObject):
             return
         model, known = self.model_info()
         builder, tail, system_prompt = self.builder, list(self._tail), session.system_prompt
+        memory = list(self._memory)
 
         def prepare(provider: ChatProvider) -> BuiltRequest:
             def exact_count(built: BuiltRequest) -> int:
@@ -449,6 +497,7 @@ class ChatController(QObject):
             return builder.build_request(
                 model=model,
                 system_prompt=system_prompt,
+                summaries=memory,
                 tail=tail,
                 model_known=known,
                 exact_count=exact_count,
@@ -487,6 +536,9 @@ class ChatController(QObject):
 
     def stop(self) -> None:
         """Stop the reply being written; the text so far is kept."""
+        if self._pending_send is not None:
+            self._condense_cancelled = True
+            self.status_changed.emit("Stopping…")
         if self.worker is not None:
             self.worker.cancel()
             self.status_changed.emit("Stopping…")
@@ -529,6 +581,9 @@ class ChatController(QObject):
         if worker is not None and worker.built is not None and message.usage is not None:
             self._learn(worker.built, message)
         self._refresh_current_session()
+        if worker is not None and self._worker_session_id is not None:
+            self._observe(1, self._worker_session_id)
+            self._maybe_summarize(self._worker_session_id)
 
     def _learn(self, built: BuiltRequest, message: Message) -> None:
         """Correct future estimates with what the API reported for this request."""
@@ -550,6 +605,132 @@ class ChatController(QObject):
                 self.current = session
         self._emit_sessions()
         self._reload_tail()
+
+    # -- condensing earlier messages (DESIGN §5–§7) ---------------------------------
+
+    def _observe(self, new_messages: int, session_id: str | None = None) -> None:
+        """Tell the trigger policy that messages were stored and how full it is now."""
+        session_id = session_id or (self.current.id if self.current else None)
+        if session_id is None or not self.counter.ready:
+            return
+        model, _known = self.model_info()
+        memory = self._trigger_memory.get(session_id, TriggerMemory())
+        state = self.engine.state(session_id, model=model)
+        self._trigger_memory[session_id] = self.engine.policy.observe(
+            memory, state, new_messages=new_messages
+        )
+
+    def _maybe_summarize(self, session_id: str) -> None:
+        """After a reply: condense in the background when the policy says it is due."""
+        if self._summarize_worker is not None or self._shut_down or not self.counter.ready:
+            return
+        model, _known = self.model_info()
+        memory = self._trigger_memory.get(session_id, TriggerMemory())
+        decision = self.engine.decide(session_id, model=model, memory=memory)
+        self._trigger_memory[session_id] = self.engine.policy.after_decision(memory, decision)
+        if decision.summarize:
+            self._run_summarizer(session_id, decision)
+
+    def _start_emergency(self, text: str) -> bool:
+        """The message would not fit: condense earlier messages, then send it.
+
+        False when condensing cannot help (nothing left to condense, or it was
+        tried already for this text); the caller then shows why it cannot be sent.
+        """
+        assert self.current is not None
+        if self._emergency_text == text and self._summarize_worker is None:
+            self._emergency_text = None
+            return False  # condensed once for this very text, and it still does not fit
+        self._pending_send = text
+        self._condense_cancelled = False
+        self.status_changed.emit("Condensing earlier messages…")
+        self.streaming_changed.emit(True)
+        if self._summarize_worker is not None:
+            return True  # an automatic summary is running: try again when it is done
+        model, _known = self.model_info()
+        session_id = self.current.id
+        memory = self._trigger_memory.get(session_id, TriggerMemory())
+        decision = self.engine.decide(session_id, model=model, draft=text, memory=memory)
+        if not decision.summarize:
+            self._pending_send = None
+            self.status_changed.emit("")
+            self.streaming_changed.emit(False)
+            return False
+        self._emergency_text = text
+        self._run_summarizer(session_id, decision, draft=text)
+        return True
+
+    def _run_summarizer(self, session_id: str, decision: Decision, draft: str = "") -> None:
+        model, _known = self.model_info()
+        session = self.store.get_session(session_id)
+        system_prompt = session.system_prompt if session else ""
+        config, counter, builder = self.deps.summarization, self.counter, self.builder
+        open_repo, provider_factory = self.deps.summary_store_factory, self.deps.provider_factory
+        key, base_url = self.api_key(), self.settings.api_base_url
+        cancelled = lambda: self._condense_cancelled or self._shut_down  # noqa: E731
+
+        def run() -> EngineOutcome:
+            repo = open_repo()
+            try:
+                provider = provider_factory(key, base_url) if key else None
+                summarizer = Summarizer(
+                    config,
+                    complete=provider.complete_structured if provider else None,
+                    counter=counter,
+                )
+                engine = SummarizationEngine(config, repo, summarizer, builder)
+                return engine.run(
+                    session_id,
+                    model=model,
+                    system_prompt=system_prompt,
+                    draft=draft,
+                    trigger=SummaryTrigger(decision.trigger or SummaryTrigger.AUTO),
+                    decision=decision,
+                    cancelled=cancelled,
+                )
+            finally:
+                repo.close()
+
+        worker = CallWorker(run)
+        worker.succeeded.connect(lambda outcome: self._summarized(session_id, outcome))
+        worker.failed.connect(self._summarize_failed)
+        worker.finished.connect(self._summarize_done)
+        self._summarize_worker = worker
+        self.tracker.start(worker)
+
+    def _summarize_done(self) -> None:
+        self._summarize_worker = None
+        pending, self._pending_send = self._pending_send, None
+        if pending is None:
+            return
+        self.status_changed.emit("")
+        self.streaming_changed.emit(False)
+        if self._condense_cancelled or self._shut_down:
+            self._emergency_text = None
+            return
+        if self.send(pending):
+            self._emergency_text = None
+            self.pending_sent.emit()
+
+    def _summarized(self, session_id: str, outcome: EngineOutcome) -> None:
+        if outcome.changed:
+            memory = self._trigger_memory.get(session_id, TriggerMemory())
+            self._trigger_memory[session_id] = self.engine.policy.after_summary(
+                memory, outcome.state_after
+            )
+        if self.current is not None and self.current.id == session_id:
+            self._reload_tail()
+        if outcome.covered_messages:
+            count = outcome.covered_messages
+            self.notice_raised.emit(
+                "Earlier messages condensed",
+                f"Cairn condensed {count} older message{'s' if count != 1 else ''} so Claude "
+                "can keep up. Nothing was deleted: every message is still on this computer.",
+            )
+
+    def _summarize_failed(self, error: UserFacingError) -> None:
+        # The conversation is unchanged; a failed attempt is recorded by the engine.
+        log.warning("Condensing failed: %s (%s)", error.message, error.detail)
 
     def shutdown(self) -> None:
         """Stop the reply (keeping its text) and wait for every thread."""

@@ -195,6 +195,8 @@ class Reply:
         chunk_delay: seconds between two deltas; None uses the server's `chunk_delay`.
         first_byte_delay: seconds to wait before sending anything, headers included.
         model: the model named in the reply; None echoes the request's.
+        to_tool_call: a text-only reply answers a chat turn unless this is set; then it
+            answers a forced tool call instead (a model ignoring `tool_choice`).
     """
 
     blocks: tuple[ReplyBlock, ...]
@@ -202,6 +204,7 @@ class Reply:
     chunk_delay: float | None = None
     first_byte_delay: float = 0.0
     model: str | None = None
+    to_tool_call: bool = False
 
     @classmethod
     def of_text(
@@ -212,6 +215,7 @@ class Reply:
         stop_reason: str = "end_turn",
         chunk_delay: float | None = None,
         first_byte_delay: float = 0.0,
+        to_tool_call: bool = False,
     ) -> Reply:
         block = TextBlock(text, tuple(chunks) if chunks is not None else None)
         return cls(
@@ -219,6 +223,7 @@ class Reply:
             stop_reason=stop_reason,
             chunk_delay=chunk_delay,
             first_byte_delay=first_byte_delay,
+            to_tool_call=to_tool_call,
         )
 
     @property
@@ -661,8 +666,10 @@ class FakeAnthropicServer:
         stop_reason: str = "end_turn",
         chunk_delay: float | None = None,
         first_byte_delay: float = 0.0,
+        to_tool_call: bool = False,
     ) -> None:
-        """Queue a text reply for the next `POST /v1/messages`."""
+        """Queue a text reply for the next chat turn (or, with `to_tool_call`, for the
+        next forced tool call)."""
         self.add(
             Reply.of_text(
                 text,
@@ -670,6 +677,7 @@ class FakeAnthropicServer:
                 stop_reason=stop_reason,
                 chunk_delay=chunk_delay,
                 first_byte_delay=first_byte_delay,
+                to_tool_call=to_tool_call,
             )
         )
 
@@ -845,12 +853,23 @@ class FakeAnthropicServer:
             return HttpError(400, "anthropic-version: header is required")
         return None
 
-    def _take_script_item(self, path: str) -> ScriptItem | None:
-        """The first scripted item meant for a request to `path`, removed from the queue."""
+    def _take_script_item(self, path: str, *, forces_tool: bool = False) -> ScriptItem | None:
+        """The first scripted item meant for a request to `path`, removed from the queue.
+
+        A plain text reply is never the answer to a forced tool call, and a tool
+        answer never the answer to a chat turn: the real API would not mix them, and
+        a summary made in the background must not take the reply scripted for the chat.
+        """
         with self._lock:
             for item in self._script:
                 if isinstance(item, HttpError):
                     applies = item.path is None or item.path == path
+                elif isinstance(item, ToolAnswer):
+                    applies = path == MESSAGES_PATH and forces_tool
+                elif isinstance(item, Reply) and all(
+                    isinstance(block, TextBlock) for block in item.blocks
+                ):
+                    applies = path == MESSAGES_PATH and forces_tool == item.to_tool_call
                 else:
                     applies = path == MESSAGES_PATH
                 if applies:
@@ -920,8 +939,10 @@ class FakeAnthropicServer:
         if invalid is not None:
             exchange.send_error(invalid)
             return
-        item = self._take_script_item(MESSAGES_PATH)
         messages_request = MessagesRequest(body)
+        item = self._take_script_item(
+            MESSAGES_PATH, forces_tool=forced_tool_name(messages_request) is not None
+        )
         if isinstance(item, ToolAnswer):
             item = _tool_answer_reply(messages_request, item)
         if isinstance(item, HttpError):

@@ -270,7 +270,7 @@ def test_complete_structured_returns_the_tool_input(
 def test_complete_structured_refuses_a_reply_without_a_tool_call(
     fake_server: FakeAnthropicServer, provider: AnthropicProvider
 ) -> None:
-    fake_server.add_reply("Here is a summary in prose instead.")
+    fake_server.add_reply("Here is a summary in prose instead.", to_tool_call=True)
 
     with pytest.raises(StructuredOutputError) as caught:
         _complete(provider)
@@ -281,7 +281,7 @@ def test_complete_structured_refuses_a_reply_without_a_tool_call(
 def test_complete_structured_refuses_a_reply_cut_by_max_tokens(
     fake_server: FakeAnthropicServer, provider: AnthropicProvider
 ) -> None:
-    fake_server.add_reply("Cut", stop_reason="max_tokens")
+    fake_server.add_reply("Cut", stop_reason="max_tokens", to_tool_call=True)
 
     with pytest.raises(StructuredOutputError, match="cut off"):
         _complete(provider)

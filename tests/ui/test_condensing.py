@@ -1,0 +1,123 @@
+"""Condensing in the running app: automatic after a reply, and an emergency before a
+send that would not fit. Every original stays on disk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.core.catalog import ModelInfo
+from app.core.models import Role
+from app.core.paths import AppPaths
+from app.store.summaries import SummaryStore
+from app.ui.app import CairnSession
+from tests.fakes.anthropic_server import FakeAnthropicServer
+
+SMALL = ModelInfo(
+    id="claude-small", display_name="Claude Small", max_input_tokens=4_000, max_tokens=400
+)
+
+
+def words(label: str, count: int) -> str:
+    return " ".join(f"{label}{index}" for index in range(count))
+
+
+def open_small(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], fake_server: FakeAnthropicServer
+) -> CairnSession:
+    fake_server.models = [SMALL]
+    cairn = open_window()
+    qtbot.waitUntil(lambda: cairn.controller.selected_model == SMALL.id, timeout=10_000)
+    qtbot.waitUntil(lambda: cairn.controller.counter.ready, timeout=10_000)
+    return cairn
+
+
+def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
+    cairn.window.composer.editor.setPlainText(text)
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+
+
+def summaries_of(cairn: CairnSession) -> SummaryStore:
+    return SummaryStore.open(AppPaths.from_environment().database)
+
+
+def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn = open_small(qtbot, open_window, fake_server)
+    sent: list[str] = []
+    for turn in range(30):
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 60))
+        question = f"Question {turn} about report_{turn}.xlsx: " + words("detail", 60)
+        sent.append(question)
+        chat(qtbot, cairn, question)
+        if cairn.window.banner.isVisible():
+            break
+    qtbot.waitUntil(lambda: cairn.controller._summarize_worker is None, timeout=15_000)
+    assert cairn.window.banner.title_label.text() == "Earlier messages condensed"
+    assert "Nothing was deleted" in cairn.window.banner.text_label.text()
+
+    repo = summaries_of(cairn)
+    try:
+        session_id = cairn.controller.current.id  # type: ignore[union-attr]
+        assert repo.check_coverage(session_id) == []
+        assert repo.active_summaries(session_id), "a summary was committed"
+        events = repo.events(session_id)
+        assert events and events[-1].outcome.value in ("ok", "fallback")
+    finally:
+        repo.close()
+    # Every original is still stored, summarized or not.
+    stored_questions = [m.content for m in cairn.store.messages(session_id) if m.role is Role.USER]
+    assert stored_questions == sent
+    # The summarizer was asked once, with a forced tool call.
+    tool_calls = [r for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice")]
+    assert len(tool_calls) >= 1
+    # The next request carries the memory block, cached, and fits.
+    fake_server.add_reply("Still here.")
+    chat(qtbot, cairn, "What did we say about report_0.xlsx?")
+    last = fake_server.requests_to("/v1/messages")[-1].body
+    assert isinstance(last["system"], list)
+    memory = last["system"][-1]
+    assert "Conversation so far" in memory["text"]
+    assert memory["cache_control"] == {"type": "ephemeral"}
+    assert "report_0.xlsx" in memory["text"], "the file name from the first message survives"
+    state = cairn.window.gauge.state
+    assert state is not None and state.breakdown.memory > 0 and state.fits
+
+
+def test_a_message_that_would_not_fit_is_sent_after_condensing(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn = open_small(qtbot, open_window, fake_server)
+    # Few long messages: below min_messages (12), so no automatic summary comes first.
+    for turn in range(5):
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 250))
+        chat(qtbot, cairn, f"Question {turn}: " + words("detail", 250))
+    statuses: list[str] = []
+    cairn.controller.status_changed.connect(statuses.append)
+    big = "Now the big one: " + words("large", 900)
+    assert not cairn.controller.context_state(draft=big).fits
+    fake_server.add_reply("Answered after condensing.")
+    cairn.window.composer.editor.setPlainText(big)
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    assert "Condensing earlier messages…" in statuses
+    session_id = cairn.controller.current.id  # type: ignore[union-attr]
+    stored = cairn.store.messages(session_id)
+    assert stored[-2].content == big and stored[-1].content == "Answered after condensing."
+    repo = summaries_of(cairn)
+    try:
+        assert repo.check_coverage(session_id) == []
+        assert repo.events(session_id)[-1].reason
+    finally:
+        repo.close()
