@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QSizePolicy,
     QSplitter,
     QToolButton,
     QVBoxLayout,
@@ -40,6 +41,31 @@ CHANGE_KEY_ACTION = "Change key…"
 DRAFT_DEBOUNCE_MS = 150
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that shortens its text with "…" instead of pushing its neighbours."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        self.setToolTip(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, self.width())
+        super().setText(shown)
+
+
 class MainWindow(QMainWindow):
     """Wires the widgets to a `ChatController`; holds no conversation logic itself."""
 
@@ -60,7 +86,7 @@ class MainWindow(QMainWindow):
         self.status_label.setAccessibleName("Status")
         self.status_label.hide()
 
-        self.title_label = QLabel(self)
+        self.title_label = ElidedLabel(self)
         title_font = self.title_label.font()
         title_font.setPointSizeF(title_font.pointSizeF() * 1.15)
         title_font.setBold(True)
@@ -70,6 +96,7 @@ class MainWindow(QMainWindow):
         self.model_combo.setAccessibleName("Model")
         self.model_combo.setToolTip("Which Claude model answers")
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.model_combo.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.gauge = TokenGauge(self)
         self.settings_button = QToolButton(self)
         self.settings_button.setText("⚙")

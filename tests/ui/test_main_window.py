@@ -328,3 +328,15 @@ def test_model_picker_uses_server_list(
     wait_idle(qtbot, cairn)
     assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
     assert cairn.controller.settings.model == "claude-opus-9"
+
+
+def test_a_long_title_is_shortened_not_the_model_picker(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    cairn.window.resize(900, 600)
+    send(qtbot, cairn, "A very long first message that becomes a very long title " * 3)
+    wait_idle(qtbot, cairn)
+    window = cairn.window
+    qtbot.waitUntil(lambda: window.title_label.text().endswith("…"))
+    assert window.title_label.full_text().startswith("A very long first message")
+    assert window.model_combo.width() >= window.model_combo.sizeHint().width()
