@@ -102,6 +102,13 @@ def make_history(folder: Path, size: int, tail: int, counter: TokenCounter) -> t
         "VALUES (?, 'bench', ?, ?, ?, ?, ?)",
         (session_id, now, now, MODEL.id, SYSTEM, size),
     )
+    # The archived messages point at one summary row, as a real condensed summary would.
+    connection.execute(
+        "INSERT INTO summary (id, session_id, tier, first_seq, last_seq, narrative, "
+        "source_tokens, summary_tokens, mode, trigger, created_at) "
+        "VALUES ('archived', ?, 'condensed', 1, ?, 'bench', 0, 0, 'rule', 'auto', ?)",
+        (session_id, max(1, size - tail), now),
+    )
     connection.executemany(
         "INSERT INTO message (session_id, seq, role, content, created_at, token_estimate, "
         "status, summary_id) VALUES (?, ?, ?, ?, ?, ?, 'complete', ?)",
