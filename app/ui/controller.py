@@ -169,9 +169,6 @@ class ChatController(QObject):
     def has_api_key(self) -> bool:
         return self.api_key() is not None
 
-    def make_provider(self, api_key: str | None = None) -> ChatProvider:
-        return self.deps.provider_factory(api_key or self.api_key(), self.settings.api_base_url)
-
     def check_key(self, key: str) -> None:
         """Runs on a worker thread: raise unless `key` is accepted."""
         self.deps.provider_factory(key, self.settings.api_base_url).check_key()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,31 +20,9 @@ from app.store import (
     connect,
     open_database,
 )
+from tests.fakes.clock import FakeClock
 
 MODEL = "claude-sonnet-4-5"
-
-
-class FakeClock:
-    """A clock that only moves when told to."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 5, 9, 30, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float = 1.0) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def database(tmp_path: Path) -> Path:
-    return tmp_path / "cairn.db"
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture
