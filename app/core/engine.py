@@ -511,22 +511,50 @@ class SummarizationEngine:
         result = self.repo.undo_summary(summary_id, budget_tokens=budget)
         after = self.state(session_id, model=model, system_prompt=system_prompt)
         restored = len(result.restored_message_ids) + len(result.restored_summary_ids)
+        self._record(
+            session_id,
+            EventKind.UNDO,
+            EventOutcome.OK if result.complete else EventOutcome.PARTIAL,
+            before=before,
+            after=after,
+            started=started,
+            summary_id=summary_id,
+            reason="user",
+            detail=f"{restored} restored",
+        )
+        return result
+
+    def _record(
+        self,
+        session_id: str,
+        kind: EventKind,
+        outcome: EventOutcome,
+        *,
+        before: ContextState,
+        after: ContextState,
+        started: float | None = None,
+        summary_id: str | None = None,
+        reason: str = "",
+        error_class: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        """One line of the audit trail, with how full the context was before and after."""
         self.repo.record_event(
             SummaryEvent(
                 session_id=session_id,
-                kind=EventKind.UNDO,
-                outcome=EventOutcome.OK if result.complete else EventOutcome.PARTIAL,
+                kind=kind,
+                outcome=outcome,
                 summary_id=summary_id,
-                reason="user",
+                reason=reason,
                 ratio_before=before.ratio,
                 ratio_after=after.ratio,
                 tokens_before=before.used,
                 tokens_after=after.used,
-                duration_ms=(self._clock() - started) * 1000,
-                detail=f"{restored} restored",
+                duration_ms=0.0 if started is None else (self._clock() - started) * 1000,
+                error_class=error_class,
+                detail=detail,
             )
         )
-        return result
 
     # --- inside: measuring
 
@@ -712,21 +740,17 @@ class SummarizationEngine:
             system_prompt=context.system_prompt,
             draft=context.draft,
         )
-        self.repo.record_event(
-            SummaryEvent(
-                session_id=context.session_id,
-                kind=EventKind.SUMMARIZE,
-                outcome=outcome,
-                summary_id=summary.id if summary is not None else None,
-                reason=reason,
-                ratio_before=before.ratio,
-                ratio_after=after.ratio,
-                tokens_before=before.used,
-                tokens_after=after.used,
-                duration_ms=(self._clock() - started) * 1000,
-                error_class=result.error_class,
-                detail=detail,
-            )
+        self._record(
+            context.session_id,
+            EventKind.SUMMARIZE,
+            outcome,
+            before=before,
+            after=after,
+            started=started,
+            summary_id=summary.id if summary is not None else None,
+            reason=reason,
+            error_class=result.error_class,
+            detail=detail,
         )
         step.outcomes.append(outcome)
         if summary is not None:
@@ -745,19 +769,14 @@ class SummarizationEngine:
             system_prompt=context.system_prompt,
             draft=context.draft,
         )
-        self.repo.record_event(
-            SummaryEvent(
-                session_id=context.session_id,
-                kind=EventKind.SUMMARIZE,
-                outcome=outcome,
-                reason=reason,
-                ratio_before=state.ratio,
-                ratio_after=state.ratio,
-                tokens_before=state.used,
-                tokens_after=state.used,
-                duration_ms=0.0,
-                detail=detail,
-            )
+        self._record(
+            context.session_id,
+            EventKind.SUMMARIZE,
+            outcome,
+            before=state,
+            after=state,
+            reason=reason,
+            detail=detail,
         )
         step.outcomes.append(outcome)
         step.stopped = outcome
