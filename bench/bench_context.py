@@ -30,10 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tiktoken
 
 from app.core.catalog import FALLBACK_MODELS
-from app.core.context import ContextBuilder, MemorySummary
+from app.core.context import ContextBuilder
 from app.core.conversation import to_api_messages
 from app.core.tokens import ENCODING_NAME, TokenCounter
 from app.store import SessionStore, open_database
+from tests.fakes.summaries import make_summary
 
 MODEL = FALLBACK_MODELS[0]
 SYSTEM = "You are a patient guide for walkers in the hills. Keep numbers and names exact."
@@ -46,21 +47,21 @@ TEXTS = [
     "Càrn Bàn Mòr, 1052 m — 日本語のテキストも 🏔️ 混ざります。 " * 6,
 ]
 SUMMARIES = [
-    MemorySummary(
-        tier="compressed",
-        text="The walkers planned a Cairngorms route and packed for changeable weather. " * 20,
-        first_seq=1,
-        last_seq=5_000,
+    make_summary(
+        "compressed",
+        1,
+        5_000,
+        "The walkers planned a Cairngorms route and packed for changeable weather. " * 20,
+        tokens=300,
         created_at=datetime(2026, 3, 1, tzinfo=UTC),
-        token_estimate=300,
     ),
-    MemorySummary(
-        tier="condensed",
-        text="They chose a tent over the refuge and agreed never to cross a river in spate. " * 15,
-        first_seq=5_001,
-        last_seq=9_000,
+    make_summary(
+        "condensed",
+        5_001,
+        9_000,
+        "They chose a tent over the refuge and agreed never to cross a river in spate. " * 15,
+        tokens=240,
         created_at=datetime(2026, 3, 2, tzinfo=UTC),
-        token_estimate=240,
     ),
 ]
 

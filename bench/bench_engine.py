@@ -78,7 +78,7 @@ def per_turn_cost(messages: int, repeats: int) -> None:
     assert not decision.summarize, decision.explain()
     builder = engine.builder
     live = repo.live_messages(SESSION)
-    summaries = engine.memory_for(SESSION)
+    summaries = repo.active_summaries(SESSION)
 
     def without_engine() -> object:
         return builder.estimate_state(model=BIG, summaries=summaries, tail=live)

@@ -19,8 +19,7 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from app.core.calibration import Calibration, Calibrations
 from app.core.catalog import ModelInfo
@@ -32,6 +31,7 @@ from app.core.errors import (
     MessageTooLargeError,
 )
 from app.core.models import Message, Role
+from app.core.summary import Summary, SummaryTier
 from app.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REQUEST_OVERHEAD_TOKENS,
@@ -57,8 +57,6 @@ MEMORY_PREAMBLE = (
     "messages are archived; the recent ones follow as the conversation itself."
 )
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
-
-SummaryTier = Literal["condensed", "compressed"]
 
 
 @dataclass(frozen=True)
@@ -122,49 +120,18 @@ class ContextState:
         return abs(self.used - self.usable) <= NEAR_LIMIT_MARGIN * self.usable
 
 
-@dataclass(frozen=True)
-class MemorySummary:
-    """One summary as the memory block shows it (the summary table fills these).
-
-    Attributes:
-        tier: "condensed" covers messages; "compressed" covers older summaries.
-        text: what Claude reads.
-        first_seq, last_seq: the messages it covers.
-        created_at: when it was made.
-        token_estimate: tokens of `text`, counted once when stored (None: counted here).
-    """
-
-    tier: SummaryTier
-    text: str
-    first_seq: int
-    last_seq: int
-    created_at: datetime
-    token_estimate: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.tier not in ("condensed", "compressed"):
-            raise ValueError(f"unknown summary tier {self.tier!r}")
-
-    @property
-    def label(self) -> str:
-        """The line above the summary in the memory block."""
-        if self.first_seq == self.last_seq:
-            return f"## Message {self.first_seq}"
-        return f"## Messages {self.first_seq}–{self.last_seq}"
-
-
-def ordered_summaries(summaries: Sequence[MemorySummary]) -> list[MemorySummary]:
+def ordered_summaries(summaries: Sequence[Summary]) -> list[Summary]:
     """Compressed summaries, then condensed ones, each oldest first (DESIGN §3)."""
-    tier_order = {"compressed": 0, "condensed": 1}
+    tier_order = {SummaryTier.COMPRESSED: 0, SummaryTier.CONDENSED: 1}
     return sorted(summaries, key=lambda s: (tier_order[s.tier], s.first_seq, s.created_at))
 
 
-def memory_block_text(summaries: Sequence[MemorySummary]) -> str:
+def memory_block_text(summaries: Sequence[Summary]) -> str:
     """The "Conversation so far" block; "" when there are no summaries."""
     if not summaries:
         return ""
     sections = [MEMORY_PREAMBLE]
-    sections.extend(f"{s.label}\n{s.text}" for s in ordered_summaries(summaries))
+    sections.extend(f"{s.label}\n{s.text()}" for s in ordered_summaries(summaries))
     return TURN_SEPARATOR.join(sections)
 
 
@@ -243,6 +210,7 @@ class ContextBuilder:
     ) -> None:
         self.counter = counter if counter is not None else default_counter()
         self.calibrations = calibrations
+        self._labels: dict[str, int] = {}
 
     # --- public
 
@@ -251,7 +219,7 @@ class ContextBuilder:
         *,
         model: ModelInfo,
         system_prompt: str = "",
-        summaries: Sequence[MemorySummary] = (),
+        summaries: Sequence[Summary] = (),
         tail: Sequence[Message] = (),
         draft: str = "",
         max_output: int | None = None,
@@ -271,7 +239,7 @@ class ContextBuilder:
         *,
         model: ModelInfo,
         system_prompt: str = "",
-        summaries: Sequence[MemorySummary] = (),
+        summaries: Sequence[Summary] = (),
         tail: Sequence[Message] = (),
         draft: str = "",
         max_output: int | None = None,
@@ -311,6 +279,27 @@ class ContextBuilder:
 
     # --- inside
 
+    def memory_tokens(self, summaries: Sequence[Summary]) -> int:
+        """Raw tokens of the memory block holding `summaries` (0 for none).
+
+        Each section costs the blank line before it, its label line and its text,
+        whose count was stored with the summary; label counts are remembered.
+        """
+        if not summaries:
+            return 0
+        return self._label_tokens(MEMORY_PREAMBLE) + sum(
+            _SEPARATOR_TOKENS + self._label_tokens(f"{s.label}\n") + s.summary_tokens
+            for s in summaries
+        )
+
+    def _label_tokens(self, label: str) -> int:
+        tokens = self._labels.get(label)
+        if tokens is None:
+            if len(self._labels) > 4_096:
+                self._labels.clear()
+            tokens = self._labels[label] = self.counter.count(label)
+        return tokens
+
     def _calibration(self, model: ModelInfo) -> Calibration:
         if self.calibrations is None:
             return _NO_CALIBRATION
@@ -322,19 +311,12 @@ class ContextBuilder:
     def _tally(
         self,
         system_prompt: str,
-        summaries: Sequence[MemorySummary],
+        summaries: Sequence[Summary],
         tail: Sequence[Message],
         draft: str,
     ) -> _Tally:
         tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self.counter.count(system_prompt))
-        if summaries:
-            # Each section: the blank line before it, its label line, its text.
-            tally.memory = self.counter.count(MEMORY_PREAMBLE) + sum(
-                _SEPARATOR_TOKENS
-                + self.counter.count(f"{s.label}\n")
-                + self._count(s.text, s.token_estimate)
-                for s in summaries
-            )
+        tally.memory = self.memory_tokens(summaries)
         last_role: Role | None = None
         last_turn = 0
         for message, joins in iter_turns(tail):
@@ -390,9 +372,7 @@ class ContextBuilder:
         )
 
     @staticmethod
-    def _system(
-        system_prompt: str, summaries: Sequence[MemorySummary]
-    ) -> str | list[dict[str, Any]]:
+    def _system(system_prompt: str, summaries: Sequence[Summary]) -> str | list[dict[str, Any]]:
         if not summaries:
             return system_prompt
         blocks: list[dict[str, Any]] = []

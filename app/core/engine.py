@@ -1,9 +1,13 @@
 """The summarization engine: plan, summarize, commit, keep the memory in budget (DESIGN §3, §5, §6).
 
 `SummarizationEngine` ties the trigger policy, the summarizer and the summary
-repository together. The controller asks `decide` after every stored message
-(cheap: two reads of the live state and one estimate, no tokenizing of
-history) and, when a summary is due, hands `run` to a worker thread.
+repository together. The chat service decides on the GUI thread from the state
+it already holds (`TriggerPolicy.should_summarize`), and hands `run` to a
+worker when a summary is due. Two pieces are public on their own:
+
+- `plan` (pure): which live messages one condensing pass covers, in runs;
+- `SummarizationEngine.apply`: a draft fitted to its budget and committed
+  atomically (or `SummaryConflictError`, with nothing written).
 
 One `run` is the whole step:
 
@@ -37,26 +41,18 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Protocol
 
 from app.core.catalog import ModelInfo
-from app.core.context import (
-    MEMORY_PREAMBLE,
-    ContextBuilder,
-    ContextState,
-    MemorySummary,
-)
+from app.core.context import MEMORY_PREAMBLE, ContextBuilder, ContextState
 from app.core.errors import SummaryConflictError
 from app.core.models import Message, Role
 from app.core.policy import Decision, PolicyInput, Reason, TriggerMemory, TriggerPolicy
 from app.core.summarization_config import MIN_PRESERVE_RECENT, SummarizationConfig
 from app.core.summary import (
-    MAX_KEY_POINTS,
     EventKind,
     EventOutcome,
     Summary,
-    SummaryContent,
     SummaryDraft,
     SummaryEvent,
     SummaryMode,
@@ -64,7 +60,10 @@ from app.core.summary import (
     SummaryTier,
     SummaryTrigger,
     UndoResult,
+    fit,
+    merge,
     render_summary_text,
+    section_label,
 )
 
 log = logging.getLogger(__name__)
@@ -118,18 +117,6 @@ class MessageSummarizer(Protocol):
     ) -> SummarizeResultLike: ...
 
 
-class EngineRepository(SummaryRepository, Protocol):
-    """`SummaryRepository` plus the reads undo needs to size its budget.
-
-    Proposed for app.core.summary's protocol; `app.store.summaries.SummaryStore`
-    already has both.
-    """
-
-    def covered_messages(self, summary_id: str) -> list[Message]: ...
-
-    def summaries(self, session_id: str, *, include_inactive: bool = True) -> list[Summary]: ...
-
-
 # --- results ---------------------------------------------------------------------
 
 
@@ -147,6 +134,9 @@ class EngineOutcome:
         message: one plain sentence for the UI and the log.
         compressions: merges of summaries into a compressed one (summarizer or rule).
         trims: rule merges/trims made because the depth cap was reached.
+        covered_message_ids: the messages newly condensed (no longer live).
+        active_after: the active summaries once the run ended, oldest first: what the
+            memory block holds now.
     """
 
     outcome: EventOutcome | None
@@ -157,6 +147,8 @@ class EngineOutcome:
     message: str = ""
     compressions: int = 0
     trims: int = 0
+    covered_message_ids: frozenset[int] = frozenset()
+    active_after: tuple[Summary, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -175,6 +167,7 @@ class _Step:
     """What a run has done so far."""
 
     made: list[Summary] = field(default_factory=list)
+    covered: set[int] = field(default_factory=set)
     outcomes: list[EventOutcome] = field(default_factory=list)
     llm_calls: int = 0
     compressions: int = 0
@@ -191,14 +184,36 @@ _STOPPING = frozenset(
 # --- pure helpers ----------------------------------------------------------------
 
 
-def plan_condensed_runs(
+@dataclass(frozen=True)
+class Plan:
+    """What one condensing pass covers: contiguous runs of live messages, oldest first.
+
+    Attributes:
+        runs: each becomes one condensed summary.
+        kept: the live messages that stay verbatim (the newest, and every pinned one).
+    """
+
+    runs: tuple[tuple[Message, ...], ...]
+    kept: int
+
+    @property
+    def covered(self) -> int:
+        """How many messages the pass condenses."""
+        return sum(len(run) for run in self.runs)
+
+    @property
+    def empty(self) -> bool:
+        return not self.runs
+
+
+def plan(
     live: Sequence[Message],
     active: Sequence[Summary],
     preserve_recent: int,
     *,
     fewer_if_needed: bool = False,
-) -> list[list[Message]]:
-    """The runs of live messages to condense, oldest first.
+) -> Plan:
+    """The runs of live messages one condensing pass covers, oldest first (pure).
 
     Everything live except the pinned messages and the newest `preserve_recent`
     unpinned ones; the kept tail is moved back (or, with `fewer_if_needed`, in an
@@ -208,7 +223,7 @@ def plan_condensed_runs(
     candidates = [m for m in live if not m.pinned]
     keep = max(0, preserve_recent)
     if len(candidates) <= keep:
-        return []
+        return Plan(runs=(), kept=len(live))
     cut = len(candidates) - keep
     if fewer_if_needed:
         while cut < len(candidates) - 1 and candidates[cut].role is not Role.USER:
@@ -218,7 +233,7 @@ def plan_condensed_runs(
             cut -= 1
     covered = candidates[:cut]
     if not covered:
-        return []
+        return Plan(runs=(), kept=len(live))
     barriers = sorted(
         [m.seq for m in live if m.pinned] + [s.first_seq for s in active],
     )
@@ -228,115 +243,7 @@ def plan_condensed_runs(
             runs.append([after])
         else:
             runs[-1].append(after)
-    return runs
-
-
-def merge_contents(contents: Sequence[SummaryContent]) -> SummaryContent:
-    """Several summaries' contents as one, oldest first, repeats removed (no LLM)."""
-
-    def unique(items: list[str]) -> list[str]:
-        seen: set[str] = set()
-        kept: list[str] = []
-        for item in items:
-            if item not in seen:
-                seen.add(item)
-                kept.append(item)
-        return kept
-
-    def points(name: str) -> list[object]:
-        seen: set[str] = set()
-        kept: list[object] = []
-        for content in contents:
-            for point in getattr(content, name):
-                key = point.text if hasattr(point, "text") else point.task
-                if key not in seen:
-                    seen.add(key)
-                    kept.append(point)
-        return kept
-
-    key_points = points("key_points")
-    return SummaryContent(
-        narrative=" ".join(c.narrative.strip() for c in contents if c.narrative.strip()),
-        # The newest points win when there are too many: "drop the oldest".
-        key_points=key_points[-MAX_KEY_POINTS:],
-        decisions=points("decisions"),
-        action_items=points("action_items"),
-        open_questions=points("open_questions"),
-        entities=unique([e for c in contents for e in c.entities]),
-        notes=unique([n for c in contents for n in c.notes]),
-    )
-
-
-def trim_content(
-    content: SummaryContent, max_tokens: int, count: Callable[[str], int]
-) -> SummaryContent:
-    """`content` cut by rule until its text takes at most `max_tokens`.
-
-    In order: notes go; the oldest key points, open questions, action items and
-    decisions go; the narrative is shortened (its start kept); entities —
-    the identifiers, file names and numbers a summary must not lose — go last,
-    oldest first. Deterministic; the result always fits (an empty text does).
-    Cost: O(log n) counts per list, so a merge of a long history trims quickly.
-    """
-
-    def size(candidate: SummaryContent) -> int:
-        return count(render_summary_text(candidate))
-
-    if size(content) <= max_tokens:
-        return content
-    trimmed = content.model_copy(update={"notes": []})
-    for name in ("key_points", "open_questions", "action_items", "decisions"):
-        trimmed = _drop_oldest(trimmed, name, max_tokens, size)
-        if size(trimmed) <= max_tokens:
-            return trimmed
-    trimmed = _shorten_narrative(trimmed, max_tokens, size)
-    return _drop_oldest(trimmed, "entities", max_tokens, size)
-
-
-def _drop_oldest(
-    content: SummaryContent, name: str, max_tokens: int, size: Callable[[SummaryContent], int]
-) -> SummaryContent:
-    """The fewest oldest items of list `name` dropped so that it fits (all, if none does)."""
-    items = list(getattr(content, name))
-
-    def without(dropped: int) -> SummaryContent:
-        return content.model_copy(update={name: items[dropped:]})
-
-    if not items or size(content) <= max_tokens:
-        return content
-    if size(without(len(items))) > max_tokens:
-        return without(len(items))
-    low, high = 1, len(items)  # without(high) fits
-    while low < high:
-        middle = (low + high) // 2
-        if size(without(middle)) <= max_tokens:
-            high = middle
-        else:
-            low = middle + 1
-    return without(low)
-
-
-def _shorten_narrative(
-    content: SummaryContent, max_tokens: int, size: Callable[[SummaryContent], int]
-) -> SummaryContent:
-    """The longest word-prefix of the narrative (ending in "…") that fits, maybe none."""
-    words = content.narrative.split()
-    if size(content) <= max_tokens or not words:
-        return content
-
-    def with_words(n: int) -> SummaryContent:
-        text = " ".join(words[:n]) + " …" if n else ""
-        return content.model_copy(update={"narrative": text})
-
-    best, low, high = 0, 1, len(words) - 1
-    while low <= high:
-        middle = (low + high) // 2
-        if size(with_words(middle)) <= max_tokens:
-            best = middle
-            low = middle + 1
-        else:
-            high = middle - 1
-    return with_words(best)
+    return Plan(runs=tuple(tuple(run) for run in runs), kept=len(live) - len(covered))
 
 
 # --- the engine ------------------------------------------------------------------
@@ -369,26 +276,8 @@ class SummarizationEngine:
         self.builder = builder
         self.policy = TriggerPolicy(config)
         self._clock = clock
-        self._memory_cache: dict[tuple[str, int, int, int], MemorySummary] = {}
-        self._preamble_tokens: int | None = None
 
     # --- reading the state
-
-    @staticmethod
-    def to_memory(summary: Summary) -> MemorySummary:
-        """A summary as the memory block shows it."""
-        return MemorySummary(
-            tier=summary.tier.value,
-            text=summary.text(),
-            first_seq=summary.first_seq,
-            last_seq=summary.last_seq,
-            created_at=summary.created_at,
-            token_estimate=summary.summary_tokens,
-        )
-
-    def memory_for(self, session_id: str) -> list[MemorySummary]:
-        """The memory block's summaries: what `ContextBuilder.build_request(summaries=…)` takes."""
-        return self._memory(self.repo.active_summaries(session_id))
 
     def state(
         self, session_id: str, *, model: ModelInfo, system_prompt: str = "", draft: str = ""
@@ -487,7 +376,7 @@ class SummarizationEngine:
             if len(step.made) == before and passes > 1:
                 break  # nothing more can be condensed: pinned or newest messages fill it
         state_after = self.state(session_id, model=model, system_prompt=system_prompt, draft=draft)
-        return self._outcome(step, state_before, state_after)
+        return self._outcome(session_id, step, state_before, state_after)
 
     # --- undo
 
@@ -507,7 +396,7 @@ class SummarizationEngine:
         target = next((s for s in active if s.id == summary_id), None)
         budget: int | None = None
         if target is not None:
-            budget = self._undo_budget(model, system_prompt, target, active, live, before)
+            budget = self._undo_budget(model, system_prompt, target, active, live)
         result = self.repo.undo_summary(summary_id, budget_tokens=budget)
         after = self.state(session_id, model=model, system_prompt=system_prompt)
         restored = len(result.restored_message_ids) + len(result.restored_summary_ids)
@@ -558,19 +447,6 @@ class SummarizationEngine:
 
     # --- inside: measuring
 
-    def _memory(self, active: Sequence[Summary]) -> list[MemorySummary]:
-        memory: list[MemorySummary] = []
-        for summary in active:
-            key = (summary.id, summary.first_seq, summary.last_seq, summary.summary_tokens)
-            cached = self._memory_cache.get(key)
-            if cached is None:
-                cached = self.to_memory(summary)
-                if len(self._memory_cache) > 4_096:
-                    self._memory_cache.clear()
-                self._memory_cache[key] = cached
-            memory.append(cached)
-        return memory
-
     def _state(
         self,
         model: ModelInfo,
@@ -582,7 +458,7 @@ class SummarizationEngine:
         return self.builder.estimate_state(
             model=model,
             system_prompt=system_prompt,
-            summaries=self._memory(active),
+            summaries=active,
             tail=live,
             draft=draft,
             trigger_ratio=self.config.trigger_ratio,
@@ -628,22 +504,14 @@ class SummarizationEngine:
         """The memory block's tokens as the builder counts them (calibrated)."""
         if not active:
             return 0
-        state = self.builder.estimate_state(model=model, summaries=self._memory(active))
+        state = self.builder.estimate_state(model=model, summaries=active)
         return state.breakdown.memory
 
     def _preamble(self) -> int:
-        if self._preamble_tokens is None:
-            self._preamble_tokens = self.builder.counter.count(MEMORY_PREAMBLE)
-        return self._preamble_tokens
+        return self.builder.counter.count(MEMORY_PREAMBLE)
 
     def _section_overhead(self, first_seq: int, last_seq: int) -> int:
-        label = MemorySummary(
-            tier="condensed",
-            text="",
-            first_seq=first_seq,
-            last_seq=last_seq,
-            created_at=datetime.now(UTC),
-        ).label
+        label = section_label(first_seq, last_seq)
         return _SECTION_SEPARATOR_TOKENS + self.builder.counter.count(f"{label}\n")
 
     def _text_cap(self, model: ModelInfo, first_seq: int, last_seq: int) -> int:
@@ -665,10 +533,21 @@ class SummarizationEngine:
         cap = self._text_cap(model, draft.first_seq, draft.last_seq)
         if text_cap is not None:
             cap = min(cap, text_cap)
-        content = trim_content(draft.content, cap, self.builder.counter.count)
-        tokens = self.builder.counter.count(render_summary_text(content))
-        trimmed = content is not draft.content
-        return draft.model_copy(update={"content": content, "summary_tokens": tokens}), trimmed
+        fitted = fit(draft.content, cap, self.builder.counter.count)
+        tokens = self.builder.counter.count(render_summary_text(fitted.content))
+        update = {"content": fitted.content, "summary_tokens": tokens}
+        return draft.model_copy(update=update), fitted.trimmed
+
+    def apply(
+        self, draft: SummaryDraft, *, model: ModelInfo, text_cap: int | None = None
+    ) -> tuple[Summary, bool]:
+        """Fit `draft` to its budget (invariant 4) and commit it atomically.
+
+        Returns the committed summary and whether it had to be trimmed. Raises
+        `SummaryConflictError`, with nothing written, when what it covers changed.
+        """
+        fitted, trimmed = self._fit(model, draft, text_cap)
+        return self.repo.commit_summary(fitted), trimmed
 
     # --- inside: condensing
 
@@ -685,8 +564,7 @@ class SummarizationEngine:
     ) -> None:
         live = self.repo.live_messages(context.session_id)
         active = self.repo.active_summaries(context.session_id)
-        runs = plan_condensed_runs(live, active, preserve_recent, fewer_if_needed=fewer_if_needed)
-        for run in runs:
+        for run in plan(live, active, preserve_recent, fewer_if_needed=fewer_if_needed).runs:
             if context.cancelled():
                 self._stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
                 return
@@ -726,11 +604,12 @@ class SummarizationEngine:
             elif outcome in (EventOutcome.OK, EventOutcome.FALLBACK):
                 outcome = EventOutcome.FAILED
         else:
-            draft, trimmed = self._fit(context.model, result.draft, text_cap)
-            if trimmed:
-                detail = (detail + "; " if detail else "") + "trimmed to fit its budget"
             try:
-                summary = self.repo.commit_summary(draft)
+                summary, trimmed = self.apply(result.draft, model=context.model, text_cap=text_cap)
+                if trimmed:
+                    detail = (detail + "; " if detail else "") + "trimmed to fit its budget"
+                if summary.tier is SummaryTier.CONDENSED:
+                    step.covered.update(result.draft.message_ids)
             except SummaryConflictError as error:
                 outcome, detail = EventOutcome.CONFLICT, str(error)
                 log.info("A summary was not saved: the conversation changed (%s)", error)
@@ -922,7 +801,7 @@ class SummarizationEngine:
         self, session_id: str, group: Sequence[Summary], trigger: SummaryTrigger, depth: int
     ) -> _RuleResult:
         """A compressed draft made by rule from `group` (no LLM): merged, then trimmed by `_fit`."""
-        content = merge_contents([s.content for s in group])
+        content = merge([s.content for s in group])
         draft = SummaryDraft(
             session_id=session_id,
             tier=SummaryTier.COMPRESSED,
@@ -948,16 +827,11 @@ class SummarizationEngine:
         target: Summary,
         active: Sequence[Summary],
         live: Sequence[Message],
-        before: ContextState,
     ) -> int | None:
         """The repository's budget (raw tokens) so the undo keeps invariants 3 and 4."""
-        ratio = self._ratio(model)
         others = [s for s in active if s.id != target.id]
         if target.tier is SummaryTier.CONDENSED:
             covered = self._covered_messages(target)
-            if covered is None:
-                free = max(0, before.usable - before.used)
-                return math.floor(free / ratio / 2)  # unknown originals: stay well inside
             # Everything back: does the request without this summary fit?
             tail = sorted([*live, *covered], key=lambda m: m.seq)
             after_all = self._state(model, system_prompt, others, tail, "")
@@ -974,8 +848,6 @@ class SummarizationEngine:
                     return sum(self._message_tokens(m) for m in back)
             return 0
         children = self._children(target)
-        if children is None:
-            return 0
         newest_first = sorted(children, key=lambda s: s.last_seq, reverse=True)
         for count in range(len(newest_first), 0, -1):
             returning = newest_first[:count]
@@ -988,24 +860,17 @@ class SummarizationEngine:
                 return sum(s.summary_tokens for s in returning)
         return 0
 
-    def _covered_messages(self, target: Summary) -> list[Message] | None:
-        covered = getattr(self.repo, "covered_messages", None)
-        if covered is None:
-            return None
-        messages: list[Message] = covered(target.id)
-        return [m for m in messages if m.summary_id == target.id]
+    def _covered_messages(self, target: Summary) -> list[Message]:
+        return [m for m in self.repo.covered_messages(target.id) if m.summary_id == target.id]
 
-    def _children(self, target: Summary) -> list[Summary] | None:
-        summaries = getattr(self.repo, "summaries", None)
-        if summaries is None:
-            return None
-        every: list[Summary] = summaries(target.session_id, include_inactive=True)
+    def _children(self, target: Summary) -> list[Summary]:
+        every = self.repo.summaries(target.session_id, include_inactive=True)
         return [s for s in every if s.parent_id == target.id]
 
     # --- inside: the result
 
     def _outcome(
-        self, step: _Step, state_before: ContextState, state_after: ContextState
+        self, session_id: str, step: _Step, state_before: ContextState, state_after: ContextState
     ) -> EngineOutcome:
         if not step.outcomes:
             outcome = None
@@ -1035,6 +900,8 @@ class SummarizationEngine:
             message=message,
             compressions=step.compressions,
             trims=step.trims,
+            covered_message_ids=frozenset(step.covered),
+            active_after=tuple(self.repo.active_summaries(session_id)),
         )
 
 

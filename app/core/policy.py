@@ -42,12 +42,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from app.core.context import ContextState
 from app.core.summarization_config import MIN_PRESERVE_RECENT, SummarizationConfig
-
-SummaryTrigger = Literal["auto", "manual", "emergency"]
+from app.core.summary import SummaryTrigger
 
 
 class Reason(StrEnum):
@@ -204,10 +203,10 @@ class Decision:
         if not self.summarize:
             return None
         if self.reason is Reason.EMERGENCY:
-            return "emergency"
+            return SummaryTrigger.EMERGENCY
         if self.reason is Reason.MANUAL:
-            return "manual"
-        return "auto"
+            return SummaryTrigger.MANUAL
+        return SummaryTrigger.AUTO
 
 
 def _percent(ratio: float) -> str:

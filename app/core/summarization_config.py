@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import string
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -23,9 +23,9 @@ from pydantic import (
     model_validator,
 )
 
-SUMMARIZATION_SCHEMA_VERSION = 1
+from app.core.summary import SummaryMode
 
-SummaryMode = Literal["hybrid", "llm", "rule"]
+SUMMARIZATION_SCHEMA_VERSION = 1
 
 # Cheapest capable model first; the summarizer falls back down the list.
 DEFAULT_SUMMARIZER_MODELS: tuple[str, ...] = ("claude-haiku-4-5", "claude-sonnet-4-6")
@@ -84,7 +84,7 @@ class SummarizationConfig(BaseModel):
     cooldown_messages: int = 4
     max_depth: int = 3
     message_trigger: int | None = None
-    mode: SummaryMode = "hybrid"
+    mode: SummaryMode = SummaryMode.HYBRID
     summarizer_models: tuple[str, ...] = DEFAULT_SUMMARIZER_MODELS
     max_summary_tokens: int = 800
     abort_on_failure: bool = False

@@ -64,6 +64,9 @@ from app.core.summary import (
     SummaryMode,
     SummaryTier,
     SummaryTrigger,
+    fact_key,
+    fit,
+    merge,
     render_summary_text,
 )
 from app.core.tokens import TokenCounter
@@ -81,7 +84,6 @@ MAX_CALL_TOKENS = 16_384
 MIN_CUT_TOKENS = 256
 # Rule-made lists: bounds that keep a basic summary readable.
 RULE_KEY_POINTS = 12
-MAX_MERGED_ITEMS = 30
 MAX_POINT_CHARS = 300
 MAX_ENTITY_CHARS = 200
 
@@ -290,15 +292,15 @@ class _ContentBuilder:
     def add_point(self, points: list[SourcedPoint], point: SourcedPoint | None) -> None:
         if point is None:
             return
-        key = _fact_key(point.text)
-        if all(_fact_key(existing.text) != key for existing in points):
+        key = fact_key(point.text)
+        if all(fact_key(existing.text) != key for existing in points):
             points.append(point)
 
     def add_action(self, item: ActionItem | None) -> None:
         if item is None:
             return
-        key = _fact_key(item.task)
-        if all(_fact_key(existing.task) != key for existing in self.action_items):
+        key = fact_key(item.task)
+        if all(fact_key(existing.task) != key for existing in self.action_items):
             self.action_items.append(item)
 
     def add_entity(self, entity: str) -> None:
@@ -450,7 +452,7 @@ class Summarizer:
         last_seq = max(summary.last_seq for summary in ordered)
         source_tokens = sum(summary.summary_tokens for summary in ordered)
         mode = SummaryMode(self.config.mode)
-        children = self._merged_children(ordered)
+        children = merge([summary.content for summary in ordered])
 
         def draft(
             content: SummaryContent, used_mode: SummaryMode, model: str | None
@@ -774,86 +776,11 @@ class Summarizer:
             builder.add_entity(entity.text)
         return builder
 
-    @staticmethod
-    def _merged_children(summaries: Sequence[Summary]) -> _ContentBuilder:
-        """Older summaries merged by rule: narratives joined, lists de-duplicated and
-        capped (the most recent kept), every entity kept."""
-        narrative = " ".join(
-            redact_secrets(summary.content.narrative.strip())
-            for summary in summaries
-            if summary.content.narrative.strip()
-        )
-        builder = _ContentBuilder(narrative=narrative)
-        for summary in summaries:
-            content = summary.content
-            for point in content.key_points:
-                builder.add_point(builder.key_points, _redacted_point(point))
-            for point in content.decisions:
-                builder.add_point(builder.decisions, _redacted_point(point))
-            for point in content.open_questions:
-                builder.add_point(builder.open_questions, _redacted_point(point))
-            for item in content.action_items:
-                builder.add_action(item.model_copy(update={"task": redact_secrets(item.task)}))
-            for entity in content.entities:
-                if redact_secrets(entity) == entity:
-                    builder.add_entity(entity)
-        builder.key_points = builder.key_points[-MAX_KEY_POINTS:]
-        builder.decisions = builder.decisions[-MAX_MERGED_ITEMS:]
-        builder.open_questions = builder.open_questions[-MAX_MERGED_ITEMS:]
-        builder.action_items = builder.action_items[-MAX_MERGED_ITEMS:]
-        return builder
-
-    def _fit(self, builder: _ContentBuilder) -> SummaryContent:
-        """The content, shortened by rule until it renders within max_summary_tokens."""
-        cap = self.config.max_summary_tokens
-
-        def over() -> bool:
-            return self._counter.count(builder.text()) > cap
-
-        if not over():
-            return builder.content()
-        builder.add_note(
-            "Shortened to fit the summary size limit; the original messages keep every detail."
-        )
-
-        def drop_last(items: list[Any], keep: int) -> bool:
-            if len(items) > keep:
-                items.pop()
-                return True
-            return False
-
-        def drop_first(items: list[Any]) -> bool:
-            if items:
-                items.pop(0)
-                return True
-            return False
-
-        def drop_sentence() -> bool:
-            sentences = _SENTENCE_END.split(builder.narrative.strip())
-            if len(sentences) > 1:
-                builder.narrative = " ".join(sentences[:-1])
-                return True
-            return False
-
-        steps: list[Callable[[], bool]] = [
-            lambda: drop_last(builder.key_points, 3),
-            drop_sentence,
-            lambda: drop_first(builder.open_questions),
-            lambda: drop_first(builder.decisions),
-            lambda: drop_first(builder.action_items),
-            lambda: drop_last(builder.key_points, 0),
-            lambda: drop_last(builder.entities, 0),
-        ]
-        for step in steps:
-            while over() and step():
-                pass
-        while over() and len(builder.narrative) > 1:
-            builder.narrative = (
-                builder.narrative[: int(len(builder.narrative) * 0.8)].rstrip() + "…"
-            )
-        while over() and builder.notes:
-            builder.notes.pop()
-        return builder.content()
+    def _fit(self, content: SummaryContent | _ContentBuilder) -> SummaryContent:
+        """The content within max_summary_tokens (`app.core.summary.fit`'s one drop order)."""
+        if isinstance(content, _ContentBuilder):
+            content = content.content()
+        return fit(content, self.config.max_summary_tokens, self._counter.count).content
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -868,18 +795,9 @@ def _clean_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _fact_key(text: str) -> str:
-    return _SPACES.sub(" ", text).strip().casefold().rstrip(".!?;:")
-
-
 def _facet_point(text: str, sources: Iterable[int]) -> SourcedPoint | None:
     cleaned = _clean_text(text, MAX_POINT_CHARS)
     return SourcedPoint(text=cleaned, sources=sorted(set(sources))) if cleaned else None
-
-
-def _redacted_point(point: SourcedPoint) -> SourcedPoint | None:
-    text = _clean_text(point.text, MAX_POINT_CHARS)
-    return SourcedPoint(text=text, sources=list(point.sources)) if text else None
 
 
 def _first_sentence(text: str, limit: int = 160) -> str:

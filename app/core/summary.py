@@ -1,23 +1,36 @@
-"""Summaries and the audit trail: the records the summarization engine makes (DESIGN §2, §6).
+"""Summaries and the audit trail: the one model of what a summary is (DESIGN §2, §6).
 
-Shared by the engine (core), the summarizer (core + llm) and the store. A
-`Summary` covers either a contiguous range of messages (tier `condensed`) or
-older summaries (tier `compressed`, a summary of summaries); the originals are
-never deleted by summarization.
+Shared by the engine, the summarizer, the request builder (core), the store
+and the chat service. A `Summary` covers either a contiguous range of messages
+(tier `condensed`) or older summaries (tier `compressed`, a summary of
+summaries); the originals are never deleted by summarization.
+
+Every concept has one definition here: the enums (tier, mode, trigger, state,
+event kind and outcome), the content (`SummaryContent` with `SourcedPoint` and
+`ActionItem`), its text as Claude reads it (`render_summary_text`), and the two
+rules that change a content without a model: `merge` (several into one) and
+`fit` (cut to a token budget, always in the same order).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.models import Message
 
 MAX_KEY_POINTS = 30
+# A merge keeps at most this many of each other list (the newest).
+MAX_MERGED_ITEMS = 30
+# `fit` keeps this many key points for as long as it can.
+KEY_POINT_FLOOR = 3
+SHORTENED_NOTE = "Shortened to fit the summary size limit; the original messages keep every detail."
 
 
 class SummaryTier(StrEnum):
@@ -123,7 +136,7 @@ class SummaryDraft(BaseModel):
 
 
 class Summary(BaseModel):
-    """A committed summary (a row of the `summary` table)."""
+    """A committed summary (a row of the `summary` table), as the memory block shows it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -147,6 +160,18 @@ class Summary(BaseModel):
     def text(self) -> str:
         """The summary as plain text for the memory block."""
         return render_summary_text(self.content)
+
+    @property
+    def label(self) -> str:
+        """The line above the summary in the memory block."""
+        return section_label(self.first_seq, self.last_seq)
+
+
+def section_label(first_seq: int, last_seq: int) -> str:
+    """The line above a summary of messages `first_seq`–`last_seq` in the memory block."""
+    if first_seq == last_seq:
+        return f"## Message {first_seq}"
+    return f"## Messages {first_seq}–{last_seq}"
 
 
 class EventKind(StrEnum):
@@ -201,6 +226,14 @@ class SummaryRepository(Protocol):
 
     def active_summaries(self, session_id: str) -> list[Summary]: ...
 
+    def summaries(self, session_id: str, *, include_inactive: bool = True) -> list[Summary]:
+        """Every summary of the conversation (or only the active ones)."""
+        ...
+
+    def covered_messages(self, summary_id: str) -> list[Message]:
+        """The originals a summary stands for, down its chain, oldest first."""
+        ...
+
     def commit_summary(self, draft: SummaryDraft) -> Summary:
         """Insert the summary and mark what it covers, in one transaction.
 
@@ -241,3 +274,176 @@ def render_summary_text(content: SummaryContent) -> str:
         lines.append("Names, numbers and references: " + "; ".join(content.entities))
     lines.extend(content.notes)
     return "\n".join(line for line in lines if line)
+
+
+# --- merging and fitting, by rule --------------------------------------------------
+
+_SPACES = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+_Item = TypeVar("_Item", SourcedPoint, ActionItem)
+
+
+def fact_key(text: str) -> str:
+    """What makes two lines of a summary "the same": case, spacing and end punctuation aside."""
+    return _SPACES.sub(" ", text).strip().casefold().rstrip(".!?;:")
+
+
+def _item_key(item: SourcedPoint | ActionItem) -> str:
+    return fact_key(item.text if isinstance(item, SourcedPoint) else item.task)
+
+
+def unique_items(items: Iterable[_Item]) -> list[_Item]:
+    """`items` without repeats (by `fact_key`), the first of each kept, in order."""
+    seen: set[str] = set()
+    kept: list[_Item] = []
+    for item in items:
+        key = _item_key(item)
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+
+
+def unique_texts(texts: Iterable[str]) -> list[str]:
+    """`texts` without repeats (case and spacing aside), the first of each kept, in order."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for text in texts:
+        key = _SPACES.sub(" ", text).strip().casefold()
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(text)
+    return kept
+
+
+def merge(contents: Sequence[SummaryContent]) -> SummaryContent:
+    """Several summaries' contents as one, oldest first, repeats removed (no model).
+
+    Narratives are joined; each list keeps its items in order without repeats,
+    at most `MAX_KEY_POINTS` key points and `MAX_MERGED_ITEMS` of each other
+    list — the newest, since what was said last is likelier to still hold;
+    every entity is kept (they are the hard facts a summary must not lose).
+    """
+    return SummaryContent(
+        narrative=" ".join(c.narrative.strip() for c in contents if c.narrative.strip()),
+        key_points=unique_items(p for c in contents for p in c.key_points)[-MAX_KEY_POINTS:],
+        decisions=unique_items(p for c in contents for p in c.decisions)[-MAX_MERGED_ITEMS:],
+        action_items=unique_items(a for c in contents for a in c.action_items)[-MAX_MERGED_ITEMS:],
+        open_questions=unique_items(p for c in contents for p in c.open_questions)[
+            -MAX_MERGED_ITEMS:
+        ],
+        entities=unique_texts(e for c in contents for e in c.entities),
+        notes=unique_texts(n for c in contents for n in c.notes),
+    )
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """What `fit` made: the content, and whether anything had to go."""
+
+    content: SummaryContent
+    trimmed: bool
+
+
+def fit(content: SummaryContent, max_tokens: int, count: Callable[[str], int]) -> Fitted:
+    """`content` cut by rule until its text takes at most `max_tokens`.
+
+    The one drop order, from what matters least to what matters most:
+    1. the oldest key points, down to `KEY_POINT_FLOOR`;
+    2. the narrative's last sentences (its first stays);
+    3. the oldest open questions, then action items, then decisions;
+    4. the remaining key points, oldest first;
+    5. the narrative, shortened to its first words ("…");
+    6. the notes (a note says when anything was cut, while there is room for it);
+    7. entities — identifiers, file names, numbers, dates, URLs — oldest first, last
+       of all, since they are what a summary must not lose. Deterministic; the result always fits
+    (an empty text does). Each step finds how much to drop by bisection, so a
+    long history costs O(log n) counts per list.
+    """
+
+    def size(candidate: SummaryContent) -> int:
+        return count(render_summary_text(candidate))
+
+    if size(content) <= max_tokens:
+        return Fitted(content, trimmed=False)
+    notes = content.notes if SHORTENED_NOTE in content.notes else [*content.notes, SHORTENED_NOTE]
+    trimmed = content.model_copy(update={"notes": notes})
+    steps: list[Callable[[SummaryContent], SummaryContent]] = [
+        lambda c: _drop_oldest(c, "key_points", max_tokens, size, keep=KEY_POINT_FLOOR),
+        lambda c: _drop_last_sentences(c, max_tokens, size),
+        lambda c: _drop_oldest(c, "open_questions", max_tokens, size),
+        lambda c: _drop_oldest(c, "action_items", max_tokens, size),
+        lambda c: _drop_oldest(c, "decisions", max_tokens, size),
+        lambda c: _drop_oldest(c, "key_points", max_tokens, size),
+        lambda c: _shorten_narrative(c, max_tokens, size),
+        lambda c: _drop_oldest(c, "notes", max_tokens, size),
+        lambda c: _drop_oldest(c, "entities", max_tokens, size),
+    ]
+    for step in steps:
+        if size(trimmed) <= max_tokens:
+            break
+        trimmed = step(trimmed)
+    return Fitted(trimmed, trimmed=True)
+
+
+def _fewest(total: int, fits: Callable[[int], bool]) -> int:
+    """The smallest k in 0..total with fits(k), given fits is monotonic; total if none."""
+    if fits(0):
+        return 0
+    low, high = 1, total
+    if not fits(high):
+        return total
+    while low < high:
+        middle = (low + high) // 2
+        if fits(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _drop_oldest(
+    content: SummaryContent,
+    name: str,
+    max_tokens: int,
+    size: Callable[[SummaryContent], int],
+    *,
+    keep: int = 0,
+) -> SummaryContent:
+    """The fewest oldest items of list `name` dropped (keeping at least `keep`) so it fits."""
+    items: list[Any] = list(getattr(content, name))
+    droppable = max(0, len(items) - keep)
+
+    def without(dropped: int) -> SummaryContent:
+        return content.model_copy(update={name: items[dropped:]})
+
+    dropped = _fewest(droppable, lambda k: size(without(k)) <= max_tokens)
+    return without(dropped)
+
+
+def _drop_last_sentences(
+    content: SummaryContent, max_tokens: int, size: Callable[[SummaryContent], int]
+) -> SummaryContent:
+    """The narrative's fewest last sentences dropped so it fits; the first one stays."""
+    sentences = _SENTENCE_END.split(content.narrative.strip())
+
+    def without(dropped: int) -> SummaryContent:
+        return content.model_copy(
+            update={"narrative": " ".join(sentences[: len(sentences) - dropped])}
+        )
+
+    return without(_fewest(len(sentences) - 1, lambda k: size(without(k)) <= max_tokens))
+
+
+def _shorten_narrative(
+    content: SummaryContent, max_tokens: int, size: Callable[[SummaryContent], int]
+) -> SummaryContent:
+    """The longest word-prefix of the narrative (ending in "…") that fits, maybe none."""
+    words = content.narrative.split()
+
+    def with_words(kept: int) -> SummaryContent:
+        text = " ".join(words[:kept]) + " …" if kept else ""
+        return content.model_copy(update={"narrative": text})
+
+    dropped = _fewest(len(words), lambda k: size(with_words(len(words) - k)) <= max_tokens)
+    return with_words(len(words) - dropped)

@@ -28,7 +28,6 @@ from app.core.context import (
     BuiltRequest,
     ContextBuilder,
     ContextState,
-    MemorySummary,
 )
 from app.core.conversation import to_api_messages
 from app.core.engine import EngineOutcome, SummarizationEngine
@@ -44,7 +43,7 @@ from app.core.policy import Decision, TriggerMemory
 from app.core.settings import AppSettings, save_settings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer import Summarizer
-from app.core.summary import SummaryTrigger
+from app.core.summary import Summary, SummaryTrigger
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
 from app.core.tokens import TokenCounter, default_counter
 from app.llm.provider import ChatProvider, ChatRequest
@@ -131,7 +130,7 @@ class ChatController(QObject):
         # The live tail of the open conversation, kept so a keystroke costs O(tail) sums,
         # not a database read.
         self._tail: list[Message] = []
-        self._memory: list[MemorySummary] = []
+        self._memory: list[Summary] = []
         self._draft = ""
         config = deps.summarization
         # On this thread the engine only decides (cheap); summaries are made on a worker.
@@ -369,7 +368,7 @@ class ChatController(QObject):
     def _reload_tail(self) -> None:
         session_id = self.current.id if self.current else None
         self._tail = self.store.live_messages(session_id) if session_id else []
-        self._memory = self.engine.memory_for(session_id) if session_id else []
+        self._memory = self.deps.summaries.active_summaries(session_id) if session_id else []
         self.update_context()
 
     def set_draft(self, text: str) -> None:

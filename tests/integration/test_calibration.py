@@ -15,10 +15,11 @@ import pytest
 
 from app.core.calibration import Calibration, Calibrations
 from app.core.catalog import FALLBACK_MODELS, ModelInfo, model_limits
-from app.core.context import BuiltRequest, ContextBuilder, MemorySummary
+from app.core.context import BuiltRequest, ContextBuilder
 from app.core.errors import MessageTooLargeError
 from app.core.models import Role
 from app.core.paths import AppPaths
+from app.core.summary import Summary
 from app.core.tokens import TokenCounter
 from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import CancelToken, ChatRequest, StreamCallbacks
@@ -26,6 +27,7 @@ from app.store import SessionStore, open_database
 from app.store.calibration_file import CalibrationFile
 from app.store.model_cache import ModelCache
 from tests.fakes.anthropic_server import MODELS_PATH, FakeAnthropicServer
+from tests.fakes.summaries import make_summary
 
 KEY = "sk-ant-calibration-test-key"
 TOLERANCE = 0.05
@@ -120,12 +122,12 @@ CODE_AND_UNICODE = [
 ]
 
 MEMORY = [
-    MemorySummary(
-        tier="condensed",
-        text="The user is writing a Python tool to plan hill walks in Scotland; they read "
+    make_summary(
+        "condensed",
+        1,
+        24,
+        "The user is writing a Python tool to plan hill walks in Scotland; they read "
         "route files exported from a GPS app and want heights in metres.",
-        first_seq=1,
-        last_seq=24,
         created_at=datetime(2026, 3, 1, tzinfo=UTC),
     ),
 ]
@@ -166,7 +168,7 @@ def converse(
     store: SessionStore,
     turns: Sequence[tuple[str, str]],
     *,
-    summaries: Sequence[MemorySummary] = (),
+    summaries: Sequence[Summary] = (),
     calibrations: Calibrations | None = None,
 ) -> Measured:
     """Talk as the app does: gauge while typing, store, build, send, learn from the usage."""
@@ -226,7 +228,7 @@ def test_the_gauge_is_within_five_percent_after_the_first_reply(
     provider: AnthropicProvider,
     store: SessionStore,
     turns: list[tuple[str, str]],
-    summaries: tuple[MemorySummary, ...],
+    summaries: tuple[Summary, ...],
 ) -> None:
     measured = converse(fake_server, provider, store, turns, summaries=summaries)
 

@@ -71,7 +71,7 @@ def test_a_long_conversation_summarized_twice_on_disk(
             assert outcome.llm_calls == calls == 1
             assert outcome.summaries[0].mode is SummaryMode.HYBRID
             assert store.check_coverage(session.id) == []
-        memory_text = "\n".join(m.text for m in engine.memory_for(session.id))
+        memory_text = "\n".join(s.text() for s in engine.repo.active_summaries(session.id))
         assert FILE_NAME in memory_text
     finally:
         store.close()

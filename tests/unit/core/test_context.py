@@ -20,7 +20,6 @@ from app.core.context import (
     BuiltRequest,
     ContextBuilder,
     ContextState,
-    MemorySummary,
     format_token_count,
     memory_block_text,
     reserved_output,
@@ -34,12 +33,14 @@ from app.core.errors import (
     UserFacingError,
 )
 from app.core.models import Message, MessageStatus, Role
+from app.core.summary import Summary
 from app.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REQUEST_OVERHEAD_TOKENS,
     TokenCounter,
     default_counter,
 )
+from tests.fakes.summaries import make_summary
 
 SONNET = FALLBACK_MODELS[0]  # 200k window, 64k output
 WHEN = datetime(2026, 3, 5, 9, 30, tzinfo=UTC)
@@ -86,17 +87,8 @@ def chat(*texts: str) -> list[Message]:
     return [message(n + 1, roles[n % 2], text) for n, text in enumerate(texts)]
 
 
-def summary(
-    tier: str, first: int, last: int, text: str, estimate: int | None = None
-) -> MemorySummary:
-    return MemorySummary(
-        tier=tier,  # type: ignore[arg-type]
-        text=text,
-        first_seq=first,
-        last_seq=last,
-        created_at=WHEN,
-        token_estimate=estimate,
-    )
+def summary(tier: str, first: int, last: int, text: str, estimate: int | None = None) -> Summary:
+    return make_summary(tier, first, last, text, tokens=estimate, created_at=WHEN)
 
 
 def tiny_model(window: int, output: int) -> ModelInfo:
@@ -266,7 +258,7 @@ def test_the_memory_estimate_is_close_to_counting_the_block() -> None:
 
 
 def test_a_summary_tier_is_checked() -> None:
-    with pytest.raises(ValueError, match="tier"):
+    with pytest.raises(ValueError, match="medium"):
         summary("medium", 1, 2, "text")
 
 

@@ -18,9 +18,7 @@ from app.core.engine import (
     EngineOutcome,
     MessageSummarizer,
     SummarizationEngine,
-    merge_contents,
-    plan_condensed_runs,
-    trim_content,
+    plan,
 )
 from app.core.models import Message, Role
 from app.core.policy import Reason, TriggerMemory
@@ -36,6 +34,8 @@ from app.core.summary import (
     SummaryState,
     SummaryTier,
     SummaryTrigger,
+    fit,
+    merge,
     render_summary_text,
 )
 from app.core.tokens import default_counter
@@ -141,7 +141,7 @@ def assert_invariants(
     live = repo.live_messages(SESSION)
     if any(m.role is Role.USER for m in live) or draft:
         built = engine.builder.build_request(
-            model=model, summaries=engine.memory_for(SESSION), tail=live, draft=draft
+            model=model, summaries=engine.repo.active_summaries(SESSION), tail=live, draft=draft
         )
         roles = [m["role"] for m in built.messages]
         assert roles[0] == "user"
@@ -198,7 +198,7 @@ class Driver:
         self.step(draft=question)
         self.engine.builder.build_request(
             model=self.model,
-            summaries=self.engine.memory_for(SESSION),
+            summaries=self.engine.repo.active_summaries(SESSION),
             tail=self.repo.live_messages(SESSION),
             draft=question,
         )
@@ -284,7 +284,7 @@ def test_a_file_name_from_message_3_survives_two_rounds_of_summarization() -> No
     assert repo.messages(SESSION)[2].summary_id is not None
     built = engine.builder.build_request(
         model=MEDIUM,
-        summaries=engine.memory_for(SESSION),
+        summaries=engine.repo.active_summaries(SESSION),
         tail=repo.live_messages(SESSION),
         draft="Where were the figures?",
     )
@@ -305,7 +305,7 @@ def test_the_file_name_survives_compression_too() -> None:
         if index % 12 == 11:
             driver.step(manual=True)
     assert any(s.tier is SummaryTier.COMPRESSED for s in repo.active_summaries(SESSION))
-    assert FILE_NAME in "\n".join(m.text for m in engine.memory_for(SESSION))
+    assert FILE_NAME in "\n".join(m.text() for m in engine.repo.active_summaries(SESSION))
 
 
 def test_a_message_sent_during_summarization_stays_live() -> None:
@@ -551,10 +551,13 @@ def message(seq: int, role: Role, *, pinned: bool = False) -> Message:
 def test_the_kept_tail_starts_with_a_user_turn() -> None:
     live = [message(i, Role.USER if i % 2 else Role.ASSISTANT) for i in range(1, 11)]
     # Keeping 3 would start the tail on an assistant (8): one more is kept.
-    (run,) = plan_condensed_runs(live, [], 3)
+    planned = plan(live, [], 3)
+    (run,) = planned.runs
     assert [m.seq for m in run] == [1, 2, 3, 4, 5, 6]
-    (run,) = plan_condensed_runs(live, [], 3, fewer_if_needed=True)
+    assert (planned.covered, planned.kept) == (6, 4)
+    (run,) = plan(live, [], 3, fewer_if_needed=True).runs
     assert [m.seq for m in run] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert plan(live, [], 10).empty
 
 
 def test_trimming_keeps_entities_longest_and_always_fits() -> None:
@@ -564,11 +567,11 @@ def test_trimming_keeps_entities_longest_and_always_fits() -> None:
         entities=[FILE_NAME, "https://example.org/route", "17 km"],
     )
     for limit in (400, 120, 40, 10, 1):
-        trimmed = trim_content(content, limit, COUNTER.count)
+        trimmed = fit(content, limit, COUNTER.count).content
         assert COUNTER.count(render_summary_text(trimmed)) <= limit
         if limit >= 40:
             assert FILE_NAME in trimmed.entities
-    merged = merge_contents([content, content])
+    merged = merge([content, content])
     assert merged.entities == content.entities
     assert len(merged.key_points) == 20
 
