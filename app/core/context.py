@@ -30,6 +30,7 @@ from app.core.errors import (
     InvalidInputError,
     MessageTooLargeError,
 )
+from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
 from app.core.models import Message, Role
 from app.core.summary import Summary, SummaryTier
 from app.core.tokens import (
@@ -47,8 +48,6 @@ DEFAULT_TRIGGER_RATIO = 0.8
 # Within this share of the usable window (either side), an exact count is worth a request.
 NEAR_LIMIT_MARGIN = 0.05
 
-# cl100k counts the blank line that joins two turns of one role as one token.
-_SEPARATOR_TOKENS = 1
 
 MEMORY_HEADING = "Conversation so far"
 MEMORY_PREAMBLE = (
@@ -210,7 +209,7 @@ class ContextBuilder:
     ) -> None:
         self.counter = counter if counter is not None else default_counter()
         self.calibrations = calibrations
-        self._labels: dict[str, int] = {}
+        self._counts: dict[str, int] = {}
 
     # --- public
 
@@ -225,13 +224,15 @@ class ContextBuilder:
         max_output: int | None = None,
         trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
         model_known: bool = True,
+        tail_tally: TailTally | None = None,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
 
         O(len(tail)) additions plus tokenizing the draft: cheap enough for every
-        (debounced) keystroke.
+        (debounced) keystroke. With `tail_tally` (a `LiveTail`'s, kept up to date
+        as messages come and go) the tail costs O(1) and `tail` is not read.
         """
-        tally = self._tally(system_prompt, summaries, tail, draft)
+        tally = self._tally(system_prompt, summaries, tail, draft, tail_tally)
         return self._state(tally, model, max_output, trigger_ratio, model_known)
 
     def build_request(
@@ -287,17 +288,18 @@ class ContextBuilder:
         """
         if not summaries:
             return 0
-        return self._label_tokens(MEMORY_PREAMBLE) + sum(
-            _SEPARATOR_TOKENS + self._label_tokens(f"{s.label}\n") + s.summary_tokens
+        return self._cached_count(MEMORY_PREAMBLE) + sum(
+            SEPARATOR_TOKENS + self._cached_count(f"{s.label}\n") + s.summary_tokens
             for s in summaries
         )
 
-    def _label_tokens(self, label: str) -> int:
-        tokens = self._labels.get(label)
+    def _cached_count(self, text: str) -> int:
+        """Tokens of a text that recurs unchanged (labels, the system prompt): counted once."""
+        tokens = self._counts.get(text)
         if tokens is None:
-            if len(self._labels) > 4_096:
-                self._labels.clear()
-            tokens = self._labels[label] = self.counter.count(label)
+            if len(self._counts) > 4_096:
+                self._counts.clear()
+            tokens = self._counts[text] = self.counter.count(text)
         return tokens
 
     def _calibration(self, model: ModelInfo) -> Calibration:
@@ -314,26 +316,18 @@ class ContextBuilder:
         summaries: Sequence[Summary],
         tail: Sequence[Message],
         draft: str,
+        tail_tally: TailTally | None = None,
     ) -> _Tally:
-        tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self.counter.count(system_prompt))
+        tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self._cached_count(system_prompt))
         tally.memory = self.memory_tokens(summaries)
-        last_role: Role | None = None
-        last_turn = 0
-        for message, joins in iter_turns(tail):
-            tokens = self._count(message.content, message.token_estimate)
-            if joins:
-                tokens += _SEPARATOR_TOKENS
-                last_turn += tokens
-            else:
-                tokens += MESSAGE_OVERHEAD_TOKENS
-                last_turn = tokens
-                tally.turns += 1
-            tally.history += tokens
-            last_role = message.role
+        history = tail_tally if tail_tally is not None else tally_messages(tail, self.counter.count)
+        tally.history = history.history
+        tally.turns = history.turns
+        last_role, last_turn = history.last_role, history.last_turn
         if draft.strip():
             draft_tokens = self.counter.count(draft)
             if last_role is Role.USER:
-                tally.draft = draft_tokens + _SEPARATOR_TOKENS
+                tally.draft = draft_tokens + SEPARATOR_TOKENS
             else:
                 tally.draft = draft_tokens + MESSAGE_OVERHEAD_TOKENS
                 tally.turns += 1

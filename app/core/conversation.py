@@ -15,7 +15,7 @@ class ApiMessage(TypedDict):
 
 # A reply that failed is kept on screen, but is not part of what Claude sees:
 # a retry asks for a fresh answer to the same question.
-_SENDABLE = frozenset({MessageStatus.COMPLETE, MessageStatus.STOPPED})
+SENDABLE_STATUSES = frozenset({MessageStatus.COMPLETE, MessageStatus.STOPPED})
 
 # What joins two consecutive turns of one role into one.
 TURN_SEPARATOR = "\n\n"
@@ -32,7 +32,7 @@ def iter_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool]]:
     """
     last_role: Role | None = None
     for message in history:
-        if message.status not in _SENDABLE or not message.content.strip():
+        if message.status not in SENDABLE_STATUSES or not message.content.strip():
             continue
         if last_role is None and message.role is not Role.USER:
             continue
