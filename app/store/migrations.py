@@ -189,10 +189,22 @@ _SUMMARIES_EVENTS_AND_PINS = Migration(
     ),
 )
 
+_TRIGGER_STATE = Migration(
+    version=4,
+    description="the summary trigger's memory, kept with each conversation",
+    statements=(
+        # JSON written by app.chat (TriggerMemory and the seq it was taken at); NULL
+        # until the trigger first changes. Not part of `version`: nothing is checked
+        # against it.
+        "ALTER TABLE session ADD COLUMN trigger_state TEXT",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
     _SUMMARIES_EVENTS_AND_PINS,
+    _TRIGGER_STATE,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -14,14 +14,16 @@ without one are filled in by `backfill_token_estimates`.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from app.core.live_tail import TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
 from app.store.database import connect
@@ -363,6 +365,73 @@ class SessionStore:
             ).fetchall()
         return [_message_from_row(row) for row in rows]
 
+    def live_entries(self, session_id: str) -> list[TailEntry]:
+        """The live tail in compact form (no text), oldest first: what `LiveTail` holds.
+
+        A row without a token estimate (not yet back-filled) is estimated from its
+        length. Blank means what `str.strip()` strips, so `sendable` agrees with
+        `app.core.conversation.iter_turns`.
+        """
+        with self._read("load the conversation"):
+            rows = self._connection.execute(
+                "SELECT id, seq, role, coalesce(token_estimate, (length(content) + 3) / 4), "
+                f"status IN ('complete', 'stopped') AND trim(content, {_WHITESPACE}) != '', "
+                "pinned FROM message WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
+                (session_id,),
+            ).fetchall()
+        user, assistant = Role.USER, Role.ASSISTANT
+        return [
+            TailEntry(
+                row_id,
+                seq,
+                user if role == "user" else assistant,
+                tokens,
+                bool(sendable),
+                bool(pinned),
+            )
+            for row_id, seq, role, tokens, sendable, pinned in rows
+        ]
+
+    def messages_by_id(self, message_ids: Collection[int]) -> list[Message]:
+        """The messages with these ids (any session), oldest first."""
+        if not message_ids:
+            return []
+        with self._read("load the messages"):
+            rows = self._connection.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM message "
+                "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY session_id, seq",
+                (json.dumps(sorted(message_ids)),),
+            ).fetchall()
+        return [_message_from_row(row) for row in rows]
+
+    def trigger_state(self, session_id: str) -> dict[str, Any] | None:
+        """What `set_trigger_state` kept for the conversation; None when nothing was
+        kept, or what was kept cannot be read (the trigger then starts afresh)."""
+        with self._read("load the conversation"):
+            row = self._connection.execute(
+                "SELECT trigger_state FROM session WHERE id = ?", (session_id,)
+            ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        try:
+            state = json.loads(row[0])
+        except ValueError:
+            return None
+        return state if isinstance(state, dict) else None
+
+    def set_trigger_state(self, session_id: str, state: Mapping[str, Any]) -> None:
+        """Keep the summary trigger's memory with the conversation (JSON-ready values).
+
+        Leaves `version` alone: no summary is planned against it.
+        """
+        with self._write("save the conversation's summary settings") as cursor:
+            cursor.execute(
+                "UPDATE session SET trigger_state = ? WHERE id = ?",
+                (json.dumps(dict(state), sort_keys=True), session_id),
+            )
+            if cursor.rowcount == 0:
+                raise SessionNotFoundError(session_id)
+
     def backfill_token_estimates(
         self, counter_fn: TokenCounterFunction | None = None, batch: int = 500
     ) -> int:
@@ -439,6 +508,10 @@ class SessionStore:
 
 # Larger than any seq a session will reach; keeps one query plan for both cases.
 _NO_UPPER_SEQ = (1 << 63) - 1
+# Every character str.strip() strips (str.isspace), as SQLite's trim() takes them.
+_WHITESPACE = "char({})".format(
+    ", ".join(str(code) for code in range(0x3001) if chr(code).isspace())
+)
 
 
 def _stamp(moment: datetime) -> str:

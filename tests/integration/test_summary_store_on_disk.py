@@ -80,7 +80,7 @@ def test_a_schema_2_database_migrates_keeping_everything(database: Path) -> None
     summaries = SummaryStore.open(database)
     try:
         connection = result.connection
-        assert user_version(connection) == SCHEMA_VERSION == 3
+        assert user_version(connection) == SCHEMA_VERSION == 4
         after = connection.execute(
             "SELECT id, session_id, seq, role, content, created_at, token_estimate, usage, "
             "model, status, summary_id FROM message ORDER BY id"
@@ -107,6 +107,7 @@ def test_a_schema_2_database_migrates_keeping_everything(database: Path) -> None
         assert session is not None and session.version == 7
         assert [m.seq for m in sessions.live_messages("a")] == [1, 2, 4, 5]
         assert sessions.messages("a")[1].usage == Usage(input_tokens=9, output_tokens=4)
+        assert sessions.trigger_state("a") is None, "migration 4 adds an empty trigger state"
         assert sessions.append_message("a", Role.USER, "next").seq == 6  # never reused
         assert sessions.recover_interrupted() == 1
         assert sessions.backfill_token_estimates() == 2

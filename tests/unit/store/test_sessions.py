@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.errors import BugError, InvalidInputError, StorageError
+from app.core.live_tail import TailEntry, tally_entries, tally_messages
 from app.core.models import MessageStatus, Role, Usage
+from app.core.tokens import count_tokens
 from app.store import (
     MessageNotFoundError,
     SessionNotFoundError,
@@ -440,3 +442,66 @@ def test_a_closed_store_is_a_bug(database: Path) -> None:
     store.close()
     with pytest.raises(BugError):
         store.create_session("t", MODEL)
+
+
+# --- the live tail in compact form, and the trigger's memory ----------------------------
+
+_BLANKS = st.text(alphabet=st.characters(categories=["Zs", "Zl", "Zp", "Cc"]), max_size=6)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(list(Role)),
+            st.one_of(_BLANKS, st.text(max_size=40)),
+            st.sampled_from([s for s in MessageStatus if s is not MessageStatus.STREAMING]),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_live_entries_agree_with_the_messages(
+    store: SessionStore, rows: list[tuple[Role, str, MessageStatus]]
+) -> None:
+    session = store.create_session("Tail", MODEL)
+    for role, text, status in rows:
+        store.append_message(session.id, role, text.replace("\x00", ""), status=status)
+    messages = store.live_messages(session.id)
+    expected = [TailEntry.of(message, count_tokens) for message in messages]
+    assert store.live_entries(session.id) == expected
+    assert tally_entries(expected) == tally_messages(messages, count_tokens)
+
+
+def test_live_entries_estimate_rows_without_a_count(
+    store: SessionStore, raw: sqlite3.Connection
+) -> None:
+    session = store.create_session("Old rows", MODEL)
+    message = store.append_message(session.id, Role.USER, "x" * 400)
+    raw.execute("UPDATE message SET token_estimate = NULL WHERE id = ?", (message.id,))
+    (entry,) = store.live_entries(session.id)
+    assert entry.tokens == 100 and entry.sendable and entry.role is Role.USER
+
+
+def test_messages_by_id(store: SessionStore) -> None:
+    session = store.create_session("Ids", MODEL)
+    first = store.append_message(session.id, Role.USER, "one")
+    store.append_message(session.id, Role.ASSISTANT, "two")
+    third = store.append_message(session.id, Role.USER, "three")
+    assert store.messages_by_id({third.id, first.id}) == [first, third]
+    assert store.messages_by_id(set()) == []
+
+
+def test_the_trigger_state_is_kept_with_the_conversation(
+    store: SessionStore, raw: sqlite3.Connection
+) -> None:
+    session = store.create_session("Trigger", MODEL)
+    assert store.trigger_state(session.id) is None
+    state = {"armed": False, "messages_since_trigger": 3, "at_seq": 40}
+    store.set_trigger_state(session.id, state)
+    assert store.trigger_state(session.id) == state
+    assert store.get_session(session.id) == session, "the version does not move"
+    raw.execute("UPDATE session SET trigger_state = 'not json' WHERE id = ?", (session.id,))
+    assert store.trigger_state(session.id) is None, "unreadable state starts afresh"
+    with pytest.raises(SessionNotFoundError):
+        store.set_trigger_state("no-such-session", state)
