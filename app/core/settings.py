@@ -1,4 +1,12 @@
-"""User settings: a pydantic model written atomically to settings.json."""
+"""User settings: a pydantic model written atomically to settings.json (DESIGN §9).
+
+The file carries a `schema_version`; `load_settings` migrates older files step by
+step before validating them (version 1 had no summarization settings: it gains
+the defaults). Nothing a user set is lost on the way: a damaged file is moved
+aside whole; a damaged part (only the summary settings, say) is reset alone,
+with the file copied aside first; fields a newer Cairn wrote are kept as they
+are and written back.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +14,38 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.core.errors import StorageError
+from app.core.summarization_config import SummarizationConfig, describe_errors
 
 log = logging.getLogger(__name__)
 
-SETTINGS_SCHEMA_VERSION = 1
+SETTINGS_SCHEMA_VERSION = 2
 
 Theme = Literal["system", "light", "dark"]
 
 
 class AppSettings(BaseModel):
-    """Everything the user can set. Never holds the API key (that lives in the keyring)."""
+    """Everything the user can set. Never holds the API key (that lives in the keyring).
 
-    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+    Unknown fields (from a newer Cairn) are kept and saved back unchanged.
+    """
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
 
     schema_version: int = SETTINGS_SCHEMA_VERSION
     model: str | None = None
     api_base_url: str | None = None
     theme: Theme = "system"
     font_size: int = Field(default=11, ge=8, le=24)
+    summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
 
     @field_validator("api_base_url")
     @classmethod
@@ -65,10 +79,11 @@ def load_settings(path: Path) -> SettingsLoadResult:
         data = json.loads(raw)
         if not isinstance(data, dict):
             raise ValueError("settings must be a JSON object")
-        return SettingsLoadResult(settings=AppSettings.model_validate(data))
+        data = migrate_settings(data)
+        summarization = data.pop("summarization", None)
+        settings = AppSettings.model_validate(data)
     except (ValueError, ValidationError) as error:
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        aside = path.with_name(f"{path.name}.damaged-{stamp}")
+        aside = _aside_name(path)
         with contextlib.suppress(OSError):
             path.replace(aside)
         log.warning("Settings file %s was damaged (%s); moved to %s", path, error, aside)
@@ -77,6 +92,47 @@ def load_settings(path: Path) -> SettingsLoadResult:
             notice=f"Your settings file was damaged, so Cairn started with defaults. "
             f"The old file is kept as {aside.name}.",
         )
+    if summarization is None:
+        return SettingsLoadResult(settings=settings)
+    try:
+        settings.summarization = SummarizationConfig.model_validate(summarization)
+    except ValidationError as error:
+        aside = _aside_name(path)
+        with contextlib.suppress(OSError):
+            shutil.copy2(path, aside)
+        problems = " ".join(describe_errors(error))
+        log.warning(
+            "Summary settings in %s were not valid (%s); copied to %s", path, problems, aside
+        )
+        return SettingsLoadResult(
+            settings=settings,
+            notice="Your summary settings could not be read, so they are back to their "
+            f"defaults ({problems}). Your other settings are kept; the old file is "
+            f"kept as {aside.name}.",
+        )
+    return SettingsLoadResult(settings=settings)
+
+
+def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """A settings object of any older schema_version, brought to the current one.
+
+    A newer version is left alone (its extra fields are kept), and a version that
+    is not a positive whole number is refused with ValueError.
+    """
+    version = data.get("schema_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"schema_version must be a whole number ≥ 1, not {version!r}")
+    migrated = dict(data)
+    if version < 2:
+        # Version 2 keeps the summarization settings in this file; before, they were
+        # fixed defaults, which is what a missing "summarization" object means.
+        migrated["schema_version"] = 2
+    return migrated
+
+
+def _aside_name(path: Path) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return path.with_name(f"{path.name}.damaged-{stamp}")
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -96,8 +152,11 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def save_settings(path: Path, settings: AppSettings) -> None:
+    """Write `settings` atomically; a newer file's schema_version is kept, never lowered."""
+    data = settings.model_dump(mode="json")
+    data["schema_version"] = max(SETTINGS_SCHEMA_VERSION, int(data.get("schema_version", 0)))
     try:
-        atomic_write_text(path, settings.model_dump_json(indent=2) + "\n")
+        atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as error:
         raise StorageError(
             f"Cairn could not save your settings in {path.parent} ({error.strerror}). "
