@@ -18,8 +18,9 @@ not mention is added to its entities.
 
 The LLM call is one non-streaming request forcing the tool `record_summary`,
 whose input schema is generated from `LlmSummary`; the reply is validated by
-pydantic. A transport error is retried once after a backoff; a validation error
-(or a reply without usable tool input) is not. A missing model moves down
+pydantic. A transport error is retried once by the provider (the SDK's own
+retries, with its backoff); a validation error (or a reply without usable tool
+input) is not retried at all. A missing model moves down
 `summarizer_models`. On final failure the result is a rule-made draft (outcome
 FALLBACK, mode `rule`, shown as "basic"), or no draft at all with
 `abort_on_failure` (outcome ABORTED).
@@ -41,7 +42,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -75,8 +75,6 @@ log = logging.getLogger(__name__)
 
 TOOL_NAME = "record_summary"
 
-# A server asking to wait longer than this is not waited for: the worker would look hung.
-MAX_BACKOFF_SECONDS = 30.0
 # The reply is JSON around the summary (keys, quotes, source numbers): room for twice
 # the summary and some, bounded so a non-streaming call stays short.
 MAX_CALL_TOKENS = 16_384
@@ -320,7 +318,7 @@ class Summarizer:
     """Makes summary drafts from messages or older summaries (see the module notes).
 
     Thread-safe as long as `complete` is: it keeps no state between calls. Runs on
-    a worker thread (the LLM call and the backoff block).
+    a worker thread (the LLM call blocks).
 
     Attributes:
         config: the summarization settings it was made with.
@@ -332,8 +330,6 @@ class Summarizer:
         *,
         complete: StructuredCompletion | None,
         counter: TokenCounter,
-        sleep: Callable[[float], None] = time.sleep,
-        backoff_seconds: float = 1.0,
         transcript_budget_tokens: int = 60_000,
         tz: tzinfo | None = None,
     ) -> None:
@@ -343,8 +339,6 @@ class Summarizer:
         self.config = config
         self._complete = complete
         self._counter = counter
-        self._sleep = sleep
-        self._backoff_seconds = backoff_seconds
         self._transcript_budget = max(1, transcript_budget_tokens)
         self._tz = tz
 
@@ -516,59 +510,42 @@ class Summarizer:
     # -- the LLM call
 
     def _ask(self, prompt: str, model_order: Sequence[str] | None) -> _LlmAnswer:
-        """One structured call (a second after a transport error); down the model list
-        only when a model does not exist."""
+        """One structured call; down the model list only when a model does not exist.
+
+        Transport failures are retried by the provider (the SDK's retries: once, with
+        its backoff, honouring retry-after), never here; a bad answer is not retried.
+        """
         complete = self._complete
         models = list(model_order if model_order is not None else self.config.summarizer_models)
         if complete is None or not models:
             return _LlmAnswer(None, None, 0, detail="no summarizer model is available")
         calls = 0
-        retried = False
         last_error: BaseException | None = None
         for model in models:
-            while True:
-                calls += 1
-                try:
-                    raw = complete(
-                        model=model,
-                        system=SYSTEM_PROMPT,
-                        prompt=prompt,
-                        tool_name=TOOL_NAME,
-                        tool_description=self._tool_description(),
-                        input_schema=_SCHEMA,
-                        max_tokens=self._call_max_tokens(),
-                    )
-                except ModelNotFoundError as error:
-                    log.info("Summarizer model %s is not available; trying the next one", model)
-                    last_error = error
-                    break
-                except ApiError as error:
-                    if error.retryable and not retried:
-                        retried = True
-                        wait = self._backoff(error)
-                        log.info(
-                            "Summarizer call failed (%s); retrying once in %.1f s",
-                            type(error).__name__,
-                            wait,
-                        )
-                        self._sleep(wait)
-                        continue
-                    return _LlmAnswer(None, model, calls, error, error.detail or str(error))
-                except StructuredOutputError as error:
-                    return _LlmAnswer(None, model, calls, error, error.detail or str(error))
-                try:
-                    summary = LlmSummary.model_validate(raw)
-                except ValidationError as error:
-                    return _LlmAnswer(None, model, calls, error, _validation_detail(error))
-                return _LlmAnswer(summary, model, calls)
+            calls += 1
+            try:
+                raw = complete(
+                    model=model,
+                    system=SYSTEM_PROMPT,
+                    prompt=prompt,
+                    tool_name=TOOL_NAME,
+                    tool_description=self._tool_description(),
+                    input_schema=_SCHEMA,
+                    max_tokens=self._call_max_tokens(),
+                )
+            except ModelNotFoundError as error:
+                log.info("Summarizer model %s is not available; trying the next one", model)
+                last_error = error
+                continue
+            except (ApiError, StructuredOutputError) as error:
+                return _LlmAnswer(None, model, calls, error, error.detail or str(error))
+            try:
+                summary = LlmSummary.model_validate(raw)
+            except ValidationError as error:
+                return _LlmAnswer(None, model, calls, error, _validation_detail(error))
+            return _LlmAnswer(summary, model, calls)
         detail = "none of the summarizer models is available"
         return _LlmAnswer(None, None, calls, last_error, detail)
-
-    def _backoff(self, error: ApiError) -> float:
-        wait = self._backoff_seconds
-        if error.retry_after is not None:
-            wait = max(wait, error.retry_after)
-        return min(wait, MAX_BACKOFF_SECONDS)
 
     def _call_max_tokens(self) -> int:
         return min(MAX_CALL_TOKENS, 2 * self.config.max_summary_tokens + 1024)

@@ -1,7 +1,9 @@
 """Turning exceptions from the Anthropic SDK into `ApiError`s with plain words.
 
 The words are for someone who has never seen an HTTP status; the technical
-facts (status, error type, request-id) go to `.detail`, for the log only.
+facts (status, error type and code, request-id) go to `.detail`, for the log only.
+What went wrong is read from the SDK's exception class and the body's
+`error.type` / `error.details.error_code`, never from the status number.
 The SDK is imported inside the functions: this module is imported at start-up,
 and the SDK takes over a second to import.
 """
@@ -12,8 +14,8 @@ import email.utils
 import math
 import re
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from app.core.errors import (
     ApiError,
@@ -32,32 +34,39 @@ from app.core.errors import (
 if TYPE_CHECKING:
     import anthropic
 
-# The status the real API pairs with each `error.type`, to read an `error` event
-# that arrives in the middle of a stream (its HTTP status is 200 by then).
-STATUS_OF_ERROR_TYPE: dict[str, int] = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
-
-# A conversation longer than the model's window comes back as a plain 400; Cairn
-# must tell it apart to condense and retry. There is no stable code for it, so
-# the wording is matched (both forms the API has used).
+# A conversation longer than the model's window comes back as a plain 400
+# `invalid_request_error`; Cairn must tell it apart to condense and retry. The API
+# gives it no `error_code`, so (against the SDK's advice for `api_message`) the
+# wording is matched, in both forms the API has used.
 _CONTEXT_OVERFLOW = re.compile(r"prompt is too long|exceed(s|ed)? (the )?context limit", re.I)
+
+_Kind: TypeAlias = Literal[
+    "authentication",
+    "billing",
+    "spend_limit",
+    "permission",
+    "not_found",
+    "too_large",
+    "rate_limit",
+    "timeout",
+    "overloaded",
+    "server",
+    "interrupted",
+    "invalid_request",
+]
+
+# `error.details.error_code` values (the SDK's "stable code that names the cause") of
+# a 429 that is a spending cap, not a rate: waiting a few seconds does not help.
+_SPEND_LIMIT_CODES = frozenset({"enforced_spend_limit_reached", "contract_spend_limit_reached"})
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asked us to wait, as the SDK reads it; None when it did not say.
+    """Seconds the server asked us to wait, for the error message; None when it did not say.
 
-    `retry-after-ms` wins over `retry-after` (seconds, or an HTTP date), exactly
-    as the SDK decides how long to sleep before a retry.
+    Read from the API's `retry-after` header (seconds, or an HTTP date) and its
+    finer `retry-after-ms`, which wins, as the SDK reads them. The SDK keeps the
+    wait it computed to itself, and has retried already by the time an error
+    reaches Cairn; this only puts the server's last answer into words.
     """
     milliseconds = headers.get("retry-after-ms")
     if milliseconds is not None:
@@ -80,17 +89,6 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 
 def _positive(seconds: float) -> float | None:
     return seconds if seconds > 0 else None
-
-
-def sdk_will_retry_status(status: int, headers: Mapping[str, str]) -> bool:
-    """Whether the SDK retries a response with this status (its documented policy).
-
-    `x-should-retry` decides when present; otherwise 408, 409, 429 and 5xx are retried.
-    """
-    should_retry = headers.get("x-should-retry")
-    if should_retry in ("true", "false"):
-        return should_retry == "true"
-    return status in (408, 409, 429) or status >= 500
 
 
 def describe_wait(seconds: float | None) -> str:
@@ -174,93 +172,186 @@ def stream_ended_early() -> StreamInterruptedError:
 
 
 def _from_status_error(error: anthropic.APIStatusError) -> ApiError:
-    error_type = str(error.type) if error.type is not None else None
-    status = error.status_code
-    parts = [f"HTTP {status}"]
-    if status < 400:
+    in_stream = error.response.is_success  # an `error` event after the stream began
+    parts = [f"HTTP {error.status_code}"]
+    if in_stream:
         parts.append("error event in the stream")
-    parts += [
-        f"type={error_type}",
-        f"request-id={error.request_id}",
-        f"message={error.api_message}",
-    ]
+    parts.append(f"type={error.type}")
+    if error.error_code is not None:
+        parts.append(f"error_code={error.error_code}")
+    parts += [f"request-id={error.request_id}", f"message={error.api_message}"]
     detail = "; ".join(parts)
-    if status < 400:
-        # An `error` event after the stream began: the status says nothing, the type does.
-        if error_type not in STATUS_OF_ERROR_TYPE:
-            return StreamInterruptedError(
-                "Claude stopped partway through the reply. Try again to get the rest.",
-                detail=detail,
-            )
-        status = STATUS_OF_ERROR_TYPE[error_type]
+    kind = _kind_of(error, in_stream)
+    if kind == "invalid_request" and _CONTEXT_OVERFLOW.search(error.api_message or ""):
+        kind = "too_large"  # the conversation outgrew the window: condensing helps
     retry_after = parse_retry_after(error.response.headers)
-    return _error_for_status(status, error_type, error.api_message or "", retry_after, detail)
+    return _ERROR_OF_KIND[kind](retry_after, detail)
 
 
-def _error_for_status(
-    status: int, error_type: str | None, api_message: str, retry_after: float | None, detail: str
-) -> ApiError:
-    if status == 401:
-        return ApiKeyRejectedError(
-            "Your API key was not accepted. Check that it was copied in full in Settings, "
-            "or create a new key at console.anthropic.com.",
-            detail=detail,
-        )
-    if status == 402 or error_type == "billing_error":
-        return PermissionDeniedError(
-            "Your Anthropic account has run out of credit. Add credit at "
-            "console.anthropic.com, then try again.",
-            title="Out of credit",
-            detail=detail,
-        )
-    if status == 403:
-        return PermissionDeniedError(
-            "Your API key isn't allowed to do this. Check the key's permissions at "
-            "console.anthropic.com.",
-            detail=detail,
-        )
-    if status == 404:
-        return ModelNotFoundError(
-            "This model isn't available to your API key. Pick another model and try again.",
-            detail=detail,
-        )
-    if status == 413 or (status == 400 and _CONTEXT_OVERFLOW.search(api_message)):
-        return RequestTooLargeError(
-            "This conversation is too long to send in one go. Condense earlier messages, "
-            "then try again.",
-            detail=detail,
-        )
-    if status == 429:
-        return RateLimitedError(
-            "You've sent more requests than your plan allows for now. "
-            f"Wait {describe_wait(retry_after)} and try again.",
-            retry_after=retry_after,
-            detail=detail,
-        )
-    if status in (408, 504) or error_type == "timeout_error":
-        return ServerError(
-            "Claude took too long to answer. Try again in a moment.",
-            title="Claude took too long",
-            retry_after=retry_after,
-            detail=detail,
-        )
-    if status == 529 or error_type == "overloaded_error":
-        return OverloadedError(
-            f"Claude is very busy right now. Wait {describe_wait(retry_after)} and try again.",
-            retry_after=retry_after,
-            detail=detail,
-        )
-    if status >= 500:
-        return ServerError(
-            "Claude had a temporary problem. Try again in a moment.",
-            retry_after=retry_after,
-            detail=detail,
-        )
+# What each error `type` of the API means, for Cairn (see "HTTP errors" in
+# https://platform.claude.com/docs/en/api/errors). A stream that already began
+# reports an error as an `error` event with one of these types: the SDK raises it as
+# a plain `APIStatusError` carrying the stream's 200, so only the type says what it was.
+_KIND_OF_TYPE: dict[str, _Kind] = {
+    "invalid_request_error": "invalid_request",
+    "authentication_error": "authentication",
+    "billing_error": "billing",
+    "permission_error": "permission",
+    "not_found_error": "not_found",
+    "request_too_large": "too_large",
+    "rate_limit_error": "rate_limit",
+    "timeout_error": "timeout",
+    "api_error": "server",
+    "overloaded_error": "overloaded",
+}
+
+
+def _kind_of(error: anthropic.APIStatusError, in_stream: bool) -> _Kind:
+    """What went wrong, from the SDK's exception class, then the body's code and type.
+
+    The SDK picks the class from the response (status, and `error_code` where it
+    knows one); only the broad classes (a plain 400, a 5xx without its own class,
+    an `error` event mid-stream) are told apart by the body's `error.type`.
+    """
+    import anthropic
+
+    if error.error_code in _SPEND_LIMIT_CODES:
+        return "spend_limit"
+    specific: tuple[tuple[type[anthropic.APIStatusError], _Kind], ...] = (
+        (anthropic.AuthenticationError, "authentication"),
+        (anthropic.PaymentRequiredError, "billing"),
+        (anthropic.PermissionDeniedError, "permission"),
+        (anthropic.NotFoundError, "not_found"),
+        (anthropic.ContentTooLargeError, "too_large"),
+        (anthropic.RateLimitError, "rate_limit"),
+        (anthropic.RequestTimeoutError, "timeout"),
+        (anthropic.GatewayTimeoutError, "timeout"),
+        (anthropic.OverloadedError, "overloaded"),
+    )
+    for exception_class, kind in specific:
+        if isinstance(error, exception_class):
+            return kind
+    by_type = _KIND_OF_TYPE.get(str(error.type)) if error.type is not None else None
+    if isinstance(error, anthropic.InternalServerError):
+        # 500, 503 and other 5xx: busy or slow when the body says so, else a fault.
+        return by_type if by_type in ("overloaded", "timeout") else "server"
+    if by_type is not None:
+        return by_type
+    return "interrupted" if in_stream else "invalid_request"
+
+
+def _key_rejected(_retry_after: float | None, detail: str) -> ApiError:
+    return ApiKeyRejectedError(
+        "Your API key was not accepted. Check that it was copied in full in Settings, "
+        "or create a new key at console.anthropic.com.",
+        detail=detail,
+    )
+
+
+def _out_of_credit(_retry_after: float | None, detail: str) -> ApiError:
+    return PermissionDeniedError(
+        "Your Anthropic account has run out of credit. Add credit at "
+        "console.anthropic.com, then try again.",
+        title="Out of credit",
+        detail=detail,
+    )
+
+
+def _spend_limit(_retry_after: float | None, detail: str) -> ApiError:
+    return PermissionDeniedError(
+        "Your Anthropic organization has reached its spending limit. Raise the limit at "
+        "console.anthropic.com, or wait until it resets.",
+        title="Spending limit reached",
+        detail=detail,
+    )
+
+
+def _not_allowed(_retry_after: float | None, detail: str) -> ApiError:
+    return PermissionDeniedError(
+        "Your API key isn't allowed to do this. Check the key's permissions at "
+        "console.anthropic.com.",
+        detail=detail,
+    )
+
+
+def _model_not_found(_retry_after: float | None, detail: str) -> ApiError:
+    return ModelNotFoundError(
+        "This model isn't available to your API key. Pick another model and try again.",
+        detail=detail,
+    )
+
+
+def _too_large(_retry_after: float | None, detail: str) -> ApiError:
+    return RequestTooLargeError(
+        "This conversation is too long to send in one go. Condense earlier messages, "
+        "then try again.",
+        detail=detail,
+    )
+
+
+def _rate_limited(retry_after: float | None, detail: str) -> ApiError:
+    return RateLimitedError(
+        "You've sent more requests than your plan allows for now. "
+        f"Wait {describe_wait(retry_after)} and try again.",
+        retry_after=retry_after,
+        detail=detail,
+    )
+
+
+def _too_slow(retry_after: float | None, detail: str) -> ApiError:
+    return ServerError(
+        "Claude took too long to answer. Try again in a moment.",
+        title="Claude took too long",
+        retry_after=retry_after,
+        detail=detail,
+    )
+
+
+def _overloaded(retry_after: float | None, detail: str) -> ApiError:
+    return OverloadedError(
+        f"Claude is very busy right now. Wait {describe_wait(retry_after)} and try again.",
+        retry_after=retry_after,
+        detail=detail,
+    )
+
+
+def _server_fault(retry_after: float | None, detail: str) -> ApiError:
+    return ServerError(
+        "Claude had a temporary problem. Try again in a moment.",
+        retry_after=retry_after,
+        detail=detail,
+    )
+
+
+def _interrupted(_retry_after: float | None, detail: str) -> ApiError:
+    return StreamInterruptedError(
+        "Claude stopped partway through the reply. Try again to get the rest.",
+        detail=detail,
+    )
+
+
+def _bad_request(_retry_after: float | None, detail: str) -> ApiError:
     return BadRequestError(
         "Claude couldn't accept this request. Try again; if it keeps happening, "
         "start a new conversation.",
         detail=detail,
     )
+
+
+_ERROR_OF_KIND: dict[_Kind, Callable[[float | None, str], ApiError]] = {
+    "authentication": _key_rejected,
+    "billing": _out_of_credit,
+    "spend_limit": _spend_limit,
+    "permission": _not_allowed,
+    "not_found": _model_not_found,
+    "too_large": _too_large,
+    "rate_limit": _rate_limited,
+    "timeout": _too_slow,
+    "overloaded": _overloaded,
+    "server": _server_fault,
+    "interrupted": _interrupted,
+    "invalid_request": _bad_request,
+}
 
 
 def _transport_detail(error: BaseException) -> str:

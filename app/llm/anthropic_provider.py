@@ -3,37 +3,45 @@
 The SDK is imported on first use, never at module level: importing it takes
 over a second, and the window must paint before that.
 
-Two hooks into the SDK make a call observable and stoppable, both public API:
-- SDK middleware runs once per HTTP attempt inside the SDK's own retry loop. It
-  announces each retry (`StreamCallbacks.on_retry`) before the SDK waits, and
-  abandons a call whose cancel token fired instead of letting it retry.
-- httpcore's `trace` extension hands over the socket of each connection a call
-  opens. Cancelling shuts that socket down, which wakes a read blocked on a
-  stalled server at once (closing it from another thread would not, on Linux).
+One SDK client per provider, with pooled keep-alive connections: a call after
+another reuses its connection instead of paying for a new TCP (and TLS)
+handshake. The SDK does the retrying (`max_retries`, its backoff, the server's
+retry-after); Cairn only watches:
+- Before the SDK waits to retry, the provider tells the call's `on_retry` how
+  long, and waits in the SDK's place on the cancel token, so Stop ends a long
+  wait at once. The SDK has no public hook for this; `_client_class` says which
+  private one is used, and why.
+- Stop shuts down the socket the call is reading, which wakes a read blocked on
+  a stalled server at once (closing it from another thread would not, on Linux).
+  Public httpx/httpcore hooks say which socket that is: httpcore's `trace`
+  extension for a connection the call opens, the response's `network_stream`
+  extension for a pooled one it reuses (`_Exchange`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.core.catalog import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelInfo
 from app.core.errors import ApiError, ApiKeyMissingError, StructuredOutputError
 from app.core.models import Usage
-from app.llm.anthropic_errors import (
-    map_sdk_error,
-    parse_retry_after,
-    sdk_will_retry_status,
-    stream_ended_early,
-    with_partial_text,
+from app.llm.anthropic_errors import map_sdk_error, stream_ended_early, with_partial_text
+from app.llm.provider import (
+    CancelToken,
+    ChatRequest,
+    ReplyResult,
+    RetryCallback,
+    StreamCallbacks,
 )
-from app.llm.provider import CancelToken, ChatRequest, ReplyResult, StreamCallbacks
 
 if TYPE_CHECKING:
     import anthropic
@@ -44,63 +52,22 @@ logger = logging.getLogger(__name__)
 
 # The SDK waits at most this long for a connection before counting an attempt failed.
 _CONNECT_TIMEOUT = 5.0
+# How long an idle connection stays in the pool. httpx's default (5 s) would expire
+# it while the user reads a reply and types the next message; a minute keeps it
+# for the next turn and stays well under the idle timeouts of NAT routers.
+_KEEPALIVE_EXPIRY = 60.0
 _MODELS_PAGE_SIZE = 100
 
 
 class _CallCancelled(Exception):
-    """Raised from the middleware to leave the SDK's retry loop when the user stopped.
+    """Raised on the calling thread where it notices that the user stopped.
 
-    Not an SDK error type, so the SDK neither retries nor wraps it.
+    From the wait before a retry it leaves the SDK's request loop as it is: not an
+    SDK error, so never retried. From inside an HTTP attempt (the request hook, the
+    trace) the SDK wraps it as a connection error; the wait before the retry that
+    the SDK then schedules raises it again, and without retries left the caller
+    finds the token cancelled.
     """
-
-
-class _StreamCall:
-    """One `stream_reply` in flight: its callbacks, its cancel token, the socket it reads.
-
-    `abort` runs on the cancelling thread; everything else on the worker thread.
-    """
-
-    def __init__(self, callbacks: StreamCallbacks, cancel: CancelToken, max_retries: int) -> None:
-        self.callbacks = callbacks
-        self.cancel = cancel
-        self.max_retries = max_retries
-        self._lock = threading.Lock()
-        self._socket: socket.socket | None = None
-        self._finished = False
-
-    def trace(self, event: str, info: Mapping[str, Any]) -> None:
-        """httpcore's trace hook: remember the socket of each connection the call opens."""
-        if event not in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
-            return
-        stream = info.get("return_value")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if not isinstance(sock, socket.socket):
-            return
-        with self._lock:
-            self._socket = sock
-            shut_now = self.cancel.cancelled and not self._finished
-        if shut_now:  # cancelled while connecting
-            _shut_down(sock)
-
-    def abort(self) -> None:
-        """Cancel callback: unblock the worker thread wherever it waits on the network."""
-        with self._lock:
-            sock = None if self._finished else self._socket
-        if sock is not None:
-            _shut_down(sock)
-
-    def announce_retry(self, retries_taken: int, wait: float | None) -> None:
-        """Tell the caller the SDK is about to retry, unless it has no retries left."""
-        if retries_taken >= self.max_retries:
-            return
-        attempt = retries_taken + 2  # the attempt that is coming: 2 for the first retry
-        logger.info("Claude request failed; the SDK retries (attempt %d, wait %s s)", attempt, wait)
-        self.callbacks.on_retry(attempt, wait)
-
-    def finish(self) -> None:
-        with self._lock:
-            self._finished = True
-            self._socket = None
 
 
 def _shut_down(sock: socket.socket) -> None:
@@ -110,17 +77,203 @@ def _shut_down(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-# The call running on this thread, for the middleware and the request hook.
-_current_call: contextvars.ContextVar[_StreamCall | None] = contextvars.ContextVar(
-    "cairn_current_stream_call", default=None
+def _socket_of(stream: object) -> socket.socket | None:
+    """The socket under an httpcore network stream (`get_extra_info` is its public API)."""
+    get_extra_info = getattr(stream, "get_extra_info", None)
+    sock = get_extra_info("socket") if get_extra_info is not None else None
+    return sock if isinstance(sock, socket.socket) else None
+
+
+class _Sockets:
+    """The sockets of one provider's connections, and the HTTP exchange using each.
+
+    A socket nobody is using is idle in the pool, or carries a request sent on a
+    reused connection whose answer has not begun (httpcore does not say which
+    pooled connection it picked until the response headers arrive).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users: dict[socket.socket, _Exchange | None] = {}
+
+    def claim(self, sock: socket.socket, exchange: _Exchange) -> None:
+        with self._lock:
+            self._users[sock] = exchange
+
+    def release(self, exchange: _Exchange) -> None:
+        with self._lock:
+            for sock, user in list(self._users.items()):
+                if sock.fileno() < 0:  # closed: the pool dropped the connection
+                    del self._users[sock]
+                elif user is exchange:
+                    self._users[sock] = None
+
+    def unclaimed(self) -> list[socket.socket]:
+        with self._lock:
+            return [s for s, user in self._users.items() if user is None and s.fileno() >= 0]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._users.clear()
+
+
+class _Call:
+    """One provider call in flight: who hears of its retries, its cancel token,
+    and the HTTP exchange of its current attempt.
+
+    `abort` runs on the cancelling thread; everything else on the calling thread.
+    """
+
+    def __init__(
+        self, sockets: _Sockets, on_retry: RetryCallback, cancel: CancelToken | None
+    ) -> None:
+        self.sockets = sockets
+        self.on_retry = on_retry
+        self.cancel = cancel
+        self._lock = threading.Lock()
+        self._exchange: _Exchange | None = None
+        self._finished = False
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.cancelled
+
+    def attempt_started(self, exchange: _Exchange) -> None:
+        """An HTTP request of this call is about to go out (httpx request hook)."""
+        with self._lock:
+            self._exchange = exchange
+        if self.cancelled:  # cancelled before this attempt: do not send it
+            raise _CallCancelled
+
+    def abort(self) -> None:
+        """Cancel callback: wake the calling thread wherever it waits on the network."""
+        with self._lock:
+            exchange = None if self._finished else self._exchange
+        if exchange is not None:
+            for sock in exchange.sockets_to_shut():
+                _shut_down(sock)
+
+    def wait_before_retry(self, attempt: int, wait: float) -> None:
+        """Tell `on_retry`, then wait `wait` seconds; a cancel ends the wait, and the call."""
+        if self.cancelled:
+            raise _CallCancelled
+        logger.info("Claude request failed; the SDK retries (attempt %d, in %.1f s)", attempt, wait)
+        self.on_retry(attempt, wait)
+        if self.cancel is None:
+            time.sleep(wait)
+        elif self.cancel.wait(wait):
+            raise _CallCancelled
+
+    def finish(self) -> None:
+        with self._lock:
+            self._finished = True
+            self._exchange = None
+
+
+class _Exchange:
+    """One HTTP request of the provider and its response: httpcore's `trace` hook for it.
+
+    Tracks which socket the request travels on, so that cancelling its call can
+    shut that socket down: the socket of a new connection from the connect trace,
+    that of a reused pooled connection from the response's `network_stream`.
+    """
+
+    def __init__(self, sockets: _Sockets, call: _Call | None) -> None:
+        self._sockets = sockets
+        self._call = call
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._sent = False
+
+    def __call__(self, event: str, info: Mapping[str, Any]) -> None:
+        """httpcore's trace extension: called on the calling thread at each step."""
+        if event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+            self._use(_socket_of(info.get("return_value")))
+        elif event.endswith(".send_request_headers.started"):
+            with self._lock:
+                self._sent = True
+                cancelled = self._call is not None and self._call.cancelled
+            if cancelled:  # nothing sent yet; httpcore closes the connection
+                raise _CallCancelled
+        elif ".response_closed." in event:
+            # Back in the pool, or closed (then the next `release` forgets it).
+            self._sockets.release(self)
+
+    def response_arrived(self, response: httpx2.Response) -> None:
+        """The response headers are in: its `network_stream` names the connection's socket."""
+        self._use(_socket_of(response.extensions.get("network_stream")))
+
+    def sockets_to_shut(self) -> list[socket.socket]:
+        """What cancelling must shut down to wake this exchange's calling thread."""
+        with self._lock:
+            sock, sent = self._socket, self._sent
+        if sock is not None:
+            return [sock]
+        if sent:
+            # Sent on a reused connection, no answer yet: its socket is one of the
+            # unclaimed ones. Shutting an idle one down costs only that connection
+            # (httpcore drops a pooled connection whose socket reads as closed);
+            # another call waiting likewise gets a connection error, which the SDK retries.
+            return self._sockets.unclaimed()
+        return []  # not on a connection yet: the trace above stops it before it sends
+
+    def _use(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            self._socket = sock
+            cancelled = self._call is not None and self._call.cancelled
+        self._sockets.claim(sock, self)
+        if cancelled:  # cancelled while connecting, or just as the answer began
+            _shut_down(sock)
+
+
+# The call running on this thread, for the request hook and the retry wait.
+_current_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
+    "cairn_current_call", default=None
 )
 
 
-def _attach_trace(request: httpx2.Request) -> None:
-    """httpx request hook: let the running call see the connections this request opens."""
-    call = _current_call.get()
-    if call is not None:
-        request.extensions["trace"] = call.trace
+@functools.cache
+def _client_class() -> type[anthropic.Anthropic]:
+    """The SDK client, with its wait before a retry told and cancellable (see below)."""
+    import anthropic
+
+    class _CairnClient(anthropic.Anthropic):
+        # The SDK has no public way to say that it will retry, or after how long: its
+        # middleware runs once per attempt, not between them, and its INFO log line
+        # ("Retrying request to … in … seconds") is a message, not an API, and fires
+        # just before a `time.sleep` that nothing can cut short. So this overrides the
+        # one private method the SDK calls only when it has decided to retry, and asks
+        # the SDK's own `_calculate_retry_timeout` for the wait (retry-after honoured,
+        # else its backoff with jitter) instead of copying its rules. A test per
+        # behaviour (tests/integration/test_anthropic_provider.py) fails if the SDK
+        # renames either.
+        def _sleep_for_retry(
+            self,
+            *,
+            retries_taken: int,
+            max_retries: int,
+            options: Any,
+            response: httpx2.Response | None,
+        ) -> None:
+            call = _current_call.get()
+            if call is None:  # models, count_tokens: the SDK's own wait
+                super()._sleep_for_retry(
+                    retries_taken=retries_taken,
+                    max_retries=max_retries,
+                    options=options,
+                    response=response,
+                )
+                return
+            wait = self._calculate_retry_timeout(
+                max_retries - retries_taken,
+                options,
+                response.headers if response is not None else None,
+            )
+            call.wait_before_retry(retries_taken + 2, wait)
+
+    return _CairnClient
 
 
 @contextlib.contextmanager
@@ -140,7 +293,8 @@ def _api_errors() -> Iterator[None]:
 class AnthropicProvider:
     """Claude through the official `anthropic` SDK, with its retries left on.
 
-    Thread-safe: one provider serves the chat and the summarizer workers at once.
+    Thread-safe: one provider serves the chat and the summarizer workers at once,
+    over one pool of connections.
     """
 
     def __init__(
@@ -162,7 +316,9 @@ class AnthropicProvider:
         self._max_retries = max_retries
         self._timeout = timeout
         self._lock = threading.Lock()
-        self._sdk_client: anthropic.Anthropic | None = None
+        self._sockets = _Sockets()
+        # The client, and copies of it with other `max_retries` (same connection pool).
+        self._sdk_clients: dict[int, anthropic.Anthropic] = {}
 
     # -- the ChatProvider protocol
 
@@ -171,17 +327,21 @@ class AnthropicProvider:
     ) -> ReplyResult:
         """Stream a reply; text arrives through `callbacks.on_text` as it comes.
 
+        The SDK retries a failure before the reply begins (no answer, a 429, a 5xx),
+        and `callbacks.on_retry` hears of each retry before its wait.
         Returns with `cancelled=True` and the text so far when `cancel` fires.
         A failure raises an `ApiError` whose `partial_text` holds what arrived
         (see `app.llm.anthropic_errors.partial_text_of`).
         """
-        client = self._client()
-        call = _StreamCall(callbacks, cancel, self._max_retries)
+        received: list[str] = []
+        if cancel.cancelled:
+            return self._cancelled_result(request, received)
+        client = self._client(self._max_retries)
+        call = _Call(self._sockets, callbacks.on_retry, cancel)
         cancel.on_cancel(call.abort)
         context_token = _current_call.set(call)
-        received: list[str] = []
         try:
-            return self._stream(client, request, call, received)
+            return self._stream(client, request, call, callbacks, received)
         except _CallCancelled:
             return self._cancelled_result(request, received)
         except Exception as error:
@@ -197,7 +357,7 @@ class AnthropicProvider:
 
     def list_models(self) -> list[ModelInfo]:
         """Every model the server offers, newest first (all pages)."""
-        client = self._client()
+        client = self._client(self._max_retries)
         with _api_errors():
             return [
                 ModelInfo(
@@ -214,7 +374,7 @@ class AnthropicProvider:
 
         Listing one model is the cheapest authenticated call: no tokens are spent.
         """
-        client = self._client()
+        client = self._client(self._max_retries)
         with _api_errors():
             client.models.list(limit=1)
 
@@ -228,15 +388,18 @@ class AnthropicProvider:
         tool_description: str,
         input_schema: dict[str, Any],
         max_tokens: int,
+        max_retries: int = 1,
+        on_retry: RetryCallback | None = None,
     ) -> dict[str, Any]:
         """One non-streaming call that forces the tool `tool_name`; its `input` object.
 
-        The SDK's retries are off for this call (`max_retries=0`): the summarizer
-        retries a transport error once itself, with its own backoff, and must not
-        multiply its one call into three. Raises an `ApiError` for transport and
-        HTTP failures, `StructuredOutputError` when the reply has no usable input.
+        The SDK retries a failure worth retrying (no answer, a 429, a 5xx) up to
+        `max_retries` times, with its backoff and the server's retry-after, and
+        `on_retry` hears of each retry before its wait; a 400, 401, 403 or 404 is
+        never retried. Raises an `ApiError` for transport and HTTP failures,
+        `StructuredOutputError` when the reply has no usable input.
         """
-        client = self._client().with_options(max_retries=0)
+        client = self._client(max_retries)
         arguments: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
@@ -248,8 +411,14 @@ class AnthropicProvider:
         }
         if system:
             arguments["system"] = system
-        with _api_errors():
-            message = client.messages.create(**arguments)
+        call = _Call(self._sockets, on_retry or _ignore_retry, cancel=None)
+        context_token = _current_call.set(call)
+        try:
+            with _api_errors():
+                message = client.messages.create(**arguments)
+        finally:
+            call.finish()
+            _current_call.reset(context_token)
         if message.stop_reason == "max_tokens":
             raise StructuredOutputError(
                 "The summary was cut off before it was complete.",
@@ -274,7 +443,7 @@ class AnthropicProvider:
 
     def count_tokens(self, request: ChatRequest) -> int:
         """Input tokens the server counts for `request` (free; nothing is generated)."""
-        client = self._client()
+        client = self._client(self._max_retries)
         arguments = self._message_arguments(request)
         del arguments["max_tokens"]
         with _api_errors():
@@ -283,66 +452,54 @@ class AnthropicProvider:
     def close(self) -> None:
         """Release the HTTP connections; the provider opens new ones if used again."""
         with self._lock:
-            client, self._sdk_client = self._sdk_client, None
+            client = self._sdk_clients.get(self._max_retries)
+            self._sdk_clients = {}
+        self._sockets.clear()
         if client is not None:
-            client.close()
+            client.close()  # its copies share its connection pool
 
     # -- inside
 
-    def _client(self) -> anthropic.Anthropic:
+    def _client(self, max_retries: int) -> anthropic.Anthropic:
         with self._lock:
-            if self._sdk_client is None:
-                self._sdk_client = self._create_client()
-            return self._sdk_client
+            base = self._sdk_clients.get(self._max_retries)
+            if base is None:
+                base = self._sdk_clients[self._max_retries] = self._create_client()
+            client = self._sdk_clients.get(max_retries)
+            if client is None:
+                client = self._sdk_clients[max_retries] = base.with_options(max_retries=max_retries)
+            return client
 
     def _create_client(self) -> anthropic.Anthropic:
         import anthropic
         import httpx2
 
         timeout = httpx2.Timeout(self._timeout, connect=min(_CONNECT_TIMEOUT, self._timeout))
+        limits = anthropic.DEFAULT_CONNECTION_LIMITS
         http_client = anthropic.DefaultHttpxClient(
             timeout=timeout,
-            # A connection per call, never a pooled one: a call's connect trace then
-            # always hands over the socket that cancelling has to shut down.
-            limits=httpx2.Limits(max_connections=100, max_keepalive_connections=0),
-            event_hooks={"request": [_attach_trace]},
+            limits=httpx2.Limits(
+                max_connections=limits.max_connections,
+                max_keepalive_connections=limits.max_keepalive_connections,
+                keepalive_expiry=_KEEPALIVE_EXPIRY,
+            ),
+            event_hooks={"request": [self._request_sent], "response": [_response_arrived]},
         )
-        return anthropic.Anthropic(
+        return _client_class()(
             api_key=self._api_key,
             base_url=self.base_url,
             max_retries=self._max_retries,
             timeout=timeout,
             http_client=http_client,
-            middleware=[self._observe_attempt],
         )
 
-    def _observe_attempt(
-        self, request: anthropic.APIRequest, call_next: anthropic.CallNext
-    ) -> anthropic.APIResponse[Any]:
-        """SDK middleware, once per HTTP attempt: stop a cancelled call, announce retries."""
-        import anthropic
-
+    def _request_sent(self, request: httpx2.Request) -> None:
+        """httpx request hook: follow the request onto its connection (`_Exchange`)."""
         call = _current_call.get()
-        if call is None:  # not a streamed reply (models, count_tokens)
-            return call_next(request)
-        if call.cancel.cancelled:
-            raise _CallCancelled
-        try:
-            response = call_next(request)
-        except anthropic.APIConnectionError:
-            if call.cancel.cancelled:
-                # `from None`: the SDK retries any error whose cause is a connection error.
-                raise _CallCancelled from None
-            call.announce_retry(request.retries_taken, None)
-            raise
-        http_response = response.http_response
-        if not http_response.is_success:
-            if call.cancel.cancelled:
-                http_response.close()
-                raise _CallCancelled
-            if sdk_will_retry_status(http_response.status_code, http_response.headers):
-                call.announce_retry(request.retries_taken, parse_retry_after(http_response.headers))
-        return response
+        exchange = _Exchange(self._sockets, call)
+        request.extensions["trace"] = exchange
+        if call is not None:
+            call.attempt_started(exchange)
 
     def _message_arguments(self, request: ChatRequest) -> dict[str, Any]:
         arguments: dict[str, Any] = {
@@ -358,20 +515,21 @@ class AnthropicProvider:
         self,
         client: anthropic.Anthropic,
         request: ChatRequest,
-        call: _StreamCall,
+        call: _Call,
+        callbacks: StreamCallbacks,
         received: list[str],
     ) -> ReplyResult:
         finished = False
         with client.messages.stream(**self._message_arguments(request)) as stream:
             for event in stream:
-                if call.cancel.cancelled:
+                if call.cancelled:
                     return self._cancelled_result(request, received)
                 if event.type == "text":
                     received.append(event.text)
-                    call.callbacks.on_text(event.text)
+                    callbacks.on_text(event.text)
                 elif event.type == "message_stop":
                     finished = True
-            if call.cancel.cancelled:
+            if call.cancelled:
                 return self._cancelled_result(request, received)
             if not finished:
                 raise stream_ended_early()
@@ -393,6 +551,17 @@ class AnthropicProvider:
             model=request.model,
             cancelled=True,
         )
+
+
+def _response_arrived(response: httpx2.Response) -> None:
+    """httpx response hook: tell the request's exchange which socket answered."""
+    exchange = response.request.extensions.get("trace")
+    if isinstance(exchange, _Exchange):
+        exchange.response_arrived(response)
+
+
+def _ignore_retry(_attempt: int, _wait: float | None) -> None:
+    pass
 
 
 def _usage(usage: SdkUsage) -> Usage:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from app.core.catalog import ModelInfo
 from app.core.conversation import ApiMessage
@@ -39,11 +39,16 @@ class ReplyResult:
     cancelled: bool = False
 
 
+RetryCallback: TypeAlias = Callable[[int, float | None], None]
+"""Told before a provider waits to retry a failed request: the attempt that is
+coming (2 for the first retry) and the seconds until it (None when not known)."""
+
+
 class CancelToken:
     """A flag set from any thread; the provider checks it and aborts the stream.
 
-    `on_cancel` callbacks run on the cancelling thread, so a provider can close
-    the HTTP response to unblock a read that is waiting on a slow server.
+    `on_cancel` callbacks run on the cancelling thread, so a provider can shut
+    the connection down to unblock a read that is waiting on a slow server.
     """
 
     def __init__(self) -> None:
@@ -71,14 +76,18 @@ class CancelToken:
                 return
         callback()
 
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`, waking at once on cancel; True if cancelled."""
+        return self._event.wait(seconds)
+
 
 @dataclass
 class StreamCallbacks:
     """Hooks a provider calls while streaming (from the worker thread)."""
 
     on_text: Callable[[str], None] = lambda _text: None
-    # attempt number (2 for the first retry) and seconds until it, when known
-    on_retry: Callable[[int, float | None], None] = lambda _attempt, _wait: None
+    # attempt number (2 for the first retry) and seconds until it (see `RetryCallback`)
+    on_retry: RetryCallback = lambda _attempt, _wait: None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -88,7 +97,10 @@ class ChatProvider(Protocol):
     ) -> ReplyResult:
         """Stream a reply; text arrives through `callbacks.on_text` as it comes.
 
-        Returns with `cancelled=True` (and the text so far) when `cancel` fires.
+        A failure before the reply begins that is worth retrying (no answer, a 429,
+        a 5xx) is retried by the provider, and `callbacks.on_retry` hears of each
+        retry before its wait. Returns with `cancelled=True` (and the text so far)
+        when `cancel` fires, waiting or reading.
         """
         ...
 
@@ -114,12 +126,19 @@ class ChatProvider(Protocol):
         tool_description: str,
         input_schema: dict[str, Any],
         max_tokens: int,
+        max_retries: int = 1,
+        on_retry: RetryCallback | None = None,
     ) -> dict[str, Any]:
         """One non-streaming call that forces the tool `tool_name`; its `input` object.
 
-        Made once, without the provider's own retries: the caller (the summarizer)
-        decides whether a failure is worth a second try. Raises an `ApiError` for
-        transport and HTTP failures, `StructuredOutputError` when the reply holds no
-        usable tool input (no tool call, cut off by `max_tokens`, not an object).
+        The provider retries a failure worth retrying (no answer, a 429, a 5xx) up to
+        `max_retries` times with backoff, honouring the server's retry-after, and
+        tells `on_retry` before each wait. The caller must not retry on top: a
+        failure raised here has had its retries. A 400, 401, 403, 404 or a reply
+        without usable tool input is never retried.
+
+        Raises an `ApiError` for transport and HTTP failures, `StructuredOutputError`
+        when the reply holds no usable tool input (no tool call, cut off by
+        `max_tokens`, not an object).
         """
         ...

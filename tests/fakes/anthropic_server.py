@@ -1173,6 +1173,11 @@ class _Handler(BaseHTTPRequestHandler):
     """Hands every request to the fake; keeps connections alive as the real API does."""
 
     protocol_version = "HTTP/1.1"
+    # Each write leaves at once (TCP_NODELAY): the API streams a reply incrementally
+    # as server-sent events (https://platform.claude.com/docs/en/build-with-claude/streaming).
+    # With Nagle's algorithm a small write on a kept-alive connection would wait for the
+    # client's delayed ACK, about 40 ms, and make every reused connection look slow.
+    disable_nagle_algorithm = True
     server: _HttpServer
 
     def setup(self) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -29,6 +32,7 @@ from app.llm.anthropic_errors import partial_text_of
 from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import CancelToken, ChatRequest, ReplyResult, StreamCallbacks
 from tests.fakes.anthropic_server import (
+    COUNT_TOKENS_PATH,
     MESSAGES_PATH,
     MODELS_PATH,
     FakeAnthropicServer,
@@ -51,6 +55,7 @@ class Recorder:
     texts: list[str] = field(default_factory=list)
     retries: list[tuple[int, float | None]] = field(default_factory=list)
     first_text: threading.Event = field(default_factory=threading.Event)
+    retried: threading.Event = field(default_factory=threading.Event)
 
     def callbacks(self) -> StreamCallbacks:
         return StreamCallbacks(on_text=self._on_text, on_retry=self._on_retry)
@@ -61,6 +66,7 @@ class Recorder:
 
     def _on_retry(self, attempt: int, wait: float | None) -> None:
         self.retries.append((attempt, wait))
+        self.retried.set()
 
 
 @contextlib.contextmanager
@@ -94,6 +100,27 @@ def _stream_failure(provider: AnthropicProvider, recorder: Recorder | None = Non
     with pytest.raises(ApiError) as caught:
         _stream(provider, recorder)
     return caught.value
+
+
+class ConnectionCounter:
+    """Counts the TCP connections the client opened, from httpcore's debug log."""
+
+    def __init__(self, caplog: pytest.LogCaptureFixture) -> None:
+        self._caplog = caplog
+        caplog.set_level(logging.DEBUG, logger="httpcore2.connection")
+
+    @property
+    def opened(self) -> int:
+        return sum(
+            record.name == "httpcore2.connection"
+            and record.getMessage().startswith("connect_tcp.complete")
+            for record in self._caplog.records
+        )
+
+
+@pytest.fixture
+def connections(caplog: pytest.LogCaptureFixture) -> ConnectionCounter:
+    return ConnectionCounter(caplog)
 
 
 class StreamInThread:
@@ -296,17 +323,20 @@ def test_a_retry_is_reported_and_then_the_reply_arrives(
     assert retry_counts == ["0", "1"]
 
 
-def test_a_retry_without_a_server_given_wait_reports_none(
+def test_a_retry_without_a_server_given_wait_reports_the_sdk_backoff(
     fake_server: FakeAnthropicServer, provider: AnthropicProvider
 ) -> None:
-    # A connection dropped before any answer: the SDK retries it after its own backoff.
+    # A connection dropped before any answer: the SDK retries it after its own backoff
+    # (about half a second for a first retry), and that wait is what is reported.
     fake_server.add_dropped_connection()
     fake_server.add_reply("Reconnected.")
     recorder = Recorder()
 
     result = _stream(provider, recorder)
 
-    assert recorder.retries == [(2, None)]
+    ((attempt, wait),) = recorder.retries
+    assert attempt == 2
+    assert wait is not None and 0 < wait < 1
     assert result.text == "Reconnected."
 
 
@@ -463,6 +493,25 @@ def test_cancel_during_a_retry_stops_the_retries(
     assert len(fake_server.requests) == 1
 
 
+def test_cancel_during_a_long_retry_wait_returns_at_once(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_error(529, retry_after=30, times=3)
+    cancel = CancelToken()
+    worker = StreamInThread(provider, cancel).start()
+
+    assert worker.recorder.retried.wait(10)  # told before the SDK's 30 s wait
+    started = time.monotonic()
+    cancel.cancel()
+
+    assert worker.finished_within(5)
+    assert time.monotonic() - started < 1.0
+    assert worker.error is None
+    assert worker.result is not None and worker.result.cancelled
+    assert worker.recorder.retries == [(2, 30.0)]
+    assert len(fake_server.requests) == 1
+
+
 def test_cancel_after_the_reply_is_harmless_and_the_provider_goes_on(
     fake_server: FakeAnthropicServer, provider: AnthropicProvider
 ) -> None:
@@ -496,6 +545,145 @@ def test_concurrent_calls_report_to_their_own_callbacks(
     assert quick.retries == [(2, 0.001)]
     assert slow.recorder.retries == []
     assert slow.recorder.texts == ["slow "]
+
+
+# --- one pool of kept-alive connections -------------------------------------------------
+
+
+def test_calls_after_the_first_reuse_its_connection(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    first = _stream(provider)
+    second = _stream(provider)
+    provider.count_tokens(REQUEST)
+    _complete(provider)
+    provider.list_models()
+
+    assert first.text and second.text
+    assert len(fake_server.requests) == 5
+    assert connections.opened == 1
+
+
+def test_stop_during_a_stalled_stream_on_a_reused_connection_returns_within_a_second(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    _stream(provider)  # opens the connection and leaves it in the pool
+    fake_server.add_reply("one two three", chunk_delay=60)
+    cancel = CancelToken()
+    worker = StreamInThread(provider, cancel).start()
+    assert worker.recorder.first_text.wait(10)
+    assert connections.opened == 1  # the stalled stream runs on the reused connection
+
+    started = time.monotonic()
+    cancel.cancel()  # the server now sits 60 s before its next chunk
+
+    assert worker.finished_within(5)
+    assert time.monotonic() - started < 1.0
+    assert worker.error is None
+    assert worker.result is not None and worker.result.cancelled
+    assert worker.result.text == "one "
+
+
+def _two_idle_connections(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    """Leave two connections in the pool: a slow reply holds one while a quick one opens another."""
+    fake_server.add_reply("slow then done", chunk_delay=0.3)
+    slow = StreamInThread(provider, CancelToken()).start()
+    assert slow.recorder.first_text.wait(10)
+    _stream(provider)
+    assert slow.finished_within(10)
+    assert connections.opened == 2
+
+
+def test_stop_mid_stream_shuts_only_that_streams_connection(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    _two_idle_connections(fake_server, provider, connections)
+    fake_server.add_reply("one two three", chunk_delay=60)
+    cancel = CancelToken()
+    stalled = StreamInThread(provider, cancel).start()
+    assert stalled.recorder.first_text.wait(10)
+    cancel.cancel()
+    assert stalled.finished_within(5)
+
+    after = _stream(provider)
+
+    assert after.text
+    assert connections.opened == 2  # the other pooled connection was left alone, and reused
+
+
+def test_stop_before_the_first_byte_on_a_reused_connection_returns_within_a_second(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    _stream(provider)
+    fake_server.add_reply("never sent", first_byte_delay=60)
+    cancel = CancelToken()
+    worker = StreamInThread(provider, cancel).start()
+    assert fake_server.wait_for_requests(2)
+    assert connections.opened == 1
+
+    started = time.monotonic()
+    cancel.cancel()
+
+    assert worker.finished_within(5)
+    assert time.monotonic() - started < 1.0
+    assert worker.result is not None and worker.result.cancelled
+    assert len(fake_server.requests) == 2  # the cut connection was not retried
+
+
+def test_a_connection_cut_by_stop_does_not_go_back_into_the_pool(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    fake_server.add_reply("one two three", chunk_delay=60)
+    cancel = CancelToken()
+    worker = StreamInThread(provider, cancel).start()
+    assert worker.recorder.first_text.wait(10)
+    cancel.cancel()
+    assert worker.finished_within(5)
+
+    after = _stream(provider)
+    again = _stream(provider)
+
+    assert not after.cancelled and after.text
+    assert again.text == after.text
+    assert connections.opened == 2  # one cut by Stop, one fresh and then reused
+
+
+def test_idle_connections_shut_by_a_stop_before_the_first_byte_are_not_reused(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    _two_idle_connections(fake_server, provider, connections)
+    # A Stop before the first byte on a reused connection shuts the idle one too.
+    fake_server.add_reply("never sent", first_byte_delay=60)
+    cancel = CancelToken()
+    stalled = StreamInThread(provider, cancel).start()
+    assert fake_server.wait_for_requests(3)
+    cancel.cancel()
+    assert stalled.finished_within(5)
+
+    after = _stream(provider)
+
+    assert not after.cancelled and after.text
+    assert connections.opened == 3
+
+
+def test_stop_leaves_the_other_call_on_the_provider_alone(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    fake_server.add_reply("stalled reply", chunk_delay=60)
+    cancel = CancelToken()
+    stalled = StreamInThread(provider, cancel).start()
+    assert stalled.recorder.first_text.wait(10)
+    summary = _complete(provider)  # the summarizer, meanwhile, on a second connection
+
+    cancel.cancel()
+    assert stalled.finished_within(5)
+    again = _complete(provider)
+
+    assert stalled.result is not None and stalled.result.cancelled
+    assert summary == again
+    assert connections.opened == 2
 
 
 # --- models and tokens ----------------------------------------------------------------
@@ -556,3 +744,114 @@ def test_a_bug_in_a_callback_is_not_disguised_as_an_api_error(
 
     with pytest.raises(KeyError):
         provider.stream_reply(REQUEST, StreamCallbacks(on_text=broken), CancelToken())
+
+
+# --- complete_structured: one call, the SDK's retries ------------------------------------
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"narrative": {"type": "string"}},
+    "required": ["narrative"],
+}
+
+
+def _complete(provider: AnthropicProvider, **options: Any) -> dict[str, Any]:
+    return provider.complete_structured(
+        model=MODEL,
+        system="Summarize.",
+        prompt="<transcript>\n[#1 · user · 2026-03-05 09:00]\nSee notes.md.\n</transcript>",
+        tool_name="record_summary",
+        tool_description="Record the summary.",
+        input_schema=SCHEMA,
+        max_tokens=500,
+        **options,
+    )
+
+
+def test_complete_structured_retries_once_by_default_and_says_so(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_error(529, retry_after_ms=1, path=MESSAGES_PATH)
+    recorder = Recorder()
+
+    answer = _complete(provider, on_retry=recorder.callbacks().on_retry)
+
+    assert answer["narrative"].startswith("Summary of messages #1–#1.")
+    assert recorder.retries == [(2, 0.001)]
+    retry_counts = [r.headers["x-stainless-retry-count"] for r in fake_server.requests]
+    assert retry_counts == ["0", "1"]
+
+
+def test_complete_structured_gives_up_after_its_retry(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_error(529, retry_after_ms=1, path=MESSAGES_PATH, times=2)
+
+    with pytest.raises(OverloadedError):
+        _complete(provider)
+
+    assert len(fake_server.requests) == 2
+
+
+def test_complete_structured_takes_its_number_of_retries(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_error(429, retry_after_ms=1, path=MESSAGES_PATH, times=3)
+    recorder = Recorder()
+
+    with pytest.raises(RateLimitedError):
+        _complete(provider, max_retries=0, on_retry=recorder.callbacks().on_retry)
+    _complete(provider, max_retries=2, on_retry=recorder.callbacks().on_retry)
+
+    assert len(fake_server.requests) == 4
+    assert recorder.retries == [(2, 0.001), (3, 0.001)]
+
+
+def test_complete_structured_retries_a_timeout_after_the_sdk_backoff(
+    fake_server: FakeAnthropicServer,
+) -> None:
+    fake_server.add_tool_fault("timeout", delay=1.2)
+    recorder = Recorder()
+    with provider_for(fake_server, timeout=0.3) as provider:
+        answer = _complete(provider, on_retry=recorder.callbacks().on_retry)
+
+    assert answer["narrative"]
+    ((attempt, wait),) = recorder.retries
+    assert attempt == 2
+    assert wait is not None and 0 < wait < 1
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (400, BadRequestError),
+        (401, ApiKeyRejectedError),
+        (403, PermissionDeniedError),
+        (404, ModelNotFoundError),
+        (413, RequestTooLargeError),
+    ],
+)
+def test_complete_structured_never_retries_what_the_user_must_fix(
+    fake_server: FakeAnthropicServer,
+    provider: AnthropicProvider,
+    status: int,
+    expected: type[ApiError],
+) -> None:
+    fake_server.add_error(status, path=MESSAGES_PATH)
+    recorder = Recorder()
+
+    with pytest.raises(expected):
+        _complete(provider, max_retries=3, on_retry=recorder.callbacks().on_retry)
+
+    assert len(fake_server.requests) == 1
+    assert recorder.retries == []
+
+
+def test_count_tokens_goes_through_the_pool_too(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider, connections: ConnectionCounter
+) -> None:
+    provider.count_tokens(REQUEST)
+    provider.count_tokens(REQUEST)
+
+    assert len(fake_server.requests_to(COUNT_TOKENS_PATH)) == 2
+    assert connections.opened == 1

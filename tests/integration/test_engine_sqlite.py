@@ -49,9 +49,7 @@ def test_a_long_conversation_summarized_twice_on_disk(
     config = SummarizationConfig(mode="hybrid")
     sessions = SessionStore(open_database(database).connection, database=database)
     store = SummaryStore.open(database)
-    summarizer = Summarizer(
-        config, complete=provider.complete_structured, counter=counter, sleep=lambda _: None
-    )
+    summarizer = Summarizer(config, complete=provider.complete_structured, counter=counter)
     engine = SummarizationEngine(config, store, summarizer, ContextBuilder(counter))
     session = sessions.create_session("walks", MODEL.id)
     try:

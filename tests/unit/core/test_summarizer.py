@@ -15,7 +15,6 @@ import pytest
 
 from app.core.errors import (
     BadRequestError,
-    ConnectionFailedError,
     ModelNotFoundError,
     OverloadedError,
     StructuredOutputError,
@@ -115,16 +114,10 @@ class FakeCompletion:
         return str(self.calls[-1]["prompt"])
 
 
-class Sleeps(list[float]):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
 def make(
     counter: TokenCounter,
     complete: FakeCompletion | None,
     *,
-    sleeps: Sleeps | None = None,
     budget: int = 60_000,
     **settings: Any,
 ) -> Summarizer:
@@ -132,7 +125,6 @@ def make(
         SummarizationConfig(**settings),
         complete=complete,
         counter=counter,
-        sleep=sleeps if sleeps is not None else Sleeps(),
         transcript_budget_tokens=budget,
         tz=UTC,
     )
@@ -356,31 +348,14 @@ def test_a_huge_single_message_is_cut_in_the_middle_and_still_one_call(
 # --- failures ---------------------------------------------------------------------------
 
 
-def test_a_transport_error_is_retried_once_after_a_backoff(counter: TokenCounter) -> None:
-    sleeps = Sleeps()
+def test_a_transport_error_is_not_retried_here(counter: TokenCounter) -> None:
+    # The provider retries once (the SDK's retries); the summarizer never adds its own.
     complete = FakeCompletion(OverloadedError("Claude is busy."), llm_answer())
 
-    result = summarize(make(counter, complete, sleeps=sleeps))
+    result = summarize(make(counter, complete))
 
-    assert result.outcome is EventOutcome.OK
-    assert result.llm_calls == 2
-    assert sleeps == [1.0]
-    assert result.draft is not None
-    assert result.draft.mode is SummaryMode.HYBRID
-
-
-def test_the_backoff_honours_retry_after_within_a_bound(counter: TokenCounter) -> None:
-    sleeps = Sleeps()
-    complete = FakeCompletion(
-        ConnectionFailedError("Offline.", retry_after=4.5),
-        OverloadedError("Busy.", retry_after=600),
-    )
-
-    result = summarize(make(counter, complete, sleeps=sleeps))
-
-    assert sleeps == [4.5]  # one retry only: the second failure is final
+    assert len(complete.calls) == 1
     assert result.outcome is EventOutcome.FALLBACK
-    assert result.llm_calls == 2
     assert result.error_class == "OverloadedError"
     assert result.draft is not None
     assert result.draft.mode is SummaryMode.RULE
@@ -402,13 +377,11 @@ def test_the_backoff_honours_retry_after_within_a_bound(counter: TokenCounter) -
 def test_a_bad_answer_is_not_retried_and_becomes_a_basic_summary(
     counter: TokenCounter, answer: Answer, error_class: str
 ) -> None:
-    sleeps = Sleeps()
     complete = FakeCompletion(answer)
 
-    result = summarize(make(counter, complete, sleeps=sleeps))
+    result = summarize(make(counter, complete))
 
     assert len(complete.calls) == 1
-    assert sleeps == []
     assert result.outcome is EventOutcome.FALLBACK
     assert result.error_class == error_class
     assert result.llm_calls == 1
@@ -444,15 +417,11 @@ def test_no_model_at_all_falls_back(counter: TokenCounter) -> None:
 def test_a_missing_model_moves_down_the_list_and_nothing_else_does(
     counter: TokenCounter,
 ) -> None:
-    sleeps = Sleeps()
     complete = FakeCompletion(ModelNotFoundError("No such model."), llm_answer())
 
-    result = summarize(
-        make(counter, complete, sleeps=sleeps), model_order=["gone-model", "claude-sonnet-4-6"]
-    )
+    result = summarize(make(counter, complete), model_order=["gone-model", "claude-sonnet-4-6"])
 
     assert [call["model"] for call in complete.calls] == ["gone-model", "claude-sonnet-4-6"]
-    assert sleeps == []
     assert result.outcome is EventOutcome.OK
     assert result.draft is not None
     assert result.draft.model == "claude-sonnet-4-6"

@@ -28,7 +28,6 @@ from app.llm.anthropic_errors import (
     map_sdk_error,
     parse_retry_after,
     partial_text_of,
-    sdk_will_retry_status,
     with_partial_text,
 )
 
@@ -59,13 +58,16 @@ def _status_error(
     message: str = "Something happened",
     headers: dict[str, str] | None = None,
     exception_class: type[anthropic.APIStatusError] = anthropic.APIStatusError,
+    error_code: str | None = None,
 ) -> anthropic.APIStatusError:
     """A real SDK status error, built the way the SDK builds it from a response."""
-    body: dict[str, Any] = {
-        "type": "error",
-        "error": {"type": error_type or _TYPES.get(status, "api_error"), "message": message},
-        "request_id": "req_0123",
+    error: dict[str, Any] = {
+        "type": error_type or _TYPES.get(status, "api_error"),
+        "message": message,
     }
+    if error_code is not None:
+        error["details"] = {"error_code": error_code}
+    body: dict[str, Any] = {"type": "error", "error": error, "request_id": "req_0123"}
     response = httpx2.Response(
         status,
         headers={"request-id": "req_0123", **(headers or {})},
@@ -109,15 +111,17 @@ def test_each_status_maps_to_its_error(
 
 
 def test_user_caused_errors_offer_no_retry_and_transient_ones_do() -> None:
-    rejected = map_sdk_error(_status_error(401))
-    overloaded = map_sdk_error(_status_error(529))
+    rejected = map_sdk_error(_status_error(401, exception_class=anthropic.AuthenticationError))
+    overloaded = map_sdk_error(_status_error(529, exception_class=anthropic.OverloadedError))
 
     assert rejected is not None and not rejected.retryable
     assert overloaded is not None and overloaded.retryable
 
 
 def test_rate_limit_carries_the_wait_in_numbers_and_in_words() -> None:
-    error = map_sdk_error(_status_error(429, headers={"retry-after": "30"}))
+    error = map_sdk_error(
+        _status_error(429, headers={"retry-after": "30"}, exception_class=anthropic.RateLimitError)
+    )
 
     assert isinstance(error, RateLimitedError)
     assert error.retry_after == 30
@@ -125,20 +129,102 @@ def test_rate_limit_carries_the_wait_in_numbers_and_in_words() -> None:
 
 
 def test_rate_limit_without_a_wait_says_a_moment() -> None:
-    error = map_sdk_error(_status_error(429))
+    error = map_sdk_error(_status_error(429, exception_class=anthropic.RateLimitError))
 
     assert isinstance(error, RateLimitedError)
     assert error.retry_after is None
     assert "a moment" in error.message
 
 
-def test_a_too_long_conversation_is_request_too_large_even_as_a_400() -> None:
-    message = "prompt is too long: 210000 tokens > 200000 maximum"
-
-    error = map_sdk_error(_status_error(400, message=message))
+@pytest.mark.parametrize(
+    "message",
+    [
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        "input length and `max_tokens` exceed context limit: 199000 + 8192 > 200000",
+    ],
+)
+def test_a_too_long_conversation_is_request_too_large_even_as_a_400(message: str) -> None:
+    error = map_sdk_error(
+        _status_error(400, message=message, exception_class=anthropic.BadRequestError)
+    )
 
     assert isinstance(error, RequestTooLargeError)
+    assert not error.retryable
     assert message in (error.detail or "")
+
+
+def test_other_invalid_requests_stay_bad_requests() -> None:
+    error = map_sdk_error(
+        _status_error(
+            400, message="messages: roles must alternate", exception_class=anthropic.BadRequestError
+        )
+    )
+
+    assert isinstance(error, BadRequestError)
+
+
+@pytest.mark.parametrize(
+    ("exception_class", "status", "error_type", "expected", "title"),
+    [
+        # A 5xx without its own class says by its type whether Claude is busy or slow.
+        (anthropic.ServiceUnavailableError, 503, "overloaded_error", OverloadedError, None),
+        (anthropic.InternalServerError, 500, "timeout_error", ServerError, "Claude took too long"),
+        (anthropic.InternalServerError, 502, "api_error", ServerError, "Claude had a problem"),
+        # A status the SDK has no class for is read from the body's type.
+        (anthropic.APIStatusError, 418, "rate_limit_error", RateLimitedError, None),
+        (anthropic.APIStatusError, 418, "billing_error", PermissionDeniedError, "Out of credit"),
+        (anthropic.APIStatusError, 418, "something_new_error", BadRequestError, None),
+    ],
+)
+def test_broad_classes_are_told_apart_by_the_error_type(
+    exception_class: type[anthropic.APIStatusError],
+    status: int,
+    error_type: str,
+    expected: type[ApiError],
+    title: str | None,
+) -> None:
+    error = map_sdk_error(
+        _status_error(status, error_type=error_type, exception_class=exception_class)
+    )
+
+    assert type(error) is expected
+    if title is not None:
+        assert error.title == title
+
+
+def test_the_class_decides_even_when_the_status_says_otherwise() -> None:
+    # What the SDK decided the response meant wins over the number it carries.
+    error = map_sdk_error(
+        _status_error(500, error_type="api_error", exception_class=anthropic.OverloadedError)
+    )
+
+    assert isinstance(error, OverloadedError)
+
+
+@pytest.mark.parametrize("code", ["enforced_spend_limit_reached", "contract_spend_limit_reached"])
+def test_a_spending_cap_is_not_a_rate_limit(code: str) -> None:
+    error = map_sdk_error(
+        _status_error(429, error_code=code, exception_class=anthropic.RateLimitError)
+    )
+
+    assert isinstance(error, PermissionDeniedError)
+    assert error.title == "Spending limit reached"
+    assert not error.retryable
+    assert f"error_code={code}" in (error.detail or "")
+
+
+def test_a_ramp_limit_is_a_rate_limit_with_its_wait() -> None:
+    error = map_sdk_error(
+        _status_error(
+            429,
+            error_code="ramp_limit_exceeded",
+            headers={"retry-after": "12"},
+            exception_class=anthropic.RateLimitError,
+        )
+    )
+
+    assert isinstance(error, RateLimitedError)
+    assert error.retry_after == 12
 
 
 @pytest.mark.parametrize(
@@ -147,6 +233,9 @@ def test_a_too_long_conversation_is_request_too_large_even_as_a_400() -> None:
         ("overloaded_error", OverloadedError),
         ("rate_limit_error", RateLimitedError),
         ("api_error", ServerError),
+        ("timeout_error", ServerError),
+        ("authentication_error", ApiKeyRejectedError),
+        ("request_too_large", RequestTooLargeError),
         ("something_new_error", StreamInterruptedError),
     ],
 )
@@ -237,24 +326,6 @@ def test_retry_after_as_an_http_date() -> None:
     wait = parse_retry_after({"retry-after": in_a_minute})
 
     assert wait is not None and 50 < wait <= 61
-
-
-@pytest.mark.parametrize(
-    ("status", "headers", "expected"),
-    [
-        (429, {}, True),
-        (529, {}, True),
-        (500, {}, True),
-        (408, {}, True),
-        (409, {}, True),
-        (400, {}, False),
-        (401, {}, False),
-        (400, {"x-should-retry": "true"}, True),
-        (529, {"x-should-retry": "false"}, False),
-    ],
-)
-def test_retry_policy_matches_the_sdk(status: int, headers: dict[str, str], expected: bool) -> None:
-    assert sdk_will_retry_status(status, headers) is expected
 
 
 @pytest.mark.parametrize(
