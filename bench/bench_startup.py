@@ -1,35 +1,54 @@
 """Cold start: from launching `python -m app` to the window's first paint.
 
-Run: .venv/bin/python bench/bench_startup.py [--runs N]
+Run: .venv/bin/python bench/bench_startup.py [--runs N] [--db-size-mb N]
 
-Each run is a fresh process on a fresh CAIRN_HOME (with one conversation of
-200 messages so the window has something to show), under the offscreen
-platform. The child prints the wall-clock time of the main window's first
-paint; the parent subtracts the time it started the child. Prints figures;
-not a pass/fail test.
+Each run is a fresh process under the offscreen platform. The child prints the
+wall-clock time of the main window's first paint; the parent subtracts the time
+it started the child. Prints figures; not a pass/fail test.
+
+Without --db-size-mb, each run gets a fresh CAIRN_HOME with one conversation of
+200 messages, so the window has something to show.
+
+With --db-size-mb N, the runs share a database of about N MB of realistic
+conversations (built once and cached in /tmp/cairn-bench/), and are measured
+twice: after a clean shutdown (the integrity check is left for after the first
+paint) and after a crash (the child is killed, so `open_database` checks the
+file before the window appears). It also times `open_database` alone in this
+process, both ways, and `check_database`, the check the app runs after its
+first paint.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+CACHE = Path(tempfile.gettempdir()) / "cairn-bench"
+MODEL = "claude-sonnet-4-6"
+NEWEST_MESSAGES = 200  # the conversation the window opens
 
 # Runs the real entry point, with a hook that reports the first paint and quits.
+# CAIRN_BENCH_CRASH=1: dies at once after the conversation is shown, leaving the
+# database as a crash would (no clean close).
 CHILD = r"""
-import sys, time
+import os, sys, time
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 import app.ui.app as cairn_app
 
+crash = os.environ.get("CAIRN_BENCH_CRASH") == "1"
 state = {"filled": False}
 original_fill = cairn_app.CairnSession._after_first_paint
 def fill(self):
@@ -37,6 +56,15 @@ def fill(self):
     state["filled"] = True
     self.window.update()
 cairn_app.CairnSession._after_first_paint = fill
+
+original_open = cairn_app.open_database
+def timed_open(*args, **kwargs):
+    started = time.perf_counter()
+    result = original_open(*args, **kwargs)
+    checked = int(getattr(result, "checked", True))
+    print(f"OPEN {time.perf_counter() - started:.6f} {checked}", flush=True)
+    return result
+cairn_app.open_database = timed_open
 
 class FirstPaint(QObject):
     # Reports the first paint, then the first paint with the conversation in it.
@@ -47,6 +75,8 @@ class FirstPaint(QObject):
                 print(f"PAINT {time.time():.6f}", flush=True)
             elif state["filled"]:
                 print(f"FILLED {time.time():.6f}", flush=True)
+                if crash:
+                    os._exit(3)
                 QTimer.singleShot(0, QApplication.instance().quit)
                 QApplication.instance().removeEventFilter(self)
         return False
@@ -63,69 +93,319 @@ sys.exit(main())
 """
 
 
+class Run:
+    """What one child reported, in milliseconds from its launch."""
+
+    def __init__(self, painted: float, filled: float, opened: float, checked: bool) -> None:
+        self.painted = painted
+        self.filled = filled
+        self.opened = opened
+        self.checked = checked
+
+
 def prepare_home(home: Path) -> None:
     from app.core.models import Role
     from app.store import SessionStore, open_database
 
     store = SessionStore(open_database(home / "data" / "cairn.db").connection)
-    session = store.create_session("A long conversation", "claude-sonnet-4-6")
-    for index in range(200):
+    session = store.create_session("A long conversation", MODEL)
+    for index in range(NEWEST_MESSAGES):
         role = Role.USER if index % 2 == 0 else Role.ASSISTANT
         store.append_message(session.id, role, f"Message {index}: " + "some words " * 40)
     store.close()
 
 
-def one_run() -> tuple[float, float]:
+def launch(home: Path, *, crash: bool = False) -> Run:
+    env = dict(os.environ, CAIRN_HOME=str(home), QT_QPA_PLATFORM="offscreen")
+    env["ANTHROPIC_API_KEY"] = "sk-ant-bench"  # skip the first-run dialog
+    env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"  # nothing listens: no network
+    env["CAIRN_BENCH_CRASH"] = "1" if crash else "0"
+    started = time.time()
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    marks = {
+        words[0]: words[1:]
+        for words in (line.split() for line in result.stdout.splitlines())
+        if words and words[0] in ("PAINT", "FILLED", "OPEN")
+    }
+    if "PAINT" not in marks or "FILLED" not in marks:
+        raise RuntimeError(f"no paint reported:\n{result.stdout}\n{result.stderr}")
+    opened, checked = marks.get("OPEN", ["nan", "1"])
+    return Run(
+        (float(marks["PAINT"][0]) - started) * 1000,
+        (float(marks["FILLED"][0]) - started) * 1000,
+        float(opened) * 1000,
+        checked == "1",
+    )
+
+
+def one_run() -> Run:
     with tempfile.TemporaryDirectory() as home:
         prepare_home(Path(home))
-        env = dict(os.environ, CAIRN_HOME=home, QT_QPA_PLATFORM="offscreen")
-        env["ANTHROPIC_API_KEY"] = "sk-ant-bench"  # skip the first-run dialog
-        env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"  # nothing listens: no network
+        return launch(Path(home))
+
+
+def describe(label: str, values: list[float]) -> str:
+    return (
+        f"{label}: median {statistics.median(values):7.1f} ms   "
+        f"min {min(values):7.1f} ms   max {max(values):7.1f} ms"
+    )
+
+
+def small_home(runs: int) -> None:
+    one_run()  # warm the page cache, as a second launch of a desktop app would be
+    results = [one_run() for _ in range(runs)]
+    bare = []
+    for _ in range(runs):
         started = time.time()
-        result = subprocess.run(
-            [sys.executable, "-c", CHILD],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
+        subprocess.run([sys.executable, "-c", "import PySide6.QtWidgets"], check=True, timeout=60)
+        bare.append((time.time() - started) * 1000)
+    print(f"cold start to first paint, {runs} runs (offscreen):")
+    print("  " + describe("first paint", [run.painted for run in results]))
+    print(
+        f"  conversation (newest 50 of {NEWEST_MESSAGES} messages) on screen: median "
+        f"{statistics.median(run.filled for run in results):.1f} ms"
+    )
+    print(
+        f"  for scale, a bare interpreter importing QtWidgets: median "
+        f"{statistics.median(bare):.1f} ms"
+    )
+
+
+# --- a large database --------------------------------------------------------------------
+
+_VOCABULARY = (
+    "the a to and of in that is for it you with on this be are as can we have not "
+    "your will if or but what so do about at from more one all there which would "
+    "should could function file table query server client request response token "
+    "context summary model window message archive index error value number date "
+    "budget plan trip meeting report draft invoice contract schedule recipe garden "
+    "python sqlite release version test build deploy branch commit review issue "
+    "Lisbon Porto March April Monday Tuesday 2024 2025 42 17.5 kg km EUR USD"
+)
+_WORDS = _VOCABULARY.split(" ")
+
+
+def _sentence(rng: random.Random) -> str:
+    words = rng.choices(_WORDS, k=rng.randint(6, 22))
+    return " ".join(words).capitalize() + rng.choice([".", ".", ".", "?", "!"])
+
+
+def _message_text(rng: random.Random, pool: list[str], assistant: bool) -> str:
+    """A user question (short) or a reply (longer, sometimes with a code block)."""
+    sentences = rng.randint(8, 40) if assistant else rng.randint(1, 6)
+    text = " ".join(rng.choices(pool, k=sentences))
+    if assistant and rng.random() < 0.2:
+        text += "\n\n```python\n" + "\n".join(rng.choices(pool, k=6)) + "\n```"
+    return text
+
+
+def build_database(size_mb: int) -> Path:
+    """A database of about `size_mb` MB of conversations, built once and cached."""
+    from app.store import SCHEMA_VERSION
+    from app.store.database import open_database
+
+    CACHE.mkdir(exist_ok=True)
+    target = CACHE / f"cairn-{size_mb}mb-schema{SCHEMA_VERSION}.db"
+    done = target.with_name(target.name + ".done")
+    if target.is_file() and done.is_file():
+        return target
+    for stale in CACHE.glob(target.name + "*"):
+        stale.unlink()
+    print(f"building a {size_mb} MB database in {target} (once)…", flush=True)
+    started = time.perf_counter()
+    rng = random.Random(20250305)
+    pool = [_sentence(rng) for _ in range(5000)]
+    result = open_database(target)
+    connection = result.connection
+    page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+    moment = datetime.now(UTC) - timedelta(days=730)
+    sessions = messages = 0
+
+    def size() -> int:
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        return int(pages) * int(page_size)
+
+    while True:
+        connection.execute("BEGIN")
+        for _ in range(50):
+            last = size() >= size_mb * 1_000_000
+            count = NEWEST_MESSAGES if last else int(rng.lognormvariate(4.5, 0.8)) + 2
+            session_id = f"bench-{sessions:06d}"
+            rows = []
+            for seq in range(1, count + 1):
+                assistant = seq % 2 == 0
+                moment += timedelta(seconds=rng.randint(5, 600))
+                content = _message_text(rng, pool, assistant)
+                usage = (
+                    f'{{"input_tokens": {rng.randint(500, 90000)}, '
+                    f'"output_tokens": {len(content) // 4}}}'
+                    if assistant
+                    else None
+                )
+                rows.append(
+                    (
+                        session_id,
+                        seq,
+                        "assistant" if assistant else "user",
+                        content,
+                        _stamp(moment),
+                        len(content) // 4 + 1,
+                        usage,
+                        MODEL if assistant else None,
+                    )
+                )
+            connection.execute(
+                "INSERT INTO session (id, title, created_at, updated_at, model, version, "
+                "last_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    " ".join(rng.choices(_WORDS, k=rng.randint(2, 6))).capitalize(),
+                    rows[0][4],
+                    rows[-1][4],
+                    MODEL,
+                    count,
+                    count,
+                ),
+            )
+            connection.executemany(
+                "INSERT INTO message (session_id, seq, role, content, created_at, "
+                "token_estimate, usage, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            sessions += 1
+            messages += count
+            if last:
+                break
+        connection.execute("COMMIT")
+        if last:
+            break
+    connection.close()
+    done.write_text(f"{sessions} conversations, {messages} messages\n")
+    print(
+        f"  {sessions} conversations, {messages} messages, "
+        f"{target.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+    return target
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return (time.perf_counter() - started) * 1000
+
+
+def _timed_open(database: Path) -> tuple[float, bool]:
+    """Milliseconds `open_database` took, and whether it checked; closes without marking."""
+    from app.store.database import open_database
+
+    started = time.perf_counter()
+    result = open_database(database)
+    milliseconds = (time.perf_counter() - started) * 1000
+    result.connection.close()
+    return milliseconds, result.checked
+
+
+def _in_use(database: Path) -> bool:
+    """Whether the state file says Cairn did not close normally."""
+    import json
+
+    state = database.with_name(database.name + ".state.json")
+    try:
+        return bool(json.loads(state.read_text())["in_use"])
+    except (OSError, ValueError, KeyError):
+        return True
+
+
+def large_database(size_mb: int, runs: int) -> None:
+    from app.store.database import check_database, mark_clean_shutdown, open_database
+
+    template = build_database(size_mb)
+    with tempfile.TemporaryDirectory() as folder:
+        home = Path(folder)
+        database = home / "data" / "cairn.db"
+        database.parent.mkdir(parents=True)
+        shutil.copyfile(template, database)
+        megabytes = database.stat().st_size / 1e6
+
+        # open_database alone, in this process (page cache warm).
+        first = open_database(database)  # no record yet: checks once
+        first.connection.close()
+        mark_clean_shutdown(database)
+        clean_open, unclean_open = [], []
+        for _ in range(runs):
+            milliseconds, checked = _timed_open(database)
+            assert not checked, "open_database checked after a clean shutdown"
+            clean_open.append(milliseconds)
+            # Not marked clean: the next open follows an "unclean shutdown".
+            milliseconds, checked = _timed_open(database)
+            assert checked, "open_database did not check after an unclean shutdown"
+            unclean_open.append(milliseconds)
+            mark_clean_shutdown(database)
+        checks = [_timed(lambda: check_database(database)) for _ in range(runs)]
+
+        # The whole app.
+        launch(home)  # warm up: imports and page cache
+        marked_by_bench = 0
+        clean: list[Run] = []
+        for _ in range(runs):
+            if _in_use(database):
+                # The app did not record its clean close (not wired yet): do it for it,
+                # after it quit normally, as the wiring will.
+                mark_clean_shutdown(database)
+                marked_by_bench += 1
+            clean.append(launch(home))
+        launch(home, crash=True)
+        unclean = [launch(home, crash=True) for _ in range(runs)]
+
+    print(f"database of {megabytes:.0f} MB ({template}), {runs} runs each, offscreen, warm cache")
+    print("open_database alone, in-process:")
+    print("  " + describe("after a clean shutdown  ", clean_open))
+    print("  " + describe("after an unclean one    ", unclean_open))
+    print("  " + describe("check_database (worker) ", checks))
+    print("whole app, launch to first paint:")
+    for label, results in (("after a clean shutdown", clean), ("after a crash", unclean)):
+        checked_at_open = sum(run.checked for run in results)
+        print("  " + describe(f"{label:22} first paint", [run.painted for run in results]))
+        print("  " + describe(f"{'':22} conversation", [run.filled for run in results]))
+        print(
+            "  "
+            + describe(f"{'':22} open_database", [run.opened for run in results])
+            + f"   (checked at open in {checked_at_open} of {len(results)})"
         )
-        marks = dict(line.split() for line in result.stdout.splitlines() if line[:1].isupper())
-        if "PAINT" not in marks or "FILLED" not in marks:
-            raise RuntimeError(f"no paint reported:\n{result.stdout}\n{result.stderr}")
-        return (
-            (float(marks["PAINT"]) - started) * 1000,
-            (float(marks["FILLED"]) - started) * 1000,
+    if marked_by_bench:
+        print(
+            f"  note: the app did not mark its clean close in {marked_by_bench} of {runs} runs; "
+            "the bench called mark_clean_shutdown after it quit"
         )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--db-size-mb",
+        type=int,
+        default=0,
+        help="start with a database of about this size (built once, cached in /tmp)",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    one_run()  # warm the page cache, as a second launch of a desktop app would be
-    runs = [one_run() for _ in range(args.runs)]
-    samples = [shown for shown, _ in runs]
-    filled = [full for _, full in runs]
-    bare = []
-    for _ in range(args.runs):
-        started = time.time()
-        subprocess.run([sys.executable, "-c", "import PySide6.QtWidgets"], check=True, timeout=60)
-        bare.append((time.time() - started) * 1000)
-    print(f"cold start to first paint, {args.runs} runs (offscreen):")
-    print(
-        f"  median {statistics.median(samples):7.1f} ms   min {min(samples):7.1f} ms   "
-        f"max {max(samples):7.1f} ms"
-    )
-    print(
-        f"  conversation (newest 50 of 200 messages) on screen: median "
-        f"{statistics.median(filled):.1f} ms"
-    )
-    print(
-        f"  for scale, a bare interpreter importing QtWidgets: median "
-        f"{statistics.median(bare):.1f} ms"
-    )
+    if args.db_size_mb > 0:
+        large_database(args.db_size_mb, args.runs)
+    else:
+        small_home(args.runs)
 
 
 if __name__ == "__main__":

@@ -1,29 +1,76 @@
 """Opening `cairn.db`: refuse what a newer Cairn made, set damaged files aside,
 then WAL, `synchronous=FULL`, foreign keys and migrations (DESIGN §2, §7, §9).
 
-`open_database` runs once at startup (it checks the whole file); every other
-thread opens its own connection with the cheap `connect`.
+`open_database` runs once at startup; every other thread opens its own
+connection with the cheap `connect`.
+
+The integrity check, and why it seldom runs at startup: `PRAGMA quick_check`
+reads every page (653 ms on a 1 GB database), and the window should not wait
+for it. A small state file beside the database, `cairn.db.state.json`, says
+whether the last run ended normally:
+
+- `open_database` marks the database "in use" before its first write;
+  `mark_clean_shutdown`, called when Cairn closes normally (after the last
+  connection is closed), records "closed cleanly" with the file's size,
+  modification time and inode as it was left.
+- At the next start the check runs before use, exactly as it always did,
+  unless the record proves the file is as a clean close left it: not "in use",
+  the same size, time and inode, no write-ahead log with frames beside it, and
+  a check passed less than `CHECK_EVERY` (7 days) ago. A crash, a power cut, a
+  lost or unreadable state file, or another program writing to the database
+  all fail one of these, so they are checked; a state write that fails only
+  costs a check at the next start.
+- Why a file of our own rather than SQLite's evidence alone (a `-wal` with
+  frames left behind): that evidence is missing when the database could not
+  switch to WAL (some network folders), when the run died before its first
+  write, or when the `-wal` was lost with a copied or restored file; it is
+  present after a clean close that left a connection open; and SQLite has
+  nowhere to record when the file was last checked, or that a check failed.
+  The `-wal` is kept as a second witness.
+- `check_database` runs the same check on a worker thread after the first
+  paint, on a connection of its own (a read transaction: the app keeps
+  writing meanwhile). Damage it finds is recorded in the state file, and
+  the running app is told in plain words to quit and start again; the file is
+  never swapped under it. The next `open_database` reads the record and sets
+  the file aside (copied to `cairn.db.damaged-<timestamp>`, never altered)
+  without checking again. `record_damage` does the same for damage a store
+  operation ran into.
+
+A database a newer Cairn made is refused before anything is written, the state
+file included.
 """
 
 from __future__ import annotations
 
+import enum
+import json
 import logging
 import os
 import shutil
 import sqlite3
 import sys
-from dataclasses import dataclass
-from datetime import datetime
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from itertools import count
 from pathlib import Path
+from typing import Any, TypeVar
 
-from app.core.errors import BugError, DatabaseTooNewError, StorageError
+from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 5000
+CHECK_EVERY = timedelta(days=7)
+STATE_SUFFIX = ".state.json"
+DAMAGE_FOUND_MESSAGE = (
+    "Cairn found damage in its database. Quit and start Cairn again: it will set the "
+    "damaged file aside and keep a copy."
+)
 
 _OPEN_ACTION = "open your conversations"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -31,6 +78,25 @@ _HEADER_SIZE = 100
 _USER_VERSION_OFFSET = 60  # https://www.sqlite.org/fileformat.html#the_database_header
 _SIDE_FILES = ("-wal", "-shm")
 _COPY_CHUNK = 1 << 20
+_STATE_FORMAT = 1
+_CHECK_ROWS = 5
+# SQLite virtual-machine steps between looks at CheckCancel: a backstop for an
+# interrupt that came too early; rare, as each look takes the GIL from the GUI thread
+# (about 125 looks in a 1 GB check).
+_PROGRESS_EVERY = 100_000
+# One read-modify-write of a state file at a time: the worker's check result and
+# the clean close may meet. One process per data folder (InstanceLock) does the rest.
+_STATE_LOCK = threading.Lock()
+_T = TypeVar("_T")
+
+IntegrityCheck = Callable[[sqlite3.Connection], list[str]]
+"""Runs an integrity check on a connection; returns SQLite's report (["ok"] when sound)."""
+
+
+def run_quick_check(connection: sqlite3.Connection) -> list[str]:
+    """`PRAGMA quick_check`: every page and b-tree read, without the index cross-checks."""
+    rows = connection.execute(f"PRAGMA quick_check({_CHECK_ROWS:d})").fetchall()
+    return [str(row[0]) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -42,27 +108,50 @@ class OpenResult:
         path: the database file, for error messages (`SessionStore(..., database=path)`).
         notice: plain words to show once (a damaged file was set aside), or None.
         set_aside: where the damaged file was copied, when that happened.
+        checked: whether the integrity check ran at open; when it did not, run
+            `check_database` on a worker thread after the first paint.
+        check_reason: why the check ran at open (for the log), or None.
     """
 
     connection: sqlite3.Connection
     path: Path
     notice: str | None = None
     set_aside: Path | None = None
+    checked: bool = False
+    check_reason: str | None = None
 
 
-def open_database(path: Path | str) -> OpenResult:
+def open_database(
+    path: Path | str,
+    *,
+    integrity_check: IntegrityCheck = run_quick_check,
+    now: datetime | None = None,
+) -> OpenResult:
     """Open (creating if needed) and migrate the database at `path`.
 
     Raises `DatabaseTooNewError` without touching the file when a newer Cairn
     made it, and `StorageError` in plain words when the folder or file cannot be
     used. A damaged file is copied aside and a fresh database started instead.
+    `integrity_check` runs only when the last run did not end cleanly, or the
+    last check is old (module docstring); `now` is for tests.
     """
     database = Path(path)
+    moment = now or _utc_now()
     _ensure_folder(database.parent)
     damage = _damage_from_header(database)
     _check_writable(database)
+    state = _read_state(database)
+    check_reason: str | None = None
+    last_check = state.last_check if state is not None else None
+    if damage is None and state is not None and state.damage is not None:
+        damage = _recorded_damage(database, state)
     if damage is None:
-        damage = _damage_from_sqlite(database)
+        check_reason = _why_check(database, state, moment)
+        if check_reason is not None:
+            log.info("Checking the database %s before use: %s.", database, check_reason)
+        damage = _damage_from_sqlite(database, integrity_check if check_reason else None)
+        if check_reason is not None and damage is None:
+            last_check = moment
     set_aside = None
     notice = None
     if damage is not None:
@@ -72,6 +161,10 @@ def open_database(path: Path | str) -> OpenResult:
             f"Cairn found a damaged database and set it aside as {set_aside.name} "
             f"(in {set_aside.parent}); a fresh one was started. Nothing was deleted."
         )
+    if not _has_content(database):
+        last_check = moment  # nothing to check in a fresh database
+    # Before the first write, so a crash from here on counts as an unclean shutdown.
+    _update_state(database, lambda _: _State(in_use=True, last_check=last_check))
     connection = _connect(database, mode=None)
     try:
         # Checked again before the first write: the file may have changed since.
@@ -86,7 +179,154 @@ def open_database(path: Path | str) -> OpenResult:
     except BaseException:
         connection.close()
         raise
-    return OpenResult(connection, database, notice, set_aside)
+    return OpenResult(
+        connection,
+        database,
+        notice,
+        set_aside,
+        checked=check_reason is not None,
+        check_reason=check_reason,
+    )
+
+
+class CheckOutcome(enum.Enum):
+    """What `check_database` concluded."""
+
+    OK = "ok"
+    DAMAGED = "damaged"
+    INCOMPLETE = "incomplete"  # stopped, or the file could not be read: nothing recorded
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The answer of `check_database`.
+
+    Attributes:
+        outcome: sound, damaged, or not concluded.
+        message: plain words for the user when damaged (`DAMAGE_FOUND_MESSAGE`), else None.
+        detail: SQLite's report, or why the check could not finish; for the log.
+        seconds: how long the check took.
+    """
+
+    outcome: CheckOutcome
+    message: str | None = None
+    detail: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def damaged(self) -> bool:
+        return self.outcome is CheckOutcome.DAMAGED
+
+
+class CheckCancel:
+    """Stops a running `check_database` from another thread, e.g. when Cairn quits.
+
+    `cancel` interrupts SQLite in the middle of the check (`sqlite3_interrupt`
+    may be called from any thread); the check then ends as INCOMPLETE.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._connection: sqlite3.Connection | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._connection is not None:
+                self._connection.interrupt()
+
+    def _watch(self, connection: sqlite3.Connection | None) -> None:
+        """Interrupt `connection` on cancel from now on (None: it is about to close)."""
+        with self._lock:
+            self._connection = connection
+        if connection is not None:
+            # An interrupt that lands before the statement starts is forgotten by
+            # SQLite: the progress handler catches that case.
+            connection.set_progress_handler(lambda: int(self._cancelled), _PROGRESS_EVERY)
+
+
+def check_database(
+    path: Path | str,
+    *,
+    cancel: CheckCancel | None = None,
+    integrity_check: IntegrityCheck = run_quick_check,
+    now: datetime | None = None,
+) -> CheckResult:
+    """Check the database while Cairn uses it, on the calling (worker) thread.
+
+    Reads through a read-only connection of its own and never alters the file.
+    Damage is recorded beside the database so the next `open_database` sets the
+    file aside; a sound result records when it was checked. `cancel` stops it
+    early, as INCOMPLETE, recording nothing.
+    """
+    started = time.monotonic()
+
+    def result(outcome: CheckOutcome, detail: str | None = None) -> CheckResult:
+        message = DAMAGE_FOUND_MESSAGE if outcome is CheckOutcome.DAMAGED else None
+        return CheckResult(outcome, message, detail, time.monotonic() - started)
+
+    database = Path(path)
+    if cancel is not None and cancel.cancelled:
+        return result(CheckOutcome.INCOMPLETE, "cancelled before it started")
+    try:
+        if not _has_content(database):
+            return result(CheckOutcome.INCOMPLETE, f"{database} is missing or empty")
+        damage = _damage_from_header(database)
+        if damage is None:
+            damage = _damage_from_sqlite(database, integrity_check, cancel)
+    except UserFacingError as error:
+        # A busy, unreadable or newer file: no verdict on the data itself.
+        return result(CheckOutcome.INCOMPLETE, error.detail or error.message)
+    except _Stopped:
+        return result(CheckOutcome.INCOMPLETE, "stopped before the end")
+    if damage is not None:
+        log.warning("Checking %s found damage: %s", database, damage)
+        record_damage(database, damage, now=now)
+        return result(CheckOutcome.DAMAGED, damage)
+    moment = now or _utc_now()
+    _update_state(database, lambda state: replace(state or _State(), last_check=moment))
+    sound = result(CheckOutcome.OK)
+    log.info("Checked %s in %.2f s: no damage.", database, sound.seconds)
+    return sound
+
+
+def record_damage(path: Path | str, reason: str, *, now: datetime | None = None) -> None:
+    """Note that the database is damaged: the next `open_database` sets it aside.
+
+    For `check_database`, and for any SQLite error `is_damage` recognises while
+    Cairn runs. The file itself is left as it is.
+    """
+    database = Path(path)
+    identity = _identity(database)
+    if identity is None:
+        return
+    moment = now or _utc_now()
+    damage = _Damage(reason=reason, found_at=moment, inode=identity.inode)
+    _update_state(database, lambda state: replace(state or _State(in_use=True), damage=damage))
+
+
+def mark_clean_shutdown(path: Path | str) -> None:
+    """Record that Cairn closed normally, so the next start can skip the check.
+
+    Call it when Cairn quits, after every connection to the database is closed
+    (the last close checkpoints the WAL into the file) and before the instance
+    lock is released. Calling it too early is safe: the file then changes after
+    it was recorded, and the next start checks it. A recorded damage stays.
+    """
+    database = Path(path)
+    identity = _identity(database)
+    if identity is None:
+        return
+    if _wal_has_frames(database):
+        log.info("A connection to %s is still open at shutdown; the next start checks.", database)
+    _update_state(
+        database, lambda state: replace(state or _State(), in_use=False, closed_as=identity)
+    )
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
@@ -191,29 +431,239 @@ def _damage_from_header(database: Path) -> str | None:
     return None
 
 
-def _damage_from_sqlite(database: Path) -> str | None:
-    """Ask SQLite, read-only, for the schema version and a quick check.
+class _Stopped(Exception):
+    """`CheckCancel.cancel` ended the check early."""
+
+
+def _damage_from_sqlite(
+    database: Path,
+    integrity_check: IntegrityCheck | None,
+    cancel: CheckCancel | None = None,
+) -> str | None:
+    """Ask SQLite, read-only, for the schema version and (optionally) an integrity check.
 
     Read-only matters: closing the last read-write connection checkpoints the
     WAL into the file, which would alter a database a newer Cairn left.
     """
-    if not database.exists() or database.stat().st_size == 0:
+    if not _has_content(database):
         return None
     connection: sqlite3.Connection | None = None
     try:
         connection = sqlite3.connect(_uri(database, "ro"), uri=True, isolation_level=None)
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
         _refuse_if_too_new(user_version(connection), database)
-        rows = connection.execute("PRAGMA quick_check").fetchmany(5)
+        if integrity_check is None:
+            return None
+        if cancel is not None:
+            cancel._watch(connection)
+        results = integrity_check(connection)
     except sqlite3.Error as error:
         if is_damage(error):
             return str(error)
+        if cancel is not None and cancel.cancelled:
+            raise _Stopped from error  # SQLITE_INTERRUPT
         raise translate(error, action=_OPEN_ACTION, database=database) from error
     finally:
+        if cancel is not None:
+            cancel._watch(None)
         if connection is not None:
             connection.close()
-    results = [str(row[0]) for row in rows]
     return None if results == ["ok"] else "; ".join(results)
+
+
+def _has_content(database: Path) -> bool:
+    """Whether there is anything to check (SQLite treats an empty file as a new database)."""
+    try:
+        return database.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise StorageError(
+            f"Cairn can't read its database file ({database}): {error.strerror or error}. "
+            "Check that the file belongs to you, then start Cairn again.",
+            detail=repr(error),
+        ) from error
+
+
+# --- the state file beside the database ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Identity:
+    """The database file as the last clean close left it."""
+
+    inode: int
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class _Damage:
+    reason: str
+    found_at: datetime
+    inode: int  # so a file put in its place since is checked, not set aside
+
+
+@dataclass(frozen=True)
+class _State:
+    in_use: bool = False
+    closed_as: _Identity | None = None
+    last_check: datetime | None = None
+    damage: _Damage | None = None
+
+
+def _state_path(database: Path) -> Path:
+    return database.with_name(database.name + STATE_SUFFIX)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _identity(database: Path) -> _Identity | None:
+    try:
+        info = database.stat()
+    except OSError:
+        return None
+    return _Identity(info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _wal_has_frames(database: Path) -> bool:
+    # A WAL holds a 32-byte header before its first frame (https://www.sqlite.org/walformat.html).
+    try:
+        return _side(database, "-wal").stat().st_size > 32
+    except OSError:
+        return False
+
+
+def _why_check(database: Path, state: _State | None, now: datetime) -> str | None:
+    """Why the database must be checked before use, or None when the record vouches for it."""
+    if not _has_content(database):
+        return None
+    if state is None:
+        return "Cairn has no record of how it last closed"
+    if state.in_use:
+        return "Cairn did not close normally last time"
+    if state.closed_as is None:
+        return "Cairn has no record of a normal close"
+    if state.closed_as != _identity(database):
+        return "the file changed since Cairn last closed"
+    if _wal_has_frames(database):
+        return "a write-ahead log was left beside the file"
+    if state.last_check is None:
+        return "it has not been checked yet"
+    if state.last_check > now + timedelta(days=1):
+        return "the clock moved back since the last check"
+    if now - state.last_check > CHECK_EVERY:
+        return f"the last check was {(now - state.last_check).days} days ago"
+    return None
+
+
+def _recorded_damage(database: Path, state: _State) -> str | None:
+    """The damage a check recorded, if it is about the file now in place."""
+    damage = state.damage
+    identity = _identity(database)
+    if damage is None or identity is None or identity.inode != damage.inode:
+        return None
+    log.info("A check on %s found damage on %s.", database, damage.found_at.isoformat())
+    return f"found while Cairn ran ({damage.reason})"
+
+
+def _read_state(database: Path) -> _State | None:
+    """The record beside `database`; None when missing or unreadable (then: check)."""
+    path = _state_path(database)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeError) as error:
+        log.info("Cannot read %s (%r); the database will be checked.", path, error)
+        return None
+    try:
+        return _state_from_json(json.loads(text))
+    except (ValueError, TypeError, KeyError) as error:
+        log.info("Cannot understand %s (%r); the database will be checked.", path, error)
+        return None
+
+
+def _update_state(database: Path, change: Callable[[_State | None], _State]) -> None:
+    """Read, change and write the record atomically; a failed write is only logged.
+
+    Losing a write is safe: the record then no longer matches the file, and the
+    next start checks it.
+    """
+    with _STATE_LOCK:
+        state = change(_read_state(database))
+        path = _state_path(database)
+        temporary = path.with_name(path.name + ".tmp")
+        try:
+            with temporary.open("w", encoding="utf-8") as file:
+                json.dump(_state_to_json(state), file, indent=1)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+            _fsync_folder(path.parent)
+        except OSError as error:
+            log.warning("Cannot write %s (%r); the next start checks the database.", path, error)
+
+
+def _state_to_json(state: _State) -> dict[str, Any]:
+    closed = state.closed_as
+    damage = state.damage
+    return {
+        "format": _STATE_FORMAT,
+        "in_use": state.in_use,
+        "closed_as": None
+        if closed is None
+        else {"inode": closed.inode, "size": closed.size, "mtime_ns": closed.mtime_ns},
+        "last_check": None if state.last_check is None else state.last_check.isoformat(),
+        "damage": None
+        if damage is None
+        else {
+            "reason": damage.reason,
+            "found_at": damage.found_at.isoformat(),
+            "inode": damage.inode,
+        },
+    }
+
+
+def _state_from_json(data: Any) -> _State:
+    if not isinstance(data, dict) or data.get("format") != _STATE_FORMAT:
+        raise ValueError("not a Cairn database state, or another format")
+    closed = data["closed_as"]
+    damage = data["damage"]
+    last_check = data["last_check"]
+    return _State(
+        in_use=_typed(data["in_use"], bool),
+        closed_as=None
+        if closed is None
+        else _Identity(
+            _typed(closed["inode"], int),
+            _typed(closed["size"], int),
+            _typed(closed["mtime_ns"], int),
+        ),
+        last_check=None if last_check is None else _aware(_typed(last_check, str)),
+        damage=None
+        if damage is None
+        else _Damage(
+            reason=_typed(damage["reason"], str),
+            found_at=_aware(_typed(damage["found_at"], str)),
+            inode=_typed(damage["inode"], int),
+        ),
+    )
+
+
+def _typed(value: object, kind: type[_T]) -> _T:
+    if not isinstance(value, kind):
+        raise TypeError(f"expected {kind.__name__}, got {value!r}")
+    return value
+
+
+def _aware(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(f"a time without its zone: {text!r}")
+    return moment
 
 
 def _refuse_if_too_new(version: int, database: Path) -> None:

@@ -7,7 +7,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.store.errors import translate
+from app.core.errors import CairnError
+from app.store.database import record_damage
+from app.store.errors import is_damage, translate
+
+
+def _translated(
+    error: sqlite3.Error | UnicodeError, action: str, database: Path | None
+) -> CairnError:
+    """`error` in plain words; damage is also recorded, so the next start sets the file
+    aside (as the words promise) without having to find the damage again."""
+    if database is not None and isinstance(error, sqlite3.Error) and is_damage(error):
+        record_damage(database, f"{type(error).__name__}: {error}")
+    return translate(error, action=action, database=database)
 
 
 @contextmanager
@@ -24,14 +36,14 @@ def write_transaction(
         cursor = connection.cursor()
         cursor.execute("BEGIN IMMEDIATE")
     except (sqlite3.Error, UnicodeError) as error:
-        raise translate(error, action=action, database=database) from error
+        raise _translated(error, action, database) from error
     try:
         yield cursor
         cursor.execute("COMMIT")
     except BaseException as error:
         _rollback(connection)
         if isinstance(error, sqlite3.Error | UnicodeError):
-            raise translate(error, action=action, database=database) from error
+            raise _translated(error, action, database) from error
         raise
     finally:
         cursor.close()
@@ -43,7 +55,7 @@ def translated_errors(action: str, database: Path | None) -> Iterator[None]:
     try:
         yield
     except (sqlite3.Error, UnicodeError) as error:
-        raise translate(error, action=action, database=database) from error
+        raise _translated(error, action, database) from error
 
 
 def _rollback(connection: sqlite3.Connection) -> None:

@@ -1,5 +1,5 @@
 """The store on a real disk: reopening, damaged and foreign files, newer databases,
-folders Cairn may not write to, and two threads at once."""
+folders Cairn may not write to, two threads at once, and when a start checks the file."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -222,6 +224,60 @@ def test_a_damage_in_the_same_second_as_an_earlier_one_never_overwrites_it(
     assert all(path.read_bytes() == b"an earlier damaged copy" for path in occupied)
 
 
+# --- the check at start: only after a run that did not end normally ----------------------
+
+# A Cairn in another process: opens, writes one message, then quits normally or dies.
+_ONE_RUN = """
+import os, sys
+from app.core.models import Role
+from app.store import SessionStore, open_database
+from app.store.database import mark_clean_shutdown
+
+database, ending = sys.argv[1], sys.argv[2]
+result = open_database(database)
+store = SessionStore(result.connection, database=result.path)
+session = store.list_sessions()[0]
+store.append_message(session.id, Role.USER, "one more")
+if ending == "crash":
+    os._exit(3)  # no close, no clean-shutdown record: as a crash or a kill leaves it
+store.close()
+mark_clean_shutdown(database)
+"""
+
+
+def run_cairn(database: Path, ending: str) -> None:
+    subprocess.run(
+        [sys.executable, "-c", _ONE_RUN, str(database), ending],
+        cwd=Path(__file__).resolve().parents[2],
+        check=ending == "quit",
+        timeout=60,
+    )
+
+
+def test_a_start_after_a_normal_quit_skips_the_check_and_after_a_crash_runs_it(
+    database: Path,
+) -> None:
+    fill(database, messages=20)
+    run_cairn(database, "quit")
+
+    after_quit = open_database(database)
+    after_quit.connection.close()
+    assert (after_quit.checked, after_quit.check_reason) == (False, None)
+
+    run_cairn(database, "crash")
+    assert database.with_name("cairn.db-wal").exists()  # what a crash leaves behind
+
+    after_crash = open_database(database)
+    store = SessionStore(after_crash.connection, database=database)
+    try:
+        assert after_crash.checked
+        assert after_crash.check_reason == "Cairn did not close normally last time"
+        [session] = store.list_sessions()
+        assert store.count_messages(session.id) == 22  # both runs' messages kept
+    finally:
+        store.close()
+
+
 # --- a newer Cairn's database ----------------------------------------------------------
 
 
@@ -235,7 +291,8 @@ def test_a_newer_database_is_refused_and_untouched(database: Path) -> None:
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     connection.close()
     before = folder_snapshot(database.parent)
-    assert set(before) == {"cairn.db"}
+    # The state file says how Cairn last closed: it is left as it is, too.
+    assert set(before) == {"cairn.db", "cairn.db.state.json"}
 
     with pytest.raises(DatabaseTooNewError) as caught:
         open_database(database)

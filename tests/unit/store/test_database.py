@@ -1,15 +1,32 @@
-"""Opening the database: pragmas, migrations, the thread connection, error words."""
+"""Opening the database: pragmas, migrations, the thread connection, error words,
+and when the integrity check runs (at open after an unclean shutdown, else after
+the first paint)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from app.core.errors import BugError, DatabaseTooNewError, InvalidInputError, StorageError
-from app.store import SCHEMA_VERSION, connect, open_database
+from app.core.models import Role
+from app.store import SCHEMA_VERSION, SessionStore, connect, open_database
+from app.store.database import (
+    DAMAGE_FOUND_MESSAGE,
+    CheckCancel,
+    CheckOutcome,
+    OpenResult,
+    check_database,
+    mark_clean_shutdown,
+    record_damage,
+    run_quick_check,
+)
 from app.store.errors import translate
 from app.store.migrations import MIGRATIONS, Migration, migrate, user_version
 
@@ -219,3 +236,329 @@ def test_a_damaged_character_is_invalid_input() -> None:
         "\ud800".encode()
     translated = translate(caught.value, action="save your message", database=None)
     assert isinstance(translated, InvalidInputError)
+
+
+# --- the integrity check: at open only when the last run did not end cleanly ----------
+
+T0 = datetime(2025, 3, 5, 9, 30, tzinfo=UTC)
+MODEL = "claude-sonnet-4-5"
+
+
+class CountingCheck:
+    """The real quick_check, counted: shows whether (and how often) it ran."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, connection: sqlite3.Connection) -> list[str]:
+        self.calls += 1
+        return run_quick_check(connection)
+
+
+def state_file(database: Path) -> Path:
+    return database.with_name("cairn.db.state.json")
+
+
+def open_counted(database: Path, now: datetime = T0) -> tuple[OpenResult, CountingCheck]:
+    check = CountingCheck()
+    return open_database(database, integrity_check=check, now=now), check
+
+
+def close_cleanly(result: OpenResult) -> None:
+    """What Cairn does when it quits normally."""
+    result.connection.close()
+    mark_clean_shutdown(result.path)
+
+
+def filled(database: Path, messages: int = 200, now: datetime = T0) -> None:
+    """A database with one conversation, closed cleanly."""
+    result = open_database(database, now=now)
+    store = SessionStore(result.connection, database=database)
+    session = store.create_session("filled", MODEL)
+    for n in range(messages):
+        store.append_message(session.id, Role.USER, f"message {n} " + "x" * 900)
+    close_cleanly(result)
+
+
+def corrupt_pages(database: Path, pages: tuple[int, ...] = (3, 7, 11)) -> None:
+    """Scribble over b-tree pages; the header stays valid, so only a check can tell."""
+    data = bytearray(database.read_bytes())
+    page_size = int.from_bytes(data[16:18], "big")
+    assert len(data) > (max(pages) + 1) * page_size
+    for page in pages:
+        data[page * page_size : (page + 1) * page_size] = b"\xa5" * page_size
+    with database.open("r+b") as file:  # in place, as a failing disk would
+        file.write(bytes(data))
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_new_database_is_not_checked_and_is_marked_in_use(database: Path) -> None:
+    result, check = open_counted(database)
+    result.connection.close()
+
+    assert (check.calls, result.checked, result.check_reason) == (0, False, None)
+    assert json.loads(state_file(database).read_text())["in_use"] is True
+
+
+def test_after_a_clean_shutdown_the_check_does_not_run_at_open(database: Path) -> None:
+    filled(database)
+
+    result, check = open_counted(database, now=T0 + timedelta(days=1))
+    try:
+        assert check.calls == 0
+        assert (result.checked, result.check_reason) == (False, None)
+        assert result.notice is None
+        [session] = SessionStore(result.connection).list_sessions()
+        assert result.connection.execute("SELECT count(*) FROM message").fetchone() == (200,)
+        assert session.title == "filled"
+    finally:
+        result.connection.close()
+
+
+def test_after_an_unclean_shutdown_the_check_runs_at_open(database: Path) -> None:
+    filled(database)
+    crashed = open_database(database)
+    crashed.connection.close()  # closed, but Cairn never reached its clean close
+
+    result, check = open_counted(database)
+    result.connection.close()
+
+    assert check.calls == 1
+    assert result.checked
+    assert result.check_reason == "Cairn did not close normally last time"
+
+
+def test_a_database_without_a_record_is_checked(database: Path) -> None:
+    filled(database)
+    state_file(database).unlink()  # as a Cairn from before the record left it
+
+    result, check = open_counted(database)
+    result.connection.close()
+
+    assert check.calls == 1
+    assert result.check_reason == "Cairn has no record of how it last closed"
+
+
+def test_an_unreadable_record_means_a_check(database: Path) -> None:
+    filled(database)
+    state_file(database).write_text("{ half a record")
+
+    result, check = open_counted(database)
+    result.connection.close()
+
+    assert check.calls == 1
+
+
+def test_a_file_changed_while_cairn_was_closed_is_checked(database: Path) -> None:
+    filled(database)
+    other_program = sqlite3.connect(database)
+    other_program.execute("UPDATE session SET title = 'changed behind our back'")
+    other_program.commit()
+    other_program.close()
+
+    result, check = open_counted(database)
+    result.connection.close()
+
+    assert check.calls == 1
+    assert result.check_reason == "the file changed since Cairn last closed"
+
+
+def test_closing_cleanly_with_a_connection_still_open_still_means_a_check(
+    database: Path,
+) -> None:
+    filled(database)
+    result = open_database(database)
+    SessionStore(result.connection).create_session("late write", MODEL)
+    mark_clean_shutdown(database)  # too early: the last close writes the file again
+    result.connection.close()
+
+    again, check = open_counted(database)
+    again.connection.close()
+
+    assert check.calls == 1
+
+
+def test_the_check_runs_at_open_again_when_the_last_one_is_over_a_week_old(
+    database: Path,
+) -> None:
+    filled(database, now=T0)  # a new database counts as checked at T0
+
+    six_days, check = open_counted(database, now=T0 + timedelta(days=6))
+    close_cleanly(six_days)
+    assert check.calls == 0
+
+    eight_days, check = open_counted(database, now=T0 + timedelta(days=8))
+    close_cleanly(eight_days)
+    assert check.calls == 1
+    assert eight_days.check_reason == "the last check was 8 days ago"
+
+    next_day, check = open_counted(database, now=T0 + timedelta(days=9))
+    next_day.connection.close()
+    assert check.calls == 0  # the check at day 8 counts
+
+
+def test_a_check_in_the_background_counts_as_the_last_check(database: Path) -> None:
+    filled(database, now=T0)
+    result, _ = open_counted(database, now=T0 + timedelta(days=5))
+
+    checked = check_database(database, now=T0 + timedelta(days=5))
+    close_cleanly(result)
+
+    assert checked.outcome is CheckOutcome.OK
+    assert (checked.damaged, checked.message) == (False, None)
+    later, check = open_counted(database, now=T0 + timedelta(days=11))
+    later.connection.close()
+    assert check.calls == 0
+
+
+def test_damage_found_while_cairn_runs_is_reported_then_set_aside_at_the_next_start(
+    database: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    filled(database)
+    running, check = open_counted(database)
+    assert check.calls == 0  # clean shutdown: the window did not wait for a check
+    corrupt_pages(database)
+    before = digest(database)
+
+    found = check_database(database)
+
+    assert found.outcome is CheckOutcome.DAMAGED
+    assert found.damaged
+    assert found.message == (
+        "Cairn found damage in its database. Quit and start Cairn again: it will set the "
+        "damaged file aside and keep a copy."
+    )
+    assert found.message == DAMAGE_FOUND_MESSAGE
+    assert found.detail
+    # Not swapped under the running app: the file is where it was, as it was.
+    assert digest(database) == before
+    assert sorted(path.name for path in database.parent.glob("cairn.db.damaged-*")) == []
+
+    close_cleanly(running)  # the user quits normally
+    kept = database.read_bytes()
+    again, check = open_counted(database)
+    try:
+        assert check.calls == 0  # the record suffices: no second check
+        assert again.set_aside is not None
+        assert again.set_aside.read_bytes() == kept
+        assert again.notice is not None and again.set_aside.name in again.notice
+        assert SessionStore(again.connection).list_sessions() == []  # a fresh start
+    finally:
+        again.connection.close()
+    assert any("damaged" in r.getMessage() for r in caplog.records)
+
+    # The fresh database's record no longer mentions the damage.
+    mark_clean_shutdown(database)
+    third, check = open_counted(database)
+    third.connection.close()
+    assert (third.set_aside, check.calls) == (None, 0)
+
+
+def test_damage_recorded_for_a_file_since_replaced_is_checked_not_set_aside(
+    database: Path, tmp_path: Path
+) -> None:
+    filled(database)
+    record_damage(database, "found by a test")
+    replacement = tmp_path / "restored.db"
+    filled(replacement)
+    replacement.replace(database)  # a backup put back while Cairn was closed
+
+    result, check = open_counted(database)
+    result.connection.close()
+
+    assert result.set_aside is None
+    assert check.calls == 1
+
+
+def test_a_check_cancelled_before_it_starts_records_nothing(database: Path) -> None:
+    filled(database)
+    before = state_file(database).read_text()
+    cancel = CheckCancel()
+    cancel.cancel()
+    check = CountingCheck()
+
+    result = check_database(database, cancel=cancel, integrity_check=check)
+
+    assert (result.outcome, result.message, check.calls) == (CheckOutcome.INCOMPLETE, None, 0)
+    assert state_file(database).read_text() == before
+
+
+def test_a_cancel_from_another_thread_interrupts_a_running_check(database: Path) -> None:
+    filled(database)
+    before = state_file(database).read_text()
+    cancel = CheckCancel()
+    started = threading.Event()
+
+    def slow_check(connection: sqlite3.Connection) -> list[str]:
+        started.set()
+        # A query that would run for minutes: only an interrupt ends it soon.
+        connection.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 1000000000) "
+            "SELECT count(*) FROM n"
+        ).fetchall()
+        raise AssertionError("not interrupted")
+
+    def cancel_once_started() -> None:
+        started.wait(10)
+        cancel.cancel()  # as the GUI thread does when Cairn quits
+
+    canceller = threading.Thread(target=cancel_once_started)
+    canceller.start()
+    result = check_database(database, cancel=cancel, integrity_check=slow_check)
+    canceller.join(10)
+
+    assert result.outcome is CheckOutcome.INCOMPLETE
+    assert result.seconds < 10
+    assert state_file(database).read_text() == before
+
+
+def test_checking_a_garbage_file_reports_damage(database: Path) -> None:
+    database.parent.mkdir(parents=True)
+    database.write_bytes(b"not a database at all" * 100)
+
+    result = check_database(database)
+
+    assert result.damaged
+    assert result.detail == "file is not a database"
+
+
+def test_a_newer_database_is_refused_untouched_even_after_a_clean_shutdown(
+    database: Path,
+) -> None:
+    filled(database)
+    newer_cairn = sqlite3.connect(database)
+    newer_cairn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    newer_cairn.close()
+    before = {path.name: digest(path) for path in database.parent.iterdir()}
+
+    with pytest.raises(DatabaseTooNewError):
+        open_database(database)
+
+    assert {path.name: digest(path) for path in database.parent.iterdir()} == before
+    checked = check_database(database)
+    assert checked.outcome is CheckOutcome.INCOMPLETE  # no verdict on a file it can't read
+    assert {path.name: digest(path) for path in database.parent.iterdir()} == before
+
+
+def test_damage_a_store_runs_into_is_recorded_so_the_next_start_sets_it_aside(
+    database: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    filled(database)
+    running, _check = open_counted(database)
+    corrupt_pages(database)
+    store = SessionStore(running.connection, database=database)
+    with pytest.raises(StorageError) as raised:
+        for session in store.list_sessions():
+            store.messages(session.id)
+    assert "set the damaged file aside" in raised.value.message
+    close_cleanly(running)
+    again, check = open_counted(database)
+    try:
+        assert check.calls == 0, "the damage was recorded when it was met"
+        assert again.set_aside is not None
+    finally:
+        again.connection.close()
+    caplog.clear()
