@@ -275,8 +275,31 @@ class ContextBuilder:
         if exact_count is not None and state.near_limit:
             built = self._with_exact_count(built, exact_count)
         if not built.state.fits:
-            raise self._overflow(built, tally, model)
+            raise self._overflow(built.state, tally, model, built.exact_input_tokens)
         return built
+
+    def check_fits(
+        self,
+        *,
+        model: ModelInfo,
+        system_prompt: str = "",
+        summaries: Sequence[Summary] = (),
+        tail_tally: TailTally,
+        draft: str,
+        model_known: bool = True,
+    ) -> ContextState:
+        """The figures of the request `draft` would make, or the error `build_request`
+        would raise for it — from the tail's tally, without building anything.
+
+        What the send path asks on the GUI thread: O(draft), whatever the history.
+        """
+        tally = self._tally(system_prompt, summaries, (), draft, tail_tally)
+        if tally.turns == 0:
+            raise InvalidInputError("There is nothing to send yet: type a message first.")
+        state = self._state(tally, model, None, DEFAULT_TRIGGER_RATIO, model_known)
+        if not state.fits:
+            raise self._overflow(state, tally, model, None)
+        return state
 
     # --- inside
 
@@ -306,9 +329,6 @@ class ContextBuilder:
         if self.calibrations is None:
             return _NO_CALIBRATION
         return self.calibrations.for_model(model.id)
-
-    def _count(self, text: str, stored: int | None) -> int:
-        return stored if stored is not None else self.counter.count(text)
 
     def _tally(
         self,
@@ -417,18 +437,17 @@ class ContextBuilder:
         return replace(built, state=state, exact_input_tokens=exact)
 
     def _overflow(
-        self, built: BuiltRequest, tally: _Tally, model: ModelInfo
+        self, state: ContextState, tally: _Tally, model: ModelInfo, exact_input_tokens: int | None
     ) -> ContextOverflowError | MessageTooLargeError:
-        state = built.state
         reserved = state.breakdown.reserved_output
         limits = (
             f"{model.display_name} can read at most {{limit}} at once "
             f"({format_token_count(state.context_window)} in all, with "
             f"{format_token_count(reserved)} kept for its reply)"
         )
-        if built.exact_input_tokens is not None and tally.total > 0:
+        if exact_input_tokens is not None and tally.total > 0:
             # The server's figure for the whole request, shared out in proportion.
-            message_tokens = math.ceil(tally.new_message * built.exact_input_tokens / tally.total)
+            message_tokens = math.ceil(tally.new_message * exact_input_tokens / tally.total)
         else:
             message_tokens = self._calibration(model).apply(tally.new_message)
         if message_tokens > state.usable:

@@ -14,6 +14,8 @@ from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from app import APP_NAME, __version__
+from app.chat.runner import Job
+from app.chat.service import ProviderFactory, ServiceDependencies
 from app.core.errors import StorageError, UserFacingError
 from app.core.paths import AppPaths
 from app.core.settings import load_settings
@@ -22,21 +24,30 @@ from app.llm.provider import ChatProvider
 from app.logs import setup_logging, teardown_logging
 from app.secrets.keystore import KeyStore
 from app.store.calibration_file import CalibrationFile
-from app.store.database import open_database
+from app.store.database import (
+    CheckCancel,
+    CheckResult,
+    check_database,
+    mark_clean_shutdown,
+    open_database,
+)
 from app.store.instance_lock import InstanceLock
 from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
-from app.ui.controller import ChatController, Dependencies, ProviderFactory
+from app.ui.controller import ChatController
 from app.ui.main_window import MainWindow
 from app.ui.theme import apply_theme
 
 log = logging.getLogger(__name__)
 
 DESKTOP_FILE_NAME = "io.github.cairn_chat.Cairn"
+# The integrity check that open_database skipped runs this long after the first
+# paint, when filling the window is done.
+BACKGROUND_CHECK_DELAY_SECONDS = 2.0
 
 
-def default_provider_factory(api_key: str | None, base_url: str | None) -> ChatProvider:
+def default_provider_factory(api_key: str, base_url: str | None) -> ChatProvider:
     return AnthropicProvider(api_key, base_url)
 
 
@@ -63,6 +74,8 @@ class CairnSession:
     controller: ChatController
     store: SessionStore
     lock: InstanceLock
+    database: Path
+    checked_at_open: bool = True
     notices: list[tuple[str, str]] = field(default_factory=list)
     started: bool = False
     _first_paint: QObject | None = None
@@ -82,10 +95,33 @@ class CairnSession:
             self.window.show_notice(title, text)
         self.started = True
         self.window.ask_for_key_if_missing()
+        if not self.checked_at_open:
+            self.controller.loop.call_later(BACKGROUND_CHECK_DELAY_SECONDS, self._check_database)
+
+    def _check_database(self) -> None:
+        """The integrity check open_database skipped (a clean shutdown), on a worker."""
+        cancel, database = CheckCancel(), self.database
+        self.controller.service.runner.start(
+            Job(
+                "check-database",
+                lambda _job: check_database(database, cancel=cancel),
+                done=self._database_checked,
+                on_cancel=cancel.cancel,
+            )
+        )
+
+    def _database_checked(self, result: CheckResult) -> None:
+        log.info("Background database check: %s (%s)", result.outcome.name, result.detail)
+        if result.damaged and result.message:
+            self.window.show_error(
+                StorageError(result.message, title="Your conversations need attention")
+            )
 
     def close(self) -> None:
+        """Stop everything, then record a clean shutdown (the next start can skip the check)."""
         self.controller.shutdown()
         self.store.close()
+        mark_clean_shutdown(self.database)
         self.lock.release()
         teardown_logging()
 
@@ -119,17 +155,16 @@ def open_cairn(
         raise
     store = SessionStore(opened.connection, database=opened.path)
     database = paths.database
-    deps = Dependencies(
+    deps = ServiceDependencies(
         store=store,
-        store_factory=lambda: SessionStore.open(database),
+        open_store=lambda: SessionStore.open(database),
+        open_summaries=lambda: SummaryStore.open(database),
         keystore=keystore or KeyStore(),
         provider_factory=provider_factory,
         settings=loaded.settings,
         settings_path=paths.settings_file,
         calibration_file=CalibrationFile.in_data_dir(paths),
         model_cache=ModelCache.in_data_dir(paths),
-        summaries=SummaryStore(opened.connection, database=opened.path),
-        summary_store_factory=lambda: SummaryStore.open(database),
     )
     controller = ChatController(deps)
     window = MainWindow(controller, paths)
@@ -138,20 +173,39 @@ def open_cairn(
         notices.append(("Your conversations were set aside", opened.notice))
     if loaded.notice:
         notices.append(("Settings reset", loaded.notice))
-    return CairnSession(window, controller, store, lock, notices)
+    return CairnSession(
+        window,
+        controller,
+        store,
+        lock,
+        opened.path,
+        checked_at_open=opened.checked,
+        notices=notices,
+    )
 
 
-def launch(paths: AppPaths) -> CairnSession | None:
-    """Open Cairn, or explain in a dialog why it cannot start (None then)."""
+def startup_problem_box(error: UserFacingError) -> QMessageBox:
+    """The dialog that says why Cairn cannot start, in plain words."""
+    box = QMessageBox(QMessageBox.Icon.Critical, f"{APP_NAME} — {error.title}", error.message)
+    box.setText(f"<b>{error.title}</b>")
+    box.setInformativeText(error.message)
+    return box
+
+
+def launch(
+    paths: AppPaths, *, show_problem: Callable[[QMessageBox], object] = QMessageBox.exec
+) -> CairnSession | None:
+    """Open Cairn, or explain in a dialog why it cannot start (None then).
+
+    The dialog is shown with `show_problem`: `exec` in the app (nothing else runs
+    yet, so it waits for the user); tests read it without showing it.
+    """
     try:
         return open_cairn(paths)
     except UserFacingError as error:
         log.warning("Cannot start: %s (%s)", error.message, error.detail)
         teardown_logging()
-        box = QMessageBox(QMessageBox.Icon.Critical, f"{APP_NAME} — {error.title}", error.message)
-        box.setText(f"<b>{error.title}</b>")
-        box.setInformativeText(error.message)
-        box.exec()
+        show_problem(startup_problem_box(error))
         return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -17,13 +18,38 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import ConnectionFailedError, KeyringUnavailableError, UserFacingError
-from app.secrets.keystore import KeyStore
-from app.ui.workers import CallWorker, ThreadTracker
 
 KEYS_URL = "https://console.anthropic.com/settings/keys"
 
-KeyChecker = Callable[[str], None]
-"""Raises an ApiError unless the key works (runs on a worker thread)."""
+
+class KeyManager(Protocol):
+    """What the key and settings dialogs may do with the API key (the controller does it)."""
+
+    def stored_key(self) -> str | None:
+        """The key Cairn keeps, if any (not the environment's)."""
+        ...
+
+    @property
+    def key_is_persistent(self) -> bool:
+        """False while the key is kept in memory for this session only."""
+        ...
+
+    @property
+    def env_key_present(self) -> bool:
+        """ANTHROPIC_API_KEY is set."""
+        ...
+
+    def save_key(self, key: str, *, session_only: bool = False) -> None:
+        """Keep the key; raises `KeyringUnavailableError` when no password store works."""
+        ...
+
+    def remove_key(self) -> None:
+        """Forget the key; raises `KeyringUnavailableError` when the store refused."""
+        ...
+
+    def check_key(self, key: str, done: Callable[[UserFacingError | None], None]) -> None:
+        """Ask the server whether `key` works, in the background; `done` says."""
+        ...
 
 
 class ApiKeyDialog(QDialog):
@@ -35,22 +61,14 @@ class ApiKeyDialog(QDialog):
     """
 
     def __init__(
-        self,
-        keystore: KeyStore,
-        check_key: KeyChecker,
-        tracker: ThreadTracker,
-        parent: QWidget | None = None,
-        *,
-        first_run: bool = True,
+        self, keys: KeyManager, parent: QWidget | None = None, *, first_run: bool = True
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Connect Cairn to Claude" if first_run else "Change API key")
         self.setModal(True)
         self.setMinimumWidth(520)
-        self._keystore = keystore
-        self._check_key = check_key
-        self._tracker = tracker
-        self._worker: CallWorker | None = None
+        self._keys = keys
+        self._checking = False
         self.api_key: str | None = None
         self.persistent = True
 
@@ -134,7 +152,7 @@ class ApiKeyDialog(QDialog):
         self.show_button.setText("Hide" if shown else "Show")
 
     def _key_changed(self) -> None:
-        self.check_button.setEnabled(bool(self.key_edit.text().strip()) and self._worker is None)
+        self.check_button.setEnabled(bool(self.key_edit.text().strip()) and not self._checking)
         self.save_unchecked_button.hide()
         self.session_only_button.hide()
 
@@ -151,20 +169,22 @@ class ApiKeyDialog(QDialog):
 
     def _start_check(self) -> None:
         key = self.key_edit.text().strip()
-        if not key or self._worker is not None:
+        if not key or self._checking:
             return
         self._show_status("Checking your key with Anthropic…", problem=False)
+        self._checking = True
         self._set_busy(True)
-        worker = CallWorker(lambda: self._check_key(key))
-        worker.succeeded.connect(lambda _result: self._check_passed(key))
-        worker.failed.connect(self._check_failed)
-        worker.finished.connect(self._worker_done)
-        self._worker = worker
-        self._tracker.start(worker)
+        self._keys.check_key(key, lambda error: self._checked(key, error))
 
-    def _worker_done(self) -> None:
-        self._worker = None
+    def _checked(self, key: str, error: UserFacingError | None) -> None:
+        self._checking = False
+        if not self.isVisible():
+            return  # closed while the check ran
         self._set_busy(False)
+        if error is None:
+            self._check_passed(key)
+        else:
+            self._check_failed(error)
 
     def _check_failed(self, error: UserFacingError) -> None:
         self._show_status(error.message, problem=True)
@@ -182,7 +202,7 @@ class ApiKeyDialog(QDialog):
 
     def _store(self, key: str) -> None:
         try:
-            self._keystore.set(key)
+            self._keys.save_key(key)
         except KeyringUnavailableError as error:
             self._show_status(error.message, problem=True)
             self.save_unchecked_button.hide()
@@ -200,7 +220,11 @@ class ApiKeyDialog(QDialog):
         key = self.key_edit.text().strip()
         if not key:
             return
-        self._keystore.set_session_only(key)
+        try:
+            self._keys.save_key(key, session_only=True)
+        except UserFacingError as error:
+            self._show_status(error.message, problem=True)
+            return
         self.api_key = key
         self.persistent = False
         self.accept()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
+from app.chat.events import Activity
 from app.core.catalog import ModelInfo
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, Session
@@ -67,12 +67,22 @@ class ElidedLabel(QLabel):
 
 
 class MainWindow(QMainWindow):
-    """Wires the widgets to a `ChatController`; holds no conversation logic itself."""
+    """Wires the widgets to a `ChatController`; holds no conversation logic itself.
+
+    Dialogs are opened with `open()`, never `exec()`: the event loop keeps running
+    (replies keep streaming), and nothing can wait on a dialog nobody closes.
+
+    Attributes:
+        key_dialog, settings_dialog, confirm_box: the dialog open now, if any.
+    """
 
     def __init__(self, controller: ChatController, paths: AppPaths) -> None:
         super().__init__()
         self.controller = controller
         self.paths = paths
+        self.key_dialog: ApiKeyDialog | None = None
+        self.settings_dialog: SettingsDialog | None = None
+        self.confirm_box: QMessageBox | None = None
         self.setObjectName("mainWindow")
         self.resize(1100, 740)
         self.setMinimumSize(720, 480)
@@ -151,7 +161,7 @@ class MainWindow(QMainWindow):
         self.sidebar.session_selected.connect(controller.open_session)
         self.sidebar.rename_requested.connect(controller.rename_session)
         self.sidebar.delete_requested.connect(self._confirm_delete)
-        self.transcript.earlier_requested.connect(controller.load_earlier)
+        self.transcript.earlier_requested.connect(self._load_earlier)
         self.model_combo.activated.connect(self._model_picked)
         self.settings_button.clicked.connect(self.open_settings)
         self.banner.retry_requested.connect(self._retry)
@@ -161,13 +171,14 @@ class MainWindow(QMainWindow):
         escape.activated.connect(self._escape)
 
         # controller → widgets
-        controller.sessions_changed.connect(self._sessions_changed)
-        controller.session_opened.connect(self._session_opened)
-        controller.earlier_loaded.connect(self._earlier_loaded)
+        controller.sessions_listed.connect(self._sessions_listed)
+        controller.session_changed.connect(self._session_changed)
+        controller.session_removed.connect(self.sidebar.remove_session)
+        controller.conversation_opened.connect(self._conversation_opened)
         controller.message_added.connect(self.transcript.append_message)
         controller.message_text_changed.connect(self.transcript.update_message_text)
         controller.message_updated.connect(self.transcript.update_message)
-        controller.streaming_changed.connect(self._streaming_changed)
+        controller.activity_changed.connect(self._activity_changed)
         controller.error_raised.connect(self.show_error)
         controller.notice_raised.connect(self.show_notice)
         controller.status_changed.connect(self._status_changed)
@@ -209,19 +220,31 @@ class MainWindow(QMainWindow):
 
     # -- conversations -------------------------------------------------------------
 
-    def _sessions_changed(self, sessions: Sequence[Session], current_id: str | None) -> None:
+    def _sessions_listed(self, sessions: Sequence[Session], current_id: str | None) -> None:
         self.sidebar.set_sessions(sessions, current_id)
         self._update_title()
 
-    def _session_opened(
+    def _session_changed(self, session: Session) -> None:
+        self.sidebar.upsert_session(session)
+        current = self.controller.current
+        if current is not None and current.id == session.id:
+            self.sidebar.set_current(session.id)
+            self._update_title()
+
+    def _conversation_opened(
         self, session: Session | None, page: Sequence[Message], has_earlier: bool
     ) -> None:
         self.transcript.set_messages(page, has_earlier=has_earlier)
+        self.sidebar.set_current(session.id if session is not None else None)
         self.banner.hide()
         self._update_title()
         self.composer.focus_editor()
 
-    def _earlier_loaded(self, page: Sequence[Message], has_earlier: bool) -> None:
+    def _load_earlier(self) -> None:
+        oldest = self.transcript.oldest_seq
+        if oldest is None:
+            return
+        page, has_earlier = self.controller.earlier_page(oldest)
         self.transcript.prepend_messages(page, has_earlier=has_earlier)
 
     def _update_title(self) -> None:
@@ -235,7 +258,7 @@ class MainWindow(QMainWindow):
         self.composer.focus_editor()
 
     def _confirm_delete(self, session_id: str) -> None:
-        session = self.controller.store.get_session(session_id)
+        session = self.controller.session(session_id)
         if session is None:
             return
         box = QMessageBox(self)
@@ -249,9 +272,15 @@ class MainWindow(QMainWindow):
         delete_button = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
-        if box.clickedButton() is delete_button:
-            self.controller.delete_session(session_id)
+
+        def answered() -> None:
+            self.confirm_box = None
+            if box.clickedButton() is delete_button:
+                self.controller.delete_session(session_id)
+
+        box.finished.connect(answered)
+        self.confirm_box = box
+        box.open()
 
     # -- sending -------------------------------------------------------------------
 
@@ -269,14 +298,14 @@ class MainWindow(QMainWindow):
             self.controller.retry()
 
     def _escape(self) -> None:
-        if self.controller.streaming:
+        if self.controller.busy:
             self.controller.stop()
         elif self.banner.isVisible():
             self.banner.hide()
 
-    def _streaming_changed(self, streaming: bool) -> None:
-        self.composer.set_streaming(streaming)
-        if not streaming:
+    def _activity_changed(self, activity: Activity) -> None:
+        self.composer.set_streaming(activity.busy)
+        if not activity.busy:
             self.composer.focus_editor()
 
     def _status_changed(self, text: str) -> None:
@@ -324,22 +353,23 @@ class MainWindow(QMainWindow):
     # -- key and settings ----------------------------------------------------------------
 
     def _ask_for_key(self, first_run: bool = True) -> None:
-        dialog = ApiKeyDialog(
-            self.controller.deps.keystore,
-            self.controller.check_key,
-            self.controller.tracker,
-            self,
-            first_run=first_run,
-        )
-        if dialog.exec() == QDialog.DialogCode.Accepted:
+        if self.key_dialog is not None:
+            return
+        dialog = ApiKeyDialog(self.controller, self, first_run=first_run)
+        dialog.finished.connect(lambda result: self._key_dialog_done(dialog, result))
+        self.key_dialog = dialog
+        dialog.open()
+
+    def _key_dialog_done(self, dialog: ApiKeyDialog, result: int) -> None:
+        self.key_dialog = None
+        if result == QDialog.DialogCode.Accepted:
             if not dialog.persistent:
                 self.show_notice(
                     "Key kept for this session only",
                     "Your system has no password store Cairn can use, so the key will be "
                     "forgotten when Cairn closes.",
                 )
-            self.controller.refresh_models()
-            if self.composer.text().strip() and not self.controller.streaming:
+            if self.composer.text().strip() and not self.controller.busy:
                 self._send(self.composer.text())
         self.composer.focus_editor()
 
@@ -347,50 +377,52 @@ class MainWindow(QMainWindow):
         if not self.controller.has_api_key():
             self._ask_for_key(first_run=True)
 
-    def open_settings(self) -> None:
+    def open_settings(self) -> SettingsDialog:
+        """Open Settings (or bring the open one forward); returns the dialog."""
+        if self.settings_dialog is not None:
+            self.settings_dialog.raise_()
+            return self.settings_dialog
         controller = self.controller
         dialog = SettingsDialog(
             controller.settings,
             models=controller.models,
             selected_model=controller.selected_model,
-            keystore=controller.deps.keystore,
-            env_key_present=bool(os.environ.get("ANTHROPIC_API_KEY")),
-            check_key=controller.check_key,
-            tracker=controller.tracker,
+            keys=controller,
             paths=self.paths,
             parent=self,
         )
-        if dialog.exec() != QDialog.DialogCode.Accepted or dialog.result_settings is None:
-            if dialog.key_changed:
-                controller.refresh_models()
-            return
+        dialog.finished.connect(lambda result: self._settings_done(dialog, result))
+        self.settings_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _settings_done(self, dialog: SettingsDialog, result: int) -> None:
+        self.settings_dialog = None
         new = dialog.result_settings
-        old = controller.settings
-        base_url_changed = new.api_base_url != old.api_base_url
-        controller.settings = new
-        try:
-            controller.save_settings()
-        except UserFacingError as error:
-            self.show_error(error)
-        if new.model:
-            controller.select_model(new.model)
-            self._models_changed(controller.models, controller.selected_model)
-        if new.theme != old.theme:
+        if result != QDialog.DialogCode.Accepted or new is None:
+            if dialog.key_changed:
+                self.controller.refresh_models()
+            return
+        old_theme = self.controller.settings.theme
+        self.controller.update_settings(new)
+        if new.theme != old_theme:
             app = QApplication.instance()
             if isinstance(app, QApplication):
                 apply_theme(app, new.theme)
-        if base_url_changed or dialog.key_changed:
-            controller.refresh_models()
+        if dialog.key_changed:
+            self.controller.refresh_models()
 
     def _about(self) -> None:
-        QMessageBox.about(
-            self,
-            f"About {APP_NAME}",
+        box = QMessageBox(self)
+        box.setWindowTitle(f"About {APP_NAME}")
+        box.setText(
             f"<b>{APP_NAME}</b> {__version__}<br><br>"
             "A chat client for Claude where a conversation never runs out of room, "
             "and nothing is ever lost.<br><br>"
-            f"Your conversations are kept in:<br><tt>{self.paths.data_dir}</tt>",
+            f"Your conversations are kept in:<br><tt>{self.paths.data_dir}</tt>"
         )
+        box.setIconPixmap(self.windowIcon().pixmap(64, 64))
+        box.open()
 
     # -- closing -------------------------------------------------------------------
 

@@ -28,9 +28,7 @@ from app.core.catalog import ModelInfo
 from app.core.errors import UserFacingError
 from app.core.paths import AppPaths
 from app.core.settings import AppSettings, Theme
-from app.secrets.keystore import KeyStore
-from app.ui.key_dialog import ApiKeyDialog, KeyChecker
-from app.ui.workers import CallWorker, ThreadTracker
+from app.ui.key_dialog import ApiKeyDialog, KeyManager
 
 THEMES: tuple[tuple[Theme, str], ...] = (
     ("system", "Follow the system"),
@@ -56,10 +54,7 @@ class SettingsDialog(QDialog):
         *,
         models: Sequence[ModelInfo],
         selected_model: str,
-        keystore: KeyStore,
-        env_key_present: bool,
-        check_key: KeyChecker,
-        tracker: ThreadTracker,
+        keys: KeyManager,
         paths: AppPaths,
         parent: QWidget | None = None,
     ) -> None:
@@ -67,12 +62,11 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Settings")
         self.setMinimumWidth(560)
         self._settings = settings
-        self._keystore = keystore
-        self._env_key_present = env_key_present
-        self._check_key = check_key
-        self._tracker = tracker
+        self._keys = keys
         self._paths = paths
-        self._test_worker: CallWorker | None = None
+        self._testing = False
+        self.key_dialog: ApiKeyDialog | None = None
+        self.confirm_box: QMessageBox | None = None
         self.result_settings: AppSettings | None = None
         self.key_changed = False
 
@@ -166,18 +160,18 @@ class SettingsDialog(QDialog):
     # -- key -------------------------------------------------------------------
 
     def _current_key(self) -> str | None:
-        return self._keystore.get() or os.environ.get("ANTHROPIC_API_KEY") or None
+        return self._keys.stored_key() or os.environ.get("ANTHROPIC_API_KEY") or None
 
     def _refresh_key(self) -> None:
-        stored = self._keystore.get()
-        if stored and self._keystore.persistent:
+        stored = self._keys.stored_key()
+        if stored and self._keys.key_is_persistent:
             text = f"<b>{mask_key(stored)}</b> — saved in your system's password store."
         elif stored:
             text = (
                 f"<b>{mask_key(stored)}</b> — for this session only (no password store "
                 "is available, so it will be forgotten when Cairn closes)."
             )
-        elif self._env_key_present:
+        elif self._keys.env_key_present:
             text = "Using the key from the ANTHROPIC_API_KEY environment variable."
         else:
             text = "No key yet. Cairn needs one to talk to Claude."
@@ -187,44 +181,53 @@ class SettingsDialog(QDialog):
         self.change_key_button.setText("Change…" if stored else "Add…")
 
     def _change_key(self) -> None:
-        dialog = ApiKeyDialog(self._keystore, self._check_key, self._tracker, self, first_run=False)
-        if dialog.exec() == QDialog.DialogCode.Accepted:
+        dialog = ApiKeyDialog(self._keys, self, first_run=False)
+        dialog.finished.connect(lambda result: self._key_dialog_done(result))
+        self.key_dialog = dialog
+        dialog.open()
+
+    def _key_dialog_done(self, result: int) -> None:
+        self.key_dialog = None
+        if result == QDialog.DialogCode.Accepted:
             self.key_changed = True
             self.key_status.hide()
         self._refresh_key()
 
     def _test_key(self) -> None:
         key = self._current_key()
-        if key is None or self._test_worker is not None:
+        if key is None or self._testing:
             return
         self.key_status.setText("Checking your key with Anthropic…")
         self.key_status.show()
         self.test_key_button.setEnabled(False)
-        check = self._check_key
-        worker = CallWorker(lambda: check(key))
-        worker.succeeded.connect(lambda _r: self.key_status.setText("✓ Your key works."))
-        worker.failed.connect(lambda error: self.key_status.setText(f"⚠ {error.message}"))
-        worker.finished.connect(self._test_done)
-        self._test_worker = worker
-        self._tracker.start(worker)
+        self._testing = True
+        self._keys.check_key(key, self._tested)
 
-    def _test_done(self) -> None:
-        self._test_worker = None
+    def _tested(self, error: UserFacingError | None) -> None:
+        self._testing = False
+        self.key_status.setText("✓ Your key works." if error is None else f"⚠ {error.message}")
         self.test_key_button.setEnabled(self._current_key() is not None)
 
     def _remove_key(self) -> None:
-        answer = QMessageBox.question(
-            self,
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
             "Remove API key?",
             "Cairn will forget your API key and ask for one the next time you send a "
             "message. Your conversations are not affected.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel,
+            self,
         )
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.finished.connect(lambda result: self._remove_answered(result))
+        self.confirm_box = box
+        box.open()
+
+    def _remove_answered(self, answer: int) -> None:
+        self.confirm_box = None
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:
-            self._keystore.delete()
+            self._keys.remove_key()
         except UserFacingError as error:
             self.key_status.setText(f"⚠ {error.message}")
             self.key_status.show()

@@ -382,6 +382,11 @@ class TranscriptView(QWidget):
         bar = self._scroll.verticalScrollBar()
         self._set_scroll(bar.maximum())
 
+    @property
+    def oldest_seq(self) -> int | None:
+        """The seq of the oldest message shown (what an earlier page comes before)."""
+        return self._widgets[0].message.seq if self._widgets else None
+
     def message_widget(self, message_id: int) -> MessageWidget | None:
         """The widget showing a message, if it is shown."""
         return self._by_id.get(message_id)

@@ -17,7 +17,9 @@ from tests.ui.conftest import TEST_KEY, home_files
 def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    # Taken (the composer empties) once stored: at once, or when the conversation is open.
+    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
 
 
 def test_everything_is_still_there_after_a_restart(
@@ -32,8 +34,7 @@ def test_everything_is_still_there_after_a_restart(
     chat(qtbot, first, "What is the capital of France?")
     fake_server.add_reply("About 2.1 million people live in Paris proper.")
     chat(qtbot, first, "How many people live there?")
-    first.window.sidebar.list.setCurrentRow(0)
-    first.window.sidebar.list.editItem(first.window.sidebar.list.item(0))
+    first.window.sidebar.start_rename()
     first.controller.rename_session(first.controller.current.id, "Geography")  # type: ignore[union-attr]
     qtbot.mouseClick(first.window.sidebar.new_button, Qt.MouseButton.LeftButton)
     fake_server.add_reply("Hello!")
@@ -43,9 +44,8 @@ def test_everything_is_still_there_after_a_restart(
 
     second = open_window()
     sidebar = second.window.sidebar
-    titles = [sidebar.list.item(i).text() for i in range(sidebar.list.count())]
-    assert titles == ["Second conversation", "Geography"]
-    sidebar.list.setCurrentRow(1)
+    assert sidebar.titles() == ["Second conversation", "Geography"]
+    sidebar.select_session(sidebar.session_ids()[1])
     shown = [
         (w.message.role, w.text, w.message.status)
         for w in second.window.transcript.message_widgets()

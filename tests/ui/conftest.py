@@ -46,7 +46,7 @@ def open_window(
     for session in opened:
         session.window.close()
         session.close()
-        assert session.controller.tracker.running == 0, "a background thread outlived the window"
+        assert session.controller.running_tasks == 0, "a background task outlived the window"
 
 
 @pytest.fixture

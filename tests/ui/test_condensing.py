@@ -30,14 +30,16 @@ def open_small(
     fake_server.models = [SMALL]
     cairn = open_window()
     qtbot.waitUntil(lambda: cairn.controller.selected_model == SMALL.id, timeout=10_000)
-    qtbot.waitUntil(lambda: cairn.controller.counter.ready, timeout=10_000)
+    qtbot.waitUntil(lambda: cairn.controller.service.counter.ready, timeout=10_000)
     return cairn
 
 
 def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    # Taken (the composer empties) once stored: at once, or when the conversation is open.
+    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
 
 
 def summaries_of(cairn: CairnSession) -> SummaryStore:
@@ -59,7 +61,7 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
         chat(qtbot, cairn, question)
         if cairn.window.banner.isVisible():
             break
-    qtbot.waitUntil(lambda: cairn.controller._summarize_worker is None, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
     assert cairn.window.banner.title_label.text() == "Earlier messages condensed"
     assert "Nothing was deleted" in cairn.window.banner.text_label.text()
 
@@ -110,7 +112,7 @@ def test_a_message_that_would_not_fit_is_sent_after_condensing(
     cairn.window.composer.editor.setPlainText(big)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
     assert "Condensing earlier messages…" in statuses
     session_id = cairn.controller.current.id  # type: ignore[union-attr]
     stored = cairn.store.messages(session_id)

@@ -37,7 +37,9 @@ def ready(qtbot: QtBot, cairn: CairnSession) -> None:
 def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    # Taken (the composer empties) once stored: at once, or when the conversation is open.
+    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
 
 
 def test_gauge_follows_draft_replies_and_model(
@@ -58,7 +60,7 @@ def test_gauge_follows_draft_replies_and_model(
 
     fake_server.add_reply("About 8,849 metres. " * 30)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
     after = gauge_state(cairn)
     assert after.breakdown.draft == 0
     assert after.breakdown.history > 100, "the question and the reply now count"
@@ -106,14 +108,14 @@ def test_calibration_and_counts_survive_a_restart(
     for index in range(2):
         fake_server.add_reply(f"Answer number {index}. " * 80)
         chat(qtbot, first, f"Question number {index}, asked at some length. " * 20)
-    assert first.controller.calibrations.for_model("claude-big").calibrated
+    assert first.controller.service.calibrations.for_model("claude-big").calibrated
     before = gauge_state(first)
     first.window.close()
     first.close()
 
     second = open_window()
     ready(qtbot, second)
-    assert second.controller.calibrations.for_model("claude-big").calibrated
+    assert second.controller.service.calibrations.for_model("claude-big").calibrated
     after = gauge_state(second)
     assert after.breakdown.history == before.breakdown.history
     assert after.calibrated

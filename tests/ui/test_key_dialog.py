@@ -45,7 +45,7 @@ def test_first_run_asks_for_a_key_checks_it_and_stores_it(
     fake_server.add_reply("Welcome!")
     cairn.window.composer.editor.setPlainText("Hi")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
 
 
@@ -67,13 +67,13 @@ def test_without_a_password_store_the_key_is_kept_for_the_session_only(
     on_modal(ApiKeyDialog, fill_in)
     cairn = open_window()
     qtbot.waitUntil(lambda: cairn.controller.has_api_key())
-    assert cairn.window.banner.isVisible()
+    qtbot.waitUntil(cairn.window.banner.isVisible)
     assert "this session only" in cairn.window.banner.title_label.text()
     assert memory_keyring.passwords == {}
     fake_server.add_reply("ok")
     cairn.window.composer.editor.setPlainText("Hi")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
 
 
@@ -91,11 +91,12 @@ def test_not_now_leaves_the_draft_and_asks_again_on_send(
 
     on_modal(ApiKeyDialog, decline)
     cairn = open_window()
-    assert asked == [1]
+    qtbot.waitUntil(lambda: asked == [1] and cairn.window.key_dialog is None)
     on_modal(ApiKeyDialog, decline)
     cairn.window.composer.editor.setPlainText("A question")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    assert asked == [1, 1]
+    qtbot.waitUntil(lambda: asked == [1, 1])
+    qtbot.waitUntil(lambda: cairn.window.key_dialog is None)
     assert cairn.window.composer.text() == "A question"
     assert fake_server.requests_to("/v1/messages") == []
     assert cairn.store.list_sessions() == []
@@ -113,5 +114,5 @@ def test_key_from_environment_skips_the_dialog(
     fake_server.add_reply("ok")
     cairn.window.composer.editor.setPlainText("Hi")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY

@@ -12,7 +12,6 @@ from pytestqt.qtbot import QtBot
 from app.core.models import MessageStatus, Role
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer
-from tests.ui.conftest import on_modal
 
 
 def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
@@ -23,7 +22,7 @@ def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
 
 
 def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:
-    qtbot.waitUntil(lambda: not cairn.controller.streaming, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
 
 
 def shown_texts(cairn: CairnSession) -> list[tuple[Role, str]]:
@@ -246,7 +245,7 @@ def test_huge_paste_is_stored_and_sent(
 def test_message_larger_than_the_window_is_refused_with_numbers(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
-    qtbot.waitUntil(lambda: cairn.controller.counter.ready, timeout=10_000)
+    qtbot.waitUntil(lambda: cairn.controller.service.counter.ready, timeout=10_000)
     text = "word " * 260_000  # far beyond a 200k-token window
     cairn.window.composer.set_text(text)
     cairn.window.composer.editor.submitted.emit()
@@ -270,28 +269,24 @@ def test_conversations_create_switch_rename_delete(
     assert window.transcript.message_count() == 0
     send(qtbot, cairn, "Second topic")
     wait_idle(qtbot, cairn)
-    assert [sidebar.list.item(i).text() for i in range(sidebar.list.count())] == [
-        "Second topic",
-        "First topic",
-    ]
+    assert sidebar.titles() == ["Second topic", "First topic"]
 
-    sidebar.list.setCurrentRow(1)
+    sidebar.select_session(first_id)
     assert cairn.controller.current is not None and cairn.controller.current.id == first_id
     assert shown_texts(cairn)[0] == (Role.USER, "First topic")
     assert window.windowTitle() == "First topic — Cairn"
 
-    item = sidebar.list.item(1)
-    item.setText("Renamed topic")
+    model = sidebar.list.model()
+    assert model.setData(model.index(1, 0), "Renamed topic")
     assert cairn.store.get_session(first_id).title == "Renamed topic"  # type: ignore[union-attr]
     assert window.windowTitle() == "Renamed topic — Cairn"
 
-    def confirm(box: QMessageBox) -> None:
-        next(b for b in box.buttons() if b.text() == "Delete").click()
-
-    on_modal(QMessageBox, confirm)
     sidebar.delete_action.trigger()
+    box = window.confirm_box
+    assert box is not None and box.isVisible()
+    next(b for b in box.buttons() if b.text() == "Delete").click()
     assert cairn.store.get_session(first_id) is None
-    assert [sidebar.list.item(i).text() for i in range(sidebar.list.count())] == ["Second topic"]
+    assert sidebar.titles() == ["Second topic"]
     assert cairn.controller.current is not None
     assert cairn.controller.current.title == "Second topic"
 
@@ -300,8 +295,11 @@ def test_delete_can_be_cancelled(qtbot: QtBot, cairn: CairnSession) -> None:
     send(qtbot, cairn, "Keep me")
     wait_idle(qtbot, cairn)
 
-    on_modal(QMessageBox, lambda box: box.button(QMessageBox.StandardButton.Cancel).click())
     cairn.window.sidebar.delete_action.trigger()
+    box = cairn.window.confirm_box
+    assert box is not None
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert cairn.window.confirm_box is None
     assert len(cairn.store.list_sessions()) == 1
 
 

@@ -11,10 +11,10 @@ from pytestqt.qtbot import QtBot
 from app.core.paths import AppPaths
 from app.secrets.keystore import SERVICE_NAME, USERNAME
 from app.ui.app import CairnSession
-from app.ui.settings_dialog import SettingsDialog, mask_key
+from app.ui.settings_dialog import mask_key
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.keyring_backend import MemoryKeyring
-from tests.ui.conftest import TEST_KEY, on_modal
+from tests.ui.conftest import TEST_KEY
 
 
 def test_mask_key_never_shows_enough_to_use_it() -> None:
@@ -25,43 +25,35 @@ def test_mask_key_never_shows_enough_to_use_it() -> None:
 def test_key_is_masked_tested_and_removed(
     qtbot: QtBot, cairn: CairnSession, memory_keyring: MemoryKeyring
 ) -> None:
-    seen: dict[str, str] = {}
-
-    def use(dialog: SettingsDialog) -> None:
-        seen["label"] = dialog.key_label.text()
-        dialog.test_key_button.click()
-        qtbot.waitUntil(lambda: "works" in dialog.key_status.text(), timeout=10_000)
-        on_modal(QMessageBox, lambda box: box.button(QMessageBox.StandardButton.Yes).click())
-        dialog.remove_key_button.click()
-        seen["after"] = dialog.key_label.text()
-        dialog.reject()
-
-    on_modal(SettingsDialog, use)
-    cairn.window.open_settings()
-    assert mask_key(TEST_KEY) in seen["label"]
-    assert TEST_KEY not in seen["label"]
+    dialog = cairn.window.open_settings()
+    label = dialog.key_label.text()
+    assert mask_key(TEST_KEY) in label
+    assert TEST_KEY not in label
+    dialog.test_key_button.click()
+    qtbot.waitUntil(lambda: "works" in dialog.key_status.text(), timeout=10_000)
+    dialog.remove_key_button.click()
+    box = dialog.confirm_box
+    assert box is not None and box.isVisible()
+    box.button(QMessageBox.StandardButton.Yes).click()
     assert (SERVICE_NAME, USERNAME) not in memory_keyring.passwords
-    assert "No key yet" in seen["after"]
+    assert "No key yet" in dialog.key_label.text()
+    dialog.reject()
     assert not cairn.controller.has_api_key()
+    assert cairn.window.settings_dialog is None
 
 
 def test_theme_and_address_are_saved(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
-    errors: list[str] = []
-
-    def use(dialog: SettingsDialog) -> None:
-        dialog.base_url_edit.setText("ftp://nowhere")
-        dialog.buttons.accepted.emit()
-        errors.append(dialog.base_url_error.text())
-        assert dialog.isVisible(), "an invalid address keeps the dialog open"
-        dialog.base_url_edit.setText(fake_server.base_url + "/")
-        dialog.theme_combo.setCurrentIndex(dialog.theme_combo.findData("dark"))
-        dialog.buttons.accepted.emit()
-
-    on_modal(SettingsDialog, use)
-    cairn.window.open_settings()
-    assert errors and "http" in errors[0]
+    dialog = cairn.window.open_settings()
+    dialog.base_url_edit.setText("ftp://nowhere")
+    dialog.buttons.accepted.emit()
+    assert "http" in dialog.base_url_error.text()
+    assert dialog.isVisible(), "an invalid address keeps the dialog open"
+    dialog.base_url_edit.setText(fake_server.base_url + "/")
+    dialog.theme_combo.setCurrentIndex(dialog.theme_combo.findData("dark"))
+    dialog.buttons.accepted.emit()
+    assert not dialog.isVisible()
     saved = json.loads(AppPaths.from_environment().settings_file.read_text())
     assert saved["theme"] == "dark"
     assert saved["api_base_url"] == fake_server.base_url

@@ -17,7 +17,6 @@ from app.__main__ import display_problem
 from app.core.paths import AppPaths
 from app.store.instance_lock import InstanceLock
 from app.ui.app import CairnSession, launch
-from tests.ui.conftest import on_modal
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,10 +27,8 @@ def refused_with(qtbot: QtBot, paths: AppPaths) -> str:
 
     def read(box: QMessageBox) -> None:
         seen.append(f"{box.text()}\n{box.informativeText()}")
-        box.accept()
 
-    on_modal(QMessageBox, read)
-    assert launch(paths) is None
+    assert launch(paths, show_problem=read) is None
     assert seen, "no dialog was shown"
     return seen[0]
 
@@ -74,7 +71,7 @@ def test_damaged_database_is_set_aside_and_the_user_told(
     assert "set it aside" in cairn.window.banner.text_label.text()
     aside = [p for p in paths.data_dir.iterdir() if p.name.startswith("cairn.db.damaged-")]
     assert len(aside) == 1 and aside[0].read_bytes() == garbage
-    assert cairn.window.sidebar.list.count() == 0
+    assert cairn.window.sidebar.titles() == []
 
 
 def test_unwritable_data_folder_gets_a_clear_dialog(

@@ -32,6 +32,7 @@ from app.core.errors import (
     ServerError,
     UserFacingError,
 )
+from app.core.live_tail import tally_messages
 from app.core.models import Message, MessageStatus, Role
 from app.core.summary import Summary
 from app.core.tokens import (
@@ -658,3 +659,24 @@ def test_the_request_and_the_reply_never_exceed_the_window(
     joins = len(sendable_texts(tail, draft)) - len(outcome.messages)
     assert outcome.raw_input_tokens - 3 * joins <= recount <= outcome.raw_input_tokens
     assert calibration.apply(recount) <= outcome.state.used
+
+
+# --- checking a draft from the tail's tally -------------------------------------------------
+
+
+def test_check_fits_agrees_with_building_the_request() -> None:
+    builder = ContextBuilder()
+    tail = chat(*(f"Message {n}: " + "word " * 150 for n in range(30)))
+    tally = tally_messages(tail, builder.counter.count)
+    small = tiny_model(4_000, 500)
+    medium = tiny_model(20_000, 500)
+    fits = builder.check_fits(model=SONNET, tail_tally=tally, draft="And now?")
+    assert fits == builder.build_request(model=SONNET, tail=tail, draft="And now?").state
+    with pytest.raises(ContextOverflowError) as raised:
+        builder.build_request(model=small, tail=tail, draft="And now?")
+    with pytest.raises(ContextOverflowError) as checked:
+        builder.check_fits(model=small, tail_tally=tally, draft="And now?")
+    assert str(checked.value) == str(raised.value)
+    with pytest.raises(MessageTooLargeError):
+        builder.check_fits(model=small, tail_tally=tally, draft="huge " * 5_000)
+    assert builder.check_fits(model=medium, tail_tally=tally, draft="fits").fits

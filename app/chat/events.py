@@ -1,0 +1,87 @@
+"""What the chat service tells the front end, always on the loop's thread.
+
+The window's controller subclasses `ChatEvents` and turns each call into a Qt
+signal; a test records them; the command line ignores most. Events about
+messages, the gauge, the activity and the status concern the conversation on
+screen (`ChatService.current`): a reply still streaming into a conversation
+the user left is followed silently and shown again when they come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+from app.core.catalog import ModelInfo
+from app.core.context import ContextState
+from app.core.errors import UserFacingError
+from app.core.models import Message, Session
+from app.core.summary import Summary
+
+
+class Activity(StrEnum):
+    """What the conversation on screen is busy with; one at a time."""
+
+    LOADING = "loading"  # reading a long conversation's live tail; a send waits for it
+    IDLE = "idle"  # ready to send
+    REPLYING = "replying"  # Claude is writing a reply (Stop keeps what arrived)
+    CONDENSING = "condensing"  # a message waits while earlier ones are condensed (Stop cancels)
+
+    @property
+    def busy(self) -> bool:
+        """Sending is not possible now: the composer shows Stop instead of Send."""
+        return self in (Activity.REPLYING, Activity.CONDENSING)
+
+
+class ChatEvents:
+    """Every method does nothing here; override the ones you listen to."""
+
+    def sessions_listed(self, sessions: Sequence[Session], current_id: str | None) -> None:
+        """The whole list of conversations (at start), newest first."""
+
+    def session_changed(self, session: Session) -> None:
+        """A conversation was created, renamed, or became the most recently active."""
+
+    def session_removed(self, session_id: str) -> None:
+        """A conversation was deleted."""
+
+    def conversation_opened(
+        self, session: Session | None, page: Sequence[Message], has_earlier: bool
+    ) -> None:
+        """The conversation on screen changed (None: a new one, not stored yet)."""
+
+    def message_added(self, message: Message) -> None:
+        """A message was stored: the user's, or the start of a reply."""
+
+    def message_text_changed(self, message_id: int, text: str) -> None:
+        """A reply's text so far (at most about 30 times a second)."""
+
+    def message_updated(self, message: Message) -> None:
+        """A message changed: a reply finished, stopped or failed; a pin."""
+
+    def activity_changed(self, activity: Activity) -> None:
+        """The conversation on screen became busy or idle."""
+
+    def context_changed(self, state: ContextState | None) -> None:
+        """The gauge's figures for the next request; None while they cannot be known yet."""
+
+    def summaries_changed(self, summaries: Sequence[Summary]) -> None:
+        """The memory block of the conversation on screen changed (its active summaries)."""
+
+    def error_raised(self, error: UserFacingError) -> None:
+        """Something went wrong: say it in plain words (with Retry when `error.retryable`)."""
+
+    def notice_raised(self, title: str, text: str) -> None:
+        """A quiet notice."""
+
+    def status_changed(self, text: str) -> None:
+        """A passing status line ("Claude is busy — retrying…"); "" clears it."""
+
+    def key_needed(self) -> None:
+        """No API key is known: ask for one."""
+
+    def models_changed(self, models: Sequence[ModelInfo], selected: str) -> None:
+        """The models to offer, and the one selected."""
+
+    def pending_sent(self) -> None:
+        """A message that waited (while condensing or opening) was sent: clear the composer."""

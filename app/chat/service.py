@@ -1,0 +1,455 @@
+"""The chat service: Cairn's conversations, settings, models and key, without Qt.
+
+`ChatService` is what a front end talks to (the window, through its thin
+controller; tests and the command line directly). It owns every piece of
+state the window shows: the list of conversations, the one on screen (a
+`Conversation`), the models, the settings. The front end calls its methods
+and listens to `ChatEvents`; it never reads the store to find out what
+changed. Everything runs on one thread (the loop's); background work comes
+back there through the `JobRunner`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.chat.conversation import Conversation, Shared
+from app.chat.events import Activity, ChatEvents
+from app.chat.loop import EventLoop
+from app.chat.runner import Job, JobRunner
+from app.core.catalog import (
+    FALLBACK_MODELS,
+    ModelInfo,
+    clean_model_list,
+    model_limits,
+    pick_default_model,
+)
+from app.core.context import ContextBuilder, ContextState
+from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
+from app.core.models import Message, Session
+from app.core.settings import AppSettings, save_settings
+from app.core.summarization_config import SummarizationConfig
+from app.core.tokens import TokenCounter, default_counter
+from app.llm.provider import ChatProvider
+from app.secrets.keystore import KeyStore
+from app.store.calibration_file import CalibrationFile
+from app.store.model_cache import ModelCache
+from app.store.sessions import SessionStore
+from app.store.summaries import SummaryStore
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 50
+# The tokenizer loads (and older messages are counted) this long after start-up,
+# so that the first paint does not wait for it.
+WARM_UP_DELAY_SECONDS = 0.25
+
+ProviderFactory = Callable[[str, str | None], ChatProvider]
+"""(api_key, base_url) -> provider."""
+
+
+@dataclass
+class ServiceDependencies:
+    """What the service needs from the outside world; tests pass fakes or temporary paths.
+
+    Attributes:
+        store: the loop thread's store, on the connection `open_database` returned.
+        open_store, open_summaries: a store on a new connection, for a job's thread.
+    """
+
+    store: SessionStore
+    open_store: Callable[[], SessionStore]
+    open_summaries: Callable[[], SummaryStore]
+    keystore: KeyStore
+    provider_factory: ProviderFactory
+    settings: AppSettings
+    settings_path: Path
+    calibration_file: CalibrationFile
+    model_cache: ModelCache
+    counter: TokenCounter = field(default_factory=default_counter)
+
+
+class ChatService:
+    """Cairn's conversations and settings, for one front end (see the module notes).
+
+    Attributes:
+        current: the conversation on screen.
+        models: the models to offer (the server's list, else the bundled one).
+        runner: runs background work; `shutdown` waits for it.
+    """
+
+    def __init__(self, deps: ServiceDependencies, loop: EventLoop, events: ChatEvents) -> None:
+        self._deps = deps
+        self._events = events
+        self._settings = deps.settings
+        self.runner = JobRunner(loop)
+        self.loop = loop
+        self.counter = deps.counter
+        self.calibrations = deps.calibration_file.load()
+        cached = deps.model_cache.load()
+        self.models: list[ModelInfo] = list(cached.models if cached else FALLBACK_MODELS)
+        self._providers: dict[tuple[str, str | None], ChatProvider] = {}
+        self._models_job: Job[list[ModelInfo]] | None = None
+        self._shut_down = False
+        self._shared = Shared(
+            loop=loop,
+            runner=self.runner,
+            events=events,
+            store=deps.store,
+            open_store=deps.open_store,
+            open_summaries=deps.open_summaries,
+            builder=ContextBuilder(deps.counter, self.calibrations),
+            counter=deps.counter,
+            calibrations=self.calibrations,
+            calibration_file=deps.calibration_file,
+            provider=self._provider,
+            config=lambda: self._settings.summarization,
+            model_info=lambda model_id: model_limits(model_id, self.models),
+            is_current=lambda conversation: conversation is self.current,
+            session_changed=events.session_changed,
+        )
+        # Conversations off screen stay open while a job of theirs runs.
+        self._open: dict[str, Conversation] = {}
+        self.current = self._new_conversation()
+
+    # --- start and stop
+
+    def start(self) -> None:
+        """Show the newest conversation, then warm up the tokenizer and list the models."""
+        recovered = self._deps.store.recover_interrupted()
+        sessions = self._deps.store.list_sessions()
+        if sessions:
+            self._show(self._conversation_for(sessions[0]))
+        else:
+            self._show(self._new_conversation())
+        self._events.sessions_listed(sessions, self.current.session_id)
+        if recovered:
+            self._events.notice_raised(
+                "Recovered",
+                "Cairn was closed while Claude was replying. The text that had arrived was "
+                f"kept in {recovered} repl{'ies' if recovered != 1 else 'y'}, marked as stopped.",
+            )
+        self._events.models_changed(self.models, self.current.model_id)
+        # Not before the conversation is on screen: loading the tokenizer and importing
+        # the SDK (for the model list) are a second of work that would slow that paint.
+        self.loop.call_later(WARM_UP_DELAY_SECONDS, self._warm_up)
+
+    def shutdown(self) -> None:
+        """Stop every reply (its text is kept) and summary, and wait for their threads."""
+        self._shut_down = True
+        self.runner.shutdown()
+        for provider in self._providers.values():
+            close = getattr(provider, "close", None)
+            if callable(close):
+                close()
+        self._providers.clear()
+
+    def _warm_up(self) -> None:
+        if self._shut_down:
+            return
+        counter, open_store = self.counter, self._deps.open_store
+
+        def load_and_backfill(_job: object) -> int:
+            counter.load()
+            store = open_store()
+            try:
+                return store.backfill_token_estimates(counter.count)
+            finally:
+                store.close()
+
+        self.runner.start(
+            Job("warm-up", load_and_backfill, done=self._counted, failed=self._count_failed)
+        )
+        if self.has_api_key():
+            self.refresh_models()
+
+    def _counted(self, backfilled: int) -> None:
+        if backfilled:
+            log.info("Counted tokens of %d older messages", backfilled)
+            current = self.current
+            if current.session is not None and current.activity is Activity.IDLE:
+                current.load()  # their estimates were guesses until now
+                return
+        self._events.context_changed(self.current.context_state())
+
+    def _count_failed(self, error: UserFacingError) -> None:
+        log.warning("Could not count older messages: %s (%s)", error.message, error.detail)
+        self._events.context_changed(self.current.context_state())
+
+    # --- conversations
+
+    def new_conversation(self) -> None:
+        """An empty conversation on screen; it is stored when its first message is sent."""
+        self._show(self._new_conversation())
+        self._events.models_changed(self.models, self.current.model_id)
+
+    def open_session(self, session_id: str) -> None:
+        """Put a stored conversation on screen."""
+        if self.current.session_id == session_id:
+            return
+        conversation = self._open.get(session_id)
+        if conversation is None:
+            session = self._deps.store.get_session(session_id)
+            if session is None:
+                self._events.session_removed(session_id)
+                return
+            conversation = self._conversation_for(session)
+        self._show(conversation)
+        self._events.models_changed(self.models, conversation.model_id)
+
+    def earlier_page(self, before_seq: int) -> tuple[list[Message], bool]:
+        """The messages before `before_seq` on screen (a page), and whether more exist."""
+        session_id = self.current.session_id
+        if session_id is None:
+            return [], False
+        page = self._deps.store.messages(session_id, before_seq=before_seq, limit=PAGE_SIZE + 1)
+        return page[-PAGE_SIZE:], len(page) > PAGE_SIZE
+
+    def rename_session(self, session_id: str, title: str) -> None:
+        title = " ".join(title.split())
+        if not title:
+            return
+        try:
+            session = self._deps.store.rename_session(session_id, title)
+        except StorageError as error:
+            self._events.error_raised(error)
+            stored = self._deps.store.get_session(session_id)
+            if stored is not None:
+                self._events.session_changed(stored)  # put the old title back
+            return
+        conversation = self._open.get(session_id)
+        if conversation is not None:
+            conversation.session = session
+        self._events.session_changed(session)
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a conversation (the window asked the user first)."""
+        try:
+            self._deps.store.delete_session(session_id)
+        except StorageError as error:
+            self._events.error_raised(error)
+            return
+        # A reply still streaming into it stops; its last writes find no row, harmlessly.
+        conversation = self._open.pop(session_id, None)
+        if conversation is not None:
+            conversation.forget()
+        self._events.session_removed(session_id)
+        if self.current.session_id == session_id:
+            remaining = self._deps.store.list_sessions()
+            if remaining:
+                self.open_session(remaining[0].id)
+            else:
+                self.new_conversation()
+
+    def get_session(self, session_id: str) -> Session | None:
+        return self._deps.store.get_session(session_id)
+
+    # --- the conversation on screen
+
+    def send(self, text: str) -> bool:
+        """Send a message in the conversation on screen; False keeps it in the composer."""
+        return self.current.send(text)
+
+    def retry(self) -> None:
+        self.current.retry()
+
+    def stop(self) -> None:
+        self.current.stop()
+
+    def summarize(self, instructions: str | None = None) -> bool:
+        return self.current.summarize(instructions)
+
+    def undo_summary(self, summary_id: str) -> None:
+        self.current.undo_summary(summary_id)
+
+    def pin(self, message_id: int, pinned: bool = True) -> None:
+        self.current.pin(message_id, pinned)
+
+    def set_draft(self, text: str) -> None:
+        """The composer's text changed (the window debounces it)."""
+        self.current.set_draft(text)
+
+    def context_state(self, draft: str | None = None) -> ContextState | None:
+        return self.current.context_state(draft)
+
+    # --- models
+
+    @property
+    def selected_model(self) -> str:
+        return self.current.model_id
+
+    def select_model(self, model_id: str) -> None:
+        """The picker changed: use it in this conversation and for new ones."""
+        conversation = self.current
+        if not model_id or model_id == conversation.model_id:
+            return
+        conversation.model_id = model_id
+        self._events.context_changed(conversation.context_state())
+        self._settings.model = model_id
+        try:
+            save_settings(self._deps.settings_path, self._settings)
+            if conversation.session is not None:
+                conversation.session = self._deps.store.set_session_model(
+                    conversation.session.id, model_id
+                )
+        except StorageError as error:
+            self._events.error_raised(error)
+
+    def refresh_models(self) -> None:
+        """List the models in the background; keep the bundled list if that fails."""
+        provider = self._provider()
+        if self._models_job is not None or self._shut_down or provider is None:
+            return
+        cache = self._deps.model_cache
+
+        def fetch(_job: object) -> list[ModelInfo]:
+            models = clean_model_list(provider.list_models())
+            if models:
+                cache.save(models)
+            return models
+
+        self._models_job = self.runner.start(
+            Job("models", fetch, done=self._models_listed, failed=self._models_failed)
+        )
+
+    def _models_listed(self, models: list[ModelInfo]) -> None:
+        self._models_job = None
+        if not models:
+            return
+        self.models = list(models)
+        for conversation in (self.current, *self._open.values()):
+            configured = conversation.session.model if conversation.session else None
+            conversation.model_id = pick_default_model(
+                configured or self._settings.model, self.models
+            )
+        self._events.models_changed(self.models, self.current.model_id)
+        self._events.context_changed(self.current.context_state())
+
+    def _models_failed(self, error: UserFacingError) -> None:
+        # The bundled list stays; a bad key is worth saying now, the rest can wait.
+        self._models_job = None
+        log.warning("Could not list models: %s (%s)", error.message, error.detail)
+        if isinstance(error, ApiKeyRejectedError):
+            self._events.error_raised(error)
+
+    # --- the API key
+
+    def api_key(self) -> str | None:
+        """The key to use: the one the user gave Cairn, else the SDK's ANTHROPIC_API_KEY."""
+        return self._deps.keystore.get() or os.environ.get("ANTHROPIC_API_KEY") or None
+
+    def has_api_key(self) -> bool:
+        return self.api_key() is not None
+
+    def stored_key(self) -> str | None:
+        """The key Cairn keeps (not the environment's), for showing it masked."""
+        return self._deps.keystore.get()
+
+    @property
+    def key_is_persistent(self) -> bool:
+        """False while the key is kept in memory for this session only."""
+        return self._deps.keystore.persistent
+
+    def save_key(self, key: str, *, session_only: bool = False) -> None:
+        """Keep `key` in the password store (or, asked so, in memory only).
+
+        Raises:
+            InvalidInputError: the text cannot be a key.
+            KeyringUnavailableError: no password store works; nothing was saved.
+        """
+        if session_only:
+            self._deps.keystore.set_session_only(key)
+        else:
+            self._deps.keystore.set(key)
+        self.refresh_models()
+
+    def remove_key(self) -> None:
+        """Forget the key. Raises `KeyringUnavailableError` when the store refused."""
+        self._deps.keystore.delete()
+
+    def check_key(self, key: str, done: Callable[[UserFacingError | None], None]) -> None:
+        """Ask the server whether `key` works; `done(None)` or `done(error)`, later."""
+        provider_factory, base_url = self._deps.provider_factory, self._settings.api_base_url
+
+        def check(_job: object) -> None:
+            provider_factory(key, base_url).check_key()
+
+        self.runner.start(
+            Job("check-key", check, done=lambda _none: done(None), failed=lambda e: done(e))
+        )
+
+    # --- settings
+
+    @property
+    def settings(self) -> AppSettings:
+        """The settings in force (a copy: change them with `update_settings`)."""
+        return self._settings.model_copy(deep=True)
+
+    @property
+    def summarization(self) -> SummarizationConfig:
+        return self._settings.summarization
+
+    def update_settings(self, settings: AppSettings) -> None:
+        """Save new settings and put them in force; the next decision follows them."""
+        old = self._settings
+        self._settings = settings.model_copy(deep=True)
+        try:
+            save_settings(self._deps.settings_path, self._settings)
+        except StorageError as error:
+            self._events.error_raised(error)
+        if settings.model and settings.model != self.current.model_id:
+            self.select_model(settings.model)
+        if settings.api_base_url != old.api_base_url:
+            self.refresh_models()
+        self._events.context_changed(self.current.context_state())
+
+    # --- inside
+
+    def _provider(self) -> ChatProvider | None:
+        """One long-lived provider per key and address (its connections are reused)."""
+        key = self.api_key()
+        if key is None:
+            return None
+        identity = (key, self._settings.api_base_url)
+        provider = self._providers.get(identity)
+        if provider is None:
+            provider = self._providers[identity] = self._deps.provider_factory(*identity)
+        return provider
+
+    def _new_conversation(self) -> Conversation:
+        return Conversation(
+            self._shared, None, pick_default_model(self._settings.model, self.models)
+        )
+
+    def _conversation_for(self, session: Session) -> Conversation:
+        return Conversation(
+            self._shared, session, pick_default_model(session.model or None, self.models)
+        )
+
+    def _show(self, conversation: Conversation) -> None:
+        """Put `conversation` on screen; the one it replaces stays open while it works."""
+        previous = self.current
+        if previous is not conversation and previous.session_id is not None:
+            if previous.has_jobs and not previous.deleted:
+                self._open[previous.session_id] = previous
+            else:
+                self._open.pop(previous.session_id, None)
+        self.current = conversation
+        if conversation.session_id is not None:
+            self._open[conversation.session_id] = conversation
+        page: Sequence[Message] = []
+        has_earlier = False
+        if conversation.session_id is not None:
+            newest = self._deps.store.messages(conversation.session_id, limit=PAGE_SIZE + 1)
+            page, has_earlier = newest[-PAGE_SIZE:], len(newest) > PAGE_SIZE
+        self._events.conversation_opened(conversation.session, page, has_earlier)
+        self._events.activity_changed(conversation.activity)
+        if conversation.loaded:
+            self._events.summaries_changed(tuple(conversation.summaries))
+            self._events.context_changed(conversation.context_state())
+        else:
+            conversation.load()

@@ -1,0 +1,202 @@
+"""A chat service without Qt: a real SQLite file, the fake server through the real SDK,
+an in-memory keyring, and a `QueueLoop` the test runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.chat.events import Activity, ChatEvents
+from app.chat.loop import QueueLoop
+from app.chat.service import ChatService, ServiceDependencies
+from app.core.catalog import ModelInfo
+from app.core.context import ContextState
+from app.core.errors import UserFacingError
+from app.core.models import Message, Session
+from app.core.paths import AppPaths
+from app.core.settings import AppSettings, load_settings
+from app.core.summary import Summary
+from app.core.tokens import default_counter
+from app.llm.anthropic_provider import AnthropicProvider
+from app.secrets.keystore import SERVICE_NAME, USERNAME, KeyStore
+from app.store.calibration_file import CalibrationFile
+from app.store.database import open_database
+from app.store.model_cache import ModelCache
+from app.store.sessions import SessionStore
+from app.store.summaries import SummaryStore
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.keyring_backend import MemoryKeyring
+
+TEST_KEY = "sk-ant-api03-test-key-0123456789abcdef"
+SMALL = ModelInfo(
+    id="claude-small", display_name="Claude Small", max_input_tokens=4_000, max_tokens=400
+)
+
+
+@dataclass
+class RecordingEvents(ChatEvents):
+    """Every event, in order, as (name, arguments)."""
+
+    seen: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+
+    def named(self, name: str) -> list[tuple[Any, ...]]:
+        return [arguments for event, arguments in self.seen if event == name]
+
+    def clear(self) -> None:
+        self.seen.clear()
+
+    def sessions_listed(self, sessions: Sequence[Session], current_id: str | None) -> None:
+        self.seen.append(("sessions_listed", (list(sessions), current_id)))
+
+    def session_changed(self, session: Session) -> None:
+        self.seen.append(("session_changed", (session,)))
+
+    def session_removed(self, session_id: str) -> None:
+        self.seen.append(("session_removed", (session_id,)))
+
+    def conversation_opened(
+        self, session: Session | None, page: Sequence[Message], has_earlier: bool
+    ) -> None:
+        self.seen.append(("conversation_opened", (session, list(page), has_earlier)))
+
+    def message_added(self, message: Message) -> None:
+        self.seen.append(("message_added", (message,)))
+
+    def message_text_changed(self, message_id: int, text: str) -> None:
+        self.seen.append(("message_text_changed", (message_id, text)))
+
+    def message_updated(self, message: Message) -> None:
+        self.seen.append(("message_updated", (message,)))
+
+    def activity_changed(self, activity: Activity) -> None:
+        self.seen.append(("activity_changed", (activity,)))
+
+    def context_changed(self, state: ContextState | None) -> None:
+        self.seen.append(("context_changed", (state,)))
+
+    def summaries_changed(self, summaries: Sequence[Summary]) -> None:
+        self.seen.append(("summaries_changed", (tuple(summaries),)))
+
+    def error_raised(self, error: UserFacingError) -> None:
+        self.seen.append(("error_raised", (error,)))
+
+    def notice_raised(self, title: str, text: str) -> None:
+        self.seen.append(("notice_raised", (title, text)))
+
+    def status_changed(self, text: str) -> None:
+        self.seen.append(("status_changed", (text,)))
+
+    def key_needed(self) -> None:
+        self.seen.append(("key_needed", ()))
+
+    def models_changed(self, models: Sequence[ModelInfo], selected: str) -> None:
+        self.seen.append(("models_changed", (list(models), selected)))
+
+    def pending_sent(self) -> None:
+        self.seen.append(("pending_sent", ()))
+
+
+class CountingStore(SessionStore):
+    """The loop thread's store, counting the reads a turn must never make."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tail_reads = 0
+
+    def live_messages(self, session_id: str) -> list[Message]:
+        self.tail_reads += 1
+        return super().live_messages(session_id)
+
+    def live_entries(self, session_id: str) -> list[Any]:
+        self.tail_reads += 1
+        return super().live_entries(session_id)
+
+
+@dataclass
+class Chat:
+    """A running service and what it needs, for one test."""
+
+    service: ChatService
+    loop: QueueLoop
+    events: RecordingEvents
+    store: CountingStore
+    paths: AppPaths
+    server: FakeAnthropicServer
+
+    def run_until(self, done: Callable[[], bool], timeout: float = 15.0) -> None:
+        self.loop.run_until(done, timeout)
+
+    def idle(self) -> None:
+        """Wait until the conversation on screen is idle and no job of it runs."""
+        current = lambda: self.service.current  # noqa: E731
+        self.run_until(lambda: current().activity is Activity.IDLE and not current().has_jobs)
+
+    def send(self, text: str) -> None:
+        """Send `text` and wait for the reply (or the failure) to end; a message that
+        waits while earlier ones are condensed is waited for too."""
+        waited = len(self.events.named("pending_sent"))
+        if not self.service.send(text):
+            activity = self.service.current.activity
+            assert activity in (Activity.CONDENSING, Activity.LOADING), self.events.named(
+                "error_raised"
+            )
+            self.run_until(lambda: len(self.events.named("pending_sent")) > waited)
+        self.idle()
+
+    def stored(self) -> list[Message]:
+        session_id = self.service.current.session_id
+        assert session_id is not None
+        return self.store.messages(session_id)
+
+    def summaries(self) -> SummaryStore:
+        return SummaryStore.open(self.paths.database)
+
+
+@pytest.fixture
+def start_chat(
+    fake_server: FakeAnthropicServer, cairn_home: Path, memory_keyring: MemoryKeyring
+) -> Iterator[Callable[..., Chat]]:
+    """Starts a service on this test's CAIRN_HOME (call again after `shutdown` to restart)."""
+    started: list[Chat] = []
+    memory_keyring.passwords[(SERVICE_NAME, USERNAME)] = TEST_KEY
+
+    def start(*, settings: AppSettings | None = None, with_key: bool = True) -> Chat:
+        if not with_key:
+            memory_keyring.passwords.clear()
+        paths = AppPaths.from_environment()
+        paths.ensure()
+        opened = open_database(paths.database)
+        store = CountingStore(opened.connection, database=opened.path)
+        database = paths.database
+        loaded = settings or load_settings(paths.settings_file).settings
+        loaded = loaded.model_copy(update={"api_base_url": fake_server.base_url})
+        loop = QueueLoop()
+        events = RecordingEvents()
+        deps = ServiceDependencies(
+            store=store,
+            open_store=lambda: SessionStore.open(database),
+            open_summaries=lambda: SummaryStore.open(database),
+            keystore=KeyStore(),
+            provider_factory=lambda key, url: AnthropicProvider(key, url),
+            settings=loaded,
+            settings_path=paths.settings_file,
+            calibration_file=CalibrationFile.in_data_dir(paths),
+            model_cache=ModelCache.in_data_dir(paths),
+            counter=default_counter(),
+        )
+        service = ChatService(deps, loop, events)
+        chat = Chat(service, loop, events, store, paths, fake_server)
+        started.append(chat)
+        service.start()
+        chat.run_until(lambda: service.counter.ready and service.runner.running == 0)
+        return chat
+
+    yield start
+    for chat in started:
+        chat.service.shutdown()
+        assert chat.service.runner.running == 0, "a background task outlived the service"
+        chat.store.close()

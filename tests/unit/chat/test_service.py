@@ -1,0 +1,423 @@
+"""The chat service without Qt: conversations, replies, condensing, undo, pins, settings,
+against the fake server through the real SDK and a real SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.chat.events import Activity
+from app.core.catalog import ModelInfo
+from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
+from app.core.models import MessageStatus, Role
+from app.core.settings import AppSettings
+from app.core.summarization_config import SummarizationConfig
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.unit.chat.conftest import SMALL, Chat
+
+StartChat = Callable[..., Chat]
+
+
+def words(label: str, count: int) -> str:
+    return " ".join(f"{label}{index}" for index in range(count))
+
+
+def small_model(fake_server: FakeAnthropicServer, start_chat: StartChat, **kwargs: object) -> Chat:
+    fake_server.models = [SMALL]
+    chat = start_chat(**kwargs)
+    chat.run_until(lambda: chat.service.selected_model == SMALL.id)
+    return chat
+
+
+# --- a turn ----------------------------------------------------------------------------
+
+
+def test_a_reply_streams_into_the_store_and_the_events(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    fake_server.add_reply("Hello there, friend.", chunks=["Hello ", "there, ", "friend."])
+    chat.events.clear()
+    chat.send("Say hello")
+
+    stored = chat.stored()
+    assert [(m.role, m.content, m.status) for m in stored] == [
+        (Role.USER, "Say hello", MessageStatus.COMPLETE),
+        (Role.ASSISTANT, "Hello there, friend.", MessageStatus.COMPLETE),
+    ]
+    added = [args[0] for args in chat.events.named("message_added")]
+    assert [m.role for m in added] == [Role.USER, Role.ASSISTANT]
+    assert added[1].status is MessageStatus.STREAMING, "the reply's row exists from the start"
+    (finished,) = [args[0] for args in chat.events.named("message_updated")]
+    assert finished == stored[1]
+    activities = [args[0] for args in chat.events.named("activity_changed")]
+    assert activities == [Activity.REPLYING, Activity.IDLE]
+    (session,) = chat.events.named("session_changed")[:1]
+    assert session[0].title == "Say hello"
+    request = fake_server.requests_to("/v1/messages")[-1]
+    assert request.body["messages"] == [{"role": "user", "content": "Say hello"}]
+
+
+def test_a_turn_never_rereads_the_conversation(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    chat.send("First")
+    reads = chat.store.tail_reads
+    for turn in range(5):
+        chat.send(f"Turn {turn}")
+        chat.service.set_draft(f"typing {turn}")
+    assert chat.store.tail_reads == reads, "the loop thread never re-read the live tail"
+    # The tail it keeps is exactly what is stored.
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+    assert list(chat.service.current.tail.entries) == chat.store.live_entries(session_id)
+
+
+def test_the_gauge_follows_the_draft(start_chat: StartChat) -> None:
+    chat = start_chat()
+    empty = chat.service.context_state()
+    assert empty is not None and empty.breakdown.draft == 0
+    chat.events.clear()
+    chat.service.set_draft("How tall is Mount Everest? " * 20)
+    (state,) = chat.events.named("context_changed")[-1]
+    assert state.breakdown.draft > 100
+
+
+def test_stop_keeps_what_arrived(start_chat: StartChat, fake_server: FakeAnthropicServer) -> None:
+    chat = start_chat()
+    pieces = [f"word{i} " for i in range(200)]
+    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
+    assert chat.service.send("Tell me a long story")
+    chat.run_until(
+        lambda: any("word3" in text for _, text in chat.events.named("message_text_changed"))
+    )
+    chat.service.stop()
+    chat.idle()
+    reply = chat.stored()[-1]
+    assert reply.status is MessageStatus.STOPPED
+    assert reply.content.startswith("word0 word1 word2 word3")
+    assert len(reply.content) < len("".join(pieces))
+
+
+def test_text_reaches_the_front_end_at_most_about_30_times_a_second(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    pieces = [f"w{i} " for i in range(300)]
+    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.002)
+    chat.events.clear()
+    chat.send("Fast, please")
+    updates = chat.events.named("message_text_changed")
+    assert 1 <= len(updates) <= 30, len(updates)
+    assert chat.stored()[-1].content == "".join(pieces)
+
+
+def test_a_failed_reply_says_so_keeps_the_question_and_retry_answers(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    fake_server.add_error(529, retry_after_ms=5, times=3, path="/v1/messages")
+    chat.send("Are you there?")
+    (error,) = chat.events.named("error_raised")[-1]
+    assert isinstance(error, ApiError) and error.retryable
+    assert chat.stored()[0].content == "Are you there?"
+    assert chat.events.named("status_changed"), "the SDK's retries were shown"
+    fake_server.add_reply("Yes, I'm here.")
+    chat.service.retry()
+    chat.idle()
+    assert chat.stored()[-1].content == "Yes, I'm here."
+    last = fake_server.requests_to("/v1/messages")[-1]
+    assert last.body["messages"] == [{"role": "user", "content": "Are you there?"}]
+
+
+def test_without_a_key_the_key_is_asked_for_and_nothing_is_stored(start_chat: StartChat) -> None:
+    chat = start_chat(with_key=False)
+    assert not chat.service.send("Hello?")
+    assert chat.events.named("key_needed")
+    assert chat.store.list_sessions() == []
+
+
+def test_a_message_larger_than_the_window_is_refused_with_numbers(start_chat: StartChat) -> None:
+    chat = start_chat()
+    assert not chat.service.send("word " * 260_000)
+    (error,) = chat.events.named("error_raised")[-1]
+    assert isinstance(error, MessageTooLargeError)
+    assert "at most 192k" in error.message
+    assert chat.store.list_sessions() == []
+
+
+# --- conversations ----------------------------------------------------------------------
+
+
+def test_create_switch_rename_delete(start_chat: StartChat) -> None:
+    chat = start_chat()
+    chat.send("First topic")
+    first = chat.service.current.session_id
+    chat.service.new_conversation()
+    chat.send("Second topic")
+    assert first is not None
+    chat.service.open_session(first)
+    chat.run_until(lambda: chat.service.current.loaded)
+    (opened,) = chat.events.named("conversation_opened")[-1:]
+    assert opened[1][0].content == "First topic"
+    chat.service.rename_session(first, "  Renamed   topic ")
+    assert chat.events.named("session_changed")[-1][0].title == "Renamed topic"
+    chat.service.delete_session(first)
+    assert chat.events.named("session_removed")[-1] == (first,)
+    assert chat.service.current.session is not None
+    assert chat.service.current.session.title == "Second topic"
+
+
+def test_a_reply_keeps_streaming_into_a_conversation_the_user_left(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    pieces = [f"part{i} " for i in range(40)]
+    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
+    assert chat.service.send("A long answer, please")
+    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    away_from = chat.service.current.session_id
+    chat.service.new_conversation()
+    chat.events.clear()
+    chat.run_until(lambda: chat.service.runner.running == 0)
+    assert chat.events.named("message_text_changed") == [], "nothing is told about it off screen"
+    assert away_from is not None
+    chat.service.open_session(away_from)
+    (opened,) = chat.events.named("conversation_opened")
+    assert opened[1][-1].content == "".join(pieces)
+    assert opened[1][-1].status is MessageStatus.COMPLETE
+
+
+def test_deleting_a_conversation_while_it_replies_forgets_it(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    pieces = [f"part{i} " for i in range(100)]
+    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
+    assert chat.service.send("Go on")
+    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    doomed = chat.service.current.session_id
+    assert doomed is not None
+    chat.service.delete_session(doomed)
+    chat.events.clear()
+    chat.run_until(lambda: chat.service.runner.running == 0)
+    assert all(args[0].id != doomed for args in chat.events.named("session_changed"))
+    assert chat.store.get_session(doomed) is None
+
+
+def test_a_message_sent_while_a_long_conversation_opens_goes_once_it_is_open(
+    start_chat: StartChat,
+) -> None:
+    chat = start_chat()
+    chat.send("Remember me")
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+    chat.service.new_conversation()
+    chat.service.open_session(session_id)
+    assert chat.service.current.activity is Activity.LOADING
+    assert not chat.service.send("And now?"), "it waits, kept in the composer"
+    chat.run_until(lambda: bool(chat.events.named("pending_sent")))
+    chat.idle()
+    assert [m.content for m in chat.stored() if m.role is Role.USER] == ["Remember me", "And now?"]
+
+
+# --- condensing --------------------------------------------------------------------------
+
+
+def test_a_long_chat_is_condensed_in_the_background_incrementally(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = small_model(fake_server, start_chat)
+    for turn in range(30):
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 60))
+        chat.send(f"Question {turn} about report_{turn}.xlsx: " + words("detail", 60))
+        if chat.events.named("notice_raised"):
+            break
+    chat.idle()
+    title, text = chat.events.named("notice_raised")[-1]
+    assert title == "Earlier messages condensed" and "Nothing was deleted" in text
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+    repo = chat.summaries()
+    try:
+        assert repo.check_coverage(session_id) == []
+        active = repo.active_summaries(session_id)
+        assert active and chat.service.current.summaries == active
+    finally:
+        repo.close()
+    assert list(chat.service.current.tail.entries) == chat.store.live_entries(session_id)
+    assert chat.events.named("summaries_changed")[-1][0] == tuple(active)
+    # The trigger's memory is kept with the conversation.
+    assert chat.store.trigger_state(session_id) is not None
+
+
+def test_a_message_that_would_not_fit_is_sent_after_condensing(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = small_model(fake_server, start_chat)
+    for turn in range(5):
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 250))
+        chat.send(f"Question {turn}: " + words("detail", 250))
+    big = "Now the big one: " + words("large", 900)
+    state = chat.service.context_state(draft=big)
+    assert state is not None and not state.fits
+    fake_server.add_reply("Answered after condensing.")
+    chat.events.clear()
+    assert not chat.service.send(big), "it waits while earlier messages are condensed"
+    assert chat.service.current.activity is Activity.CONDENSING
+    assert ("Condensing earlier messages…",) in chat.events.named("status_changed")
+    chat.run_until(lambda: bool(chat.events.named("pending_sent")))
+    chat.idle()
+    stored = chat.stored()
+    assert stored[-2].content == big and stored[-1].content == "Answered after condensing."
+
+
+def test_stop_while_condensing_keeps_the_message_unsent(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = small_model(fake_server, start_chat)
+    for turn in range(5):
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 250))
+        chat.send(f"Question {turn}: " + words("detail", 250))
+    fake_server.add_tool_fault("slow", delay=2.0) if hasattr(
+        fake_server, "add_tool_fault"
+    ) else None
+    big = "Now the big one: " + words("large", 900)
+    waited = len(chat.events.named("pending_sent"))
+    assert not chat.service.send(big)
+    chat.service.stop()
+    chat.idle()
+    assert len(chat.events.named("pending_sent")) == waited
+    assert all(m.content != big for m in chat.stored())
+
+
+def test_summarize_now_with_instructions_reaches_the_summarizer(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}: the price is {turn * 10} EUR")
+    assert chat.service.summarize("keep every price")
+    chat.idle()
+    calls = [r for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice")]
+    assert calls and "keep every price" in calls[-1].body["messages"][-1]["content"]
+    assert chat.service.current.summaries
+
+
+def test_nothing_to_condense_is_said_plainly(start_chat: StartChat) -> None:
+    chat = start_chat()
+    chat.send("Just one question")
+    assert not chat.service.summarize()
+    title, text = chat.events.named("notice_raised")[-1]
+    assert title == "Nothing to condense yet" and "newest" in text
+
+
+def test_undo_gives_the_originals_back(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}")
+    before = list(chat.service.current.tail.entries)
+    assert chat.service.summarize()
+    chat.idle()
+    (summary,) = chat.service.current.summaries
+    assert len(chat.service.current.tail) < len(before)
+    chat.service.undo_summary(summary.id)
+    chat.run_until(lambda: not chat.service.current.summaries)
+    assert list(chat.service.current.tail.entries) == before
+    assert chat.events.named("summaries_changed")[-1] == ((),)
+
+
+def test_pinned_messages_are_never_condensed(start_chat: StartChat) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}")
+    pinned = chat.stored()[2]
+    chat.service.pin(pinned.id)
+    assert chat.events.named("message_updated")[-1][0].pinned
+    assert chat.service.summarize()
+    chat.idle()
+    assert chat.store.messages_by_id({pinned.id})[0].summary_id is None
+    assert chat.service.current.tail.find(pinned.id) is not None
+
+
+# --- settings --------------------------------------------------------------------------
+
+
+def test_summary_settings_govern_the_next_decision_and_survive_a_restart(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    def tool_calls() -> int:
+        return sum(1 for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice"))
+
+    chat = start_chat()
+    counted = SummarizationConfig().with_changes(message_trigger=12, auto_summarize=False)
+    settings = chat.service.settings
+    settings.summarization = counted
+    chat.service.update_settings(settings)
+    for turn in range(8):
+        chat.send(f"Question {turn}")
+    assert tool_calls() == 0, "automatic summaries are off: 16 messages stay live"
+    chat.service.shutdown()
+
+    again = start_chat(settings=None)
+    assert again.service.summarization == counted, "the setting survived the restart"
+    settings = again.service.settings
+    settings.summarization = counted.with_changes(auto_summarize=True)
+    again.service.update_settings(settings)
+    again.service.open_session(again.store.list_sessions()[0].id)
+    again.send("One more")
+    assert tool_calls() == 1, "switched on, the next reply condenses at once"
+
+
+def test_the_model_picked_is_used_and_kept(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.models = [
+        ModelInfo(id="claude-opus-9", display_name="Claude Opus 9"),
+        ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9"),
+    ]
+    chat = start_chat()
+    chat.run_until(lambda: chat.service.selected_model == "claude-sonnet-9")
+    chat.service.select_model("claude-opus-9")
+    chat.send("Which model?")
+    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
+    assert chat.service.settings.model == "claude-opus-9"
+
+
+def test_an_overflow_with_too_little_to_condense_is_refused(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = small_model(fake_server, start_chat)
+    fake_server.add_reply("Noted. " + words("answer", 400))
+    chat.send("Remember this: " + words("detail", 400))
+    more = "And this: " + words("more", 950)
+    state = chat.service.context_state(draft=more)
+    assert state is not None and not state.fits and state.breakdown.draft < state.usable
+    assert not chat.service.send(more)
+    (error,) = chat.events.named("error_raised")[-1]
+    assert isinstance(error, ContextOverflowError)
+    assert not isinstance(error, MessageTooLargeError)
+    assert chat.service.current.activity is Activity.IDLE
+
+
+def test_shutdown_stops_every_reply_and_waits(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    pieces = [f"part{i} " for i in range(500)]
+    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.05)
+    assert chat.service.send("A very long one")
+    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    chat.service.shutdown()
+    assert chat.service.runner.running == 0
+    reply = chat.store.messages(chat.service.current.session_id or "")[-1]
+    assert reply.status is MessageStatus.STOPPED and reply.content.startswith("part0")
+
+
+def test_settings_object_is_a_copy(start_chat: StartChat) -> None:
+    chat = start_chat()
+    copy: AppSettings = chat.service.settings
+    copy.theme = "dark"
+    assert chat.service.settings.theme == "system"
