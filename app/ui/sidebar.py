@@ -162,6 +162,11 @@ class SessionListModel(QStringListModel):
             return f"{session.title}\nLast active: {friendly_date(session.updated_at)}"
         return f"Last active: {friendly_date(session.updated_at)}"  # AccessibleDescription
 
+    def itemData(self, index: QModelIndex | QPersistentModelIndex) -> dict[int, Any]:
+        """The title and id, as `data` gives them (the base would give the stored id)."""
+        roles = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, SESSION_ID_ROLE)
+        return {int(role): self.data(index, role) for role in roles} if index.isValid() else {}
+
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         return _ROW_FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 

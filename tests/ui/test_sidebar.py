@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QRect, Qt, QTimer
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtTest import QSignalSpy, QTest
 from PySide6.QtWidgets import QApplication, QLineEdit, QMenu
 from pytestqt.qtbot import QtBot
@@ -98,6 +99,9 @@ def test_rows_have_tooltips_size_and_accessible_text(filled: Sidebar) -> None:
     when = friendly_date(NOW + timedelta(minutes=2))
     assert index.data(Qt.ItemDataRole.ToolTipRole) == f"Alpha\nLast active: {when}"
     assert index.data(Qt.ItemDataRole.AccessibleDescriptionRole) == f"Last active: {when}"
+    assert index.data(SESSION_ID_ROLE) == "a"
+    assert filled.model.itemData(index)[Qt.ItemDataRole.DisplayRole] == "Alpha"
+    assert index.data(Qt.ItemDataRole.DecorationRole) is None
     assert index.data(Qt.ItemDataRole.SizeHintRole).height() > filled.fontMetrics().height()
     assert filled.list.uniformItemSizes()
     assert filled.list.accessibleName() == "Conversations"
@@ -174,6 +178,26 @@ def test_upsert_title_change_is_in_place(qtbot: QtBot, filled: Sidebar) -> None:
     assert changed.count() == 1
     index = shown_index(filled, "a")
     assert index.data(Qt.ItemDataRole.ToolTipRole).startswith("Alpha, renamed\n")
+
+
+def test_a_change_in_place_repaints_only_its_row(qtbot: QtBot, filled: Sidebar) -> None:
+    """QListView would lay every row out again and repaint them all (SessionListView)."""
+    regions: list[QRect] = []
+
+    class PaintSpy(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if isinstance(event, QPaintEvent):
+                regions.append(event.region().boundingRect())
+            return False
+
+    spy = PaintSpy()
+    filled.list.viewport().installEventFilter(spy)
+    qtbot.wait(20)  # any paint still pending from filling
+    regions.clear()
+    filled.upsert_session(make("a", "Alpha, renamed", 2))
+    qtbot.waitUntil(lambda: bool(regions))
+    filled.list.viewport().removeEventFilter(spy)
+    assert regions == [filled.list.visualRect(shown_index(filled, "a"))]
 
 
 def test_upsert_of_an_unchanged_session_does_nothing(qtbot: QtBot, filled: Sidebar) -> None:
