@@ -61,7 +61,12 @@ def normalize_key(key: str) -> str:
 class KeyStore:
     """Reads, saves and removes the Anthropic API key.
 
-    Thread-safe: workers may call `get` while the UI thread calls `set`.
+    Thread-safe: workers may call `get` while the UI thread calls `set`. The key is
+    read from the password store once and then kept in memory: every message needs
+    it, and one read through the Secret Service costs about 30 ms (new D-Bus
+    connections and a key exchange) — on the GUI thread, each send. `set`,
+    `set_session_only` and `delete` keep the memory in step; a failed read is not
+    remembered, so a store unlocked later is read again.
 
     Attributes:
         persistent: False while the key is held in memory only (session-only).
@@ -81,6 +86,8 @@ class KeyStore:
         self._username = username
         self._lock = threading.Lock()
         self._session_key: str | None = None
+        self._read = False  # the password store was read successfully, into _stored
+        self._stored: str | None = None
         self._warned_unavailable = False
 
     @property
@@ -93,15 +100,18 @@ class KeyStore:
         with self._lock:
             if self._session_key is not None:
                 return self._session_key
+            if self._read:
+                return self._stored
             try:
                 key = self._keyring().get_password(self._service, self._username)
             except Exception as exc:  # any failure: see _describe
                 self._warn_unavailable("read the API key", exc)
                 return None
-        if key:
-            register_secret(key)
-            return key.strip()
-        return None
+            self._stored = key.strip() if key else None
+            self._read = True
+            if self._stored:
+                register_secret(self._stored)
+            return self._stored
 
     def set(self, key: str) -> None:
         """Save the key in the password store.
@@ -120,6 +130,7 @@ class KeyStore:
                 raise KeyringUnavailableError(NO_KEYRING_MESSAGE, detail=_describe(exc)) from exc
             # The saved key replaces any session-only one.
             self._session_key = None
+            self._stored, self._read = key, True
         log.info("API key saved in the password store")
 
     def set_session_only(self, key: str) -> None:
@@ -145,6 +156,7 @@ class KeyStore:
 
         with self._lock:
             self._session_key = None
+            self._read = False  # read again next time, whatever happens below
             try:
                 self._keyring().delete_password(self._service, self._username)
             except PasswordDeleteError:
@@ -154,6 +166,7 @@ class KeyStore:
             except Exception as exc:  # any failure: see _describe
                 self._warn_unavailable("remove the API key", exc)
                 raise KeyringUnavailableError(DELETE_FAILED_MESSAGE, detail=_describe(exc)) from exc
+            self._stored, self._read = None, True
         log.info("API key removed")
 
     def _keyring(self) -> KeyringBackend:

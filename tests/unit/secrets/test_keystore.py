@@ -285,3 +285,39 @@ def test_delete_with_no_keyring_at_all_is_quiet() -> None:
     store.delete()
 
     assert store.get() is None
+
+
+# --- read once --------------------------------------------------------------------
+
+
+class CountingKeyring(MemoryKeyring):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def get_password(self, service: str, username: str) -> str | None:
+        self.reads += 1
+        return super().get_password(service, username)
+
+
+def test_the_store_is_read_once_and_kept_in_step() -> None:
+    backend = CountingKeyring()
+    backend.passwords[ENTRY] = KEY
+    store = KeyStore(backend)
+    assert [store.get() for _ in range(5)] == [KEY] * 5
+    assert backend.reads == 1, "each send must not cost a trip to the password store"
+    store.set("sk-ant-api03-Another_key-987654321")
+    assert store.get() == "sk-ant-api03-Another_key-987654321"
+    store.delete()
+    assert store.get() is None
+    assert backend.reads == 1
+
+
+def test_a_failed_read_is_tried_again() -> None:
+    backend = CountingKeyring()
+    backend.passwords[ENTRY] = KEY
+    backend.fail_with = KeyringLocked("Failed to unlock the item!")
+    store = KeyStore(backend)
+    assert store.get() is None
+    backend.fail_with = None  # the user unlocked the store
+    assert store.get() == KEY
