@@ -220,8 +220,9 @@ class Conversation:
         if self._shared.provider() is None:
             self._shared.events.key_needed()
             return False
+        tokens = self._shared.counter.count(text)
         try:
-            self._check_fits(text)
+            self._check_fits(text, tokens)
         except ContextOverflowError as error:
             # Condensing earlier messages makes room, unless the message alone is too large.
             condensable = self.session is not None and not isinstance(error, MessageTooLargeError)
@@ -232,7 +233,7 @@ class Conversation:
             self._error(error)
             return False
         try:
-            message = self._store_question(text)
+            message = self._store_question(text, tokens)
         except StorageError as error:
             self._error(error)
             return False
@@ -243,13 +244,15 @@ class Conversation:
         self._start_reply()
         return True
 
-    def _store_question(self, text: str) -> Message:
+    def _store_question(self, text: str, tokens: int) -> Message:
         shared = self._shared
         if self.session is None:
             self.session = shared.store.create_session(
                 title_from_first_message(text), self.model_id
             )
-        message = shared.store.append_message(self.session.id, Role.USER, text)
+        message = shared.store.append_message(
+            self.session.id, Role.USER, text, token_estimate=tokens
+        )
         if self.session.title == DEFAULT_TITLE:
             self.session = shared.store.rename_session(
                 self.session.id, title_from_first_message(text)
@@ -258,7 +261,7 @@ class Conversation:
         shared.session_changed(self.session)
         return message
 
-    def _check_fits(self, text: str) -> None:
+    def _check_fits(self, text: str, tokens: int) -> None:
         """Raise, in plain words with the numbers, when `text` cannot be sent as things stand."""
         model, known = self._shared.model_info(self.model_id)
         self._shared.builder.check_fits(
@@ -267,6 +270,7 @@ class Conversation:
             summaries=self.summaries,
             tail_tally=self.tail.tally,
             draft=text,
+            draft_tokens=tokens,
             model_known=known,
         )
 

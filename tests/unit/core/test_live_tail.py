@@ -149,3 +149,15 @@ def test_appending_one_by_one_equals_loading_at_once(
         one_by_one.append(TailEntry.of(item, COUNTER.count))
     at_once = LiveTail(TailEntry.of(item, COUNTER.count) for item in messages)
     assert one_by_one.tally == at_once.tally == tally_messages(messages, COUNTER.count)
+
+
+def test_the_policy_input_of_a_turn_is_kept_in_step_not_recounted() -> None:
+    tail = LiveTail(
+        TailEntry(seq, seq, Role.USER if seq % 2 else Role.ASSISTANT, seq, True)
+        for seq in range(1, 101)
+    )
+    assert tail.unpinned_tokens() == tuple(range(1, 101))
+    tail.append(TailEntry(101, 101, Role.USER, 7, True))
+    tail.replace(TailEntry(101, 101, Role.USER, 9, True))  # the newest finishes
+    assert not tail._unpinned_stale
+    assert tail.unpinned_tokens()[-1] == 9 and tail.unpinned == 101
