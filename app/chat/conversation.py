@@ -182,7 +182,7 @@ class Conversation:
 
     def _loaded(self, loaded: LoadedConversation) -> None:
         self.loaded = True
-        self.tail = LiveTail(loaded.entries)
+        self.tail = loaded.tail
         self.summaries = list(loaded.summaries)
         self.trigger = _trigger_from(loaded.trigger_state, self.tail.last_seq)
         self._set_activity(Activity.IDLE)

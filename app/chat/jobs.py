@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.engine import EngineOutcome, SummarizationEngine
 from app.core.errors import ApiError, StorageError, UserFacingError
-from app.core.live_tail import TailEntry
+from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.policy import Decision
 from app.core.summarization_config import SummarizationConfig
@@ -339,9 +339,14 @@ def undo(
 
 @dataclass(frozen=True)
 class LoadedConversation:
-    """What a conversation holds beyond its newest page, read off the loop's thread."""
+    """What a conversation holds beyond its newest page, read and built off the loop's
+    thread (a tail of 100,000 messages takes a few hundred ms to read and tally).
 
-    entries: Sequence[TailEntry]
+    Attributes:
+        tail: the live tail, handed over to the loop's thread, which owns it from then on.
+    """
+
+    tail: LiveTail
     summaries: tuple[Summary, ...]
     trigger_state: dict[str, Any] | None
 
@@ -355,7 +360,7 @@ def load_conversation(
     """The live tail (compact), the memory block and the trigger's memory of a conversation."""
     store = open_store()
     try:
-        entries = store.live_entries(session_id)
+        tail = store.live_tail(session_id)
         trigger_state = store.trigger_state(session_id)
     finally:
         store.close()
@@ -364,4 +369,4 @@ def load_conversation(
         summaries = tuple(repo.active_summaries(session_id))
     finally:
         repo.close()
-    return LoadedConversation(entries, summaries, trigger_state)
+    return LoadedConversation(tail, summaries, trigger_state)

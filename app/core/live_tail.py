@@ -5,19 +5,21 @@ The live tail is every message no summary covers. The chat service holds one
 re-read the conversation: a stored message is one `append`, a finished reply
 one `replace`, a summary one `remove`, an undo one `restore`.
 
-Each `TailEntry` keeps only what the figures need — no text — so a
-conversation of 100,000 live messages stays a few megabytes. The tally of the
-turns Claude would see (`TailTally`) follows the same walk as
-`app.core.conversation.iter_turns`: failed or blank messages are left out,
-leading assistant turns are dropped, and consecutive turns of one role are
-joined. The tally after every prefix is kept, so changing the newest entry
-costs O(1); a change further back recounts from there.
+Each `TailEntry` keeps only what the figures need — no text — and `LiveTail`
+keeps them in arrays, so a conversation of 100,000 live messages takes a few
+megabytes. The tally of the turns Claude would see (`TailTally`) follows the
+same walk as `app.core.conversation.iter_turns`: failed or blank messages are
+left out, leading assistant turns are dropped, and consecutive turns of one
+role are joined. A tally is kept every few dozen entries, so changing the
+newest entry costs a few dozen steps; a change further back recounts from the
+checkpoint before it.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Iterable, Sequence
+from array import array
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from app.core.conversation import SENDABLE_STATUSES
@@ -108,16 +110,40 @@ def tally_messages(messages: Iterable[Message], count: Callable[[str], int]) -> 
     return tally_entries(TailEntry.of(message, count) for message in messages)
 
 
-class LiveTail:
-    """A conversation's live tail in seq order, with its tally after every prefix.
+_USER, _SENDABLE, _PINNED = 1, 2, 4
+# A tally is kept after every this many entries: changing an entry recounts at
+# most this many before it, and a long tail keeps few tally objects.
+CHECKPOINT_EVERY = 64
 
-    Not thread-safe: it belongs to the thread that owns the conversation.
+
+def _flags(entry: TailEntry) -> int:
+    return (
+        (_USER if entry.role is Role.USER else 0)
+        | (_SENDABLE if entry.sendable else 0)
+        | (_PINNED if entry.pinned else 0)
+    )
+
+
+class LiveTail:
+    """A conversation's live tail in seq order, with its tally, kept small.
+
+    The entries are held in parallel arrays (a few bytes each, nothing for the
+    garbage collector to walk), with the tally after every `CHECKPOINT_EVERY`
+    entries: appending costs O(1), changing the newest entry O(CHECKPOINT_EVERY),
+    and a change further back recounts from the checkpoint before it. A tail of
+    100,000 messages takes about 3 MB.
+
+    Not thread-safe: it belongs to the thread that owns the conversation (a job
+    may build one and hand it over).
     """
 
     def __init__(self, entries: Iterable[TailEntry] = ()) -> None:
-        self._entries: list[TailEntry] = []
-        self._seqs: list[int] = []
-        self._prefix: list[TailTally] = [TailTally()]
+        self._ids = array("q")
+        self._seqs = array("q")
+        self._tokens = array("q")
+        self._flags = array("B")
+        self._checkpoints: list[TailTally] = [TailTally()]
+        self._tally = TailTally()
         self._pinned_tokens = 0
         # Tokens of the unpinned entries, in order (the policy's input every turn), kept
         # in step by append and by replacing the newest entry; recounted after the rest.
@@ -125,20 +151,37 @@ class LiveTail:
         self._unpinned_stale = False
         self.restore(entries)
 
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[int, int, bool, int, bool, bool]]) -> LiveTail:
+        """A tail from (id, seq, is_user, tokens, sendable, pinned) rows in seq order,
+        without making an object per row (what a store read hands over)."""
+        tail = cls()
+        for message_id, seq, is_user, tokens, sendable, pinned in rows:
+            tail._ids.append(message_id)
+            tail._seqs.append(seq)
+            tail._tokens.append(tokens)
+            tail._flags.append(
+                (_USER if is_user else 0)
+                | (_SENDABLE if sendable else 0)
+                | (_PINNED if pinned else 0)
+            )
+        tail._after_bulk_change(0)
+        return tail
+
     # --- reading
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._ids)
 
     @property
-    def entries(self) -> Sequence[TailEntry]:
-        """Every live entry, oldest first (do not change it)."""
-        return self._entries
+    def entries(self) -> list[TailEntry]:
+        """Every live entry, oldest first (made on demand: O(entries))."""
+        return [self._entry(index) for index in range(len(self._ids))]
 
     @property
     def tally(self) -> TailTally:
         """The tally of the whole tail: O(1)."""
-        return self._prefix[-1]
+        return self._tally
 
     @property
     def last_seq(self) -> int:
@@ -146,11 +189,9 @@ class LiveTail:
         return self._seqs[-1] if self._seqs else 0
 
     def find(self, message_id: int) -> TailEntry | None:
-        """The entry of `message_id`, looked for from the newest end."""
-        for entry in reversed(self._entries):
-            if entry.id == message_id:
-                return entry
-        return None
+        """The entry of `message_id`, if it is live."""
+        index = self._index_of_id(message_id)
+        return None if index is None else self._entry(index)
 
     def unpinned_tokens(self) -> tuple[int, ...]:
         """Tokens of each entry a summary could cover, oldest first (the policy's input)."""
@@ -160,12 +201,6 @@ class LiveTail:
     def unpinned(self) -> int:
         """How many entries a summary could cover."""
         return len(self._unpinned())
-
-    def _unpinned(self) -> list[int]:
-        if self._unpinned_stale:
-            self._unpinned_tokens = [e.tokens for e in self._entries if not e.pinned]
-            self._unpinned_stale = False
-        return self._unpinned_tokens
 
     @property
     def pinned_tokens(self) -> int:
@@ -179,27 +214,36 @@ class LiveTail:
         if self._seqs and entry.seq <= self._seqs[-1]:
             self.restore([entry])
             return
-        self._entries.append(entry)
+        self._ids.append(entry.id)
         self._seqs.append(entry.seq)
-        self._prefix.append(self._prefix[-1].then(entry))
-        self._pinned_tokens += entry.tokens if entry.pinned else 0
-        if not entry.pinned:
+        self._tokens.append(entry.tokens)
+        self._flags.append(_flags(entry))
+        self._tally = self._tally.then(entry)
+        if len(self._ids) % CHECKPOINT_EVERY == 0:
+            self._checkpoints.append(self._tally)
+        if entry.pinned:
+            self._pinned_tokens += entry.tokens
+        else:
             self._unpinned_tokens.append(entry.tokens)
 
     def replace(self, entry: TailEntry) -> bool:
         """Put `entry` in the place of the entry with its id; False when there is none.
 
-        O(1) for the newest entry (a reply finishing), else O(entries after it).
+        O(CHECKPOINT_EVERY) for the newest entry (a reply finishing), else
+        O(entries after it).
         """
         index = self._index_of_seq(entry.seq)
-        if index is None or self._entries[index].id != entry.id:
+        if index is None or self._ids[index] != entry.id:
             return False
-        old = self._entries[index]
-        self._entries[index] = entry
-        self._pinned_tokens += (entry.tokens if entry.pinned else 0) - (
-            old.tokens if old.pinned else 0
-        )
-        newest_unpinned = index == len(self._entries) - 1 and not (old.pinned or entry.pinned)
+        old_flags = self._flags[index]
+        old_pinned = bool(old_flags & _PINNED)
+        if old_pinned:
+            self._pinned_tokens -= self._tokens[index]
+        if entry.pinned:
+            self._pinned_tokens += entry.tokens
+        self._tokens[index] = entry.tokens
+        self._flags[index] = _flags(entry)
+        newest_unpinned = index == len(self._ids) - 1 and not (old_pinned or entry.pinned)
         if newest_unpinned and not self._unpinned_stale:
             self._unpinned_tokens[-1] = entry.tokens
         else:
@@ -211,16 +255,16 @@ class LiveTail:
         """Drop the entries of `message_ids` (a summary covers them); returns how many."""
         if not message_ids:
             return 0
-        first = next((i for i, e in enumerate(self._entries) if e.id in message_ids), None)
+        first = next((i for i, mid in enumerate(self._ids) if mid in message_ids), None)
         if first is None:
             return 0
-        kept = [entry for entry in self._entries[first:] if entry.id not in message_ids]
-        removed = len(self._entries) - first - len(kept)
-        self._entries[first:] = kept
-        self._seqs[first:] = [entry.seq for entry in kept]
-        self._pinned_tokens = sum(entry.tokens for entry in self._entries if entry.pinned)
-        self._unpinned_stale = True
-        self._recount_from(first)
+        keep = [i for i in range(first, len(self._ids)) if self._ids[i] not in message_ids]
+        removed = len(self._ids) - first - len(keep)
+        for column in (self._ids, self._seqs, self._tokens, self._flags):
+            kept = [column[i] for i in keep]
+            del column[first:]
+            column.extend(kept)
+        self._after_bulk_change(first)
         return removed
 
     def restore(self, entries: Iterable[TailEntry]) -> None:
@@ -228,14 +272,15 @@ class LiveTail:
         added = sorted(entries, key=lambda entry: entry.seq)
         if not added:
             return
-        by_seq = {entry.seq: entry for entry in self._entries}
+        by_seq = {self._seqs[i]: self._entry(i) for i in range(len(self._seqs))}
         by_seq.update((entry.seq, entry) for entry in added)
         first = bisect.bisect_left(self._seqs, added[0].seq)
-        self._entries = [by_seq[seq] for seq in sorted(by_seq)]
-        self._seqs = [entry.seq for entry in self._entries]
-        self._pinned_tokens = sum(entry.tokens for entry in self._entries if entry.pinned)
-        self._unpinned_stale = True
-        self._recount_from(first)
+        ordered = [by_seq[seq] for seq in sorted(by_seq)]
+        self._ids = array("q", (e.id for e in ordered))
+        self._seqs = array("q", (e.seq for e in ordered))
+        self._tokens = array("q", (e.tokens for e in ordered))
+        self._flags = array("B", (_flags(e) for e in ordered))
+        self._after_bulk_change(first)
 
     def set_pinned(self, message_id: int, pinned: bool) -> bool:
         """Mark the entry pinned or not; False when it is not live."""
@@ -248,17 +293,79 @@ class LiveTail:
 
     # --- inside
 
+    def _entry(self, index: int) -> TailEntry:
+        flags = self._flags[index]
+        return TailEntry(
+            self._ids[index],
+            self._seqs[index],
+            Role.USER if flags & _USER else Role.ASSISTANT,
+            self._tokens[index],
+            bool(flags & _SENDABLE),
+            bool(flags & _PINNED),
+        )
+
+    def _unpinned(self) -> list[int]:
+        if self._unpinned_stale:
+            self._unpinned_tokens = [
+                tokens
+                for tokens, flags in zip(self._tokens, self._flags, strict=True)
+                if not flags & _PINNED
+            ]
+            self._unpinned_stale = False
+        return self._unpinned_tokens
+
     def _index_of_seq(self, seq: int) -> int | None:
         index = bisect.bisect_left(self._seqs, seq)
         if index < len(self._seqs) and self._seqs[index] == seq:
             return index
         return None
 
+    def _index_of_id(self, message_id: int) -> int | None:
+        for index in range(len(self._ids) - 1, -1, -1):
+            if self._ids[index] == message_id:
+                return index
+        return None
+
+    def _after_bulk_change(self, first: int) -> None:
+        self._pinned_tokens = sum(
+            tokens
+            for tokens, flags in zip(self._tokens, self._flags, strict=True)
+            if flags & _PINNED
+        )
+        self._unpinned_stale = True
+        self._recount_from(first)
+
     def _recount_from(self, index: int) -> None:
-        """Recompute the prefix tallies from entry `index` on."""
-        index = max(0, min(index, len(self._entries)))
-        del self._prefix[index + 1 :]
-        tally = self._prefix[index]
-        for entry in self._entries[index:]:
-            tally = tally.then(entry)
-            self._prefix.append(tally)
+        """Recount the tally from the checkpoint at or before entry `index`.
+
+        A tight loop over the arrays, the same walk as `TailTally.then`, without
+        making an object per entry.
+        """
+        start = max(0, min(index, len(self._ids))) // CHECKPOINT_EVERY
+        del self._checkpoints[start + 1 :]
+        base = self._checkpoints[start]
+        history, turns, last_turn = base.history, base.turns, base.last_turn
+        last_user: bool | None = None if base.last_role is None else base.last_role is Role.USER
+        tokens_column, flags_column = self._tokens, self._flags
+        for position in range(start * CHECKPOINT_EVERY, len(self._ids)):
+            flags = flags_column[position]
+            if flags & _SENDABLE:
+                is_user = bool(flags & _USER)
+                if last_user is not None or is_user:
+                    tokens = tokens_column[position]
+                    if is_user is last_user:
+                        tokens += SEPARATOR_TOKENS
+                        last_turn += tokens
+                    else:
+                        tokens += MESSAGE_OVERHEAD_TOKENS
+                        last_turn = tokens
+                        turns += 1
+                    history += tokens
+                    last_user = is_user
+            if (position + 1) % CHECKPOINT_EVERY == 0:
+                self._checkpoints.append(TailTally(history, turns, _role(last_user), last_turn))
+        self._tally = TailTally(history, turns, _role(last_user), last_turn)
+
+
+def _role(is_user: bool | None) -> Role | None:
+    return None if is_user is None else (Role.USER if is_user else Role.ASSISTANT)

@@ -10,6 +10,11 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+# Every character str.strip() strips (str.isspace), as SQLite's trim() takes them.
+SQL_WHITESPACE = "char({})".format(
+    ", ".join(str(code) for code in range(0x3001) if chr(code).isspace())
+)
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -191,12 +196,16 @@ _SUMMARIES_EVENTS_AND_PINS = Migration(
 
 _TRIGGER_STATE = Migration(
     version=4,
-    description="the summary trigger's memory, kept with each conversation",
+    description="the summary trigger's memory; blank messages count no tokens",
     statements=(
         # JSON written by app.chat (TriggerMemory and the seq it was taken at); NULL
         # until the trigger first changes. Not part of `version`: nothing is checked
         # against it.
         "ALTER TABLE session ADD COLUMN trigger_state TEXT",
+        # A blank message is never sent, so it counts 0 tokens from now on; the live
+        # tail is then read without touching any message's text (SessionStore.live_tail).
+        "UPDATE message SET token_estimate = 0 WHERE token_estimate > 0 "
+        f"AND trim(content, {SQL_WHITESPACE}) = ''",
     ),
 )
 

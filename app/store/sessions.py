@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.core.live_tail import TailEntry
+from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
 from app.store.database import connect
@@ -32,6 +32,7 @@ from app.store.errors import (
     MessageNotFoundError,
     SessionNotFoundError,
 )
+from app.store.migrations import SQL_WHITESPACE
 from app.store.transactions import translated_errors, write_transaction
 
 Clock = Callable[[], datetime]
@@ -185,7 +186,7 @@ class SessionStore:
         the transaction (a reply still streaming gets its count when finished).
         """
         if token_estimate is None and status is not MessageStatus.STREAMING:
-            token_estimate = self._token_counter(content)
+            token_estimate = self._estimate(content)
         now = self._now()
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save your message") as cursor:
@@ -262,7 +263,7 @@ class SessionStore:
         if status is MessageStatus.STREAMING:
             raise ValueError("finish_message needs a final status, not 'streaming'")
         if token_estimate is None:
-            token_estimate = self._token_counter(content)
+            token_estimate = self._estimate(content)
         now = self._now()
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save the reply") as cursor:
@@ -365,32 +366,28 @@ class SessionStore:
             ).fetchall()
         return [_message_from_row(row) for row in rows]
 
-    def live_entries(self, session_id: str) -> list[TailEntry]:
-        """The live tail in compact form (no text), oldest first: what `LiveTail` holds.
+    def live_tail(self, session_id: str) -> LiveTail:
+        """The live tail in compact form (no text), oldest first.
 
-        A row without a token estimate (not yet back-filled) is estimated from its
-        length. Blank means what `str.strip()` strips, so `sendable` agrees with
-        `app.core.conversation.iter_turns`.
+        Reads no message's text: a blank message counts 0 tokens (it is never sent),
+        so a stored estimate says whether Claude would see it. Only a row without an
+        estimate yet (streaming, or not back-filled) is looked into, and estimated
+        from its length; blank means what `str.strip()` strips, as in `iter_turns`.
         """
         with self._read("load the conversation"):
-            rows = self._connection.execute(
-                "SELECT id, seq, role, coalesce(token_estimate, (length(content) + 3) / 4), "
-                f"status IN ('complete', 'stopped') AND trim(content, {_WHITESPACE}) != '', "
+            cursor = self._connection.execute(
+                "SELECT id, seq, role = 'user', "
+                "coalesce(token_estimate, (length(content) + 3) / 4), "
+                "status IN ('complete', 'stopped') AND CASE WHEN token_estimate IS NULL "
+                f"THEN trim(content, {SQL_WHITESPACE}) != '' ELSE token_estimate > 0 END, "
                 "pinned FROM message WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
                 (session_id,),
-            ).fetchall()
-        user, assistant = Role.USER, Role.ASSISTANT
-        return [
-            TailEntry(
-                row_id,
-                seq,
-                user if role == "user" else assistant,
-                tokens,
-                bool(sendable),
-                bool(pinned),
             )
-            for row_id, seq, role, tokens, sendable, pinned in rows
-        ]
+            return LiveTail.from_rows(cursor)
+
+    def live_entries(self, session_id: str) -> list[TailEntry]:
+        """The live tail's entries, oldest first (see `live_tail`)."""
+        return self.live_tail(session_id).entries
 
     def messages_by_id(self, message_ids: Collection[int]) -> list[Message]:
         """The messages with these ids (any session), oldest first."""
@@ -455,7 +452,10 @@ class SessionStore:
                 ).fetchall()
             if not rows:
                 return filled
-            estimates = [(count(content), message_id) for message_id, content in rows]
+            estimates = [
+                (count(content) if content.strip() else 0, message_id)
+                for message_id, content in rows
+            ]
             with self._write("save the token counts of older messages") as cursor:
                 # `token_estimate IS NULL` again: a reply finished meanwhile has its own.
                 cursor.executemany(
@@ -481,6 +481,10 @@ class SessionStore:
             return int(cursor.rowcount)
 
     # --- plumbing ----------------------------------------------------------------
+
+    def _estimate(self, content: str) -> int:
+        """The stored token estimate of a message's text: 0 when blank (never sent)."""
+        return self._token_counter(content) if content.strip() else 0
 
     def _now(self) -> datetime:
         return self._clock().astimezone(UTC)
@@ -508,10 +512,6 @@ class SessionStore:
 
 # Larger than any seq a session will reach; keeps one query plan for both cases.
 _NO_UPPER_SEQ = (1 << 63) - 1
-# Every character str.strip() strips (str.isspace), as SQLite's trim() takes them.
-_WHITESPACE = "char({})".format(
-    ", ".join(str(code) for code in range(0x3001) if chr(code).isspace())
-)
 
 
 def _stamp(moment: datetime) -> str:

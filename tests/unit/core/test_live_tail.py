@@ -11,7 +11,14 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder
 from app.core.conversation import iter_turns
-from app.core.live_tail import LiveTail, TailEntry, TailTally, tally_entries, tally_messages
+from app.core.live_tail import (
+    CHECKPOINT_EVERY,
+    LiveTail,
+    TailEntry,
+    TailTally,
+    tally_entries,
+    tally_messages,
+)
 from app.core.models import Message, MessageStatus, Role
 from app.core.tokens import default_counter
 
@@ -52,14 +59,29 @@ def test_the_walk_matches_iter_turns() -> None:
     assert tally_messages([], COUNTER.count) == TailTally()
 
 
-def test_the_newest_entry_changes_in_constant_time() -> None:
+def test_the_newest_entry_changes_without_recounting_the_tail() -> None:
     tail = LiveTail()
     for seq in range(1, 2001):
         tail.append(TailEntry(seq, seq, Role.USER if seq % 2 else Role.ASSISTANT, 5, True))
-    before = list(tail._prefix)
+    before = list(tail._checkpoints)
+    assert len(before) == 2000 // CHECKPOINT_EVERY + 1, "a tally every few dozen, not each"
     tail.replace(TailEntry(2000, 2000, Role.ASSISTANT, 50, True))
-    assert tail._prefix[:-1] == before[:-1], "only the last prefix tally was recomputed"
+    assert tail._checkpoints == before, "the checkpoints before it were kept"
     assert tail.tally == tally_entries(tail.entries)
+
+
+def test_a_tail_is_built_from_rows_as_from_entries() -> None:
+    entries = [
+        TailEntry(
+            seq * 3, seq, Role.USER if seq % 3 else Role.ASSISTANT, seq, seq % 7 != 0, seq % 11 == 0
+        )
+        for seq in range(1, 500)
+    ]
+    rows = [(e.id, e.seq, e.role is Role.USER, e.tokens, e.sendable, e.pinned) for e in entries]
+    from_rows = LiveTail.from_rows(rows)
+    assert from_rows.entries == entries
+    assert from_rows.tally == LiveTail(entries).tally == tally_entries(entries)
+    assert from_rows.pinned_tokens == sum(e.tokens for e in entries if e.pinned)
 
 
 class TailMachine(RuleBasedStateMachine):

@@ -505,3 +505,36 @@ def test_the_trigger_state_is_kept_with_the_conversation(
     assert store.trigger_state(session.id) is None, "unreadable state starts afresh"
     with pytest.raises(SessionNotFoundError):
         store.set_trigger_state("no-such-session", state)
+
+
+def test_a_blank_message_counts_no_tokens(store: SessionStore) -> None:
+    session = store.create_session("Blank", MODEL)
+    stopped = store.append_message(
+        session.id, Role.ASSISTANT, " \n\u3000", status=MessageStatus.STOPPED
+    )
+    assert stopped.token_estimate == 0, "never sent, so it costs nothing"
+    (entry,) = store.live_entries(session.id)
+    assert (entry.tokens, entry.sendable) == (0, False)
+
+
+def test_migration_4_zeroes_the_estimates_of_blank_messages(tmp_path: Path) -> None:
+    from app.store.migrations import MIGRATIONS, migrate
+
+    connection = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
+    migrate(connection, MIGRATIONS[:3])
+    connection.execute(
+        "INSERT INTO session (id, title, created_at, updated_at, model) "
+        "VALUES ('s', 't', '2026-01-01', '2026-01-01', 'm')"
+    )
+    rows = [(1, "  \n\t ", 3), (2, "Hello", 2), (3, "", None)]
+    connection.executemany(
+        "INSERT INTO message (session_id, seq, role, content, created_at, token_estimate) "
+        "VALUES ('s', ?, 'user', ?, '2026-01-01', ?)",
+        rows,
+    )
+    migrate(connection)
+    estimates = connection.execute(
+        "SELECT seq, token_estimate FROM message ORDER BY seq"
+    ).fetchall()
+    assert estimates == [(1, 0), (2, 2), (3, None)]
+    connection.close()
