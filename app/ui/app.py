@@ -3,6 +3,7 @@ database, then the window — painted before anything slow (the SDK) loads."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -45,6 +46,23 @@ DESKTOP_FILE_NAME = "io.github.cairn_chat.Cairn"
 # The integrity check that open_database skipped runs this long after the first
 # paint, when filling the window is done.
 BACKGROUND_CHECK_DELAY_SECONDS = 2.0
+# What the warm-up loads (the tokenizer, the SDK) is set aside from the garbage
+# collector's full passes this long after the first paint.
+FREEZE_DELAY_SECONDS = 5.0
+# A worker thread busy in Python keeps the GIL for this long each time the GUI
+# thread asks for it, and every call from Qt into Python (a slot, a paint) asks.
+GIL_SWITCH_INTERVAL_SECONDS = 0.001
+
+
+def set_aside_from_collections() -> None:
+    """Move every object alive now out of the garbage collector's full passes.
+
+    A full collection walks every tracked object and stops every thread while it
+    does: ~100-250 ms once pydantic and the SDK are loaded (bench/bench_stall.py).
+    What start-up made — modules, classes, schemas, Qt's wrappers — lives as
+    long as the app, so walking it again and again only costs stalls.
+    """
+    gc.freeze()
 
 
 def default_provider_factory(api_key: str, base_url: str | None) -> ChatProvider:
@@ -77,6 +95,8 @@ class CairnSession:
     database: Path
     checked_at_open: bool = True
     notices: list[tuple[str, str]] = field(default_factory=list)
+    # The app sets this; tests, which open many windows in one process, do not.
+    freeze_startup: bool = False
     started: bool = False
     _first_paint: QObject | None = None
 
@@ -95,6 +115,9 @@ class CairnSession:
             self.window.show_notice(title, text)
         self.started = True
         self.window.ask_for_key_if_missing()
+        if self.freeze_startup:
+            set_aside_from_collections()
+            self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
         if not self.checked_at_open:
             self.controller.loop.call_later(BACKGROUND_CHECK_DELAY_SECONDS, self._check_database)
 
@@ -211,6 +234,9 @@ def launch(
 
 def run(argv: Sequence[str]) -> int:
     """The application's main loop; returns the process exit code."""
+    # 1 ms instead of CPython's 5: while a worker computes (a summary's extraction),
+    # each call from Qt into Python waits at most this long for the GIL.
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_SECONDS)
     QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
         Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
     )
@@ -230,6 +256,7 @@ def run(argv: Sequence[str]) -> int:
     follow_system.colorSchemeChanged.connect(
         lambda _scheme: apply_theme(app, session.controller.settings.theme)
     )
+    session.freeze_startup = True
     session.show()
     try:
         return app.exec()
