@@ -378,13 +378,14 @@ class Conversation:
             self._shared.session_changed(self.session)
         self._status("")
         self._set_activity(Activity.IDLE)
+        state = self.context_state(draft="")
         if outcome.error is not None:
             error = outcome.error
             self._tell(lambda events: events.error_raised(error))
         elif message is not None:
-            self._observe(1)
-            self._maybe_summarize()
-        self._tell_context()
+            self._observe(1, state)
+            self._maybe_summarize(state)
+        self._tell_context(state if not self._draft else None)
 
     # --- condensing earlier messages (DESIGN §5–§7)
 
@@ -405,12 +406,12 @@ class Conversation:
         self._start_summary(decision, trigger=SummaryTrigger.MANUAL, instructions=instructions)
         return True
 
-    def _maybe_summarize(self) -> None:
-        """After a reply: condense in the background when the policy says it is due."""
-        if self.session is None or self._summary_job is not None:
-            return
-        state = self.context_state(draft="")
-        if state is None:
+    def _maybe_summarize(self, state: ContextState | None) -> None:
+        """After a reply: condense in the background when the policy says it is due.
+
+        `state` is the next request's figures without a draft (as `context_state("")`).
+        """
+        if self.session is None or self._summary_job is not None or state is None:
             return
         policy = self._policy()
         decision = policy.should_summarize(self._policy_input(state, manual=False))
@@ -595,9 +596,10 @@ class Conversation:
             pinned_tokens=self.tail.pinned_tokens,
         )
 
-    def _observe(self, new_messages: int) -> None:
+    def _observe(self, new_messages: int, state: ContextState | None = None) -> None:
         """Tell the trigger that messages were stored and how full it is now."""
-        state = self.context_state(draft="")
+        if state is None:
+            state = self.context_state(draft="")
         if state is None or self.session is None:
             return
         before = self.trigger
@@ -622,8 +624,10 @@ class Conversation:
         if self._shared.is_current(self) and not self.deleted:
             call(self._shared.events)
 
-    def _tell_context(self) -> None:
-        state = self.context_state()
+    def _tell_context(self, state: ContextState | None = None) -> None:
+        """Tell the gauge; `state` when the caller has the figures already."""
+        if state is None:
+            state = self.context_state()
         self._tell(lambda events: events.context_changed(state))
 
     def _tell_summaries(self) -> None:
