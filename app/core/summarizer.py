@@ -698,16 +698,16 @@ class Summarizer:
     def _merge_facets(builder: _ContentBuilder, facets: Facets) -> None:
         """Add the rule facets the draft lacks (entities are left to `_retain`)."""
         for fact in facets.decisions:
-            builder.add_point(builder.decisions, _facet_point(fact.text, fact.source_seqs))
+            builder.add_point(builder.decisions, _facet_point(fact.text, fact.sources))
         for fact in facets.open_questions:
-            builder.add_point(builder.open_questions, _facet_point(fact.text, fact.source_seqs))
+            builder.add_point(builder.open_questions, _facet_point(fact.text, fact.sources))
         for action in facets.action_items:
             builder.add_action(
                 ActionItem(
                     task=redact_secrets(action.task),
                     owner=action.owner,
                     due=action.due,
-                    sources=list(action.source_seqs),
+                    sources=list(action.sources),
                 )
             )
 

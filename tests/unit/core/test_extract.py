@@ -6,22 +6,22 @@ from __future__ import annotations
 import random
 import re
 import string
+import time
 from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.core import extract
 from app.core.extract import (
     MAX_ENTITIES,
     MAX_FACT_CHARS,
     MAX_FACTS,
     MAX_SOURCE_SEQS,
     REDACTED,
-    ActionItem,
     Entity,
     Facets,
-    Fact,
     extract_facets,
     hard_facts,
     looks_like_random_token,
@@ -29,6 +29,7 @@ from app.core.extract import (
     redact_secrets,
 )
 from app.core.models import Message, Role
+from app.core.summary import ActionItem, SourcedPoint
 
 WHEN = datetime(2026, 3, 5, 9, 30, tzinfo=UTC)
 
@@ -45,7 +46,7 @@ def conversation(*turns: str, first_seq: int = 1) -> list[Message]:
     ]
 
 
-def texts(facts: tuple[Fact, ...]) -> list[str]:
+def texts(facts: tuple[SourcedPoint, ...]) -> list[str]:
     return [fact.text for fact in facts]
 
 
@@ -86,7 +87,7 @@ def test_a_project_planning_conversation() -> None:
     facets = extract_facets(PROJECT)
 
     assert texts(facets.decisions) == ["OK, let's go with Postgres."]
-    assert facets.decisions[0].source_seqs == (3,)
+    assert facets.decisions[0].sources == [3]
     assert actions(facets) == [
         ("user", "provision the database before the load test", None),
         ("Maria", "draft the API spec", "by Friday"),
@@ -214,9 +215,9 @@ def test_a_repeated_entity_is_one_entity_from_several_messages() -> None:
     facets = extract_facets(CODING)
 
     [timeout] = [e for e in facets.entities if e.text == "DEFAULT_TIMEOUT"]
-    assert timeout.source_seqs == (2, 3)
+    assert timeout.sources == (2, 3)
     [version] = [e for e in facets.entities if e.text == "v1.4.2"]
-    assert version.source_seqs == (3, 4)
+    assert version.sources == (3, 4)
 
 
 def test_hard_facts_are_the_verbatim_entities() -> None:
@@ -285,7 +286,7 @@ def test_the_same_decision_twice_is_kept_once_with_both_sources() -> None:
         conversation("Let's go with Postgres.", "Sounds good.", "let's go  with postgres")
     )
 
-    assert facets.decisions == (Fact(text="Let's go with Postgres.", source_seqs=(1, 3)),)
+    assert facets.decisions == (SourcedPoint(text="Let's go with Postgres.", sources=[1, 3]),)
 
 
 # --- action items
@@ -339,7 +340,7 @@ def test_action_items_with_owner_and_due_date(
     facets = extract_facets([message(7, role, sentence)])
 
     assert actions(facets) == [expected]
-    assert facets.action_items[0].source_seqs == (7,)
+    assert facets.action_items[0].sources == [7]
 
 
 @pytest.mark.parametrize(
@@ -528,7 +529,7 @@ def test_entities_are_deduplicated_by_kind_rules() -> None:
         )
     )
 
-    found = sorted((e.kind, e.text, e.source_seqs) for e in facets.entities)
+    found = sorted((e.kind, e.text, e.sources) for e in facets.entities)
     assert found == [
         ("email", "Bob@Example.com", (1, 2)),  # addresses ignore case
         ("identifier", "UserId", (2,)),  # identifiers do not
@@ -604,8 +605,8 @@ def test_entities_keep_the_most_frequent() -> None:
     assert kept[:10] == frequent  # in order of first mention
     # Ties among the rare ones go to the most recent.
     assert kept[10:] == [f"rare_name_{seq}" for seq in range(161, 201)]
-    assert facets.entities[0].source_seqs == tuple(range(181, 201))
-    assert len(facets.entities[0].source_seqs) == MAX_SOURCE_SEQS
+    assert facets.entities[0].sources == tuple(range(181, 201))
+    assert len(facets.entities[0].sources) == MAX_SOURCE_SEQS
 
 
 def test_long_sentences_are_clipped() -> None:
@@ -716,11 +717,11 @@ def test_secrets_never_reach_the_facets() -> None:
 
 def test_redact_facets_cleans_facets_from_elsewhere() -> None:
     draft = Facets(
-        decisions=(Fact(text="Use key sk-ant-api03-abc for the demo", source_seqs=(1,)),),
+        decisions=(SourcedPoint(text="Use key sk-ant-api03-abc for the demo", sources=[1]),),
         action_items=(
             ActionItem(owner="Bearer abcDEF123456789", task="log in with pwd=hunter2", due=None),
         ),
-        open_questions=(Fact(text="Is password: hunter2 safe?"),),
+        open_questions=(SourcedPoint(text="Is password: hunter2 safe?"),),
         entities=(
             Entity(kind="identifier", text="sk-ant-api03-abc"),
             Entity(kind="identifier", text="ghp_" + "x1Y2" * 9),
@@ -731,7 +732,7 @@ def test_redact_facets_cleans_facets_from_elsewhere() -> None:
     clean = redact_facets(draft)
 
     assert clean.decisions[0].text == "Use key [redacted] for the demo"
-    assert clean.decisions[0].source_seqs == (1,)
+    assert clean.decisions[0].sources == [1]
     assert clean.action_items[0].owner == "Bearer [redacted]"
     assert clean.action_items[0].task == "log in with pwd=[redacted]"
     assert clean.open_questions[0].text == "Is password: [redacted] safe?"
@@ -866,3 +867,174 @@ def test_ordinary_words_are_never_redacted(words: list[str]) -> None:
     text = " ".join(words)
 
     assert redact_secrets(text) == text
+
+
+# --- bounded work: the quick paths find what the plain patterns find
+
+# Pieces of text that exercise the patterns' edges: secrets, labels, quotes, numbers joined
+# by commas and points, dates, units, paths, identifiers, non-ASCII letters and digits, and
+# whitespace of every kind between them.
+_ATOMS = [
+    *("1", "12", "2026", "3.5", "1,250", "1,111,111", "v1.2", "1.2.3", "-", "+", "–", ",", "."),
+    *(";", ":", "=", "/", "\\", "C:\\", "@", "a@b.co", "x.y@z.example.org", "_", "()", "(", ")"),
+    *("'", '"', "`", "’", "?", "!", "%", "$", "€", "£", "US$", "k", "bn", "USD", "EUR", "cents"),
+    *("kg", "ms", "GB", "users", "tokens", "°C", "×", "µs", "x", "m", "s", "Jan", "Jan.", "March"),
+    *("May", "Tuesday", "Fri", "of", "th", "10:30", "password", "pwd", "pass", "word", "pin"),
+    *("code", "is", "was", "not", "api", "key", "api_key", "secret", "token", "access_token"),
+    *("Bearer", "x-api-key", "b'", "sk-ant-", "sk-", "ghp_", "AKIA", "eyJ", "xoxb-", "[redacted]"),
+    *("://", "http://", "https://", "www.", "?token=", "&key=", "#frag", "report", ".py", ".PY"),
+    *("src/", "app/core/", "~/", "./", ".env", "getUser", "ContextBuilder", "MAX_RETRIES"),
+    *("user_id", "os.path.join", "a.b.c", "A.B.C", "we", "decided", "let's", "we'll", "will", "I"),
+    *("I'll", "need", "to", "you", "must", "can", "please", "Maria", "Anna Lee", "by", "Friday"),
+    *("tomorrow", "TODO", "FIXME", "Action", "TBD", "not sure whether", "should", "which", "or"),
+    *("yet", "never", "agreed", "İ", "ı", "ſ", "K", "é", "東京", "٣", "😀", "```", "- ", "> "),
+    *("aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5", "abcdefghijklmnopqrstuvwxyz0123"),
+    *("-----BEGIN PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "1) ", "[x] "),
+]
+_GAPS = [" ", " ", "", "\n", "\n\n", "  ", "\t", "\u00a0", "\r\n", " \n ", "\u2028", ". "]
+
+
+@st.composite
+def _tricky_text(draw: st.DrawFn) -> str:
+    atoms = draw(st.lists(st.sampled_from(_ATOMS), min_size=1, max_size=60))
+    gaps = draw(st.lists(st.sampled_from(_GAPS), min_size=len(atoms), max_size=len(atoms)))
+    return "".join(atom + gap for atom, gap in zip(atoms, gaps, strict=True))
+
+
+@given(_tricky_text())
+def test_each_entity_finder_finds_what_its_pattern_finds(text: str) -> None:
+    text = redact_secrets(text)
+
+    for _, pattern in extract._PROSE_PATTERNS:
+        expected = [match.span() for match in pattern.finditer(text)]
+        assert list(extract._FINDERS[pattern](text)) == expected, pattern.pattern
+
+
+@given(_tricky_text())
+def test_the_bounded_steps_do_what_the_plain_patterns_do(text: str) -> None:
+    def redact_if_random(match: re.Match[str]) -> str:
+        return REDACTED if looks_like_random_token(match.group()) else match.group()
+
+    assert extract._redact_private_keys(text) == extract._PRIVATE_KEY.sub(REDACTED, text)
+    assert extract._redact_long_tokens(text) == extract._LONG_TOKEN.sub(redact_if_random, text)
+    for line in text.splitlines():
+        start, end = extract._markup_stripped(line)
+        stripped = extract._LINE_MARKUP.sub("", line).strip()
+        assert line[start:end] == stripped
+        if stripped:
+            parts = [part.strip() for part in extract._SENTENCE_END.split(stripped)]
+            spans = extract._part_spans(line, start, end)
+            assert [line[a:b] for a, b in spans] == [part for part in parts if part]
+
+
+def _small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut every text wherever it can be cut, and read long values in short windows."""
+    monkeypatch.setattr(extract, "_PIECE_CHARS", 8)
+    monkeypatch.setattr(extract, "_WINDOW_CHARS", 300)
+
+
+@given(texts=st.lists(_tricky_text(), min_size=1, max_size=4))
+def test_texts_read_in_pieces_give_what_the_whole_gives(texts: list[str]) -> None:
+    messages = conversation(*texts)
+    whole = extract_facets(messages)
+    redacted = [redact_secrets(text) for text in texts]
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _small_pieces(monkeypatch)
+        assert extract_facets(messages) == whole
+        assert [redact_secrets(text) for text in texts] == redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bearer " + "a1B2" * 100 + "==",
+        "password: " + " " * 350 + '"correct horse battery staple"',
+        'api_key = "' + "value " * 30 + '"',
+        "x-api-key: " + "v" * 500,
+        "https://" + "u" * 400 + ":" + "p" * 400 + "@db.example.com",
+        "eyJ" + "a" * 400 + "." + "b" * 400 + "." + "c" * 400,
+        "eyJ" + "a" * 400 + "." + "b" * 400,
+        "sk-ant-" + "k" * 700 + " and https://x.example/cb?token=" + "t" * 500 + "&q=1",
+        "-----BEGIN PRIVATE KEY-----\n" + "MIIE\n" * 200 + "-----END PRIVATE KEY-----\nok",
+        # A secret's replacement brings a label's quote closer to what follows it.
+        "{'x-api-key': '" + "Q1w" * 70 + "',x\t{'x-api-key': 'next value'",
+    ],
+)
+def test_secrets_longer_than_a_window_are_redacted_as_a_whole(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = redact_secrets(text)
+
+    _small_pieces(monkeypatch)
+
+    assert redact_secrets(text) == expected
+
+
+def test_long_tokens_are_judged_the_same_when_read_in_windows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(9)
+    tokens = [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(32, 900)))
+        for alphabet in (string.ascii_letters + string.digits, "aB1", "abcdE1", "xyzAeio9", "aB")
+        * 50
+    ]
+    expected = [looks_like_random_token(token) for token in tokens]
+
+    monkeypatch.setattr(extract, "_TOKEN_WINDOW_CHARS", 30)
+    monkeypatch.setattr(extract, "_WINDOW_CHARS", 40)
+
+    assert [looks_like_random_token(token) for token in tokens] == expected
+
+
+def test_the_fold_finds_what_ignorecase_matches() -> None:
+    """`_fold` maps to an ASCII letter exactly the characters re's IGNORECASE matches as it
+    (so an IGNORECASE pattern is tried wherever its first letters are)."""
+    every_character = "".join(map(chr, range(0x110000)))
+    folded = extract._fold(every_character)
+    matched = re.compile("[a-z]", re.IGNORECASE)
+
+    assert len(folded) == len(every_character)
+    for match in matched.finditer(every_character):
+        assert re.fullmatch(folded[match.start()], match.group(), re.IGNORECASE)
+    folded_letters = {i for i, char in enumerate(folded) if "a" <= char <= "z"}
+    assert folded_letters == {match.start() for match in matched.finditer(every_character)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ",".join(str(i % 10) for i in range(6_000)),  # a CSV row: once quadratic (seconds)
+        "111," * 3_000 + "1 USD",
+        "a." * 6_000 + "@",
+        ".A" * 6_000 + "()",
+        "1. " * 4_000,
+        "```\n" + "x = f(y)  # TODO: check\n" * 2_000 + "```",
+    ],
+)
+def test_pathological_text_takes_linear_time(text: str) -> None:
+    start = time.perf_counter()
+    extract_facets([message(1, Role.USER, text)])
+
+    assert time.perf_counter() - start < 2.0
+
+
+def test_a_long_run_without_whitespace_is_not_read_for_entities() -> None:
+    """A pasted blob is not searched for entities (its text is still redacted)."""
+    blob = "https://example.com/x," * (extract.MAX_WORD_CHARS // 20)
+
+    found = entity_texts(f"See {blob} and report_v2.xlsx")
+
+    assert found == {("file", "report_v2.xlsx")}
+
+
+def test_a_very_long_sentence_is_not_read_for_decisions_or_actions() -> None:
+    filler = " ".join(["word"] * (extract.MAX_SENTENCE_CHARS // 5))
+
+    facets = extract_facets(
+        [message(1, Role.USER, f"We decided to ship {filler}. I'll send the invoice by Friday.")]
+    )
+
+    assert facets.decisions == ()
+    assert actions(facets) == [("user", "send the invoice", "by Friday")]
