@@ -276,9 +276,12 @@ def check_database(
     try:
         if not _has_content(database):
             return result(CheckOutcome.INCOMPLETE, f"{database} is missing or empty")
-        damage = _damage_from_header(database)
-        if damage is None:
-            damage = _damage_from_sqlite(database, integrity_check, cancel)
+        # Only through SQLite, never by opening the file ourselves (as the start-up
+        # header check does, before any connection exists): closing any descriptor of
+        # the file drops every POSIX lock this process holds on it, and another
+        # process (the summary process) could then checkpoint and reset the
+        # write-ahead log under the app's open connections.
+        damage = _damage_from_sqlite(database, integrity_check, cancel)
     except UserFacingError as error:
         # A busy, unreadable or newer file: no verdict on the data itself.
         return result(CheckOutcome.INCOMPLETE, error.detail or error.message)

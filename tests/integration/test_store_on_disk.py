@@ -417,3 +417,47 @@ def test_two_threads_with_their_own_connections(database: Path) -> None:
         assert updated is not None and updated.version == 200
     finally:
         main.close()
+
+
+_TAKE_EXCLUSIVE = """
+import sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=0)
+try:
+    mode = connection.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+except sqlite3.OperationalError as error:
+    mode = str(error)
+print(mode)
+"""
+
+
+def test_the_background_check_keeps_the_apps_locks_for_another_process(tmp_path: Path) -> None:
+    """A descriptor of cairn.db opened and closed outside SQLite drops every POSIX lock the
+    process holds on it: another process (the summary process) could then take the file
+    for itself — closing its connection as if it were the last one, it checkpoints and
+    resets the WAL under the app (SQLITE_IOERR_SHORT_READ on the app's next read). The
+    background check runs while the app has the file open: it must keep those locks."""
+    import subprocess
+    import sys
+
+    from app.store.database import check_database
+
+    database = tmp_path / "cairn.db"
+    store = SessionStore(open_database(database).connection, database=database)
+    store.create_session("Locks", "m")
+
+    def another_process_takes_the_file() -> bool:
+        answer = subprocess.run(
+            [sys.executable, "-c", _TAKE_EXCLUSIVE, str(database)],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+        return answer == "delete"
+
+    try:
+        assert not another_process_takes_the_file(), "the app's connection holds its lock"
+        assert check_database(database).outcome.name == "OK"
+        assert not another_process_takes_the_file(), "and still does after the check"
+    finally:
+        store.close()
