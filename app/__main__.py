@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 from pathlib import Path
@@ -39,6 +40,9 @@ def display_problem(
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A frozen (bundled) Cairn starts its summary process by running itself again:
+    # this hands that run to multiprocessing. No effect when not frozen.
+    multiprocessing.freeze_support()
     args = sys.argv[1:] if argv is None else argv
     if {"-h", "--help"} & set(args):
         print(

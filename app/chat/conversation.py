@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.chat.events import Activity, ChatEvents
@@ -26,11 +27,11 @@ from app.chat.jobs import (
     SummaryRequest,
     UndoOutcome,
     load_conversation,
-    summarize,
     undo,
 )
 from app.chat.loop import EventLoop, Timer
 from app.chat.runner import Job, JobRunner
+from app.chat.summary_process import SummaryCall, SummaryProcess
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, ContextState
@@ -67,6 +68,9 @@ class Shared:
         store: the loop thread's own store (short writes: the user's message, a pin).
         open_store, open_summaries: a store on a new connection, for a job's thread.
         provider: the provider for the current key and address; None without a key.
+        api_key, base_url: what the summary process makes its own client with.
+        database: the cairn.db file, for the summary process.
+        summary_process: where summaries are made (a process of their own).
         config: the summarization settings now in force.
         model_info: a model's limits, and whether they are known.
         is_current: whether a conversation is the one on screen.
@@ -83,6 +87,10 @@ class Shared:
     calibrations: Calibrations
     calibration_file: CalibrationFile
     provider: Callable[[], ChatProvider | None]
+    api_key: Callable[[], str | None]
+    base_url: Callable[[], str | None]
+    database: Path
+    summary_process: SummaryProcess
     config: Callable[[], SummarizationConfig]
     model_info: Callable[[str], tuple[ModelInfo, bool]]
     is_current: Callable[[Conversation], bool]
@@ -471,17 +479,16 @@ class Conversation:
             instructions=instructions,
             config=shared.config(),
         )
-        provider = shared.provider()
+        call = SummaryCall(
+            request=request,
+            database=shared.database,
+            api_key=shared.api_key(),
+            base_url=shared.base_url(),
+            calibrations=shared.calibrations.to_dict(),
+        )
 
         def work(job: Job[EngineOutcome]) -> EngineOutcome:
-            return summarize(
-                request,
-                builder=shared.builder,
-                counter=shared.counter,
-                provider=provider,
-                open_summaries=shared.open_summaries,
-                cancelled=lambda: job.cancelled,
-            )
+            return shared.summary_process.run(call, cancelled=lambda: job.cancelled)
 
         self._summary_job = shared.runner.start(
             Job("summary", work, done=self._summarized, failed=self._summary_failed)

@@ -21,6 +21,7 @@ from app.chat.conversation import Conversation, Shared
 from app.chat.events import Activity, ChatEvents
 from app.chat.loop import EventLoop
 from app.chat.runner import Job, JobRunner
+from app.chat.summary_process import SummaryProcess
 from app.core.catalog import (
     FALLBACK_MODELS,
     ModelInfo,
@@ -58,10 +59,12 @@ class ServiceDependencies:
 
     Attributes:
         store: the loop thread's store, on the connection `open_database` returned.
+        database: its file (for the summary process, which opens its own connection).
         open_store, open_summaries: a store on a new connection, for a job's thread.
     """
 
     store: SessionStore
+    database: Path
     open_store: Callable[[], SessionStore]
     open_summaries: Callable[[], SummaryStore]
     keystore: KeyStore
@@ -95,6 +98,7 @@ class ChatService:
         self._providers: dict[tuple[str, str | None], ChatProvider] = {}
         self._models_job: Job[list[ModelInfo]] | None = None
         self._shut_down = False
+        self.summary_process = SummaryProcess()
         self._shared = Shared(
             loop=loop,
             runner=self.runner,
@@ -107,6 +111,10 @@ class ChatService:
             calibrations=self.calibrations,
             calibration_file=deps.calibration_file,
             provider=self._provider,
+            api_key=self.api_key,
+            base_url=lambda: self._settings.api_base_url,
+            database=deps.database,
+            summary_process=self.summary_process,
             config=lambda: self._settings.summarization,
             model_info=lambda model_id: model_limits(model_id, self.models),
             is_current=lambda conversation: conversation is self.current,
@@ -142,6 +150,7 @@ class ChatService:
         """Stop every reply (its text is kept) and summary, and wait for their threads."""
         self._shut_down = True
         self.runner.shutdown()
+        self.summary_process.close()
         for provider in self._providers.values():
             close = getattr(provider, "close", None)
             if callable(close):

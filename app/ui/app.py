@@ -180,6 +180,7 @@ def open_cairn(
     database = paths.database
     deps = ServiceDependencies(
         store=store,
+        database=database,
         open_store=lambda: SessionStore.open(database),
         open_summaries=lambda: SummaryStore.open(database),
         keystore=keystore or KeyStore(),

@@ -62,7 +62,9 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
         if cairn.window.banner.isVisible():
             break
     qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
-    assert cairn.window.banner.title_label.text() == "Earlier messages condensed"
+    assert cairn.window.banner.title_label.text() == "Earlier messages condensed", (
+        cairn.window.banner.text_label.text()
+    )
     assert "Nothing was deleted" in cairn.window.banner.text_label.text()
 
     repo = summaries_of(cairn)

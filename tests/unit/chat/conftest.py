@@ -178,6 +178,7 @@ def start_chat(
         events = RecordingEvents()
         deps = ServiceDependencies(
             store=store,
+            database=database,
             open_store=lambda: SessionStore.open(database),
             open_summaries=lambda: SummaryStore.open(database),
             keystore=KeyStore(),

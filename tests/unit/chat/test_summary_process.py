@@ -1,0 +1,139 @@
+"""The summary process: summaries made in a child, reused, cancelled, and survived."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.chat.jobs import SummaryRequest
+from app.chat.summary_process import SummaryCall, SummaryProcess
+from app.core.catalog import ModelInfo
+from app.core.errors import UserFacingError
+from app.core.models import Role
+from app.core.summarization_config import SummarizationConfig
+from app.core.summary import EventOutcome, SummaryTrigger
+from app.store import SessionStore, SummaryStore, open_database
+
+MODEL = ModelInfo(id="m", display_name="M", max_input_tokens=200_000, max_tokens=8_192)
+
+
+@pytest.fixture
+def process() -> Iterator[SummaryProcess]:
+    process = SummaryProcess()
+    yield process
+    process.close()
+    assert not process.started
+
+
+@pytest.fixture
+def conversation(tmp_path: Path) -> tuple[Path, str]:
+    database = tmp_path / "cairn.db"
+    store = SessionStore(open_database(database).connection, database=database)
+    session = store.create_session("Walks", MODEL.id)
+    for index in range(20):
+        role = Role.USER if index % 2 == 0 else Role.ASSISTANT
+        store.append_message(session.id, role, f"Message {index} about walk_{index}.gpx.")
+    store.close()
+    return database, session.id
+
+
+def call(database: Path, session_id: str) -> SummaryCall:
+    return SummaryCall(
+        request=SummaryRequest(
+            session_id=session_id,
+            model=MODEL,
+            system_prompt="",
+            draft="",
+            trigger=SummaryTrigger.MANUAL,
+            decision=None,
+            instructions=None,
+            config=SummarizationConfig(mode="rule"),
+        ),
+        database=database,
+        api_key=None,
+        base_url=None,
+        calibrations={"schema_version": 1, "models": {}},
+    )
+
+
+def test_a_summary_is_made_in_the_child_which_stays_for_the_next(
+    process: SummaryProcess, conversation: tuple[Path, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    database, session_id = conversation
+    outcome = process.run(call(database, session_id), cancelled=lambda: False)
+    assert outcome.outcome is EventOutcome.OK and outcome.covered_messages > 0
+    child = process._process
+    assert child is not None and child.pid != os.getpid()
+    repo = SummaryStore.open(database)
+    try:
+        assert repo.check_coverage(session_id) == []
+        assert [s.id for s in repo.active_summaries(session_id)] == [
+            s.id for s in outcome.active_after
+        ]
+    finally:
+        repo.close()
+    again = process.run(call(database, session_id), cancelled=lambda: False)
+    assert process._process is child, "the same child makes the next one"
+    assert again.outcome in (None, EventOutcome.OK)
+
+
+def test_a_cancelled_summary_changes_nothing(
+    process: SummaryProcess, conversation: tuple[Path, str]
+) -> None:
+    database, session_id = conversation
+    outcome = process.run(call(database, session_id), cancelled=lambda: True)
+    assert not outcome.changed
+    repo = SummaryStore.open(database)
+    try:
+        assert repo.active_summaries(session_id) == []
+    finally:
+        repo.close()
+
+
+def test_a_child_that_dies_is_said_plainly_and_replaced(
+    process: SummaryProcess, conversation: tuple[Path, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    database, session_id = conversation
+    process.run(call(database, session_id), cancelled=lambda: False)
+    child = process._process
+    assert child is not None and child.pid is not None
+    pid = child.pid
+
+    def killed_while_running() -> bool:
+        if child.is_alive():
+            os.kill(pid, signal.SIGKILL)
+            child.join(5)
+        return False
+
+    with pytest.raises(UserFacingError) as raised:
+        process.run(call(database, session_id), cancelled=killed_while_running)
+    assert "Nothing was changed" in raised.value.message
+    # Between summaries too: the next one simply starts a new child.
+    outcome = process.run(call(database, session_id), cancelled=lambda: False)
+    assert process._process is not child and outcome.outcome in (None, EventOutcome.OK)
+    caplog.clear()
+
+
+def test_the_childs_log_reaches_the_app(
+    process: SummaryProcess, conversation: tuple[Path, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    database, session_id = conversation
+    caplog.set_level(logging.INFO)
+    request = call(database, session_id)
+    hybrid = request.request.config.with_changes(mode="hybrid")
+    no_key = SummaryCall(
+        request=SummaryRequest(**{**request.request.__dict__, "config": hybrid}),
+        database=database,
+        api_key=None,
+        base_url=None,
+        calibrations=request.calibrations,
+    )
+    outcome = process.run(no_key, cancelled=lambda: False)
+    assert outcome.outcome is EventOutcome.FALLBACK, "no key: a basic summary stands in"
+    assert any("basic summary" in record.getMessage() for record in caplog.records)
+    caplog.clear()
