@@ -117,6 +117,9 @@ def prepare_home(home: Path) -> None:
 
 def launch(home: Path, *, crash: bool = False) -> Run:
     env = dict(os.environ, CAIRN_HOME=str(home), QT_QPA_PLATFORM="offscreen")
+    # As on a user's machine, the app's bytecode is cached after its first start; a
+    # sandbox that forbids writing it would make every start compile ~60 modules.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["ANTHROPIC_API_KEY"] = "sk-ant-bench"  # skip the first-run dialog
     env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"  # nothing listens: no network
     env["CAIRN_BENCH_CRASH"] = "1" if crash else "0"

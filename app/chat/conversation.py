@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.chat.events import Activity, ChatEvents
 from app.chat.jobs import (
@@ -35,7 +35,6 @@ from app.chat.summary_process import SummaryCall, SummaryProcess
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, ContextState
-from app.core.engine import EngineOutcome
 from app.core.errors import (
     ContextOverflowError,
     MessageTooLargeError,
@@ -53,6 +52,9 @@ from app.llm.provider import ChatProvider
 from app.store.calibration_file import CalibrationFile
 from app.store.sessions import SessionStore, utc_now
 from app.store.summaries import SummaryStore
+
+if TYPE_CHECKING:
+    from app.core.engine import EngineOutcome
 
 log = logging.getLogger(__name__)
 

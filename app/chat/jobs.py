@@ -18,19 +18,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.chat.runner import something_went_wrong
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
-from app.core.engine import EngineOutcome, SummarizationEngine
 from app.core.errors import ApiError, StorageError, UserFacingError
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.policy import Decision
 from app.core.summarization_config import SummarizationConfig
-from app.core.summarizer import Summarizer
 from app.core.summary import Summary, SummaryTrigger, UndoResult
 from app.core.tokens import TokenCounter
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
@@ -38,6 +36,9 @@ from app.store.calibration_file import CalibrationFile
 from app.store.errors import RecordNotFoundError
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
+
+if TYPE_CHECKING:
+    from app.core.engine import EngineOutcome
 
 log = logging.getLogger(__name__)
 
@@ -266,7 +267,14 @@ def summarize(
     open_summaries: Callable[[], SummaryStore],
     cancelled: Callable[[], bool],
 ) -> EngineOutcome:
-    """Condense and keep the memory in budget (`SummarizationEngine.run`), on a worker."""
+    """Condense and keep the memory in budget (`SummarizationEngine.run`), on a worker.
+
+    Runs in the summary process; the app's own process never imports the summarizer
+    (its rules compile at import: ~70 ms the window's first paint need not wait for).
+    """
+    from app.core.engine import SummarizationEngine
+    from app.core.summarizer import Summarizer
+
     repo = open_summaries()
     try:
         summarizer = Summarizer(
@@ -317,6 +325,9 @@ def undo(
     open_store: Callable[[], SessionStore],
 ) -> UndoOutcome:
     """Give a summary's originals back, as many as fit (`SummarizationEngine.undo`)."""
+    from app.core.engine import SummarizationEngine
+    from app.core.summarizer import Summarizer  # see `summarize`
+
     repo = open_summaries()
     try:
         engine = SummarizationEngine(

@@ -32,13 +32,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.chat.jobs import SummaryRequest, summarize
 from app.core.calibration import Calibrations
 from app.core.context import ContextBuilder
-from app.core.engine import EngineOutcome
 from app.core.errors import UserFacingError
+
+if TYPE_CHECKING:
+    from app.core.engine import EngineOutcome
 
 log = logging.getLogger(__name__)
 

@@ -30,6 +30,9 @@ MAX_KEY_POINTS = 30
 MAX_MERGED_ITEMS = 30
 # `fit` keeps this many key points for as long as it can.
 KEY_POINT_FLOOR = 3
+# The schemas are built when a summary is first made or read, not when Cairn starts:
+# the window's first paint does not wait for them.
+_MODEL_CONFIG = ConfigDict(frozen=True, defer_build=True)
 SHORTENED_NOTE = "Shortened to fit the summary size limit; the original messages keep every detail."
 
 
@@ -59,14 +62,14 @@ class SummaryState(StrEnum):
 class SourcedPoint(BaseModel):
     """One line of a summary, with the message numbers (seq) it came from."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _MODEL_CONFIG
 
     text: str
     sources: list[int] = Field(default_factory=list)
 
 
 class ActionItem(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = _MODEL_CONFIG
 
     task: str
     owner: str | None = None
@@ -77,7 +80,7 @@ class ActionItem(BaseModel):
 class SummaryContent(BaseModel):
     """What a summary says: a narrative plus structured facets."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _MODEL_CONFIG
 
     narrative: str
     key_points: list[SourcedPoint] = Field(default_factory=list, max_length=MAX_KEY_POINTS)
@@ -93,7 +96,7 @@ class SummaryContent(BaseModel):
 class SummaryDraft(BaseModel):
     """A summary made but not yet committed."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _MODEL_CONFIG
 
     session_id: str
     tier: SummaryTier
@@ -138,7 +141,7 @@ class SummaryDraft(BaseModel):
 class Summary(BaseModel):
     """A committed summary (a row of the `summary` table), as the memory block shows it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _MODEL_CONFIG
 
     id: str
     session_id: str
@@ -192,7 +195,7 @@ class EventOutcome(StrEnum):
 class SummaryEvent(BaseModel):
     """One line of the audit trail (the `event` table)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _MODEL_CONFIG
 
     session_id: str
     kind: EventKind
@@ -210,7 +213,7 @@ class SummaryEvent(BaseModel):
 
 
 class UndoResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = _MODEL_CONFIG
 
     summary_id: str
     restored_message_ids: list[int]
