@@ -52,7 +52,6 @@ def conversation(count: int = len(TURNS)) -> list[Message]:
     ]
 
 
-
 @pytest.fixture
 def provider(fake_server: FakeAnthropicServer) -> Iterator[AnthropicProvider]:
     provider = AnthropicProvider(KEY, fake_server.base_url, timeout=CLIENT_TIMEOUT)
