@@ -1,39 +1,68 @@
 """How fast the transcript opens, streams and shows a huge message.
 
-Run: QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_transcript.py
+Run: QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_transcript.py [--runs 5]
 
 Prints, in milliseconds:
-- opening the newest 50 messages of a 10,000-message conversation, from
-  `set_messages` to a first full frame (pending layout run, whole view
-  rendered with `grab()`): the first time, then the median of five other
-  pages; and prepending an older page;
+- opening the newest 50 messages of a 10,000-message conversation: from the
+  `set_messages` call to the first frame painted (`first frame`: what the user
+  sees first), and to the frame after the whole page is built (`page
+  complete`; the transcript builds the messages that fill the view first and
+  the older ones of the page after that first frame), with the GUI thread's
+  CPU time over that span (the bench's own heartbeat included); `call`: the
+  call itself; `longest gap`: the longest the GUI thread went without returning to
+  its event loop between the first frame and the page complete (a 1 ms QTimer
+  heartbeat). The first open (cold), then the median of `--runs` other pages
+  opened on an empty transcript (warm), and of `--runs` switches from one
+  shown page to another (as a click in the sidebar does); and prepending an
+  older page, to the next frame;
 - one streaming update (`update_message_text`) of a reply growing to 5 KB and
-  to 40 KB: the call alone, and the call plus layout and paint (median, p95);
+  to 40 KB in 100 updates: the call alone, and the call plus layout and paint
+  (wall time, median and p95, and the GUI thread's CPU time for the same);
+- Python calls from Qt per streaming update (40 KB reply): every call Qt makes
+  into the app's Python code (virtual overrides such as `heightForWidth` or
+  `paintEvent`, event filters, slots) while the update is made, laid out and
+  painted, counted with `sys.setprofile` in a separate pass. Each is a place
+  where the GUI thread must hold the GIL, and so waits while another thread
+  runs Python;
 - showing a 1 MB message (many lines, and one single line: both plain text),
-  and a message just under the plain-text threshold, rendered as Markdown.
-Figures, not pass/fail.
+  and a message just under the plain-text threshold, rendered as Markdown,
+  to the first frame.
+QT_QPA_UPDATE_IDLE_TIME=0, as in bench_sidebar.py: the offscreen platform would
+otherwise wait 5 ms before each repaint (a real screen waits for its next frame),
+and that wait would hide the work. Figures, not pass/fail; the machine may be shared,
+so the CPU figures are steadier than the wall ones.
 """
 
 from __future__ import annotations
 
+import argparse
+import collections
+import itertools
 import os
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_QPA_UPDATE_IDLE_TIME", "0")
 
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QWidget
-
-from app.core.models import Message, MessageStatus, Role
-from app.ui.transcript import TranscriptView
-from app.ui.transcript_message import HUGE_MESSAGE_CHARS
+from app.core.models import Message, MessageStatus, Role  # noqa: E402
+from app.ui.transcript import TranscriptView  # noqa: E402
+from app.ui.transcript_message import HUGE_MESSAGE_CHARS  # noqa: E402
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
+APP_CODE = str(REPO / "app") + os.sep
 
 
 def _keep_none_alive() -> None:
@@ -82,8 +111,26 @@ def synthetic_conversation(count: int) -> list[Message]:
     return messages
 
 
+class Window(QWidget):
+    """The top-level window: notes when each frame has been painted.
+
+    Qt paints a window while it handles the window's UpdateRequest, so the
+    end of that is the moment a frame is complete.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frames: list[float] = []
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.UpdateRequest:
+            self.frames.append(time.perf_counter())
+        return handled
+
+
 class PaintProbe(QObject):
-    """Notes when the transcript's content is painted."""
+    """Notes when a widget is painted."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -95,106 +142,262 @@ class PaintProbe(QObject):
         return False
 
 
+class Heartbeat:
+    """A 1 ms precise QTimer on the GUI thread noting each beat's time."""
+
+    def __init__(self) -> None:
+        self.beats: list[float] = []
+        self._timer = QTimer()
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(1)
+        self._timer.timeout.connect(lambda: self.beats.append(time.perf_counter()))
+
+    def start(self) -> None:
+        self.beats.clear()
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+    def longest_gap(self, start: float, end: float) -> float:
+        """The longest time between two beats (or `start`/`end` and a beat) within the span."""
+        marks = [start, *(beat for beat in self.beats if start < beat < end), end]
+        return max(later - earlier for earlier, later in itertools.pairwise(marks))
+
+
+def run_until(app: QApplication, done: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.perf_counter() + timeout
+    while not done():
+        if time.perf_counter() > deadline:
+            raise RuntimeError("timed out")
+        app.processEvents()
+
+
 def until_painted(app: QApplication, probe: PaintProbe) -> None:
     """Run the event loop until the next paint (layout first, as Qt orders it)."""
     probe.painted = False
-    deadline = time.perf_counter() + 2
-    while not probe.painted and time.perf_counter() < deadline:
-        app.processEvents()
-    if not probe.painted:
-        raise RuntimeError("no paint within 2 s")
+    run_until(app, lambda: probe.painted, timeout=2)
 
 
-def first_frame(app: QApplication, view: TranscriptView) -> None:
-    """Lay out what is pending and render the whole transcript once, as a first frame."""
-    app.processEvents()
-    view.grab()
+def next_frame(app: QApplication, window: Window) -> float:
+    """Run the event loop until the window paints its next frame; when that was."""
+    seen = len(window.frames)
+    run_until(app, lambda: len(window.frames) > seen)
+    return window.frames[seen]
+
+
+def is_building(view: TranscriptView) -> bool:
+    return bool(getattr(view, "building", False))
+
+
+@dataclass
+class Opening:
+    call: float
+    first_frame: float
+    complete: float
+    cpu: float
+    longest_gap: float
+
+
+def open_page(
+    app: QApplication,
+    window: Window,
+    view: TranscriptView,
+    heartbeat: Heartbeat,
+    page: Sequence[Message],
+) -> Opening:
+    """`set_messages` → first frame → the frame after the whole page is built."""
+    heartbeat.start()
+    start, start_cpu = time.perf_counter(), time.thread_time()
+    view.set_messages(page, has_earlier=True)
+    called = time.perf_counter()
+    first = next_frame(app, window)
+    complete = first
+    if is_building(view):
+        run_until(app, lambda: not is_building(view))
+        complete = next_frame(app, window)
+    cpu = time.thread_time() - start_cpu
+    heartbeat.stop()
+    gap = heartbeat.longest_gap(first, complete) if complete > first else 0.0
+    return Opening(called - start, first - start, complete - start, cpu, gap)
 
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:7.1f} ms"
 
 
-def main() -> None:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    _keep_none_alive()
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
-    host = QWidget()
-    host.resize(1100, 850)
-    view = TranscriptView(host, open_url=lambda url: True, clock=lambda: NOW)
-    view.resize(1000, 800)
-    host.show()
-    app.processEvents()
-    probe = PaintProbe()
+def median_and_p95(values: Sequence[float]) -> str:
+    ordered = sorted(values)
+    return f"{ms(statistics.median(ordered))} median, {ms(ordered[int(len(ordered) * 0.95)])} p95"
 
+
+# --- Python calls from Qt --------------------------------------------------------------------
+
+
+def _is_qt(function: Any) -> bool:
+    """Whether a C function the profiler saw being called belongs to Qt (PySide)."""
+    owner = getattr(function, "__self__", None)
+    if owner is None:
+        return str(getattr(function, "__qualname__", "")).startswith("Q")
+    kind = owner if isinstance(owner, type) else type(owner)
+    return any(base.__module__.startswith("PySide6") for base in kind.__mro__)
+
+
+class PythonCallsFromQt:
+    """Counts the calls Qt makes into the app's Python code, by function (`sys.setprofile`).
+
+    A call counts when the function runs in app/ and its caller is a Qt function
+    (the event loop, a layout, a paint…), not Python code or a Python builtin.
+    """
+
+    def __init__(self) -> None:
+        self.by_function: collections.Counter[str] = collections.Counter()
+        self._callers: list[Any] = []
+
+    def __enter__(self) -> PythonCallsFromQt:
+        self._callers.clear()
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setprofile(None)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_function.values())
+
+    def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
+        if event == "c_call":
+            self._callers.append(arg)
+        elif event in ("c_return", "c_exception", "return"):
+            if self._callers:
+                self._callers.pop()
+        elif event == "call":
+            caller = self._callers[-1] if self._callers else None
+            if (
+                caller is not None
+                and frame.f_code.co_filename.startswith(APP_CODE)
+                and _is_qt(caller)
+            ):
+                self.by_function[frame.f_code.co_qualname] += 1
+            self._callers.append(None)
+
+
+# --- the parts ----------------------------------------------------------------------------
+
+
+def bench_opening(app: QApplication, window: Window, view: TranscriptView, runs: int) -> None:
     everything = synthetic_conversation(10_000)
+    heartbeat = Heartbeat()
 
-    # --- opening ------------------------------------------------------------
-    opens = []
-    for page in range(6):
-        end = len(everything) - page * 50
-        start = time.perf_counter()
-        view.set_messages(everything[end - 50 : end], has_earlier=True)
-        first_frame(app, view)
-        opens.append(time.perf_counter() - start)
+    def page(number: int) -> list[Message]:
+        end = len(everything) - number * 50
+        return everything[end - 50 : end]
+
+    fresh: list[Opening] = []
+    for number in range(runs + 1):
+        fresh.append(open_page(app, window, view, heartbeat, page(number)))
         view.clear()
         app.processEvents()
-    view.set_messages(everything[-50:], has_earlier=True)
-    app.processEvents()
+    switches: list[Opening] = []
+    view.set_messages(page(runs + 1), has_earlier=True)
+    run_until(app, lambda: not is_building(view))
+    for number in range(runs + 2, 2 * runs + 2):
+        switches.append(open_page(app, window, view, heartbeat, page(number)))
+    view.set_messages(page(0), has_earlier=True)
+    run_until(app, lambda: not is_building(view))
+    next_frame(app, window)
     start = time.perf_counter()
-    view.prepend_messages(everything[-100:-50], has_earlier=True)
-    first_frame(app, view)
-    prepend = time.perf_counter() - start
-    print("Open the newest 50 of 10,000 messages, set_messages -> first full frame")
-    print(f"  cold (first ever)       {ms(opens[0])}")
-    print(f"  warm (median of 5)      {ms(statistics.median(opens[1:]))}")
-    print(f"  prepend 50 older        {ms(prepend)}")
+    view.prepend_messages(page(1), has_earlier=True)
+    prepend = next_frame(app, window) - start
 
-    # --- streaming ----------------------------------------------------------
+    def column(openings: Sequence[Opening], field: str) -> str:
+        return ms(statistics.median(getattr(opening, field) for opening in openings))
+
+    print("Open the newest 50 of 10,000 messages (set_messages ->)")
+    print("                          cold         warm       switch")
+    for label, field in (
+        ("first frame", "first_frame"),
+        ("page complete", "complete"),
+        ("  its CPU time", "cpu"),
+        ("call", "call"),
+        ("longest gap in between", "longest_gap"),
+    ):
+        print(
+            f"  {label:<22}{ms(getattr(fresh[0], field))}   {column(fresh[1:], field)}"
+            f"   {column(switches, field)}"
+        )
+    print(f"  prepend 50 older, to the next frame {ms(prepend)}")
+
+
+def start_reply(app: QApplication, view: TranscriptView, reply_id: int) -> PaintProbe:
+    """A new streaming reply at the bottom, and a probe noting when it is painted."""
+    view.append_message(
+        Message(
+            id=reply_id,
+            session_id="bench",
+            seq=reply_id,
+            role=Role.ASSISTANT,
+            content="",
+            created_at=NOW,
+            status=MessageStatus.STREAMING,
+        )
+    )
+    app.processEvents()
+    reply_widget = view.message_widget(reply_id)
+    assert reply_widget is not None
+    probe = PaintProbe()
+    reply_widget.installEventFilter(probe)
+    return probe
+
+
+def bench_streaming(app: QApplication, view: TranscriptView) -> None:
+    everything = synthetic_conversation(200)
     sentence = "Streaming text with **bold**, `code` and a list:\n\n- one\n- two\n\n"
     code = "```python\n" + "".join(f"line_{n} = compute({n})\n" for n in range(60)) + "```\n\n"
     short_reply = ((sentence * 30)[:2500] + code + (sentence * 30))[:5000]
     paragraph = "A long essay paragraph with *some* emphasis and words, " * 6 + "\n\n"
     long_reply = (paragraph * 200)[:40_000]
+    reply_id = 100_000
     for label, full, step in (("5 KB", short_reply, 50), ("40 KB", long_reply, 400)):
         view.set_messages(everything[-50:], has_earlier=True)
-        app.processEvents()
-        reply_id = len(everything) + 1
-        view.append_message(
-            Message(
-                id=reply_id,
-                session_id="bench",
-                seq=reply_id,
-                role=Role.ASSISTANT,
-                content="",
-                created_at=NOW,
-                status=MessageStatus.STREAMING,
-            )
-        )
-        app.processEvents()
-        reply_widget = view.message_widget(reply_id)
-        assert reply_widget is not None
-        reply_widget.installEventFilter(probe)
-        calls = []
-        painted = []
+        run_until(app, lambda: not is_building(view))
+        probe = start_reply(app, view, reply_id)
+        calls, painted, cpu = [], [], []
         for end in range(step, len(full) + 1, step):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             view.update_message_text(reply_id, full[:end])
             calls.append(time.perf_counter() - start)
             until_painted(app, probe)
             painted.append(time.perf_counter() - start)
+            cpu.append(time.thread_time() - start_cpu)
+        reply_id += 1
         print(f"Streaming a reply to {label} in {len(calls)} updates")
-        print(
-            f"  update_message_text     {ms(statistics.median(calls))} median, "
-            f"{ms(sorted(calls)[int(len(calls) * 0.95)])} p95"
-        )
-        print(
-            f"  + layout and paint      {ms(statistics.median(painted))} median, "
-            f"{ms(sorted(painted)[int(len(painted) * 0.95)])} p95"
-        )
+        print(f"  update_message_text     {median_and_p95(calls)}")
+        print(f"  + layout and paint      {median_and_p95(painted)}")
+        print(f"    its CPU time          {median_and_p95(cpu)}")
 
-    # --- huge messages ------------------------------------------------------
+    # Python calls from Qt, in a pass of their own (the profiler slows everything).
+    view.set_messages(everything[-50:], has_earlier=True)
+    run_until(app, lambda: not is_building(view))
+    probe = start_reply(app, view, reply_id)
+    counts: list[int] = []
+    totals: collections.Counter[str] = collections.Counter()
+    for end in range(400, len(long_reply) + 1, 400):
+        with PythonCallsFromQt() as calls_from_qt:
+            view.update_message_text(reply_id, long_reply[:end])
+            until_painted(app, probe)
+        counts.append(calls_from_qt.total)
+        totals.update(calls_from_qt.by_function)
+    top = ", ".join(f"{name} {count / len(counts):.1f}" for name, count in totals.most_common(6))
+    print("Python calls from Qt per streaming update (40 KB reply)")
+    print(
+        f"  {statistics.mean(counts):.1f} mean, {statistics.median(counts):.0f} median, "
+        f"{max(counts)} max; most: {top}"
+    )
+
+
+def bench_huge(app: QApplication, window: Window, view: TranscriptView) -> None:
     line = "A pasted log line with some words in it, number 0123456789.\n"
     cases = {
         "1 MB, many lines (plain)": line * (1_000_000 // len(line)),
@@ -204,7 +407,7 @@ def main() -> None:
         )
         * (HUGE_MESSAGE_CHARS // 1900),
     }
-    print("Show one very large message, set_messages -> first full frame")
+    print("Show one very large message, set_messages -> first frame")
     for label, text in cases.items():
         message = Message(
             id=1,
@@ -218,8 +421,27 @@ def main() -> None:
         app.processEvents()
         start = time.perf_counter()
         view.set_messages([message], has_earlier=False)
-        first_frame(app, view)
-        print(f"  {label:<26}{ms(time.perf_counter() - start)}  ({len(text):,} chars)")
+        frame = next_frame(app, window)
+        print(f"  {label:<26}{ms(frame - start)}  ({len(text):,} chars)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="pages opened warm (default 5)")
+    arguments = parser.parse_args()
+    _keep_none_alive()
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    window = Window()
+    window.resize(1100, 850)
+    view = TranscriptView(window, open_url=lambda url: True, clock=lambda: NOW)
+    view.resize(1000, 800)
+    window.show()
+    app.processEvents()
+    print(f"QT_QPA_UPDATE_IDLE_TIME={os.environ['QT_QPA_UPDATE_IDLE_TIME']}, view 1000×800")
+    bench_opening(app, window, view, arguments.runs)
+    bench_streaming(app, view)
+    bench_huge(app, window, view)
 
 
 if __name__ == "__main__":

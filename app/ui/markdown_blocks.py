@@ -176,3 +176,84 @@ def split_prose(text: str, target: int = PROSE_PIECE_CHARS) -> list[str]:
         offset += len(line)
     pieces.append(text[piece_start:])
     return pieces
+
+
+class GrowingTextSplitter:
+    """`split_segments` and then `split_prose` of a text that grows (a streaming reply),
+    redoing only its end.
+
+    Lines split one by one, each by itself and the state before it (in prose, or in a code
+    block opened by some fence); every line but the last is whole. So when text is added,
+    splitting resumes at the last line if it is prose, or at the code block it is in, and
+    what comes before is kept; so are a grown prose segment's pieces but its last two (each
+    cut depends only on the text before it and its own whole line). Splitting all of a long
+    reply thirty times a second would cost milliseconds of Python.
+    """
+
+    def __init__(self, target: int = PROSE_PIECE_CHARS) -> None:
+        self._target = target
+        self._text = ""
+        self._parts: list[tuple[Segment, list[str]]] = []
+        self._starts: list[int] = []  # where each part's segment starts in the text
+
+    def split(self, text: str) -> list[tuple[Segment, list[str]]]:
+        """Each segment of `text` and, for prose, its pieces (as `split_prose` cuts them)."""
+        keep, run_start, resume = self._resume_point(text)
+        segments = split_segments(text[resume:])
+        if run_start < resume:
+            # The prose before the resume point and any prose right after it are one run.
+            head = text[run_start:resume]
+            if segments and segments[0].kind is SegmentKind.PROSE:
+                segments[0] = Segment(SegmentKind.PROSE, head + segments[0].source)
+            else:
+                segments.insert(0, Segment(SegmentKind.PROSE, head))
+        old_parts, old_starts = self._parts[keep:], self._starts[keep:]
+        parts, starts = self._parts[:keep], self._starts[:keep]
+        offset = run_start
+        for segment in segments:
+            pieces: list[str] = []
+            if segment.kind is SegmentKind.PROSE:
+                pieces = self._split_prose(segment, offset, old_parts, old_starts)
+            parts.append((segment, pieces))
+            starts.append(offset)
+            offset += len(segment.source)
+        self._text, self._parts, self._starts = text, parts, starts
+        return list(parts)
+
+    def reset(self) -> None:
+        """Forget the last text (it will not grow any more)."""
+        self._text, self._parts, self._starts = "", [], []
+
+    def _resume_point(self, text: str) -> tuple[int, int, int]:
+        """(parts kept whole, where the run split again starts, where splitting resumes)."""
+        if not self._parts or not text.startswith(self._text):
+            return 0, 0, 0
+        keep = len(self._parts) - 1
+        last, _ = self._parts[keep]
+        last_start = self._starts[keep]
+        if last.kind is SegmentKind.PROSE:
+            return keep, last_start, max(last_start, self._text.rfind("\n") + 1)
+        # In a code block: split it again from its fence, whose line may have been
+        # unfinished; if it turns out not to be a fence, it joins the prose before it.
+        if keep and self._parts[keep - 1][0].kind is SegmentKind.PROSE:
+            return keep - 1, self._starts[keep - 1], last_start
+        return keep, last_start, last_start
+
+    def _split_prose(
+        self,
+        segment: Segment,
+        offset: int,
+        old_parts: list[tuple[Segment, list[str]]],
+        old_starts: list[int],
+    ) -> list[str]:
+        """The pieces of a prose segment, reusing those of the prose it grew from."""
+        for (old, old_pieces), old_offset in zip(old_parts, old_starts, strict=True):
+            if (
+                old_offset == offset
+                and old.kind is SegmentKind.PROSE
+                and segment.source.startswith(old.source)
+            ):
+                kept = old_pieces[:-2]
+                start = sum(len(piece) for piece in kept)
+                return kept + split_prose(segment.source[start:], self._target)
+        return split_prose(segment.source, self._target)

@@ -2,8 +2,10 @@
 
 Only a page of messages is ever built (the window loads the newest ~50 and
 prepends older pages on request), so a conversation of ten thousand messages
-opens as fast as one of fifty. Each message is its own widget; a streaming
-update re-renders only the message it belongs to.
+opens as fast as one of fifty. And of that page, only the newest messages,
+the ones that fill the view, are built before the first paint; the older
+ones follow in short slices between frames. Each message is its own widget;
+a streaming update re-renders only the message it belongs to.
 
 Scrolling follows two rules: if the user is at the bottom, stay there as text
 arrives; otherwise keep the message they are reading exactly where it is —
@@ -13,17 +15,19 @@ when older messages are prepended above it, and when the window is resized.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
     QFocusEvent,
     QFont,
     QFontMetrics,
+    QFontMetricsF,
     QKeyEvent,
     QPainter,
     QPaintEvent,
@@ -34,10 +38,10 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QStackedLayout,
     QVBoxLayout,
     QWidget,
@@ -45,6 +49,7 @@ from PySide6.QtWidgets import (
 
 from app.core.models import Message
 from app.ui.transcript_blocks import (
+    LINE_HEIGHT_PERCENT,
     blend,
     code_background,
     code_border,
@@ -66,60 +71,70 @@ OPENABLE_SCHEMES: Final = frozenset({"http", "https", "mailto"})
 _BOTTOM_SLACK: Final = 8
 # Lines stay readable: the column of messages never grows wider than this.
 _COLUMN_MAX_WIDTH: Final = 860
+# Opening a page builds at once the newest messages estimated to fill this
+# many view heights (the estimate is rough: a short one would show a gap).
+_FIRST_SCREEN_FILL: Final = 1.5
+# The rest of the page is built in slices of about this long, one per turn
+# of the event loop, so the window keeps painting and answering meanwhile.
+_SLICE_SECONDS: Final = 0.020
+# A column narrower than this has not really been laid out yet.
+_MIN_MESSAGE_WIDTH: Final = 64
+# If the first screen has not been painted by then (a hidden or minimised
+# window paints nothing), the rest of the page is built anyway.
+_FIRST_FRAME_WAIT_MS: Final = 100
 
 
 def _local_now() -> datetime:
     return datetime.now().astimezone()
 
 
-class _CentredContent(QWidget):
-    """The scroll area's content: one column, centred and at most `max_width` wide.
+def _estimated_height(text: str, characters_per_line: int, line: float) -> float:
+    """Roughly how tall a message is: its header, its lines wrapped, the gap below it."""
+    lines = sum(1 + len(piece) // characters_per_line for piece in text.split("\n", 2000))
+    return (lines + 2) * line + 22
 
-    A box layout with a centring alignment would ask the column's height for
-    the full width even though the column ends up narrower, making the
-    content too short on wide windows; this widget asks for the width the
-    column really gets. (A QLayout subclass would be the textbook way, but
-    PySide drops a reference to None each time Qt calls a Python `itemAt`
-    that returns None, which eventually crashes the interpreter.)
+
+class _Column(QWidget):
+    """The transcript's column of messages; says when its width changed.
+
+    Messages hint their current width as their size (see
+    `MessageWidget.sizeHint`), so when the column's width changes they are
+    told to hint again, once the layout has given them the new width.
     """
 
-    def __init__(self, max_width: int) -> None:
-        super().__init__()
-        self._max_width = max_width
-        self.column = QWidget(self)
-        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        policy.setHeightForWidth(True)
-        self.setSizePolicy(policy)
-
-    def _column_width(self, width: int) -> int:
-        return min(width, self._max_width)
-
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    def heightForWidth(self, width: int) -> int:
-        return self.column.heightForWidth(self._column_width(width))
-
-    def sizeHint(self) -> QSize:
-        return self.column.sizeHint()
-
-    def minimumSizeHint(self) -> QSize:
-        return self.column.minimumSizeHint()
-
-    def _place_column(self) -> None:
-        width = self._column_width(self.width())
-        self.column.setGeometry((self.width() - width) // 2, 0, width, self.height())
+    def __init__(self, on_width_changed: Callable[[], None], parent: QWidget) -> None:
+        super().__init__(parent)
+        self._on_width_changed = on_width_changed
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._place_column()
+        if event.size().width() != event.oldSize().width():
+            self._on_width_changed()
 
-    def event(self, event: QEvent) -> bool:
-        # The column's layout changed its size: re-place it and tell the scroll area.
-        if event.type() == QEvent.Type.LayoutRequest:
-            self.updateGeometry()
-            self._place_column()
-        return super().event(event)
+
+def _centred_column(
+    max_width: int, on_width_changed: Callable[[], None]
+) -> tuple[QWidget, QWidget]:
+    """The scroll area's content, and in it one column, centred and at most `max_width` wide.
+
+    Built from Qt's own layouts (a stretch either side of the column), so Qt
+    lays it out without calling into Python: a horizontal box asks the
+    column's height for the width the column really gets. (A QLayout
+    subclass would be another way, but PySide drops a reference to None each
+    time Qt calls a Python `itemAt` that returns None, which eventually
+    crashes the interpreter; and a widget overriding `heightForWidth` is a
+    call into Python at every layout pass.)
+    """
+    content = QWidget()
+    row = QHBoxLayout(content)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.setSpacing(0)
+    column = _Column(on_width_changed, content)
+    column.setMaximumWidth(max_width)
+    row.addStretch(0)
+    row.addWidget(column, 1)
+    row.addStretch(0)
+    return content, column
 
 
 class _FocusRing(QWidget):
@@ -250,10 +265,13 @@ class TranscriptView(QWidget):
             earlier messages" button, or scrolling to the very top); answer
             with `prepend_messages`.
         link_activated(str): a web or mail link was opened from a message.
+        page_built(): every message of the page `set_messages` was given is
+            built (at once, or after the first paint; see `building`).
     """
 
     earlier_requested = Signal()
     link_activated = Signal(str)
+    page_built = Signal()
 
     def __init__(
         self,
@@ -274,6 +292,13 @@ class TranscriptView(QWidget):
         self._follow_bottom = True
         self._anchor: tuple[MessageWidget, int] | None = None
         self._adjusting = False
+        # The page's older messages not built yet (oldest first), and the
+        # "now" their timestamps are written against.
+        self._pending: list[Message] = []
+        self._pending_now = _local_now()
+        self._slice_timer = QTimer(self)
+        self._slice_timer.setSingleShot(True)
+        self._slice_timer.timeout.connect(self._build_slice)
 
         self.setBackgroundRole(QPalette.ColorRole.Base)
         self.setAutoFillBackground(True)
@@ -289,8 +314,7 @@ class TranscriptView(QWidget):
         self._scroll.viewport().setAutoFillBackground(True)
         self._stack.addWidget(self._scroll)
 
-        self._content = _CentredContent(_COLUMN_MAX_WIDTH)
-        self._column = self._content.column
+        self._content, self._column = _centred_column(_COLUMN_MAX_WIDTH, self._refresh_size_hints)
         self._column_layout = QVBoxLayout(self._column)
         self._column_layout.setContentsMargins(28, 16, 28, 28)
         self._column_layout.setSpacing(22)
@@ -313,19 +337,39 @@ class TranscriptView(QWidget):
     # --- public API ---------------------------------------------------------
 
     def set_messages(self, messages: Sequence[Message], *, has_earlier: bool) -> None:
-        """Show a conversation: its newest page, oldest first, scrolled to the bottom."""
+        """Show a conversation: its newest page, oldest first, scrolled to the bottom.
+
+        The newest messages, those that fill the view, are built at once;
+        the rest of the page follows in short slices once they have been
+        painted (`building` is True meanwhile, and `page_built` says when the
+        page is complete). A view that is not on screen builds it all at once.
+        """
+        self._stop_building()
         with self._building():
             self._remove_all()
             now = self._clock()
-            for message in messages:
+            first = self._first_screen_start(messages) if self.isVisible() else 0
+            for message in messages[first:]:
                 self._insert(len(self._widgets), message, now)
+            self._pending = list(messages[:first])
+            self._pending_now = now
             self._set_has_earlier(has_earlier)
             self._earlier_pending = False
             self._show_current_page()
         self.scroll_to_bottom()
+        if self._pending:
+            self._await_first_frame()
+        else:
+            self.page_built.emit()
+
+    @property
+    def building(self) -> bool:
+        """True while older messages of the page just opened are still to be built."""
+        return bool(self._pending)
 
     def prepend_messages(self, messages: Sequence[Message], *, has_earlier: bool) -> None:
         """Add an older page above the current one without moving what the user sees."""
+        self._finish_building()
         self._earlier_pending = False
         self._capture_anchor()
         with self._building():
@@ -344,6 +388,8 @@ class TranscriptView(QWidget):
         if existing is not None:
             existing.set_message(message)
             return
+        if self._replace_pending(message.id, lambda _: message):
+            return
         self._insert(len(self._widgets), message, self._clock())
         self._show_current_page()
 
@@ -351,7 +397,10 @@ class TranscriptView(QWidget):
         """Streaming: replace one message's text; only that message re-renders."""
         widget = self._by_id.get(message_id)
         if widget is None:
-            log.debug("text for message %s, which is not shown", message_id)
+            if not self._replace_pending(
+                message_id, lambda pending: pending.model_copy(update={"content": text})
+            ):
+                log.debug("text for message %s, which is not shown", message_id)
             return
         widget.set_text(text)
 
@@ -359,12 +408,14 @@ class TranscriptView(QWidget):
         """Show a message's final state: its text and status (complete, stopped, failed)."""
         widget = self._by_id.get(message.id)
         if widget is None:
-            log.debug("update for message %s, which is not shown", message.id)
+            if not self._replace_pending(message.id, lambda _: message):
+                log.debug("update for message %s, which is not shown", message.id)
             return
         widget.set_message(message)
 
     def clear(self) -> None:
         """Show no conversation: the empty state."""
+        self._stop_building()
         self._remove_all()
         self._set_has_earlier(False)
         self._earlier_pending = False
@@ -372,7 +423,7 @@ class TranscriptView(QWidget):
         self._show_current_page()
 
     def message_count(self) -> int:
-        """How many messages are shown (built), not how many the conversation has."""
+        """How many messages are built (see `building`), not how many the conversation has."""
         return len(self._widgets)
 
     def scroll_to_bottom(self) -> None:
@@ -384,7 +435,9 @@ class TranscriptView(QWidget):
 
     @property
     def oldest_seq(self) -> int | None:
-        """The seq of the oldest message shown (what an earlier page comes before)."""
+        """The seq of the oldest message of the page (what an earlier page comes before)."""
+        if self._pending:
+            return self._pending[0].seq
         return self._widgets[0].message.seq if self._widgets else None
 
     def message_widget(self, message_id: int) -> MessageWidget | None:
@@ -392,7 +445,7 @@ class TranscriptView(QWidget):
         return self._by_id.get(message_id)
 
     def message_widgets(self) -> Sequence[MessageWidget]:
-        """The shown messages' widgets, oldest first."""
+        """The shown messages' widgets, oldest first (all of the page once `building` is False)."""
         return tuple(self._widgets)
 
     @property
@@ -431,7 +484,7 @@ class TranscriptView(QWidget):
                 focused.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _insert(self, index: int, message: Message, now: datetime) -> None:
-        widget = MessageWidget(message, now, self._column)
+        widget = MessageWidget(message, now, self._column, width=self._message_width())
         widget.link_clicked.connect(self._on_link_clicked)
         # +1: the "Show earlier messages" button is the layout's first item.
         self._column_layout.insertWidget(index + 1, widget)
@@ -447,6 +500,109 @@ class TranscriptView(QWidget):
             widget.deleteLater()
         self._widgets.clear()
         self._by_id.clear()
+
+    def _message_width(self) -> int | None:
+        """The width a message gets in the column, once the column has been laid out.
+
+        A message built at that width lays its text out once, at that width,
+        instead of at a guess first (see `MessageWidget`).
+        """
+        if not self._column.testAttribute(Qt.WidgetAttribute.WA_Resized):
+            return None
+        margins = self._column_layout.contentsMargins()
+        width = self._column.width() - margins.left() - margins.right()
+        return width if width >= _MIN_MESSAGE_WIDTH else None
+
+    def _first_screen_start(self, messages: Sequence[Message]) -> int:
+        """Where the newest messages begin that (by a rough estimate) fill the view."""
+        metrics = QFontMetricsF(self.font())
+        width = min(self.width(), _COLUMN_MAX_WIDTH) - 56
+        characters_per_line = max(20, int(width / max(1.0, metrics.averageCharWidth())))
+        line = metrics.lineSpacing() * LINE_HEIGHT_PERCENT / 100
+        room = self.height() * _FIRST_SCREEN_FILL
+        filled = 0.0
+        for index in range(len(messages) - 1, 0, -1):
+            filled += _estimated_height(messages[index].content, characters_per_line, line)
+            if filled >= room:
+                return index
+        return 0
+
+    # --- building the rest of a page -----------------------------------------
+
+    def _await_first_frame(self) -> None:
+        """Build the rest of the page once the first screen has been painted."""
+        self._column.installEventFilter(self)
+        self._slice_timer.start(_FIRST_FRAME_WAIT_MS)
+
+    def _build_slice(self) -> None:
+        """Build the next older messages of the page, for about `_SLICE_SECONDS`."""
+        self._column.removeEventFilter(self)
+        if not self._pending:
+            return
+        start = time.perf_counter()
+        built = 0
+        self._capture_anchor()
+        with self._adding_above():
+            while self._pending:
+                self._insert(0, self._pending.pop(), self._pending_now)
+                built += 1
+                elapsed = time.perf_counter() - start
+                # Stop where one more message like these would overrun the slice.
+                if elapsed + elapsed / built >= _SLICE_SECONDS:
+                    break
+        if self._anchor is not None:
+            self._settle_layout()
+            self._restore_anchor()
+        if self._pending:
+            self._slice_timer.start(0)
+        else:
+            self.page_built.emit()
+
+    def _finish_building(self) -> None:
+        """Build whatever is left of the page now (before anything goes above it)."""
+        if not self._pending:
+            return
+        self._slice_timer.stop()
+        self._column.removeEventFilter(self)
+        self._capture_anchor()
+        with self._building():
+            while self._pending:
+                self._insert(0, self._pending.pop(), self._pending_now)
+        self._settle_layout()
+        self._restore_anchor()
+        self.page_built.emit()
+
+    def _stop_building(self) -> None:
+        self._slice_timer.stop()
+        self._column.removeEventFilter(self)
+        self._pending.clear()
+
+    def _replace_pending(self, message_id: int, change: Callable[[Message], Message]) -> bool:
+        """Apply `change` to a message not built yet; False if none has that id."""
+        for index, pending in enumerate(self._pending):
+            if pending.id == message_id:
+                self._pending[index] = change(pending)
+                return True
+        return False
+
+    @contextmanager
+    def _adding_above(self) -> Iterator[None]:
+        """Add messages to the visible column with its layout paused, then lay it out once.
+
+        Unlike `_building`, nothing is hidden: the messages on screen keep
+        their focus, their hover and any selection in progress. Each new
+        message lays itself out at the column's width before it is shown.
+        """
+        self._column_layout.setEnabled(False)
+        try:
+            yield
+        finally:
+            self._column_layout.setEnabled(True)
+            self._column_layout.invalidate()
+
+    def _refresh_size_hints(self) -> None:
+        for widget in self._widgets:
+            widget.refresh_size_hints()
 
     def _set_has_earlier(self, has_earlier: bool) -> None:
         self._has_earlier = has_earlier
@@ -497,6 +653,7 @@ class TranscriptView(QWidget):
             and bar.maximum() > 0
             and self._has_earlier
             and not self._earlier_pending
+            and not self._pending  # the rest of this page comes first
         ):
             self._request_earlier()
 
@@ -532,7 +689,13 @@ class TranscriptView(QWidget):
         self._set_scroll(self._content_y(widget) - offset)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._scroll and event.type() == QEvent.Type.Resize:
+        if watched is self._column and event.type() == QEvent.Type.Paint:
+            # The first screen of a new page is being painted: build the rest
+            # of the page on the next turns of the event loop.
+            watched.removeEventFilter(self)
+            if self._pending:
+                self._slice_timer.start(0)
+        elif watched is self._scroll and event.type() == QEvent.Type.Resize:
             # Before the scroll area reflows for a new size, note what is on screen.
             self._capture_anchor()
         elif (

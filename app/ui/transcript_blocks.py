@@ -13,7 +13,7 @@ import math
 from bisect import bisect_right
 from typing import Any, Final
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, QSizeF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QContextMenuEvent,
@@ -66,6 +66,10 @@ _PAGE_KEYS: Final = frozenset({Qt.Key.Key_PageUp, Qt.Key.Key_PageDown})
 COPIED_FEEDBACK_MS: Final = 1500
 HUGE_VIEW_HEIGHT: Final = 360
 LINE_HEIGHT_PERCENT: Final = 125
+# The width prose that fills the transcript says it would like.
+_FILL_HINT_WIDTH: Final = 480
+# Paragraphs keep their shaped glyphs only in texts of up to this many.
+_MAX_SHAPED_BLOCKS: Final = 2000
 
 
 def blend(base: QColor, other: QColor, amount: float) -> QColor:
@@ -201,11 +205,21 @@ class MarkdownView(QTextBrowser):
     def _render(self) -> None:
         self.render_count += 1
         document = self.document()
-        if self._plain:
-            document.setPlainText(self._source.strip("\n"))
-        else:
-            document.setMarkdown(self._source.strip("\n"), _MARKDOWN_FEATURES)
-            polish_markdown_document(document, self.palette(), self.font())
+        # With no page size Qt lays nothing out, so the text is set and
+        # polished without being laid out after each step, and laid out once,
+        # when the page size comes back (or when first shown, for a new view).
+        page = document.pageSize()
+        document.setPageSize(QSizeF(0, 0))
+        try:
+            if self._plain:
+                document.setPlainText(self._source.strip("\n"))
+                _keep_shaped_text(document)
+            else:
+                document.setMarkdown(self._source.strip("\n"), _MARKDOWN_FEATURES)
+                _keep_shaped_text(document)
+                polish_markdown_document(document, self.palette(), self.font())
+        finally:
+            document.setPageSize(page)
         self._heights.clear()
         self._natural_width = None
         self._measure = None
@@ -216,23 +230,30 @@ class MarkdownView(QTextBrowser):
         return None
 
     # --- size -------------------------------------------------------------
-
-    def hasHeightForWidth(self) -> bool:
-        return True
+    #
+    # Qt asks these during every layout pass, and each question from Qt is a
+    # call into Python (which, while another thread runs Python, first waits
+    # for the GIL). So `hasHeightForWidth` is not overridden — Qt answers it
+    # from the size policy — and heights are cached until the text changes.
 
     def heightForWidth(self, width: int) -> int:
         """The text's height when laid out `width` pixels wide, cached per width.
 
-        Measured on a private copy of the document: QTextEdit re-wraps its
-        own document to the widget's current width whenever that document's
-        size changes, so measuring other widths on it gives wrong answers.
+        At the width the shown document is already laid out at (the widget's),
+        the shown document is measured. Other widths are measured on a
+        private copy: QTextEdit re-wraps its own document to the widget's
+        current width whenever that document's size changes, so measuring
+        other widths on it gives wrong answers.
         """
         cached = self._heights.get(width)
         if cached is not None:
             return cached
         margins = self.contentsMargins()
-        document = self._measuring_document()
-        document.setTextWidth(max(1, width - margins.left() - margins.right()))
+        text_width = max(1, width - margins.left() - margins.right())
+        document = self.document()
+        if document.textWidth() != text_width:
+            document = self._measuring_document()
+            document.setTextWidth(text_width)
         height = math.ceil(document.size().height()) + margins.top() + margins.bottom()
         self._heights[width] = height
         return height
@@ -257,8 +278,13 @@ class MarkdownView(QTextBrowser):
         return self._measure
 
     def sizeHint(self) -> QSize:
-        width = self.natural_width() if self._shrink_to_fit else 480
-        return QSize(width, self.heightForWidth(width))
+        if self._shrink_to_fit:
+            width = self.natural_width()
+            return QSize(width, self.heightForWidth(width))
+        # Prose fills the width the layout gives it. Once it has one, that
+        # width is the hint: the layout then asks the height for one width
+        # only (the shown document's, no copy to lay out), and its caches hold.
+        return _laid_out_hint(self, _FILL_HINT_WIDTH)
 
     def minimumSizeHint(self) -> QSize:
         line = math.ceil(QFontMetricsF(self.font()).lineSpacing())
@@ -288,26 +314,71 @@ class MarkdownView(QTextBrowser):
         super().wheelEvent(event)
 
 
+def _keep_shaped_text(document: QTextDocument) -> None:
+    """Keep each paragraph's shaped glyphs after layout, for painting.
+
+    By default a text layout throws them away once laid out, so every paint
+    shapes the visible text again — most of the cost of repainting a screen
+    of prose, which a streaming reply does thirty times a second.
+    """
+    if document.blockCount() > _MAX_SHAPED_BLOCKS:
+        return  # a huge text: the cache would cost more to fill and hold than it saves
+    block = document.begin()
+    while block.isValid():
+        block.layout().setCacheEnabled(True)
+        block = block.next()
+
+
+def _laid_out_hint(widget: QWidget, default_width: int) -> QSize:
+    """A width-filling block's size hint: its own width once laid out, and its height there.
+
+    Qt's box layouts remember one height-for-width answer each, and ask
+    again (down to every block, in Python) whenever the width differs; a
+    hint at any other width than the real one makes every layout pass ask
+    twice.
+    """
+    width = widget.width() if widget.testAttribute(Qt.WidgetAttribute.WA_Resized) else default_width
+    return QSize(width, widget.heightForWidth(width))
+
+
 def polish_markdown_document(document: QTextDocument, palette: QPalette, font: QFont) -> None:
     """Touch up what Qt's Markdown importer produced so it reads like a chat reply."""
     cursor = QTextCursor(document)
-    fixed_font = monospace_font(font)
-    inline_code = QTextCharFormat()
-    inline_code.setBackground(code_background(palette))
-    inline_code.setFontFamilies(fixed_font.families())
+    # One edit block: the document is laid out once, when it ends, instead of
+    # after every format merged here.
+    cursor.beginEditBlock()
+    try:
+        tables = [
+            frame for frame in document.rootFrame().childFrames() if isinstance(frame, QTextTable)
+        ]
+        _polish_blocks(document, cursor, has_tables=bool(tables))
+        if _has_fixed_pitch_text(document):
+            _tint_inline_code(document, cursor, palette, font)
+        for table in tables:
+            _polish_table(table, palette)
+    finally:
+        cursor.endEditBlock()
+
+
+def _polish_blocks(document: QTextDocument, cursor: QTextCursor, *, has_tables: bool) -> None:
+    """Line height, air above headings, no margin above the first block or below the last."""
+    # A little more line height than Qt's default: long replies read more
+    # easily. (Not in tables: it would push cell text off centre.)
+    line_height = QTextBlockFormat()
+    line_height.setLineHeight(
+        LINE_HEIGHT_PERCENT, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value
+    )
+    if not has_tables:
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.mergeBlockFormat(line_height)
     block = document.begin()
     first = True
     while block.isValid():
-        block_format = block.blockFormat()
         changed = QTextBlockFormat()
-        level = block_format.headingLevel()
         cursor.setPosition(block.position())
-        if cursor.currentTable() is None:
-            # A little more line height than Qt's default: long replies read
-            # more easily. (Not in tables: it would push cell text off centre.)
-            changed.setLineHeight(
-                LINE_HEIGHT_PERCENT, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value
-            )
+        if has_tables and cursor.currentTable() is None:
+            changed.merge(line_height)
+        level = block.blockFormat().headingLevel()
         if level:
             changed.setTopMargin(0 if first else 14 if level <= 2 else 10)
             changed.setBottomMargin(4)
@@ -315,6 +386,33 @@ def polish_markdown_document(document: QTextDocument, palette: QPalette, font: Q
             changed.setTopMargin(0)
         if changed.propertyCount():
             cursor.mergeBlockFormat(changed)
+        first = False
+        block = block.next()
+    last = document.lastBlock()
+    if last.isValid():
+        trailing = QTextBlockFormat()
+        trailing.setBottomMargin(0)
+        cursor.setPosition(last.position())
+        cursor.mergeBlockFormat(trailing)
+
+
+def _has_fixed_pitch_text(document: QTextDocument) -> bool:
+    """True if any text is monospace (inline code): most prose has none to tint."""
+    return any(
+        form.isCharFormat() and form.toCharFormat().fontFixedPitch()
+        for form in document.allFormats()
+    )
+
+
+def _tint_inline_code(
+    document: QTextDocument, cursor: QTextCursor, palette: QPalette, font: QFont
+) -> None:
+    """Inline code on a faint panel, in the system's fixed-width font."""
+    inline_code = QTextCharFormat()
+    inline_code.setBackground(code_background(palette))
+    inline_code.setFontFamilies(monospace_font(font).families())
+    block = document.begin()
+    while block.isValid():
         fragment_iterator = block.begin()
         while not fragment_iterator.atEnd():
             fragment = fragment_iterator.fragment()
@@ -325,17 +423,7 @@ def polish_markdown_document(document: QTextDocument, palette: QPalette, font: Q
                 )
                 cursor.mergeCharFormat(inline_code)
             fragment_iterator += 1
-        first = False
         block = block.next()
-    last = document.lastBlock()
-    if last.isValid():
-        trailing = QTextBlockFormat()
-        trailing.setBottomMargin(0)
-        cursor.setPosition(last.position())
-        cursor.mergeBlockFormat(trailing)
-    for frame in document.rootFrame().childFrames():
-        if isinstance(frame, QTextTable):
-            _polish_table(frame, palette)
 
 
 def _polish_table(table: QTextTable, palette: QPalette) -> None:
@@ -371,6 +459,7 @@ class CodeView(QPlainTextEdit):
         self._code = ""
         self._widest = 0.0
         self._natural_width = 0
+        self._heights: dict[int, int] = {}
         self.setReadOnly(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -424,6 +513,7 @@ class CodeView(QPlainTextEdit):
         )
 
     def _measure(self) -> None:
+        self._heights.clear()
         margin = self.document().documentMargin()
         self._natural_width = math.ceil(self._widest + 2 * margin) + 4
         self._update_scroll_policy(self.viewport().width())
@@ -435,10 +525,14 @@ class CodeView(QPlainTextEdit):
     def _needs_horizontal_bar(self, width: int) -> bool:
         return self._natural_width > width
 
-    def hasHeightForWidth(self) -> bool:
-        return True
+    # Not `hasHeightForWidth`: Qt answers it from the size policy, without a
+    # call into Python (see MarkdownView).
 
     def heightForWidth(self, width: int) -> int:
+        """Every line's height, and the sideways scroll bar's when lines are wider; cached."""
+        cached = self._heights.get(width)
+        if cached is not None:
+            return cached
         # QPlainTextEdit gives every line a whole number of pixels and wants
         # one pixel more than the lines and margins before it stops scrolling.
         first_line = self.blockBoundingRect(self.document().firstBlock()).height()
@@ -447,10 +541,13 @@ class CodeView(QPlainTextEdit):
         height = math.ceil(self._line_count() * line + 2 * margin) + 1
         if self._needs_horizontal_bar(width):
             height += self.horizontalScrollBar().sizeHint().height()
+        self._heights[width] = height
         return height
 
     def sizeHint(self) -> QSize:
-        return QSize(self._natural_width, self.heightForWidth(self._natural_width))
+        # The block fills the message's width whatever its hint (long lines
+        # scroll sideways); see MarkdownView.sizeHint for why the hint is it.
+        return _laid_out_hint(self, self._natural_width)
 
     def minimumSizeHint(self) -> QSize:
         return QSize(64, self.heightForWidth(64))
@@ -474,6 +571,8 @@ class CodeView(QPlainTextEdit):
             self._apply_font()
             self._widest = self._widest_line(self._code)
             self._measure()
+        elif event.type() == QEvent.Type.StyleChange:
+            self._measure()  # the scroll bar's height may differ
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in _PAGE_KEYS:

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final, TypeVar
 
-from PySide6.QtCore import QEvent, QRectF, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.core.models import Message, MessageStatus, Role
-from app.ui.markdown_blocks import SegmentKind, split_prose, split_segments
+from app.ui.markdown_blocks import GrowingTextSplitter, SegmentKind
 from app.ui.transcript_blocks import (
     CodeBlock,
     HugeTextView,
@@ -62,25 +62,29 @@ def full_timestamp(moment: datetime) -> str:
 
 
 class _Bubble(QWidget):
-    """The frame around a message's text: tinted for the user, bare for Claude."""
+    """The frame around a message's text; bare for Claude (see `_TintedBubble`).
 
-    def __init__(self, tinted: bool, parent: QWidget | None = None) -> None:
+    It draws nothing, so it has no `paintEvent`: an override would be a call
+    into Python for every message on screen at every repaint.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._tinted = tinted
         self.block_layout = QVBoxLayout(self)
-        if tinted:
-            self.block_layout.setContentsMargins(14, 9, 14, 9)
-        else:
-            self.block_layout.setContentsMargins(0, 0, 0, 0)
+        self.block_layout.setContentsMargins(0, 0, 0, 0)
         self.block_layout.setSpacing(10)
-        self.setSizePolicy(
-            QSizePolicy.Policy.Maximum if tinted else QSizePolicy.Policy.Expanding,
-            QSizePolicy.Policy.Preferred,
-        )
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+
+class _TintedBubble(_Bubble):
+    """The user's bubble: tinted, rounded, only as wide as its text needs."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.block_layout.setContentsMargins(14, 9, 14, 9)
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        if not self._tinted:
-            return
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
@@ -118,13 +122,25 @@ class MessageWidget(QWidget):
 
     link_clicked = Signal(QUrl)
 
-    def __init__(self, message: Message, now: datetime, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        message: Message,
+        now: datetime,
+        parent: QWidget | None = None,
+        *,
+        width: int | None = None,
+    ) -> None:
+        """`width`, when known, is the width the message will be laid out at: its
+        text is then laid out once, at that width, not at a guess first."""
         super().__init__(parent)
         self.message = message
+        if width is not None:
+            self.resize(width, self.height())
         self._retired_renders = 0
         self._is_user = message.role is Role.USER
         self._blocks: list[_Block] = []
         self._text: str | None = None
+        self._splitter = GrowingTextSplitter()
 
         root = QVBoxLayout(self)
         root.setContentsMargins(0, 0, 0, 0)
@@ -154,7 +170,7 @@ class MessageWidget(QWidget):
         body_row = QHBoxLayout()
         body_row.setContentsMargins(0, 0, 0, 0)
         body_row.setSpacing(0)
-        self._bubble = _Bubble(self._is_user, self)
+        self._bubble = _TintedBubble(self) if self._is_user else _Bubble(self)
         self._bubble_layout = self._bubble.block_layout
         if self._is_user:
             body_row.addSpacing(_BUBBLE_INSET)
@@ -189,6 +205,8 @@ class MessageWidget(QWidget):
             self.set_text(message.content)  # shows the status too
         else:
             self._show_status()
+        if message.status is not MessageStatus.STREAMING:
+            self._splitter.reset()  # the text will not grow: keep no copy of it
 
     def set_text(self, text: str) -> None:
         """Replace the text, re-rendering only the pieces that changed."""
@@ -207,7 +225,8 @@ class MessageWidget(QWidget):
 
     def _show_segments(self, text: str) -> None:
         index = 0
-        for segment in split_segments(text):
+        # A streaming reply only grows: the splitter splits only its end again.
+        for segment, pieces in self._splitter.split(text):
             if segment.kind is SegmentKind.CODE:
                 block = self._reuse_or_replace(index, CodeBlock)
                 block.set_code(segment.source, segment.code, segment.language)
@@ -215,7 +234,7 @@ class MessageWidget(QWidget):
                 continue
             # Long prose comes in pieces, so a streaming update re-renders
             # only the last few thousand characters, not the whole reply.
-            for piece in split_prose(segment.source):
+            for piece in pieces:
                 if piece.strip():
                     self._reuse_or_replace(index, MarkdownView).set_source(piece)
                     index += 1
@@ -237,12 +256,17 @@ class MessageWidget(QWidget):
         if isinstance(block, MarkdownView):
             block.configure(shrink_to_fit=self._is_user, plain=self._is_user)
             block.link_clicked.connect(self.link_clicked)
+        if not self._is_user and self.testAttribute(Qt.WidgetAttribute.WA_Resized):
+            # Claude's blocks fill the message's width: say so before the
+            # first layout (see `sizeHint`).
+            block.resize(self.width(), block.height())
         if index < len(self._blocks):
             self._blocks[index] = block
         else:
             self._blocks.append(block)
         self._bubble_layout.insertWidget(index, block)
-        block.show()
+        if self._bubble.isVisible():
+            block.show()  # else it shows with the message
         return block
 
     def _drop_blocks_from(self, index: int) -> None:
@@ -317,6 +341,28 @@ class MessageWidget(QWidget):
     def is_typing(self) -> bool:
         """True while the "Claude is writing" dots are shown."""
         return self._typing is not None and self._typing.isVisibleTo(self)
+
+    # --- size -------------------------------------------------------------
+
+    def sizeHint(self) -> QSize:
+        """Once laid out: as wide as the message is, and as tall as that width makes it.
+
+        Every message in the transcript's column is as wide as the column, so
+        the column then asks each message its height for that one width,
+        which Qt's layouts keep. Any other hint width (the default one comes
+        from the text's) makes every layout pass ask every message twice,
+        down to every block in Python, each time a streaming reply grows.
+        """
+        if not self.testAttribute(Qt.WidgetAttribute.WA_Resized):
+            return super().sizeHint()
+        width = self.width()
+        return QSize(width, self.heightForWidth(width))
+
+    def refresh_size_hints(self) -> None:
+        """After the width changed: hints follow the new width (see `sizeHint`)."""
+        for block in self._blocks:
+            block.updateGeometry()
+        self.updateGeometry()
 
     # --- looks ------------------------------------------------------------
 

@@ -140,6 +140,12 @@ def wait_for_layout(qtbot: QtBot, view: TranscriptView) -> None:
     QApplication.processEvents()
 
 
+def wait_until_built(qtbot: QtBot, view: TranscriptView) -> None:
+    """Wait for the rest of a page just opened: the view builds the newest
+    messages at once and the older ones after the first paint."""
+    qtbot.waitUntil(lambda: not view.building)
+
+
 def wait_until_on_screen(qtbot: QtBot, widget: QWidget) -> None:
     """Wait until `widget` is laid out and not clipped away, so a click lands on it."""
     qtbot.waitUntil(lambda: widget.isVisible() and not widget.visibleRegion().isEmpty())
@@ -353,6 +359,7 @@ def test_streaming_updates_re_render_only_the_growing_message(
     history = conversation(20)
     streaming = make_message(21, "", status=MessageStatus.STREAMING)
     view.set_messages([*history, streaming], has_earlier=False)
+    wait_until_built(qtbot, view)
     before = {message.id: assistant(view, message.id).render_count for message in history}
 
     reply = "Sure. " * 10 + "\n\n```python\n" + "\n".join(f"line_{n} = {n}" for n in range(40))
@@ -425,6 +432,7 @@ def test_opening_a_long_conversation_builds_one_page_and_scrolls_to_the_bottom(
 ) -> None:
     everything = conversation(10_000)
     view.set_messages(everything[-50:], has_earlier=True)
+    wait_until_built(qtbot, view)
     assert view.message_count() == 50
     assert view.earlier_button.isVisible()
     bar = scroll_bar(view)
@@ -443,6 +451,7 @@ def test_scrolling_to_the_very_top_asks_for_older_messages(
     view: TranscriptView, qtbot: QtBot
 ) -> None:
     view.set_messages(conversation(100)[-50:], has_earlier=True)
+    wait_until_built(qtbot, view)
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     with qtbot.waitSignal(view.earlier_requested, timeout=1000):
@@ -453,6 +462,7 @@ def test_no_request_for_older_messages_when_there_are_none(
     view: TranscriptView, qtbot: QtBot
 ) -> None:
     view.set_messages(conversation(50), has_earlier=False)
+    wait_until_built(qtbot, view)
     assert not view.earlier_button.isVisible()
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0)
@@ -463,6 +473,7 @@ def test_no_request_for_older_messages_when_there_are_none(
 def test_prepending_older_messages_keeps_the_view_still(view: TranscriptView, qtbot: QtBot) -> None:
     everything = conversation(200)
     view.set_messages(everything[-50:], has_earlier=True)
+    wait_until_built(qtbot, view)
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     bar.setValue(bar.maximum() // 3)  # the user scrolled up to read
@@ -491,6 +502,7 @@ def test_prepending_while_at_the_top_does_not_jump_to_the_new_top(
 ) -> None:
     everything = conversation(150)
     view.set_messages(everything[-50:], has_earlier=True)
+    wait_until_built(qtbot, view)
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     with qtbot.waitSignal(view.earlier_requested, timeout=1000):
@@ -511,6 +523,7 @@ def test_new_text_is_followed_only_when_the_user_is_at_the_bottom(
     view: TranscriptView, qtbot: QtBot
 ) -> None:
     view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
     view.append_message(make_message(31, "", status=MessageStatus.STREAMING))
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
@@ -537,6 +550,7 @@ def test_new_text_is_followed_only_when_the_user_is_at_the_bottom(
 
 def test_append_follows_when_at_the_bottom(view: TranscriptView, qtbot: QtBot) -> None:
     view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     old_maximum = bar.maximum()
@@ -546,6 +560,7 @@ def test_append_follows_when_at_the_bottom(view: TranscriptView, qtbot: QtBot) -
 
 def test_keyboard_reaches_and_scrolls_the_transcript(view: TranscriptView, qtbot: QtBot) -> None:
     view.set_messages(conversation(40), has_earlier=False)
+    wait_until_built(qtbot, view)
     area = view.scroll_area
     assert area.focusPolicy() & Qt.FocusPolicy.TabFocus
     bar = scroll_bar(view)
@@ -564,6 +579,7 @@ def test_page_keys_inside_a_message_scroll_the_transcript(
     view: TranscriptView, qtbot: QtBot
 ) -> None:
     view.set_messages(conversation(40), has_earlier=False)
+    wait_until_built(qtbot, view)
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     last = view.message_widgets()[-1].blocks()[0]

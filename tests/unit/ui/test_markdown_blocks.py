@@ -7,7 +7,13 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.ui.markdown_blocks import Segment, SegmentKind, split_prose, split_segments
+from app.ui.markdown_blocks import (
+    GrowingTextSplitter,
+    Segment,
+    SegmentKind,
+    split_prose,
+    split_segments,
+)
 
 # Text built from the pieces that matter to fences, so hypothesis hits the
 # interesting cases (fences, indentation, blank lines, CRLF) often.
@@ -176,3 +182,59 @@ def test_long_prose_is_cut_between_paragraphs_not_inside_lists() -> None:
     for piece in pieces[1:]:
         assert not piece.startswith(("-", " ", "1.", ">", "|", "[x]"))
         assert piece.startswith("Words")
+
+
+# Pieces that change meaning as a line grows ("1" becomes a list item once "." comes,
+# "[" a link definition), so hypothesis streams text through those moments often.
+_GROWING = st.lists(
+    st.sampled_from(
+        ["1", ".", " ", "[x]", ":", "[", ">", "|", "-", "\n", "\n\n", "`", "~", "word"]
+    ),
+    max_size=60,
+).map("".join)
+
+
+def fresh_split(text: str, target: int) -> list[tuple[Segment, list[str]]]:
+    return [
+        (segment, split_prose(segment.source, target) if segment.kind is SegmentKind.PROSE else [])
+        for segment in split_segments(text)
+    ]
+
+
+@given(
+    st.one_of(_MARKDOWNISH, _GROWING),
+    st.lists(st.integers(min_value=0, max_value=200), max_size=12),
+    st.integers(min_value=1, max_value=30),
+)
+def test_splitting_a_growing_text_gives_what_splitting_it_afresh_gives(
+    text: str, cuts: list[int], target: int
+) -> None:
+    splitter = GrowingTextSplitter(target)
+    for end in [*sorted(cuts), len(text)]:
+        prefix = text[:end]
+        assert splitter.split(prefix) == fresh_split(prefix, target)
+
+
+@given(_MARKDOWNISH, _MARKDOWNISH, st.integers(min_value=1, max_value=30))
+def test_a_text_that_changed_instead_of_growing_is_split_afresh(
+    first: str, second: str, target: int
+) -> None:
+    splitter = GrowingTextSplitter(target)
+    splitter.split(first)
+    assert splitter.split(second) == fresh_split(second, target)
+    splitter.reset()
+    assert splitter.split(first) == fresh_split(first, target)
+
+
+def test_a_growing_reply_keeps_its_finished_segments() -> None:
+    splitter = GrowingTextSplitter(target=20)
+    head = "Intro words here.\n\n```py\nprint(1)\n```\nMore prose after the code.\n\n"
+    first = splitter.split(head)
+    second = splitter.split(head + "Another paragraph, long enough to be cut.\n\nAnd one more.")
+    assert second[0][0] is first[0][0]  # the same object: not split again
+    assert [segment.kind for segment, _ in second] == [
+        SegmentKind.PROSE,
+        SegmentKind.CODE,
+        SegmentKind.PROSE,
+    ]
+    assert len(second[2][1]) > 1
