@@ -394,16 +394,19 @@ class Instruments:
     @classmethod
     def install(cls) -> None:
         import app.chat.conversation as conversation_module
+        from app.chat.summary_process import SummaryProcess
 
-        original_summarize = conversation_module.summarize
+        # The summary is made in a process of its own (app/chat/summary_process.py):
+        # its start and end here are those of the call waiting for that process.
+        original_run = SummaryProcess.run
         original_start = conversation_module.Conversation._start_summary
         original_summarized = conversation_module.Conversation._summarized
 
-        def timed_summarize(*args: Any, **kwargs: Any) -> Any:
+        def timed_run(self: SummaryProcess, *args: Any, **kwargs: Any) -> Any:
             marks = cls.current
             if marks is not None:
                 marks.summary_start.append(time.perf_counter())
-            outcome = original_summarize(*args, **kwargs)
+            outcome = original_run(self, *args, **kwargs)
             if marks is not None:
                 marks.summary_end.append(time.perf_counter())
                 marks.outcomes.append(outcome)
@@ -419,7 +422,7 @@ class Instruments:
             if cls.current is not None:
                 cls.current.summary_taken.append(time.perf_counter())
 
-        conversation_module.summarize = timed_summarize  # type: ignore[assignment]
+        SummaryProcess.run = timed_run  # type: ignore[method-assign]
         conversation_module.Conversation._summarized = summarized  # type: ignore[method-assign]
         conversation_module.Conversation._start_summary = start_summary  # type: ignore[method-assign]
 
@@ -975,7 +978,7 @@ def summary_report(window: Window, before: tuple[int, int], after: tuple[int, in
     start = marks.summary_start[-1]
     return (
         f"    summary: {'manual (controller.summarize)' if marks.manual else 'automatic'}, "
-        f"{(marks.summary_end[-1] - start):.2f} s on its worker "
+        f"{(marks.summary_end[-1] - start):.2f} s in the summary process "
         f"(+{(marks.summary_taken[-1] - marks.summary_end[-1]) * 1000:.0f} ms until the GUI "
         "thread took it in), outcome "
         f"{outcome.outcome.value if outcome and outcome.outcome else None}, "
