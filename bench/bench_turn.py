@@ -535,6 +535,7 @@ def start_cairn(database: Path, server: StampingServer) -> Running:
     events = CountingEvents()
     deps = ServiceDependencies(
         store=store,
+        database=copy,
         open_store=lambda: SessionStore.open(copy),
         open_summaries=lambda: SummaryStore.open(copy),
         keystore=KeyStore(),
@@ -852,18 +853,18 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for result in results:
-        cpu = [turn.cpu_ms for turn in result.cairn]
+        cairn_cpu = [turn.cpu_ms for turn in result.cairn]
         send = [turn.send_cpu_ms for turn in result.cairn]
         wall = [turn.wall_ms for turn in result.cairn]
         to_request = [turn.to_request_ms for turn in result.cairn]
-        langchain = result.langchain
-        ratio = statistics.median(langchain) / statistics.median(cpu)
+        langchain_ms = result.langchain
+        ratio = statistics.median(langchain_ms) / statistics.median(cairn_cpu)
         print(
             f"{result.cell.name:<20} {result.live_messages:>9,} {result.live_tokens:>9,}  "
-            f"{statistics.median(cpu):>9.2f} / {p95(cpu):>7.2f}  "
+            f"{statistics.median(cairn_cpu):>9.2f} / {p95(cairn_cpu):>7.2f}  "
             f"{statistics.median(send):>10.2f}  {statistics.median(wall):>9.2f}  "
             f"{statistics.median(to_request):>11.1f} / {p95(to_request):>10.1f}  "
-            f"{statistics.median(langchain):>9.1f} / {p95(langchain):>8.1f}  {ratio:>7.0f}×"
+            f"{statistics.median(langchain_ms):>9.1f} / {p95(langchain_ms):>8.1f}  {ratio:>7.0f}×"
         )
     callbacks = statistics.median(turn.callbacks for r in results for turn in r.cairn)
     print()
