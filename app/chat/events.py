@@ -17,7 +17,7 @@ from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
 from app.core.models import Message, Session
-from app.core.summary import Summary, SummaryTrigger
+from app.core.summary import Summary, SummaryEvent, SummaryTrigger
 
 
 class Activity(StrEnum):
@@ -64,6 +64,15 @@ class SummaryReport:
     def undo_id(self) -> str | None:
         """The summary an Undo takes back: the last one made."""
         return self.summary_ids[-1] if self.summary_ids else None
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One line of a conversation's summary history: an audit event, and the model
+    that wrote the summary it concerns (None when unknown or no model was used)."""
+
+    event: SummaryEvent
+    model: str | None = None
 
 
 class ChatEvents:

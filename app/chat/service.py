@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.chat.conversation import Conversation, Shared
-from app.chat.events import Activity, ChatEvents
+from app.chat.events import Activity, ChatEvents, HistoryEntry
 from app.chat.loop import EventLoop
 from app.chat.runner import Job, JobRunner
 from app.chat.summary_process import SummaryProcess
@@ -34,7 +34,7 @@ from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
 from app.core.models import Message, Session
 from app.core.settings import AppSettings, save_settings
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import Summary, SummaryEvent
+from app.core.summary import Summary
 from app.core.tokens import TokenCounter, default_counter
 from app.llm.provider import ChatProvider
 from app.secrets.keystore import KeyStore
@@ -240,12 +240,17 @@ class ChatService:
             if summary.parent_id == summary_id
         ]
 
-    def summary_history(self) -> list[SummaryEvent]:
+    def summary_history(self) -> list[HistoryEntry]:
         """The conversation on screen's audit trail (every summary and undo), oldest first."""
         session_id = self.current.session_id
         if session_id is None:
             return []
-        return self._summary_reader().events(session_id)
+        reader = self._summary_reader()
+        models = {summary.id: summary.model for summary in reader.summaries(session_id)}
+        return [
+            HistoryEntry(event, models.get(event.summary_id) if event.summary_id else None)
+            for event in reader.events(session_id)
+        ]
 
     def _summary_reader(self) -> SummaryStore:
         if self._reader is None:

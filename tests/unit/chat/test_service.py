@@ -361,8 +361,11 @@ def test_a_summary_reports_its_numbers_and_its_originals_and_history_can_be_read
     assert chat.service.summary_children(summary.id) == []
     chat.service.undo_summary(summary.id)
     chat.run_until(lambda: not chat.service.current.summaries)
-    kinds = [(e.kind.value, e.outcome.value) for e in chat.service.summary_history()]
+    history = chat.service.summary_history()
+    kinds = [(h.event.kind.value, h.event.outcome.value) for h in history]
     assert kinds[-1] == ("undo", "ok") and ("summarize", "ok") in kinds
+    made = next(h for h in history if h.event.kind.value == "summarize")
+    assert made.model == summary.model
     chat.service.new_conversation()
     assert chat.service.summary_history() == []
 
