@@ -14,8 +14,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QFont, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtCore import QEvent, QPoint, QRectF, QSizeF, Qt, Signal
+from PySide6.QtGui import (
+    QFont,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -30,6 +41,7 @@ from PySide6.QtWidgets import (
 from app.core.models import Message, Role
 from app.core.summary import ActionItem, SourcedPoint, Summary, SummaryMode, SummaryTier
 from app.ui.transcript_blocks import (
+    MarkdownView,
     blend,
     code_background,
     code_border,
@@ -37,7 +49,7 @@ from app.ui.transcript_blocks import (
     scaled_font,
     set_text_colour,
 )
-from app.ui.transcript_message import format_timestamp, full_timestamp
+from app.ui.transcript_message import format_timestamp
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "basic summary"
@@ -160,33 +172,95 @@ class _Header(QWidget):
             painter.end()
 
 
-class OriginalMessage(QWidget):
-    """One archived original, greyed and plain (it is read, not sent)."""
+class OriginalsView(MarkdownView):
+    """A summary's archived originals, greyed and plain (they are read, not sent), as
+    one document.
 
-    def __init__(self, message: Message, now: datetime, parent: QWidget) -> None:
+    One text document, not a widget per message: a card of 500 originals would
+    otherwise be a thousand word-wrapped labels, each laid out by the column
+    (seconds), where one document lays out in milliseconds. Each original is a
+    header line ("You · 3 March 14:02") and its text, selectable as one.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.message = message
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        who = "You" if message.role is Role.USER else "Claude"
-        stamp = format_timestamp(message.created_at, now)
-        self.header = QLabel(f"{who} · {stamp}", self)
-        self.header.setToolTip(full_timestamp(message.created_at))
-        self.header.setFont(scaled_font(self.font(), 0.88))
-        text = message.content
-        if len(text) > _ORIGINAL_SHOWN_CHARS:
-            text = (
-                text[:_ORIGINAL_SHOWN_CHARS]
-                + f"\n… ({len(text) - _ORIGINAL_SHOWN_CHARS:,} more characters, kept on disk)"
-            )
-        self.body = QLabel(text, self)
-        self.body.setTextFormat(Qt.TextFormat.PlainText)
-        self.body.setWordWrap(True)
-        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.setAccessibleName(f"Original message, {who}, {stamp}, not sent to Claude")
-        layout.addWidget(self.header)
-        layout.addWidget(self.body)
+        self._messages: list[Message] = []
+        self._positions: dict[int, int] = {}  # seq -> where its header starts
+        self._now = datetime.now().astimezone()
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+
+    def show_messages(self, messages: Sequence[Message], now: datetime) -> None:
+        """Show these originals, oldest first."""
+        self._messages = list(messages)
+        self._now = now
+        self._render()
+
+    @property
+    def seqs(self) -> list[int]:
+        return [message.seq for message in self._messages]
+
+    def message(self, seq: int) -> Message | None:
+        return next((m for m in self._messages if m.seq == seq), None)
+
+    def top_of(self, seq: int) -> int | None:
+        """The y, in this widget, where the original `seq` starts; None if not shown."""
+        position = self._positions.get(seq)
+        if position is None:
+            return None
+        document = self.document()
+        block = document.findBlock(position)
+        layout = document.documentLayout()
+        return round(layout.blockBoundingRect(block).top()) + self.contentsMargins().top()
+
+    def _render(self) -> None:
+        self.render_count += 1
+        document = self.document()
+        page = document.pageSize()
+        document.setPageSize(QSizeF(0, 0))  # no layout while building (see MarkdownView)
+        try:
+            document.clear()
+            self._positions.clear()
+            cursor = QTextCursor(document)
+            cursor.beginEditBlock()
+            muted = muted_text_colour(self.palette())
+            header_format = QTextCharFormat()
+            header_format.setForeground(muted)
+            header_format.setFontWeight(QFont.Weight.DemiBold)
+            header_format.setFontPointSize(max(1.0, self.font().pointSizeF() * 0.88))
+            body_format = QTextCharFormat()
+            body_format.setForeground(muted)
+            spaced = QTextBlockFormat()
+            spaced.setTopMargin(10)
+            tight = QTextBlockFormat()
+            for index, message in enumerate(self._messages):
+                if index:
+                    cursor.insertBlock(spaced)
+                self._positions[message.seq] = cursor.position()
+                who = "You" if message.role is Role.USER else "Claude"
+                cursor.insertText(
+                    f"{who} · {format_timestamp(message.created_at, self._now)}", header_format
+                )
+                text = message.content
+                if len(text) > _ORIGINAL_SHOWN_CHARS:
+                    text = (
+                        text[:_ORIGINAL_SHOWN_CHARS]
+                        + f"\n… ({len(text) - _ORIGINAL_SHOWN_CHARS:,} more characters, "
+                        "kept on disk)"
+                    )
+                cursor.insertBlock(tight)
+                cursor.insertText(text.strip("\n"), body_format)
+            cursor.endEditBlock()
+        finally:
+            document.setPageSize(page)
+        self._heights.clear()
+        self._natural_width = None
+        self._measure = None
+        self.updateGeometry()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._messages:
+            self._render()  # the grey follows the theme
 
 
 class SummaryBlock(QWidget):
@@ -226,7 +300,7 @@ class SummaryBlock(QWidget):
         self._first_at, self._last_at = first_at, last_at
         self._body: QWidget | None = None
         self._originals_box: QWidget | None = None
-        self._originals: list[OriginalMessage] = []
+        self._originals: OriginalsView | None = None
         self._originals_wanted = False
         self._pending_seq: int | None = None
         self._children: list[SummaryBlock] = []
@@ -274,8 +348,10 @@ class SummaryBlock(QWidget):
     def originals_shown(self) -> bool:
         return self._originals_box is not None and self._originals_box.isVisibleTo(self)
 
-    def original_widgets(self) -> Sequence[OriginalMessage]:
-        return tuple(self._originals)
+    @property
+    def originals_view(self) -> OriginalsView | None:
+        """The originals, once shown."""
+        return self._originals
 
     def child_blocks(self) -> Sequence[SummaryBlock]:
         """The condensed summaries a compressed one folded in (once opened)."""
@@ -313,12 +389,17 @@ class SummaryBlock(QWidget):
         note.setFont(scaled_font(self.font(), 0.88))
         set_text_colour(note, muted_text_colour(self.palette()))
         layout.addWidget(note)
-        muted = muted_text_colour(self.palette())
-        for message in messages:
-            original = OriginalMessage(message, self._now, box)
-            set_text_colour(original, muted)
-            layout.addWidget(original)
-            self._originals.append(original)
+        if messages:
+            view = OriginalsView(box)
+            view.setAccessibleName(
+                f"{len(messages)} original message{'s' if len(messages) != 1 else ''}, "
+                "not sent to Claude"
+            )
+            view.show_messages(messages, self._now)
+            layout.addWidget(view)
+            self._originals = view
+            if self._first_at is None or self._last_at is None:
+                self.set_dates(messages[0].created_at, messages[-1].created_at)
         if not messages:
             layout.addWidget(QLabel("The original messages could not be found.", box))
         self._originals_box = box
@@ -346,11 +427,13 @@ class SummaryBlock(QWidget):
             found.extend(child.blocks())
         return found
 
-    def original_for(self, seq: int) -> OriginalMessage | None:
-        for original in self._originals:
-            if original.message.seq == seq:
-                return original
-        return None
+    def original_top(self, seq: int) -> QPoint | None:
+        """Where the original `seq` starts, in this card's coordinates; None if not shown."""
+        view = self._originals
+        top = view.top_of(seq) if view is not None else None
+        if view is None or top is None:
+            return None
+        return view.mapTo(self, QPoint(0, top))
 
     def copy(self) -> None:
         text = summary_markdown(self.summary)
@@ -474,8 +557,8 @@ class SummaryBlock(QWidget):
         seq, self._pending_seq = self._pending_seq, None
         if seq is None:
             return
-        target = self.original_for(seq)
-        if target is None:
+        view = self._originals
+        if view is None or view.top_of(seq) is None:
             return
         # Ask the nearest scroll area to bring it into view (after the layout settles).
         widget: QWidget | None = self.parentWidget()
@@ -484,8 +567,13 @@ class SummaryBlock(QWidget):
         if isinstance(widget, QScrollArea):
             for _ in range(4):
                 QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-            widget.ensureWidgetVisible(target, 0, 40)
-        target.setFocus(Qt.FocusReason.OtherFocusReason)
+            top = view.top_of(seq)
+            content = widget.widget()
+            if top is not None and content is not None:
+                y = view.mapTo(content, QPoint(0, top)).y()
+                widget.ensureVisible(0, y, 0, 40)
+                widget.verticalScrollBar().setValue(max(0, y - 40))
+        view.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _update_header(self) -> None:
         text = header_text(self.summary, self._first_at, self._last_at)

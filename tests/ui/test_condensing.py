@@ -164,20 +164,25 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
     assert block.expanded
     # Show original messages: unfolded in place, greyed, marked not sent.
     block.originals_button.click()
-    originals = block.original_widgets()
+    originals = block.originals_view
+    assert originals is not None
     covered = list(range(summary.first_seq, summary.last_seq + 1))
-    assert [o.message.seq for o in originals] == covered
+    assert originals.seqs == covered
+    assert "not sent to Claude" in originals.accessibleName()
     assert block.originals_button.text() == "Hide original messages"
     # A source link scrolls to the message it came from.
     transcript.scroll_to_bottom()
     target = summary.first_seq + 1
     block.source_clicked(target)
     qtbot.wait(50)
-    original = block.original_for(target)
-    assert original is not None
+    start = block.original_top(target)
+    assert start is not None
     viewport = transcript.scroll_area.viewport()
-    top = original.mapTo(viewport, original.rect().topLeft()).y()
+    top = block.mapTo(viewport, start).y()
     assert 0 <= top < viewport.height(), top
+    # ... and the original it came from is the one there (its header names its time).
+    message = originals.message(target)
+    assert message is not None and message.content[:30] in originals.toPlainText()
     # Copy puts the summary's text on the clipboard.
     block.copy_button.click()
     from PySide6.QtWidgets import QApplication
