@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.chat.events import Activity, ChatEvents
+from app.chat.events import Activity, ChatEvents, SummaryReport
 from app.chat.jobs import (
     LoadedConversation,
     ReplyJob,
@@ -45,7 +45,7 @@ from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, Role, Session
 from app.core.policy import Decision, PolicyInput, TriggerMemory, TriggerPolicy
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import Summary, SummaryTrigger
+from app.core.summary import Summary, SummaryMode, SummaryTrigger
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
 from app.core.tokens import TokenCounter
 from app.llm.provider import ChatProvider
@@ -498,6 +498,7 @@ class Conversation:
 
     def _summarized(self, outcome: EngineOutcome) -> None:
         self._summary_job = None
+        messages_before = len(self.tail)
         if outcome.changed:
             self.tail.remove(outcome.covered_message_ids)
             self.summaries = list(outcome.active_after)
@@ -506,15 +507,8 @@ class Conversation:
             self._tell_summaries()
             self._tell_context()
         if outcome.covered_messages:
-            count = outcome.covered_messages
-            self._tell(
-                lambda events: events.notice_raised(
-                    "Earlier messages condensed",
-                    f"Cairn condensed {count} older message{'s' if count != 1 else ''} so "
-                    "Claude can keep up. Nothing was deleted: every message is still on this "
-                    "computer.",
-                )
-            )
+            report = _report(outcome, messages_before, len(self.tail))
+            self._tell(lambda events: events.summary_made(report))
         self._send_pending()
 
     def _summary_failed(self, error: UserFacingError) -> None:
@@ -673,6 +667,25 @@ def _trigger_from(state: dict[str, Any] | None, last_seq: int) -> TriggerMemory:
         messages_since_summary=(
             None if memory.messages_since_summary is None else memory.messages_since_summary + since
         ),
+    )
+
+
+def _report(outcome: EngineOutcome, messages_before: int, messages_after: int) -> SummaryReport:
+    """The banner's numbers for a summary that condensed messages."""
+    made = outcome.summaries
+    active = {summary.id for summary in outcome.active_after}
+    # Undo takes back what is still active (a condensed summary may have been folded
+    # into a compressed one at once).
+    undoable = [summary.id for summary in made if summary.id in active]
+    return SummaryReport(
+        summary_ids=tuple(undoable or [summary.id for summary in made]),
+        condensed=outcome.covered_messages,
+        messages_before=messages_before,
+        messages_after=messages_after,
+        tokens_before=outcome.state_before.used,
+        tokens_after=outcome.state_after.used,
+        trigger=made[0].trigger if made else SummaryTrigger.AUTO,
+        basic=any(summary.mode is SummaryMode.RULE for summary in made),
     )
 
 

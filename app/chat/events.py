@@ -10,13 +10,14 @@ the user left is followed silently and shown again when they come back.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
 from app.core.models import Message, Session
-from app.core.summary import Summary
+from app.core.summary import Summary, SummaryEvent, SummaryTrigger
 
 
 class Activity(StrEnum):
@@ -31,6 +32,47 @@ class Activity(StrEnum):
     def busy(self) -> bool:
         """Sending is not possible now: the composer shows Stop instead of Send."""
         return self in (Activity.REPLYING, Activity.CONDENSING)
+
+
+@dataclass(frozen=True)
+class SummaryReport:
+    """What one summary did, in the numbers the banner says.
+
+    Attributes:
+        summary_ids: the summaries it made (an undo takes back the newest condensed one).
+        condensed: how many messages were newly condensed.
+        messages_before, messages_after: live messages sent to Claude before and after.
+        tokens_before, tokens_after: the next request's tokens before and after.
+        trigger: why it was made (automatic, manual, emergency).
+        basic: a rule-based "basic" summary stood in for Claude's.
+    """
+
+    summary_ids: tuple[str, ...]
+    condensed: int
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    trigger: SummaryTrigger
+    basic: bool = False
+
+    @property
+    def tokens_saved(self) -> int:
+        return max(0, self.tokens_before - self.tokens_after)
+
+    @property
+    def undo_id(self) -> str | None:
+        """The summary an Undo takes back: the last one made."""
+        return self.summary_ids[-1] if self.summary_ids else None
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One line of a conversation's summary history: an audit event, and the model
+    that wrote the summary it concerns (None when unknown or no model was used)."""
+
+    event: SummaryEvent
+    model: str | None = None
 
 
 class ChatEvents:
@@ -67,6 +109,10 @@ class ChatEvents:
 
     def summaries_changed(self, summaries: Sequence[Summary]) -> None:
         """The memory block of the conversation on screen changed (its active summaries)."""
+
+    def summary_made(self, report: SummaryReport) -> None:
+        """Earlier messages of the conversation on screen were condensed (after
+        `summaries_changed`): say so quietly, with the numbers."""
 
     def error_raised(self, error: UserFacingError) -> None:
         """Something went wrong: say it in plain words (with Retry when `error.retryable`)."""

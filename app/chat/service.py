@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.chat.conversation import Conversation, Shared
-from app.chat.events import Activity, ChatEvents
+from app.chat.events import Activity, ChatEvents, HistoryEntry
 from app.chat.loop import EventLoop
 from app.chat.runner import Job, JobRunner
 from app.chat.summary_process import SummaryProcess
@@ -34,6 +34,7 @@ from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
 from app.core.models import Message, Session
 from app.core.settings import AppSettings, save_settings
 from app.core.summarization_config import SummarizationConfig
+from app.core.summary import Summary
 from app.core.tokens import TokenCounter, default_counter
 from app.llm.provider import ChatProvider
 from app.secrets.keystore import KeyStore
@@ -122,6 +123,7 @@ class ChatService:
         )
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
+        self._reader: SummaryStore | None = None  # the loop thread's reads of summaries
         self.current = self._new_conversation()
 
     # --- start and stop
@@ -150,6 +152,9 @@ class ChatService:
         """Stop every reply (its text is kept) and summary, and wait for their threads."""
         self._shut_down = True
         self.runner.shutdown()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         self.summary_process.close()
         for provider in self._providers.values():
             close = getattr(provider, "close", None)
@@ -217,6 +222,40 @@ class ChatService:
             return [], False
         page = self._deps.store.messages(session_id, before_seq=before_seq, limit=PAGE_SIZE + 1)
         return page[-PAGE_SIZE:], len(page) > PAGE_SIZE
+
+    # --- what a summary stands for (reads, on the loop's thread: short indexed queries)
+
+    def originals(self, summary_id: str) -> list[Message]:
+        """The original messages a summary stands for, down its chain, oldest first."""
+        return self._summary_reader().covered_messages(summary_id)
+
+    def summary_children(self, summary_id: str) -> list[Summary]:
+        """The summaries a compressed summary folded in, oldest first (none for condensed)."""
+        session_id = self.current.session_id
+        if session_id is None:
+            return []
+        return [
+            summary
+            for summary in self._summary_reader().summaries(session_id)
+            if summary.parent_id == summary_id
+        ]
+
+    def summary_history(self) -> list[HistoryEntry]:
+        """The conversation on screen's audit trail (every summary and undo), oldest first."""
+        session_id = self.current.session_id
+        if session_id is None:
+            return []
+        reader = self._summary_reader()
+        models = {summary.id: summary.model for summary in reader.summaries(session_id)}
+        return [
+            HistoryEntry(event, models.get(event.summary_id) if event.summary_id else None)
+            for event in reader.events(session_id)
+        ]
+
+    def _summary_reader(self) -> SummaryStore:
+        if self._reader is None:
+            self._reader = self._deps.open_summaries()
+        return self._reader
 
     def rename_session(self, session_id: str, title: str) -> None:
         title = " ".join(title.split())

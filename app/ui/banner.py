@@ -43,6 +43,7 @@ class Banner(QFrame):
         self.retry_button = QPushButton("Retry", self)
         self.retry_button.setAccessibleName("Retry")
         self.action_button = QPushButton(self)
+        self.second_action_button = QPushButton(self)
         self.close_button = QToolButton(self)
         self.close_button.setText("✕")
         self.close_button.setAccessibleName("Dismiss notice")
@@ -54,12 +55,16 @@ class Banner(QFrame):
         layout.addWidget(self.title_label, 0, Qt.AlignmentFlag.AlignVCenter)
         layout.addWidget(self.text_label, 1)
         layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignVCenter)
+        layout.addWidget(self.second_action_button, 0, Qt.AlignmentFlag.AlignVCenter)
         layout.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignVCenter)
         layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         self._action = ""
         self.kind = BannerKind.INFO
         self.retry_button.clicked.connect(self.retry_requested)
         self.action_button.clicked.connect(lambda: self.action_requested.emit(self._action))
+        self.second_action_button.clicked.connect(
+            lambda: self.action_requested.emit(self.second_action_button.text())
+        )
         self.close_button.clicked.connect(self._dismiss)
         self.hide()
 
@@ -71,6 +76,7 @@ class Banner(QFrame):
         *,
         retry: bool = False,
         action: str | None = None,
+        second_action: str | None = None,
     ) -> None:
         """Show `text`; the kind is told by the title's words too, never by colour alone."""
         self.kind = kind
@@ -80,6 +86,8 @@ class Banner(QFrame):
         self._action = action or ""
         self.action_button.setVisible(bool(action))
         self.action_button.setText(action or "")
+        self.second_action_button.setVisible(bool(second_action))
+        self.second_action_button.setText(second_action or "")
         self.setAccessibleDescription(f"{title}. {text}")
         self.show()
         self.update()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat.events import Activity, ChatEvents
+from app.chat.events import Activity, ChatEvents, HistoryEntry, SummaryReport
 from app.chat.service import ChatService, ServiceDependencies
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
@@ -43,6 +43,7 @@ class ChatController(QObject):
         key_needed(): no API key is known; the window asks for one.
         models_changed(list, str): models to offer, and the selected id.
         pending_sent(): a message that waited (condensing, opening) was sent.
+        summary_made(SummaryReport): earlier messages were condensed (the numbers).
     """
 
     sessions_listed = Signal(list, object)
@@ -61,6 +62,7 @@ class ChatController(QObject):
     key_needed = Signal()
     models_changed = Signal(list, str)
     pending_sent = Signal()
+    summary_made = Signal(object)
 
     def __init__(self, deps: ServiceDependencies, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -142,6 +144,15 @@ class ChatController(QObject):
 
     def pin(self, message_id: int, pinned: bool = True) -> None:
         self.service.pin(message_id, pinned)
+
+    def originals(self, summary_id: str) -> list[Message]:
+        return self.service.originals(summary_id)
+
+    def summary_children(self, summary_id: str) -> list[Summary]:
+        return self.service.summary_children(summary_id)
+
+    def summary_history(self) -> list[HistoryEntry]:
+        return self.service.summary_history()
 
     # --- models
 
@@ -250,3 +261,6 @@ class _SignalEvents(ChatEvents):
 
     def pending_sent(self) -> None:
         self._c.pending_sent.emit()
+
+    def summary_made(self, report: SummaryReport) -> None:
+        self._c.summary_made.emit(report)

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
-from app.chat.events import Activity
+from app.chat.events import Activity, SummaryReport
 from app.core.catalog import ModelInfo
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, Session
@@ -33,6 +33,14 @@ from app.ui.controller import ChatController
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.sidebar import Sidebar
+from app.ui.summary_history import (
+    BANNER_TITLE,
+    EXPLAIN_ACTION,
+    EXPLANATION,
+    UNDO_ACTION,
+    SummaryHistoryDialog,
+    banner_text,
+)
 from app.ui.theme import apply_theme
 from app.ui.token_gauge import TokenGauge
 from app.ui.transcript import TranscriptView
@@ -83,6 +91,9 @@ class MainWindow(QMainWindow):
         self.key_dialog: ApiKeyDialog | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.confirm_box: QMessageBox | None = None
+        self.explain_box: QMessageBox | None = None
+        self.history_dialog: SummaryHistoryDialog | None = None
+        self._undo_summary_id: str | None = None  # what the banner's Undo takes back
         self.setObjectName("mainWindow")
         self.resize(1100, 740)
         self.setMinimumSize(720, 480)
@@ -186,6 +197,7 @@ class MainWindow(QMainWindow):
         controller.models_changed.connect(self._models_changed)
         controller.context_changed.connect(self.gauge.set_state)
         controller.pending_sent.connect(self.composer.clear)
+        self._connect_summaries()
 
     def _build_menu(self) -> None:
         bar = self.menuBar()
@@ -206,6 +218,11 @@ class MainWindow(QMainWindow):
         conversation_menu = bar.addMenu("&Conversation")
         conversation_menu.addAction(self.sidebar.rename_action)
         conversation_menu.addAction(self.sidebar.delete_action)
+        # Summary history (reads the audit trail of the conversation on screen).
+        self.history_action = QAction("Summary &history…", self)
+        self.history_action.triggered.connect(self.open_summary_history)
+        conversation_menu.addSeparator()
+        conversation_menu.addAction(self.history_action)
         help_menu = bar.addMenu("&Help")
         about_action = QAction(f"&About {APP_NAME}", self)
         about_action.triggered.connect(self._about)
@@ -349,6 +366,49 @@ class MainWindow(QMainWindow):
         if action == CHANGE_KEY_ACTION:
             self.banner.hide()
             self._ask_for_key(first_run=False)
+        elif action == UNDO_ACTION and self._undo_summary_id is not None:
+            self.banner.hide()
+            self.controller.undo_summary(self._undo_summary_id)
+            self._undo_summary_id = None
+        elif action == EXPLAIN_ACTION:
+            self.explain_box = QMessageBox(
+                QMessageBox.Icon.Information, "What happened?", EXPLANATION, parent=self
+            )
+            self.explain_box.open()
+
+    # -- summaries -----------------------------------------------------------------------
+
+    def _connect_summaries(self) -> None:
+        """Summary cards in the transcript, the banner after a summary, the history."""
+        controller, transcript = self.controller, self.transcript
+        controller.summaries_changed.connect(transcript.set_summaries)
+        controller.summary_made.connect(self._summary_made)
+        transcript.undo_requested.connect(controller.undo_summary)
+        transcript.originals_requested.connect(
+            lambda summary_id: transcript.show_originals(
+                summary_id, controller.originals(summary_id)
+            )
+        )
+        transcript.children_requested.connect(
+            lambda summary_id: transcript.show_children(
+                summary_id, controller.summary_children(summary_id)
+            )
+        )
+
+    def _summary_made(self, report: SummaryReport) -> None:
+        self._undo_summary_id = report.undo_id
+        self.banner.show_message(
+            BannerKind.INFO,
+            BANNER_TITLE,
+            banner_text(report),
+            action=UNDO_ACTION if report.undo_id else None,
+            second_action=EXPLAIN_ACTION,
+        )
+
+    def open_summary_history(self) -> SummaryHistoryDialog:
+        self.history_dialog = SummaryHistoryDialog(self.controller.summary_history(), self)
+        self.history_dialog.open()
+        return self.history_dialog
 
     # -- key and settings ----------------------------------------------------------------
 

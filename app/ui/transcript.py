@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -48,6 +49,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.models import Message
+from app.core.summary import Summary
+from app.ui.summary_block import SummaryBlock
 from app.ui.transcript_blocks import (
     LINE_HEIGHT_PERCENT,
     blend,
@@ -267,11 +270,22 @@ class TranscriptView(QWidget):
         link_activated(str): a web or mail link was opened from a message.
         page_built(): every message of the page `set_messages` was given is
             built (at once, or after the first paint; see `building`).
+        originals_requested(str): a summary card wants its originals (answer with
+            `show_originals`).
+        children_requested(str): a compressed summary's card wants its parts (answer
+            with `show_children`).
+        undo_requested(str): the user asked to undo a summary.
+
+    Messages an active summary covers are kept but not shown: the summary's card
+    stands where they were (`set_summaries`).
     """
 
     earlier_requested = Signal()
     link_activated = Signal(str)
     page_built = Signal()
+    originals_requested = Signal(str)
+    children_requested = Signal(str)
+    undo_requested = Signal(str)
 
     def __init__(
         self,
@@ -287,10 +301,17 @@ class TranscriptView(QWidget):
         self._clock = clock
         self._widgets: list[MessageWidget] = []
         self._by_id: dict[int, MessageWidget] = {}
+        # Summaries: the active ones (None until told, when a message's own
+        # summary_id says whether it is covered), their cards, and the covered
+        # messages of the loaded pages (kept, not shown).
+        self._summaries: list[Summary] | None = None
+        self._ranges: list[tuple[int, int]] = []
+        self._blocks: dict[str, SummaryBlock] = {}
+        self._hidden: dict[int, Message] = {}
         self._has_earlier = False
         self._earlier_pending = False
         self._follow_bottom = True
-        self._anchor: tuple[MessageWidget, int] | None = None
+        self._anchor: tuple[QWidget, int] | None = None
         self._adjusting = False
         # The page's older messages not built yet (oldest first), and the
         # "now" their timestamps are written against.
@@ -349,8 +370,9 @@ class TranscriptView(QWidget):
             self._remove_all()
             now = self._clock()
             first = self._first_screen_start(messages) if self.isVisible() else 0
+            self._summaries, self._ranges = None, []
             for message in messages[first:]:
-                self._insert(len(self._widgets), message, now)
+                self._insert(message, now)
             self._pending = list(messages[:first])
             self._pending_now = now
             self._set_has_earlier(has_earlier)
@@ -374,13 +396,22 @@ class TranscriptView(QWidget):
         self._capture_anchor()
         with self._building():
             now = self._clock()
-            fresh = [message for message in messages if message.id not in self._by_id]
-            for index, message in enumerate(fresh):
-                self._insert(index, message, now)
+            shown_before = len(self._widgets) + len(self._blocks)
+            fresh = [
+                message
+                for message in messages
+                if message.id not in self._by_id and message.id not in self._hidden
+            ]
+            for message in fresh:
+                self._insert(message, now)
             self._set_has_earlier(has_earlier)
+            self._place_blocks()
             self._show_current_page()
         self._settle_layout()
         self._restore_anchor()
+        if has_earlier and len(self._widgets) + len(self._blocks) == shown_before:
+            # A page of condensed messages only shows nothing new: fetch the next one.
+            QTimer.singleShot(0, self._request_earlier)
 
     def append_message(self, message: Message) -> None:
         """Add a new message at the bottom; follow it if the user was at the bottom."""
@@ -390,7 +421,7 @@ class TranscriptView(QWidget):
             return
         if self._replace_pending(message.id, lambda _: message):
             return
-        self._insert(len(self._widgets), message, self._clock())
+        self._insert(message, self._clock())
         self._show_current_page()
 
     def update_message_text(self, message_id: int, text: str) -> None:
@@ -408,7 +439,9 @@ class TranscriptView(QWidget):
         """Show a message's final state: its text and status (complete, stopped, failed)."""
         widget = self._by_id.get(message.id)
         if widget is None:
-            if not self._replace_pending(message.id, lambda _: message):
+            if message.id in self._hidden:
+                self._hidden[message.id] = message
+            elif not self._replace_pending(message.id, lambda _: message):
                 log.debug("update for message %s, which is not shown", message.id)
             return
         widget.set_message(message)
@@ -436,9 +469,11 @@ class TranscriptView(QWidget):
     @property
     def oldest_seq(self) -> int | None:
         """The seq of the oldest message of the page (what an earlier page comes before)."""
-        if self._pending:
-            return self._pending[0].seq
-        return self._widgets[0].message.seq if self._widgets else None
+        seqs = [message.seq for message in self._pending[:1]]
+        seqs += [widget.message.seq for widget in self._widgets[:1]]
+        if self._hidden:
+            seqs.append(min(message.seq for message in self._hidden.values()))
+        return min(seqs, default=None)
 
     def message_widget(self, message_id: int) -> MessageWidget | None:
         """The widget showing a message, if it is shown."""
@@ -451,6 +486,140 @@ class TranscriptView(QWidget):
     @property
     def scroll_area(self) -> QScrollArea:
         return self._scroll
+
+    # --- summaries -----------------------------------------------------------
+
+    def set_summaries(self, summaries: Sequence[Summary]) -> None:
+        """The conversation's active summaries: each stands, as a card, where the
+        messages it covers were; messages an undone summary covered come back."""
+        # Messages of the page not built yet are checked as they are built.
+        self._capture_anchor()
+        self._summaries = sorted(summaries, key=lambda summary: summary.first_seq)
+        self._ranges = [(summary.first_seq, summary.last_seq) for summary in self._summaries]
+        wanted = {summary.id: summary for summary in self._summaries}
+        with self._adding_above():
+            # Gone (undone, folded in) or changed (a partial undo shortens it): rebuilt.
+            for summary_id, block in list(self._blocks.items()):
+                if wanted.get(summary_id) != block.summary:
+                    self._remove_block(summary_id)
+            for widget in [w for w in self._widgets if self._covered(w.message)]:
+                self._hide_widget(widget)
+            now = self._clock()
+            for message in sorted(self._hidden.values(), key=lambda m: m.seq):
+                if not self._covered(message):
+                    del self._hidden[message.id]
+                    self._insert(message, now)
+            self._place_blocks()
+            self._show_current_page()
+        self._settle_layout()
+        self._restore_anchor()
+
+    def summary_block(self, summary_id: str) -> SummaryBlock | None:
+        """The card of a summary, a compressed one's parts included, if shown."""
+        for block in self._blocks.values():
+            for found in block.blocks():
+                if found.summary.id == summary_id:
+                    return found
+        return None
+
+    def summary_blocks(self) -> Sequence[SummaryBlock]:
+        """The cards in the column, oldest first."""
+        return sorted(self._blocks.values(), key=lambda block: block.sort_key)
+
+    def show_originals(self, summary_id: str, messages: Sequence[Message]) -> None:
+        """The originals a card asked for."""
+        block = self.summary_block(summary_id)
+        if block is None:
+            return
+        # The card grows downwards: keep it where it is on screen, not the bottom.
+        top_level = next((b for b in self._blocks.values() if block in b.blocks()), block)
+        self._follow_bottom = False
+        top = self._scroll.verticalScrollBar().value()
+        self._set_anchor((top_level, self._content_y(top_level) - top))
+        block.show_originals(messages)
+
+    def show_children(self, summary_id: str, summaries: Sequence[Summary]) -> None:
+        """The parts a compressed summary's card asked for."""
+        block = self.summary_block(summary_id)
+        if block is not None:
+            block.show_children(summaries)
+
+    def _covered(self, message: Message) -> bool:
+        if message.pinned:
+            return False
+        if self._summaries is None:
+            return message.summary_id is not None
+        index = bisect_right(self._ranges, (message.seq, float("inf"))) - 1
+        return index >= 0 and self._ranges[index][0] <= message.seq <= self._ranges[index][1]
+
+    def _hide_widget(self, widget: MessageWidget) -> None:
+        self._widgets.remove(widget)
+        del self._by_id[widget.message.id]
+        if self._anchor is not None and self._anchor[0] is widget:
+            self._set_anchor(None)
+        self._column_layout.removeWidget(widget)
+        widget.hide()
+        widget.deleteLater()
+        self._hidden[widget.message.id] = widget.message
+
+    def _place_blocks(self) -> None:
+        """Put up the cards whose place is known: their range is within or after
+        the loaded pages (an older one waits for its page), or nothing is earlier."""
+        if self._summaries is None:
+            return
+        oldest = self.oldest_seq
+        now = self._clock()
+        for summary in self._summaries:
+            if summary.id in self._blocks:
+                continue
+            if self._has_earlier and (oldest is None or oldest > summary.last_seq):
+                continue
+            first_at, last_at = self._dates_of(summary)
+            block = SummaryBlock(summary, now, self._column, first_at=first_at, last_at=last_at)
+            block.originals_requested.connect(self.originals_requested)
+            block.children_requested.connect(self.children_requested)
+            block.undo_requested.connect(self.undo_requested)
+            self._column_layout.insertWidget(self._layout_index(summary.first_seq, False), block)
+            block.show()
+            self._blocks[summary.id] = block
+
+    def _dates_of(self, summary: Summary) -> tuple[datetime | None, datetime | None]:
+        """When its first and last covered messages were written, as far as loaded."""
+        dates = [
+            message.created_at
+            for message in self._hidden.values()
+            if summary.first_seq <= message.seq <= summary.last_seq
+        ]
+        return (min(dates), max(dates)) if dates else (None, None)
+
+    def _remove_block(self, summary_id: str) -> None:
+        block = self._blocks.pop(summary_id)
+        self._column_layout.removeWidget(block)
+        block.hide()
+        block.deleteLater()
+
+    def _layout_index(self, key: int, after_equal: bool) -> int:
+        """Where an item with `key` goes in the column: items are ordered by key
+        (a message's seq, a card's first seq), after the earlier button, before the stretch."""
+
+        def key_at(index: int) -> int:
+            item = self._column_layout.itemAt(index)
+            widget = item.widget() if item is not None else None
+            if isinstance(widget, MessageWidget):
+                return widget.message.seq
+            if isinstance(widget, SummaryBlock):
+                return widget.sort_key
+            return -1
+
+        low, high = 1, self._column_layout.count() - 1  # the button, the stretch
+        while low < high:
+            middle = (low + high) // 2
+            value = key_at(middle)
+            if value < key or (after_equal and value == key):
+                low = middle + 1
+            else:
+                high = middle
+        return low
 
     # --- building -----------------------------------------------------------
 
@@ -483,12 +652,16 @@ class TranscriptView(QWidget):
             if keep_focus and focused is not None and focused.isVisible():
                 focused.setFocus(Qt.FocusReason.OtherFocusReason)
 
-    def _insert(self, index: int, message: Message, now: datetime) -> None:
+    def _insert(self, message: Message, now: datetime) -> None:
+        """Show `message` in its place by seq (or keep it, unshown, if a summary covers it)."""
+        if self._covered(message):
+            self._hidden[message.id] = message
+            return
         widget = MessageWidget(message, now, self._column, width=self._message_width())
         widget.link_clicked.connect(self._on_link_clicked)
-        # +1: the "Show earlier messages" button is the layout's first item.
-        self._column_layout.insertWidget(index + 1, widget)
+        self._column_layout.insertWidget(self._layout_index(message.seq, True), widget)
         widget.show()
+        index = bisect_left(self._widgets, message.seq, key=lambda w: w.message.seq)
         self._widgets.insert(index, widget)
         self._by_id[message.id] = widget
 
@@ -500,6 +673,9 @@ class TranscriptView(QWidget):
             widget.deleteLater()
         self._widgets.clear()
         self._by_id.clear()
+        for summary_id in list(self._blocks):
+            self._remove_block(summary_id)
+        self._hidden.clear()
 
     def _message_width(self) -> int | None:
         """The width a message gets in the column, once the column has been laid out.
@@ -544,7 +720,7 @@ class TranscriptView(QWidget):
         self._capture_anchor()
         with self._adding_above():
             while self._pending:
-                self._insert(0, self._pending.pop(), self._pending_now)
+                self._insert(self._pending.pop(), self._pending_now)
                 built += 1
                 elapsed = time.perf_counter() - start
                 # Stop where one more message like these would overrun the slice.
@@ -556,6 +732,7 @@ class TranscriptView(QWidget):
         if self._pending:
             self._slice_timer.start(0)
         else:
+            self._place_blocks()
             self.page_built.emit()
 
     def _finish_building(self) -> None:
@@ -567,7 +744,8 @@ class TranscriptView(QWidget):
         self._capture_anchor()
         with self._building():
             while self._pending:
-                self._insert(0, self._pending.pop(), self._pending_now)
+                self._insert(self._pending.pop(), self._pending_now)
+            self._place_blocks()
         self._settle_layout()
         self._restore_anchor()
         self.page_built.emit()
@@ -609,7 +787,7 @@ class TranscriptView(QWidget):
         self.earlier_button.setVisible(has_earlier)
 
     def _show_current_page(self) -> None:
-        empty = not self._widgets and not self._has_earlier
+        empty = not self._widgets and not self._blocks and not self._has_earlier
         self._stack.setCurrentWidget(self.empty_state if empty else self._scroll)
 
     # --- earlier messages ---------------------------------------------------
@@ -673,7 +851,7 @@ class TranscriptView(QWidget):
                 return
         self._set_anchor(None)
 
-    def _set_anchor(self, anchor: tuple[MessageWidget, int] | None) -> None:
+    def _set_anchor(self, anchor: tuple[QWidget, int] | None) -> None:
         # The anchor message is watched: whenever the layout moves it (older
         # messages placed above it, text reflowed), the view moves with it.
         if self._anchor is not None and (anchor is None or anchor[0] is not self._anchor[0]):

@@ -3,6 +3,7 @@ send that would not fit. Every original stays on disk."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
@@ -62,10 +63,16 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
         if cairn.window.banner.isVisible():
             break
     qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
-    assert cairn.window.banner.title_label.text() == "Earlier messages condensed", (
-        cairn.window.banner.text_label.text()
-    )
-    assert "Nothing was deleted" in cairn.window.banner.text_label.text()
+    banner = cairn.window.banner
+    assert banner.title_label.text() == "Earlier messages condensed", banner.text_label.text()
+    text = banner.text_label.text()
+    assert re.fullmatch(
+        r"Condensed \d+ older messages — \d+ → \d+ messages sent to Claude"
+        r"(, about [\d,]+ tokens saved)?\. Nothing was deleted\.( .*)?",
+        text,
+    ), text
+    assert banner.action_button.text() == "Undo"
+    assert banner.second_action_button.text() == "What happened?"
 
     repo = summaries_of(cairn)
     try:
@@ -125,3 +132,77 @@ def test_a_message_that_would_not_fit_is_sent_after_condensing(
         assert repo.events(session_id)[-1].reason
     finally:
         repo.close()
+
+
+def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn = open_small(qtbot, open_window, fake_server)
+    for turn in range(30):
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 60))
+        chat(qtbot, cairn, f"Question {turn} about report_{turn}.xlsx: " + words("detail", 60))
+        if cairn.window.banner.isVisible():
+            break
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
+    transcript = cairn.window.transcript
+    (summary,) = cairn.controller.service.current.summaries
+    (block,) = transcript.summary_blocks()
+    count = summary.last_seq - summary.first_seq + 1
+    assert block.header_text().startswith(f"Summary of {count} earlier messages · ")
+    assert "tokens" in block.header_text()
+    # The card stands where the condensed messages were: before the first newer message.
+    shown = [w.message.seq for w in transcript.message_widgets()]
+    assert shown and min(shown) > summary.last_seq
+    first_live = transcript.message_widgets()[0]
+    assert block.y() < first_live.y()
+    # Keyboard: the header takes focus and Enter opens it.
+    block.header.setFocus()
+    qtbot.keyClick(block.header, Qt.Key.Key_Return)
+    assert block.expanded
+    # Show original messages: unfolded in place, greyed, marked not sent.
+    block.originals_button.click()
+    originals = block.originals_view
+    assert originals is not None
+    covered = list(range(summary.first_seq, summary.last_seq + 1))
+    assert originals.seqs == covered
+    assert "not sent to Claude" in originals.accessibleName()
+    assert block.originals_button.text() == "Hide original messages"
+    # A source link scrolls to the message it came from.
+    transcript.scroll_to_bottom()
+    target = summary.first_seq + 1
+    block.source_clicked(target)
+    qtbot.wait(50)
+    start = block.original_top(target)
+    assert start is not None
+    viewport = transcript.scroll_area.viewport()
+    top = block.mapTo(viewport, start).y()
+    assert 0 <= top < viewport.height(), top
+    # ... and the original it came from is the one there (its header names its time).
+    message = originals.message(target)
+    assert message is not None and message.content[:30] in originals.toPlainText()
+    # Copy puts the summary's text on the clipboard.
+    block.copy_button.click()
+    from PySide6.QtWidgets import QApplication
+
+    assert summary.content.narrative.strip()[:40] in QApplication.clipboard().text()
+    # Undo from the card: the card goes, the originals are live messages again.
+    # (On this small model only the newest fit back: the card then covers fewer.)
+    block.undo_button.click()
+
+    def remaining() -> int:
+        left = transcript.summary_block(summary.id)
+        return summary.first_seq - 1 if left is None else left.summary.last_seq
+
+    qtbot.waitUntil(lambda: remaining() < summary.last_seq, timeout=10_000)
+    shown = {w.message.seq for w in transcript.message_widgets()}
+    assert set(range(remaining() + 1, summary.last_seq + 1)) <= shown
+    assert not shown & set(range(summary.first_seq, remaining() + 1))
+    # The history lists the summary and the undo.
+    dialog = cairn.window.open_summary_history()
+    rows = dialog.rows()
+    assert rows[0][1] == "Undo" and rows[0][4].startswith(("Done", "Partly undone"))
+    assert any(row[1].startswith("Automatic") for row in rows[1:])
+    dialog.close()

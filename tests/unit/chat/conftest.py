@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.chat.events import Activity, ChatEvents
+from app.chat.events import Activity, ChatEvents, SummaryReport
 from app.chat.loop import QueueLoop
 from app.chat.service import ChatService, ServiceDependencies
 from app.core.catalog import ModelInfo
@@ -80,6 +80,9 @@ class RecordingEvents(ChatEvents):
 
     def summaries_changed(self, summaries: Sequence[Summary]) -> None:
         self.seen.append(("summaries_changed", (tuple(summaries),)))
+
+    def summary_made(self, report: SummaryReport) -> None:
+        self.seen.append(("summary_made", (report,)))
 
     def error_raised(self, error: UserFacingError) -> None:
         self.seen.append(("error_raised", (error,)))

@@ -11,6 +11,7 @@ from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
 from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings
 from app.core.summarization_config import SummarizationConfig
+from app.core.summary import SummaryTrigger
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.unit.chat.conftest import SMALL, Chat
 
@@ -231,11 +232,11 @@ def test_a_long_chat_is_condensed_in_the_background_incrementally(
     for turn in range(30):
         fake_server.add_reply(f"Reply {turn}: " + words("answer", 60))
         chat.send(f"Question {turn} about report_{turn}.xlsx: " + words("detail", 60))
-        if chat.events.named("notice_raised"):
+        if chat.events.named("summary_made"):
             break
     chat.idle()
-    title, text = chat.events.named("notice_raised")[-1]
-    assert title == "Earlier messages condensed" and "Nothing was deleted" in text
+    (report,) = chat.events.named("summary_made")[-1]
+    assert report.condensed > 0 and report.trigger is SummaryTrigger.AUTO
     session_id = chat.service.current.session_id
     assert session_id is not None
     repo = chat.summaries()
@@ -327,6 +328,46 @@ def test_undo_gives_the_originals_back(
     chat.run_until(lambda: not chat.service.current.summaries)
     assert list(chat.service.current.tail.entries) == before
     assert chat.events.named("summaries_changed")[-1] == ((),)
+
+
+def test_a_summary_reports_its_numbers_and_its_originals_and_history_can_be_read(
+    start_chat: StartChat,
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}: " + words("detail", 80))
+    live_before = len(chat.service.current.tail)
+    tokens_before = chat.service.context_state(draft="").used  # type: ignore[union-attr]
+    assert chat.service.summarize()
+    chat.idle()
+    (summary,) = chat.service.current.summaries
+    # The report follows the new memory block, with the numbers the banner says.
+    names = [name for name, _ in chat.events.seen]
+    assert names.index("summary_made") > len(names) - 1 - names[::-1].index("summaries_changed")
+    (report,) = chat.events.named("summary_made")[-1]
+    assert report.summary_ids == (summary.id,) and report.undo_id == summary.id
+    assert report.trigger is SummaryTrigger.MANUAL
+    assert report.condensed == summary.last_seq - summary.first_seq + 1
+    assert report.messages_before == live_before
+    assert report.messages_after == len(chat.service.current.tail) == live_before - report.condensed
+    assert report.tokens_before == tokens_before
+    after = chat.service.context_state(draft="")
+    assert after is not None and report.tokens_after == after.used
+    assert report.tokens_saved == tokens_before - after.used > 0
+    # The originals are read back, oldest first, and are exactly what was condensed.
+    originals = chat.service.originals(summary.id)
+    assert [m.seq for m in originals] == list(range(summary.first_seq, summary.last_seq + 1))
+    assert all(m.summary_id == summary.id for m in originals)
+    assert chat.service.summary_children(summary.id) == []
+    chat.service.undo_summary(summary.id)
+    chat.run_until(lambda: not chat.service.current.summaries)
+    history = chat.service.summary_history()
+    kinds = [(h.event.kind.value, h.event.outcome.value) for h in history]
+    assert kinds[-1] == ("undo", "ok") and ("summarize", "ok") in kinds
+    made = next(h for h in history if h.event.kind.value == "summarize")
+    assert made.model == summary.model
+    chat.service.new_conversation()
+    assert chat.service.summary_history() == []
 
 
 def test_pinned_messages_are_never_condensed(start_chat: StartChat) -> None:

@@ -1,0 +1,141 @@
+"""What the window says about summaries: the banner after one, "What happened?",
+and the conversation's summary history (every summary and undo, in plain words)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.chat.events import HistoryEntry, SummaryReport
+from app.core.summary import EventKind, EventOutcome, SummaryEvent
+from app.ui.transcript_message import full_timestamp
+
+BANNER_TITLE: Final = "Earlier messages condensed"
+UNDO_ACTION: Final = "Undo"
+EXPLAIN_ACTION: Final = "What happened?"
+EXPLANATION: Final = (
+    "Claude can only read so much of a conversation at once. When this one got close "
+    "to that limit, Cairn wrote a short summary of the oldest messages and now sends "
+    "Claude the summary instead of those messages, so the conversation can go on.\n\n"
+    "Nothing was deleted: every message is still on this computer. You can read the "
+    "summary and the original messages in the card where they were, and Undo puts the "
+    "original messages back."
+)
+HISTORY_EMPTY: Final = "Nothing has been condensed in this conversation yet."
+
+_REASONS: Final = {
+    "threshold": "Automatic (the conversation was getting full)",
+    "message_count": "Automatic (many messages)",
+    "force_refresh": "Automatic (many messages since the last summary)",
+    "emergency": "Automatic (a message would not fit)",
+    "manual": "You asked",
+    "budget": "Keeping the summaries small",
+}
+_OUTCOMES: Final = {
+    EventOutcome.OK: "Done",
+    EventOutcome.FALLBACK: "Done, basic summary (Claude could not be reached)",
+    EventOutcome.FAILED: "Failed, nothing changed",
+    EventOutcome.ABORTED: "Stopped, nothing changed",
+    EventOutcome.CONFLICT: "Skipped, the conversation changed meanwhile",
+    EventOutcome.PARTIAL: "Partly undone, only the newest messages fit",
+}
+
+
+def banner_text(report: SummaryReport) -> str:
+    """ "Condensed 42 older messages — 78 → 36 messages sent to Claude, about 15,000
+    tokens saved. Nothing was deleted." """
+    count = report.condensed
+    text = (
+        f"Condensed {count} older message{'s' if count != 1 else ''} — "
+        f"{report.messages_before} → {report.messages_after} messages sent to Claude"
+    )
+    if report.tokens_saved > 0:
+        text += f", about {_round(report.tokens_saved):,} tokens saved"
+    text += ". Nothing was deleted."
+    if report.basic:
+        text += " Claude could not be reached, so this is a basic summary."
+    return text
+
+
+def _round(tokens: int) -> int:
+    """Tokens as a person would say them: 14,872 → 15,000; 640 → 640."""
+    if tokens >= 10_000:
+        return round(tokens, -3)
+    if tokens >= 1_000:
+        return round(tokens, -2)
+    return tokens
+
+
+def _reason(event: SummaryEvent) -> str:
+    if event.kind is EventKind.UNDO:
+        return "Undo"
+    if event.kind is EventKind.DELETE_ORIGINALS:
+        return "Originals deleted"
+    return _REASONS.get(event.reason.strip().lower(), "Summary")
+
+
+def _tokens(event: SummaryEvent) -> str:
+    if event.tokens_before is None or event.tokens_after is None:
+        return ""
+    return f"{event.tokens_before:,} → {event.tokens_after:,}"
+
+
+def history_rows(entries: Sequence[HistoryEntry]) -> list[tuple[str, str, str, str, str]]:
+    """(when, why, tokens before → after, model, outcome), newest first."""
+    rows = []
+    for entry in reversed(entries):
+        event = entry.event
+        when = full_timestamp(event.created_at) if event.created_at is not None else ""
+        made = event.kind is EventKind.SUMMARIZE and event.summary_id is not None
+        model = entry.model or ("Cairn's offline rules" if made else "")
+        rows.append((when, _reason(event), _tokens(event), model, _OUTCOMES[event.outcome]))
+    return rows
+
+
+class SummaryHistoryDialog(QDialog):
+    """Every summary and undo of a conversation, newest first."""
+
+    def __init__(self, events: Sequence[HistoryEntry], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Summary history")
+        self.resize(760, 420)
+        layout = QVBoxLayout(self)
+        intro = QLabel(
+            "Every time earlier messages of this conversation were condensed or put back.",
+            self,
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.table = QTreeWidget(self)
+        self.table.setAccessibleName("Summary history")
+        self.table.setRootIsDecorated(False)
+        self.table.setHeaderLabels(["When", "Why", "Tokens before → after", "Model", "Outcome"])
+        rows = history_rows(events)
+        for row in rows:
+            self.table.addTopLevelItem(QTreeWidgetItem(list(row)))
+        for column in range(5):
+            self.table.resizeColumnToContents(column)
+        self.empty = QLabel(HISTORY_EMPTY, self)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.table.setVisible(bool(rows))
+        self.empty.setVisible(not rows)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.empty, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def rows(self) -> list[list[str]]:
+        items = (self.table.topLevelItem(i) for i in range(self.table.topLevelItemCount()))
+        return [[item.text(c) for c in range(5)] for item in items if item is not None]
