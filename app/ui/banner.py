@@ -5,8 +5,19 @@ from __future__ import annotations
 from enum import Enum
 
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen, QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QToolButton,
+    QWidget,
+)
+
+# Narrower than this, the actions go below the text.
+_NARROW_WIDTH = 640
 
 
 class BannerKind(Enum):
@@ -49,15 +60,25 @@ class Banner(QFrame):
         self.close_button.setAccessibleName("Dismiss notice")
         self.close_button.setToolTip("Dismiss")
         self.close_button.setAutoRaise(True)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 8, 8, 8)
-        layout.setSpacing(10)
-        layout.addWidget(self.title_label, 0, Qt.AlignmentFlag.AlignVCenter)
-        layout.addWidget(self.text_label, 1)
-        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignVCenter)
-        layout.addWidget(self.second_action_button, 0, Qt.AlignmentFlag.AlignVCenter)
-        layout.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignVCenter)
-        layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        # The title above the text, the actions beside them; on a narrow window the
+        # actions go below, so the text keeps a readable width.
+        self._actions = QWidget(self)
+        actions = QHBoxLayout(self._actions)
+        actions.setContentsMargins(0, 0, 0, 0)
+        actions.setSpacing(8)
+        actions.addWidget(self.action_button)
+        actions.addWidget(self.second_action_button)
+        actions.addWidget(self.retry_button)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(12, 8, 8, 8)
+        self._grid.setHorizontalSpacing(10)
+        self._grid.setVerticalSpacing(4)
+        self._grid.addWidget(self.title_label, 0, 0)
+        self._grid.addWidget(self.text_label, 1, 0)
+        self._grid.addWidget(self.close_button, 0, 2, Qt.AlignmentFlag.AlignTop)
+        self._grid.setColumnStretch(0, 1)
+        self._narrow: bool | None = None
+        self._place_actions()
         self._action = ""
         self.kind = BannerKind.INFO
         self.retry_button.clicked.connect(self.retry_requested)
@@ -115,6 +136,21 @@ class Banner(QFrame):
         painter.setBrush(background)
         painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
         painter.end()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_actions()
+
+    def _place_actions(self) -> None:
+        narrow = self.width() < _NARROW_WIDTH
+        if narrow == self._narrow:
+            return
+        self._narrow = narrow
+        self._grid.removeWidget(self._actions)
+        if narrow:
+            self._grid.addWidget(self._actions, 2, 0, Qt.AlignmentFlag.AlignLeft)
+        else:
+            self._grid.addWidget(self._actions, 0, 1, 2, 1, Qt.AlignmentFlag.AlignVCenter)
 
     def _dismiss(self) -> None:
         self.hide()

@@ -109,7 +109,9 @@ class SummaryHistoryDialog(QDialog):
     def __init__(self, events: Sequence[HistoryEntry], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Summary history")
-        self.resize(760, 420)
+        # Wide enough for every column; never wider than the screen it opens on.
+        screen = (parent.screen() if parent is not None else self.screen()).availableGeometry()
+        self.resize(min(960, screen.width() - 40), min(440, screen.height() - 40))
         layout = QVBoxLayout(self)
         intro = QLabel(
             "Every time earlier messages of this conversation were condensed or put back.",
@@ -122,8 +124,12 @@ class SummaryHistoryDialog(QDialog):
         self.table.setRootIsDecorated(False)
         self.table.setHeaderLabels(["When", "Why", "Tokens before → after", "Model", "Outcome"])
         rows = history_rows(events)
-        for row in rows:
-            self.table.addTopLevelItem(QTreeWidgetItem(list(row)))
+        for row, entry in zip(rows, reversed(events), strict=True):
+            item = QTreeWidgetItem(list(row))
+            item.setToolTip(1, row[1])
+            if entry.event.created_at is not None:
+                item.setToolTip(0, row[0])
+            self.table.addTopLevelItem(item)
         for column in range(5):
             self.table.resizeColumnToContents(column)
         self.empty = QLabel(HISTORY_EMPTY, self)
