@@ -193,6 +193,7 @@ class MainWindow(QMainWindow):
         self.sidebar.rename_requested.connect(controller.rename_session)
         self.sidebar.delete_requested.connect(self._confirm_delete)
         self.transcript.earlier_requested.connect(self._load_earlier)
+        self.transcript.pin_requested.connect(controller.pin)
         self.model_combo.activated.connect(self._model_picked)
         self.settings_button.clicked.connect(self.open_settings)
         self.banner.retry_requested.connect(self._retry)

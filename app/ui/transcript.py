@@ -265,12 +265,14 @@ class TranscriptView(QWidget):
             earlier messages" button, or scrolling to the very top); answer
             with `prepend_messages`.
         link_activated(str): a web or mail link was opened from a message.
+        pin_requested(int, bool): a message's pin was set (True) or cleared (its id).
         page_built(): every message of the page `set_messages` was given is
             built (at once, or after the first paint; see `building`).
     """
 
     earlier_requested = Signal()
     link_activated = Signal(str)
+    pin_requested = Signal(int, bool)
     page_built = Signal()
 
     def __init__(
@@ -486,6 +488,7 @@ class TranscriptView(QWidget):
     def _insert(self, index: int, message: Message, now: datetime) -> None:
         widget = MessageWidget(message, now, self._column, width=self._message_width())
         widget.link_clicked.connect(self._on_link_clicked)
+        widget.pin_requested.connect(self.pin_requested)
         # +1: the "Show earlier messages" button is the layout's first item.
         self._column_layout.insertWidget(index + 1, widget)
         widget.show()
