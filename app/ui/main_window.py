@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -49,6 +49,7 @@ SUMMARIZE_TIP = (
 )
 # Below this header width the button shows only its symbol (its name is in the tooltip).
 SUMMARIZE_NARROW_BELOW = 760
+TITLE_MIN_WIDTH = 90
 
 
 class ElidedLabel(QLabel):
@@ -120,6 +121,10 @@ class MainWindow(QMainWindow):
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.model_combo.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.gauge = TokenGauge(self)
+        # In a narrow header the gauge's bar gives way first (down to its minimum), so the
+        # title keeps a few words.
+        self.gauge.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        self.title_label.setMinimumWidth(TITLE_MIN_WIDTH)
         self.settings_button = QToolButton(self)
         self.settings_button.setText("⚙")
         self.settings_button.setAccessibleName("Settings")
@@ -153,6 +158,7 @@ class MainWindow(QMainWindow):
         header_layout.addWidget(self.summarize_button)
         header_layout.addWidget(self.settings_button)
         self.header = header
+        header.installEventFilter(self)
 
         main = QWidget(self)
         main_layout = QVBoxLayout(main)
@@ -392,11 +398,12 @@ class MainWindow(QMainWindow):
         self.summarize_action.setEnabled(enabled)
         self.summarize_with_action.setEnabled(enabled)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        # A narrow header keeps the button as a symbol; its name stays in the tooltip.
-        narrow = self.header.width() < SUMMARIZE_NARROW_BELOW
-        self.summarize_action.setIconText("⇊" if narrow else SUMMARIZE_NOW)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.header and event.type() == QEvent.Type.Resize:
+            # A narrow header keeps the button as a symbol; its name stays in the tooltip.
+            narrow = self.header.width() < SUMMARIZE_NARROW_BELOW
+            self.summarize_action.setIconText("⇊" if narrow else SUMMARIZE_NOW)
+        return super().eventFilter(watched, event)
 
     # -- models --------------------------------------------------------------------
 

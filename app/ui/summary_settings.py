@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -215,8 +216,10 @@ class SummarySettingsPage(QWidget):
 
         form_host = QWidget(self)
         form = QFormLayout(form_host)
-        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        # Each label on its own line, then its control: plain-words labels are long.
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setVerticalSpacing(6)
         present = set(SummarizationConfig.model_fields)
         for field in FIELDS:
             if field.name not in present:
@@ -232,6 +235,7 @@ class SummarySettingsPage(QWidget):
             self._errors[field.name] = error
             column = QVBoxLayout()
             column.setSpacing(2)
+            column.setContentsMargins(0, 0, 0, 8)
             column.addWidget(control.widget)
             if field.hint:
                 hint = QLabel(field.hint, form_host)
@@ -319,6 +323,7 @@ class SummarySettingsPage(QWidget):
         spin.setSuffix(f" {field.suffix}" if field.suffix else "")
         spin.setAccessibleName(f"{field.label} … {field.suffix}".strip(" …"))
         spin.setGroupSeparatorShown(True)
+        spin.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         return spin
 
     def _optional_count(self, field: Field) -> _Control:
@@ -332,7 +337,8 @@ class SummarySettingsPage(QWidget):
         layout = QHBoxLayout(row)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(box)
-        layout.addWidget(spin, 1)
+        layout.addWidget(spin)
+        layout.addStretch(1)
 
         def write(value: Any) -> None:
             box.setChecked(value is not None)
@@ -357,6 +363,7 @@ class SummarySettingsPage(QWidget):
             self._mode_help.setText(helps.get(str(combo.currentData()), ""))
 
         combo.currentIndexChanged.connect(explain)
+        explain()
         return _Control(
             combo,
             lambda: combo.currentData(),

@@ -147,7 +147,8 @@ class PinButton(QToolButton):
         self.setFixedSize(20, 18)
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
+        if self.underMouse():
+            super().paintEvent(event)  # the button's hover frame, not a pressed look when pinned
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.palette()

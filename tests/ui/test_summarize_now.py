@@ -147,3 +147,22 @@ def test_a_message_sent_while_a_summary_runs_goes_at_once_when_it_fits(
     assert window.transcript.message_widgets()[-1].text == "Answered while summarizing."
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
     assert active_summaries(cairn) == 1
+
+
+def test_the_header_fits_at_800_pixels_with_the_button_as_a_symbol(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    window = cairn.window
+    chat(qtbot, cairn, "A first question that gives the conversation a title")
+    window.resize(800, 600)
+    qtbot.waitUntil(lambda: window.summarize_button.text() == "⇊")
+    qtbot.waitUntil(lambda: window.summarize_button.width() < 60)  # laid out again
+    header = window.header
+    for widget in (window.title_label, window.model_combo, window.gauge):
+        assert widget.geometry().right() < window.summarize_button.geometry().left()
+    assert window.settings_button.geometry().right() <= header.width()
+    assert window.title_label.width() >= 90, "the title keeps a few words"
+    assert window.gauge.width() >= window.gauge.minimumSizeHint().width()
+    assert window.summarize_button.accessibleName() == "Summarize now"
+    window.resize(1600, 900)
+    qtbot.waitUntil(lambda: window.summarize_button.text() == "Summarize now")
