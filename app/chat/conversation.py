@@ -65,6 +65,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# What the summary's progress says between Cancel and the end (nothing will be saved).
+CANCELLING = "Cancelling…"
 # At most this many transcript updates a second while a reply streams.
 TEXT_INTERVAL_SECONDS = 1 / 30
 
@@ -536,11 +538,12 @@ class Conversation:
         if self.activity is Activity.CONDENSING:
             self._pending = None
         self._summary_job.cancel()
-        self._summary_progressed("Cancelling…")
+        self._summary_progressed(CANCELLING)
 
     def _summary_progressed(self, text: str | None) -> None:
-        if text is not None and self._summary_job is None:
-            return  # a late stage of a summary that has ended
+        job = self._summary_job
+        if text is not None and (job is None or (job.cancelled and text != CANCELLING)):
+            return  # a late stage of a summary that has ended, or is being cancelled
         self.summary_progress = text
         self._tell(lambda events: events.summary_progress(text))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
+from app.chat.conversation import CANCELLING
+
 
 class SummaryProgress(QFrame):
     """ "Asking Claude for a summary…" with a busy bar and a Cancel button.
@@ -44,5 +46,5 @@ class SummaryProgress(QFrame):
             self.hide()
             return
         self.label.setText(text if text.endswith("…") else f"{text}…")
-        self.cancel_button.setEnabled(text != "Cancelling…")
+        self.cancel_button.setEnabled(text != CANCELLING)
         self.show()

@@ -349,7 +349,8 @@ def test_cancelling_a_summary_while_claude_writes_it_changes_nothing(
     chat.run_until(lambda: asking in chat.events.named("summary_progress"))
     chat.service.cancel_summary()
     chat.idle()
-    assert chat.events.named("summary_progress")[-1] == (None,)
+    stages = [text for (text,) in chat.events.named("summary_progress")]
+    assert stages[stages.index("Cancelling…") :] == ["Cancelling…", None], "no stage after"
     assert ("Summary cancelled — nothing changed", "Every message stays as it was.") in (
         chat.events.named("notice_raised")
     )
@@ -362,6 +363,27 @@ def test_cancelling_a_summary_while_claude_writes_it_changes_nothing(
         assert repo.active_summaries(session_id) == []
     finally:
         repo.close()
+
+
+def test_a_summary_runs_on_while_the_user_looks_at_another_conversation(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}")
+    first = chat.service.current
+    assert first.session_id is not None
+    fake_server.add_tool_fault("timeout", delay=1.5)
+    assert chat.service.summarize()
+    asking = ("Asking Claude for a summary",)
+    chat.run_until(lambda: asking in chat.events.named("summary_progress"))
+    chat.service.new_conversation()
+    assert chat.events.named("summary_progress")[-1] == (None,), "the new one has none"
+    chat.service.open_session(first.session_id)
+    assert chat.events.named("summary_progress")[-1] == asking, "shown again on return"
+    chat.run_until(lambda: not chat.service.current.summarizing)
+    assert chat.events.named("summary_progress")[-1] == (None,)
+    assert chat.service.current.summaries
 
 
 def test_summarize_now_can_keep_more_of_the_newest_messages(
