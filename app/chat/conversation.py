@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +43,15 @@ from app.core.errors import (
 )
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, Role, Session
-from app.core.policy import Decision, PolicyInput, TriggerMemory, TriggerPolicy
-from app.core.summarization_config import SummarizationConfig
+from app.core.policy import (
+    Decision,
+    PolicyInput,
+    Reason,
+    TriggerMemory,
+    TriggerPolicy,
+    nothing_to_condense,
+)
+from app.core.summarization_config import MIN_PRESERVE_RECENT, SummarizationConfig
 from app.core.summary import Summary, SummaryMode, SummaryTrigger
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
 from app.core.tokens import TokenCounter
@@ -58,6 +65,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# What the summary's progress says between Cancel and the end (nothing will be saved).
+CANCELLING = "Cancelling…"
 # At most this many transcript updates a second while a reply streams.
 TEXT_INTERVAL_SECONDS = 1 / 30
 
@@ -128,6 +137,8 @@ class Conversation:
         self._reply: ReplyJob | None = None
         self._reply_job: Job[ReplyOutcome] | None = None
         self._summary_job: Job[EngineOutcome] | None = None
+        # What the summary being made does now, as the window shows it; None when none runs.
+        self.summary_progress: str | None = None
         self._text_timer: Timer | None = None
         self._last_text_at = float("-inf")
 
@@ -399,15 +410,31 @@ class Conversation:
 
     # --- condensing earlier messages (DESIGN §5–§7)
 
-    def summarize(self, instructions: str | None = None) -> bool:
+    def summarize(self, instructions: str | None = None, keep_recent: int | None = None) -> bool:
         """Condense older messages now, as the user asked; False when there is nothing to
-        condense yet (the reason is said) or a summary is already being made."""
+        condense yet (the reason is said) or a summary is already being made.
+
+        `keep_recent`: how many of the newest messages stay as they are (at least the
+        emergency floor); None keeps the setting's number.
+        """
         if self.session is None or self._summary_job is not None:
             return False
         state = self.context_state(draft="")
         if state is None:
             return False
         decision = self._policy().should_summarize(self._policy_input(state, manual=True))
+        if decision.summarize and keep_recent is not None:
+            keep = max(MIN_PRESERVE_RECENT, keep_recent)
+            if self.tail.unpinned <= keep:
+                decision = replace(
+                    decision,
+                    summarize=False,
+                    reason=Reason.TOO_FEW_MESSAGES,
+                    preserve_recent=keep,
+                    explanation=nothing_to_condense(keep),
+                )
+            else:
+                decision = replace(decision, preserve_recent=keep)
         if not decision.summarize:
             self._tell(
                 lambda events: events.notice_raised("Nothing to condense yet", decision.explain())
@@ -489,16 +516,53 @@ class Conversation:
             calibrations=shared.calibrations.to_dict(),
         )
 
+        def progressed(text: str) -> None:  # on the job's thread
+            shared.loop.post(lambda: self._summary_progressed(text))
+
         def work(job: Job[EngineOutcome]) -> EngineOutcome:
-            return shared.summary_process.run(call, cancelled=lambda: job.cancelled)
+            return shared.summary_process.run(
+                call, cancelled=lambda: job.cancelled, progress=progressed
+            )
 
         self._summary_job = shared.runner.start(
             Job("summary", work, done=self._summarized, failed=self._summary_failed)
         )
+        count = self.tail.unpinned
+        self._summary_progressed(f"Reading {count} message{'s' if count != 1 else ''}")
+
+    def cancel_summary(self) -> None:
+        """Cancel the summary being made: nothing changes (a message waiting for it stays
+        in the composer)."""
+        if self._summary_job is None:
+            return
+        if self.activity is Activity.CONDENSING:
+            self._pending = None
+        self._summary_job.cancel()
+        self._summary_progressed(CANCELLING)
+
+    def _summary_progressed(self, text: str | None) -> None:
+        job = self._summary_job
+        if text is not None and (job is None or (job.cancelled and text != CANCELLING)):
+            return  # a late stage of a summary that has ended, or is being cancelled
+        self.summary_progress = text
+        self._tell(lambda events: events.summary_progress(text))
+
+    def _summary_ended(self) -> bool:
+        """Forget the summary's job; True when it had been cancelled."""
+        job, self._summary_job = self._summary_job, None
+        self._summary_progressed(None)
+        return job is not None and job.cancelled
 
     def _summarized(self, outcome: EngineOutcome) -> None:
-        self._summary_job = None
+        cancelled = self._summary_ended()
         messages_before = len(self.tail)
+        if cancelled and not outcome.changed:
+            self._tell(
+                lambda events: events.notice_raised(
+                    "Summary cancelled — nothing changed",
+                    "Every message stays as it was.",
+                )
+            )
         if outcome.changed:
             self.tail.remove(outcome.covered_message_ids)
             self.summaries = list(outcome.active_after)
@@ -514,7 +578,7 @@ class Conversation:
     def _summary_failed(self, error: UserFacingError) -> None:
         # The conversation is unchanged; the engine recorded the failed attempt.
         log.warning("Condensing failed: %s (%s)", error.message, error.detail)
-        self._summary_job = None
+        self._summary_ended()
         self._send_pending()
 
     def _send_pending(self) -> None:

@@ -131,3 +131,7 @@ class ChatEvents:
 
     def pending_sent(self) -> None:
         """A message that waited (while condensing or opening) was sent: clear the composer."""
+
+    def summary_progress(self, text: str | None) -> None:
+        """A summary is being made: what it does now ("Asking Claude for a summary");
+        None once it ended (its outcome is said by a notice)."""

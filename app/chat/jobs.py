@@ -243,6 +243,11 @@ class ReplyJob:
 
 # --- summaries ------------------------------------------------------------------------
 
+# The stages of a summary the window shows (the first, "Reading 42 messages", is said
+# by the conversation, which knows the count).
+ASKING_CLAUDE = "Asking Claude for a summary"
+SAVING = "Saving"
+
 
 @dataclass(frozen=True)
 class SummaryRequest:
@@ -266,22 +271,31 @@ def summarize(
     provider: ChatProvider | None,
     open_summaries: Callable[[], SummaryStore],
     cancelled: Callable[[], bool],
+    progress: Callable[[str], None] = lambda _text: None,
 ) -> EngineOutcome:
     """Condense and keep the memory in budget (`SummarizationEngine.run`), on a worker.
 
     Runs in the summary process; the app's own process never imports the summarizer
     (its rules compile at import: ~70 ms the window's first paint need not wait for).
+    `progress` hears the stages a user is shown: asking Claude, then saving.
     """
     from app.core.engine import SummarizationEngine
     from app.core.summarizer import Summarizer
 
+    complete: Callable[..., dict[str, Any]] | None = None
+    if provider is not None:
+        structured = provider.complete_structured
+
+        def complete(**arguments: Any) -> dict[str, Any]:
+            progress(ASKING_CLAUDE)
+            try:
+                return structured(**arguments)
+            finally:
+                progress(SAVING)
+
     repo = open_summaries()
     try:
-        summarizer = Summarizer(
-            request.config,
-            complete=provider.complete_structured if provider is not None else None,
-            counter=counter,
-        )
+        summarizer = Summarizer(request.config, complete=complete, counter=counter)
         engine = SummarizationEngine(request.config, repo, summarizer, builder)
         return engine.run(
             request.session_id,

@@ -308,8 +308,11 @@ class ChatService:
     def stop(self) -> None:
         self.current.stop()
 
-    def summarize(self, instructions: str | None = None) -> bool:
-        return self.current.summarize(instructions)
+    def summarize(self, instructions: str | None = None, keep_recent: int | None = None) -> bool:
+        return self.current.summarize(instructions, keep_recent)
+
+    def cancel_summary(self) -> None:
+        self.current.cancel_summary()
 
     def undo_summary(self, summary_id: str) -> None:
         self.current.undo_summary(summary_id)
@@ -496,6 +499,7 @@ class ChatService:
             page, has_earlier = newest[-PAGE_SIZE:], len(newest) > PAGE_SIZE
         self._events.conversation_opened(conversation.session, page, has_earlier)
         self._events.activity_changed(conversation.activity)
+        self._events.summary_progress(conversation.summary_progress)
         if conversation.loaded:
             self._events.summaries_changed(tuple(conversation.summaries))
             self._events.context_changed(conversation.context_state())

@@ -18,7 +18,8 @@ redacting handlers.
 
 The protocol, one job at a time:
     app → child:  ("run", SummaryCall)  then maybe ("cancel",)   — or ("stop",)
-    child → app:  ("log", level, logger, text)*  then  ("done", EngineOutcome)
+    child → app:  ("log", level, logger, text)* and ("progress", text)*
+                  then  ("done", EngineOutcome)
                   or ("failed", title, message, detail)
 """
 
@@ -87,8 +88,14 @@ class SummaryProcess:
         self._events: Connection | None = None
         self._closed = False
 
-    def run(self, call: SummaryCall, cancelled: Callable[[], bool]) -> EngineOutcome:
-        """Make the summary in the child and wait for it (off the GUI thread).
+    def run(
+        self,
+        call: SummaryCall,
+        cancelled: Callable[[], bool],
+        progress: Callable[[str], None] = lambda _text: None,
+    ) -> EngineOutcome:
+        """Make the summary in the child and wait for it (off the GUI thread); `progress`
+        is called (on this thread) with each stage the child reports.
 
         Raises:
             UserFacingError: the child could not be started, or died meanwhile.
@@ -119,6 +126,8 @@ class SummaryProcess:
                 if kind == "log":
                     _, level, name, text = message
                     logging.getLogger(name).log(level, "%s", text)
+                elif kind == "progress":
+                    progress(message[1])
                 elif kind == "done":
                     outcome: EngineOutcome = message[1]
                     return outcome
@@ -216,6 +225,10 @@ def serve(commands: Connection, events: Connection) -> None:
     finished = threading.Event()
     finished.set()
 
+    def progressed(text: str) -> None:
+        with send_lock:
+            events.send(("progress", text))
+
     def work(call: SummaryCall) -> None:
         try:
             counter.load()
@@ -232,6 +245,7 @@ def serve(commands: Connection, events: Connection) -> None:
                     provider=provider,
                     open_summaries=lambda: SummaryStore.open(call.database),
                     cancelled=cancel.is_set,
+                    progress=progressed,
                 )
             finally:
                 if provider is not None:

@@ -140,14 +140,30 @@ def reserved_output(model: ModelInfo) -> int:
 
 
 def format_token_count(tokens: int) -> str:
-    """A token count the way the gauge says it: 850, 1.2k, 68k, 1.5M."""
-    if tokens < 1_000:
-        return f"{tokens}"
-    if tokens < 10_000:
-        return f"{tokens / 1_000:.1f}k".replace(".0k", "k")
-    if tokens < 1_000_000:
-        return f"{round(tokens / 1_000)}k"
-    return f"{tokens / 1_000_000:.1f}M".replace(".0M", "M")
+    """A token count the way people say it: 950, 1.2k, 68k, 1.2M (half rounds up).
+
+    The one formatter for counts a user reads — the gauge, its tooltip and the
+    "too long to send" messages — so they never disagree by a rounding.
+    """
+    if tokens < 0:
+        return "-" + format_token_count(-tokens)
+    if tokens < 1000:
+        return str(tokens)
+    tenths = (tokens + 50) // 100  # tenths of a thousand
+    if tenths < 100:
+        return _with_tenths(tenths, "k")
+    thousands = (tokens + 500) // 1000
+    if thousands < 1000:
+        return f"{thousands}k"
+    tenths = (tokens + 50_000) // 100_000  # tenths of a million
+    if tenths < 100:
+        return _with_tenths(tenths, "M")
+    return f"{(tokens + 500_000) // 1_000_000}M"
+
+
+def _with_tenths(tenths: int, unit: str) -> str:
+    whole, tenth = divmod(tenths, 10)
+    return f"{whole}{unit}" if tenth == 0 else f"{whole}.{tenth}{unit}"
 
 
 @dataclass(frozen=True)
@@ -455,7 +471,7 @@ class ContextBuilder:
         else:
             message_tokens = self._calibration(model).apply(tally.new_message)
         if message_tokens > state.usable:
-            said, limit = _say_pair(message_tokens, state.usable)
+            said, limit = say_token_pair(message_tokens, state.usable)
             return MessageTooLargeError(
                 f"This message is about {said} tokens, but {limits.format(limit=limit)}. "
                 "Shorten it or split it into parts.",
@@ -464,7 +480,7 @@ class ContextBuilder:
                 context_window=state.context_window,
                 reserved_output=reserved,
             )
-        said, limit = _say_pair(state.used, state.usable)
+        said, limit = say_token_pair(state.used, state.usable)
         return ContextOverflowError(
             f"This conversation and your message come to about {said} tokens, but "
             f"{limits.format(limit=limit)}. Shorten your message, or start a new conversation.",
@@ -475,10 +491,13 @@ class ContextBuilder:
         )
 
 
-def _say_pair(tokens: int, limit: int) -> tuple[str, str]:
-    """Two counts said briefly, or exactly when briefly they would read the same."""
+def say_token_pair(tokens: int, limit: int) -> tuple[str, str]:
+    """Two counts said briefly, or exactly when briefly they would read the same.
+
+    The gauge says its "used of usable" with this too, so it matches these messages.
+    """
     said, said_limit = format_token_count(tokens), format_token_count(limit)
-    if said == said_limit:
+    if said == said_limit and tokens != limit:
         return f"{tokens:,}", f"{limit:,}"
     return said, said_limit
 

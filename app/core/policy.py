@@ -209,6 +209,11 @@ class Decision:
         return SummaryTrigger.AUTO
 
 
+def nothing_to_condense(keep: int) -> str:
+    """What Summarize now says when the newest `keep` messages are all there is."""
+    return f"Nothing to condense yet — summaries start after {_messages(keep)}."
+
+
 def _percent(ratio: float) -> str:
     return f"{round(ratio * 100)} %"
 
@@ -305,8 +310,7 @@ class TriggerPolicy:
             if inp.live_messages <= config.preserve_recent:
                 return self._hold(
                     Reason.TOO_FEW_MESSAGES,
-                    f"There is nothing older to summarize yet: the newest "
-                    f"{config.preserve_recent} messages always stay as they are.",
+                    nothing_to_condense(config.preserve_recent),
                     at_max_depth,
                 )
             return self._go(

@@ -44,6 +44,8 @@ class ChatController(QObject):
         models_changed(list, str): models to offer, and the selected id.
         pending_sent(): a message that waited (condensing, opening) was sent.
         summary_made(SummaryReport): earlier messages were condensed (the numbers).
+        summary_progress(object): what the summary being made does now (str), or None
+            once it ended.
     """
 
     sessions_listed = Signal(list, object)
@@ -63,6 +65,7 @@ class ChatController(QObject):
     models_changed = Signal(list, str)
     pending_sent = Signal()
     summary_made = Signal(object)
+    summary_progress = Signal(object)
 
     def __init__(self, deps: ServiceDependencies, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -136,8 +139,11 @@ class ChatController(QObject):
     def context_state(self, draft: str | None = None) -> ContextState | None:
         return self.service.context_state(draft)
 
-    def summarize(self, instructions: str | None = None) -> bool:
-        return self.service.summarize(instructions)
+    def summarize(self, instructions: str | None = None, keep_recent: int | None = None) -> bool:
+        return self.service.summarize(instructions, keep_recent)
+
+    def cancel_summary(self) -> None:
+        self.service.cancel_summary()
 
     def undo_summary(self, summary_id: str) -> None:
         self.service.undo_summary(summary_id)
@@ -264,3 +270,6 @@ class _SignalEvents(ChatEvents):
 
     def summary_made(self, report: SummaryReport) -> None:
         self._c.summary_made.emit(report)
+
+    def summary_progress(self, text: str | None) -> None:
+        self._c.summary_progress.emit(text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Final
 
-from app.core.context import ContextState
+from app.core.context import ContextState, format_token_count, say_token_pair
 
 NO_STATE_TEXT: Final = "—"
 SEPARATOR: Final = " · "
@@ -35,26 +35,11 @@ class Band(Enum):
 
 
 def format_tokens(n: int) -> str:
-    """A token count the way people say it: 950, 1.2k, 68k, 1.2M (half rounds up)."""
-    if n < 0:
-        return "-" + format_tokens(-n)
-    if n < 1000:
-        return str(n)
-    tenths = (n + 50) // 100  # tenths of a thousand
-    if tenths < 100:
-        return _with_tenths(tenths, "k")
-    thousands = (n + 500) // 1000
-    if thousands < 1000:
-        return f"{thousands}k"
-    tenths = (n + 50_000) // 100_000  # tenths of a million
-    if tenths < 100:
-        return _with_tenths(tenths, "M")
-    return f"{(n + 500_000) // 1_000_000}M"
+    """A token count the way people say it: 950, 1.2k, 68k, 1.2M (half rounds up).
 
-
-def _with_tenths(tenths: int, unit: str) -> str:
-    whole, tenth = divmod(tenths, 10)
-    return f"{whole}{unit}" if tenth == 0 else f"{whole}.{tenth}{unit}"
+    The same formatter as the "too long to send" messages (`format_token_count`).
+    """
+    return format_token_count(n)
 
 
 def format_percent(ratio: float) -> str:
@@ -79,7 +64,15 @@ def gauge_text(state: ContextState | None) -> str:
     if state is None:
         return NO_STATE_TEXT
     lead = Band.FULL.word if band(state) is Band.FULL else format_percent(state.ratio)
+    # Always brief, so the header does not jump; the tooltip says it exactly when needed.
     return f"{lead}{SEPARATOR}{format_tokens(state.used)} of {format_tokens(state.usable)}"
+
+
+def used_of_usable(state: ContextState) -> str:
+    """ "68k of 192k": the one pair of figures the label, the tooltip and the
+    "too long to send" message all say (exact when briefly both read the same)."""
+    used, usable = say_token_pair(state.used, state.usable)
+    return f"{used} of {usable}"
 
 
 def widest_texts() -> tuple[str, ...]:
@@ -134,11 +127,11 @@ def accessible_description(state: ContextState | None) -> str:
     if state is None:
         return "Not known yet: no conversation is open."
     current = band(state)
-    used, usable = format_tokens(state.used), format_tokens(state.usable)
+    pair = used_of_usable(state)
     if current is Band.FULL:
-        figures = f"{used} of {usable} tokens; the next message would not fit."
+        figures = f"{pair} tokens; the next message would not fit."
     else:
-        figures = f"{format_percent(state.ratio)} used, {used} of {usable} tokens."
+        figures = f"{format_percent(state.ratio)} used, {pair} tokens."
     return f"{current.word}: {figures} {trigger_text(state)}"
 
 
@@ -160,7 +153,7 @@ def tooltip_html(state: ContextState | None) -> str:
     current = band(state)
     parts = state.breakdown
     headline = (
-        f"{current.word} · {format_tokens(state.used)} of {format_tokens(state.usable)}"
+        f"{current.word} · {used_of_usable(state)}"
         if current is Band.FULL
         else f"{current.word} · {format_percent(state.ratio)} used"
     )
@@ -169,13 +162,15 @@ def tooltip_html(state: ContextState | None) -> str:
         ("Summaries (earlier messages)", parts.memory),
         ("Recent messages", parts.history),
         ("Your draft", parts.draft),
-        ("Room kept for the reply", parts.reserved_output),
     ]
-    total = f"{format_tokens(state.used + parts.reserved_output)} of "
-    total += format_tokens(state.context_window)
     cells = "".join(_row(label, format_tokens(value)) for label, value in rows)
-    cells += _row("<b>Total</b>", f"<b>{total}</b>", style=_RULE_ABOVE)
-    explained = "<br/>".join((band_explanation(state), trigger_text(state)))
+    # The same total as the gauge's label: the next request against what Claude can read.
+    cells += _row("<b>Total</b>", f"<b>{used_of_usable(state)}</b>", style=_RULE_ABOVE)
+    room = (
+        f"Claude can read {format_tokens(state.usable)} tokens of this conversation; "
+        f"{format_tokens(parts.reserved_output)} more are kept for its reply."
+    )
+    explained = "<br/>".join((band_explanation(state), trigger_text(state), room))
     noted = "<br/>".join(notes(state))
     return (
         f"<p style='margin-bottom: 4px'><b>{headline}</b></p>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSizePolicy,
     QSplitter,
@@ -33,6 +34,7 @@ from app.ui.controller import ChatController
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.sidebar import Sidebar
+from app.ui.summarize_dialog import SummarizeDialog
 from app.ui.summary_history import (
     BANNER_TITLE,
     EXPLAIN_ACTION,
@@ -41,12 +43,21 @@ from app.ui.summary_history import (
     SummaryHistoryDialog,
     banner_text,
 )
+from app.ui.summary_progress import SummaryProgress
 from app.ui.theme import apply_theme
 from app.ui.token_gauge import TokenGauge
 from app.ui.transcript import TranscriptView
 
 CHANGE_KEY_ACTION = "Change key…"
 DRAFT_DEBOUNCE_MS = 150
+SUMMARIZE_NOW = "Summarize now"
+SUMMARIZE_TIP = (
+    "Condense the older messages of this conversation into a summary now, so Claude "
+    "keeps up with less to read. Nothing is deleted. (Ctrl+Shift+S)"
+)
+# Below this header width the button shows only its symbol (its name is in the tooltip).
+SUMMARIZE_NARROW_BELOW = 760
+TITLE_MIN_WIDTH = 90
 
 
 class ElidedLabel(QLabel):
@@ -90,6 +101,8 @@ class MainWindow(QMainWindow):
         self.paths = paths
         self.key_dialog: ApiKeyDialog | None = None
         self.settings_dialog: SettingsDialog | None = None
+        self.summarize_dialog: SummarizeDialog | None = None
+        self.summary_running = False
         self.confirm_box: QMessageBox | None = None
         self.explain_box: QMessageBox | None = None
         self.history_dialog: SummaryHistoryDialog | None = None
@@ -119,11 +132,31 @@ class MainWindow(QMainWindow):
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.model_combo.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.gauge = TokenGauge(self)
+        # In a narrow header the gauge's bar gives way first (down to its minimum), so the
+        # title keeps a few words.
+        self.gauge.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        self.title_label.setMinimumWidth(TITLE_MIN_WIDTH)
         self.settings_button = QToolButton(self)
         self.settings_button.setText("⚙")
         self.settings_button.setAccessibleName("Settings")
         self.settings_button.setToolTip("Settings (Ctrl+,)")
         self.settings_button.setAutoRaise(True)
+        self.summarize_action = QAction(SUMMARIZE_NOW, self)
+        self.summarize_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        self.summarize_action.setToolTip(SUMMARIZE_TIP)
+        self.summarize_action.triggered.connect(lambda: self.summarize_now())
+        self.summarize_with_action = QAction("Summarize with instructions…", self)
+        self.summarize_with_action.triggered.connect(self.ask_summary_instructions)
+        self.summarize_button = QToolButton(self)
+        self.summarize_button.setObjectName("summarizeButton")
+        self.summarize_button.setDefaultAction(self.summarize_action)
+        self.summarize_button.setAccessibleName(SUMMARIZE_NOW)
+        self.summarize_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.summarize_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        summarize_menu = QMenu(self.summarize_button)
+        summarize_menu.addAction(self.summarize_with_action)
+        self.summarize_button.setMenu(summarize_menu)
+        self.summary_progress = SummaryProgress(self)
 
         header = QWidget(self)
         header.setObjectName("header")
@@ -133,7 +166,10 @@ class MainWindow(QMainWindow):
         header_layout.addWidget(self.title_label, 1)
         header_layout.addWidget(self.model_combo)
         header_layout.addWidget(self.gauge)
+        header_layout.addWidget(self.summarize_button)
         header_layout.addWidget(self.settings_button)
+        self.header = header
+        header.installEventFilter(self)
 
         main = QWidget(self)
         main_layout = QVBoxLayout(main)
@@ -145,6 +181,7 @@ class MainWindow(QMainWindow):
         lower.setContentsMargins(12, 6, 12, 0)
         lower.setSpacing(6)
         lower.addWidget(self.banner)
+        lower.addWidget(self.summary_progress)
         lower.addWidget(self.status_label)
         main_layout.addLayout(lower)
         main_layout.addWidget(self.composer)
@@ -173,6 +210,7 @@ class MainWindow(QMainWindow):
         self.sidebar.rename_requested.connect(controller.rename_session)
         self.sidebar.delete_requested.connect(self._confirm_delete)
         self.transcript.earlier_requested.connect(self._load_earlier)
+        self.transcript.pin_requested.connect(controller.pin)
         self.model_combo.activated.connect(self._model_picked)
         self.settings_button.clicked.connect(self.open_settings)
         self.banner.retry_requested.connect(self._retry)
@@ -198,6 +236,9 @@ class MainWindow(QMainWindow):
         controller.context_changed.connect(self.gauge.set_state)
         controller.pending_sent.connect(self.composer.clear)
         self._connect_summaries()
+        controller.summary_progress.connect(self._summary_progress)
+        self.summary_progress.cancel_requested.connect(controller.cancel_summary)
+        self._update_summarize_actions()
 
     def _build_menu(self) -> None:
         bar = self.menuBar()
@@ -216,6 +257,9 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
         conversation_menu = bar.addMenu("&Conversation")
+        conversation_menu.addAction(self.summarize_action)
+        conversation_menu.addAction(self.summarize_with_action)
+        conversation_menu.addSeparator()
         conversation_menu.addAction(self.sidebar.rename_action)
         conversation_menu.addAction(self.sidebar.delete_action)
         # Summary history (reads the audit trail of the conversation on screen).
@@ -247,6 +291,7 @@ class MainWindow(QMainWindow):
         if current is not None and current.id == session.id:
             self.sidebar.set_current(session.id)
             self._update_title()
+            self._update_summarize_actions()
 
     def _conversation_opened(
         self, session: Session | None, page: Sequence[Message], has_earlier: bool
@@ -255,6 +300,7 @@ class MainWindow(QMainWindow):
         self.sidebar.set_current(session.id if session is not None else None)
         self.banner.hide()
         self._update_title()
+        self._update_summarize_actions()
         self.composer.focus_editor()
 
     def _load_earlier(self) -> None:
@@ -328,6 +374,53 @@ class MainWindow(QMainWindow):
     def _status_changed(self, text: str) -> None:
         self.status_label.setText(text)
         self.status_label.setVisible(bool(text))
+
+    # -- summarize now -------------------------------------------------------------
+
+    def summarize_now(
+        self, instructions: str | None = None, keep_recent: int | None = None
+    ) -> None:
+        """Condense older messages now (the service says when there is nothing to condense)."""
+        if self.summarize_action.isEnabled():
+            self.banner.hide()
+            self.controller.summarize(instructions, keep_recent)
+
+    def ask_summary_instructions(self) -> SummarizeDialog | None:
+        """Open "Summarize with instructions…" (or bring it forward); returns the dialog."""
+        if not self.summarize_with_action.isEnabled():
+            return None
+        if self.summarize_dialog is not None:
+            self.summarize_dialog.raise_()
+            return self.summarize_dialog
+        preserve = self.controller.settings.summarization.preserve_recent
+        dialog = SummarizeDialog(preserve, self)
+        dialog.finished.connect(lambda result: self._summary_instructions_given(dialog, result))
+        self.summarize_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _summary_instructions_given(self, dialog: SummarizeDialog, result: int) -> None:
+        self.summarize_dialog = None
+        if result == QDialog.DialogCode.Accepted:
+            self.summarize_now(dialog.instructions, dialog.keep_recent)
+
+    def _summary_progress(self, text: str | None) -> None:
+        self.summary_running = text is not None
+        self.summary_progress.show_stage(text)
+        self._update_summarize_actions()
+
+    def _update_summarize_actions(self) -> None:
+        """Summarize now needs a stored conversation and no summary already running."""
+        enabled = self.controller.current is not None and not self.summary_running
+        self.summarize_action.setEnabled(enabled)
+        self.summarize_with_action.setEnabled(enabled)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.header and event.type() == QEvent.Type.Resize:
+            # A narrow header keeps the button as a symbol; its name stays in the tooltip.
+            narrow = self.header.width() < SUMMARIZE_NARROW_BELOW
+            self.summarize_action.setIconText("⇊" if narrow else SUMMARIZE_NOW)
+        return super().eventFilter(watched, event)
 
     # -- models --------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Settings: the API key (masked, test, change, remove), model, theme, advanced."""
+"""Settings: the API key (masked, test, change, remove), model, theme, advanced; and
+on a tab of their own, the summaries (`SummarySettingsPage`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -29,6 +31,7 @@ from app.core.errors import UserFacingError
 from app.core.paths import AppPaths
 from app.core.settings import AppSettings, Theme
 from app.ui.key_dialog import ApiKeyDialog, KeyManager
+from app.ui.summary_settings import SummarySettingsPage
 
 THEMES: tuple[tuple[Theme, str], ...] = (
     ("system", "Follow the system"),
@@ -144,12 +147,23 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         self.buttons = buttons
 
+        general = QWidget(self)
+        general_layout = QVBoxLayout(general)
+        general_layout.setContentsMargins(6, 8, 6, 4)
+        general_layout.setSpacing(12)
+        general_layout.addWidget(key_box)
+        general_layout.addWidget(chat_box)
+        general_layout.addWidget(advanced_box)
+        general_layout.addStretch(1)
+        self.summaries_page = SummarySettingsPage(settings.summarization, self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(general, "General")
+        self.tabs.addTab(self.summaries_page, "Summaries")
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 16, 18, 14)
         layout.setSpacing(12)
-        layout.addWidget(key_box)
-        layout.addWidget(chat_box)
-        layout.addWidget(advanced_box)
+        layout.addWidget(self.tabs, 1)
         layout.addWidget(buttons)
 
         self.change_key_button.clicked.connect(self._change_key)
@@ -240,15 +254,21 @@ class SettingsDialog(QDialog):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     def _save(self) -> None:
+        summarization = self.summaries_page.config()
+        if summarization is None:
+            self.tabs.setCurrentWidget(self.summaries_page)
+            return
         try:
             updated = self._settings.model_copy(deep=True)
             updated.api_base_url = self.base_url_edit.text().strip() or None
             updated.theme = self.theme_combo.currentData()
             updated.model = self.model_combo.currentData()
+            updated.summarization = summarization
         except ValidationError as error:
             message = error.errors()[0].get("msg", "This value is not valid.")
             self.base_url_error.setText("⚠ " + message.removeprefix("Value error, "))
             self.base_url_error.show()
+            self.tabs.setCurrentIndex(0)
             self.base_url_edit.setFocus()
             return
         self.result_settings = updated

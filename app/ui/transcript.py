@@ -268,6 +268,7 @@ class TranscriptView(QWidget):
             earlier messages" button, or scrolling to the very top); answer
             with `prepend_messages`.
         link_activated(str): a web or mail link was opened from a message.
+        pin_requested(int, bool): a message's pin was set (True) or cleared (its id).
         page_built(): every message of the page `set_messages` was given is
             built (at once, or after the first paint; see `building`).
         originals_requested(str): a summary card wants its originals (answer with
@@ -282,6 +283,7 @@ class TranscriptView(QWidget):
 
     earlier_requested = Signal()
     link_activated = Signal(str)
+    pin_requested = Signal(int, bool)
     page_built = Signal()
     originals_requested = Signal(str)
     children_requested = Signal(str)
@@ -659,6 +661,7 @@ class TranscriptView(QWidget):
             return
         widget = MessageWidget(message, now, self._column, width=self._message_width())
         widget.link_clicked.connect(self._on_link_clicked)
+        widget.pin_requested.connect(self.pin_requested)
         self._column_layout.insertWidget(self._layout_index(message.seq, True), widget)
         widget.show()
         index = bisect_left(self._widgets, message.seq, key=lambda w: w.message.seq)

@@ -6,9 +6,30 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final, TypeVar
 
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPalette
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QContextMenuEvent,
+    QEnterEvent,
+    QFocusEvent,
+    QFont,
+    QKeyEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.models import Message, MessageStatus, Role
 from app.ui.markdown_blocks import GrowingTextSplitter, SegmentKind
@@ -29,6 +50,11 @@ HUGE_MESSAGE_CHARS: Final = 100_000
 # A user's bubble never reaches the far side of the transcript.
 _BUBBLE_INSET: Final = 56
 _BUBBLE_RADIUS: Final = 12.0
+
+PINNED_TIP: Final = "Pinned — never condensed"
+PIN_TIP: Final = "Pin: never condense this message"
+PIN_ACTION: Final = "Pin message"
+UNPIN_ACTION: Final = "Unpin message"
 
 STATUS_NOTES: Final = {
     MessageStatus.STOPPED: "Stopped",
@@ -106,6 +132,47 @@ def _error_colour(palette: QPalette) -> QColor:
     return QColor("#f2a7a2") if dark_theme else QColor("#b3261e")
 
 
+class PinButton(QToolButton):
+    """A small drawn pushpin: outlined when it offers to pin, filled when pinned.
+
+    Drawn, not a glyph: an emoji pin is missing from many fonts.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setCheckable(True)
+        self.setAutoRaise(True)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the message's menu reaches it by keyboard
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setFixedSize(20, 18)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self.underMouse():
+            super().paintEvent(event)  # the button's hover frame, not a pressed look when pinned
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        palette = self.palette()
+        colour = (
+            palette.color(QPalette.ColorRole.Highlight)
+            if self.isChecked()
+            else muted_text_colour(palette)
+        )
+        centre_x = self.width() / 2
+        top = (self.height() - 14) / 2
+        # The needle, then the head (a round top on a collar).
+        painter.setPen(QPen(colour, 1.4, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+        painter.drawLine(QPointF(centre_x, top + 8), QPointF(centre_x, top + 14))
+        head = QPainterPath()
+        head.addEllipse(QRectF(centre_x - 3.5, top, 7, 6))
+        head.addRoundedRect(QRectF(centre_x - 5, top + 5.5, 10, 2.5), 1, 1)
+        if self.isChecked():
+            painter.fillPath(head.simplified(), colour)
+        else:
+            painter.setPen(QPen(colour, 1.2))
+            painter.drawPath(head.simplified())
+        painter.end()
+
+
 class MessageWidget(QWidget):
     """One message: a "You"/"Claude" line with the time, the text, a status note.
 
@@ -118,9 +185,11 @@ class MessageWidget(QWidget):
 
     Signals:
         link_clicked(QUrl): a link in the text was activated.
+        pin_requested(int, bool): the user pinned (True) or unpinned the message (its id).
     """
 
     link_clicked = Signal(QUrl)
+    pin_requested = Signal(int, bool)
 
     def __init__(
         self,
@@ -184,6 +253,10 @@ class MessageWidget(QWidget):
         self._state: QLabel | None = None
         self._typing: TypingIndicator | None = None
         self._note: QLabel | None = None
+        self._pin: PinButton | None = None
+        self._pointer_over = False
+        # Reachable by Tab, so its menu (Menu key, Shift+F10) can pin it by keyboard.
+        self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
         self._apply_palette()
         self.set_message(message)
@@ -207,6 +280,7 @@ class MessageWidget(QWidget):
             self._show_status()
         if message.status is not MessageStatus.STREAMING:
             self._splitter.reset()  # the text will not grow: keep no copy of it
+        self._show_pin()
 
     def set_text(self, text: str) -> None:
         """Replace the text, re-rendering only the pieces that changed."""
@@ -279,6 +353,108 @@ class MessageWidget(QWidget):
         self._bubble_layout.removeWidget(block)
         block.hide()
         block.deleteLater()
+
+    # --- pins -------------------------------------------------------------
+
+    @property
+    def pinnable(self) -> bool:
+        """A stored message that no summary covers, and not still being written."""
+        return self.message.summary_id is None and self.message.status is not (
+            MessageStatus.STREAMING
+        )
+
+    def pin_button(self) -> PinButton | None:
+        return self._pin
+
+    def _show_pin(self) -> None:
+        """The pin shows while pinned, and on hover or focus to offer pinning."""
+        pinned = self.message.pinned
+        wanted = pinned or (self.pinnable and (self._pointer_over or self.hasFocus()))
+        if not wanted:
+            if self._pin is not None:
+                self._pin.hide()
+            return
+        if self._pin is None:
+            self._pin = PinButton(self)
+            self._pin.clicked.connect(lambda: self._request_pin(not self.message.pinned))
+            # Beside the name and time, on the side away from the bubble's edge.
+            index = self._header.indexOf(self._time) + 1
+            self._header.insertWidget(index, self._pin)
+        self._pin.setChecked(pinned)
+        tip = PINNED_TIP if pinned else PIN_TIP
+        self._pin.setToolTip(tip)
+        self._pin.setAccessibleName(tip)
+        self._pin.show()
+        name = f"{self._name.text()}, {self._time.text()}"
+        self.setAccessibleName(f"{name}, pinned" if pinned else name)
+
+    def _request_pin(self, pinned: bool) -> None:
+        if self._pin is not None:
+            self._pin.setChecked(self.message.pinned)  # until the service says it changed
+        self.pin_requested.emit(self.message.id, pinned)
+
+    def context_menu(self) -> QMenu:
+        """The message's menu: pin or unpin."""
+        menu = QMenu(self)
+        pinned = self.message.pinned
+        action = menu.addAction(UNPIN_ACTION if pinned else PIN_ACTION)
+        action.setToolTip(PINNED_TIP if pinned else PIN_TIP)
+        action.setEnabled(pinned or self.pinnable)
+        action.triggered.connect(lambda: self._request_pin(not pinned))
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        if event.reason() is QContextMenuEvent.Reason.Keyboard:
+            self._open_menu(self._menu_anchor())
+        else:
+            self._open_menu(event.globalPos())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if event.key() == Qt.Key.Key_Menu or (event.key() == Qt.Key.Key_F10 and shift):
+            self._open_menu(self._menu_anchor())
+            return
+        super().keyPressEvent(event)
+
+    def _menu_anchor(self) -> QPoint:
+        return self.mapToGlobal(self._name.geometry().bottomLeft())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if self.hasFocus():  # where the keyboard is, shown the way Qt shows a focus ring
+            painter = QPainter(self)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 1.5)
+            painter.setPen(pen)
+            painter.drawRoundedRect(QRectF(self.rect()).adjusted(1, 1, -1, -1), 6, 6)
+            painter.end()
+
+    def _open_menu(self, where: QPoint) -> None:
+        if isinstance(QApplication.activePopupWidget(), QMenu):
+            return  # the Menu key may come as a key and as a context menu event
+        menu = self.context_menu()
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(where)
+
+    def enterEvent(self, event: QEnterEvent) -> None:
+        super().enterEvent(event)
+        self._pointer_over = True
+        self._show_pin()
+
+    def leaveEvent(self, event: QEvent) -> None:
+        super().leaveEvent(event)
+        self._pointer_over = False
+        self._show_pin()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        self._show_pin()
+        self.update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self._show_pin()
+        self.update()
 
     # --- status -----------------------------------------------------------
 

@@ -102,6 +102,9 @@ class RecordingEvents(ChatEvents):
     def pending_sent(self) -> None:
         self.seen.append(("pending_sent", ()))
 
+    def summary_progress(self, text: str | None) -> None:
+        self.seen.append(("summary_progress", (text,)))
+
 
 class CountingStore(SessionStore):
     """The loop thread's store, counting the reads a turn must never make."""

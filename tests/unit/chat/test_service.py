@@ -310,7 +310,98 @@ def test_nothing_to_condense_is_said_plainly(start_chat: StartChat) -> None:
     chat.send("Just one question")
     assert not chat.service.summarize()
     title, text = chat.events.named("notice_raised")[-1]
-    assert title == "Nothing to condense yet" and "newest" in text
+    assert title == "Nothing to condense yet"
+    assert text == "Nothing to condense yet — summaries start after 6 messages."
+    assert chat.events.named("summary_progress") == [(None,)], "only the opening said: none"
+
+
+def test_a_summary_tells_its_stages_and_when_it_ended(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}")
+    chat.events.clear()
+    assert chat.service.summarize()
+    assert chat.service.current.summary_progress == "Reading 16 messages"
+    assert not chat.service.summarize(), "one summary at a time"
+    chat.idle()
+    stages = [text for (text,) in chat.events.named("summary_progress")]
+    assert stages[0] == "Reading 16 messages"
+    assert "Asking Claude for a summary" in stages and "Saving" in stages
+    assert stages.index("Asking Claude for a summary") < stages.index("Saving")
+    assert stages[-1] is None and chat.service.current.summary_progress is None
+    assert chat.service.current.summaries
+
+
+def test_cancelling_a_summary_while_claude_writes_it_changes_nothing(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}")
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+    live_before = chat.store.live_entries(session_id)
+    fake_server.add_tool_fault("timeout", delay=1.5)  # Claude takes its time to answer
+    chat.events.clear()
+    assert chat.service.summarize()
+    asking = ("Asking Claude for a summary",)
+    chat.run_until(lambda: asking in chat.events.named("summary_progress"))
+    chat.service.cancel_summary()
+    chat.idle()
+    stages = [text for (text,) in chat.events.named("summary_progress")]
+    assert stages[stages.index("Cancelling…") :] == ["Cancelling…", None], "no stage after"
+    assert ("Summary cancelled — nothing changed", "Every message stays as it was.") in (
+        chat.events.named("notice_raised")
+    )
+    assert not chat.events.named("summaries_changed")
+    assert chat.service.current.summaries == []
+    assert chat.store.live_entries(session_id) == live_before
+    assert list(chat.service.current.tail.entries) == live_before
+    repo = chat.summaries()
+    try:
+        assert repo.active_summaries(session_id) == []
+    finally:
+        repo.close()
+
+
+def test_a_summary_runs_on_while_the_user_looks_at_another_conversation(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}")
+    first = chat.service.current
+    assert first.session_id is not None
+    fake_server.add_tool_fault("timeout", delay=1.5)
+    assert chat.service.summarize()
+    asking = ("Asking Claude for a summary",)
+    chat.run_until(lambda: asking in chat.events.named("summary_progress"))
+    chat.service.new_conversation()
+    assert chat.events.named("summary_progress")[-1] == (None,), "the new one has none"
+    chat.service.open_session(first.session_id)
+    assert chat.events.named("summary_progress")[-1] == asking, "shown again on return"
+    chat.run_until(lambda: not chat.service.current.summarizing)
+    assert chat.events.named("summary_progress")[-1] == (None,)
+    assert chat.service.current.summaries
+
+
+def test_summarize_now_can_keep_more_of_the_newest_messages(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}")
+    assert not chat.service.summarize(keep_recent=16)
+    assert chat.events.named("notice_raised")[-1] == (
+        "Nothing to condense yet",
+        "Nothing to condense yet — summaries start after 16 messages.",
+    )
+    assert chat.service.summarize(keep_recent=10)
+    chat.idle()
+    assert chat.service.current.summaries
+    assert len(chat.service.current.tail) >= 10
 
 
 def test_undo_gives_the_originals_back(

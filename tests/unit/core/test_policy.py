@@ -382,7 +382,7 @@ def test_manual_needs_something_older_than_the_kept_messages() -> None:
     decision = ask(TriggerPolicy(), 0.1, 6, manual=True)
 
     assert (decision.summarize, decision.reason) == (False, Reason.TOO_FEW_MESSAGES)
-    assert decision.explain().startswith("There is nothing older to summarize yet")
+    assert decision.explain() == "Nothing to condense yet — summaries start after 6 messages."
     assert ask(TriggerPolicy(), 0.1, 7, manual=True).summarize
 
 

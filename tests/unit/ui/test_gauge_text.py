@@ -6,7 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.context import ContextBreakdown, ContextState
+from app.core.catalog import ModelInfo
+from app.core.context import ContextBreakdown, ContextBuilder, ContextState
+from app.core.errors import ContextOverflowError, MessageTooLargeError
+from app.core.live_tail import LiveTail, TailEntry
+from app.core.models import Role
 from app.ui.gauge_text import (
     Band,
     accessible_description,
@@ -15,6 +19,7 @@ from app.ui.gauge_text import (
     format_tokens,
     gauge_text,
     tooltip_html,
+    used_of_usable,
 )
 
 # 200k window, 8k kept for the reply: 192k usable.
@@ -159,8 +164,8 @@ def test_tooltip_shows_where_the_tokens_go() -> None:
         ("Summaries (earlier messages)", "3.4k"),
         ("Recent messages", "60k"),
         ("Your draft", "150"),
-        ("Room kept for the reply", "8k"),
-        ("Total", "73k of 200k"),  # 64,750 in use + 8,000 kept for the reply
+        ("Total", "65k of 192k"),  # the label's figures: in use, of what Claude can read
+        ("8k more are kept for its reply", ""),
     ]:
         assert label in html
         assert figure in html
@@ -221,3 +226,58 @@ def test_tooltip_says_when_the_server_counted_exactly() -> None:
     html = tooltip_html(state)
     assert "Counted exactly by Claude's servers." in html
     assert "estimate" not in html.lower()
+
+
+# --- one set of numbers: the label, the tooltip and the "too long to send" message ------
+
+
+@given(
+    st.integers(min_value=0, max_value=120),
+    st.integers(min_value=1, max_value=3_000),
+    st.sampled_from([2_500, 3_000, 4_000, 20_000]),
+)
+def test_label_tooltip_and_too_long_message_say_the_same_totals(
+    messages: int, draft_words: int, window: int
+) -> None:
+    builder = ContextBuilder()
+    model = ModelInfo(id="tiny", display_name="Tiny", max_input_tokens=window, max_tokens=500)
+    tail = [
+        TailEntry(
+            id=n + 1,
+            seq=n + 1,
+            role=Role.USER if n % 2 == 0 else Role.ASSISTANT,
+            tokens=builder.counter.count(f"message {n} " + "word " * 20),
+            sendable=True,
+        )
+        for n in range(messages)
+    ]
+    tally = LiveTail(tail).tally
+    draft = "price " * draft_words
+    state = builder.estimate_state(model=model, tail_tally=tally, draft=draft, trigger_ratio=0.8)
+    pair = used_of_usable(state)
+    assert gauge_text(state).endswith(
+        f"{format_tokens(state.used)} of {format_tokens(state.usable)}"
+    )
+    assert f"<b>{pair}</b>" in tooltip_html(state)
+    assert pair in accessible_description(state)
+    try:
+        builder.check_fits(model=model, tail_tally=tally, draft=draft)
+    except (ContextOverflowError, MessageTooLargeError) as error:
+        if not isinstance(error, MessageTooLargeError):
+            used, usable = pair.split(" of ")
+            assert f"about {used} tokens" in str(error)
+            assert f"at most {usable} at once" in str(error)
+        assert band(state) is Band.FULL
+    else:
+        assert state.fits
+
+
+def test_the_reported_mismatch_is_gone() -> None:
+    """The issue saw "607 of 2.5k" beside a tooltip total of "1.1k of 3k"."""
+    state = ContextState(
+        breakdown=ContextBreakdown(system=7, history=600, reserved_output=500),
+        context_window=3_000,
+    )
+    assert gauge_text(state).endswith("607 of 2.5k")
+    assert "<b>607 of 2.5k</b>" in tooltip_html(state)
+    assert "1.1k of 3k" not in tooltip_html(state)
