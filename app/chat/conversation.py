@@ -578,7 +578,16 @@ class Conversation:
     def _summary_failed(self, error: UserFacingError) -> None:
         # The conversation is unchanged; the engine recorded the failed attempt.
         log.warning("Condensing failed: %s (%s)", error.message, error.detail)
-        self._summary_ended()
+        cancelled = self._summary_ended()
+        title, text = (
+            ("Summary cancelled — nothing changed", "Every message stays as it was.")
+            if cancelled
+            else (
+                "Earlier messages could not be condensed",
+                f"{error.message} Nothing changed: every message is still here.",
+            )
+        )
+        self._tell(lambda events: events.notice_raised(title, text))
         self._send_pending()
 
     def _send_pending(self) -> None:

@@ -3,10 +3,15 @@ against the fake server through the real SDK and a real SQLite file."""
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
+from typing import Any
 
 from app.chat.events import Activity
+from app.chat.summary_process import SummaryCall
 from app.core.catalog import ModelInfo
+from app.core.engine import EngineOutcome
 from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
 from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings
@@ -553,3 +558,35 @@ def test_settings_object_is_a_copy(start_chat: StartChat) -> None:
     copy: AppSettings = chat.service.settings
     copy.theme = "dark"
     assert chat.service.settings.theme == "system"
+
+
+def test_a_summary_that_fails_says_so_and_changes_nothing(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(8):
+        chat.send(f"Question {turn}: the price is {turn * 10} EUR")
+    before = [e.id for e in chat.service.current.tail.entries]
+    process = chat.service.summary_process
+    real_run = process.run
+
+    def dies(call: SummaryCall, cancelled: Callable[[], bool], **rest: Any) -> EngineOutcome:
+        # The child is killed mid-summary: what a crash of the summary process looks like.
+        def kill() -> bool:
+            child = process._process
+            if child is not None and child.is_alive() and child.pid is not None:
+                os.kill(child.pid, signal.SIGKILL)
+                child.join(5)
+            return False
+
+        return real_run(call, kill, **rest)
+
+    process.run = dies  # type: ignore[method-assign]
+    assert chat.service.summarize()
+    chat.idle()
+    title, text = chat.events.named("notice_raised")[-1]
+    assert title == "Earlier messages could not be condensed"
+    assert text.endswith("Nothing changed: every message is still here.")
+    assert [e.id for e in chat.service.current.tail.entries] == before
+    assert not chat.service.current.summaries
+    assert chat.events.named("summary_progress")[-1] == (None,)
