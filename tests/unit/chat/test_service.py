@@ -255,9 +255,11 @@ def test_a_message_that_would_not_fit_is_sent_after_condensing(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = small_model(fake_server, start_chat)
+    # Turns small enough that no summary runs before the big one: an emergency now
+    # condenses down to the target, so after larger turns the big one would fit.
     for turn in range(5):
-        fake_server.add_reply(f"Reply {turn}: " + words("answer", 250))
-        chat.send(f"Question {turn}: " + words("detail", 250))
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 120))
+        chat.send(f"Question {turn}: " + words("detail", 120))
     big = "Now the big one: " + words("large", 900)
     state = chat.service.context_state(draft=big)
     assert state is not None and not state.fits
@@ -276,9 +278,9 @@ def test_stop_while_condensing_keeps_the_message_unsent(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = small_model(fake_server, start_chat)
-    for turn in range(5):
-        fake_server.add_reply(f"Reply {turn}: " + words("answer", 250))
-        chat.send(f"Question {turn}: " + words("detail", 250))
+    for turn in range(5):  # small turns: see the test above
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 120))
+        chat.send(f"Question {turn}: " + words("detail", 120))
     fake_server.add_tool_fault("slow", delay=2.0) if hasattr(
         fake_server, "add_tool_fault"
     ) else None
