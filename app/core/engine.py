@@ -46,10 +46,12 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Protocol
 
 from app.core.catalog import ModelInfo
 from app.core.context import MEMORY_PREAMBLE, ContextBuilder, ContextState
+from app.core.conversation import local_day
 from app.core.errors import SummaryConflictError
 from app.core.models import Message, Role
 from app.core.policy import Decision, PolicyInput, Reason, TriggerMemory, TriggerPolicy
@@ -658,6 +660,11 @@ class SummarizationEngine:
                 context.session_id, run, trigger=trigger, instructions=instructions
             )
             step.llm_calls += result.llm_calls
+            result = _with_days(
+                result,
+                date.fromordinal(local_day(run[0].created_at)),
+                date.fromordinal(local_day(run[-1].created_at)),
+            )
             self._commit(context, step, result, before, started, reason)
             if step.stopped is not None:
                 return
@@ -782,6 +789,9 @@ class SummarizationEngine:
                     context.session_id, group, trigger=trigger
                 )
                 step.llm_calls += result.llm_calls
+                days = merge([s.content for s in group])
+                if days.first_day is not None and days.last_day is not None:
+                    result = _with_days(result, days.first_day, days.last_day)
                 if result.draft is None and result.outcome is not EventOutcome.ABORTED:
                     # The summarizer could not merge them: merge by rule, so the
                     # budget still holds (the originals stay archived either way).
@@ -991,6 +1001,21 @@ class _RunContext:
     system_prompt: str
     draft: str
     cancelled: Callable[[], bool]
+
+
+def _with_days(result: SummarizeResultLike, first: date, last: date) -> SummarizeResultLike:
+    """`result` with the days its summary covers set in the content (the memory block
+    shows them, so Claude knows when things were said)."""
+    if result.draft is None:
+        return result
+    content = result.draft.content.model_copy(update={"first_day": first, "last_day": last})
+    return _RuleResult(
+        draft=result.draft.model_copy(update={"content": content}),
+        outcome=result.outcome,
+        error_class=result.error_class,
+        llm_calls=0,  # already counted
+        detail=result.detail,
+    )
 
 
 @dataclass(frozen=True)

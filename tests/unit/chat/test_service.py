@@ -4,9 +4,11 @@ against the fake server through the real SDK and a real SQLite file."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from app.chat.events import Activity
 from app.core.catalog import ModelInfo
+from app.core.conversation import date_line, local_day
 from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
 from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings
@@ -19,6 +21,11 @@ StartChat = Callable[..., Chat]
 
 def words(label: str, count: int) -> str:
     return " ".join(f"{label}{index}" for index in range(count))
+
+
+def dated(text: str) -> str:
+    """`text` as the first message of the request sends it: after today's date line."""
+    return f"{date_line(local_day(datetime.now(UTC)))}\n\n{text}"
 
 
 def small_model(fake_server: FakeAnthropicServer, start_chat: StartChat, **kwargs: object) -> Chat:
@@ -54,7 +61,8 @@ def test_a_reply_streams_into_the_store_and_the_events(
     (session,) = chat.events.named("session_changed")[:1]
     assert session[0].title == "Say hello"
     request = fake_server.requests_to("/v1/messages")[-1]
-    assert request.body["messages"] == [{"role": "user", "content": "Say hello"}]
+    # The request (only) says when it was written; the stored message is as typed.
+    assert request.body["messages"] == [{"role": "user", "content": dated("Say hello")}]
 
 
 def test_a_turn_never_rereads_the_conversation(
@@ -127,7 +135,7 @@ def test_a_failed_reply_says_so_keeps_the_question_and_retry_answers(
     chat.idle()
     assert chat.stored()[-1].content == "Yes, I'm here."
     last = fake_server.requests_to("/v1/messages")[-1]
-    assert last.body["messages"] == [{"role": "user", "content": "Are you there?"}]
+    assert last.body["messages"] == [{"role": "user", "content": dated("Are you there?")}]
 
 
 def test_without_a_key_the_key_is_asked_for_and_nothing_is_stored(start_chat: StartChat) -> None:

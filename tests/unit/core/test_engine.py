@@ -180,7 +180,8 @@ class Driver:
         self.memory = self.engine.policy.after_decision(self.memory, decision)
         if not decision.summarize:
             return None
-        self.trigger_ratios.append(self.engine.state(SESSION, model=self.model).ratio)
+        # What the policy saw: with the draft (a date line can tip the threshold either way).
+        self.trigger_ratios.append(self.engine.state(SESSION, model=self.model, draft=draft).ratio)
         outcome = self.engine.run(
             SESSION,
             model=self.model,
@@ -812,3 +813,25 @@ def test_an_emergency_gets_under_the_reset_level_in_one_run(draft_tokens: int) -
     assert len(condensed) == 1, "one condensing pass, not two messages at a time"
     assert all(s.trigger is SummaryTrigger.EMERGENCY for s in outcome.summaries)
     assert_invariants(engine, repo, SMALL, draft=draft)
+
+
+def test_summaries_say_which_days_they_cover_in_the_memory_block() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from app.core.context import memory_block_text
+
+    config = SummarizationConfig(mode="rule", max_summary_tokens=300)
+    engine, repo = make_engine(config)
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    for index in range(40):  # ten messages a day, 2–5 March
+        when = start + timedelta(days=index // 10, minutes=index)
+        role = Role.USER if index % 2 == 0 else Role.ASSISTANT
+        repo.append(SESSION, role, text(index, 60), created_at=when)
+    engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL, keep_recent=10)
+    (summary,) = repo.active_summaries(SESSION)
+    assert summary.text().startswith("When: 2–4 March 2026\n")
+    assert "When: 2–4 March 2026" in memory_block_text([summary])
+    assert summary.summary_tokens == COUNTER.count(summary.text()), "the line is counted"
+    # A merge keeps the whole range.
+    merged = merge([summary.content, summary.content.model_copy(update={"last_day": None})])
+    assert render_summary_text(merged).startswith("When: 2–4 March 2026\n")
