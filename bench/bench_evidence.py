@@ -15,7 +15,9 @@ first if it would not fit, as the send path does), and we record
 - how full the request is (share of the usable window),
 
 beside plain truncation — the newest messages that fit with the question —
-in the same run, at windows of 4k, 8k and 16k tokens.
+in the same run, at windows of 4k, 8k and 16k tokens. A last column is a
+what-if, not what the app sends: Cairn's request with the room left filled
+(up to 95 %) with the newest condensed originals before the live tail.
 
 Prints a table; it is not a pass/fail test.
 """
@@ -46,6 +48,8 @@ from app.core.tokens import TokenCounter, default_counter
 from tests.fakes.memory_repository import MemorySummaryRepository
 
 WINDOWS = (4_000, 8_000, 16_000)
+# The what-if column: how full a request filled back with condensed originals gets.
+BACKFILL_RATIO = 0.95
 
 
 @dataclass(frozen=True)
@@ -375,6 +379,7 @@ class Planted:
     index: int
     text: str
     question: str
+    value: str  # the planted fact's value ("QX-4821"), to find in a summary too
 
 
 @dataclass(frozen=True)
@@ -389,13 +394,14 @@ def make_conversation(topic: Topic, length: int, rng: random.Random) -> Conversa
     slots = sorted(rng.sample(range(2, length - 4, 2), 2 * len(topic.facts)))
     facts = [fact for fact in topic.facts for _ in range(2)]
     rng.shuffle(facts)
-    planted_at: dict[int, tuple[str, str]] = {}
+    planted_at: dict[int, tuple[str, str, str]] = {}
     for slot, (statement, question, kind) in zip(slots, facts, strict=True):
         value = made_up_value(kind, rng)
         label = f" (version {len(planted_at) + 1})"
         planted_at[slot] = (
             statement.format(x=value) + label,
             question.rstrip("?") + label + "?",
+            value,
         )
     when = datetime(2026, 1, 5, 8, 30, tzinfo=UTC)
     messages: list[tuple[Role, str, datetime]] = []
@@ -408,9 +414,9 @@ def make_conversation(topic: Topic, length: int, rng: random.Random) -> Conversa
         if index % 2 == 0:
             lines = [rng.choice(USER_LINES).format(t=thing) for _ in range(rng.randint(1, 3))]
             if index in planted_at:
-                text, question = planted_at[index]
+                text, question, value = planted_at[index]
                 lines.insert(rng.randint(0, len(lines)), text)
-                planted.append(Planted(index, " ".join(lines), question))
+                planted.append(Planted(index, " ".join(lines), question, value))
         else:
             lines = [
                 rng.choice(ASSISTANT_LINES).format(t=rng.choice(topic.things))
@@ -424,6 +430,9 @@ def make_conversation(topic: Topic, length: int, rng: random.Random) -> Conversa
 class Figures:
     cairn_found: int = 0
     truncation_found: int = 0
+    backfill_found: int = 0
+    cairn_fact: int = 0
+    truncation_fact: int = 0
     questions: int = 0
     cairn_fill: list[float] | None = None
     truncation_fill: list[float] | None = None
@@ -454,6 +463,41 @@ def truncation_request(
         else:
             low = middle + 1
     return builder.build_request(model=model, tail=messages[low:], draft=question)
+
+
+def backfill_request(
+    builder: ContextBuilder,
+    model: ModelInfo,
+    repo: MemorySummaryRepository,
+    session: str,
+    question: str,
+) -> BuiltRequest:
+    """A what-if, not what the app sends: Cairn's request with the room left (up to
+    BACKFILL_RATIO of the usable window) filled with the newest condensed originals,
+    verbatim, before the live tail — summaries adding to what fits."""
+    summaries = repo.active_summaries(session)
+    live = repo.live_messages(session)
+    archived = [m for m in repo.messages(session) if m.summary_id is not None]
+
+    def request_tail(start: int) -> list[Message]:
+        return sorted([*archived[start:], *live], key=lambda m: m.seq)
+
+    def fits(start: int) -> bool:
+        state = builder.estimate_state(
+            model=model, summaries=summaries, tail=request_tail(start), draft=question
+        )
+        return state.ratio <= BACKFILL_RATIO
+
+    low, high = 0, len(archived)
+    while low < high:
+        middle = (low + high) // 2
+        if fits(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return builder.build_request(
+        model=model, summaries=summaries, tail=request_tail(low), draft=question
+    )
 
 
 def run_window(
@@ -514,6 +558,10 @@ def run_window(
                     draft=planted.question,
                 )
             truncated = truncation_request(builder, model, stored, planted.question)
+            backfilled = backfill_request(builder, model, repo, session, planted.question)
+            figures.backfill_found += evidence in sent_text(backfilled)
+            figures.cairn_fact += planted.value in sent_text(built)
+            figures.truncation_fact += planted.value in sent_text(truncated)
             figures.questions += 1
             figures.cairn_found += evidence in sent_text(built)
             figures.truncation_found += evidence in sent_text(truncated)
@@ -546,8 +594,10 @@ def main() -> None:
     print(
         f"{'window':>7} | {'questions':>9} | {'Cairn evidence':>14} | "
         f"{'truncation evidence':>19} | "
-        f"{'Cairn fill median/min':>21} | {'truncation fill median':>22}"
+        f"{'Cairn fill median/min':>21} | {'truncation fill median':>22} | "
+        f"{'what-if: backfilled evidence':>28}"
     )
+    facts: list[str] = []
     for window in WINDOWS:
         figures = Figures()
         for conversation in conversations:
@@ -559,7 +609,16 @@ def main() -> None:
             f"{window // 1000:>6}k | {figures.questions:>9} | {cairn:>14.2f} | "
             f"{truncation:>19.2f} | {statistics.median(figures.cairn_fill):>11.0%} / "
             f"{min(figures.cairn_fill):<7.0%} | {statistics.median(figures.truncation_fill):>22.0%}"
+            f" | {figures.backfill_found / figures.questions:>28.2f}"
         )
+        facts.append(
+            f"{window // 1000:>6}k | {figures.cairn_fact / figures.questions:>20.2f} | "
+            f"{figures.truncation_fact / figures.questions:>25.2f}"
+        )
+    print("\nThe fact's value anywhere in the request (a summary's entities count too):")
+    print(f"{'window':>7} | {'Cairn fact present':>20} | {'truncation fact present':>25}")
+    for line in facts:
+        print(line)
 
 
 if __name__ == "__main__":
