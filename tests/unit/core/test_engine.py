@@ -6,14 +6,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, memory_block_text
 from app.core.engine import (
     EngineOutcome,
     MessageSummarizer,
@@ -21,7 +22,7 @@ from app.core.engine import (
     plan,
 )
 from app.core.models import Message, Role
-from app.core.policy import Reason, TriggerMemory
+from app.core.policy import Decision, Reason, TriggerMemory
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer import Summarizer, SummarizeResult
 from app.core.summary import (
@@ -668,10 +669,6 @@ TestEngineMachine = EngineMachine.TestCase
 
 # --- condense only what must go (issue 8) -------------------------------------------
 
-from hypothesis import given  # noqa: E402
-
-from app.core.policy import Decision  # noqa: E402
-
 SMALL = ModelInfo(id="small", display_name="Small", max_input_tokens=8_000, max_tokens=1_000)
 
 
@@ -816,10 +813,6 @@ def test_an_emergency_gets_under_the_reset_level_in_one_run(draft_tokens: int) -
 
 
 def test_summaries_say_which_days_they_cover_in_the_memory_block() -> None:
-    from datetime import UTC, datetime, timedelta
-
-    from app.core.context import memory_block_text
-
     config = SummarizationConfig(mode="rule", max_summary_tokens=300)
     engine, repo = make_engine(config)
     start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
