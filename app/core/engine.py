@@ -623,7 +623,10 @@ class SummarizationEngine:
             if not active:
                 section += self._preamble()
             added = math.ceil(section * self._ratio(model))
-            return state.used + added <= self.config.target_ratio * state.usable
+            # Invariant 4 holds after the run: the block ends no larger than its cap.
+            memory = min(state.breakdown.memory + added, self.memory_cap(model, len(active) + 1))
+            used = state.used - state.breakdown.memory + memory
+            return used <= self.config.target_ratio * state.usable
 
         return enough
 
