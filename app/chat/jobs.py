@@ -261,6 +261,8 @@ class SummaryRequest:
     decision: Decision | None
     instructions: str | None
     config: SummarizationConfig
+    # A manual summary: how many of the newest messages stay (None: the floor).
+    keep_recent: int | None = None
 
 
 def summarize(
@@ -305,6 +307,7 @@ def summarize(
             trigger=request.trigger,
             decision=request.decision,
             instructions=request.instructions,
+            keep_recent=request.keep_recent,
             cancelled=cancelled,
         )
     finally:

@@ -19,11 +19,20 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from app.core.calibration import Calibration, Calibrations
 from app.core.catalog import ModelInfo
-from app.core.conversation import TURN_SEPARATOR, ApiMessage, iter_turns
+from app.core.conversation import (
+    DATE_LINE_TOKENS,
+    TURN_SEPARATOR,
+    ApiMessage,
+    dated,
+    iter_dated_turns,
+    local_day,
+    to_api_messages,
+)
 from app.core.errors import (
     ApiError,
     ContextOverflowError,
@@ -216,15 +225,20 @@ class ContextBuilder:
     Attributes:
         counter: counts the draft, and any text without a stored estimate.
         calibrations: per-model corrections; None means uncalibrated estimates.
+        today: the local calendar day now (`local_day`): the draft will be stored on
+            it, so it carries that day's date line when the day changed since the
+            last message sent, and the gauge counts it before it is sent.
     """
 
     def __init__(
         self,
         counter: TokenCounter | None = None,
         calibrations: Calibrations | None = None,
+        today: Callable[[], int] | None = None,
     ) -> None:
         self.counter = counter if counter is not None else default_counter()
         self.calibrations = calibrations
+        self.today = today if today is not None else _today
         self._counts: dict[str, int] = {}
 
     # --- public
@@ -366,6 +380,8 @@ class ContextBuilder:
         if draft.strip():
             if draft_tokens is None:
                 draft_tokens = self.counter.count(draft)
+            if self.today() != history.last_day:
+                draft_tokens += DATE_LINE_TOKENS
             if last_role is Role.USER:
                 tally.draft = draft_tokens + SEPARATOR_TOKENS
             else:
@@ -423,20 +439,20 @@ class ContextBuilder:
         )
         return blocks
 
-    @staticmethod
-    def _messages(tail: Sequence[Message], draft: str) -> list[ApiMessage]:
-        parts: list[tuple[str, list[str]]] = []
-        for message, joins in iter_turns(tail):
-            if joins:
-                parts[-1][1].append(message.content)
-            else:
-                parts.append((message.role.value, [message.content]))
+    def _messages(self, tail: Sequence[Message], draft: str) -> list[ApiMessage]:
+        messages = to_api_messages(tail)
         if draft.strip():
-            if parts and parts[-1][0] == Role.USER.value:
-                parts[-1][1].append(draft)
+            last_day = 0
+            for message, _joins, _day in iter_dated_turns(tail):
+                last_day = local_day(message.created_at)
+            today = self.today()
+            text = dated(draft, today if today != last_day else None)
+            if messages and messages[-1]["role"] == Role.USER.value:
+                joined = messages[-1]["content"] + TURN_SEPARATOR + text
+                messages[-1] = {"role": Role.USER.value, "content": joined}
             else:
-                parts.append((Role.USER.value, [draft]))
-        return [{"role": role, "content": TURN_SEPARATOR.join(texts)} for role, texts in parts]
+                messages.append({"role": Role.USER.value, "content": text})
+        return messages
 
     def _with_exact_count(
         self, built: BuiltRequest, exact_count: Callable[[BuiltRequest], int]
@@ -516,3 +532,7 @@ def _scaled(breakdown: ContextBreakdown, total: int) -> ContextBreakdown:
 
 
 _NO_CALIBRATION = Calibration(ratio=1.0)
+
+
+def _today() -> int:
+    return local_day(datetime.now(UTC))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from datetime import date, datetime
 from typing import TypedDict
 
 from app.core.models import Message, MessageStatus, Role
@@ -19,6 +20,48 @@ SENDABLE_STATUSES = frozenset({MessageStatus.COMPLETE, MessageStatus.STOPPED})
 
 # What joins two consecutive turns of one role into one.
 TURN_SEPARATOR = "\n\n"
+
+
+# A line "[Tuesday 3 March 2026]" and a blank line go before the first message sent
+# and before every message whose day differs from the one sent before it, in the
+# request only, so Claude knows when things were said. The stored message never
+# has it. Plain text at the start of the turn's text: the API takes any text, and
+# the turns keep alternating (https://docs.anthropic.com/en/api/messages).
+DATE_LINE_SEPARATOR = "\n\n"
+# cl100k counts every such line, with its blank line, as 9 tokens (checked over
+# 30 years of dates in tests/unit/core/test_conversation.py), so a tally adds a
+# constant, as it does for a turn's overhead.
+DATE_LINE_TOKENS = 9
+
+
+def local_day(moment: datetime) -> int:
+    """The calendar day of `moment` on this computer (proleptic ordinal, ≥ 1).
+
+    An aware time is taken to the local zone, as the store's SQL does with
+    julianday(…, 'localtime'); a naive one is taken as local already.
+    """
+    local = moment.astimezone() if moment.tzinfo is not None else moment
+    return local.date().toordinal()
+
+
+def date_line(day: int) -> str:
+    """The date line for a day ordinal: "[Tuesday 3 March 2026]"."""
+    when = date.fromordinal(day)
+    return f"[{when:%A} {when.day} {when:%B} {when.year}]"
+
+
+def dated(text: str, day: int | None) -> str:
+    """`text` as sent: with its date line before it when `day` is given."""
+    return text if day is None else date_line(day) + DATE_LINE_SEPARATOR + text
+
+
+def iter_dated_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool, int | None]]:
+    """`iter_turns` with the day whose date line goes before each message, or None."""
+    last_day: int | None = None
+    for message, joins in iter_turns(history):
+        day = local_day(message.created_at)
+        yield message, joins, (day if day != last_day else None)
+        last_day = day
 
 
 def iter_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool]]:
@@ -44,12 +87,13 @@ def to_api_messages(history: Iterable[Message]) -> list[ApiMessage]:
     """Alternating turns starting with the user; never an empty content.
 
     Consecutive turns of one role (a failed reply between two questions, say)
-    are joined with a blank line.
+    are joined with a blank line; a date line goes where the day changes.
     """
     parts: list[tuple[str, list[str]]] = []
-    for message, joins in iter_turns(history):
+    for message, joins, day in iter_dated_turns(history):
+        text = dated(message.content, day)
         if joins:
-            parts[-1][1].append(message.content)
+            parts[-1][1].append(text)
         else:
-            parts.append((message.role.value, [message.content]))
+            parts.append((message.role.value, [text]))
     return [{"role": role, "content": TURN_SEPARATOR.join(texts)} for role, texts in parts]

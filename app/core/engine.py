@@ -11,13 +11,16 @@ worker when a summary is due. Two pieces are public on their own:
 
 One `run` is the whole step:
 
-1. Condense: the live messages minus the pinned ones minus the newest
-   `preserve_recent` become condensed summaries. A condensed summary covers a
-   contiguous run of unpinned live messages, so a pinned message, or an older
-   active summary (after an undo), splits the range into runs: each run gets
-   its own summary, oldest first — pins stay exactly where they are, and every
-   summary's range stays honest. The kept tail is moved back to start with a
-   user turn, since the API drops a leading assistant turn.
+1. Condense the oldest unpinned live messages: for room (the threshold, an
+   emergency) just far enough to bring the next request down to
+   `target_ratio`; else (the user, a count trigger) all but the newest
+   `keep_recent`. The newest `preserve_recent` always stay (a floor; 2 in an
+   emergency). A condensed summary covers a contiguous run of unpinned live
+   messages, so a pinned message, or an older active summary (after an undo),
+   splits the range into runs: each run gets its own summary, oldest first —
+   pins stay exactly where they are, and every summary's range stays honest.
+   The kept tail starts with a user turn, since the API drops a leading
+   assistant turn.
 2. Keep the memory block in budget (invariant 4): every summary is trimmed
    by rule to `min(max_summary_tokens, 10 % of the window)` less the block's
    preamble before it is committed, which alone keeps the block under
@@ -26,8 +29,10 @@ One `run` is the whole step:
    compressed summary by the summarizer while the depth allows it, and beyond
    `max_depth` by rule (narrative shortened, oldest points dropped, entities
    kept longest).
-3. Emergency: while the next request would still not fit (invariant 3),
-   condense again keeping only the newest 2 messages.
+3. Emergency: one pass condenses enough to bring the request down to the
+   target (under the reset level); should the summaries come out longer than
+   estimated and it still not fit (invariant 3), condense again, down to the
+   newest 2 messages.
 
 Every attempt is recorded as a `SummaryEvent`. Nothing here deletes a
 message; a failed or conflicting step changes nothing (DESIGN §6).
@@ -41,10 +46,12 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Protocol
 
 from app.core.catalog import ModelInfo
 from app.core.context import MEMORY_PREAMBLE, ContextBuilder, ContextState
+from app.core.conversation import local_day
 from app.core.errors import SummaryConflictError
 from app.core.models import Message, Role
 from app.core.policy import Decision, PolicyInput, Reason, TriggerMemory, TriggerPolicy
@@ -72,6 +79,8 @@ log = logging.getLogger(__name__)
 MEMORY_WINDOW_SHARE = 0.10
 # The builder counts one token for the blank line before each memory section.
 _SECTION_SEPARATOR_TOKENS = 1
+# Triggers about room: they condense just far enough to reach target_ratio.
+_FOR_ROOM = frozenset({Reason.THRESHOLD, Reason.EMERGENCY})
 # Safety bound on the emergency loop; each pass covers at least one more message.
 _MAX_EMERGENCY_PASSES = 8
 
@@ -212,28 +221,55 @@ def plan(
     preserve_recent: int,
     *,
     fewer_if_needed: bool = False,
+    enough: Callable[[Sequence[Message]], bool] | None = None,
 ) -> Plan:
     """The runs of live messages one condensing pass covers, oldest first (pure).
 
-    Everything live except the pinned messages and the newest `preserve_recent`
-    unpinned ones; the kept tail is moved back (or, with `fewer_if_needed`, in an
-    emergency, forward) so that it starts with a user turn. Runs break at a
-    pinned message and at an active summary's range, so each run is contiguous.
+    The pinned messages are never covered, and the newest `preserve_recent`
+    unpinned ones always stay (a floor). With `enough` — told the oldest unpinned
+    messages a pass would cover, True when that brings the next request down to
+    its target — the pass covers the fewest that are enough (assumed to be
+    monotone: covering more never makes the request larger), else as many as
+    the floor allows. The kept tail starts with a user turn, since the API drops
+    a leading assistant turn: a cut moves back to one, or, with
+    `fewer_if_needed` (an emergency), may go past the floor to one, keeping
+    fewer. Runs break at a pinned message and at an active summary's range, so
+    each run is contiguous.
     """
     candidates = [m for m in live if not m.pinned]
-    keep = max(0, preserve_recent)
-    if len(candidates) <= keep:
+    floor = max(0, preserve_recent)
+    most = len(candidates) - floor
+    if most <= 0 and not fewer_if_needed:
         return Plan(runs=(), kept=len(live))
-    cut = len(candidates) - keep
+    limit = len(candidates) - 1 if fewer_if_needed else most
+
+    def starts_a_turn(cut: int) -> bool:
+        return cut == len(candidates) or candidates[cut].role is Role.USER
+
+    cuts = [cut for cut in range(1, limit + 1) if starts_a_turn(cut)]
+    within = [cut for cut in cuts if cut <= most]
+    beyond = [cut for cut in cuts if cut >= most]
+    fallback: int | None
     if fewer_if_needed:
-        while cut < len(candidates) - 1 and candidates[cut].role is not Role.USER:
-            cut += 1
+        # No user turn to start on: all but the newest go, the request must fit.
+        fallback = beyond[0] if beyond else max(0, len(candidates) - 1)
     else:
-        while 0 < cut < len(candidates) and candidates[cut].role is not Role.USER:
-            cut -= 1
-    covered = candidates[:cut]
-    if not covered:
+        fallback = within[-1] if within else None
+    cut = fallback
+    if enough is not None and cuts:
+        # The fewest covered that are enough: the smallest cut whose request meets the target.
+        low, high = 0, len(cuts)
+        while low < high:
+            middle = (low + high) // 2
+            if enough(candidates[: cuts[middle]]):
+                high = middle
+            else:
+                low = middle + 1
+        if low < len(cuts):
+            cut = cuts[low]
+    if not cut:
         return Plan(runs=(), kept=len(live))
+    covered = candidates[:cut]
     barriers = sorted(
         [m.seq for m in live if m.pinned] + [s.first_seq for s in active],
     )
@@ -315,12 +351,17 @@ class SummarizationEngine:
         trigger: SummaryTrigger,
         decision: Decision | None = None,
         instructions: str | None = None,
+        keep_recent: int | None = None,
         cancelled: Callable[[], bool] = lambda: False,
     ) -> EngineOutcome:
         """Condense, keep the memory in budget, and make the next request fit.
 
         Callable from a worker thread. `decision` is what `decide` said (asked
         again when None, as a manual request when `trigger` is MANUAL).
+        A summary for room (the threshold, an emergency) condenses the oldest
+        messages just far enough to bring the next request down to
+        `target_ratio`; one the user asked for (or a count trigger) condenses
+        everything but the newest `keep_recent` (at least `preserve_recent`).
         """
         live = self.repo.live_messages(session_id)
         active = self.repo.active_summaries(session_id)
@@ -342,14 +383,23 @@ class SummarizationEngine:
         reason = decision.reason.value if decision.summarize else "budget"
 
         if decision.summarize:
+            floor = decision.preserve_recent
+            for_room = decision.reason in _FOR_ROOM
+            if decision.reason is Reason.EMERGENCY:
+                # However many of the newest messages the target lets stay: one pass
+                # brings the request back under the reset level, not two messages at a time.
+                floor = MIN_PRESERVE_RECENT
+            elif not for_room and keep_recent is not None:
+                floor = max(floor, keep_recent)
             self._condense(
                 context,
                 step,
-                preserve_recent=decision.preserve_recent,
+                preserve_recent=floor,
                 trigger=trigger,
                 reason=reason,
                 instructions=instructions,
                 fewer_if_needed=False,
+                to_target=for_room,
             )
         if step.stopped is None:
             self._enforce_memory_budget(context, step, trigger=trigger, reason=reason)
@@ -368,6 +418,7 @@ class SummarizationEngine:
                 reason=Reason.EMERGENCY.value,
                 instructions=instructions,
                 fewer_if_needed=passes > 1,
+                to_target=True,
             )
             if step.stopped is None:
                 self._enforce_memory_budget(
@@ -551,6 +602,34 @@ class SummarizationEngine:
 
     # --- inside: condensing
 
+    def _meets_target(
+        self, context: _RunContext, live: Sequence[Message], active: Sequence[Summary]
+    ) -> Callable[[Sequence[Message]], bool]:
+        """Whether covering the given oldest messages brings the next request down to
+        `target_ratio` of the usable window, with the new summary counted at its target
+        length (its budget at most), as the builder will count it."""
+        model = context.model
+
+        def enough(covered: Sequence[Message]) -> bool:
+            gone = {m.id for m in covered}
+            tail = [m for m in live if m.id not in gone]
+            state = self._state(model, context.system_prompt, active, tail, context.draft)
+            source = sum(self._message_tokens(m) for m in covered)
+            first, last = covered[0].seq, covered[-1].seq
+            text = min(
+                self.config.target_summary_tokens(source), self._text_cap(model, first, last)
+            )
+            section = self._section_overhead(first, last) + text
+            if not active:
+                section += self._preamble()
+            added = math.ceil(section * self._ratio(model))
+            # Invariant 4 holds after the run: the block ends no larger than its cap.
+            memory = min(state.breakdown.memory + added, self.memory_cap(model, len(active) + 1))
+            used = state.used - state.breakdown.memory + memory
+            return used <= self.config.target_ratio * state.usable
+
+        return enough
+
     def _condense(
         self,
         context: _RunContext,
@@ -561,10 +640,15 @@ class SummarizationEngine:
         reason: str,
         instructions: str | None,
         fewer_if_needed: bool,
+        to_target: bool = False,
     ) -> None:
         live = self.repo.live_messages(context.session_id)
         active = self.repo.active_summaries(context.session_id)
-        for run in plan(live, active, preserve_recent, fewer_if_needed=fewer_if_needed).runs:
+        enough = self._meets_target(context, live, active) if to_target else None
+        planned = plan(
+            live, active, preserve_recent, fewer_if_needed=fewer_if_needed, enough=enough
+        )
+        for run in planned.runs:
             if context.cancelled():
                 self._stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
                 return
@@ -579,6 +663,11 @@ class SummarizationEngine:
                 context.session_id, run, trigger=trigger, instructions=instructions
             )
             step.llm_calls += result.llm_calls
+            result = _with_days(
+                result,
+                date.fromordinal(local_day(run[0].created_at)),
+                date.fromordinal(local_day(run[-1].created_at)),
+            )
             self._commit(context, step, result, before, started, reason)
             if step.stopped is not None:
                 return
@@ -703,6 +792,9 @@ class SummarizationEngine:
                     context.session_id, group, trigger=trigger
                 )
                 step.llm_calls += result.llm_calls
+                days = merge([s.content for s in group])
+                if days.first_day is not None and days.last_day is not None:
+                    result = _with_days(result, days.first_day, days.last_day)
                 if result.draft is None and result.outcome is not EventOutcome.ABORTED:
                     # The summarizer could not merge them: merge by rule, so the
                     # budget still holds (the originals stay archived either way).
@@ -912,6 +1004,21 @@ class _RunContext:
     system_prompt: str
     draft: str
     cancelled: Callable[[], bool]
+
+
+def _with_days(result: SummarizeResultLike, first: date, last: date) -> SummarizeResultLike:
+    """`result` with the days its summary covers set in the content (the memory block
+    shows them, so Claude knows when things were said)."""
+    if result.draft is None:
+        return result
+    content = result.draft.content.model_copy(update={"first_day": first, "last_day": last})
+    return _RuleResult(
+        draft=result.draft.model_copy(update={"content": content}),
+        outcome=result.outcome,
+        error_class=result.error_class,
+        llm_calls=0,  # already counted
+        detail=result.detail,
+    )
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ one `replace`, a summary one `remove`, an undo one `restore`.
 Each `TailEntry` keeps only what the figures need — no text — and `LiveTail`
 keeps them in arrays, so a conversation of 100,000 live messages takes a few
 megabytes. The tally of the turns Claude would see (`TailTally`) follows the
-same walk as `app.core.conversation.iter_turns`: failed or blank messages are
-left out, leading assistant turns are dropped, and consecutive turns of one
-role are joined. A tally is kept every few dozen entries, so changing the
-newest entry costs a few dozen steps; a change further back recounts from the
-checkpoint before it.
+same walk as `app.core.conversation.iter_dated_turns`: failed or blank messages
+are left out, leading assistant turns are dropped, consecutive turns of one
+role are joined, and a date line is counted where the day changes. A tally is
+kept every few dozen entries, so changing the newest entry costs a few dozen
+steps; a change further back recounts from the checkpoint before it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from app.core.conversation import SENDABLE_STATUSES
+from app.core.conversation import DATE_LINE_TOKENS, SENDABLE_STATUSES, local_day
 from app.core.models import Message, Role
 from app.core.tokens import MESSAGE_OVERHEAD_TOKENS
 
@@ -40,6 +40,8 @@ class TailEntry:
         tokens: raw (uncalibrated) tokens of its text, as stored with it.
         sendable: Claude sees it: complete or stopped, and not blank.
         pinned: never condensed.
+        day: its calendar day (`local_day`), for the request's date lines; 0 when
+            unknown (no date line).
     """
 
     id: int
@@ -48,6 +50,7 @@ class TailEntry:
     tokens: int
     sendable: bool
     pinned: bool = False
+    day: int = 0
 
     @classmethod
     def of(cls, message: Message, count: Callable[[str], int]) -> TailEntry:
@@ -62,6 +65,7 @@ class TailEntry:
             tokens=tokens,
             sendable=is_sendable(message),
             pinned=message.pinned,
+            day=local_day(message.created_at),
         )
 
 
@@ -75,26 +79,36 @@ class TailTally:
     """Raw tokens of the turns a tail sends, and where the walk ended.
 
     Attributes:
-        history: tokens of every turn sent, with each turn's overhead and each join.
+        history: tokens of every turn sent, with each turn's overhead, each join and
+            each date line.
         turns: how many turns (after joining).
         last_role: the role of the last turn sent, None when none is.
         last_turn: tokens of that last turn.
+        last_day: the day of the last message sent with a known day, 0 before any.
     """
 
     history: int = 0
     turns: int = 0
     last_role: Role | None = None
     last_turn: int = 0
+    last_day: int = 0
 
     def then(self, entry: TailEntry) -> TailTally:
         """The tally once `entry` follows."""
         if not entry.sendable or (self.last_role is None and entry.role is not Role.USER):
             return self
+        tokens = entry.tokens
+        day = self.last_day
+        if entry.day and entry.day != day:
+            tokens += DATE_LINE_TOKENS
+            day = entry.day
         if entry.role is self.last_role:
-            tokens = entry.tokens + SEPARATOR_TOKENS
-            return TailTally(self.history + tokens, self.turns, entry.role, self.last_turn + tokens)
-        tokens = entry.tokens + MESSAGE_OVERHEAD_TOKENS
-        return TailTally(self.history + tokens, self.turns + 1, entry.role, tokens)
+            tokens += SEPARATOR_TOKENS
+            return TailTally(
+                self.history + tokens, self.turns, entry.role, self.last_turn + tokens, day
+            )
+        tokens += MESSAGE_OVERHEAD_TOKENS
+        return TailTally(self.history + tokens, self.turns + 1, entry.role, tokens, day)
 
 
 def tally_entries(entries: Iterable[TailEntry]) -> TailTally:
@@ -142,6 +156,7 @@ class LiveTail:
         self._seqs = array("q")
         self._tokens = array("q")
         self._flags = array("B")
+        self._days = array("l")
         self._checkpoints: list[TailTally] = [TailTally()]
         self._tally = TailTally()
         self._pinned_tokens = 0
@@ -152,11 +167,12 @@ class LiveTail:
         self.restore(entries)
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[int, int, bool, int, bool, bool]]) -> LiveTail:
-        """A tail from (id, seq, is_user, tokens, sendable, pinned) rows in seq order,
+    def from_rows(cls, rows: Iterable[tuple[int, int, bool, int, bool, bool, int]]) -> LiveTail:
+        """A tail from (id, seq, is_user, tokens, sendable, pinned, day) rows in seq order,
         without making an object per row (what a store read hands over)."""
         tail = cls()
-        for message_id, seq, is_user, tokens, sendable, pinned in rows:
+        for message_id, seq, is_user, tokens, sendable, pinned, day in rows:
+            tail._days.append(day)
             tail._ids.append(message_id)
             tail._seqs.append(seq)
             tail._tokens.append(tokens)
@@ -218,6 +234,7 @@ class LiveTail:
         self._seqs.append(entry.seq)
         self._tokens.append(entry.tokens)
         self._flags.append(_flags(entry))
+        self._days.append(entry.day)
         self._tally = self._tally.then(entry)
         if len(self._ids) % CHECKPOINT_EVERY == 0:
             self._checkpoints.append(self._tally)
@@ -243,6 +260,7 @@ class LiveTail:
             self._pinned_tokens += entry.tokens
         self._tokens[index] = entry.tokens
         self._flags[index] = _flags(entry)
+        self._days[index] = entry.day
         newest_unpinned = index == len(self._ids) - 1 and not (old_pinned or entry.pinned)
         if newest_unpinned and not self._unpinned_stale:
             self._unpinned_tokens[-1] = entry.tokens
@@ -260,7 +278,7 @@ class LiveTail:
             return 0
         keep = [i for i in range(first, len(self._ids)) if self._ids[i] not in message_ids]
         removed = len(self._ids) - first - len(keep)
-        for column in (self._ids, self._seqs, self._tokens, self._flags):
+        for column in (self._ids, self._seqs, self._tokens, self._flags, self._days):
             kept = [column[i] for i in keep]
             del column[first:]
             column.extend(kept)
@@ -280,6 +298,7 @@ class LiveTail:
         self._seqs = array("q", (e.seq for e in ordered))
         self._tokens = array("q", (e.tokens for e in ordered))
         self._flags = array("B", (_flags(e) for e in ordered))
+        self._days = array("l", (e.day for e in ordered))
         self._after_bulk_change(first)
 
     def set_pinned(self, message_id: int, pinned: bool) -> bool:
@@ -288,7 +307,9 @@ class LiveTail:
         if entry is None:
             return False
         return self.replace(
-            TailEntry(entry.id, entry.seq, entry.role, entry.tokens, entry.sendable, pinned)
+            TailEntry(
+                entry.id, entry.seq, entry.role, entry.tokens, entry.sendable, pinned, entry.day
+            )
         )
 
     # --- inside
@@ -302,6 +323,7 @@ class LiveTail:
             self._tokens[index],
             bool(flags & _SENDABLE),
             bool(flags & _PINNED),
+            self._days[index],
         )
 
     def _unpinned(self) -> list[int]:
@@ -345,14 +367,19 @@ class LiveTail:
         del self._checkpoints[start + 1 :]
         base = self._checkpoints[start]
         history, turns, last_turn = base.history, base.turns, base.last_turn
+        last_day = base.last_day
         last_user: bool | None = None if base.last_role is None else base.last_role is Role.USER
-        tokens_column, flags_column = self._tokens, self._flags
+        tokens_column, flags_column, days_column = self._tokens, self._flags, self._days
         for position in range(start * CHECKPOINT_EVERY, len(self._ids)):
             flags = flags_column[position]
             if flags & _SENDABLE:
                 is_user = bool(flags & _USER)
                 if last_user is not None or is_user:
                     tokens = tokens_column[position]
+                    day = days_column[position]
+                    if day and day != last_day:
+                        tokens += DATE_LINE_TOKENS
+                        last_day = day
                     if is_user is last_user:
                         tokens += SEPARATOR_TOKENS
                         last_turn += tokens
@@ -363,8 +390,10 @@ class LiveTail:
                     history += tokens
                     last_user = is_user
             if (position + 1) % CHECKPOINT_EVERY == 0:
-                self._checkpoints.append(TailTally(history, turns, _role(last_user), last_turn))
-        self._tally = TailTally(history, turns, _role(last_user), last_turn)
+                self._checkpoints.append(
+                    TailTally(history, turns, _role(last_user), last_turn, last_day)
+                )
+        self._tally = TailTally(history, turns, _role(last_user), last_turn, last_day)
 
 
 def _role(is_user: bool | None) -> Role | None:

@@ -32,9 +32,11 @@ the optional triggers that are not about room (`message_count`,
 `force_refresh`) are held back with reason `depth`.
 
 Emergency (the next request would not fit): always on, even with automatic
-summaries off; it ignores the cooldown, the hysteresis and `min_messages`, and
-keeps as many of the newest messages as still let the request fit — between
-`preserve_recent` and 2 (`emergency_preserve_recent`).
+summaries off; it ignores the cooldown, the hysteresis and `min_messages`. The
+engine then condenses, in one pass, just enough to bring the request down to
+`target_ratio` (at or under `reset_ratio`), keeping at least the newest 2;
+`emergency_preserve_recent` says how many of the newest would still let the
+request merely fit.
 """
 
 from __future__ import annotations
@@ -302,7 +304,9 @@ class TriggerPolicy:
                 at_max_depth=at_max_depth,
                 explanation=(
                     f"The next message would not fit ({usage} of what Claude can read), so "
-                    f"older messages are condensed now; the newest {keep} stay as they are."
+                    "older messages are condensed now, enough to bring it down to "
+                    f"{_percent(config.target_ratio)}; at least the newest "
+                    f"{MIN_PRESERVE_RECENT} stay as they are."
                 ),
             )
 
@@ -436,12 +440,18 @@ class TriggerPolicy:
 
     def _go(self, reason: Reason, words: str, at_max_depth: bool) -> Decision:
         keep = self.config.preserve_recent
+        if reason is Reason.THRESHOLD:
+            # The engine condenses just far enough to reach the target (issue 8).
+            words += f" down to {_percent(self.config.target_ratio)}"
+            kept = f"at least the newest {keep}"
+        else:
+            kept = f"the newest {keep}"
         return Decision(
             summarize=True,
             reason=reason,
             preserve_recent=keep,
             at_max_depth=at_max_depth,
-            explanation=f"{words}; the newest {keep} stay as they are.",
+            explanation=f"{words}; {kept} stay as they are.",
         )
 
     def _hold(self, reason: Reason, words: str, at_max_depth: bool) -> Decision:

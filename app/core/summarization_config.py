@@ -32,6 +32,8 @@ DEFAULT_SUMMARIZER_MODELS: tuple[str, ...] = ("claude-haiku-4-5", "claude-sonnet
 
 # The smallest emergency tail (DESIGN §5: preserve_recent adapts down to 2).
 MIN_PRESERVE_RECENT = 2
+# What a summary brings the next request down to, as a share of the usable window.
+DEFAULT_TARGET_RATIO = 0.60
 MIN_SUMMARY_TOKENS = 100
 MAX_SUMMARY_TOKENS = 8_000
 # A target below this is too short to say anything useful, whatever the compression.
@@ -54,8 +56,12 @@ class SummarizationConfig(BaseModel):
         trigger_ratio: summarize when the next request would use this share of the usable window.
         reset_ratio: hysteresis: no new automatic trigger until usage dropped below this
             (or the cooldown passed).
+        target_ratio: a summary condenses the oldest messages just far enough to bring the
+            next request down to this share of the usable window; never above reset_ratio,
+            so the trigger re-arms once a summary is made.
         min_messages: never summarize automatically a shorter live context.
-        preserve_recent: messages kept verbatim at the tail (down to 2 in an emergency).
+        preserve_recent: the fewest newest messages always kept verbatim (a floor: a summary
+            usually keeps more, down to 2 in an emergency).
         cooldown_messages: new messages needed after a summary before the next automatic one.
         max_depth: levels of summaries of summaries; beyond it the oldest compressed
             content is trimmed by rule.
@@ -79,6 +85,7 @@ class SummarizationConfig(BaseModel):
     auto_summarize: bool = True
     trigger_ratio: float = 0.80
     reset_ratio: float = 0.70
+    target_ratio: float = DEFAULT_TARGET_RATIO
     min_messages: int = 12
     preserve_recent: int = 6
     cooldown_messages: int = 4
@@ -106,12 +113,27 @@ class SummarizationConfig(BaseModel):
             )
         return value
 
-    @field_validator("trigger_ratio", "reset_ratio", "target_compression")
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """Older settings files have no target_ratio: they get the default, lowered to
+        their reset level when that is below it, so a file that loaded before still loads.
+
+        No schema bump: the field only adds, and an older Cairn ignores it (extra="ignore").
+        """
+        if isinstance(data, dict) and "target_ratio" not in data:
+            reset = data.get("reset_ratio", cls.model_fields["reset_ratio"].default)
+            if isinstance(reset, int | float) and math.isfinite(reset) and 0 < reset < 1:
+                return {**data, "target_ratio": min(DEFAULT_TARGET_RATIO, reset)}
+        return data
+
+    @field_validator("trigger_ratio", "reset_ratio", "target_ratio", "target_compression")
     @classmethod
     def _check_share(cls, value: float, info: ValidationInfo) -> float:
         names = {
             "trigger_ratio": "The trigger level",
             "reset_ratio": "The reset level",
+            "target_ratio": "The level a summary brings the conversation down to",
             "target_compression": "The target summary length",
         }
         label = names.get(info.field_name or "", "This setting")
@@ -231,6 +253,12 @@ class SummarizationConfig(BaseModel):
             raise ValueError(
                 f"The reset level ({self.reset_ratio:.0%}) must be below the trigger level "
                 f"({self.trigger_ratio:.0%}), or summaries would start again at once."
+            )
+        if self.target_ratio > self.reset_ratio:
+            raise ValueError(
+                f"The level a summary brings the conversation down to ({self.target_ratio:.0%}) "
+                f"must not be above the reset level ({self.reset_ratio:.0%}), or the next "
+                "summary could never start."
             )
         if self.min_messages <= self.preserve_recent:
             raise ValueError(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
@@ -91,6 +91,10 @@ class SummaryContent(BaseModel):
     entities: list[str] = Field(default_factory=list)
     # Said in the summary when the transcript had to be cut to fit the summarizer.
     notes: list[str] = Field(default_factory=list)
+    # The calendar days of the first and last message covered (local), shown to Claude
+    # as "When: 3–5 March 2026"; None in summaries made before they were kept.
+    first_day: date | None = None
+    last_day: date | None = None
 
 
 class SummaryDraft(BaseModel):
@@ -252,9 +256,23 @@ class SummaryRepository(Protocol):
     def record_event(self, event: SummaryEvent) -> None: ...
 
 
+def day_range(first: date, last: date) -> str:
+    """Days said briefly: "5 March 2026", "3–5 March 2026", "28 February – 3 March 2026"."""
+    if first == last:
+        return f"{first.day} {first:%B} {first.year}"
+    if (first.year, first.month) == (last.year, last.month):
+        return f"{first.day}–{last.day} {last:%B} {last.year}"
+    if first.year == last.year:
+        return f"{first.day} {first:%B} – {last.day} {last:%B} {last.year}"
+    return f"{first.day} {first:%B} {first.year} – {last.day} {last:%B} {last.year}"
+
+
 def render_summary_text(content: SummaryContent) -> str:
     """Plain text of a summary, as Claude reads it in the memory block."""
-    lines = [content.narrative.strip()]
+    lines = []
+    if content.first_day is not None and content.last_day is not None:
+        lines.append(f"When: {day_range(content.first_day, content.last_day)}")
+    lines.append(content.narrative.strip())
 
     def section(title: str, items: Sequence[str]) -> None:
         if items:
@@ -337,6 +355,8 @@ def merge(contents: Sequence[SummaryContent]) -> SummaryContent:
         ],
         entities=unique_texts(e for c in contents for e in c.entities),
         notes=unique_texts(n for c in contents for n in c.notes),
+        first_day=min((c.first_day for c in contents if c.first_day is not None), default=None),
+        last_day=max((c.last_day for c in contents if c.last_day is not None), default=None),
     )
 
 
@@ -359,7 +379,9 @@ def fit(content: SummaryContent, max_tokens: int, count: Callable[[str], int]) -
     5. the narrative, shortened to its first words ("…");
     6. the notes (a note says when anything was cut, while there is room for it);
     7. entities — identifiers, file names, numbers, dates, URLs — oldest first, last
-       of all, since they are what a summary must not lose. Deterministic; the result always fits
+       of all, since they are what a summary must not lose;
+    8. the days it covers ("When:"), only when nothing else is left. Deterministic; the
+       result always fits
     (an empty text does). Each step finds how much to drop by bisection, so a
     long history costs O(log n) counts per list.
     """
@@ -381,6 +403,8 @@ def fit(content: SummaryContent, max_tokens: int, count: Callable[[str], int]) -
         lambda c: _shorten_narrative(c, max_tokens, size),
         lambda c: _drop_oldest(c, "notes", max_tokens, size),
         lambda c: _drop_oldest(c, "entities", max_tokens, size),
+        # The "When:" line last: with everything else gone, an empty text must fit.
+        lambda c: c.model_copy(update={"first_day": None, "last_day": None}),
     ]
     for step in steps:
         if size(trimmed) <= max_tokens:

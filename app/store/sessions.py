@@ -380,7 +380,9 @@ class SessionStore:
                 "coalesce(token_estimate, (length(content) + 3) / 4), "
                 "status IN ('complete', 'stopped') AND CASE WHEN token_estimate IS NULL "
                 f"THEN trim(content, {SQL_WHITESPACE}) != '' ELSE token_estimate > 0 END, "
-                "pinned FROM message WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
+                # The local calendar day (`app.core.conversation.local_day`), as an ordinal.
+                "pinned, CAST(julianday(created_at, 'localtime') - 1721424.5 AS INTEGER) "
+                "FROM message WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
                 (session_id,),
             )
             return LiveTail.from_rows(cursor)

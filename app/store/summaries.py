@@ -58,7 +58,16 @@ _EVENT_COLUMNS = (
     "tokens_before, tokens_after, duration_ms, error_class, detail, created_at"
 )
 # SummaryContent fields kept together in the `facets` JSON column.
-_FACETS = ("decisions", "action_items", "open_questions", "entities", "notes")
+# The days it covers too (ISO dates); rows from before they were kept have none.
+_FACETS = (
+    "decisions",
+    "action_items",
+    "open_questions",
+    "entities",
+    "notes",
+    "first_day",
+    "last_day",
+)
 
 
 class SummaryStore:

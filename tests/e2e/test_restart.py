@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 from app.core.models import MessageStatus, Role
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.dates import undated
 from tests.ui.conftest import TEST_KEY, home_files
 
 
@@ -62,7 +63,7 @@ def test_everything_is_still_there_after_a_restart(
     fake_server.add_reply("The Seine.")
     chat(qtbot, second, "Which river runs through it?")
     sent = fake_server.requests_to("/v1/messages")[-1].body["messages"]
-    assert [turn["content"] for turn in sent] == [
+    assert [undated(turn["content"]) for turn in sent] == [
         "What is the capital of France?",
         "Paris is the capital of France.",
         "How many people live there?",

@@ -63,8 +63,10 @@ class MemorySummaryRepository:
         *,
         token_estimate: int | None = None,
         status: MessageStatus = MessageStatus.COMPLETE,
+        created_at: datetime | None = None,
     ) -> Message:
-        """Add a message at the end, counted once as the store does."""
+        """Add a message at the end, counted once as the store does (`created_at`: when
+        it was written, else a tick after the previous one)."""
         seq = self._seqs.get(session_id, 0) + 1
         self._seqs[session_id] = seq
         message = Message(
@@ -73,7 +75,7 @@ class MemorySummaryRepository:
             seq=seq,
             role=Role(role),
             content=content,
-            created_at=self._now(),
+            created_at=created_at if created_at is not None else self._now(),
             token_estimate=(
                 token_estimate if token_estimate is not None else self._counter.count(content)
             ),

@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 from app.core.models import MessageStatus, Role
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.dates import undated
 
 
 def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
@@ -66,7 +67,8 @@ def test_send_streams_reply_and_keeps_it(
     assert cairn.window.windowTitle() == "Say hello — Cairn"
     request = fake_server.requests_to("/v1/messages")[-1]
     assert request.body["stream"] is True
-    assert request.body["messages"] == [{"role": "user", "content": "Say hello"}]
+    (turn,) = request.body["messages"]  # its date line is in the request only
+    assert (turn["role"], undated(turn["content"])) == ("user", "Say hello")
 
 
 def test_shift_enter_adds_a_line_instead_of_sending(
@@ -146,7 +148,8 @@ def test_retry_after_overload_gets_the_answer(
     assert stored(cairn)[-1] == (Role.ASSISTANT, "Yes, I'm here.", MessageStatus.COMPLETE)
     # The failed attempt stays on screen but is not sent again to Claude.
     last_request = fake_server.requests_to("/v1/messages")[-1]
-    assert last_request.body["messages"] == [{"role": "user", "content": "Are you there?"}]
+    (turn,) = last_request.body["messages"]
+    assert (turn["role"], undated(turn["content"])) == ("user", "Are you there?")
 
 
 def test_sdk_retries_are_shown_then_succeed(
@@ -211,7 +214,8 @@ def test_unusual_text_round_trips(
     cairn.window.composer.editor.submitted.emit()
     wait_idle(qtbot, cairn)
     assert stored(cairn)[0][1] == text
-    assert fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"] == text
+    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    assert undated(sent) == text
 
 
 def test_huge_paste_is_stored_and_sent(
@@ -239,7 +243,8 @@ def test_huge_paste_is_stored_and_sent(
     cairn.window.composer.editor.submitted.emit()
     wait_idle(qtbot, cairn)
     assert stored(cairn)[0][1] == text
-    assert fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"] == text
+    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    assert undated(sent) == text
 
 
 def test_message_larger_than_the_window_is_refused_with_numbers(

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from app.chat.events import Activity
 from app.chat.summary_process import SummaryCall
 from app.core.catalog import ModelInfo
+from app.core.conversation import date_line, local_day
 from app.core.engine import EngineOutcome
 from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
 from app.core.models import MessageStatus, Role
@@ -25,6 +27,11 @@ StartChat = Callable[..., Chat]
 
 def words(label: str, count: int) -> str:
     return " ".join(f"{label}{index}" for index in range(count))
+
+
+def dated(text: str) -> str:
+    """`text` as the first message of the request sends it: after today's date line."""
+    return f"{date_line(local_day(datetime.now(UTC)))}\n\n{text}"
 
 
 def small_model(fake_server: FakeAnthropicServer, start_chat: StartChat, **kwargs: object) -> Chat:
@@ -60,7 +67,8 @@ def test_a_reply_streams_into_the_store_and_the_events(
     (session,) = chat.events.named("session_changed")[:1]
     assert session[0].title == "Say hello"
     request = fake_server.requests_to("/v1/messages")[-1]
-    assert request.body["messages"] == [{"role": "user", "content": "Say hello"}]
+    # The request (only) says when it was written; the stored message is as typed.
+    assert request.body["messages"] == [{"role": "user", "content": dated("Say hello")}]
 
 
 def test_a_turn_never_rereads_the_conversation(
@@ -133,7 +141,7 @@ def test_a_failed_reply_says_so_keeps_the_question_and_retry_answers(
     chat.idle()
     assert chat.stored()[-1].content == "Yes, I'm here."
     last = fake_server.requests_to("/v1/messages")[-1]
-    assert last.body["messages"] == [{"role": "user", "content": "Are you there?"}]
+    assert last.body["messages"] == [{"role": "user", "content": dated("Are you there?")}]
 
 
 def test_without_a_key_the_key_is_asked_for_and_nothing_is_stored(start_chat: StartChat) -> None:
@@ -261,9 +269,11 @@ def test_a_message_that_would_not_fit_is_sent_after_condensing(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = small_model(fake_server, start_chat)
+    # Turns small enough that no summary runs before the big one: an emergency now
+    # condenses down to the target, so after larger turns the big one would fit.
     for turn in range(5):
-        fake_server.add_reply(f"Reply {turn}: " + words("answer", 250))
-        chat.send(f"Question {turn}: " + words("detail", 250))
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 120))
+        chat.send(f"Question {turn}: " + words("detail", 120))
     big = "Now the big one: " + words("large", 900)
     state = chat.service.context_state(draft=big)
     assert state is not None and not state.fits
@@ -282,9 +292,9 @@ def test_stop_while_condensing_keeps_the_message_unsent(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = small_model(fake_server, start_chat)
-    for turn in range(5):
-        fake_server.add_reply(f"Reply {turn}: " + words("answer", 250))
-        chat.send(f"Question {turn}: " + words("detail", 250))
+    for turn in range(5):  # small turns: see the test above
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 120))
+        chat.send(f"Question {turn}: " + words("detail", 120))
     fake_server.add_tool_fault("slow", delay=2.0) if hasattr(
         fake_server, "add_tool_fault"
     ) else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -24,7 +25,7 @@ from app.core.context import (
     memory_block_text,
     reserved_output,
 )
-from app.core.conversation import to_api_messages
+from app.core.conversation import DATE_LINE_TOKENS, to_api_messages
 from app.core.errors import (
     ContextOverflowError,
     InvalidInputError,
@@ -43,8 +44,18 @@ from app.core.tokens import (
 )
 from tests.fakes.summaries import make_summary
 
+# The request's date line before a message, "[Thursday 5 March 2026]" and a blank line.
+DATE_LINE = re.compile(r"\[[A-Z][a-z]+ \d{1,2} [A-Z][a-z]+ \d{4}\]\n\n")
+
 SONNET = FALLBACK_MODELS[0]  # 200k window, 64k output
 WHEN = datetime(2026, 3, 5, 9, 30, tzinfo=UTC)
+
+
+def same_day() -> int:
+    """Today is the day the test messages were written: the draft needs no date line."""
+    return WHEN.date().toordinal()
+
+
 COUNTER = default_counter()
 
 
@@ -102,13 +113,15 @@ def tiny_model(window: int, output: int) -> ModelInfo:
 
 
 def test_a_first_message_is_one_user_turn_with_a_plain_system_prompt() -> None:
-    built = ContextBuilder().build_request(
+    built = ContextBuilder(today=lambda: WHEN.date().toordinal()).build_request(
         model=SONNET, system_prompt="Be brief.", draft="What is a cairn?"
     )
 
     assert built.model == SONNET.id
     assert built.system == "Be brief."
-    assert built.messages == [{"role": "user", "content": "What is a cairn?"}]
+    # The new message is sent today: it carries the date, as it will once stored.
+    content = "[Thursday 5 March 2026]\n\nWhat is a cairn?"
+    assert built.messages == [{"role": "user", "content": content}]
     assert built.max_tokens == REPLY_TOKENS == 8_192
     assert built.state.fits
 
@@ -116,10 +129,10 @@ def test_a_first_message_is_one_user_turn_with_a_plain_system_prompt() -> None:
 def test_the_stored_history_is_sent_oldest_first_with_the_draft_last() -> None:
     tail = chat("What is a cairn?", "A pile of stones.", "Who builds them?", "Walkers.")
 
-    built = ContextBuilder().build_request(model=SONNET, tail=tail, draft="Why?")
+    built = ContextBuilder(today=same_day).build_request(model=SONNET, tail=tail, draft="Why?")
 
     assert [m["content"] for m in built.messages] == [
-        "What is a cairn?",
+        "[Thursday 5 March 2026]\n\nWhat is a cairn?",  # one day: one date line, first
         "A pile of stones.",
         "Who builds them?",
         "Walkers.",
@@ -134,9 +147,11 @@ def test_a_draft_after_an_unanswered_question_joins_it() -> None:
         message(2, Role.ASSISTANT, "Half a rep", status=MessageStatus.ERROR),
     ]
 
-    built = ContextBuilder().build_request(model=SONNET, tail=tail, draft="Hello?")
+    built = ContextBuilder(today=same_day).build_request(model=SONNET, tail=tail, draft="Hello?")
 
-    assert built.messages == [{"role": "user", "content": "What is a cairn?\n\nHello?"}]
+    assert built.messages == [
+        {"role": "user", "content": "[Thursday 5 March 2026]\n\nWhat is a cairn?\n\nHello?"}
+    ]
 
 
 def test_without_a_draft_the_stored_question_is_the_last_turn() -> None:
@@ -149,7 +164,7 @@ def test_without_a_draft_the_stored_question_is_the_last_turn() -> None:
 def test_a_blank_draft_is_not_sent(draft: str) -> None:
     built = ContextBuilder().build_request(model=SONNET, tail=chat("Hi"), draft=draft)
 
-    assert built.messages == [{"role": "user", "content": "Hi"}]
+    assert built.messages == [{"role": "user", "content": "[Thursday 5 March 2026]\n\nHi"}]
     assert built.state.breakdown.draft == 0
 
 
@@ -179,7 +194,7 @@ def test_to_api_messages_keeps_its_behaviour() -> None:
     ]
 
     assert to_api_messages(history) == [
-        {"role": "user", "content": "One\n\nTwo"},
+        {"role": "user", "content": "[Thursday 5 March 2026]\n\nOne\n\nTwo"},
         {"role": "assistant", "content": "Answer"},
     ]
 
@@ -284,7 +299,9 @@ def test_a_message_without_a_stored_count_is_counted() -> None:
     state = ContextBuilder(counter).estimate_state(model=SONNET, tail=tail)
 
     assert "Counted now" in counter.texts
-    assert state.breakdown.history == COUNTER.count("Counted now") + MESSAGE_OVERHEAD_TOKENS
+    assert state.breakdown.history == (
+        COUNTER.count("Counted now") + MESSAGE_OVERHEAD_TOKENS + DATE_LINE_TOKENS
+    )
 
 
 def test_the_gauge_and_the_request_agree() -> None:
@@ -326,7 +343,7 @@ def test_an_uncalibrated_model_assumes_the_high_side() -> None:
     state = ContextBuilder(calibrations=calibrations).estimate_state(model=SONNET, draft=draft)
 
     assert state.calibrated is False
-    raw = COUNTER.count(draft) + MESSAGE_OVERHEAD_TOKENS
+    raw = COUNTER.count(draft) + MESSAGE_OVERHEAD_TOKENS + DATE_LINE_TOKENS
     assert state.breakdown.draft == math.ceil(raw * UNCALIBRATED_RATIO)
 
 
@@ -366,7 +383,7 @@ def test_a_missing_tokenizer_is_flagged_in_the_state() -> None:
     )
 
     assert state.estimate_flagged is True
-    assert state.breakdown.draft == 2 + MESSAGE_OVERHEAD_TOKENS
+    assert state.breakdown.draft == 2 + MESSAGE_OVERHEAD_TOKENS + DATE_LINE_TOKENS
 
 
 # --- too much to send -------------------------------------------------------------------------
@@ -502,7 +519,14 @@ def test_near_limit_is_five_percent_either_side() -> None:
     def state(used: int) -> ContextState:
         return ContextBuilder().estimate_state(
             model=tiny_model(10_000, 1_000),
-            tail=[message(1, Role.USER, "q", estimate=used - REQUEST_OVERHEAD_TOKENS - 4)],
+            tail=[
+                message(
+                    1,
+                    Role.USER,
+                    "q",
+                    estimate=used - REQUEST_OVERHEAD_TOKENS - 4 - DATE_LINE_TOKENS,
+                )
+            ],
         )
 
     assert not state(8_549).near_limit
@@ -607,7 +631,8 @@ def test_turns_start_with_the_user_alternate_and_are_never_empty(
     assert messages[0]["role"] == "user"
     assert all(a["role"] != b["role"] for a, b in itertools.pairwise(messages))
     assert all(turn["content"].strip() for turn in messages)
-    assert "\n\n".join(turn["content"] for turn in messages) == "\n\n".join(expected)
+    sent = "\n\n".join(turn["content"] for turn in messages)
+    assert DATE_LINE.sub("", sent) == "\n\n".join(expected)
     if draft.strip():
         assert messages[-1]["role"] == "user"
         assert messages[-1]["content"].endswith(draft)
@@ -657,7 +682,10 @@ def test_the_request_and_the_reply_never_exceed_the_window(
         + sum(COUNTER.count_message(turn["content"]) for turn in outcome.messages)
     )
     joins = len(sendable_texts(tail, draft)) - len(outcome.messages)
-    assert outcome.raw_input_tokens - 3 * joins <= recount <= outcome.raw_input_tokens
+    # A date line's blank line may merge with whitespace that starts the message too.
+    date_lines = sum(len(DATE_LINE.findall(turn["content"])) for turn in outcome.messages)
+    slack = 3 * (joins + date_lines)
+    assert outcome.raw_input_tokens - slack <= recount <= outcome.raw_input_tokens
     assert calibration.apply(recount) <= outcome.state.used
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,7 +37,8 @@ def message(seq: int, role: Role, text: str, status: MessageStatus, pinned: bool
         seq=seq,
         role=role,
         content=text,
-        created_at=WHEN,
+        # Several days: the tally counts a date line wherever the day changes.
+        created_at=WHEN + timedelta(hours=7 * seq),
         token_estimate=COUNTER.count(text),
         status=status,
         pinned=pinned,
@@ -73,11 +74,19 @@ def test_the_newest_entry_changes_without_recounting_the_tail() -> None:
 def test_a_tail_is_built_from_rows_as_from_entries() -> None:
     entries = [
         TailEntry(
-            seq * 3, seq, Role.USER if seq % 3 else Role.ASSISTANT, seq, seq % 7 != 0, seq % 11 == 0
+            seq * 3,
+            seq,
+            Role.USER if seq % 3 else Role.ASSISTANT,
+            seq,
+            seq % 7 != 0,
+            seq % 11 == 0,
+            739_000 + seq // 13,  # a new day every 13 messages: date lines counted alike
         )
         for seq in range(1, 500)
     ]
-    rows = [(e.id, e.seq, e.role is Role.USER, e.tokens, e.sendable, e.pinned) for e in entries]
+    rows = [
+        (e.id, e.seq, e.role is Role.USER, e.tokens, e.sendable, e.pinned, e.day) for e in entries
+    ]
     from_rows = LiveTail.from_rows(rows)
     assert from_rows.entries == entries
     assert from_rows.tally == LiveTail(entries).tally == tally_entries(entries)

@@ -54,6 +54,19 @@ def test_a_version_1_file_gains_the_default_summary_settings(path: Path) -> None
     assert migrate_settings({}) == {"schema_version": 2}
 
 
+def test_a_file_from_before_the_target_setting_loads_with_the_default(path: Path) -> None:
+    older = {
+        "schema_version": 2,
+        "summarization": {"trigger_ratio": 0.6, "reset_ratio": 0.5, "preserve_recent": 8},
+    }
+    path.write_text(json.dumps(older), encoding="utf-8")
+    loaded = load_settings(path)
+    assert loaded.notice is None
+    summarization = loaded.settings.summarization
+    assert (summarization.reset_ratio, summarization.preserve_recent) == (0.5, 8)
+    assert summarization.target_ratio == 0.5, "lowered to the reset level, not refused"
+
+
 def test_bad_summary_settings_reset_alone_and_the_file_is_kept(path: Path) -> None:
     original = {
         "schema_version": 2,

@@ -62,7 +62,8 @@ def test_it_is_frozen_and_changes_are_validated_as_a_whole() -> None:
 
     with pytest.raises(ValidationError):
         config.trigger_ratio = 0.5  # type: ignore[misc]
-    changed = config.with_changes(trigger_ratio=0.6, reset_ratio=0.5)
+    # The target (60 %) must come down with the reset level: it may not be above it.
+    changed = config.with_changes(trigger_ratio=0.6, reset_ratio=0.5, target_ratio=0.4)
     assert (changed.trigger_ratio, changed.reset_ratio) == (0.6, 0.5)
     assert config.trigger_ratio == 0.8
     with pytest.raises(ValidationError):
@@ -76,7 +77,28 @@ def test_the_reset_level_must_be_below_the_trigger_level() -> None:
     ]
 
 
-@pytest.mark.parametrize("field", ["trigger_ratio", "reset_ratio", "target_compression"])
+def test_the_target_is_60_percent_and_never_above_the_reset_level() -> None:
+    assert SummarizationConfig().target_ratio == 0.60
+    assert SummarizationConfig(target_ratio=0.7).target_ratio == 0.7  # equal is allowed
+    assert problems(target_ratio=0.75) == [
+        "The level a summary brings the conversation down to (75%) must not be above the "
+        "reset level (70%), or the next summary could never start."
+    ]
+
+
+def test_older_settings_without_a_target_get_the_default_or_their_reset_level() -> None:
+    older = SummarizationConfig().model_dump(mode="json")
+    del older["target_ratio"]
+
+    assert SummarizationConfig.model_validate(older).target_ratio == 0.60
+    # A file that loaded before (reset 50 %) still loads: its target is its reset level.
+    low = {**older, "trigger_ratio": 0.6, "reset_ratio": 0.5}
+    assert SummarizationConfig.model_validate(low).target_ratio == 0.5
+
+
+@pytest.mark.parametrize(
+    "field", ["trigger_ratio", "reset_ratio", "target_ratio", "target_compression"]
+)
 @pytest.mark.parametrize("value", [0.0, 1.0, -0.2, 1.5, float("nan"), float("inf")])
 def test_ratios_must_lie_strictly_between_0_and_1(field: str, value: float) -> None:
     [message] = problems(**{field: value})

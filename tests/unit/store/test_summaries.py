@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -173,6 +173,17 @@ def test_summary_content_round_trips(store: SummaryStore, sessions: SessionStore
     assert loaded is not None and loaded.content == CONTENT
     assert loaded.instructions == "focus on dates"
     assert loaded.model == "claude-haiku-4-5"
+
+
+def test_the_days_a_summary_covers_round_trip(store: SummaryStore, sessions: SessionStore) -> None:
+    _, messages = conversation(sessions, 2)
+    content = CONTENT.model_copy(
+        update={"first_day": date(2026, 2, 28), "last_day": date(2026, 3, 3)}
+    )
+    summary = store.commit_summary(condensed(messages, content=content))
+    loaded = store.summary(summary.id)
+    assert loaded is not None and loaded.content == content
+    assert loaded.text().startswith("When: 28 February – 3 March 2026\n")
 
 
 def test_a_message_appended_meanwhile_stays_live(

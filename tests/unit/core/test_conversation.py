@@ -1,0 +1,113 @@
+"""What is sent of stored messages: alternating turns, and a date line where the day changes."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core.catalog import ModelInfo
+from app.core.context import ContextBuilder
+from app.core.conversation import (
+    DATE_LINE_SEPARATOR,
+    DATE_LINE_TOKENS,
+    date_line,
+    local_day,
+    to_api_messages,
+)
+from app.core.live_tail import LiveTail, TailEntry
+from app.core.models import Message, Role
+from app.core.tokens import default_counter
+
+COUNTER = default_counter()
+MODEL = ModelInfo(id="m", display_name="M", max_input_tokens=200_000, max_tokens=8_192)
+START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+DATE_LINE = re.compile(r"\[([A-Z][a-z]+) (\d{1,2}) ([A-Z][a-z]+) (\d{4})\]\n\n")
+
+
+def test_a_date_line_says_the_day_in_words() -> None:
+    assert date_line(date(2026, 3, 3).toordinal()) == "[Tuesday 3 March 2026]"
+
+
+def test_every_date_line_costs_the_same_tokens() -> None:
+    """The tally adds DATE_LINE_TOKENS per line: true of every day over 30 years."""
+    first = date(2010, 1, 1).toordinal()
+    counts = {
+        COUNTER.count(date_line(day) + DATE_LINE_SEPARATOR)
+        for day in range(first, first + 30 * 366)
+    }
+    assert counts == {DATE_LINE_TOKENS}
+
+
+def conversation(gaps: list[int]) -> list[Message]:
+    """Alternating messages, each `gap` hours after the one before."""
+    messages = []
+    when = START
+    for seq, gap in enumerate(gaps, start=1):
+        when += timedelta(hours=gap)
+        text = f"Message {seq} about the walk."
+        messages.append(
+            Message(
+                id=seq,
+                session_id="s",
+                seq=seq,
+                role=Role.USER if seq % 2 else Role.ASSISTANT,
+                content=text,
+                created_at=when,
+                token_estimate=COUNTER.count(text),
+            )
+        )
+    return messages
+
+
+@settings(max_examples=100, deadline=None)
+@given(gaps=st.lists(st.sampled_from([0, 1, 3, 9, 20, 30, 75]), min_size=1, max_size=40))
+def test_date_lines_go_exactly_where_the_day_changes_and_only_in_the_request(
+    gaps: list[int],
+) -> None:
+    messages = conversation(gaps)
+    stored = [m.content for m in messages]
+
+    sent = to_api_messages(messages)
+    builder = ContextBuilder(COUNTER)
+    built = builder.build_request(model=MODEL, tail=messages, draft="And tomorrow?")
+
+    # Where each message's text is preceded by a date line in the request.
+    text = "\n\n".join(turn["content"] for turn in sent)
+    dated = {int(m) for m in re.findall(r"\]\n\nMessage (\d+) ", text)}
+    days = [local_day(m.created_at) for m in messages]
+    expected = {1} | {seq for seq in range(2, len(days) + 1) if days[seq - 1] != days[seq - 2]}
+    assert dated == expected
+    for seq in dated:
+        line = re.search(rf"\[([^\]]+)\]\n\nMessage {seq} ", text)
+        assert line is not None
+        assert f"[{line.group(1)}]" == date_line(days[seq - 1])
+    assert [m.content for m in messages] == stored, "the stored messages never change"
+    assert all(not DATE_LINE.search(m.content) for m in messages)
+    # The gauge counts the lines: estimate, incremental tally and the real request agree.
+    tail = LiveTail(TailEntry.of(m, COUNTER.count) for m in messages)
+    state = builder.estimate_state(model=MODEL, tail=messages)
+    assert tail.tally.history == state.breakdown.history
+    recount = sum(COUNTER.count_message(turn["content"]) for turn in sent)
+    assert recount == state.breakdown.history  # the roles alternate: no joins
+    assert built.state.breakdown.history == state.breakdown.history
+
+
+def test_the_new_message_carries_today_when_the_day_changed_and_the_gauge_counts_it() -> None:
+    messages = conversation([1, 1])  # both on Monday 2 March 2026
+    monday = local_day(messages[-1].created_at)
+    for today, lines in ((monday, 1), (monday + 1, 2)):
+        builder = ContextBuilder(COUNTER, today=lambda today=today: today)
+        built = builder.build_request(model=MODEL, tail=messages, draft="And tomorrow?")
+        last = built.messages[-1]["content"]
+        assert len(DATE_LINE.findall("\n\n".join(m["content"] for m in built.messages))) == lines
+        assert last.endswith("And tomorrow?")
+        assert (date_line(today) in last) is (today != monday)
+        state = builder.estimate_state(model=MODEL, tail=messages, draft="And tomorrow?")
+        tally = LiveTail(TailEntry.of(m, COUNTER.count) for m in messages).tally
+        checked = builder.check_fits(model=MODEL, tail_tally=tally, draft="And tomorrow?")
+        assert built.state == state == checked
+        recount = sum(COUNTER.count_message(turn["content"]) for turn in built.messages)
+        assert recount == state.breakdown.history + state.breakdown.draft
