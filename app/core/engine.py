@@ -565,6 +565,10 @@ class SummarizationEngine:
         label = section_label(first_seq, last_seq)
         return _SECTION_SEPARATOR_TOKENS + self.builder.counter.count(f"{label}\n")
 
+    def _days_line(self) -> int:
+        """The most a summary's "When:" line takes (the longest a day range is written)."""
+        return self.builder.counter.count("When: 30 September 2026 – 30 December 2027\n")
+
     def _text_cap(self, model: ModelInfo, first_seq: int, last_seq: int) -> int:
         """The most tokens one summary's text may take (raw, before calibration).
 
@@ -619,7 +623,7 @@ class SummarizationEngine:
             text = min(
                 self.config.target_summary_tokens(source), self._text_cap(model, first, last)
             )
-            section = self._section_overhead(first, last) + text
+            section = self._section_overhead(first, last) + text + self._days_line()
             if not active:
                 section += self._preamble()
             added = math.ceil(section * self._ratio(model))
@@ -645,6 +649,10 @@ class SummarizationEngine:
         live = self.repo.live_messages(context.session_id)
         active = self.repo.active_summaries(context.session_id)
         enough = self._meets_target(context, live, active) if to_target else None
+        if to_target:
+            now = self._state(context.model, context.system_prompt, active, live, context.draft)
+            if now.used <= self.config.target_ratio * now.usable:
+                return  # already at the target: condensing now would only add a summary
         planned = plan(
             live, active, preserve_recent, fewer_if_needed=fewer_if_needed, enough=enough
         )

@@ -733,15 +733,20 @@ def test_a_summary_for_room_brings_the_request_down_to_the_target(
 ) -> None:
     config = SummarizationConfig(mode="rule")
     engine, repo = make_engine(config)
-    messages = [
-        repo.append(SESSION, Role.USER if i % 2 == 0 else Role.ASSISTANT, text(i, size))
-        for i, size in enumerate(sizes)
-    ]
+    # The policy decides a threshold summary at the trigger: messages (the sizes drawn,
+    # over and over) are added until the request reaches it. (Far below it, just above
+    # the target, a stretch of a few tiny messages can leave the request a hair above
+    # the target: a rule summary of 150 tokens may take 137.)
+    messages: list[Message] = []
     pinned_tokens = 0
-    for index in sorted(pins):
-        if index < len(messages) and pinned_tokens + sizes[index] <= 800:
-            repo.set_pinned(messages[index].id, True)
-            pinned_tokens += sizes[index]
+    while engine.state(SESSION, model=SMALL).ratio < config.trigger_ratio:
+        index = len(messages)
+        size = sizes[index % len(sizes)]
+        role = Role.USER if index % 2 == 0 else Role.ASSISTANT
+        messages.append(repo.append(SESSION, role, text(index, size)))
+        if index in pins and pinned_tokens + size <= 800:
+            repo.set_pinned(messages[-1].id, True)
+            pinned_tokens += size
     if not engine.state(SESSION, model=SMALL).fits:
         return  # an emergency, tested below
     outcome = engine.run(
@@ -763,6 +768,22 @@ def test_a_summary_for_room_brings_the_request_down_to_the_target(
     if outcome.state_after.ratio > config.target_ratio:
         assert len(unpinned) <= config.preserve_recent + 1
     assert_invariants(engine, repo, SMALL)
+
+
+def test_a_summary_for_room_when_already_at_the_target_condenses_nothing() -> None:
+    """Hypothesis found it: covering two tiny messages only added a summary (45 → 110
+    tokens) and left the request above a target it had been under."""
+    config = SummarizationConfig(mode="rule")
+    engine, repo = make_engine(config)
+    sizes = [20, 20, 26, 20, 20, 23, 20, 72, 20, 199, 26, 114, 159, 194, 253, 272, 384]
+    for index, size in enumerate([*sizes, *[399] * 6]):
+        repo.append(SESSION, Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, size))
+    assert engine.state(SESSION, model=SMALL).ratio <= config.target_ratio
+    outcome = engine.run(
+        SESSION, model=SMALL, trigger=SummaryTrigger.AUTO, decision=threshold_decision(config)
+    )
+    assert not outcome.changed
+    assert repo.active_summaries(SESSION) == []
 
 
 def test_a_summary_for_room_keeps_more_than_the_floor() -> None:
