@@ -49,7 +49,9 @@ def test_every_setting_has_a_control_in_plain_words(qtbot: QtBot) -> None:
     assert isinstance(models, QLineEdit)
     assert models.text() == "claude-haiku-4-5, claude-sonnet-4-6"
     assert page.config() == SummarizationConfig(), "shown as it is, it reads back the same"
-    assert "preview" not in " ".join(page.controls).lower(), "no such setting exists yet"
+    preview = control(page, "preview_automatic", QCheckBox)
+    assert isinstance(preview, QCheckBox) and not preview.isChecked(), "off by default"
+    assert preview.text() == "Show me a preview before automatic summaries too"
 
 
 def test_the_validators_sentences_show_next_to_their_field(qtbot: QtBot) -> None:
