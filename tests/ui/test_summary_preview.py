@@ -143,3 +143,21 @@ def test_cancel_in_the_progress_strip_closes_the_preview(
     assert cairn.window.preview_dialog is None
     qtbot.waitUntil(lambda: not cairn.window.findChildren(SummaryPreviewDialog), timeout=5_000)
     assert stored(cairn) == []
+
+
+def test_the_preview_waits_in_its_conversation_while_another_is_on_screen(
+    qtbot: QtBot, cairn: CairnSession, previews: Previews
+) -> None:
+    preview(qtbot, cairn, previews)
+    current = cairn.controller.current
+    assert current is not None
+    cairn.controller.new_conversation()
+    qtbot.waitUntil(lambda: cairn.window.preview_dialog is None, timeout=5_000)
+    assert cairn.controller.service.current.preview is None
+    cairn.controller.open_session(current.id)
+    qtbot.waitUntil(lambda: cairn.window.preview_dialog is not None, timeout=5_000)
+    dialog = cairn.window.preview_dialog
+    assert dialog is not None
+    dialog.accept_button.click()
+    qtbot.waitUntil(lambda: done(cairn), timeout=15_000)
+    assert len(stored(cairn)) == 1

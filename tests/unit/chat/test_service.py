@@ -645,6 +645,10 @@ def test_summarize_now_shows_a_preview_and_saves_it_once_accepted(start_chat: St
     assert names.index("summaries_changed") < names.index("summary_made")
     (report,) = chat.events.named("summary_made")[-1]
     assert report.condensed == preview.condensed
+    assert (report.tokens_before, report.tokens_after) == (
+        preview.tokens_before,
+        preview.tokens_after,
+    ), "the preview's figures are the ones the summary brings"
 
 
 def test_an_edited_preview_saves_what_the_user_wrote(start_chat: StartChat) -> None:
