@@ -100,6 +100,9 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     auto = control(page, "auto_summarize", QCheckBox)
     assert isinstance(auto, QCheckBox)
     auto.setChecked(False)
+    preview = control(page, "preview_automatic", QCheckBox)
+    assert isinstance(preview, QCheckBox)
+    preview.setChecked(True)
     mode = control(page, "mode", QComboBox)
     assert isinstance(mode, QComboBox)
     mode.setCurrentIndex(mode.findData(SummaryMode.RULE.value))
@@ -107,6 +110,7 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     assert not dialog.isVisible()
     saved = json.loads(AppPaths.from_environment().settings_file.read_text())["summarization"]
     assert saved["auto_summarize"] is False and saved["mode"] == "rule"
+    assert saved["preview_automatic"] is True
     assert saved["trigger_ratio"] == 0.75 and saved["reset_ratio"] == 0.6
     cairn.window.close()
     cairn.close()
@@ -120,6 +124,8 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     )
     dialog = again.window.open_settings()
     assert spin(dialog.summaries_page, "trigger_ratio").text() == "75 % full"
+    shown = control(dialog.summaries_page, "preview_automatic", QCheckBox)
+    assert isinstance(shown, QCheckBox) and shown.isChecked()
     dialog.reject()
     fill(qtbot, again)
     assert active_summaries(again) == 0, "automatic summaries are off"
