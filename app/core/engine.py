@@ -34,6 +34,10 @@ One `run` is the whole step:
    estimated and it still not fit (invariant 3), condense again, down to the
    newest 2 messages.
 
+With a `review` (the preview a user checks), step 1 first drafts all its runs
+and shows them; only what the review returns is committed, and a discard
+commits nothing.
+
 Every attempt is recorded as a `SummaryEvent`. Nothing here deletes a
 message; a failed or conflicting step changes nothing (DESIGN §6).
 """
