@@ -12,14 +12,16 @@ conversation takes in their results on the loop's thread.
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.chat.events import Activity, ChatEvents, SummaryReport
+from app.chat.events import Activity, ChatEvents, SummaryPreview, SummaryReport
 from app.chat.jobs import (
+    SAVING,
     LoadedConversation,
     ReplyJob,
     ReplyOutcome,
@@ -52,7 +54,7 @@ from app.core.policy import (
     nothing_to_condense,
 )
 from app.core.summarization_config import MIN_PRESERVE_RECENT, SummarizationConfig
-from app.core.summary import Summary, SummaryMode, SummaryTrigger
+from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTrigger
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
 from app.core.tokens import TokenCounter
 from app.llm.provider import ChatProvider
@@ -67,6 +69,8 @@ log = logging.getLogger(__name__)
 
 # What the summary's progress says between Cancel and the end (nothing will be saved).
 CANCELLING = "Cancelling…"
+# What the summary's progress says while its preview waits for the user.
+WAITING_FOR_YOU = "Waiting for you to check the summary"
 # At most this many transcript updates a second while a reply streams.
 TEXT_INTERVAL_SECONDS = 1 / 30
 
@@ -139,6 +143,10 @@ class Conversation:
         self._summary_job: Job[EngineOutcome] | None = None
         # What the summary being made does now, as the window shows it; None when none runs.
         self.summary_progress: str | None = None
+        # A summary drafted and waiting for the user to check it (the preview).
+        self.preview: SummaryPreview | None = None
+        self._answer: _Answer | None = None
+        self._discarded = False
         self._text_timer: Timer | None = None
         self._last_text_at = float("-inf")
 
@@ -507,6 +515,8 @@ class Conversation:
             decision=decision,
             instructions=instructions,
             config=shared.config(),
+            review=trigger is SummaryTrigger.MANUAL
+            or (trigger is not SummaryTrigger.EMERGENCY and shared.config().preview_automatic),
         )
         call = SummaryCall(
             request=request,
@@ -519,16 +529,56 @@ class Conversation:
         def progressed(text: str) -> None:  # on the job's thread
             shared.loop.post(lambda: self._summary_progressed(text))
 
+        answer = _Answer()
+        self._answer, self._discarded = answer, False
+
+        def review(preview: SummaryPreview) -> Sequence[SummaryDraft] | None:  # job's thread
+            shared.loop.post(lambda: self._previewed(preview, answer))
+            return answer.wait()
+
         def work(job: Job[EngineOutcome]) -> EngineOutcome:
             return shared.summary_process.run(
-                call, cancelled=lambda: job.cancelled, progress=progressed
+                call, cancelled=lambda: job.cancelled, progress=progressed, review=review
             )
 
         self._summary_job = shared.runner.start(
-            Job("summary", work, done=self._summarized, failed=self._summary_failed)
+            Job(
+                "summary",
+                work,
+                done=self._summarized,
+                failed=self._summary_failed,
+                on_cancel=answer.discard,
+            )
         )
         count = self.tail.unpinned
         self._summary_progressed(f"Reading {count} message{'s' if count != 1 else ''}")
+
+    def _previewed(self, preview: SummaryPreview, answer: _Answer) -> None:
+        if answer is not self._answer or answer.answered:
+            return  # a summary that has ended, or been cancelled, meanwhile
+        self.preview = preview
+        self._summary_progressed(WAITING_FOR_YOU)
+        self._tell(lambda events: events.summary_previewed(preview))
+
+    def accept_summary(self, edited: Sequence[SummaryDraft] | None = None) -> None:
+        """Save the previewed summary: as drafted, or `edited` (one per draft, only
+        their content changed)."""
+        if self.preview is None or self._answer is None:
+            return
+        drafts = self.preview.drafts if edited is None else tuple(edited)
+        if len(drafts) != len(self.preview.drafts):
+            raise ValueError("one edited draft per draft of the preview")
+        self.preview = None
+        self._answer.give(drafts)
+        self._summary_progressed(SAVING)
+
+    def discard_summary(self) -> None:
+        """Drop the previewed summary: nothing is saved, every message stays as it was."""
+        if self.preview is None or self._answer is None:
+            return
+        self.preview = None
+        self._discarded = True
+        self._answer.give(None)
 
     def cancel_summary(self) -> None:
         """Cancel the summary being made: nothing changes (a message waiting for it stays
@@ -550,19 +600,20 @@ class Conversation:
     def _summary_ended(self) -> bool:
         """Forget the summary's job; True when it had been cancelled."""
         job, self._summary_job = self._summary_job, None
+        self.preview, self._answer = None, None
         self._summary_progressed(None)
         return job is not None and job.cancelled
 
     def _summarized(self, outcome: EngineOutcome) -> None:
         cancelled = self._summary_ended()
         messages_before = len(self.tail)
-        if cancelled and not outcome.changed:
-            self._tell(
-                lambda events: events.notice_raised(
-                    "Summary cancelled — nothing changed",
-                    "Every message stays as it was.",
-                )
+        if (cancelled or self._discarded) and not outcome.changed:
+            title = (
+                "Summary cancelled — nothing changed"
+                if cancelled
+                else "Summary discarded — nothing changed"
             )
+            self._tell(lambda events: events.notice_raised(title, "Every message stays as it was."))
         if outcome.changed:
             self.tail.remove(outcome.covered_message_ids)
             self.summaries = list(outcome.active_after)
@@ -764,3 +815,29 @@ def _report(outcome: EngineOutcome, messages_before: int, messages_after: int) -
 
 def _now() -> float:
     return time.monotonic()
+
+
+class _Answer:
+    """The user's answer to a preview, handed from the loop's thread to the job's."""
+
+    def __init__(self) -> None:
+        self._given = threading.Event()
+        self._drafts: Sequence[SummaryDraft] | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self._given.is_set()
+
+    def give(self, drafts: Sequence[SummaryDraft] | None) -> None:
+        """The drafts to save, or None to discard them (the first answer counts)."""
+        if not self._given.is_set():
+            self._drafts = drafts
+            self._given.set()
+
+    def discard(self) -> None:
+        """Cancelled, or the app is closing: nothing is saved."""
+        self.give(None)
+
+    def wait(self) -> Sequence[SummaryDraft] | None:
+        self._given.wait()
+        return self._drafts

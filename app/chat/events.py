@@ -17,7 +17,7 @@ from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
 from app.core.models import Message, Session
-from app.core.summary import Summary, SummaryEvent, SummaryTrigger
+from app.core.summary import Summary, SummaryDraft, SummaryEvent, SummaryTrigger
 
 
 class Activity(StrEnum):
@@ -64,6 +64,27 @@ class SummaryReport:
     def undo_id(self) -> str | None:
         """The summary an Undo takes back: the last one made."""
         return self.summary_ids[-1] if self.summary_ids else None
+
+
+@dataclass(frozen=True)
+class SummaryPreview:
+    """A summary drafted but not saved yet, for the user to check (accept, edit, discard).
+
+    Attributes:
+        drafts: one per run of messages (a pinned message splits them), oldest first.
+        condensed: how many messages it would condense.
+        kept: how many live messages would stay as they are.
+        tokens_before, tokens_after: the next request's tokens now, and about how many
+            once the drafts are saved.
+        trigger: why it is made (manual, automatic).
+    """
+
+    drafts: tuple[SummaryDraft, ...]
+    condensed: int
+    kept: int
+    tokens_before: int
+    tokens_after: int
+    trigger: SummaryTrigger
 
 
 @dataclass(frozen=True)
@@ -131,6 +152,10 @@ class ChatEvents:
 
     def pending_sent(self) -> None:
         """A message that waited (while condensing or opening) was sent: clear the composer."""
+
+    def summary_previewed(self, preview: SummaryPreview) -> None:
+        """A summary of the conversation on screen waits for the user to check it: answer
+        with `Conversation.accept_summary` or `discard_summary` (nothing is saved until then)."""
 
     def summary_progress(self, text: str | None) -> None:
         """A summary is being made: what it does now ("Asking Claude for a summary");

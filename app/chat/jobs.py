@@ -16,10 +16,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from app.chat.events import SummaryPreview
 from app.chat.runner import something_went_wrong
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
@@ -29,7 +31,7 @@ from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.policy import Decision
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import Summary, SummaryTrigger, UndoResult
+from app.core.summary import Summary, SummaryDraft, SummaryTrigger, UndoResult
 from app.core.tokens import TokenCounter
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
@@ -263,6 +265,12 @@ class SummaryRequest:
     config: SummarizationConfig
     # A manual summary: how many of the newest messages stay (None: the floor).
     keep_recent: int | None = None
+    # The user checks the drafts before they are saved (the preview).
+    review: bool = False
+
+
+# Shown the preview; returns the drafts to save (maybe edited), or None to discard them.
+Reviewer = Callable[[SummaryPreview], Sequence[SummaryDraft] | None]
 
 
 def summarize(
@@ -274,8 +282,12 @@ def summarize(
     open_summaries: Callable[[], SummaryStore],
     cancelled: Callable[[], bool],
     progress: Callable[[str], None] = lambda _text: None,
+    review: Reviewer | None = None,
 ) -> EngineOutcome:
     """Condense and keep the memory in budget (`SummarizationEngine.run`), on a worker.
+
+    With `review` (and `request.review`), the drafts are shown to it with their figures
+    before anything is saved; it returns those to save, or None to discard them.
 
     Runs in the summary process; the app's own process never imports the summarizer
     (its rules compile at import: ~70 ms the window's first paint need not wait for).
@@ -299,6 +311,11 @@ def summarize(
     try:
         summarizer = Summarizer(request.config, complete=complete, counter=counter)
         engine = SummarizationEngine(request.config, repo, summarizer, builder)
+
+        def reviewed(drafts: Sequence[SummaryDraft]) -> Sequence[SummaryDraft] | None:
+            assert review is not None
+            return review(_preview(request, repo, builder, drafts))
+
         return engine.run(
             request.session_id,
             model=request.model,
@@ -309,9 +326,45 @@ def summarize(
             instructions=request.instructions,
             keep_recent=request.keep_recent,
             cancelled=cancelled,
+            review=reviewed if request.review and review is not None else None,
         )
     finally:
         repo.close()
+
+
+def _preview(
+    request: SummaryRequest,
+    repo: SummaryStore,
+    builder: ContextBuilder,
+    drafts: Sequence[SummaryDraft],
+) -> SummaryPreview:
+    """The drafts with their figures: the next request now, and as it would be once the
+    drafts are saved (measured the way it will be sent)."""
+    live = repo.live_messages(request.session_id)
+    active = repo.active_summaries(request.session_id)
+    covered = {message_id for draft in drafts for message_id in draft.message_ids}
+    tail = [m for m in live if m.id not in covered]
+    now = datetime.now(UTC)
+    would_be = [d.committed(f"preview-{i}", now) for i, d in enumerate(drafts)]
+
+    def used(summaries: Sequence[Summary], messages: Sequence[Message]) -> int:
+        return builder.estimate_state(
+            model=request.model,
+            system_prompt=request.system_prompt,
+            summaries=sorted(summaries, key=lambda s: s.first_seq),
+            tail=messages,
+            draft=request.draft,
+            trigger_ratio=request.config.trigger_ratio,
+        ).used
+
+    return SummaryPreview(
+        drafts=tuple(drafts),
+        condensed=len(live) - len(tail),
+        kept=len(tail),
+        tokens_before=used(active, live),
+        tokens_after=used([*active, *would_be], tail),
+        trigger=request.trigger,
+    )
 
 
 @dataclass(frozen=True)

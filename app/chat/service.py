@@ -34,7 +34,7 @@ from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
 from app.core.models import Message, Session
 from app.core.settings import AppSettings, save_settings
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import Summary
+from app.core.summary import Summary, SummaryDraft
 from app.core.tokens import TokenCounter, default_counter
 from app.llm.provider import ChatProvider
 from app.secrets.keystore import KeyStore
@@ -314,6 +314,12 @@ class ChatService:
     def cancel_summary(self) -> None:
         self.current.cancel_summary()
 
+    def accept_summary(self, edited: Sequence[SummaryDraft] | None = None) -> None:
+        self.current.accept_summary(edited)
+
+    def discard_summary(self) -> None:
+        self.current.discard_summary()
+
     def undo_summary(self, summary_id: str) -> None:
         self.current.undo_summary(summary_id)
 
@@ -500,6 +506,8 @@ class ChatService:
         self._events.conversation_opened(conversation.session, page, has_earlier)
         self._events.activity_changed(conversation.activity)
         self._events.summary_progress(conversation.summary_progress)
+        if conversation.preview is not None:
+            self._events.summary_previewed(conversation.preview)
         if conversation.loaded:
             self._events.summaries_changed(tuple(conversation.summaries))
             self._events.context_changed(conversation.context_state())

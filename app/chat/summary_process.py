@@ -21,6 +21,10 @@ The protocol, one job at a time:
     child → app:  ("log", level, logger, text)* and ("progress", text)*
                   then  ("done", EngineOutcome)
                   or ("failed", title, message, detail)
+A call whose request asks for a review (the preview) also has, before anything is saved:
+    child → app:  ("preview", SummaryPreview)
+    app → child:  ("accept", drafts)  or  ("discard",)
+The child waits for the answer, or for a cancel, a stop, or its parent's end.
 """
 
 from __future__ import annotations
@@ -28,20 +32,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.chat.jobs import SummaryRequest, summarize
+from app.chat.events import SummaryPreview
+from app.chat.jobs import Reviewer, SummaryRequest, summarize
 from app.core.calibration import Calibrations
 from app.core.context import ContextBuilder
 from app.core.errors import UserFacingError
 
 if TYPE_CHECKING:
     from app.core.engine import EngineOutcome
+    from app.core.summary import SummaryDraft
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +100,14 @@ class SummaryProcess:
         call: SummaryCall,
         cancelled: Callable[[], bool],
         progress: Callable[[str], None] = lambda _text: None,
+        review: Reviewer | None = None,
     ) -> EngineOutcome:
         """Make the summary in the child and wait for it (off the GUI thread); `progress`
         is called (on this thread) with each stage the child reports.
+
+        `review` (for a request asking for one) is called on this thread with the
+        preview and blocks until the user answers: the drafts to save, or None to
+        discard them (it must return when `cancelled` becomes true).
 
         Raises:
             UserFacingError: the child could not be started, or died meanwhile.
@@ -128,6 +140,16 @@ class SummaryProcess:
                     logging.getLogger(name).log(level, "%s", text)
                 elif kind == "progress":
                     progress(message[1])
+                elif kind == "preview":
+                    preview: SummaryPreview = message[1]
+                    answer = review(preview) if review is not None else preview.drafts
+                    if not cancel_sent and cancelled():
+                        commands.send(("cancel",))
+                        cancel_sent = True
+                    if answer is None:
+                        commands.send(("discard",))
+                    else:
+                        commands.send(("accept", tuple(answer)))
                 elif kind == "done":
                     outcome: EngineOutcome = message[1]
                     return outcome
@@ -224,10 +246,22 @@ def serve(commands: Connection, events: Connection) -> None:
     cancel = threading.Event()
     finished = threading.Event()
     finished.set()
+    answers: queue.Queue[Sequence[SummaryDraft] | None] = queue.Queue()
 
     def progressed(text: str) -> None:
         with send_lock:
             events.send(("progress", text))
+
+    def reviewed(preview: SummaryPreview) -> Sequence[SummaryDraft] | None:
+        """Ask the app; wait for its answer, or a cancel (a stop, the app gone)."""
+        with send_lock:
+            events.send(("preview", preview))
+        while not cancel.is_set():
+            try:
+                return answers.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                continue
+        return None
 
     def work(call: SummaryCall) -> None:
         try:
@@ -246,6 +280,7 @@ def serve(commands: Connection, events: Connection) -> None:
                     open_summaries=lambda: SummaryStore.open(call.database),
                     cancelled=cancel.is_set,
                     progress=progressed,
+                    review=reviewed,
                 )
             finally:
                 if provider is not None:
@@ -264,18 +299,26 @@ def serve(commands: Connection, events: Connection) -> None:
         try:
             if not commands.poll(1.0):
                 if multiprocessing.parent_process() is not None and not _parent_alive():
-                    return  # the app is gone: nobody will read the result
+                    cancel.set()  # the app is gone: nobody will read the result
+                    return
                 continue
             message = commands.recv()
         except (EOFError, OSError):
+            cancel.set()
             return
         if message[0] == "run":
             finished.wait()
             cancel.clear()
+            while not answers.empty():  # a late answer to an earlier preview
+                answers.get_nowait()
             finished.clear()
             threading.Thread(target=work, args=(message[1],), name="summary").start()
         elif message[0] == "cancel":
             cancel.set()
+        elif message[0] == "accept":
+            answers.put(message[1])
+        elif message[0] == "discard":
+            answers.put(None)
         elif message[0] == "stop":
             cancel.set()
             finished.wait(_STOP_SECONDS)

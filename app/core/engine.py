@@ -34,6 +34,10 @@ One `run` is the whole step:
    estimated and it still not fit (invariant 3), condense again, down to the
    newest 2 messages.
 
+With a `review` (the preview a user checks), step 1 first drafts all its runs
+and shows them; only what the review returns is committed, and a discard
+commits nothing.
+
 Every attempt is recorded as a `SummaryEvent`. Nothing here deletes a
 message; a failed or conflicting step changes nothing (DESIGN §6).
 """
@@ -85,6 +89,9 @@ _FOR_ROOM = frozenset({Reason.THRESHOLD, Reason.EMERGENCY})
 _MAX_EMERGENCY_PASSES = 8
 
 Clock = Callable[[], float]
+# Shown a condensing step's drafts before they are committed: returns those to commit
+# (their content maybe edited), or None to discard them.
+Review = Callable[[Sequence[SummaryDraft]], Sequence[SummaryDraft] | None]
 
 
 # --- what the engine needs from its collaborators ----------------------------------
@@ -353,6 +360,7 @@ class SummarizationEngine:
         instructions: str | None = None,
         keep_recent: int | None = None,
         cancelled: Callable[[], bool] = lambda: False,
+        review: Review | None = None,
     ) -> EngineOutcome:
         """Condense, keep the memory in budget, and make the next request fit.
 
@@ -400,6 +408,7 @@ class SummarizationEngine:
                 instructions=instructions,
                 fewer_if_needed=False,
                 to_target=for_room,
+                review=review,
             )
         if step.stopped is None:
             self._enforce_memory_budget(context, step, trigger=trigger, reason=reason)
@@ -645,6 +654,7 @@ class SummarizationEngine:
         instructions: str | None,
         fewer_if_needed: bool,
         to_target: bool = False,
+        review: Review | None = None,
     ) -> None:
         live = self.repo.live_messages(context.session_id)
         active = self.repo.active_summaries(context.session_id)
@@ -656,6 +666,17 @@ class SummarizationEngine:
         planned = plan(
             live, active, preserve_recent, fewer_if_needed=fewer_if_needed, enough=enough
         )
+        if review is not None and not planned.empty:
+            self._condense_reviewed(
+                context,
+                step,
+                planned,
+                trigger=trigger,
+                reason=reason,
+                instructions=instructions,
+                review=review,
+            )
+            return
         for run in planned.runs:
             if context.cancelled():
                 self._stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
@@ -667,16 +688,93 @@ class SummarizationEngine:
                 system_prompt=context.system_prompt,
                 draft=context.draft,
             )
-            result = self.summarizer.summarize_messages(
-                context.session_id, run, trigger=trigger, instructions=instructions
-            )
-            step.llm_calls += result.llm_calls
-            result = _with_days(
-                result,
-                date.fromordinal(local_day(run[0].created_at)),
-                date.fromordinal(local_day(run[-1].created_at)),
-            )
+            result = self._draft_run(context, step, run, trigger=trigger, instructions=instructions)
             self._commit(context, step, result, before, started, reason)
+            if step.stopped is not None:
+                return
+
+    def _draft_run(
+        self,
+        context: _RunContext,
+        step: _Step,
+        run: Sequence[Message],
+        *,
+        trigger: SummaryTrigger,
+        instructions: str | None,
+    ) -> SummarizeResultLike:
+        result = self.summarizer.summarize_messages(
+            context.session_id, run, trigger=trigger, instructions=instructions
+        )
+        step.llm_calls += result.llm_calls
+        return _with_days(
+            result,
+            date.fromordinal(local_day(run[0].created_at)),
+            date.fromordinal(local_day(run[-1].created_at)),
+        )
+
+    def _condense_reviewed(
+        self,
+        context: _RunContext,
+        step: _Step,
+        planned: Plan,
+        *,
+        trigger: SummaryTrigger,
+        reason: str,
+        instructions: str | None,
+        review: Review,
+    ) -> None:
+        """Draft every run, let `review` see (and maybe edit) the drafts, then commit
+        what it returns; None from `review` discards them all."""
+        results: list[tuple[SummarizeResultLike, SummaryDraft]] = []
+        for run in planned.runs:
+            if context.cancelled():
+                self._stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
+                return
+            started = self._clock()
+            result = self._draft_run(context, step, run, trigger=trigger, instructions=instructions)
+            if result.draft is None:
+                before = self.state(
+                    context.session_id,
+                    model=context.model,
+                    system_prompt=context.system_prompt,
+                    draft=context.draft,
+                )
+                self._commit(context, step, result, before, started, reason)
+                return
+            results.append((result, self._fit(context.model, result.draft)[0]))
+        if context.cancelled():
+            self._stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
+            return
+        answer = review([draft for _result, draft in results])
+        if answer is None or context.cancelled():
+            detail = "cancelled" if context.cancelled() else "discarded"
+            self._stop(context, step, EventOutcome.ABORTED, reason, detail)
+            return
+        if len(answer) != len(results):
+            raise ValueError(f"review returned {len(answer)} drafts for {len(results)}")
+        for (result, draft), reviewed in zip(results, answer, strict=True):
+            started = self._clock()
+            before = self.state(
+                context.session_id,
+                model=context.model,
+                system_prompt=context.system_prompt,
+                draft=context.draft,
+            )
+            # Only the content may change: what a draft covers is the engine's to say.
+            edited = draft.model_copy(update={"content": reviewed.content})
+            self._commit(
+                context,
+                step,
+                _RuleResult(
+                    draft=edited,
+                    outcome=result.outcome,
+                    error_class=result.error_class,
+                    detail=result.detail,
+                ),
+                before,
+                started,
+                reason,
+            )
             if step.stopped is not None:
                 return
 

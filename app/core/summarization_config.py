@@ -77,6 +77,8 @@ class SummarizationConfig(BaseModel):
             this many new messages, whatever the usage; None is off.
         prompt_template: optional custom prompt; must contain `{transcript}`, may use
             `{instructions}` and `{target_tokens}`.
+        preview_automatic: show automatic summaries for checking before they are saved,
+            as manual ones always are (emergencies never wait: a message is being sent).
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -98,6 +100,7 @@ class SummarizationConfig(BaseModel):
     target_compression: float = 0.3
     force_refresh_after_messages: int | None = None
     prompt_template: str | None = None
+    preview_automatic: bool = False
 
     # --- one field at a time
 

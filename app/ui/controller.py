@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat.events import Activity, ChatEvents, HistoryEntry, SummaryReport
+from app.chat.events import Activity, ChatEvents, HistoryEntry, SummaryPreview, SummaryReport
 from app.chat.service import ChatService, ServiceDependencies
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
 from app.core.models import Message, Session
 from app.core.settings import AppSettings
-from app.core.summary import Summary
+from app.core.summary import Summary, SummaryDraft
 from app.ui.qt_loop import QtEventLoop
 
 
@@ -44,6 +44,7 @@ class ChatController(QObject):
         models_changed(list, str): models to offer, and the selected id.
         pending_sent(): a message that waited (condensing, opening) was sent.
         summary_made(SummaryReport): earlier messages were condensed (the numbers).
+        summary_previewed(SummaryPreview): a summary waits for the user to check it.
         summary_progress(object): what the summary being made does now (str), or None
             once it ended.
     """
@@ -66,6 +67,7 @@ class ChatController(QObject):
     pending_sent = Signal()
     summary_made = Signal(object)
     summary_progress = Signal(object)
+    summary_previewed = Signal(object)
 
     def __init__(self, deps: ServiceDependencies, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -144,6 +146,12 @@ class ChatController(QObject):
 
     def cancel_summary(self) -> None:
         self.service.cancel_summary()
+
+    def accept_summary(self, edited: Sequence[SummaryDraft] | None = None) -> None:
+        self.service.accept_summary(edited)
+
+    def discard_summary(self) -> None:
+        self.service.discard_summary()
 
     def undo_summary(self, summary_id: str) -> None:
         self.service.undo_summary(summary_id)
@@ -273,3 +281,6 @@ class _SignalEvents(ChatEvents):
 
     def summary_progress(self, text: str | None) -> None:
         self._c.summary_progress.emit(text)
+
+    def summary_previewed(self, preview: SummaryPreview) -> None:
+        self._c.summary_previewed.emit(preview)

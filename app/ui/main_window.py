@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
-from app.chat.events import Activity, SummaryReport
+from app.chat.events import Activity, SummaryPreview, SummaryReport
 from app.core.catalog import ModelInfo
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, Session
@@ -43,6 +43,7 @@ from app.ui.summary_history import (
     SummaryHistoryDialog,
     banner_text,
 )
+from app.ui.summary_preview import SummaryPreviewDialog
 from app.ui.summary_progress import SummaryProgress
 from app.ui.theme import apply_theme
 from app.ui.token_gauge import TokenGauge
@@ -102,6 +103,7 @@ class MainWindow(QMainWindow):
         self.key_dialog: ApiKeyDialog | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.summarize_dialog: SummarizeDialog | None = None
+        self.preview_dialog: SummaryPreviewDialog | None = None
         self.summary_running = False
         self.confirm_box: QMessageBox | None = None
         self.explain_box: QMessageBox | None = None
@@ -237,6 +239,7 @@ class MainWindow(QMainWindow):
         controller.pending_sent.connect(self.composer.clear)
         self._connect_summaries()
         controller.summary_progress.connect(self._summary_progress)
+        controller.summary_previewed.connect(self.show_summary_preview)
         self.summary_progress.cancel_requested.connect(controller.cancel_summary)
         self._update_summarize_actions()
 
@@ -299,6 +302,7 @@ class MainWindow(QMainWindow):
         self.transcript.set_messages(page, has_earlier=has_earlier)
         self.sidebar.set_current(session.id if session is not None else None)
         self.banner.hide()
+        self._close_preview()  # it waits in its conversation; shown again on return
         self._update_title()
         self._update_summarize_actions()
         self.composer.focus_editor()
@@ -404,7 +408,35 @@ class MainWindow(QMainWindow):
         if result == QDialog.DialogCode.Accepted:
             self.summarize_now(dialog.instructions, dialog.keep_recent)
 
+    def show_summary_preview(self, preview: SummaryPreview) -> SummaryPreviewDialog:
+        """Open the preview of a summary (Accept, Edit, Discard); closing it discards."""
+        self._close_preview()
+        dialog = SummaryPreviewDialog(preview, self)
+        dialog.finished.connect(lambda result: self._summary_checked(dialog, result))
+        self.preview_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _summary_checked(self, dialog: SummaryPreviewDialog, result: int) -> None:
+        if dialog is not self.preview_dialog:
+            return  # closed by the window, not answered by the user
+        self.preview_dialog = None
+        if result == QDialog.DialogCode.Accepted:
+            self.controller.accept_summary(dialog.drafts)
+        else:
+            self.controller.discard_summary()
+
+    def _close_preview(self) -> None:
+        """Close the preview without answering it (its summary ended, or another
+        conversation is on screen)."""
+        dialog, self.preview_dialog = self.preview_dialog, None
+        if dialog is not None:
+            dialog.reject()
+            dialog.deleteLater()
+
     def _summary_progress(self, text: str | None) -> None:
+        if text is None:
+            self._close_preview()
         self.summary_running = text is not None
         self.summary_progress.show_stage(text)
         self._update_summarize_actions()

@@ -101,6 +101,13 @@ FIELDS: Final[tuple[Field, ...]] = (
         "message would not fit at all.",
     ),
     Field(
+        "preview_automatic",
+        "switch",
+        "Show me a preview before automatic summaries too",
+        hint="Summaries you start yourself always show a preview first. A message that "
+        "would not fit is condensed at once, without one.",
+    ),
+    Field(
         "trigger_ratio",
         "percent",
         "Condense older messages when the conversation is",

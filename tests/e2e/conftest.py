@@ -1,3 +1,3 @@
 """End-to-end tests use the same running-window fixtures as the UI tests."""
 
-from tests.ui.conftest import cairn, open_window, with_key  # noqa: F401  (fixtures)
+from tests.ui.conftest import cairn, open_window, previews, with_key  # noqa: F401  (fixtures)

@@ -23,11 +23,39 @@ W = TypeVar("W", bound=QWidget)
 TEST_KEY = "sk-ant-api03-test-key-0123456789abcdef"
 
 
+class Previews:
+    """Whether a summary's preview is accepted as it is, as a user pressing Enter would
+    (the default, so tests about something else get their summary); tests of the preview
+    itself set `accept = False` and answer the dialog."""
+
+    def __init__(self) -> None:
+        self.accept = True
+
+    def watch(self, session: CairnSession) -> None:
+        def accept_later(_preview: object) -> None:
+            if self.accept:
+                QTimer.singleShot(0, lambda: _accept(session))
+
+        session.controller.summary_previewed.connect(accept_later)
+
+
+def _accept(session: CairnSession) -> None:
+    dialog = session.window.preview_dialog
+    if dialog is not None:
+        dialog.accept_button.click()
+
+
+@pytest.fixture
+def previews() -> Previews:
+    return Previews()
+
+
 @pytest.fixture
 def open_window(
     qtbot: QtBot,
     fake_server: FakeAnthropicServer,
     monkeypatch: pytest.MonkeyPatch,
+    previews: Previews,
 ) -> Iterator[Callable[[], CairnSession]]:
     """Opens Cairn on this test's CAIRN_HOME (call it again after closing to restart)."""
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.base_url)
@@ -35,6 +63,7 @@ def open_window(
 
     def open_() -> CairnSession:
         session = open_cairn(AppPaths.from_environment())
+        previews.watch(session)
         opened.append(session)
         qtbot.addWidget(session.window)
         session.show()

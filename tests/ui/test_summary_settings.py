@@ -49,7 +49,9 @@ def test_every_setting_has_a_control_in_plain_words(qtbot: QtBot) -> None:
     assert isinstance(models, QLineEdit)
     assert models.text() == "claude-haiku-4-5, claude-sonnet-4-6"
     assert page.config() == SummarizationConfig(), "shown as it is, it reads back the same"
-    assert "preview" not in " ".join(page.controls).lower(), "no such setting exists yet"
+    preview = control(page, "preview_automatic", QCheckBox)
+    assert isinstance(preview, QCheckBox) and not preview.isChecked(), "off by default"
+    assert preview.text() == "Show me a preview before automatic summaries too"
 
 
 def test_the_validators_sentences_show_next_to_their_field(qtbot: QtBot) -> None:
@@ -98,6 +100,9 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     auto = control(page, "auto_summarize", QCheckBox)
     assert isinstance(auto, QCheckBox)
     auto.setChecked(False)
+    preview = control(page, "preview_automatic", QCheckBox)
+    assert isinstance(preview, QCheckBox)
+    preview.setChecked(True)
     mode = control(page, "mode", QComboBox)
     assert isinstance(mode, QComboBox)
     mode.setCurrentIndex(mode.findData(SummaryMode.RULE.value))
@@ -105,6 +110,7 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     assert not dialog.isVisible()
     saved = json.loads(AppPaths.from_environment().settings_file.read_text())["summarization"]
     assert saved["auto_summarize"] is False and saved["mode"] == "rule"
+    assert saved["preview_automatic"] is True
     assert saved["trigger_ratio"] == 0.75 and saved["reset_ratio"] == 0.6
     cairn.window.close()
     cairn.close()
@@ -118,6 +124,8 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     )
     dialog = again.window.open_settings()
     assert spin(dialog.summaries_page, "trigger_ratio").text() == "75 % full"
+    shown = control(dialog.summaries_page, "preview_automatic", QCheckBox)
+    assert isinstance(shown, QCheckBox) and shown.isChecked()
     dialog.reject()
     fill(qtbot, again)
     assert active_summaries(again) == 0, "automatic summaries are off"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.chat.events import Activity, ChatEvents, SummaryReport
+from app.chat.events import Activity, ChatEvents, SummaryPreview, SummaryReport
 from app.chat.loop import QueueLoop
 from app.chat.service import ChatService, ServiceDependencies
 from app.core.catalog import ModelInfo
@@ -39,9 +39,15 @@ SMALL = ModelInfo(
 
 @dataclass
 class RecordingEvents(ChatEvents):
-    """Every event, in order, as (name, arguments)."""
+    """Every event, in order, as (name, arguments).
+
+    A summary's preview is accepted as it is (posted to the loop, as a user would click
+    Accept) while `accept_previews`; a test of the preview itself turns it off and answers.
+    """
 
     seen: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+    accept_previews: bool = True
+    accept: Callable[[], None] | None = None
 
     def named(self, name: str) -> list[tuple[Any, ...]]:
         return [arguments for event, arguments in self.seen if event == name]
@@ -104,6 +110,11 @@ class RecordingEvents(ChatEvents):
 
     def summary_progress(self, text: str | None) -> None:
         self.seen.append(("summary_progress", (text,)))
+
+    def summary_previewed(self, preview: SummaryPreview) -> None:
+        self.seen.append(("summary_previewed", (preview,)))
+        if self.accept_previews and self.accept is not None:
+            self.accept()
 
 
 class CountingStore(SessionStore):
@@ -196,6 +207,7 @@ def start_chat(
             counter=default_counter(),
         )
         service = ChatService(deps, loop, events)
+        events.accept = lambda: loop.post(service.accept_summary)
         chat = Chat(service, loop, events, store, paths, fake_server)
         started.append(chat)
         service.start()

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from app.chat.events import Activity
+from app.chat.events import Activity, SummaryPreview
 from app.chat.summary_process import SummaryCall
 from app.core.catalog import ModelInfo
 from app.core.conversation import date_line, local_day
@@ -18,7 +19,7 @@ from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
 from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import SummaryTrigger
+from app.core.summary import Summary, SummaryTrigger
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.unit.chat.conftest import SMALL, Chat
 
@@ -600,3 +601,130 @@ def test_a_summary_that_fails_says_so_and_changes_nothing(
     assert [e.id for e in chat.service.current.tail.entries] == before
     assert not chat.service.current.summaries
     assert chat.events.named("summary_progress")[-1] == (None,)
+
+
+# --- the preview: a summary waits for the user before it is saved ------------------------
+
+
+def previewed(chat: Chat) -> SummaryPreview:
+    """Start Summarize now (answered by the test) and wait for its preview."""
+    chat.events.accept_previews = False
+    for turn in range(8):
+        chat.send(f"Question {turn}: " + words("detail", 80))
+    chat.events.clear()
+    assert chat.service.summarize()
+    chat.run_until(lambda: bool(chat.events.named("summary_previewed")))
+    ((preview,),) = chat.events.named("summary_previewed")
+    assert isinstance(preview, SummaryPreview)
+    return preview
+
+
+def active(chat: Chat) -> list[Summary]:
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+    repo = chat.summaries()
+    try:
+        return repo.active_summaries(session_id)
+    finally:
+        repo.close()
+
+
+def test_summarize_now_shows_a_preview_and_saves_it_once_accepted(start_chat: StartChat) -> None:
+    chat = start_chat()
+    preview = previewed(chat)
+    assert preview.trigger is SummaryTrigger.MANUAL
+    assert preview.condensed == 16 - 6 and preview.kept == 6
+    assert 0 < preview.tokens_after < preview.tokens_before
+    assert chat.service.current.summary_progress == "Waiting for you to check the summary"
+    assert active(chat) == [] and not chat.events.named("summaries_changed")
+    chat.service.accept_summary()
+    chat.idle()
+    (summary,) = active(chat)
+    assert summary.content == preview.drafts[0].content
+    names = [name for name, _ in chat.events.seen]
+    assert names.index("summaries_changed") < names.index("summary_made")
+    (report,) = chat.events.named("summary_made")[-1]
+    assert report.condensed == preview.condensed
+    assert (report.tokens_before, report.tokens_after) == (
+        preview.tokens_before,
+        preview.tokens_after,
+    ), "the preview's figures are the ones the summary brings"
+
+
+def test_an_edited_preview_saves_what_the_user_wrote(start_chat: StartChat) -> None:
+    chat = start_chat()
+    preview = previewed(chat)
+    (draft,) = preview.drafts
+    content = draft.content.model_copy(update={"narrative": "We talked about prices."})
+    chat.service.accept_summary([draft.model_copy(update={"content": content})])
+    chat.idle()
+    (summary,) = active(chat)
+    assert summary.content.narrative == "We talked about prices."
+    assert chat.service.current.summaries == [summary]
+
+
+def test_a_discarded_preview_changes_nothing_and_says_so(start_chat: StartChat) -> None:
+    chat = start_chat()
+    previewed(chat)
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+    live_before = chat.store.live_entries(session_id)
+    chat.service.discard_summary()
+    chat.idle()
+    assert ("Summary discarded — nothing changed", "Every message stays as it was.") in (
+        chat.events.named("notice_raised")
+    )
+    assert active(chat) == [] and not chat.events.named("summary_made")
+    assert chat.store.live_entries(session_id) == live_before
+    repo = chat.summaries()
+    try:
+        (event,) = repo.events(session_id)
+    finally:
+        repo.close()
+    assert event.detail == "discarded"
+
+
+def test_cancelling_while_the_preview_waits_changes_nothing(start_chat: StartChat) -> None:
+    chat = start_chat()
+    previewed(chat)
+    chat.service.cancel_summary()
+    chat.idle()
+    assert ("Summary cancelled — nothing changed", "Every message stays as it was.") in (
+        chat.events.named("notice_raised")
+    )
+    assert active(chat) == []
+    chat.service.accept_summary()  # too late: nothing waits any more
+    assert chat.service.current.preview is None
+
+
+def test_closing_while_the_preview_waits_does_not_hang(start_chat: StartChat) -> None:
+    chat = start_chat()
+    previewed(chat)
+    started = time.monotonic()
+    chat.service.shutdown()
+    assert time.monotonic() - started < 5
+    assert chat.service.runner.running == 0
+    assert active(chat) == []
+
+
+def test_automatic_summaries_preview_only_when_the_setting_says_so(
+    fake_server: FakeAnthropicServer, start_chat: StartChat
+) -> None:
+    settings = AppSettings(summarization=SummarizationConfig(preview_automatic=True))
+    chat = small_model(fake_server, start_chat, settings=settings)
+    chat.events.accept_previews = False
+    for turn in range(40):
+        chat.service.send(f"Question {turn}: " + words("w", 60))
+        chat.run_until(
+            lambda: (
+                chat.service.current.activity is Activity.IDLE
+                and (not chat.service.current.has_jobs or chat.service.current.preview is not None)
+            )
+        )
+        if chat.events.named("summary_previewed"):
+            break
+    ((preview,),) = chat.events.named("summary_previewed")
+    assert preview.trigger is SummaryTrigger.AUTO and active(chat) == []
+    chat.service.accept_summary()
+    chat.idle()
+    assert active(chat)

@@ -6,17 +6,25 @@ import logging
 import os
 import signal
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from app.chat.events import SummaryPreview
 from app.chat.jobs import SummaryRequest
 from app.chat.summary_process import SummaryCall, SummaryProcess
 from app.core.catalog import ModelInfo
 from app.core.errors import UserFacingError
 from app.core.models import Role
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import EventOutcome, SummaryTrigger
+from app.core.summary import (
+    EventOutcome,
+    Summary,
+    SummaryContent,
+    SummaryDraft,
+    SummaryTrigger,
+)
 from app.store import SessionStore, SummaryStore, open_database
 
 MODEL = ModelInfo(id="m", display_name="M", max_input_tokens=200_000, max_tokens=8_192)
@@ -137,3 +145,67 @@ def test_the_childs_log_reaches_the_app(
     assert outcome.outcome is EventOutcome.FALLBACK, "no key: a basic summary stands in"
     assert any("basic summary" in record.getMessage() for record in caplog.records)
     caplog.clear()
+
+
+def reviewed(database: Path, session_id: str) -> SummaryCall:
+    plain = call(database, session_id)
+    return replace(plain, request=replace(plain.request, review=True))
+
+
+def active(database: Path, session_id: str) -> list[Summary]:
+    repo = SummaryStore.open(database)
+    try:
+        return repo.active_summaries(session_id)
+    finally:
+        repo.close()
+
+
+def test_the_child_waits_for_the_preview_and_saves_the_edited_drafts(
+    process: SummaryProcess, conversation: tuple[Path, str]
+) -> None:
+    database, session_id = conversation
+    shown: list[SummaryPreview] = []
+
+    def edit(preview: SummaryPreview) -> list[SummaryDraft]:
+        assert active(database, session_id) == [], "nothing saved while the user looks"
+        shown.append(preview)
+        content = SummaryContent(narrative="Walks and their files.")
+        return [d.model_copy(update={"content": content}) for d in preview.drafts]
+
+    outcome = process.run(reviewed(database, session_id), cancelled=lambda: False, review=edit)
+    (preview,) = shown
+    assert (preview.condensed, preview.kept) == (14, 6)
+    assert preview.tokens_before == outcome.state_before.used, "measured the same way"
+    assert preview.tokens_after > 0
+    assert outcome.covered_messages == 14
+    assert [s.content.narrative for s in active(database, session_id)] == ["Walks and their files."]
+
+
+def test_a_discarded_or_cancelled_preview_changes_nothing_and_the_child_serves_on(
+    process: SummaryProcess, conversation: tuple[Path, str]
+) -> None:
+    database, session_id = conversation
+    outcome = process.run(
+        reviewed(database, session_id), cancelled=lambda: False, review=lambda _p: None
+    )
+    assert outcome.outcome is EventOutcome.ABORTED and not outcome.changed
+    cancelled = False
+
+    def cancel_while_looking(preview: SummaryPreview) -> tuple[SummaryDraft, ...]:
+        nonlocal cancelled
+        cancelled = True  # Cancel pressed while the preview was shown
+        return preview.drafts
+
+    outcome = process.run(
+        reviewed(database, session_id),
+        cancelled=lambda: cancelled,
+        review=cancel_while_looking,
+    )
+    assert outcome.outcome is EventOutcome.ABORTED and active(database, session_id) == []
+    repo = SummaryStore.open(database)
+    try:
+        assert [e.detail for e in repo.events(session_id)] == ["discarded", "cancelled"]
+    finally:
+        repo.close()
+    outcome = process.run(call(database, session_id), cancelled=lambda: False)
+    assert outcome.outcome is EventOutcome.OK, "the same child makes the next one"

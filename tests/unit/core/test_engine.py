@@ -4,6 +4,7 @@ deterministic), failures, undo, pins, and a state machine over DESIGN §3 invari
 from __future__ import annotations
 
 import itertools
+import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -849,3 +850,104 @@ def test_summaries_say_which_days_they_cover_in_the_memory_block() -> None:
     # A merge keeps the whole range.
     merged = merge([summary.content, summary.content.model_copy(update={"last_day": None})])
     assert render_summary_text(merged).startswith("When: 2–4 March 2026\n")
+
+
+# --- a review before committing (the preview) ------------------------------------------
+
+
+def test_a_reviewed_summary_accepted_as_it_is_is_committed_as_drafted() -> None:
+    engine, repo = make_engine()
+    fill(repo, 30)
+    shown: list[list[SummaryDraft]] = []
+
+    def accept(drafts: Sequence[SummaryDraft]) -> Sequence[SummaryDraft]:
+        assert repo.commits == 0, "nothing is committed before the review answers"
+        shown.append(list(drafts))
+        return drafts
+
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL, review=accept)
+    assert outcome.outcome is EventOutcome.OK
+    (drafts,) = shown
+    assert [s.content for s in outcome.summaries] == [d.content for d in drafts]
+    assert sum(len(d.message_ids) for d in drafts) == outcome.covered_messages
+    assert repo.check_coverage(SESSION) == []
+
+
+def test_a_reviewed_summary_stores_the_edited_content_and_only_that() -> None:
+    engine, repo = make_engine()
+    fill(repo, 30)
+
+    def edit(drafts: Sequence[SummaryDraft]) -> Sequence[SummaryDraft]:
+        content = SummaryContent(narrative="We planned the walk.", key_points=[])
+        # Only the content counts: what a draft covers is not the reviewer's to change.
+        return [d.model_copy(update={"content": content, "message_ids": [1]}) for d in drafts]
+
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL, review=edit)
+    (summary,) = repo.active_summaries(SESSION)
+    assert summary.content.narrative == "We planned the walk."
+    assert summary.content.key_points == []
+    assert outcome.covered_messages == 30 - RULE.preserve_recent
+    assert summary.summary_tokens == COUNTER.count(render_summary_text(summary.content))
+
+
+def test_a_discarded_review_changes_nothing_and_records_the_attempt() -> None:
+    engine, repo = make_engine()
+    messages = fill(repo, 30)
+    outcome = engine.run(
+        SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL, review=lambda _drafts: None
+    )
+    assert outcome.outcome is EventOutcome.ABORTED and not outcome.changed
+    assert outcome.state_after == outcome.state_before
+    assert repo.commits == 0
+    assert [m.id for m in repo.live_messages(SESSION)] == [m.id for m in messages]
+    (event,) = repo.events
+    assert event.outcome is EventOutcome.ABORTED and event.detail == "discarded"
+
+
+def test_a_review_sees_every_run_split_by_a_pin_and_commits_them_all() -> None:
+    engine, repo = make_engine()
+    messages = fill(repo, 30)
+    repo.set_pinned(messages[10].id, True)
+    shown: list[int] = []
+
+    def accept(drafts: Sequence[SummaryDraft]) -> Sequence[SummaryDraft]:
+        shown.append(len(drafts))
+        return drafts
+
+    outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL, review=accept)
+    assert shown == [2]
+    assert len(outcome.summaries) == 2 and repo.commits == 2
+
+
+def test_cancelling_during_the_review_commits_nothing() -> None:
+    engine, repo = make_engine()
+    fill(repo, 30)
+    cancelled = False
+
+    def cancel_then_accept(drafts: Sequence[SummaryDraft]) -> Sequence[SummaryDraft]:
+        nonlocal cancelled
+        cancelled = True
+        return drafts
+
+    outcome = engine.run(
+        SESSION,
+        model=MEDIUM,
+        trigger=SummaryTrigger.MANUAL,
+        cancelled=lambda: cancelled,
+        review=cancel_then_accept,
+    )
+    assert outcome.outcome is EventOutcome.ABORTED and repo.commits == 0
+    assert repo.events[-1].detail == "cancelled"
+
+
+def test_a_summary_draft_survives_pickling() -> None:
+    engine, repo = make_engine()
+    fill(repo, 30)
+    kept: list[SummaryDraft] = []
+
+    def keep(drafts: Sequence[SummaryDraft]) -> None:
+        kept.extend(drafts)
+
+    engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL, review=keep)
+    (draft,) = kept
+    assert pickle.loads(pickle.dumps(draft)) == draft

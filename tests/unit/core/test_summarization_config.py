@@ -45,11 +45,15 @@ def test_defaults_are_those_of_the_design() -> None:
     assert config.target_compression == 0.3
     assert config.force_refresh_after_messages is None
     assert config.prompt_template is None
+    assert config.preview_automatic is False, "only manual summaries wait for a check"
 
 
 def test_it_round_trips_through_json_and_ignores_unknown_fields() -> None:
     config = SummarizationConfig(
-        message_trigger=100, mode="rule", summarizer_models=["claude-sonnet-4-6"]
+        message_trigger=100,
+        mode="rule",
+        summarizer_models=["claude-sonnet-4-6"],
+        preview_automatic=True,
     )
     data = json.loads(config.model_dump_json())
     data["from_a_later_version"] = True
