@@ -346,6 +346,8 @@ class Marks:
     summary_start: list[float] = field(default_factory=list)
     summary_end: list[float] = field(default_factory=list)
     summary_taken: list[float] = field(default_factory=list)  # the GUI thread took it in
+    # A manual summary's preview: when Accept was clicked (0.2 s after it opened).
+    accepted: list[float] = field(default_factory=list)
     outcomes: list[Any] = field(default_factory=list)
     llm_calls: list[tuple[float, float]] = field(default_factory=list)
     deltas: list[list[float]] = field(default_factory=list)  # per reply, arrival times
@@ -880,6 +882,7 @@ class Window:
         self.window = self.session.window
         self.controller = self.session.controller
         self.controller.message_updated.connect(self._message_updated)
+        self.controller.summary_previewed.connect(self._preview_shown)
         self.heartbeat = Heartbeat()
         self.beats = self.heartbeat.beats
         self.session.show()
@@ -905,6 +908,19 @@ class Window:
         self.watch = ThreadWatch(self.beats, stacks=explain)
         self.collections = GcWatch()
         self.heartbeat.start()
+
+    def _preview_shown(self, _preview: Any) -> None:
+        """A manual summary opens its preview: a user reads it a moment, then Accept."""
+        from PySide6.QtCore import QTimer
+
+        QTimer.singleShot(200, self._accept_preview)
+
+    def _accept_preview(self) -> None:
+        dialog = self.window.preview_dialog
+        if dialog is None:
+            return
+        self.marks.accepted.append(time.perf_counter())
+        dialog.accept_button.click()
 
     def _message_updated(self, message: Any) -> None:
         if message.role == "assistant" and message.status != "streaming":
@@ -987,6 +1003,12 @@ def summary_report(window: Window, before: tuple[int, int], after: tuple[int, in
         + (
             f", {calls} forced tool call(s) received by the fake server"
             if calls is not None
+            else ""
+        )
+        + (
+            f"\n    Accept (in the preview) → transcript and gauge updated: "
+            f"{(marks.summary_taken[-1] - marks.accepted[-1]) * 1000:.0f} ms"
+            if marks.accepted and marks.summary_taken
             else ""
         )
         + f"\n    made: {made or 'nothing'}; summaries {before[0]} → {after[0]}, "
