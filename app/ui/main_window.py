@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
@@ -371,17 +370,6 @@ class MainWindow(QMainWindow):
         if action == CHANGE_KEY_ACTION:
             self.banner.hide()
             self._ask_for_key(first_run=False)
-
-    # -- summaries: `SummaryActions` owns them; the window itself goes through
-    # `self.summaries`. These read-only names are kept for the tests and benches.
-    summarize_action = property(attrgetter("summaries.summarize_action"))
-    summarize_with_action = property(attrgetter("summaries.summarize_with_action"))
-    summarize_button = property(attrgetter("summaries.button"))
-    summary_progress = property(attrgetter("summaries.progress"))
-    summarize_dialog = property(attrgetter("summaries.summarize_dialog"))
-    preview_dialog = property(attrgetter("summaries.preview_dialog"))
-    summary_running = property(attrgetter("summaries.running"))
-    open_summary_history = property(attrgetter("summaries.open_summary_history"))
 
     # -- key and settings ----------------------------------------------------------------
 
