@@ -916,7 +916,7 @@ class Window:
         QTimer.singleShot(200, self._accept_preview)
 
     def _accept_preview(self) -> None:
-        dialog = self.window.preview_dialog
+        dialog = self.window.summaries.preview_dialog
         if dialog is None:
             return
         self.marks.accepted.append(time.perf_counter())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QSizePolicy,
     QSplitter,
@@ -23,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
-from app.chat.events import Activity, SummaryPreview, SummaryReport
+from app.chat.events import Activity
 from app.core.catalog import ModelInfo
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, Session
@@ -34,30 +33,13 @@ from app.ui.controller import ChatController
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.sidebar import Sidebar
-from app.ui.summarize_dialog import SummarizeDialog
-from app.ui.summary_history import (
-    BANNER_TITLE,
-    EXPLAIN_ACTION,
-    EXPLANATION,
-    UNDO_ACTION,
-    SummaryHistoryDialog,
-    banner_text,
-)
-from app.ui.summary_preview import SummaryPreviewDialog
-from app.ui.summary_progress import SummaryProgress
+from app.ui.summary_actions import SummaryActions
 from app.ui.theme import apply_theme
 from app.ui.token_gauge import TokenGauge
 from app.ui.transcript import TranscriptView
 
 CHANGE_KEY_ACTION = "Change key…"
 DRAFT_DEBOUNCE_MS = 150
-SUMMARIZE_NOW = "Summarize now"
-SUMMARIZE_TIP = (
-    "Condense the older messages of this conversation into a summary now, so Claude "
-    "keeps up with less to read. Nothing is deleted. (Ctrl+Shift+S)"
-)
-# Below this header width the button shows only its symbol (its name is in the tooltip).
-SUMMARIZE_NARROW_BELOW = 760
 TITLE_MIN_WIDTH = 90
 
 
@@ -94,6 +76,7 @@ class MainWindow(QMainWindow):
 
     Attributes:
         key_dialog, settings_dialog, confirm_box: the dialog open now, if any.
+        summaries: Summarize now, the preview, the banner after a summary, history.
     """
 
     def __init__(self, controller: ChatController, paths: AppPaths) -> None:
@@ -102,13 +85,7 @@ class MainWindow(QMainWindow):
         self.paths = paths
         self.key_dialog: ApiKeyDialog | None = None
         self.settings_dialog: SettingsDialog | None = None
-        self.summarize_dialog: SummarizeDialog | None = None
-        self.preview_dialog: SummaryPreviewDialog | None = None
-        self.summary_running = False
         self.confirm_box: QMessageBox | None = None
-        self.explain_box: QMessageBox | None = None
-        self.history_dialog: SummaryHistoryDialog | None = None
-        self._undo_summary_id: str | None = None  # what the banner's Undo takes back
         self.setObjectName("mainWindow")
         self.resize(1100, 740)
         self.setMinimumSize(720, 480)
@@ -143,22 +120,7 @@ class MainWindow(QMainWindow):
         self.settings_button.setAccessibleName("Settings")
         self.settings_button.setToolTip("Settings (Ctrl+,)")
         self.settings_button.setAutoRaise(True)
-        self.summarize_action = QAction(SUMMARIZE_NOW, self)
-        self.summarize_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
-        self.summarize_action.setToolTip(SUMMARIZE_TIP)
-        self.summarize_action.triggered.connect(lambda: self.summarize_now())
-        self.summarize_with_action = QAction("Summarize with instructions…", self)
-        self.summarize_with_action.triggered.connect(self.ask_summary_instructions)
-        self.summarize_button = QToolButton(self)
-        self.summarize_button.setObjectName("summarizeButton")
-        self.summarize_button.setDefaultAction(self.summarize_action)
-        self.summarize_button.setAccessibleName(SUMMARIZE_NOW)
-        self.summarize_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.summarize_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
-        summarize_menu = QMenu(self.summarize_button)
-        summarize_menu.addAction(self.summarize_with_action)
-        self.summarize_button.setMenu(summarize_menu)
-        self.summary_progress = SummaryProgress(self)
+        self.summaries = SummaryActions(controller, self, self.banner, self.transcript)
 
         header = QWidget(self)
         header.setObjectName("header")
@@ -168,10 +130,10 @@ class MainWindow(QMainWindow):
         header_layout.addWidget(self.title_label, 1)
         header_layout.addWidget(self.model_combo)
         header_layout.addWidget(self.gauge)
-        header_layout.addWidget(self.summarize_button)
+        header_layout.addWidget(self.summaries.button)
         header_layout.addWidget(self.settings_button)
         self.header = header
-        header.installEventFilter(self)
+        self.summaries.follow_width_of(header)
 
         main = QWidget(self)
         main_layout = QVBoxLayout(main)
@@ -183,7 +145,7 @@ class MainWindow(QMainWindow):
         lower.setContentsMargins(12, 6, 12, 0)
         lower.setSpacing(6)
         lower.addWidget(self.banner)
-        lower.addWidget(self.summary_progress)
+        lower.addWidget(self.summaries.progress)
         lower.addWidget(self.status_label)
         main_layout.addLayout(lower)
         main_layout.addWidget(self.composer)
@@ -237,11 +199,6 @@ class MainWindow(QMainWindow):
         controller.models_changed.connect(self._models_changed)
         controller.context_changed.connect(self.gauge.set_state)
         controller.pending_sent.connect(self.composer.clear)
-        self._connect_summaries()
-        controller.summary_progress.connect(self._summary_progress)
-        controller.summary_previewed.connect(self.show_summary_preview)
-        self.summary_progress.cancel_requested.connect(controller.cancel_summary)
-        self._update_summarize_actions()
 
     def _build_menu(self) -> None:
         bar = self.menuBar()
@@ -260,16 +217,13 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
         conversation_menu = bar.addMenu("&Conversation")
-        conversation_menu.addAction(self.summarize_action)
-        conversation_menu.addAction(self.summarize_with_action)
+        conversation_menu.addAction(self.summaries.summarize_action)
+        conversation_menu.addAction(self.summaries.summarize_with_action)
         conversation_menu.addSeparator()
         conversation_menu.addAction(self.sidebar.rename_action)
         conversation_menu.addAction(self.sidebar.delete_action)
-        # Summary history (reads the audit trail of the conversation on screen).
-        self.history_action = QAction("Summary &history…", self)
-        self.history_action.triggered.connect(self.open_summary_history)
         conversation_menu.addSeparator()
-        conversation_menu.addAction(self.history_action)
+        conversation_menu.addAction(self.summaries.history_action)
         help_menu = bar.addMenu("&Help")
         about_action = QAction(f"&About {APP_NAME}", self)
         about_action.triggered.connect(self._about)
@@ -294,7 +248,7 @@ class MainWindow(QMainWindow):
         if current is not None and current.id == session.id:
             self.sidebar.set_current(session.id)
             self._update_title()
-            self._update_summarize_actions()
+            self.summaries.update_actions()
 
     def _conversation_opened(
         self, session: Session | None, page: Sequence[Message], has_earlier: bool
@@ -302,9 +256,9 @@ class MainWindow(QMainWindow):
         self.transcript.set_messages(page, has_earlier=has_earlier)
         self.sidebar.set_current(session.id if session is not None else None)
         self.banner.hide()
-        self._close_preview()  # it waits in its conversation; shown again on return
+        self.summaries.close_preview()  # it waits in its conversation; shown again on return
         self._update_title()
-        self._update_summarize_actions()
+        self.summaries.update_actions()
         self.composer.focus_editor()
 
     def _load_earlier(self) -> None:
@@ -379,81 +333,6 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
         self.status_label.setVisible(bool(text))
 
-    # -- summarize now -------------------------------------------------------------
-
-    def summarize_now(
-        self, instructions: str | None = None, keep_recent: int | None = None
-    ) -> None:
-        """Condense older messages now (the service says when there is nothing to condense)."""
-        if self.summarize_action.isEnabled():
-            self.banner.hide()
-            self.controller.summarize(instructions, keep_recent)
-
-    def ask_summary_instructions(self) -> SummarizeDialog | None:
-        """Open "Summarize with instructions…" (or bring it forward); returns the dialog."""
-        if not self.summarize_with_action.isEnabled():
-            return None
-        if self.summarize_dialog is not None:
-            self.summarize_dialog.raise_()
-            return self.summarize_dialog
-        preserve = self.controller.settings.summarization.preserve_recent
-        dialog = SummarizeDialog(preserve, self)
-        dialog.finished.connect(lambda result: self._summary_instructions_given(dialog, result))
-        self.summarize_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def _summary_instructions_given(self, dialog: SummarizeDialog, result: int) -> None:
-        self.summarize_dialog = None
-        if result == QDialog.DialogCode.Accepted:
-            self.summarize_now(dialog.instructions, dialog.keep_recent)
-
-    def show_summary_preview(self, preview: SummaryPreview) -> SummaryPreviewDialog:
-        """Open the preview of a summary (Accept, Edit, Discard); closing it discards."""
-        self._close_preview()
-        dialog = SummaryPreviewDialog(preview, self)
-        dialog.finished.connect(lambda result: self._summary_checked(dialog, result))
-        self.preview_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def _summary_checked(self, dialog: SummaryPreviewDialog, result: int) -> None:
-        if dialog is not self.preview_dialog:
-            return  # closed by the window, not answered by the user
-        self.preview_dialog = None
-        if result == QDialog.DialogCode.Accepted:
-            self.controller.accept_summary(dialog.drafts)
-        else:
-            self.controller.discard_summary()
-
-    def _close_preview(self) -> None:
-        """Close the preview without answering it (its summary ended, or another
-        conversation is on screen)."""
-        dialog, self.preview_dialog = self.preview_dialog, None
-        if dialog is not None:
-            dialog.reject()
-            dialog.deleteLater()
-
-    def _summary_progress(self, text: str | None) -> None:
-        if text is None:
-            self._close_preview()
-        self.summary_running = text is not None
-        self.summary_progress.show_stage(text)
-        self._update_summarize_actions()
-
-    def _update_summarize_actions(self) -> None:
-        """Summarize now needs a stored conversation and no summary already running."""
-        enabled = self.controller.current is not None and not self.summary_running
-        self.summarize_action.setEnabled(enabled)
-        self.summarize_with_action.setEnabled(enabled)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.header and event.type() == QEvent.Type.Resize:
-            # A narrow header keeps the button as a symbol; its name stays in the tooltip.
-            narrow = self.header.width() < SUMMARIZE_NARROW_BELOW
-            self.summarize_action.setIconText("⇊" if narrow else SUMMARIZE_NOW)
-        return super().eventFilter(watched, event)
-
     # -- models --------------------------------------------------------------------
 
     def _models_changed(self, models: Sequence[ModelInfo], selected: str) -> None:
@@ -491,49 +370,6 @@ class MainWindow(QMainWindow):
         if action == CHANGE_KEY_ACTION:
             self.banner.hide()
             self._ask_for_key(first_run=False)
-        elif action == UNDO_ACTION and self._undo_summary_id is not None:
-            self.banner.hide()
-            self.controller.undo_summary(self._undo_summary_id)
-            self._undo_summary_id = None
-        elif action == EXPLAIN_ACTION:
-            self.explain_box = QMessageBox(
-                QMessageBox.Icon.Information, "What happened?", EXPLANATION, parent=self
-            )
-            self.explain_box.open()
-
-    # -- summaries -----------------------------------------------------------------------
-
-    def _connect_summaries(self) -> None:
-        """Summary cards in the transcript, the banner after a summary, the history."""
-        controller, transcript = self.controller, self.transcript
-        controller.summaries_changed.connect(transcript.set_summaries)
-        controller.summary_made.connect(self._summary_made)
-        transcript.undo_requested.connect(controller.undo_summary)
-        transcript.originals_requested.connect(
-            lambda summary_id: transcript.show_originals(
-                summary_id, controller.originals(summary_id)
-            )
-        )
-        transcript.children_requested.connect(
-            lambda summary_id: transcript.show_children(
-                summary_id, controller.summary_children(summary_id)
-            )
-        )
-
-    def _summary_made(self, report: SummaryReport) -> None:
-        self._undo_summary_id = report.undo_id
-        self.banner.show_message(
-            BannerKind.INFO,
-            BANNER_TITLE,
-            banner_text(report),
-            action=UNDO_ACTION if report.undo_id else None,
-            second_action=EXPLAIN_ACTION,
-        )
-
-    def open_summary_history(self) -> SummaryHistoryDialog:
-        self.history_dialog = SummaryHistoryDialog(self.controller.summary_history(), self)
-        self.history_dialog.open()
-        return self.history_dialog
 
     # -- key and settings ----------------------------------------------------------------
 

@@ -40,7 +40,7 @@ class Previews:
 
 
 def _accept(session: CairnSession) -> None:
-    dialog = session.window.preview_dialog
+    dialog = session.window.summaries.preview_dialog
     if dialog is not None:
         dialog.accept_button.click()
 

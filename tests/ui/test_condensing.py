@@ -201,7 +201,7 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
     assert set(range(remaining() + 1, summary.last_seq + 1)) <= shown
     assert not shown & set(range(summary.first_seq, remaining() + 1))
     # The history lists the summary and the undo.
-    dialog = cairn.window.open_summary_history()
+    dialog = cairn.window.summaries.open_summary_history()
     rows = dialog.rows()
     assert rows[0][1] == "Undo" and rows[0][4].startswith(("Done", "Partly undone"))
     assert any(row[1].startswith("Automatic") for row in rows[1:])

@@ -151,7 +151,7 @@ def test_a_pinned_message_is_never_condensed_in_the_app(
     qtbot.waitUntil(lambda: target.message.pinned)
     pin = target.pin_button()
     assert pin is not None and pin.isChecked() and pin.isVisible()
-    window.summarize_action.trigger()
+    window.summaries.summarize_action.trigger()
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
     (stored,) = cairn.store.messages_by_id({target.message.id})
     assert stored.pinned and stored.summary_id is None

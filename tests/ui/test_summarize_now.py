@@ -40,18 +40,20 @@ def tool_prompts(fake_server: FakeAnthropicServer) -> list[str]:
 
 
 def summary_done(cairn: CairnSession) -> bool:
-    return not cairn.window.summary_running and not cairn.controller.service.current.summarizing
+    return not cairn.window.summaries.running and not cairn.controller.service.current.summarizing
 
 
 def test_summarize_now_is_off_until_there_is_a_conversation_then_the_shortcut_runs_it(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
     window = cairn.window
-    assert window.summarize_button.isVisible()
-    assert not window.summarize_action.isEnabled(), "nothing to summarize in a new conversation"
-    assert "Nothing is deleted" in window.summarize_button.toolTip()
+    assert window.summaries.button.isVisible()
+    assert not window.summaries.summarize_action.isEnabled(), (
+        "nothing to summarize in a new conversation"
+    )
+    assert "Nothing is deleted" in window.summaries.button.toolTip()
     fill(qtbot, cairn)
-    assert window.summarize_action.isEnabled()
+    assert window.summaries.summarize_action.isEnabled()
     stages: list[object] = []
     cairn.controller.summary_progress.connect(stages.append)
     qtbot.keyClick(
@@ -59,13 +61,13 @@ def test_summarize_now_is_off_until_there_is_a_conversation_then_the_shortcut_ru
         Qt.Key.Key_S,
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
-    assert window.summary_progress.isVisible()
-    assert window.summary_progress.label.text() == "Reading 16 messages…"
-    assert not window.summarize_action.isEnabled(), "one summary at a time"
+    assert window.summaries.progress.isVisible()
+    assert window.summaries.progress.label.text() == "Reading 16 messages…"
+    assert not window.summaries.summarize_action.isEnabled(), "one summary at a time"
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
     assert "Asking Claude for a summary" in stages and stages[-1] is None
-    assert not window.summary_progress.isVisible()
-    assert window.summarize_action.isEnabled()
+    assert not window.summaries.progress.isVisible()
+    assert window.summaries.summarize_action.isEnabled()
     assert active_summaries(cairn) == 1
     assert tool_prompts(fake_server), "the summarizer was asked"
 
@@ -79,8 +81,8 @@ def test_summarize_with_instructions_reaches_the_server(
     conversation_menu = window.menuBar().actions()[menu_titles.index("&Conversation")].menu()
     names = [a.text() for a in conversation_menu.actions()]  # type: ignore[union-attr]
     assert names[:2] == ["Summarize now", "Summarize with instructions…"]
-    window.summarize_with_action.trigger()
-    dialog = window.summarize_dialog
+    window.summaries.summarize_with_action.trigger()
+    dialog = window.summaries.summarize_dialog
     assert dialog is not None
     qtbot.waitExposed(dialog)
     assert dialog.focus_edit.placeholderText() == "For example: keep every price"
@@ -99,13 +101,13 @@ def test_nothing_to_condense_is_said_plainly(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
     chat(qtbot, cairn, "Just one question")
-    qtbot.mouseClick(cairn.window.summarize_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(cairn.window.summaries.button, Qt.MouseButton.LeftButton)
     banner = cairn.window.banner
     assert banner.isVisible()
     assert banner.text_label.text() == (
         "Nothing to condense yet — summaries start after 6 messages."
     )
-    assert not cairn.window.summary_progress.isVisible()
+    assert not cairn.window.summaries.progress.isVisible()
 
 
 def test_cancel_leaves_everything_unchanged(
@@ -115,19 +117,19 @@ def test_cancel_leaves_everything_unchanged(
     fill(qtbot, cairn)
     shown = [w.message.id for w in window.transcript.message_widgets()]
     fake_server.add_tool_fault("timeout", delay=2.0)  # Claude takes its time
-    window.summarize_action.trigger()
+    window.summaries.summarize_action.trigger()
     qtbot.waitUntil(
-        lambda: window.summary_progress.label.text() == "Asking Claude for a summary…",
+        lambda: window.summaries.progress.label.text() == "Asking Claude for a summary…",
         timeout=10_000,
     )
-    qtbot.mouseClick(window.summary_progress.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.summaries.progress.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
-    assert not window.summary_progress.isVisible()
+    assert not window.summaries.progress.isVisible()
     assert window.banner.title_label.text() == "Summary cancelled — nothing changed"
     assert active_summaries(cairn) == 0
     assert cairn.controller.service.current.summaries == []
     assert [w.message.id for w in window.transcript.message_widgets()] == shown
-    assert window.summarize_action.isEnabled()
+    assert window.summaries.summarize_action.isEnabled()
 
 
 def test_a_message_sent_while_a_summary_runs_goes_at_once_when_it_fits(
@@ -136,14 +138,14 @@ def test_a_message_sent_while_a_summary_runs_goes_at_once_when_it_fits(
     window = cairn.window
     fill(qtbot, cairn)
     fake_server.add_tool_fault("timeout", delay=3.0)
-    window.summarize_action.trigger()
+    window.summaries.summarize_action.trigger()
     qtbot.waitUntil(
-        lambda: window.summary_progress.label.text() == "Asking Claude for a summary…",
+        lambda: window.summaries.progress.label.text() == "Asking Claude for a summary…",
         timeout=10_000,
     )
     fake_server.add_reply("Answered while summarizing.")
     chat(qtbot, cairn, "A quick question meanwhile")
-    assert window.summary_running, "the reply came while the summary was still being made"
+    assert window.summaries.running, "the reply came while the summary was still being made"
     assert window.transcript.message_widgets()[-1].text == "Answered while summarizing."
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
     assert active_summaries(cairn) == 1
@@ -155,14 +157,14 @@ def test_the_header_fits_at_800_pixels_with_the_button_as_a_symbol(
     window = cairn.window
     chat(qtbot, cairn, "A first question that gives the conversation a title")
     window.resize(800, 600)
-    qtbot.waitUntil(lambda: window.summarize_button.text() == "⇊")
-    qtbot.waitUntil(lambda: window.summarize_button.width() < 60)  # laid out again
+    qtbot.waitUntil(lambda: window.summaries.button.text() == "⇊")
+    qtbot.waitUntil(lambda: window.summaries.button.width() < 60)  # laid out again
     header = window.header
     for widget in (window.title_label, window.model_combo, window.gauge):
-        assert widget.geometry().right() < window.summarize_button.geometry().left()
+        assert widget.geometry().right() < window.summaries.button.geometry().left()
     assert window.settings_button.geometry().right() <= header.width()
     assert window.title_label.width() >= 90, "the title keeps a few words"
     assert window.gauge.width() >= window.gauge.minimumSizeHint().width()
-    assert window.summarize_button.accessibleName() == "Summarize now"
+    assert window.summaries.button.accessibleName() == "Summarize now"
     window.resize(1600, 900)
-    qtbot.waitUntil(lambda: window.summarize_button.text() == "Summarize now")
+    qtbot.waitUntil(lambda: window.summaries.button.text() == "Summarize now")

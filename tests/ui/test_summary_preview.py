@@ -37,15 +37,15 @@ def preview(qtbot: QtBot, cairn: CairnSession, previews: Previews) -> SummaryPre
     previews.accept = False
     for turn in range(8):
         chat(qtbot, cairn, f"Question {turn}: the price is {turn * 10} EUR " + "and more " * 40)
-    cairn.window.summarize_action.trigger()
-    qtbot.waitUntil(lambda: cairn.window.preview_dialog is not None, timeout=15_000)
-    dialog = cairn.window.preview_dialog
+    cairn.window.summaries.summarize_action.trigger()
+    qtbot.waitUntil(lambda: cairn.window.summaries.preview_dialog is not None, timeout=15_000)
+    dialog = cairn.window.summaries.preview_dialog
     assert dialog is not None and dialog.isVisible()
     return dialog
 
 
 def done(cairn: CairnSession) -> bool:
-    return not cairn.window.summary_running and not cairn.controller.service.current.summarizing
+    return not cairn.window.summaries.running and not cairn.controller.service.current.summarizing
 
 
 def blocks(cairn: CairnSession) -> list[SummaryBlock]:
@@ -63,7 +63,7 @@ def test_summarize_now_opens_the_preview_and_enter_accepts_it(
     ].split(" → ")
     assert int(before.replace(",", "")) > int(after.replace(",", "")) > 0
     assert dialog.accept_button.isDefault()
-    assert cairn.window.summary_progress.label.text().startswith(
+    assert cairn.window.summaries.progress.label.text().startswith(
         "Waiting for you to check the summary"
     )
     assert stored(cairn) == [], "nothing is saved before Accept"
@@ -71,7 +71,7 @@ def test_summarize_now_opens_the_preview_and_enter_accepts_it(
     assert section.narrative_label.text() == dialog.preview.drafts[0].content.narrative
     qtbot.keyClick(dialog, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: done(cairn), timeout=15_000)
-    assert cairn.window.preview_dialog is None and not dialog.isVisible()
+    assert cairn.window.summaries.preview_dialog is None and not dialog.isVisible()
     (summary,) = stored(cairn)
     assert summary.content == dialog.preview.drafts[0].content
     qtbot.waitUntil(lambda: len(blocks(cairn)) == 1, timeout=5_000)
@@ -125,9 +125,9 @@ def test_discard_or_closing_changes_nothing(
     assert stored(cairn) == [] and blocks(cairn) == []
     assert ("Summary discarded — nothing changed", "Every message stays as it was.") in notices
 
-    cairn.window.summarize_action.trigger()
-    qtbot.waitUntil(lambda: cairn.window.preview_dialog is not None, timeout=15_000)
-    again = cairn.window.preview_dialog
+    cairn.window.summaries.summarize_action.trigger()
+    qtbot.waitUntil(lambda: cairn.window.summaries.preview_dialog is not None, timeout=15_000)
+    again = cairn.window.summaries.preview_dialog
     assert again is not None
     again.close()
     qtbot.waitUntil(lambda: done(cairn), timeout=15_000)
@@ -138,9 +138,9 @@ def test_cancel_in_the_progress_strip_closes_the_preview(
     qtbot: QtBot, cairn: CairnSession, previews: Previews
 ) -> None:
     preview(qtbot, cairn, previews)
-    cairn.window.summary_progress.cancel_button.click()
+    cairn.window.summaries.progress.cancel_button.click()
     qtbot.waitUntil(lambda: done(cairn), timeout=15_000)
-    assert cairn.window.preview_dialog is None
+    assert cairn.window.summaries.preview_dialog is None
     qtbot.waitUntil(lambda: not cairn.window.findChildren(SummaryPreviewDialog), timeout=5_000)
     assert stored(cairn) == []
 
@@ -152,11 +152,11 @@ def test_the_preview_waits_in_its_conversation_while_another_is_on_screen(
     current = cairn.controller.current
     assert current is not None
     cairn.controller.new_conversation()
-    qtbot.waitUntil(lambda: cairn.window.preview_dialog is None, timeout=5_000)
+    qtbot.waitUntil(lambda: cairn.window.summaries.preview_dialog is None, timeout=5_000)
     assert cairn.controller.service.current.preview is None
     cairn.controller.open_session(current.id)
-    qtbot.waitUntil(lambda: cairn.window.preview_dialog is not None, timeout=5_000)
-    dialog = cairn.window.preview_dialog
+    qtbot.waitUntil(lambda: cairn.window.summaries.preview_dialog is not None, timeout=5_000)
+    dialog = cairn.window.summaries.preview_dialog
     assert dialog is not None
     dialog.accept_button.click()
     qtbot.waitUntil(lambda: done(cairn), timeout=15_000)

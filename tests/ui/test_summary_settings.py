@@ -129,7 +129,7 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     dialog.reject()
     fill(qtbot, again)
     assert active_summaries(again) == 0, "automatic summaries are off"
-    again.window.summarize_action.trigger()
+    again.window.summaries.summarize_action.trigger()
     qtbot.waitUntil(lambda: summary_done(again), timeout=15_000)
     assert active_summaries(again) == 1
     tool_calls = [r for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice")]
