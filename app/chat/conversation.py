@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.chat.events import Activity, ChatEvents, SummaryPreview, SummaryReport
 from app.chat.jobs import (
+    ASKING_CLAUDE,
     SAVING,
     LoadedConversation,
     ReplyJob,
@@ -518,6 +519,16 @@ class Conversation:
             review=trigger is SummaryTrigger.MANUAL
             or (trigger is not SummaryTrigger.EMERGENCY and shared.config().preview_automatic),
         )
+        count = self.tail.unpinned
+        self._run_summary_job(
+            request, self._summarized, f"Reading {count} message{'s' if count != 1 else ''}"
+        )
+
+    def _run_summary_job(
+        self, request: SummaryRequest, done: Callable[[EngineOutcome], None], first_stage: str
+    ) -> None:
+        """Start `request` in the summary process as the conversation's summary job."""
+        shared = self._shared
         call = SummaryCall(
             request=request,
             database=shared.database,
@@ -545,13 +556,67 @@ class Conversation:
             Job(
                 "summary",
                 work,
-                done=self._summarized,
+                done=done,
                 failed=self._summary_failed,
                 on_cancel=answer.discard,
             )
         )
-        count = self.tail.unpinned
-        self._summary_progressed(f"Reading {count} message{'s' if count != 1 else ''}")
+        self._summary_progressed(first_stage)
+
+    def retry_summary_with_claude(self, summary_id: str) -> bool:
+        """Ask Claude to write a basic summary again, over the same messages, as the
+        summary job; False (said why) when another summary is being made.
+
+        When Claude still cannot be reached, the basic summary stays and a notice says so.
+        """
+        if self.session is None:
+            return False
+        if self._summary_job is not None:
+            self._tell(
+                lambda events: events.notice_raised(
+                    "A summary is already being made",
+                    "Try again with Claude once it is done.",
+                )
+            )
+            return False
+        model, _known = self._shared.model_info(self.model_id)
+        request = SummaryRequest(
+            session_id=self.session.id,
+            model=model,
+            system_prompt=self.system_prompt,
+            draft="",
+            trigger=SummaryTrigger.MANUAL,
+            decision=None,
+            instructions=None,
+            config=self._shared.config(),
+            retry_summary_id=summary_id,
+        )
+        self._run_summary_job(request, self._rewritten, ASKING_CLAUDE)
+        return True
+
+    def _rewritten(self, outcome: EngineOutcome) -> None:
+        cancelled = self._summary_ended()
+        if outcome.changed:
+            # Same messages covered: the live tail is as it was; only the card changes.
+            self.summaries = list(outcome.active_after)
+            self._tell_summaries()
+            self._tell_context()
+            self._tell(
+                lambda events: events.notice_raised(
+                    "Summary rewritten by Claude", "The messages it covers stay the same."
+                )
+            )
+        elif cancelled:
+            self._tell(
+                lambda events: events.notice_raised(
+                    "Summary cancelled — nothing changed", "The basic summary stays."
+                )
+            )
+        else:
+            self._tell(
+                lambda events: events.notice_raised("Summary not rewritten", outcome.message)
+            )
+        self._send_pending()
 
     def _previewed(self, preview: SummaryPreview, answer: _Answer) -> None:
         if answer is not self._answer or answer.answered:

@@ -31,7 +31,7 @@ from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.policy import Decision
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import Summary, SummaryDraft, SummaryTrigger, UndoResult
+from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTrigger, UndoResult
 from app.core.tokens import TokenCounter
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
@@ -267,6 +267,8 @@ class SummaryRequest:
     keep_recent: int | None = None
     # The user checks the drafts before they are saved (the preview).
     review: bool = False
+    # "Try again with Claude": rewrite this basic summary, over the same messages.
+    retry_summary_id: str | None = None
 
 
 # Shown the preview; returns the drafts to save (maybe edited), or None to discard them.
@@ -286,6 +288,8 @@ def summarize(
 ) -> EngineOutcome:
     """Condense and keep the memory in budget (`SummarizationEngine.run`), on a worker.
 
+    With `request.retry_summary_id`, rewrites that basic summary with Claude instead
+    (`SummarizationEngine.retry_with_llm`), never falling back to rules.
     With `review` (and `request.review`), the drafts are shown to it with their figures
     before anything is saved; it returns those to save, or None to discard them.
 
@@ -309,6 +313,19 @@ def summarize(
 
     repo = open_summaries()
     try:
+        if request.retry_summary_id is not None:
+            # Claude only, no rule fallback: when it fails, the basic summary stays.
+            config = request.config.model_copy(
+                update={"mode": SummaryMode.LLM, "abort_on_failure": True}
+            )
+            summarizer = Summarizer(config, complete=complete, counter=counter)
+            return SummarizationEngine(config, repo, summarizer, builder).retry_with_llm(
+                request.session_id,
+                request.retry_summary_id,
+                model=request.model,
+                system_prompt=request.system_prompt,
+                cancelled=cancelled,
+            )
         summarizer = Summarizer(request.config, complete=complete, counter=counter)
         engine = SummarizationEngine(request.config, repo, summarizer, builder)
 

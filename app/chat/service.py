@@ -323,6 +323,10 @@ class ChatService:
     def undo_summary(self, summary_id: str) -> None:
         self.current.undo_summary(summary_id)
 
+    def retry_summary_with_claude(self, summary_id: str) -> bool:
+        """Ask Claude to write a basic summary again (same messages covered)."""
+        return self.current.retry_summary_with_claude(summary_id)
+
     def pin(self, message_id: int, pinned: bool = True) -> None:
         self.current.pin(message_id, pinned)
 

@@ -438,6 +438,104 @@ class SummarizationEngine:
         state_after = self.state(session_id, model=model, system_prompt=system_prompt, draft=draft)
         return self._outcome(session_id, step, state_before, state_after)
 
+    # --- rewriting a basic summary
+
+    def retry_with_llm(
+        self,
+        session_id: str,
+        summary_id: str,
+        *,
+        model: ModelInfo,
+        system_prompt: str = "",
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> EngineOutcome:
+        """Ask the summarizer again for an active condensed summary ("Try again with
+        Claude" on a basic one), over exactly the same messages, and put its draft in
+        the old one's place (fitted to its budget like any other).
+
+        The engine's summarizer should be one in LLM mode that aborts on failure; a
+        draft that is not the model's own (a rule fallback) is refused all the same.
+        When Claude fails, the run is cancelled or the summary changed meanwhile,
+        nothing changes and the outcome says so (ABORTED, FAILED or CONFLICT).
+        """
+        started = self._clock()
+        before = self.state(session_id, model=model, system_prompt=system_prompt)
+        step = _Step()
+        context = _RunContext(session_id, model, system_prompt, "", cancelled)
+        target = next(
+            (s for s in self.repo.active_summaries(session_id) if s.id == summary_id), None
+        )
+        originals = [] if target is None else self._covered_messages(target)
+        if target is None or target.tier is not SummaryTier.CONDENSED or not originals:
+            self._stop(context, step, EventOutcome.CONFLICT, "retry", "no longer active")
+            return self._retry_outcome(session_id, step, before, before)
+        if cancelled():
+            self._stop(context, step, EventOutcome.ABORTED, "retry", "cancelled")
+            return self._retry_outcome(session_id, step, before, before)
+        result = self._draft_run(
+            context, step, originals, trigger=target.trigger, instructions=target.instructions
+        )
+        outcome, detail = result.outcome, result.detail
+        summary: Summary | None = None
+        draft = result.draft
+        if draft is None or draft.mode is SummaryMode.RULE or outcome is not EventOutcome.OK:
+            outcome = EventOutcome.ABORTED if draft is None else EventOutcome.FAILED
+            detail = detail or "Claude did not write it"
+        elif cancelled():
+            outcome, detail = EventOutcome.ABORTED, "cancelled"
+        else:
+            fitted, trimmed = self._fit(model, draft)
+            try:
+                summary = self.repo.replace_summary(summary_id, fitted)
+                detail = f"rewrites {summary_id}" + (
+                    "; trimmed to fit its budget" if trimmed else ""
+                )
+            except SummaryConflictError as error:
+                outcome, detail = EventOutcome.CONFLICT, str(error)
+                log.info("A rewritten summary was not saved: the conversation changed (%s)", error)
+        after = self.state(session_id, model=model, system_prompt=system_prompt)
+        self._record(
+            session_id,
+            EventKind.SUMMARIZE,
+            outcome,
+            before=before,
+            after=after,
+            started=started,
+            summary_id=summary.id if summary is not None else summary_id,
+            reason="retry",
+            error_class=result.error_class,
+            detail=detail,
+        )
+        step.outcomes.append(outcome)
+        if summary is not None:
+            step.made.append(summary)
+        else:
+            step.stopped, step.detail = outcome, detail or ""
+        return self._retry_outcome(session_id, step, before, after)
+
+    def _retry_outcome(
+        self, session_id: str, step: _Step, before: ContextState, after: ContextState
+    ) -> EngineOutcome:
+        outcome = step.outcomes[-1]
+        if step.made:
+            message = "Summary rewritten by Claude."
+        elif outcome is EventOutcome.CONFLICT:
+            message = "This summary changed meanwhile; nothing was rewritten."
+        elif outcome is EventOutcome.ABORTED and step.detail == "cancelled":
+            message = "Rewriting the summary was stopped; the basic summary stays."
+        else:
+            message = "Claude still can't be reached; the basic summary stays."
+        active = tuple(self.repo.active_summaries(session_id))
+        return EngineOutcome(
+            outcome=outcome,
+            summaries=tuple(step.made),
+            state_before=before,
+            state_after=after,
+            llm_calls=step.llm_calls,
+            message=message,
+            active_after=active,
+        )
+
     # --- undo
 
     def undo(

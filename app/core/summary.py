@@ -249,6 +249,15 @@ class SummaryRepository(Protocol):
         """
         ...
 
+    def replace_summary(self, summary_id: str, draft: SummaryDraft) -> Summary:
+        """Put `draft` in the place of an active condensed summary covering the same
+        messages, in one transaction; the old one is set aside (`undone`).
+
+        Raises `SummaryConflictError` (nothing changed) when the old summary is no
+        longer active or the draft does not cover exactly its messages.
+        """
+        ...
+
     def undo_summary(self, summary_id: str, *, budget_tokens: int | None = None) -> UndoResult:
         """Give the originals back to the live context (newest first within the budget)."""
         ...

@@ -220,6 +220,76 @@ class SummaryStore:
             _bump_version(cursor, draft.session_id)
         return draft.committed(summary_id, now, content)
 
+    def replace_summary(self, summary_id: str, draft: SummaryDraft) -> Summary:
+        """Put `draft` in the place of an active condensed summary, in one transaction.
+
+        For "Try again with Claude": the new summary covers exactly the messages the
+        old one did, they point at it, and the old one is set aside (`undone`: it no
+        longer covers anything). Raises `SummaryConflictError`, with nothing written,
+        when the old summary is gone, no longer active, compressed, or the draft
+        does not cover exactly its messages and range.
+        """
+        _check_draft_shape(draft)
+        if draft.tier is not SummaryTier.CONDENSED:
+            raise ValueError("only a condensed summary can be rewritten")
+        now = self._now()
+        new_id = str(uuid.uuid4())
+        content = draft.content
+        with self._write("save the rewritten summary") as cursor:
+            row = cursor.execute(
+                "SELECT session_id, tier, state, first_seq, last_seq FROM summary WHERE id = ?",
+                (summary_id,),
+            ).fetchone()
+            if row is None:
+                raise SummaryConflictError(f"the summary {summary_id} is gone")
+            session_id, tier, state, first_seq, last_seq = row
+            if state != SummaryState.ACTIVE.value:
+                raise SummaryConflictError(f"summary {summary_id} is {state}, no longer active")
+            if tier != SummaryTier.CONDENSED.value:
+                raise SummaryConflictError(f"summary {summary_id} is not a condensed summary")
+            covered = [
+                message_id
+                for (message_id,) in cursor.execute(
+                    "SELECT id FROM message WHERE summary_id = ? ORDER BY seq", (summary_id,)
+                )
+            ]
+            if (
+                draft.session_id != session_id
+                or sorted(draft.message_ids) != covered
+                or (draft.first_seq, draft.last_seq) != (first_seq, last_seq)
+            ):
+                raise SummaryConflictError(
+                    f"the new draft does not cover exactly what summary {summary_id} covers"
+                )
+            cursor.execute(
+                f"INSERT INTO summary ({_SUMMARY_COLUMNS}) "
+                "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)",
+                (
+                    new_id,
+                    draft.session_id,
+                    draft.tier.value,
+                    draft.depth,
+                    draft.first_seq,
+                    draft.last_seq,
+                    content.narrative,
+                    _key_points_json(content),
+                    _facets_json(content),
+                    draft.source_tokens,
+                    draft.summary_tokens,
+                    draft.mode.value,
+                    draft.model,
+                    draft.trigger.value,
+                    draft.instructions,
+                    _stamp(now),
+                ),
+            )
+            cursor.execute(
+                "UPDATE message SET summary_id = ? WHERE summary_id = ?", (new_id, summary_id)
+            )
+            cursor.execute("UPDATE summary SET state = 'undone' WHERE id = ?", (summary_id,))
+            _bump_version(cursor, session_id)
+        return draft.committed(new_id, now, content)
+
     def undo_summary(self, summary_id: str, *, budget_tokens: int | None = None) -> UndoResult:
         """Give what an active summary covers back, newest first within `budget_tokens`.
 

@@ -156,6 +156,10 @@ class ChatController(QObject):
     def undo_summary(self, summary_id: str) -> None:
         self.service.undo_summary(summary_id)
 
+    def retry_summary_with_claude(self, summary_id: str) -> None:
+        """ "Try again with Claude" on a basic summary (the service says how it went)."""
+        self.service.retry_summary_with_claude(summary_id)
+
     def pin(self, message_id: int, pinned: bool = True) -> None:
         self.service.pin(message_id, pinned)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QPoint, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
@@ -51,8 +51,16 @@ from app.ui.transcript_blocks import (
 )
 from app.ui.transcript_message import format_timestamp
 
+if TYPE_CHECKING:
+    from app.ui.controller import ChatController
+    from app.ui.transcript import TranscriptView
+
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "basic summary"
+RETRY_BUTTON: Final = "Try again with Claude"
+RETRY_TOOLTIP: Final = (
+    "Ask Claude to write this summary again; the messages it covers stay the same"
+)
 # An original longer than this shows its start; the whole text stays on disk.
 _ORIGINAL_SHOWN_CHARS: Final = 20_000
 _RADIUS: Final = 8.0
@@ -274,12 +282,14 @@ class SummaryBlock(QWidget):
         originals_requested(str): show this summary's originals (answer with `show_originals`).
         children_requested(str): a compressed summary's parts (answer with `show_children`).
         undo_requested(str): put this summary's originals back.
+        retry_requested(str): ask Claude to write this basic summary again.
         copied(str): the summary was copied (its Markdown).
     """
 
     originals_requested = Signal(str)
     children_requested = Signal(str)
     undo_requested = Signal(str)
+    retry_requested = Signal(str)
     copied = Signal(str)
 
     def __init__(
@@ -481,10 +491,20 @@ class SummaryBlock(QWidget):
         self.undo_button.clicked.connect(lambda: self.undo_requested.emit(self.summary.id))
         # Only a whole summary is undone, not a part of a compressed one.
         self.undo_button.setVisible(not self._nested)
+        self.retry_button = QPushButton(RETRY_BUTTON, body)
+        self.retry_button.setToolTip(RETRY_TOOLTIP)
+        self.retry_button.clicked.connect(lambda: self.retry_requested.emit(self.summary.id))
+        # Only a basic (rule-made) summary, and only a whole one, is written again.
+        self.retry_button.setVisible(self.summary.mode is SummaryMode.RULE and not self._nested)
         self.copy_button = QPushButton("Copy", body)
         self.copy_button.setToolTip("Copy the summary as text")
         self.copy_button.clicked.connect(self.copy)
-        for button in (self.originals_button, self.undo_button, self.copy_button):
+        for button in (
+            self.originals_button,
+            self.retry_button,
+            self.undo_button,
+            self.copy_button,
+        ):
             button.setAccessibleName(button.text())
             buttons.addWidget(button)
         buttons.addStretch(1)
@@ -612,3 +632,8 @@ class SummaryBlock(QWidget):
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def connect_summary_retry(transcript: TranscriptView, controller: ChatController) -> None:
+    """ "Try again with Claude" on a basic summary's card asks the controller."""
+    transcript.retry_requested.connect(controller.retry_summary_with_claude)

@@ -300,6 +300,7 @@ class TranscriptView(QWidget):
         children_requested(str): a compressed summary's card wants its parts (answer
             with `show_children`).
         undo_requested(str): the user asked to undo a summary.
+        retry_requested(str): the user asked Claude to write a basic summary again.
 
     Messages an active summary covers are kept but not shown: the summary's card
     stands where they were (`set_summaries`).
@@ -312,6 +313,7 @@ class TranscriptView(QWidget):
     originals_requested = Signal(str)
     children_requested = Signal(str)
     undo_requested = Signal(str)
+    retry_requested = Signal(str)
 
     def __init__(
         self,
@@ -362,6 +364,7 @@ class TranscriptView(QWidget):
         self._cards.originals_requested.connect(self.originals_requested)
         self._cards.children_requested.connect(self.children_requested)
         self._cards.undo_requested.connect(self.undo_requested)
+        self._cards.retry_requested.connect(self.retry_requested)
         self._pages = PageBuilder(
             self._column,
             insert=self._insert,

@@ -151,6 +151,33 @@ class MemorySummaryRepository:
         self.commits += 1
         return summary
 
+    def replace_summary(self, summary_id: str, draft: SummaryDraft) -> Summary:
+        for hook in list(self.on_commit):
+            hook(draft)
+        old = self._summaries.get(summary_id)
+        if old is None or old.state is not SummaryState.ACTIVE:
+            raise SummaryConflictError(f"summary {summary_id} is no longer active")
+        if old.tier is not SummaryTier.CONDENSED:
+            raise SummaryConflictError(f"summary {summary_id} is not a condensed summary")
+        covered = sorted(m.id for m in self._messages.values() if m.summary_id == summary_id)
+        if (
+            draft.tier is not SummaryTier.CONDENSED
+            or draft.session_id != old.session_id
+            or sorted(draft.message_ids) != covered
+            or (draft.first_seq, draft.last_seq) != (old.first_seq, old.last_seq)
+        ):
+            raise SummaryConflictError("the draft does not cover exactly the same messages")
+        summary = draft.committed(str(uuid.uuid4()), self._now())
+        self._summaries[summary.id] = summary
+        self._order.append(summary.id)
+        for message_id in covered:
+            self._messages[message_id] = self._messages[message_id].model_copy(
+                update={"summary_id": summary.id}
+            )
+        self._summaries[summary_id] = old.model_copy(update={"state": SummaryState.UNDONE})
+        self.commits += 1
+        return summary
+
     def undo_summary(self, summary_id: str, *, budget_tokens: int | None = None) -> UndoResult:
         if budget_tokens is not None and budget_tokens < 0:
             raise ValueError("budget_tokens must be zero or more")

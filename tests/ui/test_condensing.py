@@ -12,8 +12,10 @@ from pytestqt.qtbot import QtBot
 from app.core.catalog import ModelInfo
 from app.core.models import Role
 from app.core.paths import AppPaths
+from app.core.summary import SummaryMode
 from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
+from app.ui.summary_block import SummaryBlock, connect_summary_retry
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
 SMALL = ModelInfo(
@@ -206,3 +208,51 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
     assert rows[0][1] == "Undo" and rows[0][4].startswith(("Done", "Partly undone"))
     assert any(row[1].startswith("Automatic") for row in rows[1:])
     dialog.close()
+
+
+def test_a_basic_summary_can_be_written_again_by_claude(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn = open_window()
+    connect_summary_retry(cairn.window.transcript, cairn.controller)
+    for turn in range(8):
+        chat(qtbot, cairn, f"Question {turn}: the price is {turn * 10} EUR")
+    # Claude is overloaded while Summarize now runs: a basic summary stands in.
+    fake_server.add_error(529, retry_after_ms=5, times=2, path="/v1/messages")
+    assert cairn.controller.service.summarize()
+    qtbot.waitUntil(lambda: bool(cairn.window.transcript.summary_blocks()), timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
+    (basic,) = cairn.window.transcript.summary_blocks()
+    assert basic.summary.mode is SummaryMode.RULE
+    assert basic.header.badge.isVisibleTo(basic)
+    basic.header.setFocus()
+    qtbot.keyClick(basic.header, Qt.Key.Key_Return)
+    assert basic.retry_button.isVisibleTo(basic)
+    assert basic.retry_button.text() == "Try again with Claude"
+    assert basic.retry_button.toolTip() == (
+        "Ask Claude to write this summary again; the messages it covers stay the same"
+    )
+
+    # Claude is back: the card is rewritten over the same messages, without the badge.
+    basic.retry_button.click()
+
+    def rewritten() -> SummaryBlock | None:
+        blocks = cairn.window.transcript.summary_blocks()
+        return blocks[0] if len(blocks) == 1 and blocks[0].summary.id != basic.summary.id else None
+
+    qtbot.waitUntil(lambda: rewritten() is not None, timeout=15_000)
+    block = rewritten()
+    assert block is not None
+    assert block.summary.mode is SummaryMode.LLM
+    assert (block.summary.first_seq, block.summary.last_seq) == (
+        basic.summary.first_seq,
+        basic.summary.last_seq,
+    )
+    assert not block.header.badge.isVisibleTo(block)
+    block.toggle()
+    assert not block.retry_button.isVisibleTo(block)
+    qtbot.waitUntil(lambda: cairn.window.banner.isVisible(), timeout=5_000)
+    assert cairn.window.banner.title_label.text() == "Summary rewritten by Claude"

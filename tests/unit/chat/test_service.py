@@ -19,7 +19,7 @@ from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
 from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import Summary, SummaryTrigger
+from app.core.summary import Summary, SummaryMode, SummaryTrigger
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.unit.chat.conftest import SMALL, Chat
 
@@ -728,3 +728,84 @@ def test_automatic_summaries_preview_only_when_the_setting_says_so(
     chat.service.accept_summary()
     chat.idle()
     assert active(chat)
+
+
+# --- "Try again with Claude" on a basic summary ------------------------------------------
+
+
+def a_basic_summary(chat: Chat, fake_server: FakeAnthropicServer) -> Summary:
+    """Summarize now while Claude is overloaded: a rule-made ("basic") summary stands in."""
+    for turn in range(8):
+        chat.send(f"Question {turn}: the price is {turn * 10} EUR")
+    fake_server.add_error(529, retry_after_ms=5, times=2, path="/v1/messages")
+    assert chat.service.summarize()
+    chat.idle()
+    assert fake_server.pending_script == 0
+    (basic,) = chat.service.current.summaries
+    assert basic.mode is SummaryMode.RULE
+    return basic
+
+
+def test_try_again_with_claude_rewrites_a_basic_summary(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    basic = a_basic_summary(chat, fake_server)
+    tail = list(chat.service.current.tail.entries)
+    chat.events.clear()
+
+    assert chat.service.retry_summary_with_claude(basic.id)
+    chat.idle()
+
+    (rewritten,) = chat.service.current.summaries
+    assert rewritten.id != basic.id and rewritten.mode is SummaryMode.LLM
+    assert (rewritten.first_seq, rewritten.last_seq) == (basic.first_seq, basic.last_seq)
+    assert active(chat) == [rewritten]
+    assert list(chat.service.current.tail.entries) == tail
+    assert chat.events.named("summaries_changed")[-1] == ((rewritten,),)
+    assert chat.events.named("notice_raised")[-1][0] == "Summary rewritten by Claude"
+    assert not chat.events.named("summary_made"), "nothing new was condensed"
+    assert chat.events.named("summary_progress")[-1] == (None,)
+
+
+def test_try_again_while_claude_is_still_away_keeps_the_basic_summary(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    basic = a_basic_summary(chat, fake_server)
+    tail = list(chat.service.current.tail.entries)
+    chat.events.clear()
+    fake_server.add_error(529, retry_after_ms=5, times=2, path="/v1/messages")
+
+    assert chat.service.retry_summary_with_claude(basic.id)
+    chat.idle()
+
+    assert chat.service.current.summaries == [basic]
+    assert active(chat) == [basic]
+    assert list(chat.service.current.tail.entries) == tail
+    assert not chat.events.named("summaries_changed")
+    assert chat.events.named("notice_raised")[-1] == (
+        "Summary not rewritten",
+        "Claude still can't be reached; the basic summary stays.",
+    )
+
+
+def test_try_again_is_refused_in_words_while_a_summary_is_being_made(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    basic = a_basic_summary(chat, fake_server)
+    chat.events.accept_previews = False
+    for turn in range(8):
+        chat.send(f"More {turn}: " + words("detail", 40))
+    chat.events.clear()
+    assert chat.service.summarize()
+    chat.run_until(lambda: bool(chat.events.named("summary_previewed")))
+
+    assert not chat.service.retry_summary_with_claude(basic.id)
+    assert chat.events.named("notice_raised")[-1] == (
+        "A summary is already being made",
+        "Try again with Claude once it is done.",
+    )
+    chat.service.discard_summary()
+    chat.idle()

@@ -33,6 +33,7 @@ from app.core.summary import (
     Summary,
     SummaryContent,
     SummaryDraft,
+    SummaryMode,
     SummaryState,
     SummaryTier,
     SummaryTrigger,
@@ -951,3 +952,131 @@ def test_a_summary_draft_survives_pickling() -> None:
     engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL, review=keep)
     (draft,) = kept
     assert pickle.loads(pickle.dumps(draft)) == draft
+
+
+# --- "Try again with Claude" ------------------------------------------------------------
+
+
+@dataclass
+class LlmSummarizer:
+    """A summarizer in LLM mode: Claude's draft (the rule draft, marked as Claude's), or
+    nothing when Claude cannot be reached, as `abort_on_failure` makes it."""
+
+    reachable: bool = True
+    inner: Summarizer = field(
+        default_factory=lambda: Summarizer(RULE, complete=None, counter=COUNTER)
+    )
+    seen: list[list[int]] = field(default_factory=list)
+
+    def summarize_messages(
+        self,
+        session_id: str,
+        messages: Sequence[Message],
+        *,
+        trigger: SummaryTrigger,
+        instructions: str | None = None,
+    ) -> SummarizeResult:
+        self.seen.append([m.id for m in messages])
+        if not self.reachable:
+            return SummarizeResult(None, EventOutcome.ABORTED, "APIConnectionError", 1, "offline")
+        draft = self.inner.summarize_messages(session_id, messages, trigger=trigger).draft
+        assert draft is not None
+        content = draft.content.model_copy(update={"narrative": "Claude's summary. " * 3000})
+        update = {"mode": SummaryMode.LLM, "model": "claude-haiku-4-5", "content": content}
+        return SummarizeResult(draft.model_copy(update=update), EventOutcome.OK, None, 1)
+
+    def compress_summaries(
+        self, session_id: str, summaries: Sequence[Summary], *, trigger: SummaryTrigger
+    ) -> SummarizeResult:
+        raise AssertionError("a retry never compresses")
+
+
+def a_basic_summary() -> tuple[MemorySummaryRepository, Summary, list[Message]]:
+    _, repo = make_engine(summarizer=ScriptedSummarizer(EventOutcome.FALLBACK))
+    engine, _ = make_engine(repo=repo, summarizer=ScriptedSummarizer(EventOutcome.FALLBACK))
+    fill(repo, 20)
+    made = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL)
+    assert made.outcome is EventOutcome.FALLBACK
+    (basic,) = made.summaries
+    assert basic.mode is SummaryMode.RULE
+    return repo, basic, repo.covered_messages(basic.id)
+
+
+def test_a_retry_rewrites_the_basic_summary_over_the_same_messages() -> None:
+    repo, basic, originals = a_basic_summary()
+    live = repo.live_messages(SESSION)
+    summarizer = LlmSummarizer()
+    engine, _ = make_engine(repo=repo, summarizer=summarizer)
+
+    outcome = engine.retry_with_llm(SESSION, basic.id, model=MEDIUM)
+
+    assert outcome.outcome is EventOutcome.OK
+    (new,) = outcome.summaries
+    assert summarizer.seen == [[m.id for m in originals]]
+    assert new.mode is SummaryMode.LLM
+    assert (new.first_seq, new.last_seq) == (basic.first_seq, basic.last_seq)
+    assert outcome.active_after == (new,)
+    assert repo.covered_messages(new.id) == [
+        m.model_copy(update={"summary_id": new.id}) for m in originals
+    ]
+    assert repo.live_messages(SESSION) == live
+    assert repo.summary(basic.id).state is SummaryState.UNDONE  # type: ignore[union-attr]
+    # Fitted to its budget like any other draft: Claude's long text was trimmed.
+    assert new.summary_tokens <= engine.memory_cap(MEDIUM, 1)
+    assert new.content.first_day is not None
+    event = repo.events[-1]
+    assert (event.kind, event.outcome, event.reason) == (
+        EventKind.SUMMARIZE,
+        EventOutcome.OK,
+        "retry",
+    )
+    assert event.summary_id == new.id
+    assert_invariants(engine, repo, MEDIUM)
+
+
+@pytest.mark.parametrize(
+    "summarizer",
+    [LlmSummarizer(reachable=False), ScriptedSummarizer(EventOutcome.FALLBACK)],
+    ids=["claude unreachable", "a rule fallback"],
+)
+def test_a_retry_that_claude_fails_changes_nothing(summarizer: MessageSummarizer) -> None:
+    repo, basic, originals = a_basic_summary()
+    engine, _ = make_engine(repo=repo, summarizer=summarizer)
+    commits = repo.commits
+
+    outcome = engine.retry_with_llm(SESSION, basic.id, model=MEDIUM)
+
+    assert outcome.outcome in (EventOutcome.ABORTED, EventOutcome.FAILED)
+    assert not outcome.changed
+    assert outcome.message == "Claude still can't be reached; the basic summary stays."
+    assert repo.commits == commits
+    assert repo.active_summaries(SESSION) == [basic]
+    assert repo.covered_messages(basic.id) == originals
+    assert repo.events[-1].reason == "retry"
+    assert repo.events[-1].outcome is outcome.outcome
+    assert_invariants(engine, repo, MEDIUM)
+
+
+def test_a_retry_of_a_summary_undone_meanwhile_changes_nothing() -> None:
+    repo, basic, _ = a_basic_summary()
+    engine, _ = make_engine(repo=repo, summarizer=LlmSummarizer())
+    engine.undo(SESSION, basic.id, model=MEDIUM)
+
+    outcome = engine.retry_with_llm(SESSION, basic.id, model=MEDIUM)
+
+    assert outcome.outcome is EventOutcome.CONFLICT
+    assert not outcome.changed
+    assert repo.active_summaries(SESSION) == []
+    assert_invariants(engine, repo, MEDIUM)
+
+
+def test_a_cancelled_retry_changes_nothing() -> None:
+    repo, basic, _ = a_basic_summary()
+    summarizer = LlmSummarizer()
+    engine, _ = make_engine(repo=repo, summarizer=summarizer)
+
+    outcome = engine.retry_with_llm(SESSION, basic.id, model=MEDIUM, cancelled=lambda: True)
+
+    assert outcome.outcome is EventOutcome.ABORTED
+    assert summarizer.seen == []
+    assert repo.active_summaries(SESSION) == [basic]

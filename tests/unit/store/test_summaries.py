@@ -477,6 +477,91 @@ def test_undo_refuses_what_is_not_active(sessions: SessionStore, store: SummaryS
         store.undo_summary(second.id, budget_tokens=-1)
 
 
+# --- rewriting a summary ("Try again with Claude") -------------------------------------
+
+
+def test_replace_puts_the_new_summary_over_the_same_messages(
+    sessions: SessionStore, store: SummaryStore
+) -> None:
+    session_id, messages = conversation(sessions, 8)
+    basic = store.commit_summary(condensed(messages[:5], mode=SummaryMode.RULE, model=None))
+    before = version(sessions, session_id)
+    rewritten = CONTENT.model_copy(update={"narrative": "Claude's own summary."})
+    new = store.replace_summary(
+        basic.id, condensed(messages[:5], mode=SummaryMode.LLM, content=rewritten)
+    )
+
+    assert new.id != basic.id
+    assert (new.first_seq, new.last_seq, new.mode) == (1, 5, SummaryMode.LLM)
+    assert store.active_summaries(session_id) == [new]
+    old = store.summary(basic.id)
+    assert old is not None and old.state is SummaryState.UNDONE
+    assert [m.id for m in store.covered_messages(new.id)] == [m.id for m in messages[:5]]
+    assert store.covered_messages(basic.id) == []
+    assert [m.seq for m in store.live_messages(session_id)] == [6, 7, 8]
+    stored = store.summary(new.id)
+    assert stored is not None and stored.content.narrative == "Claude's own summary."
+    assert version(sessions, session_id) == before + 1
+    assert store.check_coverage(session_id) == []
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["fewer messages", "more messages", "another range", "undone", "compressed", "unknown"],
+)
+def test_replace_refuses_and_writes_nothing_when_it_would_not_fit(
+    sessions: SessionStore, store: SummaryStore, what: str
+) -> None:
+    session_id, messages = conversation(sessions, 8)
+    basic = store.commit_summary(condensed(messages[:4], mode=SummaryMode.RULE))
+    other = store.commit_summary(condensed(messages[4:6], mode=SummaryMode.RULE))
+    target = basic.id
+    draft = condensed(messages[:4], mode=SummaryMode.LLM)
+    if what == "fewer messages":
+        draft = condensed(messages[:3], last_seq=4, mode=SummaryMode.LLM)
+    elif what == "more messages":
+        draft = condensed(messages[:4] + messages[6:7], mode=SummaryMode.LLM)
+    elif what == "another range":
+        draft = condensed(messages[:4], last_seq=5, mode=SummaryMode.LLM)
+    elif what == "undone":
+        store.undo_summary(basic.id)
+    elif what == "compressed":
+        target = store.commit_summary(compressed([basic, other])).id
+    else:
+        target = "no-such-summary"
+    before = version(sessions, session_id)
+    summaries = store.summaries(session_id)
+    with pytest.raises(SummaryConflictError):
+        store.replace_summary(target, draft)
+    assert version(sessions, session_id) == before
+    assert store.summaries(session_id) == summaries
+    assert store.check_coverage(session_id) == []
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=11), min_size=1, max_size=4, unique=True))
+def test_replacing_any_summary_keeps_every_message_covered_exactly_once(
+    sessions: SessionStore, store: SummaryStore, cuts: list[int]
+) -> None:
+    session_id, messages = conversation(sessions, 12)
+    made: list[tuple[Summary, list[Message]]] = []
+    start = 0
+    for cut in sorted(cuts):
+        run = messages[start:cut]
+        made.append((store.commit_summary(condensed(run, mode=SummaryMode.RULE)), run))
+        start = cut
+    for summary, run in made:
+        store.replace_summary(summary.id, condensed(run, mode=SummaryMode.LLM))
+        assert store.check_coverage(session_id) == []
+    active = store.active_summaries(session_id)
+    assert [s.mode for s in active] == [SummaryMode.LLM] * len(made)
+    covered = [m.id for s in active for m in store.covered_messages(s.id)]
+    live = [m.id for m in store.live_messages(session_id)]
+    assert sorted(covered + live) == [m.id for m in messages]
+
+
 # --- pins ----------------------------------------------------------------------------
 
 
