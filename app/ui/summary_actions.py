@@ -90,6 +90,7 @@ class SummaryActions(QObject):
         controller.summaries_changed.connect(transcript.set_summaries)
         controller.summary_made.connect(self._summary_made)
         transcript.undo_requested.connect(controller.undo_summary)
+        transcript.retry_requested.connect(controller.retry_summary_with_claude)
         transcript.originals_requested.connect(
             lambda summary_id: transcript.show_originals(
                 summary_id, controller.originals(summary_id)

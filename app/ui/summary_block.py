@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from PySide6.QtCore import QEvent, QPoint, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
@@ -50,10 +50,6 @@ from app.ui.transcript_blocks import (
     set_text_colour,
 )
 from app.ui.transcript_message import format_timestamp
-
-if TYPE_CHECKING:
-    from app.ui.controller import ChatController
-    from app.ui.transcript import TranscriptView
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "basic summary"
@@ -632,8 +628,3 @@ class SummaryBlock(QWidget):
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def connect_summary_retry(transcript: TranscriptView, controller: ChatController) -> None:
-    """ "Try again with Claude" on a basic summary's card asks the controller."""
-    transcript.retry_requested.connect(controller.retry_summary_with_claude)

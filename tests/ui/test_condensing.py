@@ -15,7 +15,7 @@ from app.core.paths import AppPaths
 from app.core.summary import SummaryMode
 from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
-from app.ui.summary_block import SummaryBlock, connect_summary_retry
+from app.ui.summary_block import SummaryBlock
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
 SMALL = ModelInfo(
@@ -217,7 +217,6 @@ def test_a_basic_summary_can_be_written_again_by_claude(
     fake_server: FakeAnthropicServer,
 ) -> None:
     cairn = open_window()
-    connect_summary_retry(cairn.window.transcript, cairn.controller)
     for turn in range(8):
         chat(qtbot, cairn, f"Question {turn}: the price is {turn * 10} EUR")
     # Claude is overloaded while Summarize now runs: a basic summary stands in.
