@@ -169,7 +169,6 @@ class SummaryStore:
         _check_draft_shape(draft)
         now = self._now()
         summary_id = str(uuid.uuid4())
-        content = draft.content
         with self._write("save the summary") as cursor:
             if (
                 cursor.execute("SELECT 1 FROM session WHERE id = ?", (draft.session_id,)).fetchone()
@@ -181,28 +180,7 @@ class SummaryStore:
             else:
                 _check_summaries_still_active(cursor, draft)
             _check_range_is_free(cursor, draft)
-            cursor.execute(
-                f"INSERT INTO summary ({_SUMMARY_COLUMNS}) "
-                "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)",
-                (
-                    summary_id,
-                    draft.session_id,
-                    draft.tier.value,
-                    draft.depth,
-                    draft.first_seq,
-                    draft.last_seq,
-                    content.narrative,
-                    _key_points_json(content),
-                    _facets_json(content),
-                    draft.source_tokens,
-                    draft.summary_tokens,
-                    draft.mode.value,
-                    draft.model,
-                    draft.trigger.value,
-                    draft.instructions,
-                    _stamp(now),
-                ),
-            )
+            _insert_active(cursor, summary_id, draft, now)
             if draft.tier is SummaryTier.CONDENSED:
                 cursor.execute(
                     "UPDATE message SET summary_id = ? "
@@ -218,7 +196,7 @@ class SummaryStore:
                     (summary_id, json.dumps(draft.summary_ids)),
                 )
             _bump_version(cursor, draft.session_id)
-        return draft.committed(summary_id, now, content)
+        return draft.committed(summary_id, now, draft.content)
 
     def replace_summary(self, summary_id: str, draft: SummaryDraft) -> Summary:
         """Put `draft` in the place of an active condensed summary, in one transaction.
@@ -234,7 +212,6 @@ class SummaryStore:
             raise ValueError("only a condensed summary can be rewritten")
         now = self._now()
         new_id = str(uuid.uuid4())
-        content = draft.content
         with self._write("save the rewritten summary") as cursor:
             row = cursor.execute(
                 "SELECT session_id, tier, state, first_seq, last_seq FROM summary WHERE id = ?",
@@ -261,34 +238,13 @@ class SummaryStore:
                 raise SummaryConflictError(
                     f"the new draft does not cover exactly what summary {summary_id} covers"
                 )
-            cursor.execute(
-                f"INSERT INTO summary ({_SUMMARY_COLUMNS}) "
-                "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)",
-                (
-                    new_id,
-                    draft.session_id,
-                    draft.tier.value,
-                    draft.depth,
-                    draft.first_seq,
-                    draft.last_seq,
-                    content.narrative,
-                    _key_points_json(content),
-                    _facets_json(content),
-                    draft.source_tokens,
-                    draft.summary_tokens,
-                    draft.mode.value,
-                    draft.model,
-                    draft.trigger.value,
-                    draft.instructions,
-                    _stamp(now),
-                ),
-            )
+            _insert_active(cursor, new_id, draft, now)
             cursor.execute(
                 "UPDATE message SET summary_id = ? WHERE summary_id = ?", (new_id, summary_id)
             )
             cursor.execute("UPDATE summary SET state = 'undone' WHERE id = ?", (summary_id,))
             _bump_version(cursor, session_id)
-        return draft.committed(new_id, now, content)
+        return draft.committed(new_id, now, draft.content)
 
     def undo_summary(self, summary_id: str, *, budget_tokens: int | None = None) -> UndoResult:
         """Give what an active summary covers back, newest first within `budget_tokens`.
@@ -441,6 +397,35 @@ class SummaryStore:
 
 
 # --- commit checks -------------------------------------------------------------
+
+
+def _insert_active(
+    cursor: sqlite3.Cursor, summary_id: str, draft: SummaryDraft, now: datetime
+) -> None:
+    """Insert `draft` as the active summary `summary_id` (what it covers is marked apart)."""
+    content = draft.content
+    cursor.execute(
+        f"INSERT INTO summary ({_SUMMARY_COLUMNS}) "
+        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)",
+        (
+            summary_id,
+            draft.session_id,
+            draft.tier.value,
+            draft.depth,
+            draft.first_seq,
+            draft.last_seq,
+            content.narrative,
+            _key_points_json(content),
+            _facets_json(content),
+            draft.source_tokens,
+            draft.summary_tokens,
+            draft.mode.value,
+            draft.model,
+            draft.trigger.value,
+            draft.instructions,
+            _stamp(now),
+        ),
+    )
 
 
 def _check_draft_shape(draft: SummaryDraft) -> None:
