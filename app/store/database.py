@@ -422,11 +422,7 @@ def _damage_from_header(database: Path) -> str | None:
         with database.open("rb") as file:
             header = file.read(_HEADER_SIZE)
     except OSError as error:
-        raise StorageError(
-            f"Cairn can't read its database file ({database}): {error.strerror or error}. "
-            "Check that the file belongs to you, then start Cairn again.",
-            detail=repr(error),
-        ) from error
+        raise _unreadable(database, error) from error
     if len(header) < _HEADER_SIZE or not header.startswith(_SQLITE_MAGIC):
         return "file is not a database"
     offset = _USER_VERSION_OFFSET
@@ -481,11 +477,7 @@ def _has_content(database: Path) -> bool:
     except FileNotFoundError:
         return False
     except OSError as error:
-        raise StorageError(
-            f"Cairn can't read its database file ({database}): {error.strerror or error}. "
-            "Check that the file belongs to you, then start Cairn again.",
-            detail=repr(error),
-        ) from error
+        raise _unreadable(database, error) from error
 
 
 # --- the state file beside the database ------------------------------------------------
@@ -746,3 +738,11 @@ def _fsync_folder(folder: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def _unreadable(database: Path, error: OSError) -> StorageError:
+    return StorageError(
+        f"Cairn can't read its database file ({database}): {error.strerror or error}. "
+        "Check that the file belongs to you, then start Cairn again.",
+        detail=repr(error),
+    )

@@ -46,6 +46,7 @@ from app.ui.transcript_blocks import (
     code_background,
     code_border,
     muted_text_colour,
+    paint_focus_ring,
     scaled_font,
     set_text_colour,
 )
@@ -168,12 +169,7 @@ class _Header(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         if self.hasFocus():
-            painter = QPainter(self)
-            pen = QPen(self.palette().color(QPalette.ColorRole.Highlight))
-            pen.setWidthF(2.0)
-            painter.setPen(pen)
-            painter.drawRoundedRect(QRectF(self.rect()).adjusted(1, 1, -1, -1), 6, 6)
-            painter.end()
+            paint_focus_ring(self, 6)
 
 
 class OriginalsView(MarkdownView):

@@ -55,6 +55,7 @@ from app.ui.transcript_blocks import (
     code_background,
     code_border,
     muted_text_colour,
+    paint_focus_ring,
     scaled_font,
     set_text_colour,
 )
@@ -169,13 +170,7 @@ class _FocusRing(QWidget):
         self.hide()
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(self.palette().color(QPalette.ColorRole.Highlight))
-        pen.setWidthF(2.0)
-        painter.setPen(pen)
-        painter.drawRoundedRect(QRectF(self.rect()).adjusted(1, 1, -1, -1), 4, 4)
-        painter.end()
+        paint_focus_ring(self, 4)
 
 
 class _PillButton(QPushButton):

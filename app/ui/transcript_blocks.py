@@ -27,6 +27,7 @@ from PySide6.QtGui import (
     QPainter,
     QPaintEvent,
     QPalette,
+    QPen,
     QResizeEvent,
     QShowEvent,
     QTextBlockFormat,
@@ -99,6 +100,17 @@ def code_border(palette: QPalette) -> QColor:
     return blend(
         palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.14
     )
+
+
+def paint_focus_ring(widget: QWidget, radius: float, width: float = 2.0) -> None:
+    """A Highlight outline just inside `widget`: where the keyboard focus is."""
+    painter = QPainter(widget)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    pen = QPen(widget.palette().color(QPalette.ColorRole.Highlight))
+    pen.setWidthF(width)
+    painter.setPen(pen)
+    painter.drawRoundedRect(QRectF(widget.rect()).adjusted(1, 1, -1, -1), radius, radius)
+    painter.end()
 
 
 def set_text_colour(widget: QWidget, colour: QColor) -> None:

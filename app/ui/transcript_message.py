@@ -40,6 +40,7 @@ from app.ui.transcript_blocks import (
     TypingIndicator,
     blend,
     muted_text_colour,
+    paint_focus_ring,
     scaled_font,
     set_text_colour,
 )
@@ -422,12 +423,7 @@ class MessageWidget(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
         if self.hasFocus():  # where the keyboard is, shown the way Qt shows a focus ring
-            painter = QPainter(self)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 1.5)
-            painter.setPen(pen)
-            painter.drawRoundedRect(QRectF(self.rect()).adjusted(1, 1, -1, -1), 6, 6)
-            painter.end()
+            paint_focus_ring(self, 6, 1.5)
 
     def _open_menu(self, where: QPoint) -> None:
         if isinstance(QApplication.activePopupWidget(), QMenu):
