@@ -1,0 +1,231 @@
+"""The content of a summary draft: built from the model's answer or by rules (DESIGN §6).
+
+`ContentBuilder` de-duplicates as a draft is assembled. The model's summary is
+redacted and its sources bounded (`from_llm_summary`); the rule facets are merged
+into it (`merge_facets`); the retention check adds every hard fact the draft does
+not mention (`retain`); `rule_content` is the basic summary made without a model;
+`fit_content` keeps a draft within `max_summary_tokens`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.core.extract import Facets, redact_secrets
+from app.core.models import Message, Role
+from app.core.summarizer_llm import LlmPoint, LlmSummary
+from app.core.summary import (
+    MAX_KEY_POINTS,
+    ActionItem,
+    SourcedPoint,
+    SummaryContent,
+    fact_key,
+    fit,
+    render_summary_text,
+)
+
+# Rule-made lists: bounds that keep a basic summary readable.
+RULE_KEY_POINTS = 12
+MAX_POINT_CHARS = 300
+MAX_ENTITY_CHARS = 200
+
+
+@dataclass
+class ContentBuilder:
+    """A summary being assembled: de-duplicates as it goes, renders to `SummaryContent`."""
+
+    narrative: str = ""
+    key_points: list[SourcedPoint] = field(default_factory=list)
+    decisions: list[SourcedPoint] = field(default_factory=list)
+    action_items: list[ActionItem] = field(default_factory=list)
+    open_questions: list[SourcedPoint] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def content(self) -> SummaryContent:
+        return SummaryContent(
+            narrative=self.narrative,
+            key_points=self.key_points[:MAX_KEY_POINTS],
+            decisions=self.decisions,
+            action_items=self.action_items,
+            open_questions=self.open_questions,
+            entities=self.entities,
+            notes=self.notes,
+        )
+
+    def text(self) -> str:
+        return render_summary_text(self.content())
+
+    def add_point(self, points: list[SourcedPoint], point: SourcedPoint | None) -> None:
+        if point is None:
+            return
+        key = fact_key(point.text)
+        if all(fact_key(existing.text) != key for existing in points):
+            points.append(point)
+
+    def add_action(self, item: ActionItem | None) -> None:
+        if item is None:
+            return
+        key = fact_key(item.task)
+        if all(fact_key(existing.task) != key for existing in self.action_items):
+            self.action_items.append(item)
+
+    def add_entity(self, entity: str) -> None:
+        entity = clean_text(entity, MAX_ENTITY_CHARS)
+        if entity and entity.casefold() not in {known.casefold() for known in self.entities}:
+            self.entities.append(entity)
+
+    def add_note(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
+
+def from_llm_summary(summary: LlmSummary, first_seq: int, last_seq: int) -> ContentBuilder:
+    """The model's summary, redacted, with sources outside [first_seq, last_seq] dropped."""
+
+    def sources(numbers: Iterable[int]) -> list[int]:
+        return sorted({number for number in numbers if first_seq <= number <= last_seq})
+
+    def point(item: LlmPoint) -> SourcedPoint | None:
+        text = clean_text(item.text, MAX_POINT_CHARS)
+        return SourcedPoint(text=text, sources=sources(item.sources)) if text else None
+
+    builder = ContentBuilder(narrative=redact_secrets(summary.narrative.strip()))
+    for item in summary.key_points:
+        builder.add_point(builder.key_points, point(item))
+    for item in summary.decisions:
+        builder.add_point(builder.decisions, point(item))
+    for item in summary.open_questions:
+        builder.add_point(builder.open_questions, point(item))
+    for action in summary.action_items:
+        task = clean_text(action.task, MAX_POINT_CHARS)
+        if task:
+            builder.add_action(
+                ActionItem(
+                    task=task,
+                    owner=clean_text(action.owner or "", 100) or None,
+                    due=clean_text(action.due or "", 100) or None,
+                    sources=sources(action.sources),
+                )
+            )
+    for entity in summary.entities:
+        # An entity the redactor touched held a secret: half a fact is no fact.
+        if redact_secrets(entity) == entity:
+            builder.add_entity(entity)
+    return builder
+
+
+def merge_facets(builder: ContentBuilder, facets: Facets) -> None:
+    """Add the rule facets the draft lacks (entities are left to `retain`)."""
+    for fact in facets.decisions:
+        builder.add_point(builder.decisions, facet_point(fact.text, fact.sources))
+    for fact in facets.open_questions:
+        builder.add_point(builder.open_questions, facet_point(fact.text, fact.sources))
+    for action in facets.action_items:
+        builder.add_action(
+            ActionItem(
+                task=redact_secrets(action.task),
+                owner=action.owner,
+                due=action.due,
+                sources=list(action.sources),
+            )
+        )
+
+
+def retain(builder: ContentBuilder, candidates: Sequence[str], hard: set[str]) -> None:
+    """The retention check: every hard fact the draft does not mention becomes an entity."""
+    rendered = builder.text().casefold()
+    for text in candidates:
+        if text in hard and text.casefold() not in rendered:
+            builder.add_entity(text)
+
+
+def rule_content(
+    messages: Sequence[Message], facets: Facets, when: Callable[[datetime], str]
+) -> ContentBuilder:
+    """A basic summary made by rules alone; `when` shows a time as the transcript does."""
+    first, last = messages[0], messages[-1]
+    span = f"#{first.seq}–#{last.seq}" if first.seq != last.seq else f"#{first.seq}"
+    count = len(messages)
+    narrative = (
+        f"Basic summary of {count} message{'s' if count != 1 else ''} ({span}, "
+        f"{when(first.created_at)} to {when(last.created_at)}), made by "
+        "rules without Claude."
+    )
+    opening = next(
+        (
+            first_sentence(redact_secrets(message.content))
+            for message in messages
+            if message.role is Role.USER and message.content.strip()
+        ),
+        "",
+    )
+    if opening:
+        narrative += f" It began with: “{opening}”"
+    builder = ContentBuilder(narrative=narrative)
+    asked = [
+        message for message in messages if message.role is Role.USER and message.content.strip()
+    ]
+    for message in asked[-RULE_KEY_POINTS:]:
+        sentence = first_sentence(redact_secrets(message.content))
+        if sentence:
+            builder.add_point(
+                builder.key_points, SourcedPoint(text=sentence, sources=[message.seq])
+            )
+    merge_facets(builder, facets)
+    for entity in facets.entities:
+        builder.add_entity(entity.text)
+    return builder
+
+
+def fit_content(
+    content: SummaryContent | ContentBuilder, max_tokens: int, count: Callable[[str], int]
+) -> SummaryContent:
+    """The content within `max_tokens` (`app.core.summary.fit`'s one drop order)."""
+    if isinstance(content, ContentBuilder):
+        content = content.content()
+    return fit(content, max_tokens, count).content
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+_SPACES = re.compile(r"\s+")
+
+
+def clean_text(text: str, limit: int) -> str:
+    """One line of summary text: redacted, whitespace normalised, clipped."""
+    text = _SPACES.sub(" ", redact_secrets(text)).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def facet_point(text: str, sources: Iterable[int]) -> SourcedPoint | None:
+    """A rule facet as a point: cleaned, sources sorted; None when nothing is left."""
+    cleaned = clean_text(text, MAX_POINT_CHARS)
+    return SourcedPoint(text=cleaned, sources=sorted(set(sources))) if cleaned else None
+
+
+def first_sentence(text: str, limit: int = 160) -> str:
+    """The first sentence of the first line that is text (not a fence), cleaned."""
+    for line in text.splitlines():
+        line = line.strip().lstrip("#>*-• ").strip()
+        if line and not line.startswith(("```", "~~~")):
+            return clean_text(_SENTENCE_END.split(line, maxsplit=1)[0], limit)
+    return ""
+
+
+def left_out_note(count: int, kind: str) -> str:
+    """The note for the `count` oldest items (`kind` "message" or "summary") not shown."""
+    if kind == "message":
+        if count == 1:
+            return "The oldest message was too long to include; its facts come from the rules."
+        return (
+            f"The oldest {count} messages were too long to include; "
+            "their facts come from the rules."
+        )
+    if count == 1:
+        return "The oldest summary was too long to include."
+    return f"The oldest {count} summaries were too long to include."
