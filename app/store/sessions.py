@@ -9,7 +9,9 @@ durable (`synchronous=FULL`) when the method returns.
 Each message's token estimate (raw cl100k tokens of its content, uncalibrated)
 is counted once, when its final text is stored, so measuring the context never
 re-tokenizes history (DESIGN §4). A reply still streaming has none yet; rows
-without one are filled in by `backfill_token_estimates`.
+without one are filled in by `backfill_token_estimates`. Those figures, the
+compact live tail and the trigger's state belong to `LiveTailStore`, which
+shares the connection.
 """
 
 from __future__ import annotations
@@ -32,11 +34,10 @@ from app.store.errors import (
     MessageNotFoundError,
     SessionNotFoundError,
 )
-from app.store.migrations import SQL_WHITESPACE
+from app.store.live_tail import LiveTailStore, TokenCounterFunction
 from app.store.transactions import translated_errors, write_transaction
 
 Clock = Callable[[], datetime]
-TokenCounterFunction = Callable[[str], int]
 
 _SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
 _MESSAGE_COLUMNS = (
@@ -75,8 +76,9 @@ class SessionStore:
         """
         self._connection = connection
         self._clock = clock
-        self._token_counter = token_counter
         self.database = database
+        # The live tail's figures and the trigger's state, on the same connection.
+        self._tail = LiveTailStore(connection, database=database, token_counter=token_counter)
 
     @classmethod
     def open(
@@ -186,7 +188,7 @@ class SessionStore:
         the transaction (a reply still streaming gets its count when finished).
         """
         if token_estimate is None and status is not MessageStatus.STREAMING:
-            token_estimate = self._estimate(content)
+            token_estimate = self._tail.estimate(content)
         now = self._now()
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save your message") as cursor:
@@ -263,7 +265,7 @@ class SessionStore:
         if status is MessageStatus.STREAMING:
             raise ValueError("finish_message needs a final status, not 'streaming'")
         if token_estimate is None:
-            token_estimate = self._estimate(content)
+            token_estimate = self._tail.estimate(content)
         now = self._now()
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save the reply") as cursor:
@@ -367,25 +369,8 @@ class SessionStore:
         return [_message_from_row(row) for row in rows]
 
     def live_tail(self, session_id: str) -> LiveTail:
-        """The live tail in compact form (no text), oldest first.
-
-        Reads no message's text: a blank message counts 0 tokens (it is never sent),
-        so a stored estimate says whether Claude would see it. Only a row without an
-        estimate yet (streaming, or not back-filled) is looked into, and estimated
-        from its length; blank means what `str.strip()` strips, as in `iter_turns`.
-        """
-        with self._read("load the conversation"):
-            cursor = self._connection.execute(
-                "SELECT id, seq, role = 'user', "
-                "coalesce(token_estimate, (length(content) + 3) / 4), "
-                "status IN ('complete', 'stopped') AND CASE WHEN token_estimate IS NULL "
-                f"THEN trim(content, {SQL_WHITESPACE}) != '' ELSE token_estimate > 0 END, "
-                # The local calendar day (`app.core.conversation.local_day`), as an ordinal.
-                "pinned, CAST(julianday(created_at, 'localtime') - 1721424.5 AS INTEGER) "
-                "FROM message WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
-                (session_id,),
-            )
-            return LiveTail.from_rows(cursor)
+        """The live tail in compact form (no text), oldest first (see `LiveTailStore`)."""
+        return self._tail.live_tail(session_id)
 
     def live_entries(self, session_id: str) -> list[TailEntry]:
         """The live tail's entries, oldest first (see `live_tail`)."""
@@ -404,69 +389,18 @@ class SessionStore:
         return [_message_from_row(row) for row in rows]
 
     def trigger_state(self, session_id: str) -> dict[str, Any] | None:
-        """What `set_trigger_state` kept for the conversation; None when nothing was
-        kept, or what was kept cannot be read (the trigger then starts afresh)."""
-        with self._read("load the conversation"):
-            row = self._connection.execute(
-                "SELECT trigger_state FROM session WHERE id = ?", (session_id,)
-            ).fetchone()
-        if row is None or row[0] is None:
-            return None
-        try:
-            state = json.loads(row[0])
-        except ValueError:
-            return None
-        return state if isinstance(state, dict) else None
+        """The summary trigger's memory of the conversation (see `LiveTailStore`)."""
+        return self._tail.trigger_state(session_id)
 
     def set_trigger_state(self, session_id: str, state: Mapping[str, Any]) -> None:
-        """Keep the summary trigger's memory with the conversation (JSON-ready values).
-
-        Leaves `version` alone: no summary is planned against it.
-        """
-        with self._write("save the conversation's summary settings") as cursor:
-            cursor.execute(
-                "UPDATE session SET trigger_state = ? WHERE id = ?",
-                (json.dumps(dict(state), sort_keys=True), session_id),
-            )
-            if cursor.rowcount == 0:
-                raise SessionNotFoundError(session_id)
+        """Keep the summary trigger's memory with the conversation (see `LiveTailStore`)."""
+        self._tail.set_trigger_state(session_id, state)
 
     def backfill_token_estimates(
         self, counter_fn: TokenCounterFunction | None = None, batch: int = 500
     ) -> int:
-        """Count the messages stored without a token estimate; returns how many.
-
-        For rows from before estimates were stored, and replies a crash cut off.
-        Run it from a worker at start-up: each batch is counted outside any
-        transaction, then written in one short one, so the GUI thread's writes
-        wait at most one batch's UPDATEs. Replies still streaming are skipped.
-        """
-        if batch < 1:
-            raise ValueError("batch must be at least 1")
-        count = counter_fn if counter_fn is not None else self._token_counter
-        filled, after_id = 0, 0
-        while True:
-            with self._read("count the tokens of older messages"):
-                rows = self._connection.execute(
-                    "SELECT id, content FROM message WHERE token_estimate IS NULL "
-                    "AND status != 'streaming' AND id > ? ORDER BY id LIMIT ?",
-                    (after_id, batch),
-                ).fetchall()
-            if not rows:
-                return filled
-            estimates = [
-                (count(content) if content.strip() else 0, message_id)
-                for message_id, content in rows
-            ]
-            with self._write("save the token counts of older messages") as cursor:
-                # `token_estimate IS NULL` again: a reply finished meanwhile has its own.
-                cursor.executemany(
-                    "UPDATE message SET token_estimate = ? "
-                    "WHERE id = ? AND token_estimate IS NULL AND status != 'streaming'",
-                    estimates,
-                )
-                filled += cursor.rowcount
-            after_id = rows[-1][0]
+        """Count the messages stored without a token estimate (see `LiveTailStore`)."""
+        return self._tail.backfill_token_estimates(counter_fn, batch)
 
     def recover_interrupted(self) -> int:
         """Mark replies left 'streaming' by a crash as 'stopped', text kept.
@@ -483,10 +417,6 @@ class SessionStore:
             return int(cursor.rowcount)
 
     # --- plumbing ----------------------------------------------------------------
-
-    def _estimate(self, content: str) -> int:
-        """The stored token estimate of a message's text: 0 when blank (never sent)."""
-        return self._token_counter(content) if content.strip() else 0
 
     def _now(self) -> datetime:
         return self._clock().astimezone(UTC)
