@@ -122,11 +122,6 @@ class Step:
     detail: str = ""
 
 
-_STOPPING = frozenset(
-    {EventOutcome.ABORTED, EventOutcome.FAILED, EventOutcome.CONFLICT, EventOutcome.PARTIAL}
-)
-
-
 @dataclass(frozen=True)
 class RunContext:
     session_id: str
