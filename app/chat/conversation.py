@@ -12,29 +12,24 @@ conversation takes in their results on the loop's thread.
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from app.chat.events import Activity, ChatEvents, SummaryPreview, SummaryReport
+from app.chat.events import Activity, ChatEvents, SummaryPreview
 from app.chat.jobs import (
-    ASKING_CLAUDE,
-    SAVING,
     LoadedConversation,
     ReplyJob,
     ReplyOutcome,
     ReplyRequest,
-    SummaryRequest,
-    UndoOutcome,
     load_conversation,
-    undo,
 )
 from app.chat.loop import EventLoop, Timer
 from app.chat.runner import Job, JobRunner
-from app.chat.summary_process import SummaryCall, SummaryProcess
+from app.chat.summaries import CANCELLING as CANCELLING
+from app.chat.summaries import ConversationSummaries
+from app.chat.summary_process import SummaryProcess
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, ContextState
@@ -46,16 +41,8 @@ from app.core.errors import (
 )
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, Role, Session
-from app.core.policy import (
-    Decision,
-    PolicyInput,
-    Reason,
-    TriggerMemory,
-    TriggerPolicy,
-    nothing_to_condense,
-)
-from app.core.summarization_config import MIN_PRESERVE_RECENT, SummarizationConfig
-from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTrigger
+from app.core.summarization_config import SummarizationConfig
+from app.core.summary import Summary
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
 from app.core.tokens import TokenCounter
 from app.llm.provider import ChatProvider
@@ -63,15 +50,8 @@ from app.store.calibration_file import CalibrationFile
 from app.store.sessions import SessionStore, utc_now
 from app.store.summaries import SummaryStore
 
-if TYPE_CHECKING:
-    from app.core.engine import EngineOutcome
-
 log = logging.getLogger(__name__)
 
-# What the summary's progress says between Cancel and the end (nothing will be saved).
-CANCELLING = "Cancelling…"
-# What the summary's progress says while its preview waits for the user.
-WAITING_FOR_YOU = "Waiting for you to check the summary"
 # At most this many transcript updates a second while a reply streams.
 TEXT_INTERVAL_SECONDS = 1 / 30
 
@@ -121,7 +101,8 @@ class Conversation:
         model_id: the model that answers.
         tail: the live tail (messages no summary covers), compact.
         summaries: the memory block's active summaries, oldest first.
-        trigger: the trigger policy's memory (kept with the session).
+        condensing: its summaries' job and state (the trigger's memory, progress,
+            preview): `ConversationSummaries`.
         activity: what it is busy with.
     """
 
@@ -131,7 +112,7 @@ class Conversation:
         self.model_id = model_id
         self.tail = LiveTail()
         self.summaries: list[Summary] = []
-        self.trigger = TriggerMemory()
+        self.condensing = ConversationSummaries(self, shared)
         self.activity = Activity.IDLE
         # A stored conversation's tail and memory block are read once, by `load`.
         self.loaded = session is None
@@ -141,13 +122,6 @@ class Conversation:
         self._emergency_text: str | None = None  # condensed once already for this text
         self._reply: ReplyJob | None = None
         self._reply_job: Job[ReplyOutcome] | None = None
-        self._summary_job: Job[EngineOutcome] | None = None
-        # What the summary being made does now, as the window shows it; None when none runs.
-        self.summary_progress: str | None = None
-        # A summary drafted and waiting for the user to check it (the preview).
-        self.preview: SummaryPreview | None = None
-        self._answer: _Answer | None = None
-        self._discarded = False
         self._text_timer: Timer | None = None
         self._last_text_at = float("-inf")
 
@@ -164,14 +138,24 @@ class Conversation:
     @property
     def summarizing(self) -> bool:
         """A summary is being made in the background."""
-        return self._summary_job is not None
+        return self.condensing.running
+
+    @property
+    def summary_progress(self) -> str | None:
+        """What the summary being made does now; None when none runs."""
+        return self.condensing.progress
+
+    @property
+    def preview(self) -> SummaryPreview | None:
+        """A summary drafted and waiting for the user to check it."""
+        return self.condensing.preview
 
     @property
     def has_jobs(self) -> bool:
         """Work is still running for it, so it must stay open off screen."""
         return (
             self._reply_job is not None
-            or self._summary_job is not None
+            or self.condensing.running
             or self.activity is Activity.LOADING
         )
 
@@ -214,17 +198,16 @@ class Conversation:
         self.loaded = True
         self.tail = loaded.tail
         self.summaries = list(loaded.summaries)
-        self.trigger = _trigger_from(loaded.trigger_state, self.tail.last_seq)
+        self.condensing.load_trigger(loaded.trigger_state, self.tail.last_seq)
         self._set_activity(Activity.IDLE)
-        self._tell_summaries()
-        self._tell_context()
-        self._send_pending()
+        self.tell_summaries()
+        self.send_pending()
 
     def _load_failed(self, error: UserFacingError) -> None:
         self.loaded = True  # what could be read is all there is: an empty tail
         self._set_activity(Activity.IDLE)
         self._pending = None
-        self._error(error)
+        self.error(error)
 
     # --- the draft and the gauge
 
@@ -245,7 +228,7 @@ class Conversation:
         try:
             validate_message_text(text)
         except UserFacingError as error:
-            self._error(error)
+            self.error(error)
             return False
         if self._shared.provider() is None:
             self._shared.events.key_needed()
@@ -257,20 +240,20 @@ class Conversation:
             # Condensing earlier messages makes room, unless the message alone is too large.
             condensable = self.session is not None and not isinstance(error, MessageTooLargeError)
             if not condensable or not self._start_emergency(text):
-                self._error(error)
+                self.error(error)
             return False
         except UserFacingError as error:
-            self._error(error)
+            self.error(error)
             return False
         try:
             message = self._store_question(text, tokens)
         except StorageError as error:
-            self._error(error)
+            self.error(error)
             return False
         self.tail.append(TailEntry.of(message, self._shared.counter.count))
         self._draft = ""
-        self._observe(1)
-        self._tell(lambda events: events.message_added(message))
+        self.condensing.observe(1)
+        self.tell(lambda events: events.message_added(message))
         self._start_reply()
         return True
 
@@ -313,19 +296,18 @@ class Conversation:
         """The conversation was deleted: stop its work and tell nobody about it again."""
         self.deleted = True
         self._pending = None
-        for job in (self._reply_job, self._summary_job):
-            if job is not None:
-                job.cancel()
+        if self._reply_job is not None:
+            self._reply_job.cancel()
+        self.condensing.cancel_job()
 
     def stop(self) -> None:
         """Stop the reply (its text is kept), or the condensing a message waits for."""
         if self.activity is Activity.REPLYING and self._reply is not None:
             self._reply.cancel()
             self._status("Stopping…")
-        elif self.activity is Activity.CONDENSING and self._summary_job is not None:
+        elif self.activity is Activity.CONDENSING and self.condensing.cancel_job():
             # The waiting message stays in the composer; it is not sent when this ends.
             self._pending = None
-            self._summary_job.cancel()
             self._status("Stopping…")
 
     # --- the reply
@@ -366,7 +348,7 @@ class Conversation:
 
     def _reply_started(self, placeholder: Message) -> None:
         self.tail.append(TailEntry.of(placeholder, self._shared.counter.count))
-        self._tell(lambda events: events.message_added(placeholder))
+        self.tell(lambda events: events.message_added(placeholder))
 
     def _text_arrived(self) -> None:
         """Show the reply's text, at most about 30 times a second."""
@@ -386,7 +368,7 @@ class Conversation:
         self._last_text_at = _now()
         text, message_id = reply.take_text(), reply.message_id
         self._status("")
-        self._tell(lambda events: events.message_text_changed(message_id, text))
+        self.tell(lambda events: events.message_text_changed(message_id, text))
 
     def _retrying(self, wait: float | None) -> None:
         suffix = f" in {wait:.0f} s" if wait and wait >= 1 else ""
@@ -402,7 +384,7 @@ class Conversation:
             entry = TailEntry.of(message, self._shared.counter.count)
             if not self.tail.replace(entry):
                 self.tail.append(entry)
-            self._tell(lambda events: events.message_updated(message))
+            self.tell(lambda events: events.message_updated(message))
         if self.session is not None and not self.deleted:
             self.session = self.session.model_copy(update={"updated_at": utc_now()})
             self._shared.session_changed(self.session)
@@ -411,59 +393,13 @@ class Conversation:
         state = self.context_state(draft="")
         if outcome.error is not None:
             error = outcome.error
-            self._tell(lambda events: events.error_raised(error))
+            self.tell(lambda events: events.error_raised(error))
         elif message is not None:
-            self._observe(1, state)
-            self._maybe_summarize(state)
+            self.condensing.observe(1, state)
+            self.condensing.after_reply(state)
         self._tell_context(state if not self._draft else None)
 
-    # --- condensing earlier messages (DESIGN §5–§7)
-
-    def summarize(self, instructions: str | None = None, keep_recent: int | None = None) -> bool:
-        """Condense older messages now, as the user asked; False when there is nothing to
-        condense yet (the reason is said) or a summary is already being made.
-
-        `keep_recent`: how many of the newest messages stay as they are (at least the
-        emergency floor); None keeps the setting's number.
-        """
-        if self.session is None or self._summary_job is not None:
-            return False
-        state = self.context_state(draft="")
-        if state is None:
-            return False
-        decision = self._policy().should_summarize(self._policy_input(state, manual=True))
-        if decision.summarize and keep_recent is not None:
-            keep = max(MIN_PRESERVE_RECENT, keep_recent)
-            if self.tail.unpinned <= keep:
-                decision = replace(
-                    decision,
-                    summarize=False,
-                    reason=Reason.TOO_FEW_MESSAGES,
-                    preserve_recent=keep,
-                    explanation=nothing_to_condense(keep),
-                )
-            else:
-                decision = replace(decision, preserve_recent=keep)
-        if not decision.summarize:
-            self._tell(
-                lambda events: events.notice_raised("Nothing to condense yet", decision.explain())
-            )
-            return False
-        self._start_summary(decision, trigger=SummaryTrigger.MANUAL, instructions=instructions)
-        return True
-
-    def _maybe_summarize(self, state: ContextState | None) -> None:
-        """After a reply: condense in the background when the policy says it is due.
-
-        `state` is the next request's figures without a draft (as `context_state("")`).
-        """
-        if self.session is None or self._summary_job is not None or state is None:
-            return
-        policy = self._policy()
-        decision = policy.should_summarize(self._policy_input(state, manual=False))
-        self._remember(policy.after_decision(self.trigger, decision), save=decision.summarize)
-        if decision.summarize:
-            self._start_summary(decision, trigger=SummaryTrigger(decision.trigger or "auto"))
+    # --- condensing earlier messages (DESIGN §5–§7; the job is `ConversationSummaries`)
 
     def _start_emergency(self, text: str) -> bool:
         """The message would not fit: condense earlier messages, then send it.
@@ -471,24 +407,12 @@ class Conversation:
         False when condensing cannot help (nothing left to condense, or it was tried
         already for this very text); the caller then says why it cannot be sent.
         """
-        if self._emergency_text == text and self._summary_job is None:
+        if self._emergency_text == text and not self.condensing.running:
             self._emergency_text = None
             return False
-        if self._summary_job is None:
-            model, known = self._shared.model_info(self.model_id)
-            state = self._shared.builder.estimate_state(
-                model=model,
-                system_prompt=self.system_prompt,
-                summaries=self.summaries,
-                tail_tally=self.tail.tally,
-                draft=text,
-                trigger_ratio=self._shared.config().trigger_ratio,
-                model_known=known,
-            )
-            decision = self._policy().should_summarize(self._policy_input(state, manual=False))
-            if not decision.summarize:
+        if not self.condensing.running:
+            if not self.condensing.start_emergency(text):
                 return False
-            self._start_summary(decision, trigger=SummaryTrigger.EMERGENCY, draft=text)
             self._emergency_text = text
         # Else an automatic summary is running: try again when it is done.
         self._pending = text
@@ -496,217 +420,26 @@ class Conversation:
         self._set_activity(Activity.CONDENSING)
         return True
 
-    def _start_summary(
+    def take_summaries(
         self,
-        decision: Decision,
+        active: Sequence[Summary],
         *,
-        trigger: SummaryTrigger,
-        draft: str = "",
-        instructions: str | None = None,
+        covered: Collection[int] = (),
+        restored: Sequence[TailEntry] = (),
     ) -> None:
-        assert self.session is not None
-        shared = self._shared
-        model, _known = shared.model_info(self.model_id)
-        request = SummaryRequest(
-            session_id=self.session.id,
-            model=model,
-            system_prompt=self.system_prompt,
-            draft=draft,
-            trigger=trigger,
-            decision=decision,
-            instructions=instructions,
-            config=shared.config(),
-            review=trigger is SummaryTrigger.MANUAL
-            or (trigger is not SummaryTrigger.EMERGENCY and shared.config().preview_automatic),
-        )
-        count = self.tail.unpinned
-        self._run_summary_job(
-            request, self._summarized, f"Reading {count} message{'s' if count != 1 else ''}"
-        )
+        """Take in what a summary job changed: the memory block's summaries now, and the
+        messages it condensed (out of the live tail) or gave back (into it)."""
+        if covered:
+            self.tail.remove(covered)
+        if restored:
+            self.tail.restore(restored)
+        self.summaries = list(active)
 
-    def _run_summary_job(
-        self, request: SummaryRequest, done: Callable[[EngineOutcome], None], first_stage: str
-    ) -> None:
-        """Start `request` in the summary process as the conversation's summary job."""
-        shared = self._shared
-        call = SummaryCall(
-            request=request,
-            database=shared.database,
-            api_key=shared.api_key(),
-            base_url=shared.base_url(),
-            calibrations=shared.calibrations.to_dict(),
-        )
+    def drop_pending(self) -> None:
+        """The message waiting for condensing is not sent (it stays in the composer)."""
+        self._pending = None
 
-        def progressed(text: str) -> None:  # on the job's thread
-            shared.loop.post(lambda: self._summary_progressed(text))
-
-        answer = _Answer()
-        self._answer, self._discarded = answer, False
-
-        def review(preview: SummaryPreview) -> Sequence[SummaryDraft] | None:  # job's thread
-            shared.loop.post(lambda: self._previewed(preview, answer))
-            return answer.wait()
-
-        def work(job: Job[EngineOutcome]) -> EngineOutcome:
-            return shared.summary_process.run(
-                call, cancelled=lambda: job.cancelled, progress=progressed, review=review
-            )
-
-        self._summary_job = shared.runner.start(
-            Job(
-                "summary",
-                work,
-                done=done,
-                failed=self._summary_failed,
-                on_cancel=answer.discard,
-            )
-        )
-        self._summary_progressed(first_stage)
-
-    def retry_summary_with_claude(self, summary_id: str) -> bool:
-        """Ask Claude to write a basic summary again, over the same messages, as the
-        summary job; False (said why) when another summary is being made.
-
-        When Claude still cannot be reached, the basic summary stays and a notice says so.
-        """
-        if self.session is None:
-            return False
-        if self._summary_job is not None:
-            self._tell(
-                lambda events: events.notice_raised(
-                    "A summary is already being made",
-                    "Try again with Claude once it is done.",
-                )
-            )
-            return False
-        model, _known = self._shared.model_info(self.model_id)
-        request = SummaryRequest(
-            session_id=self.session.id,
-            model=model,
-            system_prompt=self.system_prompt,
-            draft="",
-            trigger=SummaryTrigger.MANUAL,
-            decision=None,
-            instructions=None,
-            config=self._shared.config(),
-            retry_summary_id=summary_id,
-        )
-        self._run_summary_job(request, self._rewritten, ASKING_CLAUDE)
-        return True
-
-    def _rewritten(self, outcome: EngineOutcome) -> None:
-        cancelled = self._summary_ended()
-        if outcome.changed:
-            # Same messages covered: the live tail is as it was; only the card changes.
-            self.summaries = list(outcome.active_after)
-            self._tell_summaries()
-            self._tell_context()
-            self._tell(
-                lambda events: events.notice_raised(
-                    "Summary rewritten by Claude", "The messages it covers stay the same."
-                )
-            )
-        elif cancelled:
-            self._tell(
-                lambda events: events.notice_raised(
-                    "Summary cancelled — nothing changed", "The basic summary stays."
-                )
-            )
-        else:
-            self._tell(
-                lambda events: events.notice_raised("Summary not rewritten", outcome.message)
-            )
-        self._send_pending()
-
-    def _previewed(self, preview: SummaryPreview, answer: _Answer) -> None:
-        if answer is not self._answer or answer.answered:
-            return  # a summary that has ended, or been cancelled, meanwhile
-        self.preview = preview
-        self._summary_progressed(WAITING_FOR_YOU)
-        self._tell(lambda events: events.summary_previewed(preview))
-
-    def accept_summary(self, edited: Sequence[SummaryDraft] | None = None) -> None:
-        """Save the previewed summary: as drafted, or `edited` (one per draft, only
-        their content changed)."""
-        if self.preview is None or self._answer is None:
-            return
-        drafts = self.preview.drafts if edited is None else tuple(edited)
-        if len(drafts) != len(self.preview.drafts):
-            raise ValueError("one edited draft per draft of the preview")
-        self.preview = None
-        self._answer.give(drafts)
-        self._summary_progressed(SAVING)
-
-    def discard_summary(self) -> None:
-        """Drop the previewed summary: nothing is saved, every message stays as it was."""
-        if self.preview is None or self._answer is None:
-            return
-        self.preview = None
-        self._discarded = True
-        self._answer.give(None)
-
-    def cancel_summary(self) -> None:
-        """Cancel the summary being made: nothing changes (a message waiting for it stays
-        in the composer)."""
-        if self._summary_job is None:
-            return
-        if self.activity is Activity.CONDENSING:
-            self._pending = None
-        self._summary_job.cancel()
-        self._summary_progressed(CANCELLING)
-
-    def _summary_progressed(self, text: str | None) -> None:
-        job = self._summary_job
-        if text is not None and (job is None or (job.cancelled and text != CANCELLING)):
-            return  # a late stage of a summary that has ended, or is being cancelled
-        self.summary_progress = text
-        self._tell(lambda events: events.summary_progress(text))
-
-    def _summary_ended(self) -> bool:
-        """Forget the summary's job; True when it had been cancelled."""
-        job, self._summary_job = self._summary_job, None
-        self.preview, self._answer = None, None
-        self._summary_progressed(None)
-        return job is not None and job.cancelled
-
-    def _summarized(self, outcome: EngineOutcome) -> None:
-        cancelled = self._summary_ended()
-        messages_before = len(self.tail)
-        if (cancelled or self._discarded) and not outcome.changed:
-            title = (
-                "Summary cancelled — nothing changed"
-                if cancelled
-                else "Summary discarded — nothing changed"
-            )
-            self._tell(lambda events: events.notice_raised(title, "Every message stays as it was."))
-        if outcome.changed:
-            self.tail.remove(outcome.covered_message_ids)
-            self.summaries = list(outcome.active_after)
-            state = self.context_state(draft="")
-            self._remember(self._policy().after_summary(self.trigger, state), save=True)
-            self._tell_summaries()
-            self._tell_context()
-        if outcome.covered_messages:
-            report = _report(outcome, messages_before, len(self.tail))
-            self._tell(lambda events: events.summary_made(report))
-        self._send_pending()
-
-    def _summary_failed(self, error: UserFacingError) -> None:
-        # The conversation is unchanged; the engine recorded the failed attempt.
-        log.warning("Condensing failed: %s (%s)", error.message, error.detail)
-        cancelled = self._summary_ended()
-        title, text = (
-            ("Summary cancelled — nothing changed", "Every message stays as it was.")
-            if cancelled
-            else (
-                "Earlier messages could not be condensed",
-                f"{error.message} Nothing changed: every message is still here.",
-            )
-        )
-        self._tell(lambda events: events.notice_raised(title, text))
-        self._send_pending()
-
-    def _send_pending(self) -> None:
+    def send_pending(self) -> None:
         """Send the message that waited for condensing or opening, unless it was stopped."""
         pending, self._pending = self._pending, None
         if self.activity in (Activity.CONDENSING, Activity.LOADING):
@@ -717,102 +450,23 @@ class Conversation:
         self._status("")
         if self.send(pending):
             self._emergency_text = None
-            self._tell(lambda events: events.pending_sent())
+            self.tell(lambda events: events.pending_sent())
 
-    # --- undo and pins
-
-    def undo_summary(self, summary_id: str) -> None:
-        """Give a summary's originals back (only the newest when not all fit; said so)."""
-        if self.session is None:
-            return
-        shared, session_id = self._shared, self.session.id
-        model, _known = shared.model_info(self.model_id)
-        system_prompt, config = self.system_prompt, shared.config()
-        shared.runner.start(
-            Job(
-                "undo",
-                lambda _job: undo(
-                    session_id,
-                    summary_id,
-                    model=model,
-                    system_prompt=system_prompt,
-                    config=config,
-                    builder=shared.builder,
-                    counter=shared.counter,
-                    open_summaries=shared.open_summaries,
-                    open_store=shared.open_store,
-                ),
-                done=self._undone,
-                failed=self._error,
-            )
-        )
-
-    def _undone(self, outcome: UndoOutcome) -> None:
-        self.tail.restore(outcome.restored)
-        self.summaries = list(outcome.active_after)
-        self._tell_summaries()
-        self._tell_context()
-        if not outcome.result.complete:
-            restored = len(outcome.restored) or len(outcome.result.restored_summary_ids)
-            self._tell(
-                lambda events: events.notice_raised(
-                    "Summary partly undone",
-                    f"Only the newest {restored} could come back: the rest would not fit in "
-                    "what Claude can read. They stay in the summary.",
-                )
-            )
+    # --- pins
 
     def pin(self, message_id: int, pinned: bool = True) -> None:
         """Pin a live message (never condensed) or unpin it."""
         try:
             message = self._shared.store.set_pinned(message_id, pinned)
         except UserFacingError as error:
-            self._error(error)
+            self.error(error)
             return
         self.tail.set_pinned(message_id, pinned)
-        self._tell(lambda events: events.message_updated(message))
-
-    # --- the trigger's memory
-
-    def _policy(self) -> TriggerPolicy:
-        return TriggerPolicy(self._shared.config())
-
-    def _policy_input(self, state: ContextState, *, manual: bool) -> PolicyInput:
-        return PolicyInput(
-            state=state,
-            live_messages=self.tail.unpinned,
-            memory=self.trigger,
-            summary_depth=max((s.depth for s in self.summaries), default=0),
-            manual=manual,
-            tail_tokens=self.tail.unpinned_tokens(),
-            pinned_tokens=self.tail.pinned_tokens,
-        )
-
-    def _observe(self, new_messages: int, state: ContextState | None = None) -> None:
-        """Tell the trigger that messages were stored and how full it is now."""
-        if state is None:
-            state = self.context_state(draft="")
-        if state is None or self.session is None:
-            return
-        before = self.trigger
-        after = self._policy().observe(before, state, new_messages=new_messages)
-        self._remember(after, save=after.armed != before.armed)
-
-    def _remember(self, memory: TriggerMemory, *, save: bool) -> None:
-        """Keep the trigger's memory; written with the session when it matters (a trigger,
-        a summary, re-arming), and the seq it was taken at, so counts catch up on reopening."""
-        self.trigger = memory
-        if not save or self.session is None:
-            return
-        state = {**memory.to_dict(), "at_seq": self.tail.last_seq}
-        try:
-            self._shared.store.set_trigger_state(self.session.id, state)
-        except StorageError as error:
-            log.warning("Could not keep the summary trigger's state: %s", error)
+        self.tell(lambda events: events.message_updated(message))
 
     # --- telling the front end
 
-    def _tell(self, call: Callable[[ChatEvents], None]) -> None:
+    def tell(self, call: Callable[[ChatEvents], None]) -> None:
         if self._shared.is_current(self) and not self.deleted:
             call(self._shared.events)
 
@@ -820,89 +474,25 @@ class Conversation:
         """Tell the gauge; `state` when the caller has the figures already."""
         if state is None:
             state = self.context_state()
-        self._tell(lambda events: events.context_changed(state))
+        self.tell(lambda events: events.context_changed(state))
 
-    def _tell_summaries(self) -> None:
+    def tell_summaries(self) -> None:
+        """Tell the memory block and the gauge (the summaries changed)."""
         summaries = tuple(self.summaries)
-        self._tell(lambda events: events.summaries_changed(summaries))
+        self.tell(lambda events: events.summaries_changed(summaries))
+        self._tell_context()
 
     def _set_activity(self, activity: Activity) -> None:
         if activity is not self.activity:
             self.activity = activity
-            self._tell(lambda events: events.activity_changed(activity))
+            self.tell(lambda events: events.activity_changed(activity))
 
     def _status(self, text: str) -> None:
-        self._tell(lambda events: events.status_changed(text))
+        self.tell(lambda events: events.status_changed(text))
 
-    def _error(self, error: UserFacingError) -> None:
-        self._tell(lambda events: events.error_raised(error))
-
-
-def _trigger_from(state: dict[str, Any] | None, last_seq: int) -> TriggerMemory:
-    """The trigger memory kept with a session, with the messages stored since counted."""
-    if state is None:
-        return TriggerMemory()
-    data = dict(state)
-    at_seq = data.pop("at_seq", last_seq)
-    try:
-        memory = TriggerMemory.from_dict(data)
-    except ValueError as error:
-        log.warning("The summary trigger's state could not be read (%s); starting afresh", error)
-        return TriggerMemory()
-    since = max(0, last_seq - at_seq) if isinstance(at_seq, int) else 0
-    return TriggerMemory(
-        armed=memory.armed,
-        messages_since_trigger=memory.messages_since_trigger + since,
-        messages_since_summary=(
-            None if memory.messages_since_summary is None else memory.messages_since_summary + since
-        ),
-    )
-
-
-def _report(outcome: EngineOutcome, messages_before: int, messages_after: int) -> SummaryReport:
-    """The banner's numbers for a summary that condensed messages."""
-    made = outcome.summaries
-    active = {summary.id for summary in outcome.active_after}
-    # Undo takes back what is still active (a condensed summary may have been folded
-    # into a compressed one at once).
-    undoable = [summary.id for summary in made if summary.id in active]
-    return SummaryReport(
-        summary_ids=tuple(undoable or [summary.id for summary in made]),
-        condensed=outcome.covered_messages,
-        messages_before=messages_before,
-        messages_after=messages_after,
-        tokens_before=outcome.state_before.used,
-        tokens_after=outcome.state_after.used,
-        trigger=made[0].trigger if made else SummaryTrigger.AUTO,
-        basic=any(summary.mode is SummaryMode.RULE for summary in made),
-    )
+    def error(self, error: UserFacingError) -> None:
+        self.tell(lambda events: events.error_raised(error))
 
 
 def _now() -> float:
     return time.monotonic()
-
-
-class _Answer:
-    """The user's answer to a preview, handed from the loop's thread to the job's."""
-
-    def __init__(self) -> None:
-        self._given = threading.Event()
-        self._drafts: Sequence[SummaryDraft] | None = None
-
-    @property
-    def answered(self) -> bool:
-        return self._given.is_set()
-
-    def give(self, drafts: Sequence[SummaryDraft] | None) -> None:
-        """The drafts to save, or None to discard them (the first answer counts)."""
-        if not self._given.is_set():
-            self._drafts = drafts
-            self._given.set()
-
-    def discard(self) -> None:
-        """Cancelled, or the app is closing: nothing is saved."""
-        self.give(None)
-
-    def wait(self) -> Sequence[SummaryDraft] | None:
-        self._given.wait()
-        return self._drafts

@@ -12,12 +12,14 @@ back there through the `JobRunner`.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.chat.archive import SummaryArchive
 from app.chat.conversation import Conversation, Shared
+from app.chat.credentials import Credentials
+from app.chat.credentials import ProviderFactory as ProviderFactory
 from app.chat.events import Activity, ChatEvents, HistoryEntry
 from app.chat.loop import EventLoop
 from app.chat.runner import Job, JobRunner
@@ -36,7 +38,6 @@ from app.core.settings import AppSettings, save_settings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary, SummaryDraft
 from app.core.tokens import TokenCounter, default_counter
-from app.llm.provider import ChatProvider
 from app.secrets.keystore import KeyStore
 from app.store.calibration_file import CalibrationFile
 from app.store.model_cache import ModelCache
@@ -49,9 +50,6 @@ PAGE_SIZE = 50
 # The tokenizer loads (and older messages are counted) this long after start-up,
 # so that the first paint does not wait for it.
 WARM_UP_DELAY_SECONDS = 0.25
-
-ProviderFactory = Callable[[str, str | None], ChatProvider]
-"""(api_key, base_url) -> provider."""
 
 
 @dataclass
@@ -96,7 +94,12 @@ class ChatService:
         self.calibrations = deps.calibration_file.load()
         cached = deps.model_cache.load()
         self.models: list[ModelInfo] = list(cached.models if cached else FALLBACK_MODELS)
-        self._providers: dict[tuple[str, str | None], ChatProvider] = {}
+        self._credentials = Credentials(
+            deps.keystore,
+            deps.provider_factory,
+            base_url=lambda: self._settings.api_base_url,
+            runner=self.runner,
+        )
         self._models_job: Job[list[ModelInfo]] | None = None
         self._shut_down = False
         self.summary_process = SummaryProcess()
@@ -111,7 +114,7 @@ class ChatService:
             counter=deps.counter,
             calibrations=self.calibrations,
             calibration_file=deps.calibration_file,
-            provider=self._provider,
+            provider=self._credentials.provider,
             api_key=self.api_key,
             base_url=lambda: self._settings.api_base_url,
             database=deps.database,
@@ -123,7 +126,7 @@ class ChatService:
         )
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
-        self._reader: SummaryStore | None = None  # the loop thread's reads of summaries
+        self._archive = SummaryArchive(deps.open_summaries)
         self.current = self._new_conversation()
 
     # --- start and stop
@@ -152,15 +155,9 @@ class ChatService:
         """Stop every reply (its text is kept) and summary, and wait for their threads."""
         self._shut_down = True
         self.runner.shutdown()
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        self._archive.close()
         self.summary_process.close()
-        for provider in self._providers.values():
-            close = getattr(provider, "close", None)
-            if callable(close):
-                close()
-        self._providers.clear()
+        self._credentials.close()
 
     def _warm_up(self) -> None:
         if self._shut_down:
@@ -227,35 +224,17 @@ class ChatService:
 
     def originals(self, summary_id: str) -> list[Message]:
         """The original messages a summary stands for, down its chain, oldest first."""
-        return self._summary_reader().covered_messages(summary_id)
+        return self._archive.originals(summary_id)
 
     def summary_children(self, summary_id: str) -> list[Summary]:
         """The summaries a compressed summary folded in, oldest first (none for condensed)."""
         session_id = self.current.session_id
-        if session_id is None:
-            return []
-        return [
-            summary
-            for summary in self._summary_reader().summaries(session_id)
-            if summary.parent_id == summary_id
-        ]
+        return [] if session_id is None else self._archive.children(session_id, summary_id)
 
     def summary_history(self) -> list[HistoryEntry]:
         """The conversation on screen's audit trail (every summary and undo), oldest first."""
         session_id = self.current.session_id
-        if session_id is None:
-            return []
-        reader = self._summary_reader()
-        models = {summary.id: summary.model for summary in reader.summaries(session_id)}
-        return [
-            HistoryEntry(event, models.get(event.summary_id) if event.summary_id else None)
-            for event in reader.events(session_id)
-        ]
-
-    def _summary_reader(self) -> SummaryStore:
-        if self._reader is None:
-            self._reader = self._deps.open_summaries()
-        return self._reader
+        return [] if session_id is None else self._archive.history(session_id)
 
     def rename_session(self, session_id: str, title: str) -> None:
         title = " ".join(title.split())
@@ -309,23 +288,23 @@ class ChatService:
         self.current.stop()
 
     def summarize(self, instructions: str | None = None, keep_recent: int | None = None) -> bool:
-        return self.current.summarize(instructions, keep_recent)
+        return self.current.condensing.summarize(instructions, keep_recent)
 
     def cancel_summary(self) -> None:
-        self.current.cancel_summary()
+        self.current.condensing.cancel()
 
     def accept_summary(self, edited: Sequence[SummaryDraft] | None = None) -> None:
-        self.current.accept_summary(edited)
+        self.current.condensing.accept(edited)
 
     def discard_summary(self) -> None:
-        self.current.discard_summary()
+        self.current.condensing.discard()
 
     def undo_summary(self, summary_id: str) -> None:
-        self.current.undo_summary(summary_id)
+        self.current.condensing.undo(summary_id)
 
     def retry_summary_with_claude(self, summary_id: str) -> bool:
         """Ask Claude to write a basic summary again (same messages covered)."""
-        return self.current.retry_summary_with_claude(summary_id)
+        return self.current.condensing.retry_with_claude(summary_id)
 
     def pin(self, message_id: int, pinned: bool = True) -> None:
         self.current.pin(message_id, pinned)
@@ -362,7 +341,7 @@ class ChatService:
 
     def refresh_models(self) -> None:
         """List the models in the background; keep the bundled list if that fails."""
-        provider = self._provider()
+        provider = self._credentials.provider()
         if self._models_job is not None or self._shut_down or provider is None:
             return
         cache = self._deps.model_cache
@@ -401,19 +380,19 @@ class ChatService:
 
     def api_key(self) -> str | None:
         """The key to use: the one the user gave Cairn, else the SDK's ANTHROPIC_API_KEY."""
-        return self._deps.keystore.get() or os.environ.get("ANTHROPIC_API_KEY") or None
+        return self._credentials.api_key()
 
     def has_api_key(self) -> bool:
         return self.api_key() is not None
 
     def stored_key(self) -> str | None:
         """The key Cairn keeps (not the environment's), for showing it masked."""
-        return self._deps.keystore.get()
+        return self._credentials.stored_key()
 
     @property
     def key_is_persistent(self) -> bool:
         """False while the key is kept in memory for this session only."""
-        return self._deps.keystore.persistent
+        return self._credentials.persistent
 
     def save_key(self, key: str, *, session_only: bool = False) -> None:
         """Keep `key` in the password store (or, asked so, in memory only).
@@ -422,26 +401,16 @@ class ChatService:
             InvalidInputError: the text cannot be a key.
             KeyringUnavailableError: no password store works; nothing was saved.
         """
-        if session_only:
-            self._deps.keystore.set_session_only(key)
-        else:
-            self._deps.keystore.set(key)
+        self._credentials.save(key, session_only=session_only)
         self.refresh_models()
 
     def remove_key(self) -> None:
         """Forget the key. Raises `KeyringUnavailableError` when the store refused."""
-        self._deps.keystore.delete()
+        self._credentials.remove()
 
     def check_key(self, key: str, done: Callable[[UserFacingError | None], None]) -> None:
         """Ask the server whether `key` works; `done(None)` or `done(error)`, later."""
-        provider_factory, base_url = self._deps.provider_factory, self._settings.api_base_url
-
-        def check(_job: object) -> None:
-            provider_factory(key, base_url).check_key()
-
-        self.runner.start(
-            Job("check-key", check, done=lambda _none: done(None), failed=lambda e: done(e))
-        )
+        self._credentials.check(key, done)
 
     # --- settings
 
@@ -469,17 +438,6 @@ class ChatService:
         self._events.context_changed(self.current.context_state())
 
     # --- inside
-
-    def _provider(self) -> ChatProvider | None:
-        """One long-lived provider per key and address (its connections are reused)."""
-        key = self.api_key()
-        if key is None:
-            return None
-        identity = (key, self._settings.api_base_url)
-        provider = self._providers.get(identity)
-        if provider is None:
-            provider = self._providers[identity] = self._deps.provider_factory(*identity)
-        return provider
 
     def _new_conversation(self) -> Conversation:
         return Conversation(
