@@ -395,14 +395,14 @@ class Instruments:
 
     @classmethod
     def install(cls) -> None:
-        import app.chat.conversation as conversation_module
+        from app.chat.summaries import ConversationSummaries
         from app.chat.summary_process import SummaryProcess
 
         # The summary is made in a process of its own (app/chat/summary_process.py):
         # its start and end here are those of the call waiting for that process.
         original_run = SummaryProcess.run
-        original_start = conversation_module.Conversation._start_summary
-        original_summarized = conversation_module.Conversation._summarized
+        original_start = ConversationSummaries._start
+        original_summarized = ConversationSummaries._summarized
 
         def timed_run(self: SummaryProcess, *args: Any, **kwargs: Any) -> Any:
             marks = cls.current
@@ -425,8 +425,8 @@ class Instruments:
                 cls.current.summary_taken.append(time.perf_counter())
 
         SummaryProcess.run = timed_run  # type: ignore[method-assign]
-        conversation_module.Conversation._summarized = summarized  # type: ignore[method-assign]
-        conversation_module.Conversation._start_summary = start_summary  # type: ignore[method-assign]
+        ConversationSummaries._summarized = summarized  # type: ignore[method-assign]
+        ConversationSummaries._start = start_summary  # type: ignore[method-assign]
 
 
 # --- the heartbeat and its figures ---------------------------------------------------------
