@@ -346,7 +346,8 @@ class Marks:
     summary_start: list[float] = field(default_factory=list)
     summary_end: list[float] = field(default_factory=list)
     summary_taken: list[float] = field(default_factory=list)  # the GUI thread took it in
-    # A manual summary's preview: when Accept was clicked (0.2 s after it opened).
+    # A manual summary's preview: when it opened, and when Accept was clicked (0.2 s on).
+    previewed: list[float] = field(default_factory=list)
     accepted: list[float] = field(default_factory=list)
     outcomes: list[Any] = field(default_factory=list)
     llm_calls: list[tuple[float, float]] = field(default_factory=list)
@@ -913,6 +914,7 @@ class Window:
         """A manual summary opens its preview: a user reads it a moment, then Accept."""
         from PySide6.QtCore import QTimer
 
+        self.marks.previewed.append(time.perf_counter())
         QTimer.singleShot(200, self._accept_preview)
 
     def _accept_preview(self) -> None:
@@ -1155,12 +1157,30 @@ def run_manual_mid_stream(window: Window) -> None:
     both_start, both_end = max(start, first), min(end, last)
     if both_end > both_start:
         window.report("both (manual)", both_start, both_end)
+        print(f"    gaps > 16 ms, when: {long_gaps_when(window, both_start, both_end)}")
     print(
         f"    overlap: the summary ran {start - first:+.2f} → {end - first:+.2f} s from "
         f"the reply's first delta; the reply streamed 0 → {last - first:.2f} s"
     )
     print(summary_report(window, before, after))
     print(f"    reply: {delta_rate(marks, 0)}")
+
+
+def long_gaps_when(window: Window, start: float, end: float) -> str:
+    """Each gap over 16 ms in [start, end], placed against the summary's moments."""
+    marks = window.marks
+    moments = [("summary started", marks.summary_start[-1])]
+    moments += [("preview opened", t) for t in marks.previewed[-1:]]
+    moments += [("Accept", t) for t in marks.accepted[-1:]]
+    moments += [("summary returned", marks.summary_end[-1])]
+    moments += [("GUI took it in", marks.summary_taken[-1])]
+    placed = []
+    for before, after in itertools.pairwise(window.beats):
+        gap = (after - before) * 1000
+        if gap > 16 and before < end and after > start:
+            name, when = min(moments, key=lambda moment: abs(before - moment[1]))
+            placed.append(f"{gap:.0f} ms at {(before - when) * 1000:+.0f} ms from {name}")
+    return "; ".join(placed) or "none"
 
 
 def reference_ms() -> float:

@@ -8,9 +8,9 @@ dialog discards the summary, as Discard does.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 
 from pydantic import ValidationError
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QDialog,
@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QStackedWidget,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -39,17 +41,40 @@ def figures_text(preview: SummaryPreview) -> str:
     return " · ".join((condensed, kept, tokens))
 
 
-def _bullets(lines: Sequence[str]) -> str:
-    return "\n".join(f"• {line}" for line in lines)
-
-
 def _as_error(label: QLabel) -> None:
     dark = label.palette().color(QPalette.ColorRole.Window).lightness() < 128
     label.setStyleSheet(f"color: {'#ff8a8a' if dark else '#b91c1c'};")
 
 
+def drafts_html(drafts: Sequence[SummaryDraft]) -> str:
+    """The drafts as one read-only document: narrative, key points, decisions, to-dos
+    and open questions, each draft under "Part i of n" when there are several.
+
+    One document lays out in one pass; a word-wrapped label per paragraph measured
+    itself at several widths (60-100 ms for a long draft while a reply streamed).
+    """
+    parts: list[str] = []
+    count = len(drafts)
+    for index, draft in enumerate(drafts):
+        content = draft.content
+        if count > 1:
+            parts.append(f"<h3>Part {index + 1} of {count}</h3>")
+        parts.append(f"<p>{escape(content.narrative)}</p>")
+        lists = (
+            ("Key points", [p.text for p in content.key_points]),
+            ("Decisions", [p.text for p in content.decisions]),
+            ("To do", [item.task for item in content.action_items]),
+            ("Open questions", [p.text for p in content.open_questions]),
+        )
+        for name, lines in lists:
+            if lines:
+                items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+                parts.append(f"<p><b>{name}</b></p><ul>{items}</ul>")
+    return "".join(parts)
+
+
 class DraftSection(QFrame):
-    """One draft: its narrative and points, read-only until Edit."""
+    """One draft's narrative and key points as editable fields (built on Edit)."""
 
     def __init__(self, draft: SummaryDraft, title: str | None, parent: QWidget) -> None:
         super().__init__(parent)
@@ -60,63 +85,33 @@ class DraftSection(QFrame):
         layout.setContentsMargins(12, 10, 12, 10)
         layout.setSpacing(6)
         if title is not None:
-            heading = QLabel(title, self)
-            font = heading.font()
-            font.setBold(True)
-            heading.setFont(font)
-            layout.addWidget(heading)
+            layout.addWidget(self._heading(title))
 
-        self.narrative_heading = self._heading("Summary")
-        self.narrative_heading.hide()
-        self.narrative_label = self._text(content.narrative)
+        layout.addWidget(self._heading("Summary"))
         self.narrative_edit = QPlainTextEdit(content.narrative, self)
         self.narrative_edit.setAccessibleName("What was said (the summary's narrative)")
         self.narrative_edit.setTabChangesFocus(True)
         self.narrative_edit.setMinimumHeight(90)
         self.narrative_edit.setMaximumHeight(180)
-        self.narrative_edit.hide()
-        self.narrative_error = QLabel(self)
-        self.narrative_error.setWordWrap(True)
-        _as_error(self.narrative_error)
-        self.narrative_error.hide()
-        layout.addWidget(self.narrative_heading)
-        layout.addWidget(self.narrative_label)
+        self.narrative_error = self._error()
         layout.addWidget(self.narrative_edit)
         layout.addWidget(self.narrative_error)
 
         points = [p.text for p in content.key_points]
-        self.points_heading = self._heading("Key points")
-        self.points_label = self._text(_bullets(points))
+        layout.addWidget(self._heading("Key points"))
         self.points_edit = QPlainTextEdit("\n".join(points), self)
         self.points_edit.setAccessibleName("Key points, one per line")
         self.points_edit.setPlaceholderText("One key point per line")
         self.points_edit.setTabChangesFocus(True)
         self.points_edit.setMinimumHeight(70)
         self.points_edit.setMaximumHeight(150)
-        self.points_edit.hide()
-        self.points_error = QLabel(self)
-        self.points_error.setWordWrap(True)
-        _as_error(self.points_error)
-        self.points_error.hide()
-        self.points_heading.setVisible(bool(points))
-        self.points_label.setVisible(bool(points))
-        for widget in (
-            self.points_heading,
-            self.points_label,
-            self.points_edit,
-            self.points_error,
-        ):
-            layout.addWidget(widget)
-
-        others = (
-            ("Decisions", [p.text for p in content.decisions]),
-            ("To do", [item.task for item in content.action_items]),
-            ("Open questions", [p.text for p in content.open_questions]),
-        )
-        for name, lines in others:
-            if lines:
-                layout.addWidget(self._heading(name))
-                layout.addWidget(self._text(_bullets(lines)))
+        self.points_error = self._error()
+        layout.addWidget(self.points_edit)
+        layout.addWidget(self.points_error)
+        if content.decisions or content.action_items or content.open_questions:
+            kept = QLabel("Decisions, to-dos and open questions stay as drafted.", self)
+            kept.setWordWrap(True)
+            layout.addWidget(kept)
 
     def _heading(self, text: str) -> QLabel:
         label = QLabel(text, self)
@@ -125,30 +120,15 @@ class DraftSection(QFrame):
         label.setFont(font)
         return label
 
-    def _text(self, text: str) -> QLabel:
-        label = QLabel(text, self)
+    def _error(self) -> QLabel:
+        label = QLabel(self)
         label.setWordWrap(True)
-        label.setTextFormat(Qt.TextFormat.PlainText)
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        _as_error(label)
+        label.hide()
         return label
-
-    def edit(self) -> None:
-        """Turn the narrative and the key points into editable fields."""
-        self.narrative_label.hide()
-        self.narrative_heading.show()
-        self.narrative_edit.show()
-        self.points_label.hide()
-        self.points_heading.show()
-        self.points_edit.show()
-
-    @property
-    def editing(self) -> bool:
-        return not self.narrative_edit.isHidden()
 
     def edited(self) -> SummaryDraft | None:
         """The draft with what the user wrote, or None (the reason shown under its field)."""
-        if not self.editing:
-            return self.draft
         self.narrative_error.hide()
         self.points_error.hide()
         narrative = self.narrative_edit.toPlainText().strip()
@@ -194,22 +174,16 @@ class SummaryPreviewDialog(QDialog):
         self.figures.setWordWrap(True)
         self.figures.setAccessibleName("What the summary does")
 
-        host = QWidget(self)
-        sections = QVBoxLayout(host)
-        sections.setContentsMargins(0, 0, 0, 0)
-        sections.setSpacing(10)
-        count = len(preview.drafts)
+        self.view = QTextBrowser(self)
+        self.view.setFrameShape(QFrame.Shape.NoFrame)
+        self.view.setOpenLinks(False)
+        self.view.setAccessibleName("The draft summary")
+        self.view.setHtml(drafts_html(preview.drafts))
+        # The edit fields are built when Edit is clicked: most previews are accepted as
+        # they are, and building them costs the window a moment while a reply streams.
         self.sections: list[DraftSection] = []
-        for index, draft in enumerate(preview.drafts):
-            title = f"Part {index + 1} of {count}" if count > 1 else None
-            section = DraftSection(draft, title, host)
-            sections.addWidget(section)
-            self.sections.append(section)
-        sections.addStretch(1)
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(host)
+        self._pages = QStackedWidget(self)
+        self._pages.addWidget(self.view)
 
         buttons = QDialogButtonBox(self)
         self.accept_button = buttons.addButton("Accept", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -230,19 +204,42 @@ class SummaryPreviewDialog(QDialog):
         layout.setSpacing(10)
         layout.addWidget(intro)
         layout.addWidget(self.figures)
-        layout.addWidget(scroll, 1)
+        layout.addWidget(self._pages, 1)
         layout.addWidget(buttons)
         self.resize(640, 560)
         self.accept_button.setFocus()
 
     def edit(self) -> None:
         """Make every draft's narrative and key points editable."""
-        for section in self.sections:
-            section.edit()
+        if not self.sections:
+            host = QWidget(self)
+            sections = QVBoxLayout(host)
+            sections.setContentsMargins(0, 0, 0, 0)
+            sections.setSpacing(10)
+            count = len(self.preview.drafts)
+            for index, draft in enumerate(self.preview.drafts):
+                title = f"Part {index + 1} of {count}" if count > 1 else None
+                section = DraftSection(draft, title, host)
+                sections.addWidget(section)
+                self.sections.append(section)
+            sections.addStretch(1)
+            scroll = QScrollArea(self)
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setWidget(host)
+            self._pages.addWidget(scroll)
+            self._pages.setCurrentWidget(scroll)
         self.edit_button.setEnabled(False)
         self.sections[0].narrative_edit.setFocus()
 
+    @property
+    def editing(self) -> bool:
+        return bool(self.sections)
+
     def _accept(self) -> None:
+        if not self.editing:
+            self.accept()
+            return
         edited = [section.edited() for section in self.sections]
         if any(draft is None for draft in edited):
             return  # the reason is shown under the field

@@ -67,8 +67,11 @@ def test_summarize_now_opens_the_preview_and_enter_accepts_it(
         "Waiting for you to check the summary"
     )
     assert stored(cairn) == [], "nothing is saved before Accept"
-    (section,) = dialog.sections
-    assert section.narrative_label.text() == dialog.preview.drafts[0].content.narrative
+    assert dialog.sections == [], "the edit fields are built on Edit"
+    shown = dialog.view.toPlainText()
+    assert dialog.preview.drafts[0].content.narrative in shown
+    for point in dialog.preview.drafts[0].content.key_points:
+        assert point.text in shown
     qtbot.keyClick(dialog, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: done(cairn), timeout=15_000)
     assert cairn.window.summaries.preview_dialog is None and not dialog.isVisible()
