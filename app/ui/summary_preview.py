@@ -178,6 +178,7 @@ class SummaryPreviewDialog(QDialog):
         self.view.setFrameShape(QFrame.Shape.NoFrame)
         self.view.setOpenLinks(False)
         self.view.setAccessibleName("The draft summary")
+        self.view.document().setDocumentMargin(10)
         self.view.setHtml(drafts_html(preview.drafts))
         # The edit fields are built when Edit is clicked: most previews are accepted as
         # they are, and building them costs the window a moment while a reply streams.
