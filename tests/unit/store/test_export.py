@@ -9,9 +9,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from app.core.errors import UserFacingError
 from app.core.summary import (
@@ -29,9 +31,15 @@ from app.store import SessionStore, SummaryStore, open_database
 from app.store.export import (
     MAX_IMPORT_CONVERSATIONS,
     AlreadyImportedError,
+    ConversationRecord,
+    EventRecord,
     ExportError,
+    ExportFile,
     ExportFormat,
     ImportRefusedError,
+    MessageRecord,
+    SessionRecord,
+    SummaryRecord,
     export_conversations,
     import_conversations,
     parse_export,
@@ -515,7 +523,7 @@ def exports(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=exports())
 def test_export_import_export_is_identical(
@@ -533,3 +541,63 @@ def test_export_import_export_is_identical(
     assert again["conversations"] == exported["conversations"]
     first.close()
     second.close()
+
+
+# --- the schema and the document -------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[3]
+SCHEMA: dict[str, Any] = json.loads((ROOT / "resources" / "export-schema.json").read_text())
+MODELS: dict[str, type[BaseModel]] = {
+    "session": SessionRecord,
+    "message": MessageRecord,
+    "summary": SummaryRecord,
+    "event": EventRecord,
+    "conversation": ConversationRecord,
+}
+
+
+def test_schema_is_valid_draft_2020_12() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_a_real_export_matches_the_schema(
+    connection: sqlite3.Connection, filled: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "out.json"
+    export_conversations(connection, path, fmt=ExportFormat.JSON)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["conversations"][0]["summaries"], "the export should hold summaries"
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(version=2),
+        lambda d: d.update(format="other"),
+        lambda d: d["conversations"][0]["messages"][0].update(role="bot"),
+        lambda d: d["conversations"][0]["session"].update(api_key="sk-ant-…"),
+    ],
+)
+def test_the_schema_refuses_what_import_refuses(
+    connection: sqlite3.Connection, filled: str, tmp_path: Path, change: Any
+) -> None:
+    path = tmp_path / "out.json"
+    export_conversations(connection, path, fmt=ExportFormat.JSON)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    assert not jsonschema.Draft202012Validator(SCHEMA).is_valid(data)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_schema_and_models_name_the_same_fields(name: str) -> None:
+    assert set(SCHEMA["$defs"][name]["properties"]) == set(MODELS[name].model_fields)
+
+
+def test_the_document_names_every_field() -> None:
+    text = (ROOT / "docs" / "export-format.md").read_text(encoding="utf-8")
+    fields = set(ExportFile.model_fields)
+    for model in MODELS.values():
+        fields |= set(model.model_fields)
+    missing = sorted(field for field in fields if f"`{field}`" not in text)
+    assert missing == []
