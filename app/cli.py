@@ -27,6 +27,7 @@ from app.core.errors import AlreadyRunningError, CairnError, StorageError, UserF
 from app.core.paths import AppPaths
 from app.store.database import connect, mark_clean_shutdown, open_database
 from app.store.export import (
+    AlreadyImportedError,
     ExportFormat,
     export_conversations,
     import_conversations,
@@ -247,6 +248,8 @@ def main(
     run: Callable[[argparse.Namespace, Context], int] = args.run
     try:
         return run(args, context)
+    except AlreadyImportedError as error:
+        print(f"{error.message} (cairn import --as-copy FILE)", file=err)
     except UserFacingError as error:
         print(error.message, file=err)
     except CairnError as error:

@@ -323,26 +323,21 @@ def export_conversations(
 
 def conversation_record(connection: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     """One conversation as the JSON export holds it (plain dicts and lists)."""
-    session = _rows(connection, f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = ?", session_id)
-    return {
-        "session": session[0],
-        "messages": _rows(
-            connection,
-            f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE session_id = ? ORDER BY seq",
-            session_id,
-        ),
-        "summaries": _rows(
-            connection,
-            f"SELECT {_SUMMARY_COLUMNS} FROM summary WHERE session_id = ? "
-            "ORDER BY first_seq, depth, created_at, id",
-            session_id,
-        ),
-        "events": _rows(
-            connection,
-            f"SELECT {_EVENT_COLUMNS} FROM event WHERE session_id = ? ORDER BY created_at, id",
-            session_id,
-        ),
-    }
+    (session,) = _rows(connection, "session", session_id)
+    record: dict[str, Any] = {"session": session}
+    for part in _PARTS:
+        record[part] = list(_rows(connection, part, session_id))
+    return record
+
+
+_QUERIES = {
+    "session": f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = ?",
+    "messages": f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE session_id = ? ORDER BY seq",
+    "summaries": f"SELECT {_SUMMARY_COLUMNS} FROM summary WHERE session_id = ? "
+    "ORDER BY first_seq, depth, created_at, id",
+    "events": f"SELECT {_EVENT_COLUMNS} FROM event WHERE session_id = ? ORDER BY created_at, id",
+}
+_PARTS = ("messages", "summaries", "events")
 
 
 def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -> list[str]:
@@ -356,10 +351,10 @@ def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -
     return list(wanted)
 
 
-def _rows(connection: sqlite3.Connection, query: str, session_id: str) -> list[dict[str, Any]]:
-    cursor = connection.execute(query, (session_id,))
+def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterator[dict[str, Any]]:
+    """The rows of one part of a conversation, one at a time, as the export holds them."""
+    cursor = connection.execute(_QUERIES[part], (session_id,))
     names = [column[0] for column in cursor.description]
-    records = []
     for row in cursor:
         record = dict(zip(names, row, strict=True))
         for name in _JSON_COLUMNS & record.keys():
@@ -367,28 +362,35 @@ def _rows(connection: sqlite3.Connection, query: str, session_id: str) -> list[d
                 record[name] = json.loads(record[name])
         if "pinned" in record:
             record["pinned"] = bool(record["pinned"])
-        records.append(record)
-    return records
+        yield record
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+    # No indent: json's C encoder only runs without one (3x faster on a large export).
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 def _write_json(
     connection: sqlite3.Connection, ids: list[str], stream: IO[str], moment: str
 ) -> None:
+    """One record per line (a message, a summary, an event), streamed row by row."""
     header = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "exported_at": moment,
         "app_version": __version__,
     }
-    stream.write(_dumps(header)[:-2] + ',\n  "conversations": [')
+    stream.write(_dumps(header)[:-1] + ',\n "conversations": [')
     for index, session_id in enumerate(ids):
-        record = _dumps(conversation_record(connection, session_id))
-        stream.write(("," if index else "") + "\n    " + record.replace("\n", "\n    "))
-    stream.write("\n  ]\n}\n")
+        (session,) = _rows(connection, "session", session_id)
+        stream.write(("," if index else "") + '\n  {"session": ' + _dumps(session))
+        for part in _PARTS:
+            stream.write(f',\n   "{part}": [')
+            for number, row in enumerate(_rows(connection, part, session_id)):
+                stream.write(("," if number else "") + "\n    " + _dumps(row))
+            stream.write("]")
+        stream.write("}")
+    stream.write("\n ]}\n")
 
 
 _AUTHOR = {"user": "You", "assistant": "Claude"}
