@@ -44,10 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     # this hands that run to multiprocessing. No effect when not frozen.
     multiprocessing.freeze_support()
     args = sys.argv[1:] if argv is None else argv
+    # The subcommands (app.cli.COMMANDS) need no display and never load Qt.
+    from app.cli import command_names
+    from app.cli import main as command_line
+
+    if args and args[0] in command_names():
+        return command_line(args)
     if {"-h", "--help"} & set(args):
         print(
-            "usage: cairn [--version]\n\n"
+            "usage: cairn [--version]\n"
+            "       cairn export [--conversation ID | --all] [--format json|markdown] FILE\n"
+            "       cairn import [--as-copy] FILE\n\n"
             "Chat with Claude; long conversations never run out of room.\n"
+            "Alone, cairn opens the window. The commands work without it (and without a\n"
+            "screen): run `cairn COMMAND --help` for each.\n"
             "Environment: CAIRN_HOME (one folder for data, settings and logs), "
             "ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL."
         )

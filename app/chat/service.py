@@ -21,6 +21,7 @@ from app.chat.conversation import Conversation, Shared
 from app.chat.credentials import Credentials
 from app.chat.credentials import ProviderFactory as ProviderFactory
 from app.chat.events import Activity, ChatEvents, HistoryEntry
+from app.chat.exports import Exports
 from app.chat.loop import EventLoop
 from app.chat.runner import Job, JobRunner
 from app.chat.summary_process import SummaryProcess
@@ -127,6 +128,7 @@ class ChatService:
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
         self._archive = SummaryArchive(deps.open_summaries)
+        self.exports = Exports(self.runner, events, deps, lambda: self.current.session_id)
         self.current = self._new_conversation()
 
     # --- start and stop
@@ -460,11 +462,10 @@ class ChatService:
         self.current = conversation
         if conversation.session_id is not None:
             self._open[conversation.session_id] = conversation
-        page: Sequence[Message] = []
-        has_earlier = False
+        newest: Sequence[Message] = []
         if conversation.session_id is not None:
             newest = self._deps.store.messages(conversation.session_id, limit=PAGE_SIZE + 1)
-            page, has_earlier = newest[-PAGE_SIZE:], len(newest) > PAGE_SIZE
+        page, has_earlier = newest[-PAGE_SIZE:], len(newest) > PAGE_SIZE
         self._events.conversation_opened(conversation.session, page, has_earlier)
         self._events.activity_changed(conversation.activity)
         self._events.summary_progress(conversation.summary_progress)

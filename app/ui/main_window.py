@@ -30,6 +30,7 @@ from app.core.paths import AppPaths
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
 from app.ui.controller import ChatController
+from app.ui.export_actions import ExportActions
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.sidebar import Sidebar
@@ -121,6 +122,7 @@ class MainWindow(QMainWindow):
         self.settings_button.setToolTip("Settings (Ctrl+,)")
         self.settings_button.setAutoRaise(True)
         self.summaries = SummaryActions(controller, self, self.banner, self.transcript)
+        self.exports = ExportActions(controller, self)
 
         header = QWidget(self)
         header.setObjectName("header")
@@ -214,6 +216,8 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         file_menu.addAction(new_action)
         file_menu.addAction(settings_action)
+        file_menu.addSeparator()
+        self.exports.add_to(file_menu)
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
         conversation_menu = bar.addMenu("&Conversation")

@@ -1,0 +1,117 @@
+"""File ▸ Export conversation…, Export all conversations…, Import…, Import as a copy…"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog
+from pytestqt.qtbot import QtBot
+
+from app.core.paths import AppPaths
+from app.store import SessionStore, open_database
+from app.store.database import mark_clean_shutdown
+from app.ui.app import CairnSession
+from app.ui.banner import BannerKind
+from app.ui.export_actions import MARKDOWN_FILTER, ExportActions
+
+MODEL = "claude-sonnet-4-5"
+
+
+def _fill(*titles: str) -> list[str]:
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    opened = open_database(paths.database)
+    store = SessionStore(opened.connection, database=opened.path)
+    ids = []
+    for title in titles:
+        session = store.create_session(title, MODEL)
+        store.append_message(session.id, "user", f"What about {title}?")
+        store.append_message(session.id, "assistant", f"{title} is lovely.")
+        ids.append(session.id)
+    store.close()
+    mark_clean_shutdown(opened.path)
+    return ids
+
+
+def _actions(session: CairnSession) -> ExportActions:
+    actions = session.window.exports
+    actions.native_dialogs = False
+    return actions
+
+
+def _choose(qtbot: QtBot, dialog: QFileDialog | None, path: Path, name_filter: str = "") -> None:
+    assert dialog is not None
+    qtbot.waitExposed(dialog)
+    if name_filter:
+        dialog.selectNameFilter(name_filter)
+    dialog.selectFile(str(path))
+    dialog.accept()
+
+
+def _file_menu_texts(session: CairnSession) -> list[str]:
+    (file_menu,) = [
+        action.menu() for action in session.window.menuBar().actions() if action.text() == "&File"
+    ]
+    return [action.text() for action in file_menu.actions()]  # type: ignore[union-attr]
+
+
+def test_the_file_menu_offers_export_and_import(
+    open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    session = open_window()  # no conversation yet: nothing to export on its own
+    texts = _file_menu_texts(session)
+    for text in ("&Export conversation…", "Export &all conversations…", "&Import…"):
+        assert text in texts
+    actions = _actions(session)
+    actions.update_actions()
+    assert not actions.export_action.isEnabled()
+    assert actions.export_current() is None
+
+
+def test_export_the_open_conversation_as_markdown(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str, tmp_path: Path
+) -> None:
+    _fill("Old one", "Roses")
+    session = open_window()
+    actions = _actions(session)
+    actions.update_actions()
+    assert actions.export_action.isEnabled()
+    actions.export_action.trigger()
+    dialog = actions.dialog
+    assert dialog is not None and dialog.windowTitle() == "Export “Roses”"
+    target = tmp_path / "roses.md"
+    _choose(qtbot, dialog, target, MARKDOWN_FILTER)
+    banner = session.window.banner
+    qtbot.waitUntil(lambda: banner.isVisible() and "Exported" in banner.text_label.text())
+    assert banner.text_label.text() == f"Exported 1 conversation to {target}."
+    text = target.read_text(encoding="utf-8")
+    assert "## Roses" in text and "Old one" not in text
+    assert actions.dialog is None and actions.folder == tmp_path
+
+
+def test_export_all_then_import_as_a_copy(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str, tmp_path: Path
+) -> None:
+    _fill("Roses", "Tulips")
+    session = open_window()
+    actions = _actions(session)
+    banner = session.window.banner
+    target = tmp_path / "everything.json"
+    _choose(qtbot, actions.export_all(), target)
+    qtbot.waitUntil(lambda: target.exists() and "Exported 2" in banner.text_label.text())
+    assert len(json.loads(target.read_text())["conversations"]) == 2
+
+    # Already there: refused in plain words, nothing added.
+    _choose(qtbot, actions.import_file(), target)
+    qtbot.waitUntil(lambda: banner.kind is BannerKind.ERROR)
+    assert "already in Cairn" in banner.text_label.text()
+    assert len(session.window.sidebar.session_ids()) == 2
+
+    actions.import_copy_action.trigger()
+    assert actions.dialog is not None and actions.dialog.windowTitle() == "Import as a copy"
+    _choose(qtbot, actions.dialog, target)
+    sidebar = session.window.sidebar
+    qtbot.waitUntil(lambda: len(sidebar.session_ids()) == 4)
+    assert banner.text_label.text() == "Imported 2 conversations: “Roses (copy)”, “Tulips (copy)”."
