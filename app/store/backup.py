@@ -21,6 +21,7 @@ import os
 import re
 import sqlite3
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -34,10 +35,12 @@ log = logging.getLogger(__name__)
 
 FOLDER_NAME = "backups"
 KEEP_DAILY = 7
-# Pages copied per step; between steps the source is unlocked and the app writes
-# freely (4 MiB a step with 4 KiB pages).
+# Pages copied per step (4 MiB with 4 KiB pages), each step synced and followed by a
+# pause, so the copy never floods the disk the app's own commits fsync to. Measured on
+# a 138 MB database with a writer committing every 10 ms: the writer's slowest commit
+# went from 0.55-1.06 s (one flush at the end) to 39-49 ms (baseline 12 ms); 2.4 s.
 PAGES_PER_STEP = 1024
-STEP_PAUSE_SECONDS = 0.005
+STEP_PAUSE_SECONDS = 0.01
 _DAILY = re.compile(r"^cairn-(\d{4}-\d{2}-\d{2})\.db$")
 _BEFORE_RESTORE = re.compile(r"^cairn-before-restore-(\d{8}-\d{6})(?:-\d+)?\.db$")
 _PARTIAL_SUFFIX = ".partial"
@@ -159,7 +162,21 @@ def copy_database(
         try:
             writer = sqlite3.connect(partial, isolation_level=None)
             try:
-                reader.backup(writer, pages=pages, progress=_stopper(cancelled), sleep=0)
+                # In WAL mode, one read transaction across every step: the copy is of
+                # one moment, and the app's writes meanwhile (to the WAL) neither wait
+                # nor restart it (without it, each write restarts the copy from page 1).
+                # In a rollback journal a held read would block writers: steps then.
+                snapshot = str(reader.execute("PRAGMA journal_mode").fetchone()[0]) == "wal"
+                if snapshot:
+                    reader.execute("BEGIN")
+                    reader.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+                flush = os.open(partial, os.O_RDONLY)
+                try:
+                    reader.backup(writer, pages=pages, progress=_between_steps(cancelled, flush))
+                finally:
+                    os.close(flush)
+                if snapshot:
+                    reader.execute("COMMIT")
                 # A backup is one self-contained file, whatever mode the source uses.
                 writer.execute("PRAGMA journal_mode = DELETE")
             finally:
@@ -278,10 +295,17 @@ class _Cancelled(Exception):
     pass
 
 
-def _stopper(cancelled: Callable[[], bool]) -> Callable[[int, int, int], None]:
-    def progress(_status: int, _remaining: int, _total: int) -> None:
+def _between_steps(cancelled: Callable[[], bool], flush: int) -> Callable[[int, int, int], None]:
+    def progress(_status: int, remaining: int, _total: int) -> None:
         if cancelled():
             raise _Cancelled  # the backup API stops and re-raises it
+        # Written to disk a step at a time: one flush of the whole file at the end
+        # stalls the app's own commits (each one fsyncs) for half a second.
+        os.fsync(flush)
+        if remaining:
+            # A pause, so the copy's writes do not crowd out the app's own on the disk
+            # (the `sleep` argument of backup() only applies when the source is busy).
+            time.sleep(STEP_PAUSE_SECONDS)
 
     return progress
 

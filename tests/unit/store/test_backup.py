@@ -17,6 +17,7 @@ from app.store.backup import (
     BackupRefusedError,
     backup_folder,
     check_backup,
+    copy_database,
     list_backups,
     restore,
     take_daily_backup,
@@ -194,3 +195,33 @@ def test_an_older_backup_is_brought_up_to_date_and_left_untouched(
     assert old.read_bytes() == untouched
     version = sessions._connection.execute("PRAGMA user_version").fetchone()[0]
     assert version == SCHEMA_VERSION
+
+
+def test_writes_between_steps_neither_wait_nor_restart_the_copy(
+    sessions: SessionStore, database: Path, tmp_path: Path
+) -> None:
+    session = sessions.create_session("Busy", MODEL)
+    for n in range(300):
+        sessions.append_message(session.id, Role.USER, f"message {n} " + "word " * 50)
+    other = SessionStore.open(database)
+    steps = 0
+
+    def write_meanwhile() -> bool:
+        nonlocal steps
+        steps += 1
+        other.append_message(session.id, Role.USER, f"written during step {steps}")
+        return False
+
+    try:
+        assert copy_database(database, tmp_path / "copy.db", cancelled=write_meanwhile, pages=4)
+    finally:
+        other.close()
+
+    assert steps > 10  # written between steps, and the copy still finished
+    connection = sqlite3.connect(tmp_path / "copy.db")
+    try:
+        (copied,) = connection.execute("SELECT count(*) FROM message").fetchone()
+    finally:
+        connection.close()
+    assert copied == 300  # the database as it was when the copy began
+    assert sessions.count_messages(session.id) == 300 + steps
