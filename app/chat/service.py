@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.chat.archive import SummaryArchive
+from app.chat.backups import Backups
 from app.chat.conversation import Conversation, Shared
 from app.chat.credentials import Credentials
 from app.chat.credentials import ProviderFactory as ProviderFactory
@@ -129,6 +130,7 @@ class ChatService:
         self._open: dict[str, Conversation] = {}
         self._archive = SummaryArchive(deps.open_summaries)
         self.exports = Exports(self.runner, events, deps, lambda: self.current.session_id)
+        self.backups = _backups(self, deps.database, events)  # backups, restore, originals
         self.current = self._new_conversation()
 
     # --- start and stop
@@ -177,6 +179,7 @@ class ChatService:
         self.runner.start(
             Job("warm-up", load_and_backfill, done=self._counted, failed=self._count_failed)
         )
+        self.backups.start_daily()
         if self.has_api_key():
             self.refresh_models()
 
@@ -397,12 +400,8 @@ class ChatService:
         return self._credentials.persistent
 
     def save_key(self, key: str, *, session_only: bool = False) -> None:
-        """Keep `key` in the password store (or, asked so, in memory only).
-
-        Raises:
-            InvalidInputError: the text cannot be a key.
-            KeyringUnavailableError: no password store works; nothing was saved.
-        """
+        """Keep `key` in the password store, or in memory only; raises InvalidInputError
+        (not a key) or KeyringUnavailableError (no password store; nothing saved)."""
         self._credentials.save(key, session_only=session_only)
         self.refresh_models()
 
@@ -476,3 +475,23 @@ class ChatService:
             self._events.context_changed(conversation.context_state())
         else:
             conversation.load()
+
+
+def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backups:
+    """The service's safekeeping, wired to what it must know of the conversations."""
+
+    def busy() -> bool:
+        return any(c.has_jobs for c in (service.current, *service._open.values()))
+
+    def summaries_touched(session_id: str) -> None:
+        if service.current.session_id == session_id:
+            events.summaries_changed(tuple(service.current.summaries))
+
+    return Backups(
+        database,
+        service.runner,
+        events,
+        busy=busy,
+        reload=service.start,
+        summaries_touched=summaries_touched,
+    )

@@ -14,6 +14,7 @@ from app.store.errors import (
 )
 from app.store.instance_lock import InstanceLock
 from app.store.migrations import SCHEMA_VERSION
+from app.store.originals import OriginalsDeletedError, OriginalsStore
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
 
@@ -23,6 +24,8 @@ __all__ = [
     "MessageArchivedError",
     "MessageNotFoundError",
     "OpenResult",
+    "OriginalsDeletedError",
+    "OriginalsStore",
     "RecordNotFoundError",
     "SessionNotFoundError",
     "SessionStore",

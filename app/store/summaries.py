@@ -45,6 +45,7 @@ from app.core.summary import (
 )
 from app.store.database import connect
 from app.store.errors import SummaryNotActiveError, SummaryNotFoundError
+from app.store.originals import OriginalsDeletedError, chain_has_originals, without_originals
 from app.store.sessions import _MESSAGE_COLUMNS, Clock, _message_from_row, _stamp, utc_now
 from app.store.transactions import translated_errors, write_transaction
 
@@ -269,6 +270,8 @@ class SummaryStore:
                 raise SummaryNotFoundError(summary_id)
             session_id, tier, state = row
             _check_undoable(SummaryState(state))
+            if not chain_has_originals(cursor, summary_id):
+                raise OriginalsDeletedError
             if SummaryTier(tier) is SummaryTier.CONDENSED:
                 parts = cursor.execute(
                     "SELECT id, seq, coalesce(token_estimate, 0) FROM message "
@@ -382,7 +385,8 @@ class SummaryStore:
                 "SELECT id, seq, summary_id, pinned FROM message WHERE session_id = ? ORDER BY seq",
                 (session_id,),
             ).fetchall()
-        return _coverage_problems(session_id, summaries, messages)
+            deleted = without_originals(self._connection, session_id, summaries.values())
+        return _coverage_problems(session_id, summaries, messages, deleted)
 
     # --- plumbing ----------------------------------------------------------------
 
@@ -546,7 +550,10 @@ def _newest_that_fit(parts: list[Part], budget: int | None) -> tuple[list[Part],
 
 
 def _coverage_problems(
-    session_id: str, summaries: dict[str, Any], messages: Iterable[Any]
+    session_id: str,
+    summaries: dict[str, Any],
+    messages: Iterable[Any],
+    originals_deleted: set[str] | frozenset[str] = frozenset(),
 ) -> list[str]:
     problems: list[str] = []
     children: dict[str, list[str]] = {}
@@ -612,6 +619,8 @@ def _coverage_problems(
     for row in active:
         summary_id, tier = row[0], row[2]
         if tier == "condensed" and not covering.get(summary_id):
+            if summary_id in originals_deleted:
+                continue  # deleted on purpose (app.store.originals), not a gap
             problems.append(f"active summary {summary_id} covers no message")
         if tier == "compressed" and not children.get(summary_id):
             problems.append(f"active summary {summary_id} covers no summary")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
+from app.chat.backups import Backups
 from app.chat.events import Activity, ChatEvents, HistoryEntry, SummaryPreview, SummaryReport
 from app.chat.service import ChatService, ServiceDependencies
 from app.core.catalog import ModelInfo
@@ -171,6 +172,11 @@ class ChatController(QObject):
 
     def summary_history(self) -> list[HistoryEntry]:
         return self.service.summary_history()
+
+    @property
+    def backups(self) -> Backups:
+        """Backups, restoring one, deleting originals (outcomes come as notices/errors)."""
+        return self.service.backups
 
     # --- models
 

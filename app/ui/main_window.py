@@ -30,8 +30,10 @@ from app.core.paths import AppPaths
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
 from app.ui.controller import ChatController
+from app.ui.delete_originals_dialog import OriginalsDeletion
 from app.ui.export_actions import ExportActions
 from app.ui.key_dialog import ApiKeyDialog
+from app.ui.restore_dialog import restore_action
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.sidebar import Sidebar
 from app.ui.summary_actions import SummaryActions
@@ -218,6 +220,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(settings_action)
         file_menu.addSeparator()
         self.exports.add_to(file_menu)
+        file_menu.addAction(restore_action(self, self.controller))
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
         conversation_menu = bar.addMenu("&Conversation")
@@ -226,6 +229,8 @@ class MainWindow(QMainWindow):
         conversation_menu.addSeparator()
         conversation_menu.addAction(self.sidebar.rename_action)
         conversation_menu.addAction(self.sidebar.delete_action)
+        self.deletion = OriginalsDeletion(self.controller, self.transcript, self)
+        conversation_menu.addAction(self.deletion.conversation_action)
         conversation_menu.addSeparator()
         conversation_menu.addAction(self.summaries.history_action)
         help_menu = bar.addMenu("&Help")

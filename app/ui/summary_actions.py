@@ -58,6 +58,7 @@ class SummaryActions(QObject):
         self.controller = controller
         self._window = window
         self._banner = banner
+        self._transcript = transcript
         self._header: QWidget | None = None
         self.summarize_dialog: SummarizeDialog | None = None
         self.preview_dialog: SummaryPreviewDialog | None = None
@@ -91,11 +92,7 @@ class SummaryActions(QObject):
         controller.summary_made.connect(self._summary_made)
         transcript.undo_requested.connect(controller.undo_summary)
         transcript.retry_requested.connect(controller.retry_summary_with_claude)
-        transcript.originals_requested.connect(
-            lambda summary_id: transcript.show_originals(
-                summary_id, controller.originals(summary_id)
-            )
-        )
+        transcript.originals_requested.connect(self._show_originals)
         transcript.children_requested.connect(
             lambda summary_id: transcript.show_children(
                 summary_id, controller.summary_children(summary_id)
@@ -105,6 +102,12 @@ class SummaryActions(QObject):
         controller.summary_previewed.connect(self.show_summary_preview)
         self.progress.cancel_requested.connect(controller.cancel_summary)
         self.update_actions()
+
+    def _show_originals(self, summary_id: str) -> None:
+        messages = self.controller.originals(summary_id)
+        # None left: say when they were deleted, if they were.
+        deleted_on = None if messages else self.controller.backups.originals_deleted_on(summary_id)
+        self._transcript.show_originals(summary_id, messages, deleted_on)
 
     def follow_width_of(self, header: QWidget) -> None:
         """Show the button as a symbol only while `header` is narrow."""

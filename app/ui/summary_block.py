@@ -31,9 +31,11 @@ from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPushButton,
     QScrollArea,
     QSizePolicy,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -55,6 +57,7 @@ from app.ui.transcript_message import format_timestamp
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "basic summary"
 RETRY_BUTTON: Final = "Try again with Claude"
+DELETE_ORIGINALS_BUTTON: Final = "Delete original messages…"
 RETRY_TOOLTIP: Final = (
     "Ask Claude to write this summary again; the messages it covers stay the same"
 )
@@ -274,6 +277,7 @@ class SummaryBlock(QWidget):
         originals_requested(str): show this summary's originals (answer with `show_originals`).
         children_requested(str): a compressed summary's parts (answer with `show_children`).
         undo_requested(str): put this summary's originals back.
+        delete_originals_requested(str): delete this summary's originals (ask first).
         retry_requested(str): ask Claude to write this basic summary again.
         copied(str): the summary was copied (its Markdown).
     """
@@ -281,6 +285,7 @@ class SummaryBlock(QWidget):
     originals_requested = Signal(str)
     children_requested = Signal(str)
     undo_requested = Signal(str)
+    delete_originals_requested = Signal(str)
     retry_requested = Signal(str)
     copied = Signal(str)
 
@@ -376,8 +381,11 @@ class SummaryBlock(QWidget):
             self._originals_box.hide()
             self._set_originals_button(shown=False)
 
-    def show_originals(self, messages: Sequence[Message]) -> None:
-        """The originals asked for: build them, greyed, in place."""
+    def show_originals(
+        self, messages: Sequence[Message], deleted_on: datetime | None = None
+    ) -> None:
+        """The originals asked for: build them, greyed, in place (or say when they
+        were deleted)."""
         if not self._originals_wanted:
             return
         self._originals_wanted = False
@@ -403,12 +411,24 @@ class SummaryBlock(QWidget):
             if self._first_at is None or self._last_at is None:
                 self.set_dates(messages[0].created_at, messages[-1].created_at)
         if not messages:
-            layout.addWidget(QLabel("The original messages could not be found.", box))
+            missing = "The original messages could not be found."
+            if deleted_on is not None:
+                local = deleted_on.astimezone()
+                day = f"{local.day} {local:%B %Y}"
+                missing = f"The original messages of this summary were deleted on {day}."
+            layout.addWidget(QLabel(missing, box))
         self._originals_box = box
         self._body_layout.addWidget(box)
         box.show()
         self._set_originals_button(shown=True)
         self._reveal_pending()
+
+    def forget_originals(self) -> None:
+        """Drop the originals shown (they are being deleted): the next Show asks again."""
+        if self._originals_box is not None:
+            self._originals_box.deleteLater()
+            self._originals_box, self._originals = None, None
+            self._set_originals_button(shown=False)
 
     def show_children(self, summaries: Sequence[Summary]) -> None:
         """A compressed summary's parts, each its own card."""
@@ -483,6 +503,19 @@ class SummaryBlock(QWidget):
         self.undo_button.clicked.connect(lambda: self.undo_requested.emit(self.summary.id))
         # Only a whole summary is undone, not a part of a compressed one.
         self.undo_button.setVisible(not self._nested)
+        # The rare, destructive act waits in a ⋯ menu, not beside the everyday buttons.
+        self.more_button = QToolButton(body)
+        self.more_button.setText("⋯")
+        self.more_button.setAccessibleName("More actions")
+        self.more_button.setToolTip("More actions")
+        self.more_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        more = QMenu(self.more_button)
+        self.delete_action = more.addAction(DELETE_ORIGINALS_BUTTON)
+        self.delete_action.triggered.connect(
+            lambda: self.delete_originals_requested.emit(self.summary.id)
+        )
+        self.more_button.setMenu(more)
+        self.more_button.setVisible(not self._nested)
         self.retry_button = QPushButton(RETRY_BUTTON, body)
         self.retry_button.setToolTip(RETRY_TOOLTIP)
         self.retry_button.clicked.connect(lambda: self.retry_requested.emit(self.summary.id))
@@ -499,6 +532,7 @@ class SummaryBlock(QWidget):
         ):
             button.setAccessibleName(button.text())
             buttons.addWidget(button)
+        buttons.addWidget(self.more_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
         self._body = body

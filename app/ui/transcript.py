@@ -295,6 +295,7 @@ class TranscriptView(QWidget):
         children_requested(str): a compressed summary's card wants its parts (answer
             with `show_children`).
         undo_requested(str): the user asked to undo a summary.
+        delete_originals_requested(str): the user asked to delete a summary's originals.
         retry_requested(str): the user asked Claude to write a basic summary again.
 
     Messages an active summary covers are kept but not shown: the summary's card
@@ -308,6 +309,7 @@ class TranscriptView(QWidget):
     originals_requested = Signal(str)
     children_requested = Signal(str)
     undo_requested = Signal(str)
+    delete_originals_requested = Signal(str)
     retry_requested = Signal(str)
 
     def __init__(
@@ -359,6 +361,7 @@ class TranscriptView(QWidget):
         self._cards.originals_requested.connect(self.originals_requested)
         self._cards.children_requested.connect(self.children_requested)
         self._cards.undo_requested.connect(self.undo_requested)
+        self._cards.delete_originals_requested.connect(self.delete_originals_requested)
         self._cards.retry_requested.connect(self.retry_requested)
         self._pages = PageBuilder(
             self._column,
@@ -525,14 +528,16 @@ class TranscriptView(QWidget):
         """The cards in the column, oldest first."""
         return self._cards.summary_blocks()
 
-    def show_originals(self, summary_id: str, messages: Sequence[Message]) -> None:
-        """The originals a card asked for."""
+    def show_originals(
+        self, summary_id: str, messages: Sequence[Message], deleted_on: datetime | None = None
+    ) -> None:
+        """The originals a card asked for (none, and when, once deleted)."""
         block = self._cards.summary_block(summary_id)
         if block is None:
             return
         # The card grows downwards: keep it where it is on screen, not the bottom.
         self._keeper.hold(self._cards.top_level(block))
-        block.show_originals(messages)
+        block.show_originals(messages, deleted_on)
 
     def show_children(self, summary_id: str, summaries: Sequence[Summary]) -> None:
         """The parts a compressed summary's card asked for."""

@@ -54,12 +54,14 @@ class SummaryCards(QObject):
         originals_requested(str): a card wants its originals.
         children_requested(str): a compressed summary's card wants its parts.
         undo_requested(str): the user asked to undo a summary.
+        delete_originals_requested(str): the user asked to delete a summary's originals.
         retry_requested(str): the user asked Claude to write a basic summary again.
     """
 
     originals_requested = Signal(str)
     children_requested = Signal(str)
     undo_requested = Signal(str)
+    delete_originals_requested = Signal(str)
     retry_requested = Signal(str)
 
     def __init__(
@@ -152,6 +154,7 @@ class SummaryCards(QObject):
             block.originals_requested.connect(self.originals_requested)
             block.children_requested.connect(self.children_requested)
             block.undo_requested.connect(self.undo_requested)
+            block.delete_originals_requested.connect(self.delete_originals_requested)
             block.retry_requested.connect(self.retry_requested)
             self._layout.insertWidget(layout_index(self._layout, summary.first_seq, False), block)
             block.show()
