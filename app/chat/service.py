@@ -21,6 +21,7 @@ from app.chat.conversation import Conversation, Shared
 from app.chat.credentials import Credentials
 from app.chat.credentials import ProviderFactory as ProviderFactory
 from app.chat.events import Activity, ChatEvents, HistoryEntry
+from app.chat.history import History
 from app.chat.loop import EventLoop
 from app.chat.runner import Job, JobRunner
 from app.chat.summary_process import SummaryProcess
@@ -82,6 +83,7 @@ class ChatService:
         current: the conversation on screen.
         models: the models to offer (the server's list, else the bundled one).
         runner: runs background work; `shutdown` waits for it.
+        history: finding what was said, and the History window's reads.
     """
 
     def __init__(self, deps: ServiceDependencies, loop: EventLoop, events: ChatEvents) -> None:
@@ -127,6 +129,7 @@ class ChatService:
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
         self._archive = SummaryArchive(deps.open_summaries)
+        self.history = History.on(deps.database, self.runner, events)  # search, History window
         self.current = self._new_conversation()
 
     # --- start and stop
@@ -156,6 +159,7 @@ class ChatService:
         self._shut_down = True
         self.runner.shutdown()
         self._archive.close()
+        self.history.close()
         self.summary_process.close()
         self._credentials.close()
 
@@ -395,12 +399,8 @@ class ChatService:
         return self._credentials.persistent
 
     def save_key(self, key: str, *, session_only: bool = False) -> None:
-        """Keep `key` in the password store (or, asked so, in memory only).
-
-        Raises:
-            InvalidInputError: the text cannot be a key.
-            KeyringUnavailableError: no password store works; nothing was saved.
-        """
+        """Keep `key` in the password store (or, asked so, in memory only). Raises
+        `InvalidInputError` (not a key), `KeyringUnavailableError` (nothing saved)."""
         self._credentials.save(key, session_only=session_only)
         self.refresh_models()
 

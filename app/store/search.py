@@ -96,6 +96,10 @@ class ArchiveSearch:
         """Close the connection; the search cannot be used afterwards."""
         self._connection.close()
 
+    def interrupt(self) -> None:
+        """Stop the query running now (from any thread); it fails as a StorageError."""
+        self._connection.interrupt()
+
     # --- searching ---------------------------------------------------------------
 
     def search(self, query: SearchQuery) -> SearchPage:
