@@ -440,3 +440,21 @@ def test_timeline_of_deleted_originals_has_no_dates(
     assert (entry.first_seq, entry.last_seq) == (1, 4)
     assert find(world, "hotel").total == 0
     assert find(world, "lisbon").total == 2  # the summary and the live reply
+
+
+def test_very_common_words_come_newest_first(
+    world: World, trip: tuple[str, list[int], Summary], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past RANK_AT_MOST matches, 'best' is newest first, and the sidebar's filter stops
+    at its limit without reading every match."""
+    session_id, ids, _ = trip
+    other = world.sessions.create_session("Other", MODEL).id
+    [later] = say(world, other, "Lisbon Lisbon Lisbon")
+    monkeypatch.setattr(search_module, "RANK_AT_MOST", 1)
+    page = find(world, "lisbon")
+    assert page.total == 5
+    # The summary was made after the trip's messages.
+    assert [h.message_id for h in page.hits] == [later, None, ids[5], ids[1], ids[0]]
+    assert [h.message_id for h in find(world, "lisbon", limit=2, offset=3).hits] == ids[1::-1]
+    assert world.search.matching_sessions("lisbon") == [other, session_id]
+    assert world.search.matching_sessions("lisbon", limit=1) == [other]
