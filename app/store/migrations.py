@@ -326,10 +326,81 @@ def _full_text_index(connection: sqlite3.Connection) -> None:
     connection.execute("RELEASE full_text_index")
 
 
+# What the History window lists for each conversation, kept by triggers so listing
+# 10,000 conversations reads 10,000 rows instead of counting a million messages
+# (1.6 s measured with grouped counts over the message indexes).
+_CONVERSATION_COUNTS = (
+    """
+    CREATE TABLE session_count (
+        session_id TEXT PRIMARY KEY NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+        messages   INTEGER NOT NULL DEFAULT 0,  -- every message kept, archived included
+        archived   INTEGER NOT NULL DEFAULT 0,  -- of which covered by a summary
+        summaries  INTEGER NOT NULL DEFAULT 0   -- active summaries
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO session_count (session_id) SELECT id FROM session",
+    "UPDATE session_count SET "
+    "messages = (SELECT count(*) FROM message WHERE session_id = session_count.session_id), "
+    "archived = (SELECT count(*) FROM message WHERE session_id = session_count.session_id "
+    "AND summary_id IS NOT NULL), "
+    "summaries = (SELECT count(*) FROM summary WHERE session_id = session_count.session_id "
+    "AND state = 'active')",
+    """
+    CREATE TRIGGER session_count_insert AFTER INSERT ON session BEGIN
+        INSERT INTO session_count (session_id) VALUES (new.id);
+    END
+    """,
+    # Only UPDATEs below: when a conversation is deleted its row goes first (cascade),
+    # and the cascaded deletes of its messages then change nothing.
+    """
+    CREATE TRIGGER session_count_message_insert AFTER INSERT ON message BEGIN
+        UPDATE session_count SET messages = messages + 1,
+            archived = archived + (new.summary_id IS NOT NULL)
+        WHERE session_id = new.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_message_delete AFTER DELETE ON message BEGIN
+        UPDATE session_count SET messages = messages - 1,
+            archived = archived - (old.summary_id IS NOT NULL)
+        WHERE session_id = old.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_message_cover AFTER UPDATE OF summary_id ON message
+    WHEN (old.summary_id IS NULL) IS NOT (new.summary_id IS NULL) BEGIN
+        UPDATE session_count SET archived = archived + (new.summary_id IS NOT NULL)
+            - (old.summary_id IS NOT NULL)
+        WHERE session_id = new.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_summary_insert AFTER INSERT ON summary
+    WHEN new.state = 'active' BEGIN
+        UPDATE session_count SET summaries = summaries + 1 WHERE session_id = new.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_summary_state AFTER UPDATE OF state ON summary
+    WHEN (old.state = 'active') IS NOT (new.state = 'active') BEGIN
+        UPDATE session_count SET summaries = summaries + (new.state = 'active')
+            - (old.state = 'active')
+        WHERE session_id = new.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_summary_delete AFTER DELETE ON summary
+    WHEN old.state = 'active' BEGIN
+        UPDATE session_count SET summaries = summaries - 1 WHERE session_id = old.session_id;
+    END
+    """,
+)
+
 _FULL_TEXT_SEARCH = Migration(
     version=5,
-    description="the full-text index over messages and summaries",
+    description="the full-text index over messages and summaries; conversation counts",
     statements=(
+        *_CONVERSATION_COUNTS,
         # A stable integer key per summary for the index (negative: messages use
         # their positive ids). Filled in by a trigger when the index exists.
         f"""

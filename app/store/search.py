@@ -193,19 +193,12 @@ class ArchiveSearch:
     # --- the history ---------------------------------------------------------------
 
     def conversations(self) -> list[ConversationOverview]:
-        """Every conversation with its counts, most recently active first (one query)."""
+        """Every conversation with its counts (kept by triggers), most recently active first."""
         with self._read("list your conversations"):
             rows = self._connection.execute(
-                "SELECT c.id, c.title, c.created_at, c.updated_at, coalesce(everything.n, 0), "
-                "coalesce(everything.n, 0) - coalesce(live.n, 0), coalesce(summaries.n, 0) "
-                "FROM session AS c "
-                "LEFT JOIN (SELECT session_id, count(*) AS n FROM message GROUP BY session_id) "
-                "AS everything ON everything.session_id = c.id "
-                "LEFT JOIN (SELECT session_id, count(*) AS n FROM message "
-                "WHERE summary_id IS NULL GROUP BY session_id) AS live ON live.session_id = c.id "
-                "LEFT JOIN (SELECT session_id, count(*) AS n FROM summary "
-                "WHERE state = 'active' GROUP BY session_id) AS summaries "
-                "ON summaries.session_id = c.id "
+                "SELECT c.id, c.title, c.created_at, c.updated_at, coalesce(n.messages, 0), "
+                "coalesce(n.archived, 0), coalesce(n.summaries, 0) FROM session AS c "
+                "LEFT JOIN session_count AS n ON n.session_id = c.id "
                 "ORDER BY c.updated_at DESC, c.id"
             ).fetchall()
         return [

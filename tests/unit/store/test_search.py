@@ -138,6 +138,25 @@ def find(world: World, text: str, **filters: object) -> SearchPage:
     return world.search.search(SearchQuery(text=text, **filters))  # type: ignore[arg-type]
 
 
+def assert_counts_in_step(world: World, database: Path) -> None:
+    """conversations() (counts kept by triggers) agrees with counting the rows."""
+    connection = sqlite3.connect(database)
+    counted = {
+        row[0]: tuple(row[1:])
+        for row in connection.execute(
+            "SELECT c.id, (SELECT count(*) FROM message WHERE session_id = c.id), "
+            "(SELECT count(*) FROM message WHERE session_id = c.id AND summary_id IS NOT NULL), "
+            "(SELECT count(*) FROM summary WHERE session_id = c.id AND state = 'active') "
+            "FROM session AS c"
+        )
+    }
+    connection.close()
+    kept = {
+        o.session_id: (o.messages, o.archived, o.summaries) for o in world.search.conversations()
+    }
+    assert kept == counted
+
+
 def marked(parts: tuple[SnippetPart, ...]) -> str:
     return "".join(f"[{p.text}]" if p.matched else p.text for p in parts)
 
@@ -337,7 +356,7 @@ def test_a_streamed_reply_is_found_as_it_is_saved(world: World) -> None:
 
 
 def test_undo_and_rewrite_keep_search_in_step(
-    world: World, trip: tuple[str, list[int], Summary]
+    world: World, trip: tuple[str, list[int], Summary], database: Path
 ) -> None:
     _, ids, summary = trip
     rewritten = world.summaries.replace_summary(
@@ -359,16 +378,21 @@ def test_undo_and_rewrite_keep_search_in_step(
     [hit] = find(world, "alfama").hits
     assert hit.summary_id == rewritten.id
     assert {h.summary_id for h in find(world, "hotel").hits} == {rewritten.id}
+    assert_counts_in_step(world, database)
     world.summaries.undo_summary(rewritten.id)
     assert find(world, "alfama").total == 0
+    assert_counts_in_step(world, database)
     assert {(h.summary_id, h.archived) for h in find(world, "hotel").hits} == {(None, False)}
 
 
 def test_deleting_a_conversation_removes_it_from_search(
-    world: World, trip: tuple[str, list[int], Summary]
+    world: World, trip: tuple[str, list[int], Summary], database: Path
 ) -> None:
     session_id, _, _ = trip
+    other = world.sessions.create_session("Other", MODEL).id
+    say(world, other, "hi")
     world.sessions.delete_session(session_id)
+    assert_counts_in_step(world, database)
     for text in ("lisbon", "euros", "hotel"):
         assert find(world, text).total == 0
     assert world.search.matching_sessions("lisbon") == []
@@ -410,7 +434,7 @@ def test_conversations_newest_first_with_counts(
 
 
 def test_timeline_nests_compressed_summaries_and_ends_with_the_live_stretch(
-    world: World, trip: tuple[str, list[int], Summary]
+    world: World, trip: tuple[str, list[int], Summary], database: Path
 ) -> None:
     session_id, _, first = trip
     say(world, session_id, "more", "and more")
@@ -425,6 +449,9 @@ def test_timeline_nests_compressed_summaries_and_ends_with_the_live_stretch(
     assert whole.first_at == messages[0].created_at
     assert whole.last_at == messages[5].created_at
     assert (live.summary, live.first_seq, live.last_seq, live.messages) == (None, 7, 8, 2)
+    assert_counts_in_step(world, database)
+    world.summaries.undo_summary(top.id)
+    assert_counts_in_step(world, database)
 
 
 def test_timeline_of_deleted_originals_has_no_dates(
@@ -440,6 +467,7 @@ def test_timeline_of_deleted_originals_has_no_dates(
     assert (entry.first_seq, entry.last_seq) == (1, 4)
     assert find(world, "hotel").total == 0
     assert find(world, "lisbon").total == 2  # the summary and the live reply
+    assert_counts_in_step(world, database)
 
 
 def test_very_common_words_come_newest_first(
