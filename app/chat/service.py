@@ -23,6 +23,7 @@ from app.chat.credentials import Credentials
 from app.chat.credentials import ProviderFactory as ProviderFactory
 from app.chat.events import Activity, ChatEvents, HistoryEntry
 from app.chat.exports import Exports
+from app.chat.history import History
 from app.chat.loop import EventLoop
 from app.chat.runner import Job, JobRunner
 from app.chat.summary_process import SummaryProcess
@@ -84,6 +85,9 @@ class ChatService:
         current: the conversation on screen.
         models: the models to offer (the server's list, else the bundled one).
         runner: runs background work; `shutdown` waits for it.
+        history: finding what was said, and the History window's reads.
+        exports: export and import of conversations.
+        backups: the daily backup, restoring one, deleting archived originals.
     """
 
     def __init__(self, deps: ServiceDependencies, loop: EventLoop, events: ChatEvents) -> None:
@@ -105,32 +109,13 @@ class ChatService:
         self._models_job: Job[list[ModelInfo]] | None = None
         self._shut_down = False
         self.summary_process = SummaryProcess()
-        self._shared = Shared(
-            loop=loop,
-            runner=self.runner,
-            events=events,
-            store=deps.store,
-            open_store=deps.open_store,
-            open_summaries=deps.open_summaries,
-            builder=ContextBuilder(deps.counter, self.calibrations),
-            counter=deps.counter,
-            calibrations=self.calibrations,
-            calibration_file=deps.calibration_file,
-            provider=self._credentials.provider,
-            api_key=self.api_key,
-            base_url=lambda: self._settings.api_base_url,
-            database=deps.database,
-            summary_process=self.summary_process,
-            config=lambda: self._settings.summarization,
-            model_info=lambda model_id: model_limits(model_id, self.models),
-            is_current=lambda conversation: conversation is self.current,
-            session_changed=events.session_changed,
-        )
+        self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
         self._archive = SummaryArchive(deps.open_summaries)
         self.exports = Exports(self.runner, events, deps, lambda: self.current.session_id)
         self.backups = _backups(self, deps.database, events)  # backups, restore, originals
+        self.history = History.on(deps.database, self.runner, events)  # search, History window
         self.current = self._new_conversation()
 
     # --- start and stop
@@ -160,6 +145,7 @@ class ChatService:
         self._shut_down = True
         self.runner.shutdown()
         self._archive.close()
+        self.history.close()
         self.summary_process.close()
         self._credentials.close()
 
@@ -400,8 +386,8 @@ class ChatService:
         return self._credentials.persistent
 
     def save_key(self, key: str, *, session_only: bool = False) -> None:
-        """Keep `key` in the password store, or in memory only; raises InvalidInputError
-        (not a key) or KeyringUnavailableError (no password store; nothing saved)."""
+        """Keep `key` in the password store (or, asked so, in memory only). Raises
+        `InvalidInputError` (not a key), `KeyringUnavailableError` (nothing saved)."""
         self._credentials.save(key, session_only=session_only)
         self.refresh_models()
 
@@ -494,4 +480,31 @@ def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backup
         busy=busy,
         reload=service.start,
         summaries_touched=summaries_touched,
+    )
+
+
+def _shared(
+    service: ChatService, deps: ServiceDependencies, loop: EventLoop, events: ChatEvents
+) -> Shared:
+    """What every conversation of `service` shares (its jobs, stores, settings, models)."""
+    return Shared(
+        loop=loop,
+        runner=service.runner,
+        events=events,
+        store=deps.store,
+        open_store=deps.open_store,
+        open_summaries=deps.open_summaries,
+        builder=ContextBuilder(deps.counter, service.calibrations),
+        counter=deps.counter,
+        calibrations=service.calibrations,
+        calibration_file=deps.calibration_file,
+        provider=service._credentials.provider,
+        api_key=service.api_key,
+        base_url=lambda: service._settings.api_base_url,
+        database=deps.database,
+        summary_process=service.summary_process,
+        config=lambda: service._settings.summarization,
+        model_info=lambda model_id: model_limits(model_id, service.models),
+        is_current=lambda conversation: conversation is service.current,
+        session_changed=events.session_changed,
     )

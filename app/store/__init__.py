@@ -15,11 +15,13 @@ from app.store.errors import (
 from app.store.instance_lock import InstanceLock
 from app.store.migrations import SCHEMA_VERSION
 from app.store.originals import OriginalsDeletedError, OriginalsStore
+from app.store.search import ArchiveSearch
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
 
 __all__ = [
     "SCHEMA_VERSION",
+    "ArchiveSearch",
     "InstanceLock",
     "MessageArchivedError",
     "MessageNotFoundError",

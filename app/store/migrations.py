@@ -7,8 +7,12 @@ transaction; adding a table later (summary, event, message_fts) is one new
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
 
 # Every character str.strip() strips (str.isspace), as SQLite's trim() takes them.
 SQL_WHITESPACE = "char({})".format(
@@ -18,11 +22,13 @@ SQL_WHITESPACE = "char({})".format(
 
 @dataclass(frozen=True)
 class Migration:
-    """One step of the schema: `statements` run in order, in one transaction."""
+    """One step of the schema: `statements` run in order, then `then` (if any), in one
+    transaction; `then` is for a step that depends on what this SQLite can do."""
 
     version: int
     description: str
     statements: tuple[str, ...]
+    then: Callable[[sqlite3.Connection], None] | None = None
 
 
 _SESSIONS_AND_MESSAGES = Migration(
@@ -209,11 +215,221 @@ _TRIGGER_STATE = Migration(
     ),
 )
 
+
+def summary_text(row: str) -> str:
+    """SQL for the words of a summary `row` (a table alias, `new` or `old`): its narrative,
+    then every string in its key points and facets (JSON keys and numbers left out)."""
+
+    def strings(column: str) -> str:
+        return (
+            f"coalesce((SELECT group_concat(j.value, ' ') FROM json_tree({row}.{column}) AS j "
+            "WHERE j.type = 'text'), '')"
+        )
+
+    return f"{row}.narrative || ' ' || {strings('key_points')} || ' ' || {strings('facets')}"
+
+
+# The full-text index (DESIGN §2 message_fts). One FTS5 table over what can be found:
+# every message (archived ones included; rowid = message.id) and every summary
+# (rowid = a negative key from summary_search_key, because a summary's id is text and
+# its implicit rowid may change at VACUUM). It is an external-content table over the
+# view search_document, so the text is not stored twice; triggers keep it in step in
+# the same transaction as every write (import, undo, rewrite, deletions need nothing).
+# Tokenizer: unicode61 (words of letters and digits in any script, case-folded) with
+# remove_diacritics 2, so "cafe" finds "café" and "resume" finds "résumé", including
+# the letters version 1 missed. No porter stemmer (English only, surprising in other
+# languages); no prefix index (the query matches whole words).
+FTS_TABLE = "message_fts"
+_SUMMARY_KEY_TABLE = "summary_search_key"
+_FTS_STATEMENTS = (
+    f"""
+    CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(
+        body, content = 'search_document', content_rowid = 'doc_id',
+        tokenize = 'unicode61 remove_diacritics 2'
+    )
+    """,
+    f"""
+    CREATE TRIGGER message_fts_insert AFTER INSERT ON message BEGIN
+        INSERT INTO {FTS_TABLE} (rowid, body) VALUES (new.id, new.content);
+    END
+    """,
+    # A streamed reply is saved about once a second: re-indexing it costs a delete and
+    # an insert of its text (measured in bench/bench_search.py). Unchanged text
+    # (finish_message re-saving it) costs nothing.
+    f"""
+    CREATE TRIGGER message_fts_update AFTER UPDATE OF content ON message
+    WHEN old.content IS NOT new.content BEGIN
+        INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rowid, body) VALUES ('delete', old.id, old.content);
+        INSERT INTO {FTS_TABLE} (rowid, body) VALUES (new.id, new.content);
+    END
+    """,
+    f"""
+    CREATE TRIGGER message_fts_delete AFTER DELETE ON message BEGIN
+        INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rowid, body) VALUES ('delete', old.id, old.content);
+    END
+    """,
+    f"""
+    CREATE TRIGGER summary_fts_insert AFTER INSERT ON summary BEGIN
+        INSERT INTO {_SUMMARY_KEY_TABLE} (key, summary_id)
+            SELECT coalesce(min(key), 0) - 1, new.id FROM {_SUMMARY_KEY_TABLE};
+        INSERT INTO {FTS_TABLE} (rowid, body)
+            SELECT key, {summary_text("new")} FROM {_SUMMARY_KEY_TABLE}
+            WHERE summary_id = new.id;
+    END
+    """,
+    f"""
+    CREATE TRIGGER summary_fts_update AFTER UPDATE OF narrative, key_points, facets ON summary
+    WHEN old.narrative IS NOT new.narrative OR old.key_points IS NOT new.key_points
+        OR old.facets IS NOT new.facets BEGIN
+        INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rowid, body)
+            SELECT 'delete', key, {summary_text("old")} FROM {_SUMMARY_KEY_TABLE}
+            WHERE summary_id = old.id;
+        INSERT INTO {FTS_TABLE} (rowid, body)
+            SELECT key, {summary_text("new")} FROM {_SUMMARY_KEY_TABLE}
+            WHERE summary_id = new.id;
+    END
+    """,
+    f"""
+    CREATE TRIGGER summary_fts_delete AFTER DELETE ON summary BEGIN
+        INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rowid, body)
+            SELECT 'delete', key, {summary_text("old")} FROM {_SUMMARY_KEY_TABLE}
+            WHERE summary_id = old.id;
+        DELETE FROM {_SUMMARY_KEY_TABLE} WHERE summary_id = old.id;
+    END
+    """,
+    # The back-fill. (FTS5's 'rebuild' command fails on a view with a UNION.)
+    f"INSERT INTO {FTS_TABLE} (rowid, body) SELECT doc_id, body FROM search_document",
+)
+
+
+def _full_text_index(connection: sqlite3.Connection) -> None:
+    """Build the index where this SQLite has FTS5; otherwise leave search to LIKE."""
+    connection.execute("SAVEPOINT full_text_index")
+    try:
+        connection.execute(_FTS_STATEMENTS[0])
+    except sqlite3.DatabaseError as error:
+        # "no such module: fts5" (built without it) or refused (SQLITE_AUTH); anything
+        # else (damage, a full disk) is not ours to hide.
+        missing = isinstance(error, sqlite3.OperationalError) and "fts5" in str(error)
+        if not missing and error.sqlite_errorcode != sqlite3.SQLITE_AUTH:
+            raise
+        connection.execute("ROLLBACK TO full_text_index")
+        connection.execute("RELEASE full_text_index")
+        log.warning(
+            "This SQLite cannot build a full-text index (%s); search reads the text "
+            "directly instead, which is slower on a large history.",
+            error,
+        )
+        return
+    for statement in _FTS_STATEMENTS[1:]:
+        connection.execute(statement)
+    connection.execute("RELEASE full_text_index")
+
+
+# What the History window lists for each conversation, kept by triggers so listing
+# 10,000 conversations reads 10,000 rows instead of counting a million messages
+# (1.6 s measured with grouped counts over the message indexes).
+_CONVERSATION_COUNTS = (
+    """
+    CREATE TABLE session_count (
+        session_id TEXT PRIMARY KEY NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+        messages   INTEGER NOT NULL DEFAULT 0,  -- every message kept, archived included
+        archived   INTEGER NOT NULL DEFAULT 0,  -- of which covered by a summary
+        summaries  INTEGER NOT NULL DEFAULT 0   -- active summaries
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO session_count (session_id) SELECT id FROM session",
+    "UPDATE session_count SET "
+    "messages = (SELECT count(*) FROM message WHERE session_id = session_count.session_id), "
+    "archived = (SELECT count(*) FROM message WHERE session_id = session_count.session_id "
+    "AND summary_id IS NOT NULL), "
+    "summaries = (SELECT count(*) FROM summary WHERE session_id = session_count.session_id "
+    "AND state = 'active')",
+    """
+    CREATE TRIGGER session_count_insert AFTER INSERT ON session BEGIN
+        INSERT INTO session_count (session_id) VALUES (new.id);
+    END
+    """,
+    # Only UPDATEs below: when a conversation is deleted its row goes first (cascade),
+    # and the cascaded deletes of its messages then change nothing.
+    """
+    CREATE TRIGGER session_count_message_insert AFTER INSERT ON message BEGIN
+        UPDATE session_count SET messages = messages + 1,
+            archived = archived + (new.summary_id IS NOT NULL)
+        WHERE session_id = new.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_message_delete AFTER DELETE ON message BEGIN
+        UPDATE session_count SET messages = messages - 1,
+            archived = archived - (old.summary_id IS NOT NULL)
+        WHERE session_id = old.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_message_cover AFTER UPDATE OF summary_id ON message
+    WHEN (old.summary_id IS NULL) IS NOT (new.summary_id IS NULL) BEGIN
+        UPDATE session_count SET archived = archived + (new.summary_id IS NOT NULL)
+            - (old.summary_id IS NOT NULL)
+        WHERE session_id = new.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_summary_insert AFTER INSERT ON summary
+    WHEN new.state = 'active' BEGIN
+        UPDATE session_count SET summaries = summaries + 1 WHERE session_id = new.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_summary_state AFTER UPDATE OF state ON summary
+    WHEN (old.state = 'active') IS NOT (new.state = 'active') BEGIN
+        UPDATE session_count SET summaries = summaries + (new.state = 'active')
+            - (old.state = 'active')
+        WHERE session_id = new.session_id;
+    END
+    """,
+    """
+    CREATE TRIGGER session_count_summary_delete AFTER DELETE ON summary
+    WHEN old.state = 'active' BEGIN
+        UPDATE session_count SET summaries = summaries - 1 WHERE session_id = old.session_id;
+    END
+    """,
+)
+
+_FULL_TEXT_SEARCH = Migration(
+    version=5,
+    description="the full-text index over messages and summaries; conversation counts",
+    statements=(
+        *_CONVERSATION_COUNTS,
+        # A stable integer key per summary for the index (negative: messages use
+        # their positive ids). Filled in by a trigger when the index exists.
+        f"""
+        CREATE TABLE {_SUMMARY_KEY_TABLE} (
+            key        INTEGER PRIMARY KEY CHECK (key < 0),
+            summary_id TEXT NOT NULL UNIQUE
+        )
+        """,
+        f"INSERT INTO {_SUMMARY_KEY_TABLE} (key, summary_id) "
+        "SELECT -row_number() OVER (ORDER BY rowid), id FROM summary",
+        # What the index holds, one row per searchable text: it reads a message's or
+        # summary's text by key through the primary keys.
+        f"""
+        CREATE VIEW search_document (doc_id, body) AS
+            SELECT id, content FROM message
+            UNION ALL
+            SELECT k.key, {summary_text("s")}
+            FROM {_SUMMARY_KEY_TABLE} AS k JOIN summary AS s ON s.id = k.summary_id
+        """,
+    ),
+    then=_full_text_index,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
     _SUMMARIES_EVENTS_AND_PINS,
     _TRIGGER_STATE,
+    _FULL_TEXT_SEARCH,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
@@ -242,6 +458,8 @@ def migrate(connection: sqlite3.Connection, migrations: tuple[Migration, ...] = 
             if user_version(connection) < migration.version:
                 for statement in migration.statements:
                     connection.execute(statement)
+                if migration.then is not None:
+                    migration.then(connection)
                 # user_version is in the file header, so it commits with the rest.
                 connection.execute(f"PRAGMA user_version = {migration.version:d}")
             connection.execute("COMMIT")

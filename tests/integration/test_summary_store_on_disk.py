@@ -80,7 +80,9 @@ def test_a_schema_2_database_migrates_keeping_everything(database: Path) -> None
     summaries = SummaryStore.open(database)
     try:
         connection = result.connection
-        assert user_version(connection) == SCHEMA_VERSION == 4
+        assert user_version(connection) == SCHEMA_VERSION == 5
+        found = "SELECT rowid FROM message_fts WHERE message_fts MATCH ?"
+        assert connection.execute(found, ("lisbon",)).fetchall() == [(11,)]  # back-filled
         after = connection.execute(
             "SELECT id, session_id, seq, role, content, created_at, token_estimate, usage, "
             "model, status, summary_id FROM message ORDER BY id"
