@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -21,6 +22,7 @@ from app.core.errors import UserFacingError
 from app.core.models import Message, Session
 from app.core.settings import AppSettings
 from app.core.summary import Summary, SummaryDraft
+from app.ui.history_source import HistorySource
 from app.ui.qt_loop import QtEventLoop
 
 
@@ -113,6 +115,12 @@ class ChatController(QObject):
 
     def earlier_page(self, before_seq: int) -> tuple[list[Message], bool]:
         return self.service.earlier_page(before_seq)
+
+    @property
+    def history(self) -> HistorySource | None:
+        """Finding what was said: the service's History (the one place it is wired)."""
+        # TODO(merge with `search`): `return self.service.history`, typed HistorySource.
+        return cast("HistorySource | None", getattr(self.service, "history", None))
 
     # --- the conversation on screen
 

@@ -175,26 +175,26 @@ class FakeHistory:
 
     def search_now(self, query: SearchQuery) -> SearchPage:
         needles = words_of(query.text)
-        hits: list[tuple[int, SearchHit]] = []
+        hits: list[tuple[int, int, SearchHit]] = []
         if needles:
             for conversation in self._conversations.values():
                 if query.session_id is not None and conversation.session_id != query.session_id:
                     continue
                 hits.extend(self._hits_in(conversation, needles))
         hits = [
-            (score, hit)
-            for score, hit in hits
+            (score, position, hit)
+            for score, position, hit in hits
             if (not query.authors or hit.author in query.authors)
             and (query.since is None or hit.created_at >= query.since)
             and (query.until is None or hit.created_at < query.until)
         ]
         if query.order is SearchOrder.BEST:
-            hits.sort(key=lambda pair: (-pair[0], -pair[1].created_at.timestamp()))
+            hits.sort(key=lambda found: (-found[0], -found[2].created_at.timestamp()))
         elif query.order is SearchOrder.NEWEST:
-            hits.sort(key=lambda pair: -pair[1].created_at.timestamp())
+            hits.sort(key=lambda found: -found[2].created_at.timestamp())
         else:
-            hits.sort(key=lambda pair: (pair[1].seq or 0, pair[1].created_at))
-        page = tuple(hit for _, hit in hits[query.offset : query.offset + query.limit])
+            hits.sort(key=lambda found: (found[1], found[2].created_at))  # a summary: its first seq
+        page = tuple(hit for _, _, hit in hits[query.offset : query.offset + query.limit])
         return SearchPage(query, page, len(hits))
 
     # -- inside -------------------------------------------------------------------------
@@ -240,8 +240,9 @@ class FakeHistory:
 
     def _hits_in(
         self, conversation: _Conversation, needles: Sequence[str]
-    ) -> list[tuple[int, SearchHit]]:
-        found: list[tuple[int, SearchHit]] = []
+    ) -> list[tuple[int, int, SearchHit]]:
+        """(score, position in the conversation, hit) for each message and summary."""
+        found: list[tuple[int, int, SearchHit]] = []
         for message in conversation.messages:
             parts = snippet(message.content, needles)
             if parts is None:
@@ -256,6 +257,7 @@ class FakeHistory:
             found.append(
                 (
                     score,
+                    message.seq,
                     SearchHit(
                         conversation.session_id,
                         conversation.title,
@@ -278,6 +280,7 @@ class FakeHistory:
             found.append(
                 (
                     score,
+                    summary.first_seq,
                     SearchHit(
                         conversation.session_id,
                         conversation.title,
