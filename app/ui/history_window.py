@@ -133,6 +133,7 @@ def _entry_items(session_id: str, entry: TimelineEntry) -> list[QStandardItem]:
     kept = _plural(entry.messages, "message") + (" kept" if summary is not None else "")
     items = [QStandardItem(what), QStandardItem(when), QStandardItem(kept)]
     for item in items:
+        item.setToolTip(f"{what}\n{when}\n{kept}".strip())
         item.setEditable(False)
         item.setData(place, PLACE_ROLE)
     for child in entry.children:
@@ -197,7 +198,7 @@ class HistoryWindow(QMainWindow):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         # Widths from the font, not ResizeToContents: that reads every row (1 s at 1,000).
         digit = self.fontMetrics().horizontalAdvance("0")
-        for column, characters in ((1, 12), (2, 18), (3, 10)):
+        for column, characters in ((1, 11), (2, 14), (3, 10)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, digit * characters)
 
@@ -237,8 +238,8 @@ class HistoryWindow(QMainWindow):
         self.browser = QSplitter(self)
         self.browser.addWidget(left)
         self.browser.addWidget(right)
-        self.browser.setStretchFactor(0, 3)
-        self.browser.setStretchFactor(1, 2)
+        self.browser.setStretchFactor(0, 1)
+        self.browser.setStretchFactor(1, 1)
         self.browser.setChildrenCollapsible(False)
 
         central = QWidget(self)

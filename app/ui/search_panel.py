@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListView,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -105,7 +106,7 @@ class SearchPanel(QWidget):
         options.setContentsMargins(0, 0, 0, 0)
         options.setSpacing(8)
         options.addWidget(self.order_combo)
-        options.addWidget(self.conversation_combo, 1)
+        options.addWidget(self.conversation_combo)
         options.addWidget(QLabel("From", self.options))
         options.addWidget(self.since_edit)
         options.addWidget(QLabel("to", self.options))
@@ -113,6 +114,8 @@ class SearchPanel(QWidget):
         for box in self.author_boxes.values():
             box.setChecked(True)
             options.addWidget(box)
+        options.addStretch(1)
+        self.options.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
         self.results = SearchResultsModel(self)
         self.view = QListView(self)
@@ -122,13 +125,15 @@ class SearchPanel(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setWordWrap(True)
-        self.view.setAlternatingRowColors(True)
+        # No alternating rows: a hit is two lines, and bands read as separate items.
+        self.view.setSpacing(1)
         self.count_label = QLabel(self)
         self.count_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.empty_label = QLabel(self)
         self.empty_label.setTextFormat(Qt.TextFormat.PlainText)
         self.empty_label.setWordWrap(True)
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.empty_label.setContentsMargins(0, 40, 0, 0)
         self.empty_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.load_more_button = QPushButton("Load more", self)
         self.load_more_button.setAccessibleName("Load more results")
@@ -139,7 +144,7 @@ class SearchPanel(QWidget):
         column.setSpacing(6)
         column.addWidget(self.options)
         column.addWidget(self.count_label)
-        column.addWidget(self.empty_label)
+        column.addWidget(self.empty_label, 1)  # one of the two is shown
         column.addWidget(self.view, 1)
         column.addWidget(self.load_more_button, 0, Qt.AlignmentFlag.AlignHCenter)
         layout = QVBoxLayout(self)

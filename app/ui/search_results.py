@@ -27,11 +27,13 @@ AUTHOR_NAMES = {Author.YOU: "You", Author.CLAUDE: "Claude", Author.SUMMARY: "Sum
 _PADDING = 8
 
 
-def snippet_html(parts: Sequence[SnippetPart], palette: QPalette) -> str:
-    """The snippet as HTML: every piece escaped, matched ones bold on a soft highlight."""
-    mark = blend(
-        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Highlight), 0.3
-    )
+def snippet_html(parts: Sequence[SnippetPart], palette: QPalette, selected: bool = False) -> str:
+    """The snippet as HTML: every piece escaped, matched ones bold on a soft highlight
+    (on a selected row, a darker shade of the selection)."""
+    highlight = palette.color(QPalette.ColorRole.Highlight)
+    under = highlight if selected else palette.color(QPalette.ColorRole.Base)
+    over = palette.color(QPalette.ColorRole.Shadow) if selected else highlight
+    mark = blend(under, over, 0.3)
     html = []
     for part in parts:
         text = escape(part.text.replace("\n", " "))
@@ -50,12 +52,16 @@ def hit_line(hit: SearchHit) -> str:
     return " · ".join(pieces)
 
 
-def hit_html(hit: SearchHit, palette: QPalette) -> str:
-    muted = muted_text_colour(palette).name()
+def hit_html(hit: SearchHit, palette: QPalette, selected: bool = False) -> str:
+    muted = (
+        palette.color(QPalette.ColorRole.HighlightedText)
+        if selected
+        else muted_text_colour(palette)
+    ).name()
     title, _, rest = hit_line(hit).partition(" · ")
     return (
         f'<div><b>{escape(title)}</b> <span style="color:{muted}">· {escape(rest)}</span></div>'
-        f"<div>{snippet_html(hit.snippet, palette)}</div>"
+        f"<div>{snippet_html(hit.snippet, palette, selected)}</div>"
     )
 
 
@@ -113,7 +119,8 @@ class HitDelegate(QStyledItemDelegate):
         document = QTextDocument()
         document.setDefaultFont(option.font)
         document.setDocumentMargin(0)
-        document.setHtml(hit_html(hit, option.palette))
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        document.setHtml(hit_html(hit, option.palette, selected))
         width = option.rect.width() if option.rect.width() > 0 else 600
         document.setTextWidth(max(100, width - 2 * _PADDING))
         return document
