@@ -16,7 +16,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QAction,
-    QCloseEvent,
     QKeySequence,
     QShortcut,
     QStandardItem,
@@ -118,17 +117,24 @@ class ConversationsModel(QAbstractTableModel):
         return self._rows[row]
 
 
-def _entry_items(session_id: str, entry: TimelineEntry) -> list[QStandardItem]:
+def _entry_items(
+    session_id: str, entry: TimelineEntry, top_id: str | None = None
+) -> list[QStandardItem]:
+    """A timeline row; `top_id` is the active summary a part of a compressed one is in
+    (the transcript shows the part inside that summary's card, at its first message)."""
     summary = entry.summary
     if summary is None:
         what = "Recent messages, as Claude reads them"
         place = Place(session_id, entry.first_seq)
-    elif summary.tier is SummaryTier.COMPRESSED:
-        what = f"Summary of {_plural(len(entry.children), 'summary', 'summaries')}"
-        place = Place(session_id, None, summary.id)
     else:
-        what = f"Summary of {_plural(entry.last_seq - entry.first_seq + 1, 'message')}"
-        place = Place(session_id, None, summary.id)
+        if summary.tier is SummaryTier.COMPRESSED:
+            what = f"Summary of {_plural(len(entry.children), 'summary', 'summaries')}"
+        else:
+            what = f"Summary of {_plural(entry.last_seq - entry.first_seq + 1, 'message')}"
+        if top_id is None:
+            place = Place(session_id, None, summary.id)
+        else:
+            place = Place(session_id, entry.first_seq, top_id)
     when = date_span(entry.first_at, entry.last_at) if entry.first_at else ""
     kept = _plural(entry.messages, "message") + (" kept" if summary is not None else "")
     items = [QStandardItem(what), QStandardItem(when), QStandardItem(kept)]
@@ -137,7 +143,8 @@ def _entry_items(session_id: str, entry: TimelineEntry) -> list[QStandardItem]:
         item.setEditable(False)
         item.setData(place, PLACE_ROLE)
     for child in entry.children:
-        items[0].appendRow(_entry_items(session_id, child))
+        top = top_id if top_id is not None else summary.id if summary is not None else None
+        items[0].appendRow(_entry_items(session_id, child, top))
     return items
 
 
@@ -327,6 +334,3 @@ class HistoryWindow(QMainWindow):
             self.search.search_edit.setFocus()
         else:
             self.close()
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        event.accept()

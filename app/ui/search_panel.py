@@ -208,6 +208,11 @@ class SearchPanel(QWidget):
             self._query = None
             self.results.reset([])
             return
+        if not any(box.isChecked() for box in self.author_boxes.values()):
+            self._query = None
+            self.results.reset([])
+            self._show_empty("Tick You, Claude or Summaries to search their words.")
+            return
         self._query = query
         self._source.search(query, self._page_arrived)
 
@@ -255,11 +260,18 @@ class SearchPanel(QWidget):
         found = page.total
         self.count_label.setText(f"{found} found" if found != 1 else "1 found")
         self.count_label.setVisible(bool(found))
-        nothing = found == 0
-        self.empty_label.setVisible(nothing)
-        self.view.setVisible(not nothing)
-        if nothing:
-            self.empty_label.setText(f"Nothing found for “{page.query.text}”")
+        if found == 0:
+            self._show_empty(f"Nothing found for “{page.query.text}”")
+        else:
+            self.empty_label.hide()
+            self.view.show()
+
+    def _show_empty(self, text: str) -> None:
+        self.empty_label.setText(text)
+        self.empty_label.show()
+        self.view.hide()
+        self.count_label.hide()
+        self.load_more_button.hide()
 
     def _activated(self, index: QModelIndex) -> None:
         hit = index.data(HIT_ROLE)

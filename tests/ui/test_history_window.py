@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.search import Author, SearchHit, SearchOrder
 from app.ui.history_source import Place
-from app.ui.history_window import HistoryWindow
+from app.ui.history_window import PLACE_ROLE, HistoryWindow
 from app.ui.search_results import snippet_html
 from tests.ui.fakes_history import FakeHistory, large_history, trip_history
 
@@ -197,3 +197,27 @@ def test_a_large_history_lists_every_conversation(qtbot: QtBot) -> None:
     shown = [window.proxy.index(r, 0).data() for r in range(window.proxy.rowCount())]
     expected = [f"Garden {n}" for n in range(999, -1, -1) if n % 6 == 0 and str(n).startswith("12")]
     assert shown == expected and len(shown) == 3  # 126, 120, 12: newest first
+
+
+def test_a_part_of_a_compressed_summary_opens_inside_its_card(
+    qtbot: QtBot, window: HistoryWindow, history: FakeHistory
+) -> None:
+    compressed = window.timeline.item(1, 0)
+    top = compressed.data(PLACE_ROLE)
+    part = compressed.child(1, 0).data(PLACE_ROLE)
+    assert top == Place("trip", None, top.summary_id) and top.summary_id is not None
+    assert part == Place("trip", 9, top.summary_id), "its first message, in the top card"
+
+
+def test_no_author_ticked_says_so(qtbot: QtBot, window: HistoryWindow) -> None:
+    search(qtbot, window, "lisbon")
+    for box in window.search.author_boxes.values():
+        box.setChecked(False)
+    assert window.search.results.rowCount() == 0
+    assert window.search.empty_label.text() == (
+        "Tick You, Claude or Summaries to search their words."
+    )
+    window.search.author_boxes[Author.YOU].setChecked(True)
+    qtbot.waitUntil(lambda: window.search.results.rowCount() > 0)
+    assert all(h.author is Author.YOU for h in window.search.results.hits())
+    assert window.search.empty_label.isHidden()
