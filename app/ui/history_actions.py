@@ -66,6 +66,7 @@ class HistoryActions(QObject):
         self.find_bar = FindBar(self._current_session_id, main_window)
         self.find_bar.place_requested.connect(self._find_step)
         self.jump.arrived.connect(self._arrived)
+        controller.conversation_opened.connect(self._conversation_opened)
         self._from_find = False
         self.history_action.setEnabled(False)
         self.find_action.setEnabled(False)
@@ -104,6 +105,11 @@ class HistoryActions(QObject):
         window = self._main_window
         window.setWindowState(window.windowState() & ~Qt.WindowState.WindowMinimized)
         bring_forward(window)
+
+    def _conversation_opened(self, *_: object) -> None:
+        """Another conversation on screen: the bar finds its words in that one."""
+        if self.find_bar.isVisible() and self.jump.pending is None:
+            self.find_bar.run_search()
 
     def _find_step(self, place: Place) -> None:
         self._from_find = True
