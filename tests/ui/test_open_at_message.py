@@ -17,7 +17,15 @@ from app.ui.message_jump import Flash
 from app.ui.transcript import TranscriptView
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.ui.fakes_history import FakeHistory
-from tests.ui.test_condensing import SMALL, chat, words
+from tests.ui.test_condensing import SMALL, words
+
+
+def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
+    """Send `text` and wait for the reply (generous waits: the suite runs on busy machines)."""
+    cairn.window.composer.editor.setPlainText(text)
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=40_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=40_000)
 
 
 def condensed_conversation(
@@ -37,7 +45,7 @@ def condensed_conversation(
         turns = turn + 1
         if cairn.window.banner.isVisible():
             break
-    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=40_000)
     current = cairn.controller.current
     assert current is not None and cairn.controller.service.current.summaries
     database = AppPaths.from_environment().database
@@ -82,11 +90,11 @@ def test_enter_in_history_opens_at_an_archived_and_a_live_message(
     qtbot.waitExposed(history_window)
     history_window.search.author_boxes[Author.SUMMARY].setChecked(False)
     history_window.search.search_edit.setText("report_0")
-    qtbot.waitUntil(lambda: history_window.search.results.rowCount() > 0)
+    qtbot.waitUntil(lambda: history_window.search.results.rowCount() > 0, timeout=15_000)
     hit = history_window.search.selected_hit()
     assert hit is not None and hit.archived and hit.seq is not None
     assert hit.summary_id == summary.id
-    with qtbot.waitSignal(window.history.jump.arrived, timeout=15_000):
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
         qtbot.keyClick(history_window.search.search_edit, Qt.Key.Key_Return)
     current = window.controller.current
     assert current is not None and current.id == session_id
@@ -109,7 +117,7 @@ def test_enter_in_history_opens_at_an_archived_and_a_live_message(
     assert live is not None and live.summary_id is None
     # Scroll away first, so that going there has to move the view.
     window.transcript.scroll_area.verticalScrollBar().setValue(0)
-    with qtbot.waitSignal(window.history.jump.arrived, timeout=15_000):
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
         qtbot.keyClick(history_window.search.search_edit, Qt.Key.Key_Return)
     widget = next(w for w in window.transcript.message_widgets() if w.message.seq == live.seq)
     assert flashed(cairn) is not None and flashed(cairn).parent() is widget
@@ -134,7 +142,7 @@ def test_ctrl_f_finds_in_the_open_conversation_archived_included(
     query = history.searches[-1]
     assert query.session_id == session_id and query.order.value == "in_order"
 
-    with qtbot.waitSignal(window.history.jump.arrived, timeout=15_000) as first:
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000) as first:
         qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
     assert bar.count_label.text() == f"1 of {found}"
     place = first.args[0]
@@ -143,15 +151,15 @@ def test_ctrl_f_finds_in_the_open_conversation_archived_included(
     assert block is not None and block.expanded
     assert place.seq is None or block.originals_shown
 
-    with qtbot.waitSignal(window.history.jump.arrived, timeout=15_000) as back:
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000) as back:
         qtbot.keyClick(bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     assert bar.count_label.text() == f"{found} of {found}", "previous wraps to the last"
     assert back.args[0].summary_id is None, "the last question is live"
 
-    with qtbot.waitSignal(window.history.jump.arrived, timeout=15_000):
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
         qtbot.keyClick(bar.edit, Qt.Key.Key_F3)
     assert bar.count_label.text() == f"1 of {found}"
-    with qtbot.waitSignal(window.history.jump.arrived, timeout=15_000):
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
         qtbot.keyClick(bar.edit, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
     assert bar.count_label.text() == f"{found} of {found}"
 
