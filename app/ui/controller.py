@@ -22,6 +22,7 @@ from app.core.errors import UserFacingError
 from app.core.models import Message, Session
 from app.core.settings import AppSettings
 from app.core.summary import Summary, SummaryDraft
+from app.ui.history_source import HistorySource
 from app.ui.qt_loop import QtEventLoop
 
 
@@ -114,6 +115,11 @@ class ChatController(QObject):
 
     def earlier_page(self, before_seq: int) -> tuple[list[Message], bool]:
         return self.service.earlier_page(before_seq)
+
+    @property
+    def history(self) -> HistorySource:
+        """Finding what was said: the service's History (the one place it is wired)."""
+        return self.service.history
 
     # --- the conversation on screen
 

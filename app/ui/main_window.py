@@ -32,6 +32,7 @@ from app.ui.composer import Composer
 from app.ui.controller import ChatController
 from app.ui.delete_originals_dialog import OriginalsDeletion
 from app.ui.export_actions import ExportActions
+from app.ui.history_actions import HistoryActions
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.restore_dialog import restore_action
 from app.ui.settings_dialog import SettingsDialog
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
     Attributes:
         key_dialog, settings_dialog, confirm_box: the dialog open now, if any.
         summaries: Summarize now, the preview, the banner after a summary, history.
+        history: the History window, Ctrl+F, opening a conversation at a message.
     """
 
     def __init__(self, controller: ChatController, paths: AppPaths) -> None:
@@ -125,6 +127,9 @@ class MainWindow(QMainWindow):
         self.settings_button.setAutoRaise(True)
         self.summaries = SummaryActions(controller, self, self.banner, self.transcript)
         self.exports = ExportActions(controller, self)
+        self.history = HistoryActions(
+            controller, self, self.transcript, self.sidebar, self._load_earlier, controller.history
+        )
 
         header = QWidget(self)
         header.setObjectName("header")
@@ -151,6 +156,7 @@ class MainWindow(QMainWindow):
         lower.addWidget(self.banner)
         lower.addWidget(self.summaries.progress)
         lower.addWidget(self.status_label)
+        lower.addWidget(self.history.find_bar)
         main_layout.addLayout(lower)
         main_layout.addWidget(self.composer)
 
@@ -233,6 +239,8 @@ class MainWindow(QMainWindow):
         conversation_menu.addAction(self.deletion.conversation_action)
         conversation_menu.addSeparator()
         conversation_menu.addAction(self.summaries.history_action)
+        conversation_menu.addAction(self.history.find_action)
+        conversation_menu.addAction(self.history.history_action)
         help_menu = bar.addMenu("&Help")
         about_action = QAction(f"&About {APP_NAME}", self)
         about_action.triggered.connect(self._about)

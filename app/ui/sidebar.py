@@ -10,7 +10,7 @@ grow with the number of conversations, where refilling a list widget took 573 ms
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,6 +24,7 @@ from PySide6.QtCore import (
     QSize,
     QStringListModel,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QAction, QKeySequence, QPalette
@@ -41,6 +42,10 @@ from PySide6.QtWidgets import (
 from app.core.models import Session
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole
+CONTENT_DEBOUNCE_MS = 250
+
+# Asks which conversations mention some words: (text, done(ids)); answers later.
+ContentSearch = Callable[[str, Callable[[list[str]], None]], None]
 
 _ROOT = QModelIndex()
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -138,6 +143,7 @@ class SessionListModel(QStringListModel):
         self._ids: list[str] = []
         self._last_arrival = 0
         self._needle = ""  # casefolded; empty shows every conversation
+        self._mentions: frozenset[str] = frozenset()  # ids whose content matches the filter
         self._shown_keys: list[OrderKey] = []
 
     # -- reading -----------------------------------------------------------------------
@@ -235,6 +241,15 @@ class SessionListModel(QStringListModel):
         needle = text.strip().casefold()
         if needle != self._needle:
             self._needle = needle
+            self._mentions = frozenset()
+            self._show_matching()
+
+    def set_mentions(self, session_ids: Sequence[str]) -> None:
+        """Also show these conversations (their content matches the filter), in the
+        list's order (a model reset)."""
+        mentions = frozenset(session_ids)
+        if mentions != self._mentions:
+            self._mentions = mentions
             self._show_matching()
 
     def upsert(self, session: Session) -> None:
@@ -286,16 +301,20 @@ class SessionListModel(QStringListModel):
     # -- inside ------------------------------------------------------------------------
 
     def _matches(self, session: Session) -> bool:
-        return not self._needle or self._needle in session.title.casefold()
+        return (
+            not self._needle
+            or self._needle in session.title.casefold()
+            or session.id in self._mentions
+        )
 
     def _show_matching(self) -> None:
         """Show the conversations the filter lets through (a model reset)."""
         if self._needle:
-            sessions, needle = self._sessions, self._needle
+            sessions, needle, mentions = self._sessions, self._needle, self._mentions
             picked = [
                 position
                 for position, session_id in enumerate(self._ids)
-                if needle in sessions[session_id].title.casefold()
+                if needle in sessions[session_id].title.casefold() or session_id in mentions
             ]
             self._shown_keys = [self._keys[position] for position in picked]
             ids = [self._ids[position] for position in picked]
@@ -355,7 +374,8 @@ class SessionListView(QListView):
 
 
 class Sidebar(QWidget):
-    """Lists conversations, newest first, with a search box over their titles.
+    """Lists conversations, newest first, with a search box over their titles and,
+    given a content search (`set_content_search`), over what was said in them.
 
     The sidebar keeps which conversation is current itself (`_current_id`), apart from
     the view's current row: filtering, removing and moving rows make the view move its
@@ -434,6 +454,12 @@ class Sidebar(QWidget):
 
         self._current_id: str | None = None
         self._quiet = 0
+        self._content_search: ContentSearch | None = None
+        self._mentions_for: str | None = None  # the filter the content matches answered
+        self._content_timer = QTimer(self)
+        self._content_timer.setSingleShot(True)
+        self._content_timer.setInterval(CONTENT_DEBOUNCE_MS)
+        self._content_timer.timeout.connect(self._ask_mentions)
         self.new_button.clicked.connect(self.new_requested)
         self.filter_edit.textChanged.connect(self._apply_filter)
         self.list.selectionModel().currentChanged.connect(self._view_current_changed)
@@ -495,6 +521,11 @@ class Sidebar(QWidget):
             self._current_id = session_id
             self.session_selected.emit(session_id)
 
+    def set_content_search(self, search: ContentSearch) -> None:
+        """Match the filter against what was said too: `search(text, done)` gives `done`
+        the ids of the conversations that mention `text`."""
+        self._content_search = search
+
     def start_rename(self) -> None:
         """Edit the current conversation's title inline (F2)."""
         index = self.list.currentIndex()
@@ -549,14 +580,37 @@ class Sidebar(QWidget):
     def _apply_filter(self, text: str) -> None:
         with self._quietly():
             self.model.set_filter(text)
+        self._mentions_for = None
+        if self._content_search is not None and text.strip():
+            self._content_timer.start()
+        else:
+            self._content_timer.stop()
+        self._show_current()
+        self._update_empty_label()
+
+    def _ask_mentions(self) -> None:
+        text = self.filter_edit.text().strip()
+        if self._content_search is not None and text:
+            self._content_search(text, lambda ids: self._mentions_arrived(text, ids))
+
+    def _mentions_arrived(self, text: str, session_ids: list[str]) -> None:
+        if text != self.filter_edit.text().strip():
+            return  # the filter changed since
+        self._mentions_for = text
+        with self._quietly():
+            self.model.set_mentions(session_ids)
         self._show_current()
         self._update_empty_label()
 
     def _update_empty_label(self) -> None:
         needle = self.filter_edit.text().strip()
         hides_all = bool(needle) and self.model.rowCount() == 0
-        if hides_all:
+        if self._content_search is None:
             self.empty_label.setText(f"No conversation title contains “{needle}”")
+        elif self._mentions_for == needle:
+            self.empty_label.setText(f"No conversation mentions “{needle}”")
+        else:
+            hides_all = False  # what was said is still being searched
         self.empty_label.setVisible(hides_all)
 
     def _title_edited(self, session_id: str, title: str) -> None:

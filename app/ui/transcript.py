@@ -504,6 +504,11 @@ class TranscriptView(QWidget):
     def scroll_area(self) -> QScrollArea:
         return self._scroll
 
+    @property
+    def has_earlier(self) -> bool:
+        """Older messages exist than the loaded pages (`earlier_requested` fetches them)."""
+        return self._has_earlier
+
     # --- summaries -----------------------------------------------------------
 
     def set_summaries(self, summaries: Sequence[Summary]) -> None:

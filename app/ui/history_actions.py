@@ -1,0 +1,138 @@
+"""The window's ways to find what was said: History (Ctrl+Shift+H), Ctrl+F, the
+sidebar's content filter, and opening a conversation at a message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QWidget
+
+from app.ui.controller import ChatController
+from app.ui.export_actions import ExportActions
+from app.ui.find_bar import FindBar
+from app.ui.history_source import HistorySource, Place
+from app.ui.history_window import HistoryWindow
+from app.ui.message_jump import MessageJump
+from app.ui.restore_dialog import restore_action
+from app.ui.sidebar import Sidebar
+from app.ui.transcript import TranscriptView
+
+
+def bring_forward(window: QWidget) -> None:
+    """Raise and activate `window` (where the platform can: not offscreen, which says
+    it cannot, as a warning)."""
+    if QGuiApplication.platformName() != "offscreen":
+        window.raise_()
+        window.activateWindow()
+
+
+class HistoryActions(QObject):
+    """Owns the History window, the find bar and the jump to a message.
+
+    The main window puts `history_action` and `find_action` in its menus and `find_bar`
+    above the composer; everything else is wired here.
+
+    Attributes:
+        source: where History, Ctrl+F and the sidebar find things.
+        history_action, find_action: the menu actions.
+        window: the History window, once opened.
+        find_bar: Ctrl+F's bar. jump: goes to a place in the transcript.
+    """
+
+    def __init__(
+        self,
+        controller: ChatController,
+        main_window: QMainWindow,
+        transcript: TranscriptView,
+        sidebar: Sidebar,
+        load_earlier: Callable[[], None],
+        source: HistorySource,
+    ) -> None:
+        super().__init__(main_window)
+        self.source = source
+        self._sidebar = sidebar
+        self._controller = controller
+        self._main_window = main_window
+        self.window: HistoryWindow | None = None
+        self.jump = MessageJump(controller, transcript, load_earlier, self)
+        self.history_action = QAction("&History…", main_window)
+        self.history_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
+        self.history_action.setToolTip("Every conversation, and search through everything said")
+        self.history_action.triggered.connect(self.open_history)
+        self.find_action = QAction("&Find in conversation…", main_window)
+        self.find_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
+        self.find_action.triggered.connect(self.open_find)
+        self.find_bar = FindBar(self._current_session_id, main_window)
+        self.find_bar.place_requested.connect(self._find_step)
+        self.jump.arrived.connect(self._arrived)
+        controller.conversation_opened.connect(self._conversation_opened)
+        self._from_find = False
+        self.set_source(source)
+
+    def set_source(self, source: HistorySource) -> None:
+        """Find things through `source` (the chat service's History)."""
+        self.source = source
+        self.find_bar.source = source
+        self._sidebar.set_content_search(source.matching_sessions)
+
+    def open_history(self) -> HistoryWindow:
+        """Show the History window (or bring it forward, read again); returns it."""
+        if self.window is None:
+            self.window = HistoryWindow(self.source, self._main_window)
+            self.window.place_requested.connect(self.go)
+            self._furnish(self.window)
+        else:
+            self.window.refresh()
+        self.window.show()
+        bring_forward(self.window)
+        self.window.focus_search()
+        return self.window
+
+    def _furnish(self, window: HistoryWindow) -> None:
+        """The History window's File menu: export everything, import, restore from a
+        backup (their dialogs open over the History window), then Close."""
+        menu = window.file_menu
+        close = menu.actions()[0]
+        self.exports = ExportActions(self._controller, window)
+        for action in (
+            self.exports.export_all_action,
+            self.exports.import_action,
+            self.exports.import_copy_action,
+        ):
+            menu.insertAction(close, action)
+        menu.insertSeparator(close)
+        menu.insertAction(close, restore_action(window, self._controller))
+        menu.insertSeparator(close)
+
+    def open_find(self) -> None:
+        if self._controller.current is not None:
+            self.find_bar.open_bar()
+
+    def go(self, place: Place) -> None:
+        """Open `place` in the main window, and bring that window forward."""
+        self._from_find = False
+        self.jump.go(place)
+        window = self._main_window
+        window.setWindowState(window.windowState() & ~Qt.WindowState.WindowMinimized)
+        bring_forward(window)
+
+    def _conversation_opened(self, *_: object) -> None:
+        """Another conversation on screen: the bar finds its words in that one."""
+        if self.find_bar.isVisible() and self.jump.pending is None:
+            self.find_bar.run_search()
+
+    def _find_step(self, place: Place) -> None:
+        self._from_find = True
+        self.jump.go(place)
+
+    def _arrived(self, _place: Place) -> None:
+        """After a find step the words keep the focus, so Enter goes on to the next."""
+        if self._from_find and self.find_bar.isVisible():
+            self.find_bar.edit.setFocus(Qt.FocusReason.OtherFocusReason)
+        self._from_find = False
+
+    def _current_session_id(self) -> str | None:
+        current = self._controller.current
+        return current.id if current is not None else None

@@ -1,0 +1,317 @@
+"""The History window's search: one box over everything ever said, live as you type,
+with order, filters, "Load more" and a plain empty state."""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+
+from PySide6.QtCore import QDate, QEvent, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDateEdit,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.search import (
+    Author,
+    ConversationOverview,
+    SearchHit,
+    SearchOrder,
+    SearchPage,
+    SearchQuery,
+)
+from app.ui.history_source import HistorySource
+from app.ui.search_results import HIT_ROLE, HitDelegate, SearchResultsModel
+
+SEARCH_DEBOUNCE_MS = 200
+_ANY_DATE = QDate(2000, 1, 1)  # a date edit at its minimum shows "Any date"
+_ORDERS = (("Best match", SearchOrder.BEST), ("Newest first", SearchOrder.NEWEST))
+
+
+def _date_edit(parent: QWidget, name: str) -> QDateEdit:
+    edit = QDateEdit(parent)
+    edit.setCalendarPopup(True)
+    edit.setMinimumDate(_ANY_DATE)
+    edit.setSpecialValueText("Any date")
+    edit.setDate(_ANY_DATE)
+    edit.setDisplayFormat("d MMM yyyy")
+    edit.setAccessibleName(name)
+    return edit
+
+
+def _moment(date: QDate) -> datetime | None:
+    """The start of `date`, local time (None for "Any date")."""
+    if date == _ANY_DATE:
+        return None
+    return datetime.combine(date.toPython(), time()).astimezone()  # type: ignore[arg-type]
+
+
+class SearchPanel(QWidget):
+    """The search box, its options and the hits.
+
+    Attributes:
+        search_edit, order_combo, conversation_combo, since_edit, until_edit,
+        author_boxes: the box and its options.
+        results: the hits shown; view: their list; load_more_button; empty_label;
+        count_label: "12 found".
+
+    Signals:
+        open_requested(SearchHit): Enter or a double-click on a hit.
+        searching_changed(bool): the box now has words (True) or is empty.
+        close_requested(): Esc in an empty box.
+    """
+
+    open_requested = Signal(object)
+    searching_changed = Signal(bool)
+    close_requested = Signal()
+
+    def __init__(self, source: HistorySource, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._source = source
+        self._query: SearchQuery | None = None  # the search whose pages are shown
+        self._was_searching = False
+
+        self.search_edit = QLineEdit(self)
+        self.search_edit.setPlaceholderText("Search everything ever said")
+        self.search_edit.setAccessibleName("Search everything")
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.installEventFilter(self)
+
+        self.options = QWidget(self)
+        self.order_combo = QComboBox(self.options)
+        self.order_combo.setAccessibleName("Order")
+        for label, order in _ORDERS:
+            self.order_combo.addItem(label, order)
+        self.conversation_combo = QComboBox(self.options)
+        self.conversation_combo.setAccessibleName("Conversation")
+        self.conversation_combo.setMaximumWidth(260)
+        self.since_edit = _date_edit(self.options, "From")
+        self.until_edit = _date_edit(self.options, "To")
+        self.author_boxes = {
+            Author.YOU: QCheckBox("You", self.options),
+            Author.CLAUDE: QCheckBox("Claude", self.options),
+            Author.SUMMARY: QCheckBox("Summaries", self.options),
+        }
+        options = QHBoxLayout(self.options)
+        options.setContentsMargins(0, 0, 0, 0)
+        options.setSpacing(8)
+        options.addWidget(self.order_combo)
+        options.addWidget(self.conversation_combo)
+        options.addWidget(QLabel("From", self.options))
+        options.addWidget(self.since_edit)
+        options.addWidget(QLabel("to", self.options))
+        options.addWidget(self.until_edit)
+        for box in self.author_boxes.values():
+            box.setChecked(True)
+            options.addWidget(box)
+        options.addStretch(1)
+        self.options.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+        self.results = SearchResultsModel(self)
+        self.view = QListView(self)
+        self.view.setModel(self.results)
+        self.view.setItemDelegate(HitDelegate(self.view))
+        self.view.setAccessibleName("Search results")
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.view.setWordWrap(True)
+        # No alternating rows: a hit is two lines, and bands read as separate items.
+        self.view.setSpacing(1)
+        self.count_label = QLabel(self)
+        self.count_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.empty_label = QLabel(self)
+        self.empty_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.empty_label.setContentsMargins(0, 40, 0, 0)
+        self.empty_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.load_more_button = QPushButton("Load more", self)
+        self.load_more_button.setAccessibleName("Load more results")
+
+        self.results_box = QWidget(self)
+        column = QVBoxLayout(self.results_box)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(6)
+        column.addWidget(self.options)
+        column.addWidget(self.count_label)
+        column.addWidget(self.empty_label, 1)  # one of the two is shown
+        column.addWidget(self.view, 1)
+        column.addWidget(self.load_more_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(8)
+        layout.addWidget(self.search_edit)
+        layout.addWidget(self.results_box, 1)
+        self.results_box.hide()
+        self.empty_label.hide()
+        self.count_label.hide()
+        self.load_more_button.hide()
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(SEARCH_DEBOUNCE_MS)
+        self._timer.timeout.connect(self.search)
+        self.search_edit.textChanged.connect(self._text_changed)
+        self.order_combo.currentIndexChanged.connect(self.search)
+        self.conversation_combo.currentIndexChanged.connect(self.search)
+        self.since_edit.dateChanged.connect(self.search)
+        self.until_edit.dateChanged.connect(self.search)
+        for check in self.author_boxes.values():
+            check.toggled.connect(self.search)
+        self.load_more_button.clicked.connect(self.load_more)
+        self.view.activated.connect(self._activated)
+        self.view.doubleClicked.connect(self._activated)
+
+    # -- what the window calls -----------------------------------------------------------
+
+    def set_conversations(self, conversations: list[ConversationOverview]) -> None:
+        """The conversations the filter offers (keeps the one picked, if still there)."""
+        picked = self.conversation_combo.currentData()
+        self.conversation_combo.blockSignals(True)
+        self.conversation_combo.clear()
+        self.conversation_combo.addItem("All conversations", None)
+        for conversation in conversations:
+            self.conversation_combo.addItem(conversation.title, conversation.session_id)
+        index = self.conversation_combo.findData(picked) if picked is not None else 0
+        self.conversation_combo.setCurrentIndex(max(0, index))
+        self.conversation_combo.blockSignals(False)
+
+    def query(self, offset: int = 0) -> SearchQuery:
+        """The search the box and the options describe."""
+        authors = frozenset(a for a, box in self.author_boxes.items() if box.isChecked())
+        until = _moment(self.until_edit.date())
+        return SearchQuery(
+            text=self.search_edit.text().strip(),
+            session_id=self.conversation_combo.currentData(),
+            authors=frozenset() if len(authors) == len(self.author_boxes) else authors,
+            since=_moment(self.since_edit.date()),
+            until=until + timedelta(days=1) if until is not None else None,  # "to" includes it
+            order=SearchOrder(self.order_combo.currentData()),
+            offset=offset,
+        )
+
+    def search(self) -> None:
+        """Search now for what the box says (the first page)."""
+        self._timer.stop()
+        query = self.query()
+        if not query.text:
+            self._query = None
+            self.results.reset([])
+            return
+        if not any(box.isChecked() for box in self.author_boxes.values()):
+            self._query = None
+            self.results.reset([])
+            self._show_empty("Tick You, Claude or Summaries to search their words.")
+            return
+        self._query = query
+        self._source.search(query, self._page_arrived)
+
+    def load_more(self) -> None:
+        if self._query is None:
+            return
+        query = self.query(offset=self.results.rowCount())
+        self._query = query
+        self.load_more_button.setEnabled(False)
+        self._source.search(query, self._page_arrived)
+
+    def selected_hit(self) -> SearchHit | None:
+        index = self.view.currentIndex()
+        hit = index.data(HIT_ROLE) if index.isValid() else None
+        return hit if isinstance(hit, SearchHit) else None
+
+    # -- inside ------------------------------------------------------------------------
+
+    def _text_changed(self, text: str) -> None:
+        searching = bool(text.strip())
+        self.results_box.setVisible(searching)
+        if searching != self._was_searching:
+            self._was_searching = searching
+            self.searching_changed.emit(searching)
+        if searching:
+            self._timer.start()
+        else:
+            self._timer.stop()
+            self._query = None
+            self.results.reset([])
+            self.count_label.hide()
+            self.empty_label.hide()
+
+    def _page_arrived(self, page: SearchPage) -> None:
+        if page.query != self._query:
+            return  # an older search, or one the box no longer shows
+        if page.query.offset == 0:
+            self.results.reset(page.hits)
+            if page.hits:
+                self.view.setCurrentIndex(self.results.index(0))
+        else:
+            self.results.extend(page.hits)
+        self.load_more_button.setEnabled(True)
+        self.load_more_button.setVisible(page.has_more)
+        found = page.total
+        self.count_label.setText(f"{found} found" if found != 1 else "1 found")
+        self.count_label.setVisible(bool(found))
+        if found == 0:
+            self._show_empty(f"Nothing found for “{page.query.text}”")
+        else:
+            self.empty_label.hide()
+            self.view.show()
+
+    def _show_empty(self, text: str) -> None:
+        self.empty_label.setText(text)
+        self.empty_label.show()
+        self.view.hide()
+        self.count_label.hide()
+        self.load_more_button.hide()
+
+    def _activated(self, index: QModelIndex) -> None:
+        hit = index.data(HIT_ROLE)
+        if isinstance(hit, SearchHit):
+            self.open_requested.emit(hit)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            watched is self.search_edit
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and self._key(event)
+        ):
+            return True
+        return super().eventFilter(watched, event)
+
+    def _key(self, event: QKeyEvent) -> bool:
+        """Arrows move in the hits, Enter opens one, Esc clears the box, then closes."""
+        key = event.key()
+        if key in (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
+            if self.results.rowCount():
+                row = self.view.currentIndex().row()
+                step = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1}.get(Qt.Key(key), 0)
+                if step == 0:
+                    step = -10 if key == Qt.Key.Key_PageUp else 10
+                row = min(max(0, row + step), self.results.rowCount() - 1)
+                self.view.setCurrentIndex(self.results.index(row))
+            return True
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if self._timer.isActive():
+                self.search()  # typed and pressed Enter at once: search now
+                return True
+            hit = self.selected_hit()
+            if hit is not None:
+                self.open_requested.emit(hit)
+            return True
+        if key == Qt.Key.Key_Escape:
+            if self.search_edit.text():
+                self.search_edit.clear()
+            else:
+                self.close_requested.emit()
+            return True
+        return False

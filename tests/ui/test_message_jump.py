@@ -1,0 +1,85 @@
+"""MessageJump on a transcript with a compressed summary: its part and the part's
+originals unfold, and the message is outlined."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from pytestqt.qtbot import QtBot
+
+from app.core.models import Message, Session
+from app.ui.history_source import Place
+from app.ui.message_jump import Flash, MessageJump
+from app.ui.transcript import TranscriptView
+from tests.ui.fakes_history import START, trip_history
+
+
+class FakeController(QObject):
+    """What MessageJump uses of the controller: the current conversation and opening one."""
+
+    summaries_changed = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.current: Session | None = None
+        self.opened: list[str] = []
+
+    def open_session(self, session_id: str) -> None:
+        self.opened.append(session_id)
+
+
+def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
+    qtbot: QtBot,
+) -> None:
+    history = trip_history()
+    conversation = history._conversations["trip"]
+    summaries = conversation.summaries
+    compressed = next(s for s in summaries if s.tier.value == "compressed")
+    parts = [s for s in summaries if s.parent_id == compressed.id]
+    active = [s for s in summaries if s.parent_id is None]
+    messages: list[Message] = conversation.messages
+
+    transcript = TranscriptView()
+    qtbot.addWidget(transcript)
+    transcript.resize(700, 500)
+    transcript.show()
+    qtbot.waitExposed(transcript)
+    transcript.children_requested.connect(
+        lambda summary_id: transcript.show_children(
+            summary_id, [p for p in parts if p.parent_id == summary_id]
+        )
+    )
+    transcript.originals_requested.connect(
+        lambda summary_id: transcript.show_originals(
+            summary_id, [m for m in messages if m.summary_id == summary_id]
+        )
+    )
+    controller = FakeController()
+    loaded: list[int] = []
+    jump = MessageJump(controller, transcript, lambda: loaded.append(1))  # type: ignore[arg-type]
+
+    # Not on screen yet: the jump opens it, and goes there once the page is built.
+    jump.go(Place("trip", 10, compressed.id))
+    assert controller.opened == ["trip"] and jump.pending is not None
+    controller.current = Session(
+        id="trip", title="Trip to Lisbon", created_at=START, updated_at=START, model="m"
+    )
+    with qtbot.waitSignal(jump.arrived):
+        transcript.set_messages(messages, has_earlier=False)
+        transcript.set_summaries(active)
+    assert jump.pending is None and loaded == []
+    top = transcript.summary_block(compressed.id)
+    assert top is not None and top.expanded
+    part = transcript.summary_block(parts[1].id)
+    assert part is not None and part.expanded and part.originals_shown
+    assert part.originals_view is not None and 10 in part.originals_view.seqs
+    assert isinstance(jump.flash, Flash) and jump.flash.parent() is part.originals_view
+
+    # On screen already: a live message, at once (no opening).
+    with qtbot.waitSignal(jump.arrived):
+        jump.go(Place("trip", 14))
+    assert controller.opened == ["trip"]
+    widget = next(w for w in transcript.message_widgets() if w.message.seq == 14)
+    assert jump.flash.parent() is widget
+    # A message of another conversation opening: nothing happens here until it is current.
+    jump.go(Place("other", 3))
+    assert controller.opened == ["trip", "other"] and jump.pending == Place("other", 3)

@@ -1,0 +1,158 @@
+"""Opening a conversation at a message, from the History window and from Ctrl+F, in a
+real window with a real condensed conversation, found by the real full-text search."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QPoint, Qt
+from pytestqt.qtbot import QtBot
+
+from app.core.search import Author
+from app.ui.app import CairnSession
+from app.ui.message_jump import Flash
+from app.ui.transcript import TranscriptView
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.ui.test_condensing import SMALL, words
+
+
+def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
+    """Send `text` and wait for the reply (generous waits: the suite runs on busy machines)."""
+    cairn.window.composer.editor.setPlainText(text)
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=40_000)
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=40_000)
+
+
+def condensed_conversation(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], fake_server: FakeAnthropicServer
+) -> tuple[CairnSession, str, int]:
+    """A conversation whose older messages were condensed; returns the window, the
+    conversation's id and how many turns it has."""
+    fake_server.models = [SMALL]
+    cairn = open_window()
+    # Generous waits: the models and the token counter come from threads, slow on a busy machine.
+    qtbot.waitUntil(lambda: cairn.controller.selected_model == SMALL.id, timeout=40_000)
+    qtbot.waitUntil(lambda: cairn.controller.service.counter.ready, timeout=40_000)
+    turns = 0
+    for turn in range(30):
+        fake_server.add_reply(f"Reply {turn}: " + words("answer", 60))
+        chat(qtbot, cairn, f"Question {turn} about report_{turn}.xlsx: " + words("detail", 60))
+        turns = turn + 1
+        if cairn.window.banner.isVisible():
+            break
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=40_000)
+    current = cairn.controller.current
+    assert current is not None and cairn.controller.service.current.summaries
+    return cairn, current.id, turns
+
+
+def in_view(transcript: TranscriptView, widget: object) -> bool:
+    from PySide6.QtWidgets import QWidget
+
+    assert isinstance(widget, QWidget)
+    viewport = transcript.scroll_area.viewport()
+    top = widget.mapTo(viewport, QPoint(0, 0)).y()
+    return -widget.height() < top < viewport.height()
+
+
+def flashed(cairn: CairnSession) -> Flash | None:
+    flash = cairn.window.history.jump.flash
+    return flash
+
+
+def test_enter_in_history_opens_at_an_archived_and_a_live_message(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn, session_id, turns = condensed_conversation(qtbot, open_window, fake_server)
+    window = cairn.window
+    (summary,) = cairn.controller.service.current.summaries
+    window.controller.new_conversation()  # another one on screen: opening is needed
+    qtbot.waitUntil(lambda: window.controller.current is None)
+
+    history_window = window.history.open_history()
+    qtbot.waitExposed(history_window)
+    history_window.search.author_boxes[Author.SUMMARY].setChecked(False)
+    history_window.search.search_edit.setText("report_0")
+    qtbot.waitUntil(lambda: history_window.search.results.rowCount() > 0, timeout=15_000)
+    hit = history_window.search.selected_hit()
+    assert hit is not None and hit.archived and hit.seq is not None
+    assert hit.summary_id == summary.id
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
+        qtbot.keyClick(history_window.search.search_edit, Qt.Key.Key_Return)
+    current = window.controller.current
+    assert current is not None and current.id == session_id
+    block = window.transcript.summary_block(summary.id)
+    assert block is not None and block.expanded and block.originals_shown
+    view = block.originals_view
+    assert view is not None and hit.seq in view.seqs
+    assert flashed(cairn) is not None and flashed(cairn).parent() is view
+
+    # A live message: the newest question, shown in the transcript, in view.
+    last = turns - 1
+    history_window.search.search_edit.setText(f"report_{last}")
+    qtbot.waitUntil(
+        lambda: (
+            history_window.search.results.rowCount() > 0
+            and not history_window.search.results.hits()[0].archived
+        )
+    )
+    live = history_window.search.selected_hit()
+    assert live is not None and live.summary_id is None
+    # Scroll away first, so that going there has to move the view.
+    window.transcript.scroll_area.verticalScrollBar().setValue(0)
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
+        qtbot.keyClick(history_window.search.search_edit, Qt.Key.Key_Return)
+    widget = next(w for w in window.transcript.message_widgets() if w.message.seq == live.seq)
+    assert flashed(cairn) is not None and flashed(cairn).parent() is widget
+    assert in_view(window.transcript, widget)
+
+
+def test_ctrl_f_finds_in_the_open_conversation_archived_included(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn, session_id, turns = condensed_conversation(qtbot, open_window, fake_server)
+    window = cairn.window
+    bar = window.history.find_bar
+    window.history.find_action.trigger()
+    assert bar.isVisible() and bar.edit.hasFocus()
+    bar.edit.setText("question")
+    qtbot.waitUntil(lambda: bar.count_label.text().endswith(" found"))
+    found = len(bar.hits)
+    assert found >= turns and bar.count_label.text() == f"{found} found"  # summaries too
+    assert {hit.session_id for hit in bar.hits} == {session_id}
+    seqs = [hit.seq for hit in bar.hits if hit.seq is not None]
+    assert seqs == sorted(seqs), "in conversation order"
+
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000) as first:
+        qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
+    assert bar.count_label.text() == f"1 of {found}"
+    place = first.args[0]
+    assert place.summary_id is not None, "the first hit is archived (or its summary)"
+    block = window.transcript.summary_block(place.summary_id)
+    assert block is not None and block.expanded
+    assert place.seq is None or block.originals_shown
+
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000) as back:
+        qtbot.keyClick(bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert bar.count_label.text() == f"{found} of {found}", "previous wraps to the last"
+    assert back.args[0].summary_id is None, "the last question is live"
+
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
+        qtbot.keyClick(bar.edit, Qt.Key.Key_F3)
+    assert bar.count_label.text() == f"1 of {found}"
+    with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
+        qtbot.keyClick(bar.edit, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
+    assert bar.count_label.text() == f"{found} of {found}"
+
+    assert bar.edit.hasFocus(), "the words keep the focus: Enter goes on"
+    bar.edit.setText("no such words")
+    qtbot.waitUntil(lambda: bar.count_label.text() == "Not found")
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
+    assert not bar.isVisible()
