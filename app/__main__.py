@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             "usage: cairn [--version]\n"
             "       cairn export [--conversation ID | --all] [--format json|markdown] FILE\n"
-            "       cairn import [--as-copy] FILE\n\n"
+            "       cairn import [--as-copy] FILE\n"
+            "       cairn search [--conversation ID] [--author you|claude|summary] [--newest] "
+            "[--limit N] WORDS…\n\n"
             "Chat with Claude; long conversations never run out of room.\n"
             "Alone, cairn opens the window. The commands work without it (and without a\n"
             "screen): run `cairn COMMAND --help` for each.\n"

@@ -1,4 +1,4 @@
-"""The `cairn` command line: `cairn export`, `cairn import` (and room for `cairn search`).
+"""The `cairn` command line: `cairn export`, `cairn import`, `cairn search`.
 
 Works without a display and never imports Qt. It uses the data folder of
 `app.core.paths` (CAIRN_HOME honoured). Exporting may run while the window is
@@ -25,6 +25,7 @@ from typing import TextIO
 from app import APP_NAME, __version__
 from app.core.errors import AlreadyRunningError, CairnError, StorageError, UserFacingError
 from app.core.paths import AppPaths
+from app.core.search import Author, SearchOrder, SearchQuery
 from app.store.database import connect, mark_clean_shutdown, open_database
 from app.store.export import (
     AlreadyImportedError,
@@ -34,6 +35,7 @@ from app.store.export import (
     read_export,
 )
 from app.store.instance_lock import InstanceLock
+from app.store.search import ArchiveSearch
 
 OK, FAILED, USAGE = 0, 1, 2
 CAIRN_IS_OPEN = "Cairn is open; close it and try again."
@@ -131,9 +133,61 @@ def _import(args: argparse.Namespace, context: Context) -> int:
     return OK
 
 
+# --- search ----------------------------------------------------------------------------
+
+_AUTHOR_NAMES = {"you": Author.YOU, "claude": Author.CLAUDE, "summary": Author.SUMMARY}
+_AUTHOR_LABELS = {Author.YOU: "You", Author.CLAUDE: "Claude", Author.SUMMARY: "Summary"}
+
+
+def _search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("words", metavar="WORDS", nargs="+", help="the words to find (all of them)")
+    parser.add_argument("--conversation", metavar="ID", help="only in this conversation")
+    parser.add_argument(
+        "--author",
+        choices=sorted(_AUTHOR_NAMES),
+        action="append",
+        help="only what this author wrote (repeat for several; default: everyone)",
+    )
+    parser.add_argument("--newest", action="store_true", help="newest first (default: best match)")
+    parser.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="show at most N results (default 20)"
+    )
+
+
+def _search(args: argparse.Namespace, context: Context) -> int:
+    if args.limit < 1:
+        raise UserFacingError("--limit must be 1 or more.", title="Nothing to show")
+    query = SearchQuery(
+        text=" ".join(args.words),
+        session_id=args.conversation,
+        authors=frozenset(_AUTHOR_NAMES[name] for name in args.author or ()),
+        order=SearchOrder.NEWEST if args.newest else SearchOrder.BEST,
+        limit=args.limit,
+    )
+    with _reading(context.paths, nothing="There are no conversations to search yet") as connection:
+        page = ArchiveSearch(connection, database=context.paths.database).search(query)
+    if not page.hits:
+        print(f"Nothing found for “{query.text}”.", file=context.out)
+        return OK
+    for hit in page.hits:
+        when = hit.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        author = _AUTHOR_LABELS[hit.author] + (" (archived)" if hit.archived else "")
+        place = f" #{hit.seq}" if hit.seq is not None else ""
+        snippet = "".join(f"[{p.text}]" if p.matched else p.text for p in hit.snippet)
+        print(
+            f"{hit.session_title} ({hit.session_id}){place} · {when} · {author}", file=context.out
+        )
+        print(f"    {' '.join(snippet.split())}", file=context.out)
+    shown = len(page.hits)
+    if page.total > shown:
+        print(f"{shown} of {page.total} results; --limit shows more.", file=context.out)
+    return OK
+
+
 COMMANDS: list[Command] = [
     Command("export", "save conversations to a JSON or Markdown file", _export_arguments, _export),
     Command("import", "add the conversations of a JSON export", _import_arguments, _import),
+    Command("search", "find words in every conversation", _search_arguments, _search),
 ]
 
 
@@ -146,12 +200,12 @@ def command_names() -> frozenset[str]:
 
 
 @contextmanager
-def _reading(paths: AppPaths) -> Iterator[sqlite3.Connection]:
+def _reading(
+    paths: AppPaths, *, nothing: str = "There are no conversations to export yet"
+) -> Iterator[sqlite3.Connection]:
     """A connection for reading: beside a running Cairn, or on its own when it is closed."""
     if not paths.database.is_file():
-        raise StorageError(
-            f"There are no conversations to export yet (no database in {paths.data_dir})."
-        )
+        raise StorageError(f"{nothing} (no database in {paths.data_dir}).")
     lock = InstanceLock(paths.data_dir)
     try:
         lock.acquire()

@@ -184,3 +184,31 @@ def test_help_runs_as_a_process_without_qt_or_a_display(tmp_path: Path) -> None:
     )
     assert done.stdout.strip() == "1 []", done.stderr
     assert "couldn't read" in done.stderr
+
+
+def test_search_prints_conversation_date_author_and_snippet(paths: AppPaths) -> None:
+    ids = _fill(paths, "Garden", "Kitchen")
+    code, out, err = _run("search", "hello", "from", "kitchen")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert len(lines) == 2, out
+    assert lines[0].startswith(f"Kitchen ({ids[1]}) #1 · ") and lines[0].endswith(" · You")
+    assert "[Hello] [from] [Kitchen]" in lines[1]
+
+
+def test_search_filters_and_says_when_nothing_is_found(paths: AppPaths) -> None:
+    ids = _fill(paths, "Garden", "Kitchen")
+    code, out, _ = _run("search", "hello", "--conversation", ids[0], "--author", "claude")
+    assert code == 0
+    assert out.splitlines()[0].startswith(f"Garden ({ids[0]}) #2 · ")
+    assert out.splitlines()[0].endswith(" · Claude") and "Kitchen" not in out
+    code, out, _ = _run("search", "hello", "--newest", "--limit", "1")
+    assert code == 0 and out.splitlines()[-1] == "1 of 4 results; --limit shows more."
+    code, out, _ = _run("search", "--", '"NEAR(*', "^-")
+    assert (code, out) == (0, 'Nothing found for “"NEAR(* ^-”.\n')
+
+
+def test_search_without_conversations_says_so(paths: AppPaths) -> None:
+    code, out, err = _run("search", "anything")
+    assert code == 1 and out == ""
+    assert "There are no conversations to search yet" in err
