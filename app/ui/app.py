@@ -38,6 +38,7 @@ from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
 from app.ui.controller import ChatController
 from app.ui.main_window import MainWindow
+from app.ui.smoke import smoke_from_environment
 from app.ui.theme import apply_theme
 
 log = logging.getLogger(__name__)
@@ -259,6 +260,7 @@ def run(argv: Sequence[str]) -> int:
     )
     session.freeze_startup = True
     session.show()
+    _smoke = smoke_from_environment(session.controller, session.window, lambda: session.started)
     try:
         return app.exec()
     finally:
