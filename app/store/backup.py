@@ -20,7 +20,6 @@ import logging
 import os
 import re
 import sqlite3
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.core.errors import StorageError, UserFacingError
-from app.store.database import BUSY_TIMEOUT_MS, run_quick_check
+from app.store.database import BUSY_TIMEOUT_MS, fsync_folder, run_quick_check
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 
 log = logging.getLogger(__name__)
@@ -188,7 +187,7 @@ def copy_database(
             return False
         _fsync_file(partial)
         os.replace(partial, target)
-        _fsync_folder(target.parent)
+        fsync_folder(target.parent)
     except _Cancelled:
         partial.unlink(missing_ok=True)
         return False
@@ -368,16 +367,6 @@ def _reason(error: BaseException) -> str:
 def _fsync_file(path: Path) -> None:
     with path.open("rb+") as file:
         os.fsync(file.fileno())
-
-
-def _fsync_folder(folder: Path) -> None:
-    if sys.platform == "win32":
-        return
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _remove_quietly(path: Path) -> None:

@@ -597,7 +597,7 @@ def _update_state(database: Path, change: Callable[[_State | None], _State]) -> 
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(temporary, path)
-            _fsync_folder(path.parent)
+            fsync_folder(path.parent)
         except OSError as error:
             log.warning("Cannot write %s (%r); the next start checks the database.", path, error)
 
@@ -686,7 +686,7 @@ def _set_aside(database: Path) -> Path:
     try:
         for source, copy in pairs:
             _copy_durably(source, copy)
-        _fsync_folder(database.parent)
+        fsync_folder(database.parent)
     except OSError as error:
         raise StorageError(
             f"Cairn found a damaged database ({database}) but could not copy it aside: "
@@ -729,7 +729,7 @@ def _copy_durably(source: Path, copy: Path) -> None:
         os.fsync(writer.fileno())
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     """Make the new names durable before the old file goes (POSIX only)."""
     if sys.platform == "win32":
         return

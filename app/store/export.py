@@ -36,6 +36,7 @@ from app import __version__
 from app.core.errors import UserFacingError
 from app.core.models import Usage
 from app.core.summary import SummaryContent
+from app.store.database import fsync_folder
 from app.store.transactions import translated_errors, write_transaction
 
 FORMAT_NAME = "cairn-export"
@@ -483,7 +484,7 @@ def _atomic_file(target: Path) -> Iterator[IO[str]]:
         _remove(temporary)
         raise
     with suppress(OSError):  # the file is complete; only its durability is at stake
-        _fsync_folder(target.parent)
+        fsync_folder(target.parent)
 
 
 def _write_error(target: Path, error: OSError) -> ExportError:
@@ -497,16 +498,6 @@ def _write_error(target: Path, error: OSError) -> ExportError:
 def _remove(path: str) -> None:
     with suppress(OSError):
         os.unlink(path)
-
-
-def _fsync_folder(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 # --- importing ---------------------------------------------------------------------
