@@ -179,8 +179,9 @@ def _search(args: argparse.Namespace, context: Context) -> int:
         )
         print(f"    {' '.join(snippet.split())}", file=context.out)
     shown = len(page.hits)
-    if page.total > shown:
-        print(f"{shown} of {page.total} results; --limit shows more.", file=context.out)
+    if page.has_more:
+        total = f"{page.total:,}{'+' if page.at_least else ''}"
+        print(f"{shown} of {total} results; --limit shows more.", file=context.out)
     return OK
 
 

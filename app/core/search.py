@@ -95,15 +95,23 @@ class SearchHit:
 
 @dataclass(frozen=True)
 class SearchPage:
-    """One page of hits for `query`; `total` counts every hit (all pages)."""
+    """One page of hits for `query`; `total` counts every hit (all pages), or, with
+    `at_least`, is a lower bound: words found so often that counting every match would
+    make the search slow ("10,000+ found")."""
 
     query: SearchQuery
     hits: tuple[SearchHit, ...]
     total: int
+    at_least: bool = False
 
     @property
     def has_more(self) -> bool:
-        return self.query.offset + len(self.hits) < self.total
+        shown = self.query.offset + len(self.hits)
+        return shown < self.total or (self.at_least and len(self.hits) == self.query.limit)
+
+    def found_text(self) -> str:
+        """ "1 found", "42 found", "10,000+ found"."""
+        return f"{self.total:,}{'+' if self.at_least else ''} found"
 
 
 @dataclass(frozen=True)

@@ -108,12 +108,13 @@ class ArchiveSearch:
         if not words or query.limit <= 0:
             return SearchPage(query=query, hits=(), total=0)
         with self._read("search your conversations"):
+            at_least = False
             if self.indexed and _unfiltered(query):
-                rows, total = _RecentFirst(self._connection, words).page(query)
+                rows, total, at_least = _RecentFirst(self._connection, words).page(query)
             else:
                 rows, total = self._filtered(query, words)
             hits = tuple(self._hit(row, words) for row in rows)
-        return SearchPage(query=query, hits=hits, total=total)
+        return SearchPage(query=query, hits=hits, total=total, at_least=at_least)
 
     def _filtered(self, query: SearchQuery, words: Sequence[str]) -> tuple[list[_Row], int]:
         ranges = None
@@ -154,7 +155,8 @@ class ArchiveSearch:
         if not words or limit <= 0:
             return []
         with self._read("search your conversations"):
-            if self.indexed and _RecentFirst(self._connection, words).count() > RANK_AT_MOST:
+            recent = _RecentFirst(self._connection, words)
+            if self.indexed and recent.count(at_most=RANK_AT_MOST + 1) > RANK_AT_MOST:
                 return self._recent_sessions(words, limit)
             matches = _Matches(words, self.indexed)
             where, parameters = matches.where(SearchQuery(text=text))
@@ -413,6 +415,9 @@ class _Matches:
 # every match of each word per query (0.2 s for a word in 95% of a million messages),
 # and a word that common says little about which message is best.
 RANK_AT_MOST = 5_000
+# Counting stops here over every conversation: a word in most of a million messages took
+# ~200 ms to count exactly (bench/bench_search.py); past this, "10,000+ found" says enough.
+COUNT_AT_MOST = 10_000
 
 
 def _unfiltered(query: SearchQuery) -> bool:
@@ -433,9 +438,13 @@ class _RecentFirst:
         self._connection = connection
         self._match = fts_match(words)
 
-    def page(self, query: SearchQuery) -> tuple[list[_Row], int]:
+    def page(self, query: SearchQuery) -> tuple[list[_Row], int, bool]:
+        """The page, the number of matches, and whether that number is only a lower bound
+        (COUNT_AT_MOST messages counted and more left)."""
         wanted = max(0, query.offset) + query.limit
-        messages = self._count("rowid > 0")
+        messages = self._count("rowid > 0", at_most=COUNT_AT_MOST + 1)
+        at_least = messages > COUNT_AT_MOST
+        messages = min(messages, COUNT_AT_MOST)
         summaries = self._count("rowid < 0")
         ranked = query.order is SearchOrder.BEST and messages + summaries <= RANK_AT_MOST
         found = self._side("rowid > 0", "rowid DESC", wanted, ranked)
@@ -444,18 +453,22 @@ class _RecentFirst:
         rows.sort(key=lambda row: (row.created_at, row.position), reverse=True)
         if ranked:
             rows.sort(key=lambda row: row.rank)  # stable: newest first among equals
-        return rows[max(0, query.offset) : wanted], messages + summaries
+        return rows[max(0, query.offset) : wanted], messages + summaries, at_least
 
-    def count(self) -> int:
-        """Every match in the index (messages and summaries, undone ones included)."""
+    def count(self, *, at_most: int) -> int:
+        """The matches in the index (messages and summaries, undone ones included),
+        counted up to `at_most`."""
         (count,) = self._connection.execute(
-            f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ?", (self._match,)
+            f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? LIMIT ?)",
+            (self._match, at_most),
         ).fetchone()
         return int(count)
 
-    def _count(self, side: str) -> int:
+    def _count(self, side: str, *, at_most: int = -1) -> int:
+        """The matches on one side, counted up to `at_most` (-1: all of them)."""
         (count,) = self._connection.execute(
-            f"SELECT count(*) FROM {self._matches(side)}", (self._match,)
+            f"SELECT count(*) FROM (SELECT 1 FROM {self._matches(side)} LIMIT ?)",
+            (self._match, at_most),
         ).fetchone()
         return int(count)
 

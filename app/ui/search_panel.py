@@ -258,7 +258,7 @@ class SearchPanel(QWidget):
         self.load_more_button.setEnabled(True)
         self.load_more_button.setVisible(page.has_more)
         found = page.total
-        self.count_label.setText(f"{found} found" if found != 1 else "1 found")
+        self.count_label.setText(page.found_text())
         self.count_label.setVisible(bool(found))
         if found == 0:
             self._show_empty(f"Nothing found for “{page.query.text}”")

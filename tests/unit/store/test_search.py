@@ -486,3 +486,24 @@ def test_very_common_words_come_newest_first(
     assert [h.message_id for h in find(world, "lisbon", limit=2, offset=3).hits] == ids[1::-1]
     assert world.search.matching_sessions("lisbon") == [other, session_id]
     assert world.search.matching_sessions("lisbon", limit=1) == [other]
+
+
+def test_past_count_at_most_the_total_is_a_lower_bound(
+    indexed: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over every conversation, counting stops at COUNT_AT_MOST messages: the page says
+    "at least", and Load more still goes on; one conversation is counted exactly."""
+    session_id = indexed.sessions.create_session("Garden", MODEL).id
+    ids = say(indexed, session_id, *(f"Tomato number {n}" for n in range(7)))
+    monkeypatch.setattr(search_module, "COUNT_AT_MOST", 3)
+    page = find(indexed, "tomato", order=SearchOrder.NEWEST, limit=2)
+    assert (page.total, page.at_least, page.has_more) == (3, True, True)
+    assert page.found_text() == "3+ found"
+    assert [h.message_id for h in page.hits] == ids[:-3:-1]
+    deeper = find(indexed, "tomato", order=SearchOrder.NEWEST, limit=2, offset=4)
+    assert [h.message_id for h in deeper.hits] == [ids[2], ids[1]] and deeper.has_more
+    last = find(indexed, "tomato", order=SearchOrder.NEWEST, limit=2, offset=6)
+    assert [h.message_id for h in last.hits] == [ids[0]] and not last.has_more
+    exact = find(indexed, "tomato", session_id=session_id, limit=2)
+    assert (exact.total, exact.at_least, exact.found_text()) == (7, False, "7 found")
+    assert find(indexed, "number 4").found_text() == "1 found"
