@@ -125,6 +125,8 @@ class SearchPanel(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setWordWrap(True)
+        # Hits are measured at the list's width: measure again when it changes.
+        self.view.setResizeMode(QListView.ResizeMode.Adjust)
         # No alternating rows: a hit is two lines, and bands read as separate items.
         self.view.setSpacing(1)
         self.count_label = QLabel(self)

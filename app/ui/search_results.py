@@ -16,7 +16,13 @@ from PySide6.QtCore import (
     Qt,
 )
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QWidget,
+)
 
 from app.core.search import Author, SearchHit, SnippetPart
 from app.ui.sidebar import friendly_date
@@ -109,6 +115,15 @@ class SearchResultsModel(QAbstractListModel):
         self.endInsertRows()
 
 
+def _row_width(option: QStyleOptionViewItem) -> int:
+    """The width a hit is laid out at: its row's, or (when Qt asks for a size before the
+    row has one) the list's; the same either way, so measured and painted heights agree."""
+    view = option.widget
+    if isinstance(view, QAbstractItemView):
+        return view.viewport().width()
+    return option.rect.width() if option.rect.width() > 0 else 600
+
+
 class HitDelegate(QStyledItemDelegate):
     """Paints a hit as two lines of rich text (where it is, then the snippet)."""
 
@@ -121,8 +136,7 @@ class HitDelegate(QStyledItemDelegate):
         document.setDocumentMargin(0)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         document.setHtml(hit_html(hit, option.palette, selected))
-        width = option.rect.width() if option.rect.width() > 0 else 600
-        document.setTextWidth(max(100, width - 2 * _PADDING))
+        document.setTextWidth(max(100, _row_width(option) - 2 * _PADDING))
         return document
 
     def paint(
@@ -146,6 +160,7 @@ class HitDelegate(QStyledItemDelegate):
         context.palette.setColor(QPalette.ColorRole.Text, palette.color(role))
         painter.save()
         rect = option.rect
+        painter.setClipRect(rect)  # never over the next hit, whatever the text's height
         painter.translate(rect.left() + _PADDING, rect.top() + _PADDING)
         document.documentLayout().draw(painter, context)
         painter.restore()
