@@ -1,7 +1,7 @@
 """The longest GUI-thread stall while a reply streams and an automatic summary runs.
 
 Run: .venv/bin/python bench/bench_stall.py [--runs 3] [--messages 1000] [--tokens 2400]
-     [--chunk-delay 0.005] [--server thread|process] [--phases alone,both,manual]
+     [--chunk-delay 0.005] [--server thread|process] [--phases alone,both,manual,idle]
      [--explain] [--probe] [--switch-interval MS] [--gc-freeze]
 
 Issue target: "longest GUI-thread stall (QTimer heartbeat) while a reply streams at 200
@@ -36,7 +36,9 @@ each, so 5 ms gives ~165 deltas/s, and 0.004 about 200). Phases, per run:
   after" the rest of the reply;
 - manual: a fresh window; the long reply streams, and one second in
   `controller.summarize()` starts the same job (trigger "manual"), which then runs
-  entirely inside the stream: "both (manual)" is the window where both run.
+  entirely inside the stream: "both (manual)" is the window where both run;
+- idle: a fresh window; Summarize now with nothing streaming, the preview accepted 0.2 s
+  after it opens (the usual case for Accept → updated).
 Figures per window: longest gap, p99, p95 and median (ms, nearest rank), beats, gaps over
 16 and 33 ms; how the gaps over 16 ms were spent by the GUI thread (on a CPU, waiting for
 one, or blocked: waiting for the GIL — from /proc schedstat at every beat); CPU seconds
@@ -1136,6 +1138,27 @@ def run_once(
         run_manual_mid_stream(window)
         window.close()
 
+    if "idle" in args.phases:
+        window = open_window()
+        run_manual_idle(window)
+        window.close()
+
+
+def run_manual_idle(window: Window) -> None:
+    """Summarize now with nothing streaming (the usual case): the preview is accepted
+    0.2 s after it opens; the window from the job's start to its result taken in."""
+    marks = window.marks
+    before = window.summary_figures()
+    marks.manual = True
+    if not window.controller.summarize():
+        raise RuntimeError("controller.summarize() started nothing")
+    window.run_until(lambda: bool(marks.summary_taken), 120)
+    window.idle(0.3)
+    after = window.summary_figures()
+    start, end = marks.summary_start[-1], marks.summary_taken[-1]
+    window.report("manual, idle", start, end)
+    print(summary_report(window, before, after))
+
 
 def run_manual_mid_stream(window: Window) -> None:
     """The long reply streams; one second in, `controller.summarize()` starts the same job
@@ -1208,9 +1231,10 @@ def main() -> None:
     parser.add_argument("--server", choices=("thread", "process"), default="process")
     parser.add_argument(
         "--phases",
-        default="alone,both,manual",
+        default="alone,both,manual,idle",
         help="any of: alone (each on its own), both (automatic summary, then the reply), "
-        "manual (controller.summarize() one second into the reply)",
+        "manual (controller.summarize() one second into the reply), idle (Summarize now "
+        "with nothing streaming)",
     )
     parser.add_argument(
         "--probe",
