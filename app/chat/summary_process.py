@@ -30,6 +30,7 @@ The child waits for the answer, or for a cancel, a stop, or its parent's end.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import multiprocessing
 import queue
@@ -256,6 +257,10 @@ def serve(commands: Connection, events: Connection) -> None:
         """Ask the app; wait for its answer, or a cancel (a stop, the app gone)."""
         with send_lock:
             events.send(("preview", preview))
+        # While the user reads: a full collection now, so that none falls due between
+        # Accept and the summary being saved (one took 171 ms there, over a heap the
+        # SDK's import and the drafting left behind).
+        gc.collect()
         while not cancel.is_set():
             try:
                 return answers.get(timeout=_POLL_SECONDS)
