@@ -163,15 +163,8 @@ class SummarizationEngine:
         cancelled: Callable[[], bool] = lambda: False,
         review: Review | None = None,
     ) -> EngineOutcome:
-        """Condense, keep the memory in budget, and make the next request fit.
-
-        Callable from a worker thread. `decision` is what `decide` said (asked
-        again when None, as a manual request when `trigger` is MANUAL).
-        A summary for room (the threshold, an emergency) condenses the oldest
-        messages just far enough to bring the next request down to
-        `target_ratio`; one the user asked for (or a count trigger) condenses
-        everything but the newest `keep_recent` (at least `preserve_recent`).
-        """
+        """Condense, keep the memory in budget, and make the next request fit
+        (`Condenser.run` says how). Callable from a worker thread."""
         return self.condenser.run(
             session_id,
             model=model,
@@ -196,15 +189,8 @@ class SummarizationEngine:
         system_prompt: str = "",
         cancelled: Callable[[], bool] = lambda: False,
     ) -> EngineOutcome:
-        """Ask the summarizer again for an active condensed summary ("Try again with
-        Claude" on a basic one), over exactly the same messages, and put its draft in
-        the old one's place (fitted to its budget like any other).
-
-        The engine's summarizer should be one in LLM mode that aborts on failure; a
-        draft that is not the model's own (a rule fallback) is refused all the same.
-        When Claude fails, the run is cancelled or the summary changed meanwhile,
-        nothing changes and the outcome says so (ABORTED, FAILED or CONFLICT).
-        """
+        """ "Try again with Claude" on a basic summary, over the same messages
+        (`SummaryRevision.retry_with_llm` says how)."""
         return self.revision.retry_with_llm(
             session_id, summary_id, model=model, system_prompt=system_prompt, cancelled=cancelled
         )

@@ -19,13 +19,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from app.core.errors import UserFacingError
-from app.store.database import connect
 from app.store.errors import SummaryNotFoundError
-from app.store.sessions import Clock, _stamp, utc_now
+from app.store.owned import ConnectionStore
+from app.store.sessions import _stamp
 from app.store.transactions import translated_errors, write_transaction
 
 # The summary and every summary folded into it, down the chain.
@@ -48,32 +47,12 @@ class OriginalsDeletedError(UserFacingError):
         )
 
 
-class OriginalsStore:
+class OriginalsStore(ConnectionStore):
     """Counts and deletes archived originals, for one thread.
 
     Attributes:
         database: the file behind the connection, named in error messages.
     """
-
-    def __init__(
-        self,
-        connection: sqlite3.Connection,
-        *,
-        database: Path | None = None,
-        clock: Clock = utc_now,
-    ) -> None:
-        """Take ownership of `connection` (autocommit, from `open_database`/`connect`)."""
-        self._connection = connection
-        self._clock = clock
-        self.database = database
-
-    @classmethod
-    def open(cls, path: Path | str, *, clock: Clock = utc_now) -> OriginalsStore:
-        """A store on a new connection of its own, for the calling thread."""
-        return cls(connect(path), database=Path(path), clock=clock)
-
-    def close(self) -> None:
-        self._connection.close()
 
     def count_of_summary(self, summary_id: str) -> int:
         """How many original messages the summary still covers, down its chain."""

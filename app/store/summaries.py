@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 from app.core.errors import SummaryConflictError
@@ -43,10 +42,10 @@ from app.core.summary import (
     SummaryTrigger,
     UndoResult,
 )
-from app.store.database import connect
 from app.store.errors import SummaryNotActiveError, SummaryNotFoundError
 from app.store.originals import OriginalsDeletedError, chain_has_originals, without_originals
-from app.store.sessions import _MESSAGE_COLUMNS, Clock, _message_from_row, _stamp, utc_now
+from app.store.owned import ConnectionStore
+from app.store.sessions import _MESSAGE_COLUMNS, _message_from_row, _stamp
 from app.store.transactions import translated_errors, write_transaction
 
 _SUMMARY_COLUMNS = (
@@ -71,33 +70,12 @@ _FACETS = (
 )
 
 
-class SummaryStore:
+class SummaryStore(ConnectionStore):
     """Reads and writes summaries and audit events for one thread.
 
     Attributes:
         database: the file behind the connection, named in error messages.
     """
-
-    def __init__(
-        self,
-        connection: sqlite3.Connection,
-        *,
-        database: Path | None = None,
-        clock: Clock = utc_now,
-    ) -> None:
-        """Take ownership of `connection` (autocommit, from `open_database`/`connect`)."""
-        self._connection = connection
-        self._clock = clock
-        self.database = database
-
-    @classmethod
-    def open(cls, path: Path | str, *, clock: Clock = utc_now) -> SummaryStore:
-        """A store on a new connection of its own, for the calling thread."""
-        return cls(connect(path), database=Path(path), clock=clock)
-
-    def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
-        self._connection.close()
 
     # --- reading -----------------------------------------------------------------
 

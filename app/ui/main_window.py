@@ -29,6 +29,7 @@ from app.core.models import Message, Session
 from app.core.paths import AppPaths
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
+from app.ui.confirm import ask_to_confirm
 from app.ui.controller import ChatController
 from app.ui.delete_originals_dialog import OriginalsDeletion
 from app.ui.export_actions import ExportActions
@@ -299,26 +300,18 @@ class MainWindow(QMainWindow):
         session = self.controller.session(session_id)
         if session is None:
             return
-        box = QMessageBox(self)
-        box.setIcon(QMessageBox.Icon.Warning)
-        box.setWindowTitle("Delete conversation?")
-        box.setText(f"Delete “{session.title}”?")
-        box.setInformativeText(
-            "The conversation and all its messages will be removed from this computer. "
-            "This can't be undone."
+        self.confirm_box = ask_to_confirm(
+            self,
+            title="Delete conversation?",
+            text=f"Delete “{session.title}”?",
+            detail="The conversation and all its messages will be removed from this "
+            "computer. This can't be undone.",
+            action="Delete",
+            on_confirm=lambda: self.controller.delete_session(session_id),
+            closed=lambda: setattr(self, "confirm_box", None),
+            icon=QMessageBox.Icon.Warning,
+            role=QMessageBox.ButtonRole.DestructiveRole,
         )
-        delete_button = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-
-        def answered() -> None:
-            self.confirm_box = None
-            if box.clickedButton() is delete_button:
-                self.controller.delete_session(session_id)
-
-        box.finished.connect(answered)
-        self.confirm_box = box
-        box.open()
 
     # -- sending -------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.store.backup import BackupInfo
+from app.ui.confirm import ask_to_confirm
 from app.ui.controller import ChatController
 
 ACTION_TEXT = "Restore from backup…"
@@ -111,27 +112,21 @@ class RestoreDialog(QDialog):
         info = self.chosen
         if info is None:
             return
-        box = QMessageBox(self)
-        box.setIcon(QMessageBox.Icon.Question)
-        box.setWindowTitle("Restore this backup?")
-        box.setText(f"Restore the backup of {day_text(info.taken_at)}?")
-        box.setInformativeText(
-            "Your conversations will be as they were then. What you have now is backed "
-            "up first, so nothing is lost: you can restore it the same way."
+
+        def restore() -> None:
+            self._controller.backups.restore(info.path)
+            self.accept()
+
+        self.confirm_box = ask_to_confirm(
+            self,
+            title="Restore this backup?",
+            text=f"Restore the backup of {day_text(info.taken_at)}?",
+            detail="Your conversations will be as they were then. What you have now is "
+            "backed up first, so nothing is lost: you can restore it the same way.",
+            action="Restore",
+            on_confirm=restore,
+            closed=lambda: setattr(self, "confirm_box", None),
         )
-        restore = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-
-        def answered() -> None:
-            self.confirm_box = None
-            if box.clickedButton() is restore:
-                self._controller.backups.restore(info.path)
-                self.accept()
-
-        box.finished.connect(answered)
-        self.confirm_box = box
-        box.open()
 
 
 def restore_action(window: QWidget, controller: ChatController) -> QAction:

@@ -1,0 +1,40 @@
+"""A store that owns one connection, for one thread: the shape SummaryStore and
+OriginalsStore share."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Self
+
+from app.store.database import connect
+from app.store.sessions import Clock, utc_now
+
+
+class ConnectionStore:
+    """Owns `connection` from construction to `close`.
+
+    Attributes:
+        database: the file behind the connection, named in error messages.
+    """
+
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        *,
+        database: Path | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        """Take ownership of `connection` (autocommit, from `open_database`/`connect`)."""
+        self._connection = connection
+        self._clock = clock
+        self.database = database
+
+    @classmethod
+    def open(cls, path: Path | str, *, clock: Clock = utc_now) -> Self:
+        """A store on a new connection of its own, for the calling thread."""
+        return cls(connect(path), database=Path(path), clock=clock)
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        self._connection.close()
