@@ -18,14 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.chat.events import Activity, ChatEvents, SummaryPreview
-from app.chat.jobs import (
-    LoadedConversation,
-    ReplyJob,
-    ReplyOutcome,
-    ReplyRequest,
-    load_conversation,
-)
+from app.chat.jobs import LoadedConversation, load_conversation
 from app.chat.loop import EventLoop, Timer
+from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
 from app.chat.runner import Job, JobRunner
 from app.chat.summaries import CANCELLING as CANCELLING
 from app.chat.summaries import ConversationSummaries

@@ -32,6 +32,24 @@ SETTINGS_SCHEMA_VERSION = 2
 Theme = Literal["system", "light", "dark"]
 
 
+class RecallSettings(BaseModel):
+    """How Claude reaches what was condensed (DESIGN §3: the recall block and the tool).
+
+    `automatic`: before each request, quote the archived originals that match the new
+    message, within `budget_ratio` of the window. `tool`: offer Claude the
+    `search_conversation_archive` tool, at most `max_lookups` times per reply;
+    `across_conversations` lets it search every conversation, not only this one.
+    """
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    automatic: bool = True
+    budget_ratio: float = Field(default=0.05, ge=0.0, le=0.2)
+    tool: bool = True
+    across_conversations: bool = False
+    max_lookups: int = Field(default=3, ge=1, le=10)
+
+
 class AppSettings(BaseModel):
     """Everything the user can set. Never holds the API key (that lives in the keyring).
 
@@ -46,6 +64,7 @@ class AppSettings(BaseModel):
     theme: Theme = "system"
     font_size: int = Field(default=11, ge=8, le=24)
     summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
 
     @field_validator("api_base_url")
     @classmethod
