@@ -15,6 +15,7 @@ tests/unit/bench/test_planted_facts.py checks those promises.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -34,6 +35,10 @@ KINDS: tuple[Kind, ...] = (
 # No fact is stated in the newest messages: the question must reach back.
 QUIET_TAIL = 40
 DEFAULT_LENGTH = 640
+# Planted clock times use these minutes and no message is sent on them, so the times
+# a summary or the transcript shows ("2026-02-05 09:36") are never taken for a fact
+# (shifted by any whole or half-hour time zone, they stay off these minutes too).
+PLANTED_MINUTES = (5, 10, 20, 25, 35, 40, 50, 55)
 
 # --- what the facts are about ----------------------------------------------------------
 
@@ -122,6 +127,31 @@ AMOUNT_SUBJECTS = (
     ("the boiler service", "What does the boiler service cost?"),
     ("the stamp duty estimate", "What is the stamp duty estimate?"),
 )
+# A believable range for each amount (whole units).
+AMOUNT_RANGES = {
+    "the builder's quote": (8000, 42000),
+    "the venue deposit": (500, 4000),
+    "the monthly rent for the shop": (900, 3500),
+    "the flights to Porto": (180, 900),
+    "the new oven": (2500, 14000),
+    "the accountant's fee": (300, 1800),
+    "the survey": (350, 1200),
+    "the photographer's package": (900, 3200),
+    "the vet bill": (60, 900),
+    "the kitchen worktops": (800, 5000),
+    "the Lisbon apartment": (400, 1600),
+    "the shop fit-out": (6000, 30000),
+    "the piano lessons per term": (150, 600),
+    "the insurance excess": (100, 1000),
+    "the skip hire": (180, 450),
+    "the catering per head": (35, 120),
+    "the bike repair": (40, 300),
+    "the solicitor's fixed fee": (800, 2500),
+    "the first flour order": (200, 1500),
+    "the wedding cake": (250, 900),
+    "the boiler service": (70, 200),
+    "the stamp duty estimate": (2000, 15000),
+}
 CURRENCIES = ("£", "€", "$")
 
 QUANTITY_SUBJECTS = (
@@ -464,7 +494,9 @@ def _values(rng: random.Random) -> dict[Kind, list[tuple[str, str, str]]]:
     rng.shuffle(first)
     rng.shuffle(last)
     letters = "ABCDEFGHJKLMNPRSTUVWXYZ"
-    start = datetime(2026, 3, 2)
+    # Planted dates are upcoming, after the conversation's last day: a date line the
+    # request carries ("Wednesday 22 April 2026") is never taken for a planted date.
+    start = datetime(2026, 6, 1)
     facts: dict[Kind, list[tuple[str, str, str]]] = {kind: [] for kind in KINDS}
     for i, (subject, question) in enumerate(NAME_SUBJECTS):
         facts["name"].append((subject, question, f"{first[i]} {last[i]}"))
@@ -481,31 +513,35 @@ def _values(rng: random.Random) -> dict[Kind, list[tuple[str, str, str]]]:
             )
         facts["code"].append((subject, question, value))
     for i, (subject, question) in enumerate(AMOUNT_SUBJECTS):
-        pounds = rng.randint(35, 48_000)
-        cents = f".{rng.randint(10, 99)}" if i % 4 == 0 else ""
-        facts["amount"].append((subject, question, f"{CURRENCIES[i % 3]}{pounds:,}{cents}"))
+
+        def amount(i: int = i, subject: str = subject) -> str:
+            cents = f".{rng.randint(10, 99)}" if i % 4 == 0 else ""
+            return f"{CURRENCIES[i % 3]}{rng.randint(*AMOUNT_RANGES[subject]):,}{cents}"
+
+        facts["amount"].append((subject, question, _distinct(amount, facts)))
     for i, (subject, unit, question) in enumerate(QUANTITY_SUBJECTS):
-        number = f"{rng.randint(3, 480)}.{rng.randint(1, 9)}" if i % 2 else str(rng.randint(7, 950))
-        facts["quantity"].append((subject, question, f"{number} {unit}"))
-    used_days: set[int] = set()
+
+        def quantity(i: int = i, unit: str = unit) -> str:
+            whole = f"{rng.randint(3, 480)}.{rng.randint(1, 9)}" if i % 2 else rng.randint(7, 950)
+            return f"{whole} {unit}"
+
+        facts["quantity"].append((subject, question, _distinct(quantity, facts)))
     for i, (subject, question) in enumerate(DATE_SUBJECTS):
-        offset = rng.choice([d for d in range(20, 300) if d not in used_days])
-        used_days.add(offset)
-        day = start + timedelta(days=offset)
-        value = day.strftime("%d %B %Y").lstrip("0") if i % 2 else day.strftime("%Y-%m-%d")
-        facts["date"].append((subject, question, value))
-    used_times: set[tuple[int, int]] = set()  # one fact per clock time, either way written
+
+        def date(i: int = i) -> str:
+            day = start + timedelta(days=rng.randint(0, 210))
+            return day.strftime("%d %B %Y").lstrip("0") if i % 2 else day.strftime("%Y-%m-%d")
+
+        facts["date"].append((subject, question, _distinct(date, facts)))
     for i, (subject, question) in enumerate(TIME_SUBJECTS):
-        hour, minute = 0, 0
-        while (hour, minute) in used_times or hour == 0:
-            hour, minute = rng.randint(6, 21), rng.choice((5, 10, 20, 25, 35, 40, 50, 55))
-        used_times.add((hour, minute))
-        value = (
-            f"{hour:02d}:{minute:02d}"
-            if i % 2
-            else f"{hour % 12 or 12}:{minute:02d} {'am' if hour < 12 else 'pm'}"
-        )
-        facts["time"].append((subject, question, value))
+
+        def clock_time(i: int = i) -> str:
+            hour, minute = rng.randint(6, 21), rng.choice(PLANTED_MINUTES)
+            if i % 2:
+                return f"{hour:02d}:{minute:02d}"
+            return f"{hour % 12 or 12}:{minute:02d} {'am' if hour < 12 else 'pm'}"
+
+        facts["time"].append((subject, question, _distinct(clock_time, facts)))
     for i, (subject, question) in enumerate(FILE_SUBJECTS):
         stem = subject.removeprefix("the ").replace(" ", "_").replace("'", "")
         value = f"{stem}_v{rng.randint(2, 9)}.{FILE_EXTENSIONS[i % len(FILE_EXTENSIONS)]}"
@@ -516,6 +552,17 @@ def _values(rng: random.Random) -> dict[Kind, list[tuple[str, str, str]]]:
     for subject, question, options in DECISION_SUBJECTS:
         facts["decision"].append((subject, question, rng.choice(options)))
     return facts
+
+
+def _distinct(make: Callable[[], str], taken: dict[Kind, list[tuple[str, str, str]]]) -> str:
+    """A value of `make` that is not part of another value, nor another of it ("£81"
+    would be found inside "£815", "2:20 pm" inside "12:20 pm"), so that finding a
+    value means finding that fact."""
+    others = [value for facts in taken.values() for _subject, _question, value in facts]
+    while True:
+        value = make()
+        if not any(value in other or other in value for other in others):
+            return value
 
 
 def _capitalized(text: str) -> str:
@@ -549,6 +596,8 @@ def make_conversation(seed: int = 12, length: int = DEFAULT_LENGTH) -> PlantedCo
             topic = rng.choice([t for t in topics if t != topic])
             stretch_left = rng.randint(18, 40)
         when += timedelta(minutes=rng.randint(1, 25))
+        if when.minute in PLANTED_MINUTES:
+            when += timedelta(minutes=1)
         if index % 2 == 0 and rng.random() < 0.1:
             when += timedelta(days=rng.randint(1, 3), hours=rng.randint(0, 6))
         things = TOPICS[topic]

@@ -4,11 +4,13 @@ newest messages, each stated once, and no question that gives its answer away.""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from datetime import date, datetime
 
 import pytest
 
-from bench.planted_facts import KINDS, QUIET_TAIL, make_conversation
+from bench.planted_facts import KINDS, PLANTED_MINUTES, QUIET_TAIL, make_conversation
 
 MIN_FACTS_PER_KIND = 20
 
@@ -64,6 +66,34 @@ def test_no_question_contains_its_value(seed: int) -> None:
     for fact in facts:
         assert fact.value.lower() not in fact.question.lower(), fact
     assert len({fact.question for fact in facts}) == len(facts)
+
+
+@pytest.mark.parametrize("seed", [12, 1, 2026])
+def test_planted_dates_fall_after_the_conversation(seed: int) -> None:
+    """So that the date lines and date ranges of a request never count as a planted date."""
+    conversation = make_conversation(seed)
+    last_day = conversation.messages[-1].sent_at.date()
+    for fact in conversation.facts:
+        if fact.kind == "date":
+            iso = re.fullmatch(r"\d{4}-\d{2}-\d{2}", fact.value)
+            day = (
+                date.fromisoformat(fact.value)
+                if iso
+                else datetime.strptime(fact.value, "%d %B %Y").date()
+            )
+            assert day > last_day, fact
+
+
+@pytest.mark.parametrize("seed", [12, 1, 2026])
+def test_no_message_is_sent_at_a_planted_minute(seed: int) -> None:
+    """So that the times a summary shows never count as a planted clock time."""
+    conversation = make_conversation(seed)
+    for message in conversation.messages:
+        for offset in (0, 30):
+            assert (message.sent_at.minute + offset) % 60 not in PLANTED_MINUTES
+    for fact in conversation.facts:
+        if fact.kind == "time":
+            assert int(fact.value.split(":")[1][:2]) in PLANTED_MINUTES
 
 
 def test_too_short_a_conversation_is_refused() -> None:
