@@ -205,7 +205,7 @@ def request_for(conversation: Conversation, question: str) -> BuiltRequest:
             model=model,
             system_prompt=conversation.system_prompt,
             summaries=conversation.summaries.active_summaries(conversation.session_id),
-            tail=conversation.summaries.live_messages(conversation.session_id),
+            tail=conversation.store.live_messages(conversation.session_id),  # as ReplyJob
             draft=question,
         )
 
