@@ -1,0 +1,390 @@
+"""Which planted facts, and which evidence messages, reach the request Cairn builds (issue 12).
+
+Run: .venv/bin/python bench/bench_recall_eval.py [--quick] [--seed 12] [--messages 640]
+
+The conversation is bench/planted_facts.py's: 640 messages over twelve weeks,
+six everyday topics, 22 facts of each of nine kinds (names, codes and ids,
+amounts, numbers with units, dates, clock times, file names, URLs, decisions),
+none in the last 40 messages, a question for each that does not contain its value.
+
+For each window (2k, 4k, 8k, 16k) and summarizer the conversation is fed, one
+message at a time, into a real SQLite database (`open_database`, `SessionStore`,
+`SummaryStore`, each on its own connection as the app's threads have) and the real
+engine runs as the app runs it: after each reply the policy observes and
+decides, and a summary is made when due. The summarizers, all behind the
+interface the engine uses (`Summarizer` with its `complete` callable, the shape of
+`ChatProvider.complete_structured`; no HTTP, so no fake server here):
+
+- rule: offline rules only (`complete=None`, mode rule);
+- hybrid: mode hybrid, with an extractive stand-in for Claude — it keeps, verbatim,
+  the transcript's sentences that carry a digit, a name, a link or a choice, as the
+  prompt asks (a diligent model; not a measure of Claude itself);
+- adversarial: mode hybrid, with a fluent but fact-free stand-in — plausible
+  narrative and points with no name, number or identifier. Only Cairn's own rule
+  facets and retention check can keep facts then.
+
+Then, at the end, every question is asked: `request_for` builds the request the app
+would send for it (see there), and we count whether the fact's value is anywhere in
+the request's text (system + messages), and whether the message that stated it is
+there verbatim (issue 8's evidence measure), beside plain truncation — the newest
+messages that fit with the question — in the same run.
+
+Prints two tables; it is not a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.core.catalog import ModelInfo
+from app.core.context import BuiltRequest, ContextBuilder
+from app.core.conversation import local_day
+from app.core.engine import SummarizationEngine
+from app.core.errors import ContextOverflowError
+from app.core.models import Message, Role
+from app.core.policy import TriggerMemory
+from app.core.summarization_config import SummarizationConfig
+from app.core.summarizer import Summarizer
+from app.core.summary import SummaryMode, SummaryTrigger
+from app.core.tokens import TokenCounter, default_counter
+from app.store import SessionStore, SummaryStore, open_database
+from bench.bench_evidence import sent_text, truncation_request
+from bench.planted_facts import (
+    DEFAULT_LENGTH,
+    KINDS,
+    PlantedConversation,
+    make_conversation,
+)
+
+WINDOWS = (2_000, 4_000, 8_000, 16_000)
+MODES = ("rule", "hybrid", "adversarial")
+
+# --- the summarizers' stand-ins for Claude -------------------------------------------
+
+_HEADER = re.compile(r"^\[#(\d+) · (user|assistant) · [^\]]*\]$|^\[Summary of messages #(\d+)")
+# A summary's own framing (its dates, the stand-in's narrative), not something said.
+_FRAMING = ("When:", "Messages #")
+# What a model told to list "identifiers, file names, numbers, amounts, dates, URLs and
+# names, verbatim" would pick out: links, file names, amounts, numbers with what follows
+# them, codes, and two capitalised words together.
+_ENTITY = re.compile(
+    r"\b\d{1,2} [A-Z][a-z]+ \d{4}|https?://\S+|\b[\w-]+\.[a-z]{2,4}\b|[£€$][\d,.]+\d"
+    r"|\b\d[\d,.:-]*(?: [a-zA-Z%]+)?|\b[A-Z]{1,4}\d*-?\d[\w-]*|[A-Z][a-zà-ÿśń]+ [A-Z][a-zà-ÿśń]+"
+)
+_TARGET = re.compile(r"under about ([\d,]+) tokens")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SPECIFIC = re.compile(
+    r"\d|https?://|\b(?:go with|chose|decided)\b|(?<=[a-z,] )[A-Z][a-z]+ [A-Z][a-zśń]+"
+)
+
+
+def _transcript_blocks(prompt: str) -> list[tuple[int, list[str]]]:
+    """(message number, its lines) for each block of the transcript the summarizer is
+    shown; a summary's list markers and headings are left out."""
+    inside = prompt.split("<transcript>", 1)[-1].split("</transcript>", 1)[0]
+    blocks: list[tuple[int, list[str]]] = []
+    for raw in inside.splitlines():
+        line = raw.strip()
+        header = _HEADER.match(line)
+        if header is not None:
+            blocks.append((int(header.group(1) or header.group(3)), []))
+        elif blocks and line and not line.endswith(":") and not line.startswith(_FRAMING):
+            blocks[-1][1].append(line.lstrip("-• ").strip())
+    return blocks
+
+
+def extractive_claude(**arguments: Any) -> dict[str, Any]:
+    """A diligent summarizer: the sentences carrying specifics, verbatim, oldest first,
+    and the identifiers, names and numbers in them as entities, as many as the length
+    the prompt asks for allows (about 4 characters a token)."""
+    prompt = str(arguments["prompt"])
+    blocks = _transcript_blocks(prompt)
+    target = _TARGET.search(prompt)
+    room = 4 * (int(target.group(1).replace(",", "")) if target else 800)
+    points: list[dict[str, Any]] = []
+    entities: list[str] = []
+    for number, lines in blocks:
+        for line in lines:
+            for sentence in _SENTENCE.split(line):
+                if not _SPECIFIC.search(sentence):
+                    continue
+                found = [e.rstrip(".,") for e in _ENTITY.findall(sentence) if e not in entities]
+                cost = len(sentence) + 4 + sum(len(e) + 2 for e in found)
+                if room > cost and len(points) < 30:
+                    room -= cost
+                    points.append({"text": sentence, "sources": [number]})
+                    entities.extend(found)
+    first = blocks[0][0] if blocks else 1
+    last = blocks[-1][0] if blocks else 1
+    return {
+        "narrative": f"Messages #{first}–#{last} went on with the plans; the points list "
+        "what was settled.",
+        "key_points": points,
+        "decisions": [],
+        "action_items": [],
+        "open_questions": [],
+        "entities": entities,
+    }
+
+
+def fact_free_claude(**arguments: Any) -> dict[str, Any]:
+    """Fluent, plausible and empty: no name, number, date or identifier at all."""
+    blocks = _transcript_blocks(str(arguments["prompt"]))
+    sources = [number for number, _ in blocks[:3]] or [1]
+    return {
+        "narrative": "The conversation moved steadily between several ongoing plans. The user "
+        "weighed the options carefully and the assistant offered practical, balanced advice; "
+        "both agreed to keep things flexible and revisit the details later.",
+        "key_points": [
+            {"text": "Several practical options were compared in some depth.", "sources": sources},
+            {"text": "The costs and the timing were discussed at length.", "sources": sources},
+            {"text": "A few people involved were mentioned along the way.", "sources": sources},
+        ],
+        "decisions": [{"text": "They settled on the approach discussed.", "sources": sources}],
+        "action_items": [],
+        "open_questions": [{"text": "Some details remain to be confirmed.", "sources": sources}],
+        "entities": [],
+    }
+
+
+def summarizer_for(mode: str, counter: TokenCounter) -> tuple[SummarizationConfig, Summarizer]:
+    complete: Callable[..., dict[str, Any]] | None = {
+        "rule": None,
+        "hybrid": extractive_claude,
+        "adversarial": fact_free_claude,
+    }[mode]
+    config = SummarizationConfig(mode=SummaryMode.RULE if mode == "rule" else SummaryMode.HYBRID)
+    return config, Summarizer(config, complete=complete, counter=counter)
+
+
+# --- the app's path --------------------------------------------------------------------
+
+
+@dataclass
+class Conversation:
+    """One conversation as the app holds it: its stores, engine and model."""
+
+    session_id: str
+    store: SessionStore
+    summaries: SummaryStore
+    engine: SummarizationEngine
+    builder: ContextBuilder
+    model: ModelInfo
+    system_prompt: str = ""
+
+
+def request_for(conversation: Conversation, question: str) -> BuiltRequest:
+    """The request the app would send if the user asked `question` now.
+
+    Mirrors the send path on main: `Conversation.send` checks the question fits and,
+    if not, condenses first (an emergency summary: `SummarizationEngine.run` with the
+    question as the draft); then `ReplyJob._build` builds the request with
+    `ContextBuilder.build_request` from the conversation's system prompt, its active
+    summaries and its live tail. The question is passed as the draft instead of being
+    stored first, so the database stays as the conversation left it for the next
+    question; the builder adds it as the last user turn just as the stored message
+    would be. When recall (and the fact ledger) land in `ReplyJob._build`, this is the
+    one function to change.
+    """
+    model, engine = conversation.model, conversation.engine
+
+    def build() -> BuiltRequest:
+        return conversation.builder.build_request(
+            model=model,
+            system_prompt=conversation.system_prompt,
+            summaries=conversation.summaries.active_summaries(conversation.session_id),
+            tail=conversation.store.live_messages(conversation.session_id),  # as ReplyJob
+            draft=question,
+        )
+
+    try:
+        return build()
+    except ContextOverflowError:
+        engine.run(
+            conversation.session_id,
+            model=model,
+            system_prompt=conversation.system_prompt,
+            draft=question,
+            trigger=SummaryTrigger.EMERGENCY,
+        )
+        return build()
+
+
+class Clock:
+    """The store's clock: each message is stored at the time the conversation says."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now().astimezone()
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+# --- one run ---------------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    """What one window × summarizer run found."""
+
+    facts: Counter[str] = field(default_factory=Counter)
+    evidence: int = 0
+    truncation_facts: Counter[str] = field(default_factory=Counter)
+    truncation_evidence: int = 0
+    questions: int = 0
+    summaries: int = 0
+    seconds: float = 0.0
+
+
+def run(
+    planted: PlantedConversation,
+    window: int,
+    mode: str,
+    counter: TokenCounter,
+    folder: Path,
+    *,
+    truncation: bool,
+) -> Figures:
+    """Feed the conversation through the engine, then ask every question; with
+    `truncation`, measure plain truncation too (the same for every summarizer)."""
+    started = time.perf_counter()
+    model = ModelInfo(
+        id=f"bench-{window}",
+        display_name=f"{window // 1000}k",
+        max_input_tokens=window,
+        max_tokens=window // 8,
+    )
+    path = folder / f"{mode}-{window}.db"
+    clock = Clock()
+    opened = open_database(path)
+    store = SessionStore(opened.connection, database=path, clock=clock)
+    summaries = SummaryStore.open(path, clock=clock)
+    last_day = local_day(planted.messages[-1].sent_at)
+    builder = ContextBuilder(counter, today=lambda: last_day)  # asked the day it ended
+    config, summarizer = summarizer_for(mode, counter)
+    engine = SummarizationEngine(config, summaries, summarizer, builder)
+    session = store.create_session("Planted facts", model.id)
+    conversation = Conversation(session.id, store, summaries, engine, builder, model)
+    memory = TriggerMemory()
+    stored: list[Message] = []
+    figures = Figures()
+    try:
+        for chat in planted.messages:
+            clock.now = chat.sent_at
+            role = Role.USER if chat.role == "user" else Role.ASSISTANT
+            stored.append(
+                store.append_message(
+                    session.id, role, chat.text, token_estimate=counter.count(chat.text)
+                )
+            )
+            memory = engine.policy.observe(
+                memory, engine.state(session.id, model=model), new_messages=1
+            )
+            if role is not Role.ASSISTANT:
+                continue
+            decision = engine.decide(session.id, model=model, memory=memory)
+            memory = engine.policy.after_decision(memory, decision)
+            if decision.summarize:
+                outcome = engine.run(
+                    session.id,
+                    model=model,
+                    trigger=SummaryTrigger(decision.trigger or "auto"),
+                    decision=decision,
+                )
+                if outcome.changed:
+                    memory = engine.policy.after_summary(memory, outcome.state_after)
+        for fact in planted.facts:
+            evidence = stored[fact.index].content
+            sent = sent_text(request_for(conversation, fact.question))
+            figures.questions += 1
+            figures.facts[fact.kind] += fact.value in sent
+            figures.evidence += evidence in sent
+            if truncation:
+                truncated = sent_text(truncation_request(builder, model, stored, fact.question))
+                figures.truncation_facts[fact.kind] += fact.value in truncated
+                figures.truncation_evidence += evidence in truncated
+        figures.summaries = len(summaries.summaries(session.id))
+    finally:
+        summaries.close()
+        store.close()
+    figures.seconds = time.perf_counter() - started
+    return figures
+
+
+# --- the tables --------------------------------------------------------------------------
+
+
+def print_tables(
+    planted: PlantedConversation, results: dict[tuple[int, str], Figures], windows: tuple[int, ...]
+) -> None:
+    per_kind = Counter(fact.kind for fact in planted.facts)
+    total = len(planted.facts)
+    print("\nFacts present in the request built for their question (value anywhere in it):")
+    header = f"{'window':>6} {'summarizer':<12}" + "".join(f"{k:>9}" for k in KINDS)
+    print(header + f"{'total':>10}")
+    print(f"{'':>6} {'(of)':<12}" + "".join(f"{per_kind[k]:>9}" for k in KINDS) + f"{total:>10}")
+    for window in windows:
+        rows = [(mode, results[window, mode].facts) for mode in MODES]
+        rows.append(("truncation", results[window, MODES[0]].truncation_facts))
+        for name, found in rows:
+            cells = "".join(f"{found[k]:>9}" for k in KINDS)
+            share = sum(found.values()) / total
+            print(f"{window // 1000:>5}k {name:<12}{cells}{sum(found.values()):>5} {share:>4.0%}")
+    print("\nEvidence (the message that stated the fact) verbatim in the request:")
+    print(f"{'window':>6} | " + " | ".join(f"{'Cairn ' + m:>17}" for m in MODES) + " | truncation")
+    for window in windows:
+        cells = " | ".join(f"{results[window, m].evidence / total:>17.2f}" for m in MODES)
+        truncation = results[window, MODES[0]].truncation_evidence / total
+        print(f"{window // 1000:>5}k | {cells} | {truncation:>10.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--messages", type=int, default=DEFAULT_LENGTH)
+    parser.add_argument(
+        "--quick", action="store_true", help="windows 4k and 16k only, 440 messages"
+    )
+    args = parser.parse_args()
+    windows = (4_000, 16_000) if args.quick else WINDOWS
+    length = 440 if args.quick else args.messages
+    counter = default_counter()
+    planted = make_conversation(args.seed, length)
+    tokens = sum(counter.count(m.text) for m in planted.messages)
+    days = len({m.sent_at.date() for m in planted.messages})
+    print(
+        f"{len(planted.messages)} messages, {tokens:,} tokens, {days} days; "
+        f"{len(planted.facts)} planted facts ({len(planted.facts) // len(KINDS)} per kind), "
+        f"none in the last 40 messages; seed {args.seed}"
+    )
+    results: dict[tuple[int, str], Figures] = {}
+    shm = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as folder:
+        for window in windows:
+            for mode in MODES:
+                figures = run(
+                    planted, window, mode, counter, Path(folder), truncation=mode == MODES[0]
+                )
+                results[window, mode] = figures
+                print(
+                    f"  {window // 1000:>2}k {mode:<12} {figures.summaries:>3} summaries made, "
+                    f"{figures.seconds:5.1f} s",
+                    flush=True,
+                )
+    print_tables(planted, results, windows)
+
+
+if __name__ == "__main__":
+    main()
