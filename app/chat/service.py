@@ -110,7 +110,9 @@ class ChatService:
         self._models_job: Job[list[ModelInfo]] | None = None
         self._shut_down = False
         self.summary_process = SummaryProcess()
-        self.cache_use = CacheUseTracker(deps.store, events, lambda: self.current.session_id)
+        self.cache_use = CacheUseTracker(
+            deps.store, deps.open_store, self.runner, events, lambda: self.current.session_id
+        )
         self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
