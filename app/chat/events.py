@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
@@ -127,6 +128,9 @@ class ChatEvents:
 
     def context_changed(self, state: ContextState | None) -> None:
         """The gauge's figures for the next request; None while they cannot be known yet."""
+
+    def cache_use_changed(self, use: CacheUse) -> None:
+        """What the conversation on screen read from Claude's prompt cache, in all."""
 
     def summaries_changed(self, summaries: Sequence[Summary]) -> None:
         """The memory block of the conversation on screen changed (its active summaries)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from app.chat.archive import SummaryArchive
 from app.chat.backups import Backups
+from app.chat.cache_use import CacheUseTracker
 from app.chat.conversation import Conversation, Shared
 from app.chat.credentials import Credentials
 from app.chat.credentials import ProviderFactory as ProviderFactory
@@ -109,6 +110,9 @@ class ChatService:
         self._models_job: Job[list[ModelInfo]] | None = None
         self._shut_down = False
         self.summary_process = SummaryProcess()
+        self.cache_use = CacheUseTracker(
+            deps.store, deps.open_store, self.runner, events, lambda: self.current.session_id
+        )
         self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
@@ -452,6 +456,7 @@ class ChatService:
             newest = self._deps.store.messages(conversation.session_id, limit=PAGE_SIZE + 1)
         page, has_earlier = newest[-PAGE_SIZE:], len(newest) > PAGE_SIZE
         self._events.conversation_opened(conversation.session, page, has_earlier)
+        self.cache_use.opened(conversation.session_id)
         self._events.activity_changed(conversation.activity)
         self._events.summary_progress(conversation.summary_progress)
         if conversation.preview is not None:
@@ -506,5 +511,5 @@ def _shared(
         config=lambda: service._settings.summarization,
         model_info=lambda model_id: model_limits(model_id, service.models),
         is_current=lambda conversation: conversation is service.current,
-        session_changed=events.session_changed,
+        session_changed=service.cache_use.following(events.session_changed),
     )

@@ -22,6 +22,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from app.core.caching import (
+    CACHE_CONTROL,
+    cached_text_block,
+    minimum_cacheable_tokens,
+    with_turn_breakpoint,
+)
 from app.core.calibration import Calibration, Calibrations
 from app.core.catalog import ModelInfo
 from app.core.conversation import (
@@ -64,7 +70,6 @@ MEMORY_PREAMBLE = (
     "Summaries of the earlier part of this conversation, oldest first. The original "
     "messages are archived; the recent ones follow as the conversation itself."
 )
-CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 
 
 @dataclass(frozen=True)
@@ -182,8 +187,8 @@ class BuiltRequest:
     Attributes:
         model: the model id to send to.
         system: the system prompt as a plain string (possibly "") when there are no
-            summaries; else a list of text blocks, the memory block last with a
-            cache_control breakpoint.
+            summaries; else a list of text blocks, the memory block last (with a
+            cache_control breakpoint when long enough to be cached: caching.py).
         messages: alternating turns starting with the user; the draft is the last user turn.
         max_tokens: the reply's limit (the reserved output).
         state: the figures for the gauge; `state.fits` is always True here.
@@ -294,10 +299,15 @@ class ContextBuilder:
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
         state = self._state(tally, model, max_output, trigger_ratio, model_known)
+        # Prompt-cache breakpoints only where the prefix reaches the model's minimum (caching.py).
+        minimum = minimum_cacheable_tokens(model.id)
+        messages = self._messages(tail, draft)
         built = BuiltRequest(
             model=model.id,
-            system=self._system(system_prompt, summaries),
-            messages=self._messages(tail, draft),
+            system=self._system(
+                system_prompt, summaries, cached=tally.system + tally.memory >= minimum
+            ),
+            messages=with_turn_breakpoint(messages) if tally.total >= minimum else messages,
             max_tokens=state.breakdown.reserved_output,
             state=state,
             raw_input_tokens=tally.total,
@@ -422,21 +432,26 @@ class ContextBuilder:
         )
 
     @staticmethod
-    def _system(system_prompt: str, summaries: Sequence[Summary]) -> str | list[dict[str, Any]]:
+    def _system(
+        system_prompt: str, summaries: Sequence[Summary], *, cached: bool = False
+    ) -> str | list[dict[str, Any]]:
+        """The system prompt; with `cached`, a breakpoint after its last stable block.
+
+        The memory block changes only when a summary does, so every request in
+        between reads it from the cache. Anything that changes every turn (the
+        recall block) is appended after the breakpoint, never before it.
+        """
         if not summaries:
+            if cached and system_prompt.strip():
+                return [cached_text_block(system_prompt)]
             return system_prompt
         blocks: list[dict[str, Any]] = []
         if system_prompt.strip():
             blocks.append({"type": "text", "text": system_prompt})
-        # The breakpoint after the memory block: it changes only when a summary
-        # does, so every request in between reads it from the cache.
-        blocks.append(
-            {
-                "type": "text",
-                "text": memory_block_text(summaries),
-                "cache_control": dict(CACHE_CONTROL),
-            }
-        )
+        memory: dict[str, Any] = {"type": "text", "text": memory_block_text(summaries)}
+        if cached:
+            memory["cache_control"] = dict(CACHE_CONTROL)
+        blocks.append(memory)
         return blocks
 
     def _messages(self, tail: Sequence[Message], draft: str) -> list[ApiMessage]:
@@ -447,8 +462,10 @@ class ContextBuilder:
                 last_day = local_day(message.created_at)
             today = self.today()
             text = dated(draft, today if today != last_day else None)
-            if messages and messages[-1]["role"] == Role.USER.value:
-                joined = messages[-1]["content"] + TURN_SEPARATOR + text
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == Role.USER.value:
+                assert isinstance(last["content"], str)  # to_api_messages gives strings
+                joined = last["content"] + TURN_SEPARATOR + text
                 messages[-1] = {"role": Role.USER.value, "content": joined}
             else:
                 messages.append({"role": Role.USER.value, "content": text})

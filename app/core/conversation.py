@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from app.core.models import Message, MessageStatus, Role
 
 
 class ApiMessage(TypedDict):
     role: str
-    content: str
+    # A plain string, or text blocks as the API takes them (the newest user turn
+    # carries a prompt-cache breakpoint: app/core/caching.py).
+    content: str | list[dict[str, Any]]
 
 
 # A reply that failed is kept on screen, but is not part of what Claude sees:

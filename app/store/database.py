@@ -61,6 +61,8 @@ from typing import Any, TypeVar
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
+from app.store.salvage import salvage
+from app.store.wal_check import wal_damage
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +142,8 @@ def open_database(
     _ensure_folder(database.parent)
     damage = _damage_from_header(database)
     _check_writable(database)
+    # Before SQLite opens the file, which would replay the log and drop what follows a break.
+    wal_notice = _keep_damaged_wal(database) if damage is None else None
     state = _read_state(database)
     check_reason: str | None = None
     last_check = state.last_check if state is not None else None
@@ -173,6 +177,8 @@ def open_database(
         if str(mode).lower() != "wal":
             log.warning("The database %s stays in %s journal mode (no WAL here).", database, mode)
         migrate(connection)
+        if set_aside is not None:
+            notice = f"{notice} {salvage(set_aside, connection).sentence()}"
     except (sqlite3.Error, UnicodeError) as error:
         connection.close()
         raise translate(error, action=_OPEN_ACTION, database=database) from error
@@ -182,7 +188,7 @@ def open_database(
     return OpenResult(
         connection,
         database,
-        notice,
+        " ".join(filter(None, (wal_notice, notice))) or None,
         set_aside,
         checked=check_reason is not None,
         check_reason=check_reason,
@@ -706,6 +712,39 @@ def _set_aside(database: Path) -> Path:
             detail=repr(error),
         ) from error
     return target
+
+
+def _keep_damaged_wal(database: Path) -> str | None:
+    """When the write-ahead log is damaged, copy it and the file aside (as a damaged
+    database is) before SQLite reads them; the words to tell the user, or None."""
+    if not _has_content(database):
+        return None
+    try:
+        damage = wal_damage(_side(database, "-wal"))
+    except OSError as error:
+        raise _unreadable(database, error) from error
+    if damage is None:
+        return None
+    log.warning("The write-ahead log of %s is damaged (%s).", database, damage.reason)
+    target = _free_name(database, datetime.now().strftime("%Y%m%d-%H%M%S"))
+    try:
+        for suffix in ("", *_SIDE_FILES):
+            if _side(database, suffix).exists():
+                _copy_durably(_side(database, suffix), _side(target, suffix))
+        fsync_folder(database.parent)
+    except OSError as error:
+        raise StorageError(
+            f"Cairn found damage in the record of your latest changes ({database.name}-wal) "
+            f"but could not keep a copy of it: {error.strerror or error}. Nothing was "
+            "changed. Free some space on the disk, then start Cairn again.",
+            detail=repr(error),
+        ) from error
+    changes = "change" if damage.lost_transactions == 1 else "changes"
+    return (
+        f"Cairn found damage in the record of your latest changes: the last "
+        f"{damage.lost_transactions} saved {changes} could not be read and may be missing. "
+        f"A copy of the files as they were is kept as {target.name} (in {target.parent})."
+    )
 
 
 def _side(database: Path, suffix: str) -> Path:

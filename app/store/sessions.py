@@ -25,9 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from app.core.caching import CacheUse
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
+from app.store.cache_use import read_cache_use
 from app.store.database import connect
 from app.store.errors import (
     MessageArchivedError,
@@ -353,6 +355,12 @@ class SessionStore:
             rows = self._connection.execute(query, parameters).fetchall()
         rows.reverse()
         return [_message_from_row(row) for row in rows]
+
+    def cache_use(self, session_id: str, after_seq: int = 0) -> tuple[CacheUse, int]:
+        """What the replies after `after_seq` read from Claude's prompt cache, and the
+        seq of the last of them (`read_cache_use`)."""
+        with self._read("load the conversation"):
+            return read_cache_use(self._connection, session_id, after_seq)
 
     def live_messages(self, session_id: str) -> list[Message]:
         """The live tail: messages no summary covers (summary_id NULL), oldest first.

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal
 from app.chat.backups import Backups
 from app.chat.events import Activity, ChatEvents, HistoryEntry, SummaryPreview, SummaryReport
 from app.chat.service import ChatService, ServiceDependencies
+from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
@@ -38,6 +39,8 @@ class ChatController(QObject):
         message_added(Message), message_text_changed(int, str), message_updated(Message)
         activity_changed(Activity): the conversation on screen became busy or idle.
         context_changed(object): the gauge's figures (ContextState), or None.
+        cache_use_changed(object): what the conversation read from Claude's prompt cache
+            (CacheUse).
         summaries_changed(object): the memory block's summaries (a sequence of Summary).
         error_raised(UserFacingError): show it in plain words (with Retry when it makes sense).
         notice_raised(str, str): a quiet notice (title, text).
@@ -60,6 +63,7 @@ class ChatController(QObject):
     message_updated = Signal(object)
     activity_changed = Signal(object)
     context_changed = Signal(object)
+    cache_use_changed = Signal(object)
     summaries_changed = Signal(object)
     error_raised = Signal(object)
     notice_raised = Signal(str, str)
@@ -270,6 +274,9 @@ class _SignalEvents(ChatEvents):
 
     def context_changed(self, state: ContextState | None) -> None:
         self._c.context_changed.emit(state)
+
+    def cache_use_changed(self, use: CacheUse) -> None:
+        self._c.cache_use_changed.emit(use)
 
     def summaries_changed(self, summaries: Sequence[Summary]) -> None:
         self._c.summaries_changed.emit(tuple(summaries))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Final
 
+from app.core.caching import CacheUse
 from app.core.context import ContextState, format_token_count, say_token_pair
 
 NO_STATE_TEXT: Final = "—"
@@ -135,6 +136,18 @@ def accessible_description(state: ContextState | None) -> str:
     return f"{current.word}: {figures} {trigger_text(state)}"
 
 
+def cache_use_text(use: CacheUse | None) -> str | None:
+    """What the conversation's replies reused from Claude's prompt cache, in plain words;
+    None before any reply reported its figures."""
+    if use is None or use.total <= 0:
+        return None
+    return (
+        f"Reused from Claude's short-term memory: {use.read:,} of the {use.total:,} tokens "
+        f"this conversation has sent ({format_percent(use.read_share)}), at a fraction "
+        "of the cost."
+    )
+
+
 # A grey rule reads in the light and the dark tooltip alike.
 _RULE_ABOVE: Final = "border-top: 1px solid #8a8a94; padding-top: 2px;"
 
@@ -146,8 +159,9 @@ def _row(label: str, figure: str, style: str = "") -> str:
     )
 
 
-def tooltip_html(state: ContextState | None) -> str:
-    """The hover text: a headline with the band's word, where the tokens go, and notes."""
+def tooltip_html(state: ContextState | None, cache_use: CacheUse | None = None) -> str:
+    """The hover text: a headline with the band's word, where the tokens go, what
+    was reused from Claude's cache, and notes."""
     if state is None:
         return "<p>How full the conversation is will show here once one is open.</p>"
     current = band(state)
@@ -170,7 +184,10 @@ def tooltip_html(state: ContextState | None) -> str:
         f"Claude can read {format_tokens(state.usable)} tokens of this conversation; "
         f"{format_tokens(parts.reserved_output)} more are kept for its reply."
     )
-    explained = "<br/>".join((band_explanation(state), trigger_text(state), room))
+    reused = cache_use_text(cache_use)
+    explained = "<br/>".join(
+        (band_explanation(state), trigger_text(state), room, *([reused] if reused else []))
+    )
     noted = "<br/>".join(notes(state))
     return (
         f"<p style='margin-bottom: 4px'><b>{headline}</b></p>"

@@ -209,6 +209,7 @@ class MainWindow(QMainWindow):
         controller.key_needed.connect(self._ask_for_key)
         controller.models_changed.connect(self._models_changed)
         controller.context_changed.connect(self.gauge.set_state)
+        controller.cache_use_changed.connect(self.gauge.set_cache_use)
         controller.pending_sent.connect(self.composer.clear)
 
     def _build_menu(self) -> None:

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from app.core.caching import CacheUse
 from app.core.context import ContextState
 from app.ui.gauge_text import (
     Band,
@@ -106,6 +107,7 @@ class TokenGauge(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state: ContextState | None = None
+        self._cache_use: CacheUse | None = None
         self._text = gauge_text(None)
         self._widest: tuple[str, float] | None = None  # (font key, width of widest_texts())
         self._tip_anchor: QPoint | None = None  # where the open breakdown was shown
@@ -132,6 +134,12 @@ class TokenGauge(QWidget):
             self.updateGeometry()
         self._describe()
         self.update()
+
+    def set_cache_use(self, use: CacheUse) -> None:
+        """What the conversation reused from Claude's prompt cache: said in the breakdown."""
+        if use != self._cache_use:
+            self._cache_use = use
+            self._describe()
 
     def text(self) -> str:
         """The text shown beside the bar."""
@@ -269,7 +277,7 @@ class TokenGauge(QWidget):
         if description != self.accessibleDescription():
             self.setAccessibleDescription(description)
         shown = self._breakdown_showing()
-        self.setToolTip(tooltip_html(self._state))
+        self.setToolTip(tooltip_html(self._state, self._cache_use))
         if shown and self._tip_anchor is not None:
             # The figures move while the user types; an open breakdown follows them.
             QToolTip.showText(self._tip_anchor, self.toolTip(), self)

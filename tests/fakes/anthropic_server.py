@@ -33,6 +33,7 @@ from typing import Any, Literal, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
+from tests.fakes.prompt_cache import MAX_BREAKPOINTS, PromptCache
 
 logger = logging.getLogger(__name__)
 
@@ -567,6 +568,7 @@ class FakeAnthropicServer:
         reply_generator: builds the reply when nothing is scripted.
         strict: refuse messages that do not start with the user and alternate.
         reject_unknown_models: answer 404 for a model not in `models`.
+        prompt_cache: the prefixes `cache_control` breakpoints cached (prompt_cache.py).
     """
 
     def __init__(
@@ -598,6 +600,7 @@ class FakeAnthropicServer:
         self._ids = itertools.count(1)
         self._httpd: _HttpServer | None = None
         self._thread: threading.Thread | None = None
+        self.prompt_cache = PromptCache()
 
     # -- lifecycle
 
@@ -893,6 +896,11 @@ class FakeAnthropicServer:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return HttpError(400, "messages: at least one message is required")
+        if PromptCache.breakpoints(body) > MAX_BREAKPOINTS:
+            # https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+            return HttpError(
+                400, f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided."
+            )
         previous_role: str | None = None
         for index, message in enumerate(messages):
             if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
@@ -974,7 +982,8 @@ class FakeAnthropicServer:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": self._usage_json(self.count_input_tokens(request.body), 1),
+            "usage": self._usage_json(self.count_input_tokens(request.body), 1)
+            | vars(self.prompt_cache.usage(request.body, self.count_input_tokens)),
         }
 
     @staticmethod
@@ -1060,7 +1069,7 @@ class FakeAnthropicServer:
                 "content_block_stop", {"type": "content_block_stop", "index": index}
             )
         assert isinstance(reply, Reply)
-        usage = self._usage_json(message["usage"]["input_tokens"], self.count_output_tokens(blocks))
+        usage = message["usage"] | {"output_tokens": self.count_output_tokens(blocks)}
         exchange.send_event(
             "message_delta",
             {

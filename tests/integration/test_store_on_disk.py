@@ -127,8 +127,8 @@ def assert_set_aside(database: Path, original: bytes, caplog: pytest.LogCaptureF
         assert result.notice.startswith("Cairn found a damaged database and set it aside as ")
         assert result.set_aside.name in result.notice
         assert "a fresh one was started. Nothing was deleted." in result.notice
-        # The fresh database works.
-        assert store.list_sessions() == []
+        # The fresh database holds what could be salvaged from the copy, and works.
+        assert "Recovered " in result.notice or "No conversation could be read" in result.notice
         store.create_session("a new start", MODEL)
     finally:
         store.close()

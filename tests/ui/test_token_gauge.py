@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QHelpEvent, QImage, QKeyEvent, 
 from PySide6.QtWidgets import QApplication, QLineEdit, QToolTip, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
+from app.core.caching import CacheUse
 from app.core.context import ContextBreakdown, ContextState
 from app.ui import theme
 from app.ui.gauge_text import Band, gauge_text, tooltip_html, widest_texts
@@ -359,3 +360,14 @@ def test_escape_goes_on_to_the_window_when_no_breakdown_is_open(qtbot: QtBot) ->
     qtbot.keyClick(gauge, Qt.Key.Key_Escape)
     qtbot.keyClick(gauge, Qt.Key.Key_A)
     assert window.keys == [Qt.Key.Key_Escape, Qt.Key.Key_A]
+
+
+def test_the_breakdown_says_what_was_reused_from_claudes_cache(gauge: TokenGauge) -> None:
+    state = make_state(65_280)
+    gauge.set_state(state)
+    use = CacheUse(read=9_000, written=1_000, total=10_500)
+
+    gauge.set_cache_use(use)
+
+    assert gauge.toolTip() == tooltip_html(state, use)
+    assert "Reused from Claude's short-term memory: 9,000 of the 10,500" in gauge.toolTip()

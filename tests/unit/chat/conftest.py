@@ -13,6 +13,7 @@ import pytest
 from app.chat.events import Activity, ChatEvents, SummaryPreview, SummaryReport
 from app.chat.loop import QueueLoop
 from app.chat.service import ChatService, ServiceDependencies
+from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
@@ -60,6 +61,9 @@ class RecordingEvents(ChatEvents):
 
     def session_changed(self, session: Session) -> None:
         self.seen.append(("session_changed", (session,)))
+
+    def cache_use_changed(self, use: CacheUse) -> None:
+        self.seen.append(("cache_use_changed", (use,)))
 
     def session_removed(self, session_id: str) -> None:
         self.seen.append(("session_removed", (session_id,)))

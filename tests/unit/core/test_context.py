@@ -25,7 +25,7 @@ from app.core.context import (
     memory_block_text,
     reserved_output,
 )
-from app.core.conversation import DATE_LINE_TOKENS, to_api_messages
+from app.core.conversation import DATE_LINE_TOKENS, ApiMessage, to_api_messages
 from app.core.errors import (
     ContextOverflowError,
     InvalidInputError,
@@ -103,6 +103,14 @@ def summary(tier: str, first: int, last: int, text: str, estimate: int | None = 
     return make_summary(tier, first, last, text, tokens=estimate, created_at=WHEN)
 
 
+def text_of(turn: ApiMessage) -> str:
+    """A turn's text, whether a string or blocks (the newest carries a cache breakpoint)."""
+    content = turn["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(block["text"] for block in content)
+
+
 def tiny_model(window: int, output: int) -> ModelInfo:
     return ModelInfo(
         id="claude-tiny", display_name="Claude Tiny", max_input_tokens=window, max_tokens=output
@@ -131,7 +139,7 @@ def test_the_stored_history_is_sent_oldest_first_with_the_draft_last() -> None:
 
     built = ContextBuilder(today=same_day).build_request(model=SONNET, tail=tail, draft="Why?")
 
-    assert [m["content"] for m in built.messages] == [
+    assert [text_of(m) for m in built.messages] == [
         "[Thursday 5 March 2026]\n\nWhat is a cairn?",  # one day: one date line, first
         "A pile of stones.",
         "Who builds them?",
@@ -203,7 +211,7 @@ def test_to_api_messages_keeps_its_behaviour() -> None:
 
 
 SUMMARIES = [
-    summary("condensed", 61, 80, "They chose granite for the base."),
+    summary("condensed", 61, 80, "They chose granite for the base. " * 200),
     summary("compressed", 1, 40, "They met and planned a walk."),
     summary("condensed", 41, 60, "They packed water and maps."),
 ]
@@ -630,12 +638,12 @@ def test_turns_start_with_the_user_alternate_and_are_never_empty(
     messages = outcome.messages
     assert messages[0]["role"] == "user"
     assert all(a["role"] != b["role"] for a, b in itertools.pairwise(messages))
-    assert all(turn["content"].strip() for turn in messages)
-    sent = "\n\n".join(turn["content"] for turn in messages)
+    assert all(text_of(turn).strip() for turn in messages)
+    sent = "\n\n".join(text_of(turn) for turn in messages)
     assert DATE_LINE.sub("", sent) == "\n\n".join(expected)
     if draft.strip():
         assert messages[-1]["role"] == "user"
-        assert messages[-1]["content"].endswith(draft)
+        assert text_of(messages[-1]).endswith(draft)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -679,11 +687,11 @@ def test_the_request_and_the_reply_never_exceed_the_window(
     recount = (
         REQUEST_OVERHEAD_TOKENS
         + COUNTER.count("Be brief.")
-        + sum(COUNTER.count_message(turn["content"]) for turn in outcome.messages)
+        + sum(COUNTER.count_message(text_of(turn)) for turn in outcome.messages)
     )
     joins = len(sendable_texts(tail, draft)) - len(outcome.messages)
     # A date line's blank line may merge with whitespace that starts the message too.
-    date_lines = sum(len(DATE_LINE.findall(turn["content"])) for turn in outcome.messages)
+    date_lines = sum(len(DATE_LINE.findall(text_of(turn))) for turn in outcome.messages)
     slack = 3 * (joins + date_lines)
     assert outcome.raw_input_tokens - slack <= recount <= outcome.raw_input_tokens
     assert calibration.apply(recount) <= outcome.state.used

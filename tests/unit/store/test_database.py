@@ -445,7 +445,8 @@ def test_damage_found_while_cairn_runs_is_reported_then_set_aside_at_the_next_st
         assert again.set_aside is not None
         assert again.set_aside.read_bytes() == kept
         assert again.notice is not None and again.set_aside.name in again.notice
-        assert SessionStore(again.connection).list_sessions() == []  # a fresh start
+        # A fresh database, holding what could be salvaged from the copy (salvage.py).
+        assert "Recovered " in again.notice
     finally:
         again.connection.close()
     assert any("damaged" in r.getMessage() for r in caplog.records)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBreakdown, ContextBuilder, ContextState
 from app.core.errors import ContextOverflowError, MessageTooLargeError
@@ -15,6 +16,7 @@ from app.ui.gauge_text import (
     Band,
     accessible_description,
     band,
+    cache_use_text,
     format_percent,
     format_tokens,
     gauge_text,
@@ -281,3 +283,21 @@ def test_the_reported_mismatch_is_gone() -> None:
     assert gauge_text(state).endswith("607 of 2.5k")
     assert "<b>607 of 2.5k</b>" in tooltip_html(state)
     assert "1.1k of 3k" not in tooltip_html(state)
+
+
+def test_tooltip_says_what_was_reused_from_claudes_cache() -> None:
+    use = CacheUse(read=12_400, written=1_500, total=14_000)
+
+    html = tooltip_html(make_state(1_000), use)
+
+    assert (
+        "Reused from Claude's short-term memory: 12,400 of the 14,000 tokens this "
+        "conversation has sent (88 %)"
+    ) in html
+    assert cache_use_text(use) in html
+
+
+def test_before_any_reply_nothing_is_said_about_the_cache() -> None:
+    assert cache_use_text(None) is None
+    assert cache_use_text(CacheUse()) is None
+    assert "short-term memory" not in tooltip_html(make_state(1_000), CacheUse())

@@ -1,0 +1,117 @@
+"""Where the request's prompt-cache breakpoints go (DESIGN §3), so that the growing
+conversation is read from Claude's cache turn after turn instead of paid in full.
+
+The API caches the prefix of a request — tools, then system, then messages — up
+to each block marked with `cache_control`; a later request whose prefix is the
+same reads it back (`usage.cache_read_input_tokens`) at a tenth of the price.
+On a breakpoint the API also looks back up to 20 blocks for an earlier entry, so
+one breakpoint on the newest user turn finds the prefix the previous request
+wrote (which ended on the previous user turn, two blocks back).
+https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+
+Two breakpoints of the four the API allows:
+1. after the memory block (or the system prompt when there are no summaries):
+   the stable part of the system prompt, unchanged until a summary changes. A
+   block that changes every turn (the recall block) goes after it, never before.
+2. on the newest user turn: the whole conversation so far.
+A breakpoint goes only where the prefix up to it reaches the model's minimum
+cacheable length; a shorter prefix is not cached (and no error is raised).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from app.core.conversation import ApiMessage
+from app.core.models import Role, Usage
+
+CACHE_CONTROL: Final[dict[str, str]] = {"type": "ephemeral"}
+
+# The API refuses a request with more than four blocks marked `cache_control`.
+MAX_BREAKPOINTS: Final = 4
+
+# "Minimum cacheable prompt length", per model, from the prompt caching page
+# (https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations).
+# Matched on the model id's start, so dated ids ("claude-haiku-4-5-20251001") match too.
+MINIMUM_CACHEABLE_TOKENS: Final[tuple[tuple[str, int], ...]] = (
+    ("claude-opus-4-6", 4_096),
+    ("claude-opus-4-5", 4_096),
+    ("claude-haiku-4-5", 4_096),
+    ("claude-3-5-haiku", 2_048),
+    ("claude-3-haiku", 2_048),
+    ("claude-sonnet-4-6", 1_024),
+    ("claude-sonnet-4-5", 1_024),
+    ("claude-opus-4-1", 1_024),
+    ("claude-opus-4", 1_024),
+    ("claude-sonnet-4", 1_024),
+    ("claude-3-7-sonnet", 1_024),
+)
+# A model the table does not know (a newer one, or a compatible server's): the
+# smallest minimum of the current models. A breakpoint under the real minimum
+# costs nothing; it is simply not cached.
+DEFAULT_MINIMUM_CACHEABLE_TOKENS: Final = 1_024
+
+
+def minimum_cacheable_tokens(model_id: str) -> int:
+    """The fewest tokens a prefix needs before `model_id` caches it."""
+    for prefix, tokens in MINIMUM_CACHEABLE_TOKENS:
+        if model_id.startswith(prefix):
+            return tokens
+    return DEFAULT_MINIMUM_CACHEABLE_TOKENS
+
+
+def cached_text_block(text: str) -> dict[str, Any]:
+    """A text block with a cache breakpoint after it."""
+    return {"type": "text", "text": text, "cache_control": dict(CACHE_CONTROL)}
+
+
+def with_turn_breakpoint(messages: list[ApiMessage]) -> list[ApiMessage]:
+    """`messages` with a breakpoint on the newest user turn (its text as one block).
+
+    The turns before it are left as they are, so the prefix the previous request
+    cached (ending on the previous user turn) is byte for byte the same.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message["role"] == Role.USER.value and isinstance(message["content"], str):
+            marked: ApiMessage = {
+                "role": message["role"],
+                "content": [cached_text_block(message["content"])],
+            }
+            return [*messages[:index], marked, *messages[index + 1 :]]
+    return messages
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """What a conversation's replies read from Claude's prompt cache, in all.
+
+    Attributes:
+        read: input tokens read back from the cache (`cache_read_input_tokens`).
+        written: input tokens written to it (`cache_creation_input_tokens`).
+        total: all input tokens, cached or not (`Usage.total_input_tokens`).
+    """
+
+    read: int = 0
+    written: int = 0
+    total: int = 0
+
+    def plus(self, usage: Usage) -> CacheUse:
+        """These totals with one more reply's usage."""
+        return CacheUse(
+            self.read + usage.cache_read_input_tokens,
+            self.written + usage.cache_creation_input_tokens,
+            self.total + usage.total_input_tokens,
+        )
+
+    def combined(self, other: CacheUse) -> CacheUse:
+        """These totals and `other`'s together."""
+        return CacheUse(
+            self.read + other.read, self.written + other.written, self.total + other.total
+        )
+
+    @property
+    def read_share(self) -> float:
+        """The share of all input tokens that came from the cache (0 when none were sent)."""
+        return self.read / self.total if self.total > 0 else 0.0

@@ -1,0 +1,189 @@
+"""Damaged files on disk: a write-ahead log with a break in it, and a damaged database
+set aside and salvaged (app/store/wal_check.py, app/store/salvage.py). Real files,
+damaged byte by byte the way a failing disk or a bad copy does."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.core.models import Role
+from app.store import SessionStore, open_database
+from app.store.database import mark_clean_shutdown
+from app.store.salvage import SalvageReport
+from app.store.wal_check import FRAME_HEADER_SIZE, WAL_HEADER_SIZE, wal_damage
+
+PAGE = 4096
+
+
+def fill(database: Path, sessions: int, messages_each: int, *, checkpoint: bool = True) -> Path:
+    """A database of `sessions` conversations; with `checkpoint=False` the files are
+    copied while the connection is still open (as a crash leaves them), WAL and all."""
+    opened = open_database(database)
+    if not checkpoint:
+        opened.connection.execute("PRAGMA wal_autocheckpoint = 0")
+    store = SessionStore(opened.connection, database=database)
+    for number in range(sessions):
+        session = store.create_session(f"Walk {number}", "claude-sonnet-4-6")
+        for index in range(messages_each):
+            role = (Role.USER, Role.ASSISTANT)[index % 2]
+            store.append_message(session.id, role, f"Message {index} of walk {number}. " * 20)
+    if checkpoint:
+        store.close()
+        mark_clean_shutdown(database)
+        return database
+    crashed = database.parent / "crashed" / database.name
+    crashed.parent.mkdir()
+    for suffix in ("", "-wal"):
+        shutil.copyfile(f"{database}{suffix}", f"{crashed}{suffix}")
+    store.close()
+    return crashed
+
+
+def count_messages(database: Path) -> int:
+    opened = open_database(database)
+    try:
+        return int(opened.connection.execute("SELECT count(*) FROM message").fetchone()[0])
+    finally:
+        opened.connection.close()
+
+
+def flip_byte(path: Path, offset: int) -> None:
+    with path.open("r+b") as file:
+        file.seek(offset)
+        byte = file.read(1)
+        file.seek(offset)
+        file.write(bytes([byte[0] ^ 0xFF]))
+
+
+def frame_data_offset(frame: int) -> int:
+    return WAL_HEADER_SIZE + frame * (FRAME_HEADER_SIZE + PAGE) + FRAME_HEADER_SIZE + 100
+
+
+# --- the write-ahead log ---------------------------------------------------------------
+
+
+def test_an_intact_log_is_replayed_whole(tmp_path: Path) -> None:
+    crashed = fill(tmp_path / "cairn.db", 1, 40, checkpoint=False)
+
+    assert wal_damage(Path(f"{crashed}-wal")) is None
+    opened = open_database(crashed)
+    total = opened.connection.execute("SELECT count(*) FROM message").fetchone()[0]
+    opened.connection.close()
+
+    assert opened.notice is None
+    assert total == 40
+
+
+def test_a_break_in_the_log_is_found_copied_aside_and_said(tmp_path: Path) -> None:
+    crashed = fill(tmp_path / "cairn.db", 1, 40, checkpoint=False)
+    wal = Path(f"{crashed}-wal")
+    flip_byte(wal, frame_data_offset(10))
+
+    damage = wal_damage(wal)
+    assert damage is not None and damage.lost_transactions > 0
+    damaged_log = wal.read_bytes()
+    opened = open_database(crashed)
+    opened.connection.close()
+
+    assert opened.notice is not None
+    assert "damage in the record of your latest changes" in opened.notice
+    assert f"the last {damage.lost_transactions} saved changes" in opened.notice
+    (kept,) = crashed.parent.glob("cairn.db.damaged-*-wal")
+    assert kept.read_bytes() == damaged_log, "the log is kept exactly as it was found"
+    assert Path(str(kept).removesuffix("-wal")).exists(), "with the file it belongs to"
+
+
+def test_a_torn_last_frame_is_not_damage(tmp_path: Path) -> None:
+    """A write that never completed was never committed: SQLite rightly ignores it."""
+    crashed = fill(tmp_path / "cairn.db", 1, 10, checkpoint=False)
+    wal = Path(f"{crashed}-wal")
+    size = wal.stat().st_size
+    flip_byte(wal, size - 10)
+
+    assert wal_damage(wal) is None
+    opened = open_database(crashed)
+    opened.connection.close()
+    assert opened.notice is None
+
+
+def test_a_log_whose_header_is_damaged_is_damage(tmp_path: Path) -> None:
+    crashed = fill(tmp_path / "cairn.db", 1, 10, checkpoint=False)
+    wal = Path(f"{crashed}-wal")
+    flip_byte(wal, 20)  # salt-2: the header checksum no longer matches
+
+    damage = wal_damage(wal)
+    assert damage is not None and damage.lost_transactions >= 10
+
+
+# --- salvage ---------------------------------------------------------------------------
+
+
+def damage_pages(database: Path, first_page: int, count: int) -> None:
+    with database.open("r+b") as file:
+        file.seek(first_page * PAGE)
+        file.write(b"\x00" * PAGE * count)
+
+
+def salvaged(database: Path) -> tuple[str, int]:
+    opened = open_database(database)
+    total = opened.connection.execute("SELECT count(*) FROM message").fetchone()[0]
+    opened.connection.close()
+    assert opened.set_aside is not None and opened.set_aside.exists(), "the copy is kept"
+    assert opened.notice is not None
+    return opened.notice, int(total)
+
+
+@pytest.mark.parametrize("page_from_end", [3, 8])
+def test_a_damaged_page_costs_its_rows_not_the_rest(tmp_path: Path, page_from_end: int) -> None:
+    database = fill(tmp_path / "cairn.db", 4, 50)
+    pages = database.stat().st_size // PAGE
+    damage_pages(database, pages - page_from_end, 1)
+
+    notice, recovered = salvaged(database)
+
+    assert "set it aside" in notice
+    assert f"Recovered {recovered:,} of " in notice
+    assert 100 < recovered <= 200
+
+
+def test_a_truncated_database_gives_back_what_it_still_holds(tmp_path: Path) -> None:
+    database = fill(tmp_path / "cairn.db", 4, 50)
+    with database.open("r+b") as file:
+        file.truncate(database.stat().st_size - 4 * PAGE)
+
+    notice, recovered = salvaged(database)
+
+    assert f"Recovered {recovered:,}" in notice
+    assert recovered > 0
+
+
+def test_a_recovered_conversation_opens_with_its_messages_in_order(tmp_path: Path) -> None:
+    database = fill(tmp_path / "cairn.db", 2, 30)
+    pages = database.stat().st_size // PAGE
+    damage_pages(database, pages - 3, 1)
+
+    salvaged(database)
+    store = SessionStore.open(database)
+    try:
+        for session in store.list_sessions():
+            seqs = [m.seq for m in store.messages(session.id)]
+            assert seqs == sorted(seqs)
+            assert store.live_messages(session.id), "recovered messages are live"
+    finally:
+        store.close()
+
+
+def test_the_report_says_what_it_knows() -> None:
+    assert (
+        SalvageReport(12, 195, 200, summaries_kept=False).sentence()
+        == "Recovered 195 of 200 messages in 12 conversations from the damaged copy."
+    )
+    assert SalvageReport(1, 5, None, summaries_kept=False).sentence() == (
+        "Recovered 5 messages in 1 conversation from the damaged copy."
+    )
+    assert SalvageReport(0, 0, None, summaries_kept=False).sentence() == (
+        "No conversation could be read from it; the copy is kept as it was."
+    )

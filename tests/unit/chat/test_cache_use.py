@@ -1,0 +1,73 @@
+"""The conversation on screen says what its replies reused from Claude's prompt cache,
+through the real SDK against the fake server's cache (tests/fakes/prompt_cache.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.core.caching import CacheUse
+from app.core.models import Role
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.unit.chat.conftest import Chat
+
+StartChat = Callable[..., Chat]
+
+# About 700 tokens a question: the prefix passes Sonnet's 1,024 on the second turn.
+QUESTION = "Tell me about the path from Glenmore over Bynack More to the Fords of Avon. " * 40
+
+
+def told(chat: Chat) -> list[CacheUse]:
+    return [args[0] for args in chat.events.named("cache_use_changed")]
+
+
+def stored_use(chat: Chat) -> CacheUse:
+    use = CacheUse()
+    for message in chat.stored():
+        if message.role is Role.ASSISTANT and message.usage is not None:
+            use = use.plus(message.usage)
+    return use
+
+
+def test_each_reply_adds_what_it_reused_and_reopening_says_the_same(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    for turn in range(4):
+        fake_server.add_reply(f"Answer {turn}: the path is long and the water is clear.")
+        chat.send(f"{turn}. {QUESTION}")
+
+    uses = told(chat)
+    last = uses[-1]
+    assert last == stored_use(chat)
+    assert last.read > 0
+    assert last.read_share > 0.3
+    assert [u.read for u in uses] == sorted(u.read for u in uses)
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+
+    chat.service.new_conversation()
+    assert told(chat)[-1] == CacheUse()
+    chat.service.open_session(session_id)
+    assert told(chat)[-1] == CacheUse(), "read in the background, not on the loop's thread"
+    chat.run_until(lambda: told(chat)[-1] == last)
+
+
+def test_a_reply_off_screen_does_not_change_the_figure_on_screen(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    fake_server.add_reply("First.")
+    chat.send(QUESTION)
+    first = chat.service.current.session_id
+    pieces = [f"part{i} " for i in range(20)]
+    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
+    assert chat.service.send(f"Again: {QUESTION}")
+    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    chat.service.new_conversation()
+    chat.events.clear()
+    chat.run_until(lambda: chat.service.runner.running == 0)
+
+    assert told(chat) == []
+    assert first is not None
+    chat.service.open_session(first)
+    chat.run_until(lambda: told(chat)[-1] == stored_use(chat) and told(chat)[-1].total > 0)
