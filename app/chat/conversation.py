@@ -21,6 +21,7 @@ from app.chat.events import Activity, ChatEvents, SummaryPreview
 from app.chat.jobs import LoadedConversation, load_conversation
 from app.chat.loop import EventLoop, Timer
 from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
+from app.chat.reply_endings import ReplyEndings
 from app.chat.runner import Job, JobRunner
 from app.chat.summaries import CANCELLING as CANCELLING
 from app.chat.summaries import ConversationSummaries
@@ -108,6 +109,7 @@ class Conversation:
         self.tail = LiveTail()
         self.summaries: list[Summary] = []
         self.condensing = ConversationSummaries(self, shared)
+        self.endings = ReplyEndings(self, shared)  # Continue; declined, cut-off replies
         self.activity = Activity.IDLE
         # A stored conversation's tail and memory block are read once, by `load`.
         self.loaded = session is None
@@ -302,14 +304,14 @@ class Conversation:
             self._status("Stopping…")
         elif self.activity is Activity.CONDENSING and self.condensing.cancel_job():
             # The waiting message stays in the composer; it is not sent when this ends.
-            self._pending = None
+            self._pending = self.endings.waiting = None
             self._status("Stopping…")
 
     # --- the reply
 
-    def _start_reply(self) -> None:
+    def _start_reply(self, continuing: int | None = None) -> None:
         assert self.session is not None
-        if self.tail.tally.last_role is not Role.USER:
+        if continuing is None and self.tail.tally.last_role is not Role.USER:
             return  # nothing to answer: the newest message Claude would see is its own
         provider = self._shared.provider()
         if provider is None:
@@ -318,13 +320,15 @@ class Conversation:
         shared, loop = self._shared, self._shared.loop
         model, known = shared.model_info(self.model_id)
         reply = ReplyJob(
-            ReplyRequest(self.session.id, model, known, self.system_prompt, tuple(self.summaries)),
+            ReplyRequest(
+                self.session.id, model, known, self.system_prompt, tuple(self.summaries), continuing
+            ),
             builder=shared.builder,
             provider=provider,
             open_store=shared.open_store,
             calibrations=shared.calibrations,
             calibration_file=shared.calibration_file,
-            on_started=lambda message: loop.post(lambda: self._reply_started(message)),
+            on_started=lambda message: loop.post(lambda: self.endings.started(message)),
             on_text=lambda: loop.post(self._text_arrived),
             on_retry=lambda attempt, wait: loop.post(lambda: self._retrying(wait)),
         )
@@ -340,10 +344,6 @@ class Conversation:
         )
         self._status("")
         self._set_activity(Activity.REPLYING)
-
-    def _reply_started(self, placeholder: Message) -> None:
-        self.tail.append(TailEntry.of(placeholder, self._shared.counter.count))
-        self.tell(lambda events: events.message_added(placeholder))
 
     def _text_arrived(self) -> None:
         """Show the reply's text, at most about 30 times a second."""
@@ -385,6 +385,7 @@ class Conversation:
             self._shared.session_changed(self.session)
         self._status("")
         self._set_activity(Activity.IDLE)
+        self.endings.reply_done(outcome)
         state = self.context_state(draft="")
         if outcome.error is not None:
             error = outcome.error
@@ -432,7 +433,7 @@ class Conversation:
 
     def drop_pending(self) -> None:
         """The message waiting for condensing is not sent (it stays in the composer)."""
-        self._pending = None
+        self._pending = self.endings.waiting = None
 
     def send_pending(self) -> None:
         """Send the message that waited for condensing or opening, unless it was stopped."""
@@ -440,7 +441,7 @@ class Conversation:
         if self.activity in (Activity.CONDENSING, Activity.LOADING):
             self._set_activity(Activity.IDLE)
         if pending is None:
-            self._status("")
+            self.endings.resume()  # a reply that waited for condensing, else clears the status
             return
         self._status("")
         if self.send(pending):

@@ -123,6 +123,9 @@ class ChatEvents:
     def message_updated(self, message: Message) -> None:
         """A message changed: a reply finished, stopped or failed; a pin."""
 
+    def message_removed(self, message_id: int) -> None:
+        """A message is gone: a reply that failed before any of it arrived."""
+
     def activity_changed(self, activity: Activity) -> None:
         """The conversation on screen became busy or idle."""
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.chat.runner import something_went_wrong
+from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS, status_of
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
@@ -24,7 +25,7 @@ from app.core.models import Message, MessageStatus, Role
 from app.core.summary import Summary
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
-from app.store.errors import RecordNotFoundError
+from app.store.errors import MessageNotFoundError, RecordNotFoundError
 from app.store.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ class ReplyRequest:
     model_known: bool
     system_prompt: str
     summaries: tuple[Summary, ...]
+    # The reply to go on writing (cut off, paused or stopped); None asks a new one.
+    continuing: int | None = None
 
 
 @dataclass(frozen=True)
@@ -52,10 +55,16 @@ class ReplyOutcome:
         message: the reply's row as saved (complete, stopped or error); None when not even
             its placeholder could be saved.
         error: what went wrong, in plain words; None when the reply completed or was stopped.
+        stop_reason: the API's last word on how it ended (app.chat.stop_reasons).
+        changed: other rows this reply changed (the question of a declined reply).
+        discarded: the id of a row that received nothing and was deleted.
     """
 
     message: Message | None
     error: UserFacingError | None = None
+    stop_reason: str | None = None
+    changed: tuple[Message, ...] = ()
+    discarded: int | None = None
 
 
 class ReplyJob:
@@ -93,6 +102,8 @@ class ReplyJob:
         self._cancel = CancelToken()
         self._lock = threading.Lock()
         self._text = ""
+        self._prefix = ""  # the text of the reply this job goes on writing, as it was
+        self._earlier_status: MessageStatus | None = None  # and its status then
         self._notified = False
         self.message_id: int | None = None
 
@@ -116,58 +127,103 @@ class ReplyJob:
             store.close()
 
     def _reply(self, store: SessionStore) -> ReplyOutcome:
-        request = self.request
         try:
-            placeholder = store.append_message(
+            placeholder = self._placeholder(store)
+        except StorageError as error:
+            return ReplyOutcome(None, error)
+        except RecordNotFoundError:
+            return ReplyOutcome(None)  # the conversation was deleted meanwhile
+        self.message_id = placeholder.id
+        self._on_started(placeholder.model_copy(update={"status": MessageStatus.STREAMING}))
+        pauses = 0
+        draft = CONTINUE_PROMPT if self._continues(placeholder, MessageStatus.PAUSED) else ""
+        while True:
+            try:
+                built = self._build(store, "" if pauses else draft)
+                result = self._provider.stream_reply(
+                    ChatRequest(built.model, built.messages, built.max_tokens, built.system),
+                    StreamCallbacks(on_text=self._text_arrived(store), on_retry=self._on_retry),
+                    self._cancel,
+                )
+            except UserFacingError as error:
+                partial = error.partial_text if isinstance(error, ApiError) else ""
+                received = self.take_text()[len(self._prefix) :]
+                return self._fail(
+                    store, error, partial if len(partial) >= len(received) else received
+                )
+            except Exception:
+                log.exception("Unexpected failure while streaming a reply")
+                return self._fail(
+                    store, something_went_wrong(), self.take_text()[len(self._prefix) :]
+                )
+            status = status_of(result.stop_reason, cancelled=result.cancelled)
+            received = self.take_text()
+            text = self._prefix + result.text
+            text = text if len(text) >= len(received) else received
+            try:
+                # Stopped before anything arrived (a retry wait, say): no empty row either.
+                nothing = result.cancelled and self._earlier_status is None and not text.strip()
+                if nothing and store.replies.discard_empty(placeholder.id):
+                    return ReplyOutcome(None, discarded=placeholder.id)
+                message = store.finish_message(
+                    placeholder.id, text, status, usage=result.usage, model=result.model
+                )
+                changed: tuple[Message, ...] = ()
+                if status is MessageStatus.DECLINED:
+                    rows = store.messages_by_id(store.replies.decline(placeholder.id))
+                    message = next(row for row in rows if row.id == placeholder.id)
+                    changed = tuple(row for row in rows if row.id != placeholder.id)
+            except StorageError as error:
+                return ReplyOutcome(None, error)
+            except RecordNotFoundError:
+                return ReplyOutcome(None)  # the conversation was deleted meanwhile
+            with self._lock:
+                self._text = text
+            if result.usage is not None:
+                self._learn(built, result.usage.total_input_tokens)
+            if status is MessageStatus.PAUSED and pauses < MAX_PAUSE_CONTINUATIONS:
+                # The docs' way on: the paused turn goes back as Claude's, as it is.
+                pauses += 1
+                self._prefix, self._earlier_status = text, status
+                continue
+            return ReplyOutcome(message, stop_reason=result.stop_reason, changed=changed)
+
+    def _placeholder(self, store: SessionStore) -> Message:
+        """The row the reply streams into: a new one, or the reply it goes on writing."""
+        request = self.request
+        if request.continuing is None:
+            return store.append_message(
                 request.session_id,
                 Role.ASSISTANT,
                 "",
                 status=MessageStatus.STREAMING,
                 model=request.model.id,
             )
-        except StorageError as error:
-            return ReplyOutcome(None, error)
-        except RecordNotFoundError:
-            return ReplyOutcome(None)  # the conversation was deleted meanwhile
-        self.message_id = placeholder.id
-        self._on_started(placeholder)
-        try:
-            built = self._build(store)
-            result = self._provider.stream_reply(
-                ChatRequest(built.model, built.messages, built.max_tokens, built.system),
-                StreamCallbacks(on_text=self._text_arrived(store), on_retry=self._on_retry),
-                self._cancel,
-            )
-        except UserFacingError as error:
-            partial = error.partial_text if isinstance(error, ApiError) else ""
-            received = self.take_text()
-            return self._fail(store, error, partial if len(partial) >= len(received) else received)
-        except Exception:
-            log.exception("Unexpected failure while streaming a reply")
-            return self._fail(store, something_went_wrong(), self.take_text())
-        status = MessageStatus.STOPPED if result.cancelled else MessageStatus.COMPLETE
-        text = result.text if len(result.text) >= len(self._text) else self.take_text()
-        try:
-            message = store.finish_message(
-                placeholder.id, text, status, usage=result.usage, model=result.model
-            )
-        except StorageError as error:
-            return ReplyOutcome(None, error)
-        except RecordNotFoundError:
-            return ReplyOutcome(None)  # the conversation was deleted meanwhile
+        (message,) = store.messages_by_id({request.continuing}) or (None,)
+        if message is None:
+            raise MessageNotFoundError(request.continuing)
+        self._prefix, self._earlier_status = message.content, message.status
         with self._lock:
-            self._text = text
-        if result.usage is not None:
-            self._learn(built, result.usage.total_input_tokens)
-        return ReplyOutcome(message)
+            self._text = self._prefix
+        return message
 
-    def _build(self, store: SessionStore) -> BuiltRequest:
-        """The request, built once here: near the limit the server counts it exactly."""
-        request, provider = self.request, self._provider
+    def _continues(self, message: Message, status: MessageStatus) -> bool:
+        """Whether this job goes on writing `message`, and it was not saved as `status`."""
+        return self.request.continuing is not None and message.status is not status
+
+    def _build(self, store: SessionStore, draft: str = "") -> BuiltRequest:
+        """The request, built once here: near the limit the server counts it exactly.
+
+        `draft`, when given, is a last user turn sent but never stored (Continue's).
+        """
+        request, provider, cancel = self.request, self._provider, self._cancel
 
         def exact_count(built: BuiltRequest) -> int:
+            # Stoppable, and its retries told like the reply's (Stop means stop).
             return provider.count_tokens(
-                ChatRequest(built.model, built.messages, built.max_tokens, built.system)
+                ChatRequest(built.model, built.messages, built.max_tokens, built.system),
+                cancel=cancel,
+                on_retry=self._on_retry,
             )
 
         return self._builder.build_request(
@@ -175,6 +231,7 @@ class ReplyJob:
             system_prompt=request.system_prompt,
             summaries=request.summaries,
             tail=store.live_messages(request.session_id),
+            draft=draft,
             model_known=request.model_known,
             exact_count=exact_count,
         )
@@ -206,11 +263,17 @@ class ReplyJob:
 
         return on_text
 
-    def _fail(self, store: SessionStore, error: UserFacingError, text: str) -> ReplyOutcome:
+    def _fail(self, store: SessionStore, error: UserFacingError, received: str) -> ReplyOutcome:
+        """Save what arrived; a reply that went on from earlier text keeps its status
+        (that text stands), and a new one that received nothing leaves no row."""
         assert self.message_id is not None
+        text = self._prefix + received
         try:
+            nothing = self._earlier_status is None and not text.strip()
+            if nothing and store.replies.discard_empty(self.message_id):
+                return ReplyOutcome(None, error, discarded=self.message_id)
             message: Message | None = store.finish_message(
-                self.message_id, text, MessageStatus.ERROR
+                self.message_id, text, self._earlier_status or MessageStatus.ERROR
             )
         except StorageError as storage_error:
             log.warning("Could not save the failed reply: %s", storage_error)

@@ -282,6 +282,10 @@ class ChatService:
     def stop(self) -> None:
         self.current.stop()
 
+    def continue_reply(self, message: Message) -> bool:
+        """Go on writing a reply cut off at its length limit, paused or stopped."""
+        return self.current.endings.continue_reply(message)
+
     def summarize(self, instructions: str | None = None, keep_recent: int | None = None) -> bool:
         return self.current.condensing.summarize(instructions, keep_recent)
 

@@ -17,8 +17,12 @@ class ApiMessage(TypedDict):
 
 
 # A reply that failed is kept on screen, but is not part of what Claude sees:
-# a retry asks for a fresh answer to the same question.
-SENDABLE_STATUSES = frozenset({MessageStatus.COMPLETE, MessageStatus.STOPPED})
+# a retry asks for a fresh answer to the same question. A declined exchange is left
+# out too: after a refusal the turn that triggered it must not be sent again
+# (https://platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals).
+SENDABLE_STATUSES = frozenset(
+    {MessageStatus.COMPLETE, MessageStatus.STOPPED, MessageStatus.CUT_OFF, MessageStatus.PAUSED}
+)
 
 # What joins two consecutive turns of one role into one.
 TURN_SEPARATOR = "\n\n"

@@ -174,6 +174,13 @@ class StreamInterruptedError(ApiError):
     title = "The reply was cut off"
 
 
+class RequestStoppedError(ApiError):
+    """The user stopped a request before it was answered (not a failure to show)."""
+
+    title = "Stopped"
+    retryable = False
+
+
 # --- the machine ---------------------------------------------------------------
 
 

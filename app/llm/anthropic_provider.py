@@ -32,7 +32,12 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.core.catalog import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelInfo
-from app.core.errors import ApiError, ApiKeyMissingError, StructuredOutputError
+from app.core.errors import (
+    ApiError,
+    ApiKeyMissingError,
+    RequestStoppedError,
+    StructuredOutputError,
+)
 from app.core.models import Usage
 from app.llm.anthropic_errors import map_sdk_error, stream_ended_early, with_partial_text
 from app.llm.provider import (
@@ -441,13 +446,35 @@ class AnthropicProvider:
 
     # -- beyond the protocol
 
-    def count_tokens(self, request: ChatRequest) -> int:
-        """Input tokens the server counts for `request` (free; nothing is generated)."""
+    def count_tokens(
+        self,
+        request: ChatRequest,
+        *,
+        cancel: CancelToken | None = None,
+        on_retry: RetryCallback | None = None,
+    ) -> int:
+        """Input tokens the server counts for `request` (free; nothing is generated).
+
+        Like a reply, the wait before a retry is told to `on_retry` and, as the read,
+        ends at once when `cancel` fires: then `RequestStoppedError` is raised.
+        """
         client = self._client(self._max_retries)
         arguments = self._message_arguments(request)
         del arguments["max_tokens"]
-        with _api_errors():
-            return client.messages.count_tokens(**arguments).input_tokens
+        call = _Call(self._sockets, on_retry or _ignore_retry, cancel)
+        if cancel is not None:
+            cancel.on_cancel(call.abort)
+        context_token = _current_call.set(call)
+        try:
+            with _api_errors():
+                return client.messages.count_tokens(**arguments).input_tokens
+        except (_CallCancelled, ApiError) as error:
+            if cancel is not None and cancel.cancelled:
+                raise RequestStoppedError("Stopped.") from error
+            raise
+        finally:
+            call.finish()
+            _current_call.reset(context_token)
 
     def close(self) -> None:
         """Release the HTTP connections; the provider opens new ones if used again."""

@@ -108,8 +108,18 @@ class ChatProvider(Protocol):
         """The models the server offers, newest first."""
         ...
 
-    def count_tokens(self, request: ChatRequest) -> int:
-        """Input tokens the server counts for `request`, without generating anything."""
+    def count_tokens(
+        self,
+        request: ChatRequest,
+        *,
+        cancel: CancelToken | None = None,
+        on_retry: RetryCallback | None = None,
+    ) -> int:
+        """Input tokens the server counts for `request`, without generating anything.
+
+        Retried like `stream_reply`, with `on_retry` told before each wait; `cancel`
+        ends a wait or a read at once and raises `RequestStoppedError`.
+        """
         ...
 
     def check_key(self) -> None:

@@ -122,7 +122,9 @@ class MessageRecord(BaseModel):
     token_estimate: int | None = Field(default=None, ge=0)
     usage: dict[str, Any] | None = None
     model: str | None = None
-    status: Literal["complete", "streaming", "stopped", "error"] = "complete"
+    status: Literal[
+        "complete", "streaming", "stopped", "error", "cut_off", "paused", "declined"
+    ] = "complete"
     summary_id: str | None = None
     pinned: bool = False
 

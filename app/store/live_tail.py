@@ -15,12 +15,16 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from app.core.conversation import SENDABLE_STATUSES
 from app.core.live_tail import LiveTail
 from app.store.errors import SessionNotFoundError
 from app.store.migrations import SQL_WHITESPACE
 from app.store.transactions import translated_errors, write_transaction
 
 TokenCounterFunction = Callable[[str], int]
+
+# The statuses Claude sees (`SENDABLE_STATUSES`), as an SQL list.
+_SENDABLE = ", ".join(f"'{status.value}'" for status in sorted(SENDABLE_STATUSES))
 
 
 class LiveTailStore:
@@ -58,7 +62,7 @@ class LiveTailStore:
             cursor = self._connection.execute(
                 "SELECT id, seq, role = 'user', "
                 "coalesce(token_estimate, (length(content) + 3) / 4), "
-                "status IN ('complete', 'stopped') AND CASE WHEN token_estimate IS NULL "
+                f"status IN ({_SENDABLE}) AND CASE WHEN token_estimate IS NULL "
                 f"THEN trim(content, {SQL_WHITESPACE}) != '' ELSE token_estimate > 0 END, "
                 # The local calendar day (`app.core.conversation.local_day`), as an ordinal.
                 "pinned, CAST(julianday(created_at, 'localtime') - 1721424.5 AS INTEGER) "

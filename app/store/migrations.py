@@ -424,12 +424,73 @@ _FULL_TEXT_SEARCH = Migration(
     then=_full_text_index,
 )
 
+
+# Migration 6 rebuilds the message table to widen its status CHECK (SQLite cannot alter a
+# CHECK: https://www.sqlite.org/lang_altertable.html#otheralter). The triggers and views
+# that name `message` (the full-text index's, the conversation counts', search_document)
+# are dropped first and made again from their own SQL afterwards, so the rename is not
+# checked against a schema that names a table missing for a moment; indexes likewise.
+_MESSAGE_V6 = """
+CREATE TABLE message_v6 (
+    id             INTEGER PRIMARY KEY,
+    session_id     TEXT NOT NULL REFERENCES session (id) ON DELETE CASCADE,
+    seq            INTEGER NOT NULL CHECK (seq > 0),
+    role           TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content        TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    token_estimate INTEGER CHECK (token_estimate IS NULL OR token_estimate >= 0),
+    usage          TEXT,  -- JSON of app.core.models.Usage
+    model          TEXT,
+    status         TEXT NOT NULL DEFAULT 'complete'
+                   CHECK (status IN ('complete', 'streaming', 'stopped', 'error',
+                                     'cut_off', 'paused', 'declined')),
+    summary_id     TEXT REFERENCES summary (id),
+    pinned         INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+    CHECK (pinned = 0 OR summary_id IS NULL)
+)
+"""
+_MESSAGE_V6_COLUMNS = (
+    "id, session_id, seq, role, content, created_at, token_estimate, usage, model, "
+    "status, summary_id, pinned"
+)
+
+
+def _rebuild_message_table(connection: sqlite3.Connection) -> None:
+    """The message table with migration 6's CHECK, its rows, indexes and triggers kept."""
+    dependents = connection.execute(
+        "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND ("
+        "(type IN ('index', 'trigger') AND tbl_name = 'message') OR type = 'view') "
+        "ORDER BY rowid"
+    ).fetchall()
+    for kind, name, _sql in dependents:
+        if kind != "index":  # indexes go with their table
+            connection.execute(f'DROP {kind.upper()} "{name}"')
+    connection.execute(_MESSAGE_V6)
+    connection.execute(
+        f"INSERT INTO message_v6 ({_MESSAGE_V6_COLUMNS}) SELECT {_MESSAGE_V6_COLUMNS} FROM message"
+    )
+    connection.execute("DROP TABLE message")
+    connection.execute("ALTER TABLE message_v6 RENAME TO message")
+    # Views first: a trigger may read one.
+    order = {"view": 0, "index": 1, "trigger": 2}
+    for _kind, _name, sql in sorted(dependents, key=lambda row: order[row[0]]):
+        connection.execute(sql)
+
+
+_REPLY_ENDINGS = Migration(
+    version=6,
+    description="how a reply ended: cut off at its length limit, paused, declined",
+    statements=(),
+    then=_rebuild_message_table,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
     _SUMMARIES_EVENTS_AND_PINS,
     _TRIGGER_STATE,
     _FULL_TEXT_SEARCH,
+    _REPLY_ENDINGS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -37,6 +37,7 @@ from app.store.errors import (
     SessionNotFoundError,
 )
 from app.store.live_tail import LiveTailStore, TokenCounterFunction
+from app.store.reply_rows import ReplyRows
 from app.store.transactions import translated_errors, write_transaction
 
 Clock = Callable[[], datetime]
@@ -81,6 +82,8 @@ class SessionStore:
         self.database = database
         # The live tail's figures and the trigger's state, on the same connection.
         self._tail = LiveTailStore(connection, database=database, token_counter=token_counter)
+        # Declined exchanges and empty failed replies (app.chat.stop_reasons).
+        self.replies = ReplyRows(connection, database=database)
 
     @classmethod
     def open(

@@ -36,7 +36,8 @@ class ChatController(QObject):
         session_removed(str): one conversation was deleted.
         conversation_opened(object, list, bool): session (None when new), newest page,
             whether earlier messages exist.
-        message_added(Message), message_text_changed(int, str), message_updated(Message)
+        message_added(Message), message_text_changed(int, str), message_updated(Message),
+            message_removed(int): a message shown, its text so far, its final state; gone.
         activity_changed(Activity): the conversation on screen became busy or idle.
         context_changed(object): the gauge's figures (ContextState), or None.
         cache_use_changed(object): what the conversation read from Claude's prompt cache
@@ -61,6 +62,7 @@ class ChatController(QObject):
     message_added = Signal(object)
     message_text_changed = Signal(int, str)
     message_updated = Signal(object)
+    message_removed = Signal(int)
     activity_changed = Signal(object)
     context_changed = Signal(object)
     cache_use_changed = Signal(object)
@@ -145,6 +147,9 @@ class ChatController(QObject):
 
     def stop(self) -> None:
         self.service.stop()
+
+    def continue_reply(self, message: Message) -> bool:
+        return self.service.continue_reply(message)
 
     def set_draft(self, text: str) -> None:
         self.service.set_draft(text)
@@ -268,6 +273,9 @@ class _SignalEvents(ChatEvents):
 
     def message_updated(self, message: Message) -> None:
         self._c.message_updated.emit(message)
+
+    def message_removed(self, message_id: int) -> None:
+        self._c.message_removed.emit(message_id)
 
     def activity_changed(self, activity: Activity) -> None:
         self._c.activity_changed.emit(activity)

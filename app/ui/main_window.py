@@ -35,6 +35,7 @@ from app.ui.delete_originals_dialog import OriginalsDeletion
 from app.ui.export_actions import ExportActions
 from app.ui.history_actions import HistoryActions
 from app.ui.key_dialog import ApiKeyDialog
+from app.ui.reply_actions import ReplyActions
 from app.ui.restore_dialog import restore_action
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.sidebar import Sidebar
@@ -202,6 +203,8 @@ class MainWindow(QMainWindow):
         controller.message_added.connect(self.transcript.append_message)
         controller.message_text_changed.connect(self.transcript.update_message_text)
         controller.message_updated.connect(self.transcript.update_message)
+        controller.message_removed.connect(self.transcript.remove_message)
+        self.reply_actions = ReplyActions(self.transcript, controller, self)  # Continue, Retry
         controller.activity_changed.connect(self._activity_changed)
         controller.error_raised.connect(self.show_error)
         controller.notice_raised.connect(self.show_notice)

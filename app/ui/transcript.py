@@ -468,6 +468,12 @@ class TranscriptView(QWidget):
             return
         widget.set_message(message)
 
+    def remove_message(self, message_id: int) -> None:
+        """A reply that received nothing is gone: so is its row."""
+        if (widget := self._by_id.pop(message_id, None)) is not None:
+            self._widgets.remove(widget)
+            _drop(widget, self._keeper)
+
     def clear(self) -> None:
         """Show no conversation: the empty state."""
         self._pages.stop()
@@ -667,3 +673,10 @@ class TranscriptView(QWidget):
             return
         self.link_activated.emit(url.toString())
         self._open_url(url)
+
+
+def _drop(widget: MessageWidget, keeper: ScrollKeeper) -> None:
+    """A message's row goes: not held in place, hidden, then out of the column's layout."""
+    keeper.forget(widget)
+    widget.hide()
+    widget.deleteLater()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
+    QPushButton,
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
@@ -60,7 +61,12 @@ UNPIN_ACTION: Final = "Unpin message"
 STATUS_NOTES: Final = {
     MessageStatus.STOPPED: "Stopped",
     MessageStatus.ERROR: "Reply failed",
+    MessageStatus.CUT_OFF: "Claude's reply reached its length limit",
+    MessageStatus.PAUSED: "Claude paused this reply",
+    MessageStatus.DECLINED: "Claude declined — no longer sent to Claude",
 }
+# A question whose reply Claude declined: it stays here, but is not sent again.
+DECLINED_QUESTION_NOTE: Final = "Left out of what Claude sees"
 
 _Block = MarkdownView | CodeBlock | HugeTextView
 _BlockT = TypeVar("_BlockT", MarkdownView, CodeBlock, HugeTextView)
@@ -187,10 +193,12 @@ class MessageWidget(QWidget):
     Signals:
         link_clicked(QUrl): a link in the text was activated.
         pin_requested(int, bool): the user pinned (True) or unpinned the message (its id).
+        action_requested(): the action offered beside the status note was clicked.
     """
 
     link_clicked = Signal(QUrl)
     pin_requested = Signal(int, bool)
+    action_requested = Signal()
 
     def __init__(
         self,
@@ -254,6 +262,8 @@ class MessageWidget(QWidget):
         self._state: QLabel | None = None
         self._typing: TypingIndicator | None = None
         self._note: QLabel | None = None
+        self._offer = ("", "")  # an action beside the note ("Retry"), and a note for it
+        self._action: QPushButton | None = None
         self._pin: PinButton | None = None
         self._pointer_over = False
         # Reachable by Tab, so its menu (Menu key, Shift+F10) can pin it by keyboard.
@@ -463,7 +473,7 @@ class MessageWidget(QWidget):
         writing = streaming and not waiting
         if writing or self._state is not None:
             self._state_label().setVisible(writing)
-        note = STATUS_NOTES.get(status)
+        note = _note_for(self.message, self._offer[1])
         if note is not None:
             label = self._note_label()
             label.setText(("⚠ " if status is MessageStatus.ERROR else "■ ") + note)
@@ -472,9 +482,16 @@ class MessageWidget(QWidget):
             label.show()
         elif self._note is not None:
             self._note.hide()
+        if self._offer[0] or self._action is not None:
+            self._action = _show_action(self, self._action, self._offer[0] if note else "")
         showing_bubble = bool(self._blocks) or waiting
         if self._bubble.isVisibleTo(self) != showing_bubble:
             self._bubble.setVisible(showing_bubble)
+
+    def offer(self, action: str, note: str = "") -> None:
+        """Offer an action beside the status note ("Continue"; "" none); `note` if none."""
+        self._offer = (action, note)
+        self._show_status()
 
     def _typing_indicator(self) -> TypingIndicator:
         if self._typing is None:
@@ -502,6 +519,7 @@ class MessageWidget(QWidget):
             if not self._is_user:
                 row.addStretch(1)
             self._root.addLayout(row)
+            self._note_row = row
         return self._note
 
     def status_note(self) -> str:
@@ -559,3 +577,23 @@ class MessageWidget(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_palette()
+
+
+def _note_for(message: Message, fallback: str) -> str | None:
+    """The note under `message`: its status's, else `fallback` (an offer's), else none."""
+    if message.role is Role.USER and message.status is MessageStatus.DECLINED:
+        return DECLINED_QUESTION_NOTE
+    return STATUS_NOTES.get(message.status) or fallback or None
+
+
+def _show_action(widget: MessageWidget, button: QPushButton | None, text: str) -> QPushButton:
+    """The button of the action `widget` offers, beside its note; hidden when `text` is ""."""
+    if button is None:
+        note = widget._note_label()
+        button = QPushButton(widget)
+        button.clicked.connect(widget.action_requested)
+        widget._note_row.insertWidget(widget._note_row.indexOf(note) + 1, button)
+    button.setText(text)
+    button.setAccessibleName(text)
+    button.setVisible(bool(text))
+    return button

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import itertools
 import json
@@ -230,6 +231,45 @@ class Reply:
     @property
     def text(self) -> str:
         return "".join(block.text for block in self.blocks if isinstance(block, TextBlock))
+
+
+def cut_at_max_tokens(reply: Reply, max_tokens: int) -> Reply:
+    """A text reply longer than `max_tokens` output tokens, as the API sends it: cut at
+    the limit, with `stop_reason` "max_tokens" ("The response reached your max_tokens
+    limit": https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons).
+    The text is cut at a token, the fake's count (`count_text_tokens`) of it ≤ the limit;
+    word-by-word deltas, or the script's chunks up to the cut."""
+    if not all(isinstance(block, TextBlock) for block in reply.blocks):
+        return reply
+    if sum(count_text_tokens(block.output_text()) for block in reply.blocks) <= max_tokens:
+        return reply
+    tokens = _cl100k().encode_ordinary(reply.text)
+    keep = math.floor(max_tokens / FAKE_TOKEN_MULTIPLIER)
+    while keep > 0 and count_text_tokens(_cl100k().decode(tokens[:keep])) > max_tokens:
+        keep -= 1
+    text = _cl100k().decode(tokens[:keep])
+    first = reply.blocks[0]
+    assert isinstance(first, TextBlock)
+    chunks: tuple[str, ...] | None = None
+    if first.chunks is not None:
+        pieces, length = [], 0
+        for piece in first.chunks:
+            if length + len(piece) > len(text):
+                pieces.append(text[length:])
+                break
+            pieces.append(piece)
+            length += len(piece)
+        chunks = tuple(piece for piece in pieces if piece)
+    return dataclasses.replace(reply, blocks=(TextBlock(text, chunks),), stop_reason="max_tokens")
+
+
+def _stop_details(stop_reason: str) -> dict[str, Any]:
+    """A refusal's `stop_details`, which "arrives on the message_delta event alongside
+    stop_reason" (https://platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals)."""
+    if stop_reason != "refusal":
+        return {}
+    explanation = "This request was declined because it could enable cyber harm."
+    return {"stop_details": {"type": "refusal", "category": "cyber", "explanation": explanation}}
 
 
 # --- faults --------------------------------------------------------------------------
@@ -957,6 +997,8 @@ class FakeAnthropicServer:
             exchange.send_error(item)
             return
         reply = self.reply_generator(messages_request) if item is None else item
+        if isinstance(reply, Reply):
+            reply = cut_at_max_tokens(reply, body["max_tokens"])
         if isinstance(reply, DroppedConnection) and not reply.text_before:
             exchange.drop()
             return
@@ -1074,7 +1116,11 @@ class FakeAnthropicServer:
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+                "delta": {
+                    "stop_reason": reply.stop_reason,
+                    "stop_sequence": None,
+                    **_stop_details(reply.stop_reason),
+                },
                 "usage": usage,
             },
         )

@@ -82,6 +82,9 @@ class RecordingEvents(ChatEvents):
     def message_updated(self, message: Message) -> None:
         self.seen.append(("message_updated", (message,)))
 
+    def message_removed(self, message_id: int) -> None:
+        self.seen.append(("message_removed", (message_id,)))
+
     def activity_changed(self, activity: Activity) -> None:
         self.seen.append(("activity_changed", (activity,)))
 

@@ -538,8 +538,9 @@ def test_an_overflow_with_too_little_to_condense_is_refused(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = small_model(fake_server, start_chat)
-    fake_server.add_reply("Noted. " + words("answer", 400))
-    chat.send("Remember this: " + words("detail", 400))
+    # A reply stays within SMALL's 400 output tokens (longer ones are cut off there).
+    fake_server.add_reply("Noted. " + words("answer", 100))
+    chat.send("Remember this: " + words("detail", 700))
     more = "And this: " + words("more", 950)
     state = chat.service.context_state(draft=more)
     assert state is not None and not state.fits and state.breakdown.draft < state.usable

@@ -597,7 +597,13 @@ def sendable_texts(tail: Sequence[Message], draft: str) -> list[str]:
     texts: list[str] = []
     started = False
     for item in tail:
-        if item.status not in (MessageStatus.COMPLETE, MessageStatus.STOPPED):
+        # Failed, declined and streaming replies are left out; cut-off ones go.
+        if item.status not in (
+            MessageStatus.COMPLETE,
+            MessageStatus.STOPPED,
+            MessageStatus.CUT_OFF,
+            MessageStatus.PAUSED,
+        ):
             continue
         if not item.content.strip():
             continue

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from app.core.errors import UserFacingError
+from app.core.models import MessageStatus
 from app.core.summary import (
     EventKind,
     EventOutcome,
@@ -410,7 +411,7 @@ def conversations(draw: st.DrawFn, index: int) -> dict[str, Any]:
                 st.none() | st.fixed_dictionaries({"input_tokens": st.integers(0, 10**6)})
             ),
             "model": draw(st.none() | st.just(MODEL)),
-            "status": draw(st.sampled_from(["complete", "stopped", "error", "streaming"])),
+            "status": draw(st.sampled_from([status.value for status in MessageStatus])),
             "summary_id": None,
             "pinned": False,
         }

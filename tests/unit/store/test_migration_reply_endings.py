@@ -1,0 +1,113 @@
+"""Migration 6, how a reply ended: the message table is rebuilt with the new statuses,
+and its rows, indexes, triggers (full-text index, conversation counts) and the search
+view all survive it."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.store.migrations import FTS_TABLE, MIGRATIONS, migrate
+
+T = "2025-03-05T09:30:00.000000+00:00"
+
+
+@pytest.fixture
+def version_5(database: Path) -> Iterator[sqlite3.Connection]:
+    """A database at version 5 with a conversation, a summary, a pin and every old status."""
+    connection = sqlite3.connect(database, isolation_level=None)
+    connection.execute("PRAGMA foreign_keys = ON")
+    assert migrate(connection, MIGRATIONS[:5]) == 5
+    connection.execute(
+        "INSERT INTO session (id, title, created_at, updated_at, model, last_seq) "
+        "VALUES ('s1', 'Trip', ?, ?, 'm', 4)",
+        (T, T),
+    )
+    rows = (
+        (1, "user", "Flights to Lisbon", "complete"),
+        (2, "assistant", "Hotel in Alfama", "stopped"),
+        (3, "user", "Pastéis de nata", "complete"),
+        (4, "assistant", "Tram 28", "error"),
+    )
+    for seq, role, text, status in rows:
+        connection.execute(
+            "INSERT INTO message (session_id, seq, role, content, created_at, status, "
+            "token_estimate) VALUES ('s1', ?, ?, ?, ?, ?, 3)",
+            (seq, role, text, T, status),
+        )
+    connection.execute(
+        "INSERT INTO summary (id, session_id, tier, first_seq, last_seq, narrative, "
+        "key_points, facets, source_tokens, summary_tokens, mode, trigger, created_at) "
+        "VALUES ('a', 's1', 'condensed', 1, 2, 'They planned a trip', '[]', '{}', 10, 2, "
+        "'rule', 'auto', ?)",
+        (T,),
+    )
+    connection.execute("UPDATE message SET summary_id = 'a' WHERE seq <= 2")
+    connection.execute("UPDATE message SET pinned = 1 WHERE seq = 3")
+    yield connection
+    connection.close()
+
+
+def schema(connection: sqlite3.Connection) -> set[tuple[str, str]]:
+    rows = connection.execute(
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    return {(kind, name) for kind, name in rows}
+
+
+def found(connection: sqlite3.Connection, words: str) -> list[int]:
+    rows = connection.execute(
+        f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY rowid", (words,)
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def test_rows_and_schema_survive(version_5: sqlite3.Connection) -> None:
+    before_rows = version_5.execute("SELECT * FROM message ORDER BY id").fetchall()
+    before_schema = schema(version_5)
+
+    assert migrate(version_5, MIGRATIONS[:6]) == 6
+
+    assert version_5.execute("SELECT * FROM message ORDER BY id").fetchall() == before_rows
+    assert schema(version_5) == before_schema
+    assert version_5.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert version_5.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_new_statuses_are_accepted_and_others_refused(version_5: sqlite3.Connection) -> None:
+    migrate(version_5, MIGRATIONS[:6])
+    for status in ("cut_off", "paused", "declined"):
+        version_5.execute("UPDATE message SET status = ? WHERE seq = 4", (status,))
+    with pytest.raises(sqlite3.IntegrityError):
+        version_5.execute("UPDATE message SET status = 'finished' WHERE seq = 4")
+
+
+def test_triggers_still_keep_the_index_and_counts_in_step(version_5: sqlite3.Connection) -> None:
+    migrate(version_5, MIGRATIONS[:6])
+    tram = found(version_5, "tram")
+    assert len(tram) == 1
+    version_5.execute("UPDATE message SET content = 'Funicular' WHERE seq = 4")
+    assert found(version_5, "tram") == []
+    assert found(version_5, "funicular") == tram
+    version_5.execute(
+        "INSERT INTO message (session_id, seq, role, content, created_at) "
+        "VALUES ('s1', 5, 'user', 'Sintra palace', ?)",
+        (T,),
+    )
+    assert len(found(version_5, "sintra")) == 1
+    counts = version_5.execute(
+        "SELECT messages, archived, summaries FROM session_count WHERE session_id = 's1'"
+    ).fetchone()
+    assert counts == (5, 2, 1)
+    version_5.execute("DELETE FROM message WHERE seq = 5")
+    assert found(version_5, "sintra") == []
+    assert version_5.execute("SELECT messages FROM session_count").fetchone() == (4,)
+
+
+def test_the_pin_check_is_kept(version_5: sqlite3.Connection) -> None:
+    migrate(version_5, MIGRATIONS[:6])
+    with pytest.raises(sqlite3.IntegrityError):
+        version_5.execute("UPDATE message SET summary_id = 'a' WHERE seq = 3")
