@@ -34,7 +34,12 @@ from typing import TYPE_CHECKING, Any
 from app.core.catalog import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelInfo
 from app.core.errors import ApiError, ApiKeyMissingError, StructuredOutputError
 from app.core.models import Usage
-from app.llm.anthropic_errors import map_sdk_error, stream_ended_early, with_partial_text
+from app.llm.anthropic_errors import (
+    map_sdk_error,
+    never_worth_retrying,
+    stream_ended_early,
+    with_partial_text,
+)
 from app.llm.provider import (
     CancelToken,
     ChatRequest,
@@ -272,6 +277,13 @@ def _client_class() -> type[anthropic.Anthropic]:
                 response.headers if response is not None else None,
             )
             call.wait_before_retry(retries_taken + 2, wait)
+
+        def _should_retry(self, response: httpx2.Response) -> bool:
+            # The SDK retries every 429; a spending cap is one too, and no wait gets
+            # past it (app.llm.anthropic_errors.never_worth_retrying).
+            if never_worth_retrying(response):
+                return False
+            return super()._should_retry(response)
 
     return _CairnClient
 

@@ -243,6 +243,9 @@ class HttpError:
         retry_after / retry_after_ms: sent as `retry-after` (seconds) / `retry-after-ms`
             headers, which the SDK honours when it waits before a retry.
         should_retry: sent as `x-should-retry`, which overrides the SDK's retry policy.
+        error_code: sent as `error.details.error_code`, the stable code that names the
+            cause (https://platform.claude.com/docs/en/api/errors, and the SDK's
+            `APIStatusError.error_code`), e.g. "enforced_spend_limit_reached".
     """
 
     status: int
@@ -252,6 +255,7 @@ class HttpError:
     retry_after_ms: float | None = None
     should_retry: bool | None = None
     path: str | None = None
+    error_code: str | None = None
 
     @property
     def resolved_type(self) -> str:
@@ -692,6 +696,7 @@ class FakeAnthropicServer:
         should_retry: bool | None = None,
         path: str | None = None,
         times: int = 1,
+        error_code: str | None = None,
     ) -> None:
         """Queue `times` error answers (see `HttpError`)."""
         error = HttpError(
@@ -702,6 +707,7 @@ class FakeAnthropicServer:
             retry_after_ms=retry_after_ms,
             should_retry=should_retry,
             path=path,
+            error_code=error_code,
         )
         self.add(*([error] * times))
 
@@ -1261,11 +1267,10 @@ class _Exchange:
         self._handler.wfile.write(data)
 
     def send_error(self, error: HttpError) -> None:
-        body = {
-            "type": "error",
-            "error": {"type": error.resolved_type, "message": error.resolved_message},
-            "request_id": self.request_id,
-        }
+        detail: dict[str, Any] = {"type": error.resolved_type, "message": error.resolved_message}
+        if error.error_code is not None:
+            detail["details"] = {"error_code": error.error_code}
+        body = {"type": "error", "error": detail, "request_id": self.request_id}
         self.send_json(error.status, body, error.headers())
 
     def start_event_stream(self) -> None:

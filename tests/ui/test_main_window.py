@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.core.models import MessageStatus, Role
+from app.llm.anthropic_errors import BILLING_URL
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.dates import undated
@@ -134,6 +135,29 @@ def test_error_banner_in_plain_words(
     assert stored(cairn)[0] == (Role.USER, "Hello?", MessageStatus.COMPLETE), "the question is kept"
 
 
+def test_out_of_credit_links_to_billing_and_offers_no_retry(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    # The body the API sends (a plain 400), see tests/integration/test_anthropic_provider.py.
+    fake_server.add_error(
+        400,
+        "Your credit balance is too low to access the Anthropic API. Please go to Plans & "
+        "Billing to upgrade or purchase credits.",
+        path="/v1/messages",
+    )
+    send(qtbot, cairn, "Hello?")
+    wait_idle(qtbot, cairn)
+    banner = cairn.window.banner
+    qtbot.waitUntil(banner.isVisible)
+    assert banner.title_label.text() == "No credit left"
+    assert banner.text_label.text().startswith("Your Anthropic account is out of credit.")
+    assert banner.link_label.isVisible()
+    assert f'href="{BILLING_URL}"' in banner.link_label.text()
+    assert "Open the billing page" in banner.link_label.text()
+    assert not banner.retry_button.isVisible()
+    assert len(fake_server.requests_to("/v1/messages")) == 1
+
+
 def test_retry_after_overload_gets_the_answer(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
@@ -186,7 +210,9 @@ def test_server_unreachable(
     wait_idle(qtbot, cairn)
     banner = cairn.window.banner
     assert banner.title_label.text() == "Can't reach Claude"
-    assert banner.text_label.text().startswith("Can't reach Claude — check your")
+    # The title is not said twice, and an offline computer is never "busy".
+    assert banner.text_label.text() == "Check your internet connection and try again."
+    assert "busy" not in banner.title_label.text() + banner.text_label.text()
     assert banner.retry_button.isVisible()
 
 
