@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -242,6 +242,35 @@ def test_unusual_text_round_trips(
     assert stored(cairn)[0][1] == text
     sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
     assert undated(sent) == text
+
+
+def test_a_windows_paste_is_stored_and_sent_with_its_line_breaks(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    pasted = "From the spreadsheet:\r\nrow 1\r\nrow 2\r\n"
+    fake_server.add_reply("ok")
+    editor = cairn.window.composer.editor
+    editor.insertPlainText("Look at this. ")
+    clipboard = QMimeData()
+    clipboard.setText(pasted)
+    editor.insertFromMimeData(clipboard)
+    editor.insertPlainText("Thanks!")
+    editor.submitted.emit()
+    wait_idle(qtbot, cairn)
+    qtbot.waitUntil(lambda: len(stored(cairn)) == 2)
+
+    text = "Look at this. " + pasted + "Thanks!"
+    assert stored(cairn)[0][1] == text
+    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    assert undated(sent) == text
+    assert cairn.window.composer.text() == ""
+
+
+def test_only_control_characters_cannot_be_sent(cairn: CairnSession) -> None:
+    cairn.window.composer.set_text("\x00\x00 \x1b")
+    assert not cairn.window.composer.button.isEnabled()
+    cairn.window.composer.editor.submitted.emit()
+    assert cairn.store.list_sessions() == []
 
 
 def test_huge_paste_is_stored_and_sent(
