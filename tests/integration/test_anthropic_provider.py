@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from app.core.catalog import ModelInfo
+from app.core.catalog import (
+    UNKNOWN_MODEL_CONTEXT_WINDOW,
+    UNKNOWN_MODEL_MAX_OUTPUT,
+    ModelInfo,
+    find_model,
+)
 from app.core.errors import (
     ApiError,
     ApiKeyRejectedError,
@@ -784,6 +789,43 @@ def test_list_models_reads_every_page(
 
     assert models == fake_server.models
     assert len(fake_server.requests_to(MODELS_PATH)) == 3
+
+
+def test_limits_a_server_leaves_out_come_from_the_table_not_a_guess(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    haiku = find_model("claude-haiku-4-5", [])
+    assert haiku is not None
+    fake_server.models = [
+        haiku,
+        ModelInfo(id="claude-compatible", display_name="Compatible", line="sonnet"),
+    ]
+    fake_server.omitted_model_fields = {"max_input_tokens", "max_tokens", "line"}
+
+    models = provider.list_models()
+
+    assert models[0] == haiku  # the documented 200k / 64k, and its line, from the table
+    assert (models[1].max_input_tokens, models[1].max_tokens) == (
+        UNKNOWN_MODEL_CONTEXT_WINDOW,
+        UNKNOWN_MODEL_MAX_OUTPUT,
+    )
+    assert models[1].line is None
+
+
+def test_deprecated_and_retired_models_as_the_server_lists_them(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.models = [
+        ModelInfo(id="claude-old", display_name="Old", line="sonnet", deprecated=True),
+        ModelInfo(id="claude-now", display_name="Now", line="opus"),
+    ]
+
+    models = provider.list_models()
+
+    assert [(model.id, model.deprecated, model.line) for model in models] == [
+        ("claude-old", True, "sonnet"),
+        ("claude-now", False, "opus"),
+    ]
 
 
 def test_count_tokens_uses_the_server_count(
