@@ -9,6 +9,7 @@ from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
+from app.core.catalog import FALLBACK_MODELS
 from app.core.models import MessageStatus, Role
 from app.llm.anthropic_errors import BILLING_URL
 from app.ui.app import CairnSession
@@ -303,8 +304,14 @@ def test_huge_paste_is_stored_and_sent(
 
 
 def test_message_larger_than_the_window_is_refused_with_numbers(
-    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
 ) -> None:
+    # A 200k window (Claude Haiku 4.5's), so the message need not be a million words.
+    fake_server.models = [model for model in FALLBACK_MODELS if model.id == "claude-haiku-4-5"]
+    cairn = open_window()
     qtbot.waitUntil(lambda: cairn.controller.service.counter.ready, timeout=10_000)
     text = "word " * 260_000  # far beyond a 200k-token window
     cairn.window.composer.set_text(text)
@@ -372,8 +379,8 @@ def test_model_picker_uses_server_list(
     from app.core.catalog import ModelInfo
 
     fake_server.models = [
-        ModelInfo(id="claude-opus-9", display_name="Claude Opus 9"),
-        ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9"),
+        ModelInfo(id="claude-opus-9", display_name="Claude Opus 9", line="opus"),
+        ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9", line="sonnet"),
     ]
     cairn = open_window()
     combo = cairn.window.model_combo
