@@ -26,6 +26,7 @@ from app.chat.events import Activity, ChatEvents, HistoryEntry
 from app.chat.exports import Exports
 from app.chat.history import History
 from app.chat.loop import EventLoop
+from app.chat.model_wait import ModelListWait
 from app.chat.runner import Job, JobRunner
 from app.chat.summary_process import SummaryProcess
 from app.core.catalog import (
@@ -108,6 +109,7 @@ class ChatService:
             runner=self.runner,
         )
         self._models_job: Job[list[ModelInfo]] | None = None
+        self.model_wait = ModelListWait(loop, lambda: self.current)
         self._shut_down = False
         self.summary_process = SummaryProcess()
         self.cache_use = CacheUseTracker(
@@ -147,6 +149,7 @@ class ChatService:
     def shutdown(self) -> None:
         """Stop every reply (its text is kept) and summary, and wait for their threads."""
         self._shut_down = True
+        self.model_wait.close()
         self.runner.shutdown()
         self._archive.close()
         self.history.close()
@@ -273,7 +276,11 @@ class ChatService:
     # --- the conversation on screen
 
     def send(self, text: str) -> bool:
-        """Send a message in the conversation on screen; False keeps it in the composer."""
+        """Send a message in the conversation on screen; False keeps it in the composer
+        (a message that waits for the model list is sent later: see `ModelListWait`)."""
+        # Before this run's list arrives (or even is asked for: it waits for the warm-up).
+        if self.has_api_key() and self.model_wait.hold(self.current, text):
+            return False
         return self.current.send(text)
 
     def retry(self) -> None:
@@ -358,6 +365,7 @@ class ChatService:
     def _models_listed(self, models: list[ModelInfo]) -> None:
         self._models_job = None
         if not models:
+            self.model_wait.settle()
             return
         self.models = list(models)
         for conversation in (self.current, *self._open.values()):
@@ -367,10 +375,12 @@ class ChatService:
             )
         self._events.models_changed(self.models, self.current.model_id)
         self._events.context_changed(self.current.context_state())
+        self.model_wait.settle()
 
     def _models_failed(self, error: UserFacingError) -> None:
         # The bundled list stays; a bad key is worth saying now, the rest can wait.
         self._models_job = None
+        self.model_wait.settle()
         log.warning("Could not list models: %s (%s)", error.message, error.detail)
         if isinstance(error, ApiKeyRejectedError):
             self._events.error_raised(error)

@@ -25,7 +25,14 @@ MAX_CONTEXT_WINDOW = 100_000_000
 
 
 class ModelInfo(BaseModel):
-    """A model as `GET /v1/models` describes it."""
+    """A model as `GET /v1/models` describes it.
+
+    Attributes:
+        line: the API's model line ("haiku", "sonnet", "opus"…), None when it names
+            none; the API says "do not infer a line from the `id`" (SDK `ModelInfo.line`).
+        deprecated: the API lists it as `deprecated` ("closed to new adopters"): still
+            usable by whoever chose it, never picked by default.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -33,46 +40,62 @@ class ModelInfo(BaseModel):
     display_name: str
     max_input_tokens: int = DEFAULT_CONTEXT_WINDOW
     max_tokens: int = DEFAULT_MAX_OUTPUT
+    line: str | None = None
+    deprecated: bool = False
 
 
 # Used when the server cannot be asked (offline, or an old compatible server).
-# Ordered by preference for chatting: the first one listed is the default.
+# Ordered by preference for chatting: the first one listed is the default. Limits
+# from each model's page of the documentation (checked November 2026):
+# https://platform.claude.com/docs/en/models/sonnet-4-6/overview (1M window, 128K output),
+# https://platform.claude.com/docs/en/models/opus-4-6/overview (1M, 128K),
+# https://platform.claude.com/docs/en/about-claude/models/overview (Haiku 4.5: 200K, 64K).
 FALLBACK_MODELS: tuple[ModelInfo, ...] = (
     ModelInfo(
         id="claude-sonnet-4-6",
         display_name="Claude Sonnet 4.6",
-        max_input_tokens=200_000,
-        max_tokens=64_000,
+        max_input_tokens=1_000_000,
+        max_tokens=128_000,
+        line="sonnet",
     ),
     ModelInfo(
         id="claude-opus-4-6",
         display_name="Claude Opus 4.6",
-        max_input_tokens=200_000,
-        max_tokens=64_000,
+        max_input_tokens=1_000_000,
+        max_tokens=128_000,
+        line="opus",
     ),
     ModelInfo(
         id="claude-haiku-4-5",
         display_name="Claude Haiku 4.5",
         max_input_tokens=200_000,
         max_tokens=64_000,
+        line="haiku",
     ),
 )
 
-# Family preference when choosing among models the server lists: a balanced
-# model first, then the strongest, then the fastest.
-_FAMILY_PREFERENCE = ("sonnet", "opus", "haiku")
+# Line preference when choosing among models the server lists: a balanced model
+# first, then the strongest, then the fastest. The line is the one the API gives
+# (`ModelInfo.line`), never guessed from the id.
+_LINE_PREFERENCE = ("sonnet", "opus", "haiku")
 
 
-def _preference(model: ModelInfo, position: int) -> tuple[int, int]:
-    for rank, family in enumerate(_FAMILY_PREFERENCE):
-        if family in model.id:
-            # The API lists newest first, so the position breaks ties by age.
-            return (rank, position)
-    return (len(_FAMILY_PREFERENCE), position)
+def _preference(model: ModelInfo, position: int) -> tuple[bool, int, int]:
+    rank = (
+        _LINE_PREFERENCE.index(model.line)
+        if model.line in _LINE_PREFERENCE
+        else len(_LINE_PREFERENCE)
+    )
+    # Deprecated models last; the API lists newest first, so position breaks ties by age.
+    return (model.deprecated, rank, position)
 
 
 def pick_default_model(configured: str | None, available: Sequence[ModelInfo]) -> str:
-    """The model to select: the configured one when listed, else the best listed."""
+    """The model to select: the configured one when listed, else the best listed.
+
+    A deprecated model is kept when it is the one configured (the user chose it),
+    and otherwise chosen only when nothing else is listed.
+    """
     if not available:
         available = FALLBACK_MODELS
     ids = [model.id for model in available]
@@ -123,9 +146,10 @@ def clean_model_list(entries: Iterable[object]) -> list[ModelInfo]:
     Entries are `ModelInfo`s or mappings with the API's fields. An entry
     without a usable id, or with a limit that cannot be real (not a whole
     number, not in [1, MAX_CONTEXT_WINDOW], an output limit
-    not smaller than the window), is dropped with a warning. A missing limit
-    is filled from the bundled table, else with the unknown-model default
-    (an output limit at most half the window).
+    not smaller than the window), is dropped with a warning; so is a `retired`
+    model ("inference requests naming it fail"). A missing limit is filled from
+    the bundled table, else with the unknown-model default (an output limit at
+    most half the window).
     """
     models: list[ModelInfo] = []
     seen: set[str] = set()
@@ -150,6 +174,10 @@ def _clean_model(data: Mapping[str, object]) -> ModelInfo | None:
     if not isinstance(model_id, str) or not model_id.strip() or model_id != model_id.strip():
         log.warning("Ignored a model without a usable id: %r", model_id)
         return None
+    lifecycle = data.get("lifecycle")
+    if lifecycle == "retired":
+        log.info("Left out model %s: it is retired", model_id)
+        return None
     table = next((model for model in FALLBACK_MODELS if model.id == model_id), None)
     try:
         window = _limit(data.get("max_input_tokens"))
@@ -172,8 +200,16 @@ def _clean_model(data: Mapping[str, object]) -> ModelInfo | None:
         return None
     name = data.get("display_name")
     display_name = name.strip() if isinstance(name, str) and name.strip() else model_id
+    line = data.get("line")
+    if not isinstance(line, str) or not line:
+        line = table.line if table else None
     return ModelInfo(
-        id=model_id, display_name=display_name, max_input_tokens=window, max_tokens=output
+        id=model_id,
+        display_name=display_name,
+        max_input_tokens=window,
+        max_tokens=output,
+        line=line,
+        deprecated=lifecycle == "deprecated" or data.get("deprecated") is True,
     )
 
 

@@ -21,10 +21,12 @@ class UserFacingError(CairnError):
         message: one or two plain sentences saying what happened and what to do.
         retryable: whether a Retry button makes sense.
         retry_after: seconds the server asked us to wait, when it said so.
+        link: a web page where the user can fix the cause (billing), or None.
     """
 
     title = "Something needs your attention"
     retryable = False
+    link: str | None = None
 
     def __init__(
         self,
@@ -34,6 +36,7 @@ class UserFacingError(CairnError):
         retryable: bool | None = None,
         retry_after: float | None = None,
         detail: str | None = None,
+        link: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -41,6 +44,8 @@ class UserFacingError(CairnError):
             self.title = title
         if retryable is not None:
             self.retryable = retryable
+        if link is not None:
+            self.link = link
         self.retry_after = retry_after
         # Technical detail for the log only (never the API key: see app.secrets.redact).
         self.detail = detail
@@ -137,6 +142,18 @@ class ApiKeyRejectedError(ApiError):
 class PermissionDeniedError(ApiError):
     title = "Not allowed"
     retryable = False
+
+
+class OutOfCreditError(PermissionDeniedError):
+    """The account has no credit left: only adding credit helps, never a retry."""
+
+    title = "No credit left"
+
+
+class SpendLimitError(PermissionDeniedError):
+    """A spending limit (the user's own, or the usage tier's monthly cap) was reached."""
+
+    title = "Spending limit reached"
 
 
 class RateLimitedError(ApiError):

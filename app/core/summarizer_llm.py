@@ -15,7 +15,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.core.errors import ApiError, ModelNotFoundError, StructuredOutputError
+from app.core.errors import (
+    ApiError,
+    BadRequestError,
+    ModelNotFoundError,
+    StructuredOutputError,
+)
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import MAX_KEY_POINTS
 
@@ -201,7 +206,8 @@ def ask_for_summary(
     prompt: str,
     model_order: Sequence[str] | None,
 ) -> LlmAnswer:
-    """One structured call; down the model list only when a model does not exist.
+    """One structured call; down the model list when a model does not exist or refuses
+    the request (a 400).
 
     Transport failures are retried by the provider (the SDK's retries: once, with
     its backoff, honouring retry-after), never here; a bad answer is not retried.
@@ -225,6 +231,16 @@ def ask_for_summary(
             )
         except ModelNotFoundError as error:
             log.info("Summarizer model %s is not available; trying the next one", model)
+            last_error = error
+            continue
+        except BadRequestError as error:
+            # A model refusing the request itself (one whose thinking cannot be turned
+            # off refuses a forced tool call): the next model may take it.
+            log.info(
+                "Summarizer model %s refused the request (%s); trying the next one",
+                model,
+                error.detail,
+            )
             last_error = error
             continue
         except (ApiError, StructuredOutputError) as error:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Sequence
+
 from app.core.errors import InvalidInputError
 
 DEFAULT_TITLE = "New conversation"
@@ -14,8 +17,10 @@ def validate_message_text(text: str) -> str:
     NUL characters, emoji and right-to-left text round-trip exactly. Lone
     surrogates cannot be encoded as UTF-8, so neither SQLite nor the API can
     take them: those are refused with plain words rather than silently altered.
+    A message of nothing but spaces, NULs and other control or format characters
+    is refused as an empty one: there is nothing in it to read.
     """
-    if not text.strip():
+    if not has_visible_text(text):
         raise InvalidInputError("Type a message first.")
     try:
         text.encode("utf-8")
@@ -26,6 +31,38 @@ def validate_message_text(text: str) -> str:
             "Delete it and send again.",
         ) from None
     return text
+
+
+# Unicode categories with nothing to read: control (NUL, BEL, ESC…), format
+# (zero-width space, byte-order mark…), separators; and unassigned/surrogate code points.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zs", "Zl", "Zp"})
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether `text` holds anything but whitespace and control or format characters."""
+    return any(
+        not char.isspace() and unicodedata.category(char) not in _INVISIBLE_CATEGORIES
+        for char in text
+    )
+
+
+def _unified_line_breaks(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def restore_pasted_line_breaks(typed: str, pasted: Sequence[str]) -> str:
+    """`typed` with each pasted text put back exactly as it was pasted.
+
+    A text box turns the Windows line breaks of a paste ("\r\n") into "\n"; the
+    message must be stored and sent as the user pasted it. Each pasted text found
+    unchanged (its line breaks aside) in `typed` is put back as it was; a paste
+    the user has since edited keeps the box's line breaks.
+    """
+    for original in pasted:
+        shown = _unified_line_breaks(original)
+        if shown != original and shown in typed:
+            typed = typed.replace(shown, original, 1)
+    return typed
 
 
 def title_from_first_message(text: str) -> str:

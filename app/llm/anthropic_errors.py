@@ -23,16 +23,19 @@ from app.core.errors import (
     BadRequestError,
     ConnectionFailedError,
     ModelNotFoundError,
+    OutOfCreditError,
     OverloadedError,
     PermissionDeniedError,
     RateLimitedError,
     RequestTooLargeError,
     ServerError,
+    SpendLimitError,
     StreamInterruptedError,
 )
 
 if TYPE_CHECKING:
     import anthropic
+    import httpx2
 
 # A conversation longer than the model's window comes back as a plain 400
 # `invalid_request_error`; Cairn must tell it apart to condense and retry. The API
@@ -40,10 +43,27 @@ if TYPE_CHECKING:
 # wording is matched, in both forms the API has used.
 _CONTEXT_OVERFLOW = re.compile(r"prompt is too long|exceed(s|ed)? (the )?context limit", re.I)
 
+# An account without credit is also a plain 400 `invalid_request_error`, with no
+# `error_code`: "Your credit balance is too low to access the Anthropic API. Please go
+# to Plans & Billing to upgrade or purchase credits." (as the API sends it, quoted in
+# https://github.com/anthropics/claude-code/issues/867). Retrying cannot help.
+_OUT_OF_CREDIT = re.compile(r"credit balance is too low", re.I)
+
+# "The API also returns a 400 when usage reaches an organization or workspace spend
+# limit you set" (https://platform.claude.com/docs/en/api/errors, "HTTP errors"; the
+# limits: https://platform.claude.com/docs/en/api/rate-limits#setting-your-own-spend-limit).
+# Its message begins "You have reached your specified API usage limits" (or "…your
+# specified workspace API usage limits").
+_SPEND_LIMIT_SET = re.compile(r"reached your specified (workspace )?API usage limit", re.I)
+
+# Where the user adds credit or changes a spend limit.
+BILLING_URL = "https://platform.claude.com/settings/billing"
+
 _Kind: TypeAlias = Literal[
     "authentication",
     "billing",
     "spend_limit",
+    "on_hold",
     "permission",
     "not_found",
     "too_large",
@@ -56,8 +76,40 @@ _Kind: TypeAlias = Literal[
 ]
 
 # `error.details.error_code` values (the SDK's "stable code that names the cause") of
-# a 429 that is a spending cap, not a rate: waiting a few seconds does not help.
+# a 429 that is a spending cap, not a rate: waiting a few seconds does not help. "A 429
+# from the tier spend cap has no retry-after" (https://platform.claude.com/docs/en/api/errors);
+# the SDK names them `EnforcedSpendLimitReachedError` / `ContractSpendLimitReachedError`.
 _SPEND_LIMIT_CODES = frozenset({"enforced_spend_limit_reached", "contract_spend_limit_reached"})
+
+# A 400 with this code: "Anthropic has disabled the organization for trust and safety
+# reasons" (the SDK's `OrganizationOnHoldError`, `details.appeal_url` where to appeal).
+_ON_HOLD_CODE = "organization_on_hold"
+
+
+def never_worth_retrying(response: httpx2.Response) -> bool:
+    """Whether an error response is a spending cap, which no retry can get past.
+
+    The SDK retries every 429 (its `_should_retry`), a spending cap too: this lets
+    the provider's client refuse those retries. Reads the small error body.
+    """
+    if response.status_code != 429:
+        return False
+    import httpx2
+
+    try:
+        response.read()
+        body = response.json()
+    except (ValueError, httpx2.HTTPError):
+        return False
+    return _error_code_of(body) in _SPEND_LIMIT_CODES
+
+
+def _error_code_of(body: object) -> str | None:
+    """`error.details.error_code` of an error body, as the SDK reads it."""
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    code = details.get("error_code") if isinstance(details, dict) else None
+    return code if isinstance(code, str) else None
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -128,13 +180,13 @@ def map_sdk_error(error: BaseException) -> ApiError | None:
 
     if isinstance(error, anthropic.APITimeoutError):
         return ConnectionFailedError(
-            "Claude didn't answer in time. Check your internet connection and try again.",
+            "No answer came in time. Check your internet connection and try again.",
             title="Claude took too long",
             detail=_transport_detail(error),
         )
     if isinstance(error, anthropic.APIConnectionError):
         return ConnectionFailedError(
-            "Can't reach Claude — check your internet connection and try again.",
+            "Check your internet connection and try again.",
             detail=_transport_detail(error),
         )
     if isinstance(error, anthropic.APIStatusError):
@@ -182,8 +234,8 @@ def _from_status_error(error: anthropic.APIStatusError) -> ApiError:
     parts += [f"request-id={error.request_id}", f"message={error.api_message}"]
     detail = "; ".join(parts)
     kind = _kind_of(error, in_stream)
-    if kind == "invalid_request" and _CONTEXT_OVERFLOW.search(error.api_message or ""):
-        kind = "too_large"  # the conversation outgrew the window: condensing helps
+    if kind == "invalid_request":
+        kind = _kind_of_invalid_request(error.api_message or "")
     retry_after = parse_retry_after(error.response.headers)
     return _ERROR_OF_KIND[kind](retry_after, detail)
 
@@ -206,6 +258,17 @@ _KIND_OF_TYPE: dict[str, _Kind] = {
 }
 
 
+def _kind_of_invalid_request(message: str) -> _Kind:
+    """A plain 400 told apart by its wording, where the API gives it no code."""
+    if _CONTEXT_OVERFLOW.search(message):
+        return "too_large"  # the conversation outgrew the window: condensing helps
+    if _OUT_OF_CREDIT.search(message):
+        return "billing"
+    if _SPEND_LIMIT_SET.search(message):
+        return "spend_limit"
+    return "invalid_request"
+
+
 def _kind_of(error: anthropic.APIStatusError, in_stream: bool) -> _Kind:
     """What went wrong, from the SDK's exception class, then the body's code and type.
 
@@ -217,6 +280,8 @@ def _kind_of(error: anthropic.APIStatusError, in_stream: bool) -> _Kind:
 
     if error.error_code in _SPEND_LIMIT_CODES:
         return "spend_limit"
+    if error.error_code == _ON_HOLD_CODE:
+        return "on_hold"
     specific: tuple[tuple[type[anthropic.APIStatusError], _Kind], ...] = (
         (anthropic.AuthenticationError, "authentication"),
         (anthropic.PaymentRequiredError, "billing"),
@@ -249,19 +314,28 @@ def _key_rejected(_retry_after: float | None, detail: str) -> ApiError:
 
 
 def _out_of_credit(_retry_after: float | None, detail: str) -> ApiError:
-    return PermissionDeniedError(
-        "Your Anthropic account has run out of credit. Add credit at "
-        "console.anthropic.com, then try again.",
-        title="Out of credit",
+    return OutOfCreditError(
+        "Your Anthropic account is out of credit. Add credit on the billing page, "
+        "then send your message again.",
+        link=BILLING_URL,
         detail=detail,
     )
 
 
 def _spend_limit(_retry_after: float | None, detail: str) -> ApiError:
+    return SpendLimitError(
+        "Your Anthropic account has used all it may spend for now. Raise the limit on "
+        "the billing page, or wait until it resets.",
+        link=BILLING_URL,
+        detail=detail,
+    )
+
+
+def _on_hold(_retry_after: float | None, detail: str) -> ApiError:
     return PermissionDeniedError(
-        "Your Anthropic organization has reached its spending limit. Raise the limit at "
-        "console.anthropic.com, or wait until it resets.",
-        title="Spending limit reached",
+        "Anthropic has put your organization on hold, so Claude can't answer. "
+        "Contact Anthropic's support to find out why.",
+        title="Account on hold",
         detail=detail,
     )
 
@@ -300,7 +374,7 @@ def _rate_limited(retry_after: float | None, detail: str) -> ApiError:
 
 def _too_slow(retry_after: float | None, detail: str) -> ApiError:
     return ServerError(
-        "Claude took too long to answer. Try again in a moment.",
+        "No answer came in time. Try again in a moment.",
         title="Claude took too long",
         retry_after=retry_after,
         detail=detail,
@@ -342,6 +416,7 @@ _ERROR_OF_KIND: dict[_Kind, Callable[[float | None, str], ApiError]] = {
     "authentication": _key_rejected,
     "billing": _out_of_credit,
     "spend_limit": _spend_limit,
+    "on_hold": _on_hold,
     "permission": _not_allowed,
     "not_found": _model_not_found,
     "too_large": _too_large,

@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from app.core.catalog import DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, ModelInfo
+from app.core.catalog import ModelInfo, clean_model_list
 from app.core.errors import (
     ApiError,
     ApiKeyMissingError,
@@ -39,7 +39,12 @@ from app.core.errors import (
     StructuredOutputError,
 )
 from app.core.models import Usage
-from app.llm.anthropic_errors import map_sdk_error, stream_ended_early, with_partial_text
+from app.llm.anthropic_errors import (
+    map_sdk_error,
+    never_worth_retrying,
+    stream_ended_early,
+    with_partial_text,
+)
 from app.llm.provider import (
     CancelToken,
     ChatRequest,
@@ -278,6 +283,13 @@ def _client_class() -> type[anthropic.Anthropic]:
             )
             call.wait_before_retry(retries_taken + 2, wait)
 
+        def _should_retry(self, response: httpx2.Response) -> bool:
+            # The SDK retries every 429; a spending cap is one too, and no wait gets
+            # past it (app.llm.anthropic_errors.never_worth_retrying).
+            if never_worth_retrying(response):
+                return False
+            return super()._should_retry(response)
+
     return _CairnClient
 
 
@@ -361,18 +373,25 @@ class AnthropicProvider:
             _current_call.reset(context_token)
 
     def list_models(self) -> list[ModelInfo]:
-        """Every model the server offers, newest first (all pages)."""
+        """Every usable model the server offers, newest first (all pages).
+
+        A limit the server leaves out stays out until `clean_model_list` fills it
+        from the bundled table or the unknown-model default, never a guess here.
+        """
         client = self._client(self._max_retries)
         with _api_errors():
-            return [
-                ModelInfo(
-                    id=model.id,
-                    display_name=model.display_name,
-                    max_input_tokens=model.max_input_tokens or DEFAULT_CONTEXT_WINDOW,
-                    max_tokens=model.max_tokens or DEFAULT_MAX_OUTPUT,
-                )
+            return clean_model_list(
+                {
+                    "id": model.id,
+                    "display_name": model.display_name,
+                    "max_input_tokens": model.max_input_tokens,
+                    "max_tokens": model.max_tokens,
+                    # Optional for an Anthropic-compatible server that predates them.
+                    "line": getattr(model, "line", None),
+                    "lifecycle": getattr(model, "lifecycle", None),
+                }
                 for model in client.models.list(limit=_MODELS_PAGE_SIZE)
-            ]
+            )
 
     def check_key(self) -> None:
         """Raise `ApiKeyRejectedError` (or another ApiError) unless the key works.
@@ -413,6 +432,12 @@ class AnthropicProvider:
                 {"name": tool_name, "description": tool_description, "input_schema": input_schema}
             ],
             "tool_choice": {"type": "tool", "name": tool_name},
+            # A forced tool call cannot meet extended thinking ("Thinking may not be
+            # enabled when tool_choice forces tool use"; "Thinking isn't compatible
+            # with ... forced tool use": https://platform.claude.com/docs/en/build-with-claude/extended-thinking#feature-compatibility),
+            # so it is turned off outright. A model that cannot turn it off answers
+            # 400 (the SDK's `ThinkingTypes.disabled`), and the summarizer moves on.
+            "thinking": {"type": "disabled"},
         }
         if system:
             arguments["system"] = system

@@ -18,7 +18,7 @@ from app import APP_NAME, __version__
 from app.chat.runner import Job
 from app.chat.service import ProviderFactory, ServiceDependencies
 from app.core.errors import StorageError, UserFacingError
-from app.core.paths import AppPaths
+from app.core.paths import AppPaths, describe_folder_error
 from app.core.settings import load_settings
 from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
@@ -160,10 +160,7 @@ def open_cairn(
     try:
         paths.ensure()
     except OSError as error:
-        raise StorageError(
-            f"Cairn can't create its folders ({error.strerror}: {error.filename}). "
-            "Check that you may write there, or set CAIRN_HOME to another folder.",
-        ) from error
+        raise StorageError(describe_folder_error(error), detail=repr(error)) from error
     setup_logging(paths.log_dir)
     log.info("Starting %s %s", APP_NAME, __version__)
     loaded = load_settings(paths.settings_file)

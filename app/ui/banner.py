@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from enum import Enum
 
 from PySide6.QtCore import QRectF, Qt, Signal
@@ -18,6 +19,8 @@ from PySide6.QtWidgets import (
 
 # Narrower than this, the actions go below the text.
 _NARROW_WIDTH = 640
+# The words of a banner's link: today only errors about billing carry one.
+_LINK_TEXT = "Open the billing page"
 
 
 class BannerKind(Enum):
@@ -51,6 +54,11 @@ class Banner(QFrame):
         self.text_label = QLabel(self)
         self.text_label.setWordWrap(True)
         self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A web page where the user can fix the cause (the billing page), opened in the browser.
+        self.link_label = QLabel(self)
+        self.link_label.setTextFormat(Qt.TextFormat.RichText)
+        self.link_label.setOpenExternalLinks(True)
+        self.link_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.retry_button = QPushButton("Retry", self)
         self.retry_button.setAccessibleName("Retry")
         self.action_button = QPushButton(self)
@@ -75,6 +83,7 @@ class Banner(QFrame):
         self._grid.setVerticalSpacing(4)
         self._grid.addWidget(self.title_label, 0, 0)
         self._grid.addWidget(self.text_label, 1, 0)
+        self._grid.addWidget(self.link_label, 3, 0)
         self._grid.addWidget(self.close_button, 0, 2, Qt.AlignmentFlag.AlignTop)
         self._grid.setColumnStretch(0, 1)
         self._narrow: bool | None = None
@@ -98,11 +107,19 @@ class Banner(QFrame):
         retry: bool = False,
         action: str | None = None,
         second_action: str | None = None,
+        link: str | None = None,
     ) -> None:
-        """Show `text`; the kind is told by the title's words too, never by colour alone."""
+        """Show `text`; the kind is told by the title's words too, never by colour alone.
+
+        `link`: a web page shown under the text as "Open the billing page".
+        """
         self.kind = kind
         self.title_label.setText(title)
         self.text_label.setText(text)
+        self.link_label.setVisible(link is not None)
+        self.link_label.setText(
+            f'<a href="{html.escape(link, quote=True)}">{_LINK_TEXT}</a>' if link else ""
+        )
         self.retry_button.setVisible(retry)
         self._action = action or ""
         self.action_button.setVisible(bool(action))

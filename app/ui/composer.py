@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QWidget
+
+from app.core.text import has_visible_text, restore_pasted_line_breaks
 
 MAX_VISIBLE_LINES = 8
 
@@ -14,6 +16,10 @@ class MessageEdit(QPlainTextEdit):
 
     Signals:
         submitted: Enter was pressed (without Shift).
+
+    Attributes:
+        pasted: texts pasted with "\r" line breaks, which the box shows as "\n";
+            `Composer.text` puts them back as pasted.
     """
 
     submitted = Signal()
@@ -29,6 +35,12 @@ class MessageEdit(QPlainTextEdit):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._fit_height()
+        self.pasted: list[str] = []
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        if source.hasText() and "\r" in source.text():
+            self.pasted.append(source.text())
+        super().insertFromMimeData(source)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
@@ -93,22 +105,25 @@ class Composer(QWidget):
         self._update_button()
 
     def text(self) -> str:
-        return self.editor.toPlainText()
+        """The message as typed and pasted (pasted line breaks kept as they were)."""
+        return restore_pasted_line_breaks(self.editor.toPlainText(), self.editor.pasted)
 
     def set_text(self, text: str) -> None:
         self.editor.setPlainText(text)
+        self.editor.pasted = [text] if "\r" in text else []
         cursor = self.editor.textCursor()
         cursor.movePosition(cursor.MoveOperation.End)
         self.editor.setTextCursor(cursor)
 
     def clear(self) -> None:
         self.editor.clear()
+        self.editor.pasted = []
 
     def focus_editor(self) -> None:
         self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _has_text(self) -> bool:
-        return bool(self.editor.toPlainText().strip())
+        return has_visible_text(self.editor.toPlainText())
 
     def _update_button(self) -> None:
         if self._streaming:
@@ -125,7 +140,7 @@ class Composer(QWidget):
     def _submit(self) -> None:
         if self._streaming or not self._has_text():
             return
-        self.send_requested.emit(self.editor.toPlainText())
+        self.send_requested.emit(self.text())
 
     def _button_clicked(self) -> None:
         if self._streaming:

@@ -374,7 +374,12 @@ class MainWindow(QMainWindow):
         if isinstance(error, ApiKeyRejectedError | ApiKeyMissingError):
             action = CHANGE_KEY_ACTION
         self.banner.show_message(
-            BannerKind.ERROR, error.title, error.message, retry=error.retryable, action=action
+            BannerKind.ERROR,
+            error.title,
+            error.message,
+            retry=error.retryable,
+            action=action,
+            link=error.link,
         )
 
     def show_notice(self, title: str, text: str) -> None:

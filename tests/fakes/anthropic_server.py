@@ -284,6 +284,9 @@ class HttpError:
         retry_after / retry_after_ms: sent as `retry-after` (seconds) / `retry-after-ms`
             headers, which the SDK honours when it waits before a retry.
         should_retry: sent as `x-should-retry`, which overrides the SDK's retry policy.
+        error_code: sent as `error.details.error_code`, the stable code that names the
+            cause (https://platform.claude.com/docs/en/api/errors, and the SDK's
+            `APIStatusError.error_code`), e.g. "enforced_spend_limit_reached".
     """
 
     status: int
@@ -293,6 +296,7 @@ class HttpError:
     retry_after_ms: float | None = None
     should_retry: bool | None = None
     path: str | None = None
+    error_code: str | None = None
 
     @property
     def resolved_type(self) -> str:
@@ -597,6 +601,33 @@ def _tool_answer_reply(request: MessagesRequest, answer: ToolAnswer) -> Reply | 
 # --- the server --------------------------------------------------------------------
 
 
+def _blank_text_error(
+    where: str, content: object, *, allow_missing: bool = False
+) -> HttpError | None:
+    """A 400 for an empty or whitespace-only text, or text block, anywhere in `content`.
+
+    "text content blocks must contain non-whitespace text", for `system` as for each
+    message's blocks: https://platform.claude.com/docs/en/api/messages/create
+    ("system", "messages": text blocks) and /docs/en/api/errors (invalid_request_error).
+    """
+    if content is None and allow_missing:
+        return None
+    if isinstance(content, str):
+        texts = [content]
+    elif isinstance(content, list):
+        texts = [
+            block.get("text")
+            for block in content
+            if isinstance(block, Mapping) and block.get("type") == "text"
+        ]
+    else:
+        return None
+    for text in texts:
+        if not isinstance(text, str) or not text.strip():
+            return HttpError(400, f"{where}: text content blocks must contain non-whitespace text")
+    return None
+
+
 class FakeAnthropicServer:
     """A scriptable stand-in for api.anthropic.com, for tests and for running by hand.
 
@@ -606,7 +637,7 @@ class FakeAnthropicServer:
         chunk_delay: default seconds between two streamed deltas.
         max_page_size: the most models one page lists, whatever `limit` asks.
         reply_generator: builds the reply when nothing is scripted.
-        strict: refuse messages that do not start with the user and alternate.
+        strict: refuse messages that do not start with the user.
         reject_unknown_models: answer 404 for a model not in `models`.
         prompt_cache: the prefixes `cache_control` breakpoints cached (prompt_cache.py).
     """
@@ -630,6 +661,15 @@ class FakeAnthropicServer:
         self.reply_generator = reply_generator
         self.strict = strict
         self.reject_unknown_models = reject_unknown_models
+        # Fields of the model list left out, as an older Anthropic-compatible server does.
+        self.omitted_model_fields: set[str] = set()
+        # Models whose thinking is always on ("Adaptive (always on)" in the models
+        # overview, https://platform.claude.com/docs/en/about-claude/models/overview):
+        # they refuse `thinking: disabled` (the SDK's `ThinkingTypes.disabled`: "False
+        # exactly when a request that sends it gets a 400") and so a forced tool call.
+        self.thinking_always_on: set[str] = set()
+        # Called (on the server's thread) before the model list is answered: a slow list.
+        self.before_model_list: Callable[[], object] | None = None
         self._requested_port = port
         self._lock = threading.Lock()
         self._request_arrived = threading.Condition(self._lock)
@@ -735,6 +775,7 @@ class FakeAnthropicServer:
         should_retry: bool | None = None,
         path: str | None = None,
         times: int = 1,
+        error_code: str | None = None,
     ) -> None:
         """Queue `times` error answers (see `HttpError`)."""
         error = HttpError(
@@ -745,6 +786,7 @@ class FakeAnthropicServer:
             retry_after_ms=retry_after_ms,
             should_retry=should_retry,
             path=path,
+            error_code=error_code,
         )
         self.add(*([error] * times))
 
@@ -931,8 +973,15 @@ class FakeAnthropicServer:
         if not isinstance(model, str) or not model:
             return HttpError(400, "model: Field required")
         max_tokens = body.get("max_tokens")
-        if needs_max_tokens and (not isinstance(max_tokens, int) or max_tokens < 1):
-            return HttpError(400, "max_tokens: Field required (a positive integer)")
+        # "minimum: 0" ("Set to 0 to populate the prompt cache without generating a
+        # response"): https://platform.claude.com/docs/en/api/messages/create
+        if needs_max_tokens and (
+            not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0
+        ):
+            return HttpError(400, "max_tokens: Field required (an integer of at least 0)")
+        system_error = _blank_text_error("system", body.get("system"), allow_missing=True)
+        if system_error is not None:
+            return system_error
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return HttpError(400, "messages: at least one message is required")
@@ -941,24 +990,31 @@ class FakeAnthropicServer:
             return HttpError(
                 400, f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided."
             )
-        previous_role: str | None = None
         for index, message in enumerate(messages):
             if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
                 return HttpError(
                     400, f"messages.{index}.role: Input should be 'user' or 'assistant'"
                 )
+            content_error = _blank_text_error(f"messages.{index}", message.get("content"))
+            if content_error is not None:
+                return content_error
             if not text_of_content(message.get("content")).strip():
                 return HttpError(400, f"messages.{index}: text content blocks must be non-empty")
-            role = str(message["role"])
-            if self.strict and index == 0 and role != "user":
+            # Consecutive turns of one role are not refused: "consecutive user or
+            # assistant turns in your request will be combined into a single turn"
+            # (https://platform.claude.com/docs/en/api/messages/create, `messages`).
+            if self.strict and index == 0 and message["role"] != "user":
                 return HttpError(400, 'messages: first message must use the "user" role')
-            if self.strict and role == previous_role:
+        thinking = body.get("thinking")
+        if model in self.thinking_always_on:
+            if isinstance(thinking, Mapping) and thinking.get("type") == "disabled":
+                return HttpError(400, f"thinking.type: 'disabled' is not supported by {model}")
+            choice = body.get("tool_choice")
+            if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
+                # https://platform.claude.com/docs/en/build-with-claude/extended-thinking#feature-compatibility
                 return HttpError(
-                    400,
-                    'messages: roles must alternate between "user" and "assistant", '
-                    f'but found multiple "{role}" roles in a row',
+                    400, "Thinking may not be enabled when tool_choice forces tool use."
                 )
-            previous_role = role
         known = self._find_model(model)
         if known is None:
             if self.reject_unknown_models:
@@ -1145,17 +1201,23 @@ class FakeAnthropicServer:
         # Newest first, as the real list is: each model a week older than the one before.
         position = self.models.index(model)
         created = datetime(2025, 11, 24, tzinfo=UTC) - timedelta(days=7 * position)
-        return {
+        entry = {
             "type": "model",
             "id": model.id,
             "display_name": model.display_name,
             "created_at": created.isoformat().replace("+00:00", "Z"),
             "max_input_tokens": model.max_input_tokens,
             "max_tokens": model.max_tokens,
-            "lifecycle": "active",
+            # https://platform.claude.com/docs/en/api/models/list (the SDK's ModelInfo):
+            # `lifecycle` is active, deprecated or retired; `line` null when in no line.
+            "lifecycle": "deprecated" if model.deprecated else "active",
+            "line": model.line,
         }
+        return {key: value for key, value in entry.items() if key not in self.omitted_model_fields}
 
     def _serve_model_list(self, exchange: _Exchange, request: RecordedRequest) -> None:
+        if self.before_model_list is not None:
+            self.before_model_list()
         error = self._take_http_error(MODELS_PATH)
         if error is not None:
             exchange.send_error(error)
@@ -1316,11 +1378,10 @@ class _Exchange:
         self._handler.wfile.write(data)
 
     def send_error(self, error: HttpError) -> None:
-        body = {
-            "type": "error",
-            "error": {"type": error.resolved_type, "message": error.resolved_message},
-            "request_id": self.request_id,
-        }
+        detail: dict[str, Any] = {"type": error.resolved_type, "message": error.resolved_message}
+        if error.error_code is not None:
+            detail["details"] = {"error_code": error.error_code}
+        body = {"type": "error", "error": detail, "request_id": self.request_id}
         self.send_json(error.status, body, error.headers())
 
     def start_event_stream(self) -> None:

@@ -13,18 +13,25 @@ from typing import Any
 
 import pytest
 
-from app.core.catalog import ModelInfo
+from app.core.catalog import (
+    UNKNOWN_MODEL_CONTEXT_WINDOW,
+    UNKNOWN_MODEL_MAX_OUTPUT,
+    ModelInfo,
+    find_model,
+)
 from app.core.errors import (
     ApiError,
     ApiKeyRejectedError,
     BadRequestError,
     ConnectionFailedError,
     ModelNotFoundError,
+    OutOfCreditError,
     OverloadedError,
     PermissionDeniedError,
     RateLimitedError,
     RequestTooLargeError,
     ServerError,
+    SpendLimitError,
     StreamInterruptedError,
 )
 from app.core.models import Usage
@@ -274,6 +281,80 @@ def test_errors_the_user_must_fix_are_not_retried(
     assert f"HTTP {status}" in (error.detail or "")
 
 
+# Bodies as the API sends them. The credit one is a plain 400 with no code, quoted by
+# users in https://github.com/anthropics/claude-code/issues/867; the spend limits and
+# the hold are in https://platform.claude.com/docs/en/api/errors ("HTTP errors": a 400
+# for a spend limit you set; a 429 `rate_limit_error` for the tier's monthly cap,
+# without retry-after, `error.details.error_code` "enforced_spend_limit_reached") and
+# in the SDK's error classes (`EnforcedSpendLimitReachedError`, `OrganizationOnHoldError`).
+@pytest.mark.parametrize(
+    ("status", "message", "error_code", "expected", "title"),
+    [
+        (
+            400,
+            "Your credit balance is too low to access the Anthropic API. Please go to "
+            "Plans & Billing to upgrade or purchase credits.",
+            None,
+            OutOfCreditError,
+            "No credit left",
+        ),
+        (
+            400,
+            "You have reached your specified API usage limits. You will regain access on "
+            "2026-12-01 at 00:00 UTC.",
+            None,
+            SpendLimitError,
+            "Spending limit reached",
+        ),
+        (
+            429,
+            "Your organization has reached its monthly usage limit.",
+            "enforced_spend_limit_reached",
+            SpendLimitError,
+            "Spending limit reached",
+        ),
+        (
+            400,
+            "This organization has been disabled.",
+            "organization_on_hold",
+            PermissionDeniedError,
+            "Account on hold",
+        ),
+    ],
+)
+def test_account_problems_are_said_and_never_retried(
+    fake_server: FakeAnthropicServer,
+    provider: AnthropicProvider,
+    status: int,
+    message: str,
+    error_code: str | None,
+    expected: type[ApiError],
+    title: str,
+) -> None:
+    # Queued three times: a retry, the SDK's included, would take the second one.
+    fake_server.add_error(status, message, error_code=error_code, times=3)
+    recorder = Recorder()
+
+    error = _stream_failure(provider, recorder)
+
+    assert isinstance(error, expected)
+    assert error.title == title
+    assert not error.retryable
+    assert recorder.retries == []
+    assert len(fake_server.requests) == 1
+    assert "busy" not in error.message
+
+
+def test_a_plain_rate_limit_is_still_retried_by_the_sdk(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.add_error(429, retry_after_ms=1, error_code="ramp_limit_exceeded")
+    fake_server.add_reply("Back again.")
+
+    assert _stream(provider).text == "Back again."
+    assert len(fake_server.requests) == 2
+
+
 @pytest.mark.parametrize(
     ("status", "expected"),
     [(429, RateLimitedError), (500, ServerError), (529, OverloadedError)],
@@ -425,7 +506,8 @@ def test_a_server_that_is_not_listening_is_a_connection_failure() -> None:
         provider.close()
 
     assert isinstance(error, ConnectionFailedError)
-    assert error.message == "Can't reach Claude — check your internet connection and try again."
+    assert error.title == "Can't reach Claude"
+    assert error.message == "Check your internet connection and try again."
     assert error.retryable
 
 
@@ -707,6 +789,43 @@ def test_list_models_reads_every_page(
 
     assert models == fake_server.models
     assert len(fake_server.requests_to(MODELS_PATH)) == 3
+
+
+def test_limits_a_server_leaves_out_come_from_the_table_not_a_guess(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    haiku = find_model("claude-haiku-4-5", [])
+    assert haiku is not None
+    fake_server.models = [
+        haiku,
+        ModelInfo(id="claude-compatible", display_name="Compatible", line="sonnet"),
+    ]
+    fake_server.omitted_model_fields = {"max_input_tokens", "max_tokens", "line"}
+
+    models = provider.list_models()
+
+    assert models[0] == haiku  # the documented 200k / 64k, and its line, from the table
+    assert (models[1].max_input_tokens, models[1].max_tokens) == (
+        UNKNOWN_MODEL_CONTEXT_WINDOW,
+        UNKNOWN_MODEL_MAX_OUTPUT,
+    )
+    assert models[1].line is None
+
+
+def test_deprecated_and_retired_models_as_the_server_lists_them(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.models = [
+        ModelInfo(id="claude-old", display_name="Old", line="sonnet", deprecated=True),
+        ModelInfo(id="claude-now", display_name="Now", line="opus"),
+    ]
+
+    models = provider.list_models()
+
+    assert [(model.id, model.deprecated, model.line) for model in models] == [
+        ("claude-old", True, "sonnet"),
+        ("claude-now", False, "opus"),
+    ]
 
 
 def test_count_tokens_uses_the_server_count(

@@ -446,11 +446,26 @@ def test_waiting_for_requests_that_never_come_times_out(fake_server: FakeAnthrop
     ("messages", "message_part"),
     [
         ([{"role": "assistant", "content": "Hi"}], "first message"),
+        ([{"role": "user", "content": "  "}], "non-whitespace"),
+        ([{"role": "user", "content": ""}], "non-whitespace"),
+        # An empty text block is refused wherever it stands, even beside a full one.
         (
-            [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
-            "roles must alternate",
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": "Hi"}, {"type": "text", "text": ""}],
+                }
+            ],
+            "non-whitespace",
         ),
-        ([{"role": "user", "content": "  "}], "non-empty"),
+        (
+            [
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": [{"type": "text", "text": " "}]},
+                {"role": "user", "content": "Again"},
+            ],
+            "messages.1",
+        ),
         ([], "at least one message"),
     ],
 )
@@ -461,6 +476,43 @@ def test_a_malformed_conversation_is_refused(
         sdk.messages.create(model=MODEL, max_tokens=100, messages=messages)
 
     assert message_part in (caught.value.api_message or "")
+
+
+def test_consecutive_turns_of_one_role_are_combined_not_refused(
+    sdk: anthropic.Anthropic,
+) -> None:
+    # https://platform.claude.com/docs/en/api/messages/create: "consecutive user or
+    # assistant turns in your request will be combined into a single turn".
+    message = sdk.messages.create(
+        model=MODEL,
+        max_tokens=100,
+        messages=[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+    )
+
+    assert message.content
+
+
+def test_max_tokens_zero_is_allowed(sdk: anthropic.Anthropic) -> None:
+    # "minimum: 0" (pre-warming the prompt cache): the Messages API reference.
+    sdk.messages.create(model=MODEL, max_tokens=0, messages=[{"role": "user", "content": "a"}])
+
+
+def test_a_negative_max_tokens_is_refused(sdk: anthropic.Anthropic) -> None:
+    with pytest.raises(anthropic.BadRequestError):
+        sdk.messages.create(model=MODEL, max_tokens=-1, messages=[{"role": "user", "content": "a"}])
+
+
+@pytest.mark.parametrize("system", ["   ", "\n\t", [{"type": "text", "text": " "}]])
+def test_a_whitespace_only_system_is_refused(sdk: anthropic.Anthropic, system: Any) -> None:
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        sdk.messages.create(
+            model=MODEL,
+            max_tokens=100,
+            system=system,
+            messages=[{"role": "user", "content": "a"}],
+        )
+
+    assert "system" in (caught.value.api_message or "")
 
 
 def test_a_request_over_the_context_window_is_refused(

@@ -206,6 +206,31 @@ def test_a_missing_model_moves_down_the_list() -> None:
     assert result.draft.model == MODEL
 
 
+def test_thinking_is_turned_off_for_the_forced_tool(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    summarize(provider)
+
+    assert messages_calls(fake_server)[0]["thinking"] == {"type": "disabled"}
+
+
+def test_a_model_that_cannot_turn_thinking_off_hands_over_to_the_next(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    fake_server.thinking_always_on = {"claude-always-thinking"}
+
+    result = summarize(provider, model_order=["claude-always-thinking", MODEL])
+
+    assert [body["model"] for body in messages_calls(fake_server)] == [
+        "claude-always-thinking",
+        MODEL,
+    ]
+    assert result.outcome is EventOutcome.OK
+    assert result.draft is not None
+    assert result.draft.mode is SummaryMode.HYBRID  # Claude's summary, not a basic one
+    assert result.draft.model == MODEL
+
+
 def test_a_scripted_tool_answer_is_used_as_is(
     fake_server: FakeAnthropicServer, provider: AnthropicProvider
 ) -> None:

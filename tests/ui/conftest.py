@@ -69,6 +69,12 @@ def open_window(
         session.show()
         qtbot.waitExposed(session.window)
         qtbot.waitUntil(lambda: session.started)
+        # As a user would: typing starts once the window is ready, after the server's
+        # model list came (a message sent before waits for it: tests/unit/chat).
+        service = session.controller.service
+        qtbot.waitUntil(
+            lambda: service.model_wait.settled or not service.has_api_key(), timeout=45_000
+        )
         return session
 
     yield open_

@@ -45,6 +45,8 @@ def test_first_run_asks_for_a_key_checks_it_and_stores_it(
     fake_server.add_reply("Welcome!")
     cairn.window.composer.editor.setPlainText("Hi")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    # The first message goes once the model list (asked for with the new key) came.
+    qtbot.waitUntil(lambda: bool(fake_server.requests_to("/v1/messages")), timeout=15_000)
     qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
 

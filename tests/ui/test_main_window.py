@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
+from app.core.catalog import FALLBACK_MODELS
 from app.core.models import MessageStatus, Role
+from app.llm.anthropic_errors import BILLING_URL
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer, text_of_content
 from tests.fakes.dates import undated
@@ -134,6 +136,29 @@ def test_error_banner_in_plain_words(
     assert stored(cairn)[0] == (Role.USER, "Hello?", MessageStatus.COMPLETE), "the question is kept"
 
 
+def test_out_of_credit_links_to_billing_and_offers_no_retry(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    # The body the API sends (a plain 400), see tests/integration/test_anthropic_provider.py.
+    fake_server.add_error(
+        400,
+        "Your credit balance is too low to access the Anthropic API. Please go to Plans & "
+        "Billing to upgrade or purchase credits.",
+        path="/v1/messages",
+    )
+    send(qtbot, cairn, "Hello?")
+    wait_idle(qtbot, cairn)
+    banner = cairn.window.banner
+    qtbot.waitUntil(banner.isVisible)
+    assert banner.title_label.text() == "No credit left"
+    assert banner.text_label.text().startswith("Your Anthropic account is out of credit.")
+    assert banner.link_label.isVisible()
+    assert f'href="{BILLING_URL}"' in banner.link_label.text()
+    assert "Open the billing page" in banner.link_label.text()
+    assert not banner.retry_button.isVisible()
+    assert len(fake_server.requests_to("/v1/messages")) == 1
+
+
 def test_retry_after_overload_gets_the_answer(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
@@ -186,7 +211,9 @@ def test_server_unreachable(
     wait_idle(qtbot, cairn)
     banner = cairn.window.banner
     assert banner.title_label.text() == "Can't reach Claude"
-    assert banner.text_label.text().startswith("Can't reach Claude — check your")
+    # The title is not said twice, and an offline computer is never "busy".
+    assert banner.text_label.text() == "Check your internet connection and try again."
+    assert "busy" not in banner.title_label.text() + banner.text_label.text()
     assert banner.retry_button.isVisible()
 
 
@@ -217,6 +244,35 @@ def test_unusual_text_round_trips(
     sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
     # A long newest turn is sent as a block with a cache breakpoint (app/core/caching.py).
     assert undated(text_of_content(sent)) == text
+
+
+def test_a_windows_paste_is_stored_and_sent_with_its_line_breaks(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    pasted = "From the spreadsheet:\r\nrow 1\r\nrow 2\r\n"
+    fake_server.add_reply("ok")
+    editor = cairn.window.composer.editor
+    editor.insertPlainText("Look at this. ")
+    clipboard = QMimeData()
+    clipboard.setText(pasted)
+    editor.insertFromMimeData(clipboard)
+    editor.insertPlainText("Thanks!")
+    editor.submitted.emit()
+    wait_idle(qtbot, cairn)
+    qtbot.waitUntil(lambda: len(stored(cairn)) == 2)
+
+    text = "Look at this. " + pasted + "Thanks!"
+    assert stored(cairn)[0][1] == text
+    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    assert undated(sent) == text
+    assert cairn.window.composer.text() == ""
+
+
+def test_only_control_characters_cannot_be_sent(cairn: CairnSession) -> None:
+    cairn.window.composer.set_text("\x00\x00 \x1b")
+    assert not cairn.window.composer.button.isEnabled()
+    cairn.window.composer.editor.submitted.emit()
+    assert cairn.store.list_sessions() == []
 
 
 def test_huge_paste_is_stored_and_sent(
@@ -250,8 +306,14 @@ def test_huge_paste_is_stored_and_sent(
 
 
 def test_message_larger_than_the_window_is_refused_with_numbers(
-    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
 ) -> None:
+    # A 200k window (Claude Haiku 4.5's), so the message need not be a million words.
+    fake_server.models = [model for model in FALLBACK_MODELS if model.id == "claude-haiku-4-5"]
+    cairn = open_window()
     qtbot.waitUntil(lambda: cairn.controller.service.counter.ready, timeout=10_000)
     text = "word " * 260_000  # far beyond a 200k-token window
     cairn.window.composer.set_text(text)
@@ -319,8 +381,8 @@ def test_model_picker_uses_server_list(
     from app.core.catalog import ModelInfo
 
     fake_server.models = [
-        ModelInfo(id="claude-opus-9", display_name="Claude Opus 9"),
-        ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9"),
+        ModelInfo(id="claude-opus-9", display_name="Claude Opus 9", line="opus"),
+        ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9", line="sonnet"),
     ]
     cairn = open_window()
     combo = cairn.window.model_combo

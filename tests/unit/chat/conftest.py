@@ -188,7 +188,9 @@ def start_chat(
     started: list[Chat] = []
     memory_keyring.passwords[(SERVICE_NAME, USERNAME)] = TEST_KEY
 
-    def start(*, settings: AppSettings | None = None, with_key: bool = True) -> Chat:
+    def start(
+        *, settings: AppSettings | None = None, with_key: bool = True, wait_for_models: bool = True
+    ) -> Chat:
         if not with_key:
             memory_keyring.passwords.clear()
         paths = AppPaths.from_environment()
@@ -218,7 +220,13 @@ def start_chat(
         chat = Chat(service, loop, events, store, paths, fake_server)
         started.append(chat)
         service.start()
-        chat.run_until(lambda: service.counter.ready and service.runner.running == 0)
+        chat.run_until(
+            lambda: (
+                service.counter.ready
+                and service.runner.running == 0
+                and (service.model_wait.settled or not service.has_api_key() or not wait_for_models)
+            )
+        )
         return chat
 
     yield start

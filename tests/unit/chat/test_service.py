@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from app.chat.events import Activity, SummaryPreview
+from app.chat.model_wait import WAITING_STATUS
 from app.chat.summary_process import SummaryCall
-from app.core.catalog import ModelInfo
+from app.core.catalog import FALLBACK_MODELS, ModelInfo
 from app.core.conversation import date_line, local_day
 from app.core.engine import EngineOutcome
 from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
@@ -20,7 +24,7 @@ from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary, SummaryMode, SummaryTrigger
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import MODELS_PATH, FakeAnthropicServer
 from tests.unit.chat.conftest import SMALL, Chat
 
 StartChat = Callable[..., Chat]
@@ -152,7 +156,11 @@ def test_without_a_key_the_key_is_asked_for_and_nothing_is_stored(start_chat: St
     assert chat.store.list_sessions() == []
 
 
-def test_a_message_larger_than_the_window_is_refused_with_numbers(start_chat: StartChat) -> None:
+def test_a_message_larger_than_the_window_is_refused_with_numbers(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    # A 200k window (Claude Haiku 4.5's), so the message need not be a million words.
+    fake_server.models = [model for model in FALLBACK_MODELS if model.id == "claude-haiku-4-5"]
     chat = start_chat()
     assert not chat.service.send("word " * 260_000)
     (error,) = chat.events.named("error_raised")[-1]
@@ -523,8 +531,8 @@ def test_the_model_picked_is_used_and_kept(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     fake_server.models = [
-        ModelInfo(id="claude-opus-9", display_name="Claude Opus 9"),
-        ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9"),
+        ModelInfo(id="claude-opus-9", display_name="Claude Opus 9", line="opus"),
+        ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9", line="sonnet"),
     ]
     chat = start_chat()
     chat.run_until(lambda: chat.service.selected_model == "claude-sonnet-9")
@@ -810,3 +818,71 @@ def test_try_again_is_refused_in_words_while_a_summary_is_being_made(
     )
     chat.service.discard_summary()
     chat.idle()
+
+
+def test_the_first_message_waits_for_the_model_list_and_uses_a_listed_model(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    # An Anthropic-compatible server that offers one model, none of the bundled ones.
+    fake_server.models = [ModelInfo(id="compatible-model", display_name="Compatible")]
+    fake_server.reject_unknown_models = True
+    gate = threading.Event()
+    fake_server.before_model_list = lambda: gate.wait(10)  # the list is slow to come
+    fake_server.add_reply("Hello from the listed model.")
+    chat = start_chat(wait_for_models=False)
+
+    assert not chat.service.send("Hi there")  # kept in the composer while it waits
+    assert chat.events.named("status_changed")[-1] == (WAITING_STATUS,)
+    assert fake_server.requests_to("/v1/messages") == []
+    gate.set()
+    chat.run_until(lambda: bool(chat.events.named("pending_sent")))
+    chat.idle()
+
+    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "compatible-model"
+    assert chat.stored()[-1].content == "Hello from the listed model."
+    assert chat.events.named("status_changed")[-1] == ("",)
+
+
+def test_a_model_list_that_fails_lets_the_waiting_message_go(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.add_error(500, path=MODELS_PATH, times=3, retry_after_ms=1)
+    gate = threading.Event()
+    fake_server.before_model_list = lambda: gate.wait(10)
+    fake_server.add_reply("Still here.")
+    chat = start_chat(wait_for_models=False)
+
+    assert not chat.service.send("Anyone?")
+    gate.set()
+    chat.run_until(lambda: bool(chat.events.named("pending_sent")))
+    chat.idle()
+
+    assert chat.stored()[-1].content == "Still here."
+
+
+def test_windows_line_breaks_are_stored_and_sent_exactly_as_pasted(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    text = "Two lines:\r\nfirst\r\nsecond\r\n\r\nand an old Mac one\rend"
+    fake_server.add_reply("Got them.")
+    chat = start_chat()
+
+    chat.send(text)
+
+    assert chat.stored()[0].content == text
+    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    assert sent == dated(text)
+
+
+@pytest.mark.parametrize("text", ["\x00", "\x00\x00 \x1b\x7f", "\u200b", "\t\r\n"])
+def test_a_message_of_only_control_characters_is_refused_like_an_empty_one(
+    start_chat: StartChat, fake_server: FakeAnthropicServer, text: str
+) -> None:
+    chat = start_chat()
+
+    assert not chat.service.send(text)
+
+    (error,) = chat.events.named("error_raised")[-1]
+    assert error.message == "Type a message first."
+    assert chat.store.list_sessions() == []
+    assert fake_server.requests_to("/v1/messages") == []

@@ -142,3 +142,49 @@ def test_the_existing_names_still_work() -> None:
     assert pick_default_model("claude-server-only", [SERVER_MODEL]) == "claude-server-only"
     assert find_model("claude-server-only", [SERVER_MODEL]) == SERVER_MODEL
     assert find_model("claude-nothing", []) is None
+
+
+def test_the_bundled_table_matches_the_documentation() -> None:
+    # Each model's page: https://platform.claude.com/docs/en/models/<model>/overview
+    limits = {model.id: (model.max_input_tokens, model.max_tokens) for model in FALLBACK_MODELS}
+
+    assert limits == {
+        "claude-sonnet-4-6": (1_000_000, 128_000),
+        "claude-opus-4-6": (1_000_000, 128_000),
+        "claude-haiku-4-5": (200_000, 64_000),
+    }
+    assert all(model.line is not None and not model.deprecated for model in FALLBACK_MODELS)
+
+
+def test_the_ranking_follows_the_line_the_api_gives_not_the_id() -> None:
+    # An id that reads like a family says nothing: only `line` does.
+    looks_like_sonnet = ModelInfo(id="claude-sonnet-lookalike", display_name="A", line=None)
+    haiku = ModelInfo(id="model-b", display_name="B", line="haiku")
+    opus = ModelInfo(id="model-c", display_name="C", line="opus")
+
+    assert pick_default_model(None, [looks_like_sonnet, haiku, opus]) == "model-c"
+    assert pick_default_model(None, [looks_like_sonnet, haiku]) == "model-b"
+
+
+def test_a_deprecated_model_is_not_picked_by_default_but_kept_when_chosen() -> None:
+    old = clean_model_list(
+        [{"id": "claude-old", "display_name": "Old", "line": "sonnet", "lifecycle": "deprecated"}]
+    )[0]
+    current = ModelInfo(id="claude-current", display_name="Current", line="haiku")
+
+    assert old.deprecated
+    assert pick_default_model(None, [old, current]) == "claude-current"
+    assert pick_default_model("claude-old", [old, current]) == "claude-old"
+    assert pick_default_model(None, [old]) == "claude-old"  # nothing else to offer
+
+
+def test_a_retired_model_is_left_out() -> None:
+    entries = [{"id": "claude-gone", "lifecycle": "retired"}, SERVER_MODEL]
+
+    assert clean_model_list(entries) == [SERVER_MODEL]
+
+
+def test_a_line_missing_from_the_server_comes_from_the_table_only() -> None:
+    cleaned = clean_model_list([{"id": "claude-haiku-4-5"}, {"id": "claude-haiku-9"}])
+
+    assert [model.line for model in cleaned] == ["haiku", None]

@@ -371,7 +371,6 @@ def test_a_transport_error_is_not_retried_here(counter: TokenCounter) -> None:
         ({"narrative": "Missing every list."}, "ValidationError"),
         (llm_answer(narrative="   "), "ValidationError"),
         (llm_answer(key_points="not a list"), "ValidationError"),
-        (BadRequestError("Bad request."), "BadRequestError"),
     ],
 )
 def test_a_bad_answer_is_not_retried_and_becomes_a_basic_summary(
@@ -392,6 +391,35 @@ def test_a_bad_answer_is_not_retried_and_becomes_a_basic_summary(
     assert draft.model is None
     assert draft.content.narrative.startswith("Basic summary of 6 messages (#1–#6")
     assert "report_v2.xlsx" in rendered(result)
+
+
+def test_a_model_refusing_the_request_hands_it_to_the_next_model(
+    counter: TokenCounter,
+) -> None:
+    # e.g. a model whose thinking cannot be turned off refuses the forced tool call.
+    refused = BadRequestError(
+        "Claude couldn't accept this request.",
+        detail="HTTP 400; type=invalid_request_error; message=Thinking may not be enabled "
+        "when tool_choice forces tool use.",
+    )
+    complete = FakeCompletion(refused)
+
+    result = summarize(make(counter, complete, summarizer_models=["model-a", "model-b"]))
+
+    assert [call["model"] for call in complete.calls] == ["model-a", "model-b"]
+    assert result.outcome is EventOutcome.OK
+    assert result.draft is not None and result.draft.model == "model-b"
+
+
+def test_when_every_model_refuses_the_summary_is_basic(counter: TokenCounter) -> None:
+    complete = FakeCompletion(BadRequestError("Bad request."), BadRequestError("Bad request."))
+
+    result = summarize(make(counter, complete, summarizer_models=["model-a", "model-b"]))
+
+    assert len(complete.calls) == 2
+    assert result.outcome is EventOutcome.FALLBACK
+    assert result.error_class == "BadRequestError"
+    assert result.draft is not None and result.draft.mode is SummaryMode.RULE
 
 
 def test_abort_on_failure_returns_no_draft(counter: TokenCounter) -> None:

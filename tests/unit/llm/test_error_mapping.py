@@ -16,14 +16,17 @@ from app.core.errors import (
     BadRequestError,
     ConnectionFailedError,
     ModelNotFoundError,
+    OutOfCreditError,
     OverloadedError,
     PermissionDeniedError,
     RateLimitedError,
     RequestTooLargeError,
     ServerError,
+    SpendLimitError,
     StreamInterruptedError,
 )
 from app.llm.anthropic_errors import (
+    BILLING_URL,
     describe_wait,
     map_sdk_error,
     parse_retry_after,
@@ -77,25 +80,25 @@ def _status_error(
     return exception_class(f"Error code: {status} - {body}", response=response, body=body)
 
 
-@pytest.mark.parametrize(
-    ("status", "exception_class", "expected"),
-    [
-        (400, anthropic.BadRequestError, BadRequestError),
-        (401, anthropic.AuthenticationError, ApiKeyRejectedError),
-        (402, anthropic.PaymentRequiredError, PermissionDeniedError),
-        (403, anthropic.PermissionDeniedError, PermissionDeniedError),
-        (404, anthropic.NotFoundError, ModelNotFoundError),
-        (408, anthropic.RequestTimeoutError, ServerError),
-        (409, anthropic.ConflictError, BadRequestError),
-        (413, anthropic.ContentTooLargeError, RequestTooLargeError),
-        (422, anthropic.UnprocessableEntityError, BadRequestError),
-        (429, anthropic.RateLimitError, RateLimitedError),
-        (500, anthropic.InternalServerError, ServerError),
-        (503, anthropic.ServiceUnavailableError, ServerError),
-        (504, anthropic.GatewayTimeoutError, ServerError),
-        (529, anthropic.OverloadedError, OverloadedError),
-    ],
-)
+_STATUS_CASES = [
+    (400, anthropic.BadRequestError, BadRequestError),
+    (401, anthropic.AuthenticationError, ApiKeyRejectedError),
+    (402, anthropic.PaymentRequiredError, OutOfCreditError),
+    (403, anthropic.PermissionDeniedError, PermissionDeniedError),
+    (404, anthropic.NotFoundError, ModelNotFoundError),
+    (408, anthropic.RequestTimeoutError, ServerError),
+    (409, anthropic.ConflictError, BadRequestError),
+    (413, anthropic.ContentTooLargeError, RequestTooLargeError),
+    (422, anthropic.UnprocessableEntityError, BadRequestError),
+    (429, anthropic.RateLimitError, RateLimitedError),
+    (500, anthropic.InternalServerError, ServerError),
+    (503, anthropic.ServiceUnavailableError, ServerError),
+    (504, anthropic.GatewayTimeoutError, ServerError),
+    (529, anthropic.OverloadedError, OverloadedError),
+]
+
+
+@pytest.mark.parametrize(("status", "exception_class", "expected"), _STATUS_CASES)
 def test_each_status_maps_to_its_error(
     status: int, exception_class: type[anthropic.APIStatusError], expected: type[ApiError]
 ) -> None:
@@ -108,6 +111,71 @@ def test_each_status_maps_to_its_error(
     assert f"HTTP {status}" in error.detail
     assert "request-id=req_0123" in error.detail
     assert f"type={_TYPES[status]}" in error.detail
+
+
+@pytest.mark.parametrize(("status", "exception_class", "_expected"), _STATUS_CASES)
+def test_no_message_repeats_its_title(
+    status: int, exception_class: type[anthropic.APIStatusError], _expected: type[ApiError]
+) -> None:
+    # The banner shows the title above the text: saying it twice reads as a stammer.
+    error = map_sdk_error(_status_error(status, exception_class=exception_class))
+
+    assert error is not None
+    assert error.title.lower() not in error.message.lower()
+
+
+# The body the API sends when the account has no credit (a plain 400, no error_code),
+# as users have reported it verbatim: https://github.com/anthropics/claude-code/issues/867
+_NO_CREDIT = (
+    "Your credit balance is too low to access the Anthropic API. Please go to Plans & "
+    "Billing to upgrade or purchase credits."
+)
+
+
+def test_a_400_for_credit_too_low_is_out_of_credit_with_the_billing_page() -> None:
+    error = map_sdk_error(
+        _status_error(400, message=_NO_CREDIT, exception_class=anthropic.BadRequestError)
+    )
+
+    assert isinstance(error, OutOfCreditError)
+    assert error.title == "No credit left"
+    assert error.message.startswith("Your Anthropic account is out of credit.")
+    assert error.link == BILLING_URL
+    assert not error.retryable
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # https://platform.claude.com/docs/en/api/errors: "The API also returns a 400 when
+        # usage reaches an organization or workspace spend limit you set".
+        "You have reached your specified API usage limits. You will regain access on "
+        "2026-12-01 at 00:00 UTC.",
+        "You have reached your specified workspace API usage limits. You will regain "
+        "access on 2026-12-01 at 00:00 UTC.",
+    ],
+)
+def test_a_400_for_a_spend_limit_you_set_is_a_spending_limit(message: str) -> None:
+    error = map_sdk_error(
+        _status_error(400, message=message, exception_class=anthropic.BadRequestError)
+    )
+
+    assert isinstance(error, SpendLimitError)
+    assert error.link == BILLING_URL
+    assert not error.retryable
+
+
+def test_an_organization_on_hold_is_said_and_not_retried() -> None:
+    error = map_sdk_error(
+        _status_error(
+            400, error_code="organization_on_hold", exception_class=anthropic.BadRequestError
+        )
+    )
+
+    assert isinstance(error, PermissionDeniedError)
+    assert error.title == "Account on hold"
+    assert "on hold" in error.message
+    assert not error.retryable
 
 
 def test_user_caused_errors_offer_no_retry_and_transient_ones_do() -> None:
@@ -172,7 +240,7 @@ def test_other_invalid_requests_stay_bad_requests() -> None:
         (anthropic.InternalServerError, 502, "api_error", ServerError, "Claude had a problem"),
         # A status the SDK has no class for is read from the body's type.
         (anthropic.APIStatusError, 418, "rate_limit_error", RateLimitedError, None),
-        (anthropic.APIStatusError, 418, "billing_error", PermissionDeniedError, "Out of credit"),
+        (anthropic.APIStatusError, 418, "billing_error", OutOfCreditError, "No credit left"),
         (anthropic.APIStatusError, 418, "something_new_error", BadRequestError, None),
     ],
 )
@@ -258,7 +326,7 @@ def test_connection_errors_and_timeouts_say_cant_reach_claude() -> None:
     timeout = map_sdk_error(anthropic.APITimeoutError(request=_REQUEST))
 
     assert isinstance(connection, ConnectionFailedError)
-    assert "check your internet connection" in connection.message
+    assert "check your internet connection" in connection.message.lower()
     assert "Connection refused" in (connection.detail or "")
     assert isinstance(timeout, ConnectionFailedError)
     assert timeout.title == "Claude took too long"
