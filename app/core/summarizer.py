@@ -46,11 +46,12 @@ check).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import date, tzinfo
 
 from app.core.extract import extract_facets, hard_facts, redact_secrets
+from app.core.extract_facts import ledger_facts
 from app.core.models import Message
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer_content import (
@@ -59,6 +60,7 @@ from app.core.summarizer_content import (
     from_llm_summary,
     left_out_note,
     merge_facets,
+    parse_day,
     retain,
     rule_content,
 )
@@ -176,6 +178,15 @@ class Summarizer:
         focus = _clean_instructions(instructions)
         source_tokens = sum(self._transcripts.message_tokens(message) for message in ordered)
         facets = extract_facets(ordered)
+        ledger = ledger_facts(ordered, self._transcripts.day, facets)
+        days = {message.seq: self._transcripts.day(message.created_at) for message in ordered}
+
+        def first_day(numbers: Iterable[int]) -> date | None:
+            return min((days[n] for n in numbers if n in days), default=None)
+
+        def day_for(numbers: Sequence[int], said: str | None) -> date | None:
+            return first_day(numbers) or parse_day(said)
+
         mode = SummaryMode(self.config.mode)
 
         def draft(
@@ -199,7 +210,11 @@ class Summarizer:
 
         def rule_draft() -> SummaryDraft:
             return draft(
-                self._fit(rule_content(ordered, facets, self._transcripts.when)),
+                self._fit(
+                    rule_content(
+                        ordered, facets, self._transcripts.when, ledger, self._transcripts.day
+                    )
+                ),
                 SummaryMode.RULE,
                 None,
             )
@@ -224,7 +239,7 @@ class Summarizer:
         if answer.summary is None:
             return self._failure(answer, rule_draft)
 
-        builder = from_llm_summary(answer.summary, first_seq, last_seq)
+        builder = from_llm_summary(answer.summary, first_seq, last_seq, day_for)
         not_seen = [ordered[index] for index in transcript.cut]
         not_seen += ordered[: transcript.left_out]
         if transcript.left_out:
@@ -235,9 +250,11 @@ class Summarizer:
                 "out, and its facts come from the rules."
             )
         if mode is SummaryMode.HYBRID:
-            merge_facets(builder, facets)
+            merge_facets(builder, facets, first_day)
         elif not_seen:
-            merge_facets(builder, extract_facets(sorted(not_seen, key=lambda m: m.seq)))
+            merge_facets(builder, extract_facets(sorted(not_seen, key=lambda m: m.seq)), first_day)
+        # The rules' ledger in every mode: a fact the model left out is still kept.
+        builder.add_facts(ledger)
         retain(builder, [entity.text for entity in facets.entities], hard_facts(facets))
         return SummarizeResult(
             draft(self._fit(builder), mode, answer.model),
@@ -309,10 +326,18 @@ class Summarizer:
         if answer.summary is None:
             return self._failure(answer, rule_draft)
 
-        builder = from_llm_summary(answer.summary, first_seq, last_seq)
+        builder = from_llm_summary(
+            answer.summary, first_seq, last_seq, _children_days(ordered, children)
+        )
         if transcript.left_out:
             builder.add_note(left_out_note(transcript.left_out, "summary"))
+        # The children's ledger is kept whole, whatever the model wrote; `fit` trims it
+        # last and counts what it drops.
+        builder.add_facts(children.facts)
+        builder.archived_facts += children.archived_facts
         if mode is SummaryMode.HYBRID:
+            for point in children.key_points:
+                builder.add_point(builder.key_points, point)
             for point in children.decisions:
                 builder.add_point(builder.decisions, point)
             for item in children.action_items:
@@ -356,6 +381,36 @@ class Summarizer:
 
 
 # --- helpers ---------------------------------------------------------------------------
+
+
+def _children_days(
+    children: Sequence[Summary], merged: SummaryContent
+) -> Callable[[Sequence[int], str | None], date | None]:
+    """When a message behind a compressed summary was said: the day its children gave a
+    point or fact from it, else the day of a child that covers one day, else the day the
+    model wrote."""
+    days: dict[int, date] = {}
+    points = [*merged.key_points, *merged.decisions, *merged.open_questions]
+    dated = [(p.sources, p.day) for p in points] + [(a.sources, a.day) for a in merged.action_items]
+    for sources, day in dated:
+        if day is not None:
+            for number in sources:
+                days.setdefault(number, day)
+    for fact in merged.facts:
+        if fact.day is not None and fact.seq is not None:
+            days.setdefault(fact.seq, fact.day)
+
+    def day_for(numbers: Sequence[int], said: str | None) -> date | None:
+        known = [days[number] for number in numbers if number in days]
+        for number in numbers:
+            for child in children:
+                one_day = child.content.first_day
+                covers = child.first_seq <= number <= child.last_seq
+                if covers and one_day is not None and one_day == child.content.last_day:
+                    known.append(one_day)
+        return min(known, default=None) or parse_day(said)
+
+    return day_for
 
 
 def _clean_instructions(instructions: str | None) -> str | None:

@@ -12,23 +12,30 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 from app.core.extract import Facets, redact_secrets
 from app.core.models import Message, Role
-from app.core.summarizer_llm import LlmPoint, LlmSummary
+from app.core.summarizer_llm import LlmFact, LlmPoint, LlmSummary
 from app.core.summary import (
+    FACT_KINDS,
     MAX_KEY_POINTS,
     ActionItem,
+    FactKind,
+    LedgerFact,
     SourcedPoint,
     SummaryContent,
     fact_key,
     fit,
     render_summary_text,
+    unique_facts,
 )
 
-# Rule-made lists: bounds that keep a basic summary readable.
+# Rule-made lists: bounds that keep a basic summary readable. The key points are spread
+# over the whole stretch (its first and last message among them), not only its end.
 RULE_KEY_POINTS = 12
+DaySource = Callable[[Sequence[int], str | None], date | None]
+"""The day a point was said: from its source messages, else the day the model gave."""
 MAX_POINT_CHARS = 300
 MAX_ENTITY_CHARS = 200
 
@@ -44,6 +51,8 @@ class ContentBuilder:
     open_questions: list[SourcedPoint] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    facts: list[LedgerFact] = field(default_factory=list)
+    archived_facts: int = 0
 
     def content(self) -> SummaryContent:
         return SummaryContent(
@@ -54,7 +63,14 @@ class ContentBuilder:
             open_questions=self.open_questions,
             entities=self.entities,
             notes=self.notes,
+            facts=self.facts,
+            archived_facts=self.archived_facts,
         )
+
+    def add_facts(self, facts: Iterable[LedgerFact]) -> None:
+        """Ledger entries added, repeats removed, the ledger kept oldest first."""
+        merged = unique_facts([*self.facts, *facts])
+        self.facts = sorted(merged, key=lambda fact: -1 if fact.seq is None else fact.seq)
 
     def text(self) -> str:
         return render_summary_text(self.content())
@@ -83,15 +99,25 @@ class ContentBuilder:
             self.notes.append(note)
 
 
-def from_llm_summary(summary: LlmSummary, first_seq: int, last_seq: int) -> ContentBuilder:
-    """The model's summary, redacted, with sources outside [first_seq, last_seq] dropped."""
+def from_llm_summary(
+    summary: LlmSummary, first_seq: int, last_seq: int, day_for: DaySource | None = None
+) -> ContentBuilder:
+    """The model's summary, redacted, with sources outside [first_seq, last_seq] dropped;
+    every point dated by `day_for` (from its sources, else the model's date)."""
 
     def sources(numbers: Iterable[int]) -> list[int]:
         return sorted({number for number in numbers if first_seq <= number <= last_seq})
 
+    def day(numbers: Iterable[int], said: str | None) -> date | None:
+        return day_for(sources(numbers), said) if day_for is not None else parse_day(said)
+
     def point(item: LlmPoint) -> SourcedPoint | None:
         text = clean_text(item.text, MAX_POINT_CHARS)
-        return SourcedPoint(text=text, sources=sources(item.sources)) if text else None
+        if not text:
+            return None
+        return SourcedPoint(
+            text=text, sources=sources(item.sources), day=day(item.sources, item.date)
+        )
 
     builder = ContentBuilder(narrative=redact_secrets(summary.narrative.strip()))
     for item in summary.key_points:
@@ -109,21 +135,89 @@ def from_llm_summary(summary: LlmSummary, first_seq: int, last_seq: int) -> Cont
                     owner=clean_text(action.owner or "", 100) or None,
                     due=clean_text(action.due or "", 100) or None,
                     sources=sources(action.sources),
+                    day=day(action.sources, action.date),
                 )
             )
     for entity in summary.entities:
         # An entity the redactor touched held a secret: half a fact is no fact.
         if redact_secrets(entity) == entity:
             builder.add_entity(entity)
+    builder.add_facts(
+        fact
+        for fact in (llm_fact(item, sources(item.sources), day) for item in summary.facts)
+        if fact is not None
+    )
     return builder
 
 
-def merge_facets(builder: ContentBuilder, facets: Facets) -> None:
-    """Add the rule facets the draft lacks (entities are left to `retain`)."""
+# What a model may call a kind of fact, in the ledger's words.
+_KIND_WORDS: dict[str, FactKind] = {
+    "person": "name",
+    "people": "name",
+    "place": "name",
+    "organisation": "name",
+    "organization": "name",
+    "company": "name",
+    "id": "code",
+    "ids": "code",
+    "amount": "money",
+    "price": "money",
+    "currency": "money",
+    "quantity": "number",
+    "measure": "number",
+    "datetime": "date",
+    "day": "date",
+    "clock": "time",
+    "filename": "file",
+    "path": "file",
+    "link": "url",
+    "e-mail": "email",
+    "mail": "email",
+}
+
+
+def llm_fact(
+    item: LlmFact, sources: Sequence[int], day: Callable[[Sequence[int], str | None], date | None]
+) -> LedgerFact | None:
+    """A fact the model listed, as a ledger entry; None when it is empty or held a secret."""
+    value = clean_text(item.value, MAX_ENTITY_CHARS)
+    if not value or redact_secrets(item.value) != item.value:
+        return None
+    word = item.kind.strip().casefold()
+    kind: FactKind = _KIND_WORDS.get(word, "identifier")
+    for known in FACT_KINDS:
+        if known == word:
+            kind = known
+    return LedgerFact(
+        kind=kind, value=value, seq=min(sources, default=None), day=day(sources, item.date)
+    )
+
+
+def parse_day(said: str | None) -> date | None:
+    """A day the model wrote ("2026-03-05", "2026-03-05 14:30"); None if it is not one."""
+    if not said:
+        return None
+    try:
+        return date.fromisoformat(said.strip()[:10])
+    except ValueError:
+        return None
+
+
+def merge_facets(
+    builder: ContentBuilder,
+    facets: Facets,
+    day_of_seq: Callable[[Iterable[int]], date | None] | None = None,
+) -> None:
+    """Add the rule facets the draft lacks (entities are left to `retain` and the ledger),
+    each dated by its first source message."""
+
+    def day(numbers: Iterable[int]) -> date | None:
+        return day_of_seq(numbers) if day_of_seq is not None else None
+
     for fact in facets.decisions:
-        builder.add_point(builder.decisions, facet_point(fact.text, fact.sources))
+        builder.add_point(builder.decisions, facet_point(fact.text, fact.sources, day))
     for fact in facets.open_questions:
-        builder.add_point(builder.open_questions, facet_point(fact.text, fact.sources))
+        builder.add_point(builder.open_questions, facet_point(fact.text, fact.sources, day))
     for action in facets.action_items:
         builder.add_action(
             ActionItem(
@@ -131,6 +225,7 @@ def merge_facets(builder: ContentBuilder, facets: Facets) -> None:
                 owner=action.owner,
                 due=action.due,
                 sources=list(action.sources),
+                day=day(action.sources),
             )
         )
 
@@ -144,9 +239,14 @@ def retain(builder: ContentBuilder, candidates: Sequence[str], hard: set[str]) -
 
 
 def rule_content(
-    messages: Sequence[Message], facets: Facets, when: Callable[[datetime], str]
+    messages: Sequence[Message],
+    facets: Facets,
+    when: Callable[[datetime], str],
+    ledger: Sequence[LedgerFact] = (),
+    day: Callable[[datetime], date] | None = None,
 ) -> ContentBuilder:
-    """A basic summary made by rules alone; `when` shows a time as the transcript does."""
+    """A basic summary made by rules alone; `when` shows a time as the transcript does,
+    `day` gives a message's day (its points are dated by it), `ledger` is its facts."""
     first, last = messages[0], messages[-1]
     span = f"#{first.seq}–#{last.seq}" if first.seq != last.seq else f"#{first.seq}"
     count = len(messages)
@@ -166,19 +266,39 @@ def rule_content(
     if opening:
         narrative += f" It began with: “{opening}”"
     builder = ContentBuilder(narrative=narrative)
+    days = {message.seq: day(message.created_at) for message in messages} if day else {}
+
+    def first_day(numbers: Iterable[int]) -> date | None:
+        known = [days[number] for number in numbers if number in days]
+        return min(known, default=None)
+
     asked = [
         message for message in messages if message.role is Role.USER and message.content.strip()
     ]
-    for message in asked[-RULE_KEY_POINTS:]:
+    for message in spread(asked, RULE_KEY_POINTS):
         sentence = first_sentence(redact_secrets(message.content))
         if sentence:
             builder.add_point(
-                builder.key_points, SourcedPoint(text=sentence, sources=[message.seq])
+                builder.key_points,
+                SourcedPoint(text=sentence, sources=[message.seq], day=days.get(message.seq)),
             )
-    merge_facets(builder, facets)
-    for entity in facets.entities:
-        builder.add_entity(entity.text)
+    merge_facets(builder, facets, first_day)
+    if ledger:
+        builder.add_facts(ledger)
+    else:
+        for entity in facets.entities:
+            builder.add_entity(entity.text)
     return builder
+
+
+def spread(items: Sequence[Message], count: int) -> list[Message]:
+    """At most `count` of `items`, evenly spread from the first to the last, in order."""
+    if len(items) <= count:
+        return list(items)
+    if count == 1:
+        return [items[-1]]
+    step = (len(items) - 1) / (count - 1)
+    return [items[round(index * step)] for index in range(count)]
 
 
 def fit_content(
@@ -202,10 +322,20 @@ def clean_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def facet_point(text: str, sources: Iterable[int]) -> SourcedPoint | None:
-    """A rule facet as a point: cleaned, sources sorted; None when nothing is left."""
+def facet_point(
+    text: str,
+    sources: Iterable[int],
+    day: Callable[[Iterable[int]], date | None] | None = None,
+) -> SourcedPoint | None:
+    """A rule facet as a point: cleaned, sources sorted, dated by `day` of its sources;
+    None when nothing is left."""
     cleaned = clean_text(text, MAX_POINT_CHARS)
-    return SourcedPoint(text=cleaned, sources=sorted(set(sources))) if cleaned else None
+    if not cleaned:
+        return None
+    numbers = sorted(set(sources))
+    return SourcedPoint(
+        text=cleaned, sources=numbers, day=day(numbers) if day is not None else None
+    )
 
 
 def first_sentence(text: str, limit: int = 160) -> str:

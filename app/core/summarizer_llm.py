@@ -22,7 +22,7 @@ from app.core.errors import (
     StructuredOutputError,
 )
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import MAX_KEY_POINTS
+from app.core.summary import FACT_KINDS, MAX_KEY_POINTS
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,11 @@ class LlmPoint(BaseModel):
         description="The numbers (#) of the messages this statement comes from.",
     )
 
+    date: str | None = Field(
+        default=None,
+        description="The day it was said, YYYY-MM-DD, from the message headers.",
+    )
+
     _sources = field_validator("sources", mode="before")(_source_numbers)
 
 
@@ -80,6 +85,32 @@ class LlmActionItem(BaseModel):
     sources: list[int] = Field(
         default_factory=list,
         description="The numbers (#) of the messages this comes from.",
+    )
+    date: str | None = Field(
+        default=None,
+        description="The day it was said, YYYY-MM-DD, from the message headers.",
+    )
+
+    _sources = field_validator("sources", mode="before")(_source_numbers)
+
+
+class LlmFact(BaseModel):
+    """One hard fact for the fact ledger, verbatim."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: str = Field(
+        description="What it is: " + ", ".join(FACT_KINDS) + ".",
+        json_schema_extra={"enum": list(FACT_KINDS)},
+    )
+    value: str = Field(description="The fact exactly as written: a name, code, amount, time…")
+    sources: list[int] = Field(
+        default_factory=list,
+        description="The number (#) of the message it was first said in.",
+    )
+    date: str | None = Field(
+        default=None,
+        description="The day it was first said, YYYY-MM-DD, from the message headers.",
     )
 
     _sources = field_validator("sources", mode="before")(_source_numbers)
@@ -108,6 +139,16 @@ class LlmSummary(BaseModel):
     entities: list[str] = Field(
         description="Identifiers, file names, numbers, amounts, dates, URLs and names, verbatim."
     )
+    # Required by the schema the model is given (`summary_tool_schema`); a reply without
+    # it is still a summary: the rules' ledger is merged in either way.
+    facts: list[LlmFact] = Field(
+        default_factory=list,
+        description=(
+            "The fact ledger: every name, code or id, amount, number with its unit, date, "
+            "clock time, file name, URL and e-mail said, each once, verbatim, with where "
+            "and when it was first said."
+        ),
+    )
 
     @field_validator("narrative")
     @classmethod
@@ -127,6 +168,14 @@ def summary_tool_schema() -> dict[str, Any]:
     """The JSON schema of `LlmSummary`, self-contained (every `$ref` inlined)."""
     schema = LlmSummary.model_json_schema()
     definitions: dict[str, Any] = schema.pop("$defs", {})
+    # Every point and fact carries its day, and the ledger is asked for: required here,
+    # while validation accepts a reply without them (the day then comes from the sources).
+    for name in ("LlmPoint", "LlmActionItem", "LlmFact"):
+        definition = definitions[name]
+        described = definition["properties"]["date"]["description"]
+        definition["properties"]["date"] = {"type": "string", "description": described}
+        definition["required"] = [*definition.get("required", []), "date"]
+    schema["required"] = [*schema.get("required", []), "facts"]
 
     def inline(node: Any) -> Any:
         if isinstance(node, dict):
@@ -152,7 +201,10 @@ SYSTEM_PROMPT = (
 
 _RULES = """\
 Rules:
-- Keep when things happened: use the dates and times shown in the headers.
+- Keep when things happened: use the dates and times shown in the headers, and give
+  every point, decision, action item, question and fact the day it was said (YYYY-MM-DD).
+- List every hard fact in `facts`: names, codes and ids, amounts, numbers with units,
+  dates, clock times, file names, URLs, e-mails.
 - Copy identifiers, file names, numbers, amounts, dates, URLs and names exactly as written.
 - Invent nothing: write only what the text below says. Leave a list empty when nothing fits it.
 - For every point, give the numbers (#) of the messages it comes from.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import date, datetime, tzinfo
 
 from app.core.extract import redact_secrets
 from app.core.models import Message
@@ -106,6 +106,12 @@ class TranscriptBuilder:
         if moment.tzinfo is not None:
             moment = moment.astimezone(self._tz)
         return moment.strftime("%Y-%m-%d %H:%M")
+
+    def day(self, moment: datetime) -> date:
+        """The calendar day of `moment` as the transcript shows it (a point's date)."""
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(self._tz)
+        return moment.date()
 
     def message_tokens(self, message: Message) -> int:
         if message.token_estimate is not None:

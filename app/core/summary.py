@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,12 +60,14 @@ class SummaryState(StrEnum):
 
 
 class SourcedPoint(BaseModel):
-    """One line of a summary, with the message numbers (seq) it came from."""
+    """One line of a summary, with the message numbers (seq) it came from and the day it
+    was said (None in summaries made before points were dated)."""
 
     model_config = _MODEL_CONFIG
 
     text: str
     sources: list[int] = Field(default_factory=list)
+    day: date | None = None
 
 
 class ActionItem(BaseModel):
@@ -75,6 +77,30 @@ class ActionItem(BaseModel):
     owner: str | None = None
     due: str | None = None
     sources: list[int] = Field(default_factory=list)
+    day: date | None = None
+
+
+FactKind = Literal[
+    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier"
+]
+FACT_KINDS: tuple[FactKind, ...] = (
+    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier"
+)  # fmt: skip
+
+
+class LedgerFact(BaseModel):
+    """One entry of the fact ledger: a hard fact, verbatim, with where and when it was said.
+
+    The ledger is what trimming keeps longest (after the decisions, before nothing but
+    the days line): a name, a code, an amount or a time is what a later question needs.
+    """
+
+    model_config = _MODEL_CONFIG
+
+    kind: FactKind
+    value: str
+    seq: int | None = None  # the message it was first said in
+    day: date | None = None  # the day of that message (local)
 
 
 class SummaryContent(BaseModel):
@@ -95,6 +121,10 @@ class SummaryContent(BaseModel):
     # as "When: 3–5 March 2026"; None in summaries made before they were kept.
     first_day: date | None = None
     last_day: date | None = None
+    # The fact ledger (app.core.ledger), oldest first; empty in summaries made before it.
+    facts: list[LedgerFact] = Field(default_factory=list)
+    # Ledger entries and decisions trimmed away to fit: still in the archived originals.
+    archived_facts: int = 0
 
 
 class SummaryDraft(BaseModel):
@@ -276,33 +306,73 @@ def day_range(first: date, last: date) -> str:
     return f"{first.day} {first:%B} {first.year} – {last.day} {last:%B} {last.year}"
 
 
+def short_day(day: date) -> str:
+    """A day said briefly, for a dated point or fact: "3 Mar 2026"."""
+    return f"{day.day} {day:%b} {day.year}"
+
+
+def dated_text(text: str, day: date | None) -> str:
+    """A point's text with the day it was said: "… (3 Mar 2026)"."""
+    return f"{text} ({short_day(day)})" if day is not None else text
+
+
+def fact_text(fact: LedgerFact) -> str:
+    """One ledger entry as Claude reads it: "AX-7731 (code, #12, 3 Mar 2026)"."""
+    where: list[str] = [fact.kind]
+    if fact.seq is not None:
+        where.append(f"#{fact.seq}")
+    if fact.day is not None:
+        where.append(short_day(fact.day))
+    return f"{fact.value} ({', '.join(where)})"
+
+
+def archived_facts_note(count: int) -> str:
+    """What a summary says when `count` facts were trimmed from it (recall still finds them)."""
+    if count == 1:
+        return "1 older fact is in the archive (the original messages keep it)."
+    return f"{count} older facts are in the archive (the original messages keep them)."
+
+
 def render_summary_text(content: SummaryContent) -> str:
     """Plain text of a summary, as Claude reads it in the memory block."""
     lines = []
     if content.first_day is not None and content.last_day is not None:
         lines.append(f"When: {day_range(content.first_day, content.last_day)}")
     lines.append(content.narrative.strip())
+    # A summary of one day says so once ("When:"), not after every point.
+    one_day = content.first_day is not None and content.first_day == content.last_day
+
+    def dated(text: str, day: date | None) -> str:
+        return text if one_day else dated_text(text, day)
 
     def section(title: str, items: Sequence[str]) -> None:
         if items:
             lines.append(f"{title}:")
             lines.extend(f"- {item}" for item in items)
 
-    section("Key points", [p.text for p in content.key_points])
-    section("Decisions", [p.text for p in content.decisions])
+    section("Key points", [dated(p.text, p.day) for p in content.key_points])
+    section("Decisions", [dated(p.text, p.day) for p in content.decisions])
     section(
         "Action items",
         [
-            item.task
-            + (f" (owner: {item.owner})" if item.owner else "")
-            + (f" (due: {item.due})" if item.due else "")
+            dated(
+                item.task
+                + (f" (owner: {item.owner})" if item.owner else "")
+                + (f" (due: {item.due})" if item.due else ""),
+                item.day,
+            )
             for item in content.action_items
         ],
     )
-    section("Open questions", [p.text for p in content.open_questions])
-    if content.entities:
-        lines.append("Names, numbers and references: " + "; ".join(content.entities))
+    section("Open questions", [dated(p.text, p.day) for p in content.open_questions])
+    section("Facts, verbatim", [fact_text(fact) for fact in content.facts])
+    in_ledger = {fact.value.casefold() for fact in content.facts}
+    entities = [entity for entity in content.entities if entity.casefold() not in in_ledger]
+    if entities:
+        lines.append("Names, numbers and references: " + "; ".join(entities))
     lines.extend(content.notes)
+    if content.archived_facts:
+        lines.append(archived_facts_note(content.archived_facts))
     return "\n".join(line for line in lines if line)
 
 
@@ -351,13 +421,15 @@ def merge(contents: Sequence[SummaryContent]) -> SummaryContent:
 
     Narratives are joined; each list keeps its items in order without repeats,
     at most `MAX_KEY_POINTS` key points and `MAX_MERGED_ITEMS` of each other
-    list — the newest, since what was said last is likelier to still hold;
-    every entity is kept (they are the hard facts a summary must not lose).
+    list — the newest, since what was said last is likelier to still hold (the
+    decisions left out are counted in `archived_facts`); every entity and every
+    ledger entry is kept (they are the hard facts a summary must not lose).
     """
+    decisions = unique_items(p for c in contents for p in c.decisions)
     return SummaryContent(
         narrative=" ".join(c.narrative.strip() for c in contents if c.narrative.strip()),
         key_points=unique_items(p for c in contents for p in c.key_points)[-MAX_KEY_POINTS:],
-        decisions=unique_items(p for c in contents for p in c.decisions)[-MAX_MERGED_ITEMS:],
+        decisions=decisions[-MAX_MERGED_ITEMS:],
         action_items=unique_items(a for c in contents for a in c.action_items)[-MAX_MERGED_ITEMS:],
         open_questions=unique_items(p for c in contents for p in c.open_questions)[
             -MAX_MERGED_ITEMS:
@@ -366,7 +438,23 @@ def merge(contents: Sequence[SummaryContent]) -> SummaryContent:
         notes=unique_texts(n for c in contents for n in c.notes),
         first_day=min((c.first_day for c in contents if c.first_day is not None), default=None),
         last_day=max((c.last_day for c in contents if c.last_day is not None), default=None),
+        facts=unique_facts(f for c in contents for f in c.facts),
+        archived_facts=sum(c.archived_facts for c in contents)
+        + max(0, len(decisions) - MAX_MERGED_ITEMS),
     )
+
+
+def unique_facts(facts: Iterable[LedgerFact]) -> list[LedgerFact]:
+    """`facts` without repeats (the same value, case and spacing aside), the first
+    mention of each kept, in order: the ledger says when a fact was first said."""
+    seen: set[str] = set()
+    kept: list[LedgerFact] = []
+    for fact in facts:
+        key = _SPACES.sub(" ", fact.value).strip().casefold()
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(fact)
+    return kept
 
 
 @dataclass(frozen=True)
@@ -383,14 +471,16 @@ def fit(content: SummaryContent, max_tokens: int, count: Callable[[str], int]) -
     The one drop order, from what matters least to what matters most:
     1. the oldest key points, down to `KEY_POINT_FLOOR`;
     2. the narrative's last sentences (its first stays);
-    3. the oldest open questions, then action items, then decisions;
+    3. the oldest open questions, then action items;
     4. the remaining key points, oldest first;
     5. the narrative, shortened to its first words ("…");
     6. the notes (a note says when anything was cut, while there is room for it);
-    7. entities — identifiers, file names, numbers, dates, URLs — oldest first, last
-       of all, since they are what a summary must not lose;
-    8. the days it covers ("When:"), only when nothing else is left. Deterministic; the
-       result always fits
+    7. entities without a source (the model's list of names and numbers), oldest first;
+    8. the decisions, then the fact ledger, oldest first, last of all, since they are
+       what a later question needs; each one dropped is counted ("N older facts are in
+       the archive"), and the originals keep it, where recall finds it;
+    9. the days it covers ("When:") and that count, only when nothing else is left.
+    Deterministic; the result always fits
     (an empty text does). Each step finds how much to drop by bisection, so a
     long history costs O(log n) counts per list.
     """
@@ -407,13 +497,14 @@ def fit(content: SummaryContent, max_tokens: int, count: Callable[[str], int]) -
         lambda c: _drop_last_sentences(c, max_tokens, size),
         lambda c: _drop_oldest(c, "open_questions", max_tokens, size),
         lambda c: _drop_oldest(c, "action_items", max_tokens, size),
-        lambda c: _drop_oldest(c, "decisions", max_tokens, size),
         lambda c: _drop_oldest(c, "key_points", max_tokens, size),
         lambda c: _shorten_narrative(c, max_tokens, size),
         lambda c: _drop_oldest(c, "notes", max_tokens, size),
         lambda c: _drop_oldest(c, "entities", max_tokens, size),
+        lambda c: _drop_oldest(c, "decisions", max_tokens, size, counted=True),
+        lambda c: _drop_oldest(c, "facts", max_tokens, size, counted=True),
         # The "When:" line last: with everything else gone, an empty text must fit.
-        lambda c: c.model_copy(update={"first_day": None, "last_day": None}),
+        lambda c: c.model_copy(update={"first_day": None, "last_day": None, "archived_facts": 0}),
     ]
     for step in steps:
         if size(trimmed) <= max_tokens:
@@ -445,13 +536,19 @@ def _drop_oldest(
     size: Callable[[SummaryContent], int],
     *,
     keep: int = 0,
+    counted: bool = False,
 ) -> SummaryContent:
-    """The fewest oldest items of list `name` dropped (keeping at least `keep`) so it fits."""
+    """The fewest oldest items of list `name` dropped (keeping at least `keep`) so it fits;
+    `counted`: each one dropped is added to `archived_facts`."""
     items: list[Any] = list(getattr(content, name))
     droppable = max(0, len(items) - keep)
+    archived = content.archived_facts
 
     def without(dropped: int) -> SummaryContent:
-        return content.model_copy(update={name: items[dropped:]})
+        update: dict[str, Any] = {name: items[dropped:]}
+        if counted:
+            update["archived_facts"] = archived + dropped
+        return content.model_copy(update=update)
 
     dropped = _fewest(droppable, lambda k: size(without(k)) <= max_tokens)
     return without(dropped)

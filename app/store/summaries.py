@@ -67,6 +67,9 @@ _FACETS = (
     "notes",
     "first_day",
     "last_day",
+    # The fact ledger and how many of its entries were trimmed (issue 12); old rows: none.
+    "facts",
+    "archived_facts",
 )
 
 

@@ -41,7 +41,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.models import Message, Role
-from app.core.summary import ActionItem, SourcedPoint, Summary, SummaryMode, SummaryTier
+from app.core.summary import (
+    ActionItem,
+    LedgerFact,
+    SourcedPoint,
+    Summary,
+    SummaryContent,
+    SummaryMode,
+    SummaryTier,
+    archived_facts_note,
+    dated_text,
+    short_day,
+)
 from app.ui.transcript_blocks import (
     MarkdownView,
     blend,
@@ -112,14 +123,51 @@ def summary_markdown(summary: Summary) -> str:
         if items:
             lines.extend(["", f"**{title}**", *(f"- {item}" for item in items)])
 
-    section("Key points", [p.text for p in content.key_points])
-    section("Decisions", [p.text for p in content.decisions])
-    section("Action items", [_action_text(a) for a in content.action_items])
-    section("Open questions", [p.text for p in content.open_questions])
+    section("Key points", [_dated(p, content) for p in content.key_points])
+    section("Decisions", [_dated(p, content) for p in content.decisions])
+    section("Action items", [_dated(a, content) for a in content.action_items])
+    section("Open questions", [_dated(p, content) for p in content.open_questions])
+    section(FACTS_TITLE, [p.text for p in _fact_points(content)])
     section("Names, numbers and references", content.entities)
-    if content.notes:
-        lines.extend(["", *content.notes])
+    if _notes(content):
+        lines.extend(["", *_notes(content)])
     return "\n".join(lines).strip() + "\n"
+
+
+FACTS_TITLE: Final = "Facts kept word for word"
+# A ledger entry's kind, in the card's words.
+_FACT_KIND_WORDS: Final = {"money": "amount", "url": "link", "email": "email address"}
+
+
+def _fact_points(content: SummaryContent) -> list[SourcedPoint]:
+    """The fact ledger as the card lists it ("AX-7731 · code · 3 Mar 2026"), each linked
+    to its message."""
+    return [
+        SourcedPoint(text=_fact_line(fact), sources=[] if fact.seq is None else [fact.seq])
+        for fact in content.facts
+    ]
+
+
+def _fact_line(fact: LedgerFact) -> str:
+    parts = [fact.value, _FACT_KIND_WORDS.get(fact.kind, fact.kind)]
+    if fact.day is not None:
+        parts.append(short_day(fact.day))
+    return " · ".join(parts)
+
+
+def _dated(item: SourcedPoint | ActionItem, content: SummaryContent) -> str:
+    """A point with the day it was said, unless the whole summary is of one day."""
+    text = item.text if isinstance(item, SourcedPoint) else _action_text(item)
+    if content.first_day is not None and content.first_day == content.last_day:
+        return text
+    return dated_text(text, item.day)
+
+
+def _notes(content: SummaryContent) -> list[str]:
+    """The summary's notes, and how many of its facts were trimmed to the archive."""
+    if content.archived_facts:
+        return [*content.notes, archived_facts_note(content.archived_facts)]
+    return list(content.notes)
 
 
 def _action_text(item: ActionItem) -> str:
@@ -478,14 +526,16 @@ class SummaryBlock(QWidget):
         self._section(layout, body, "Decisions", content.decisions)
         if content.action_items:
             points = [
-                SourcedPoint(text=_action_text(a), sources=a.sources) for a in content.action_items
+                SourcedPoint(text=_action_text(a), sources=a.sources, day=a.day)
+                for a in content.action_items
             ]
             self._section(layout, body, "Action items", points)
         self._section(layout, body, "Open questions", content.open_questions)
+        self._section(layout, body, FACTS_TITLE, _fact_points(content))
         if content.entities:
             layout.addWidget(self._title("Names, numbers and references", body))
             layout.addWidget(self._text("; ".join(content.entities), body))
-        for note in content.notes:
+        for note in _notes(content):
             label = self._text(note, body)
             set_text_colour(label, muted_text_colour(self.palette()))
             layout.addWidget(label)
@@ -552,7 +602,8 @@ class SummaryBlock(QWidget):
             label.setTextFormat(Qt.TextFormat.RichText)
             links = " ".join(f'<a href="seq:{seq}">#{seq}</a>' for seq in point.sources)
             label.setText(
-                f"• {_escape(point.text)}" + (f" &nbsp;<small>{links}</small>" if links else "")
+                f"• {_escape(_dated(point, self.summary.content))}"
+                + (f" &nbsp;<small>{links}</small>" if links else "")
             )
             label.setTextInteractionFlags(
                 Qt.TextInteractionFlag.LinksAccessibleByMouse

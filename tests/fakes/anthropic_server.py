@@ -536,6 +536,7 @@ def structured_input(request: MessagesRequest) -> dict[str, Any]:
     actions: list[dict[str, Any]] = []
     questions: list[dict[str, Any]] = []
     entities: list[str] = []
+    facts: list[dict[str, Any]] = []
     for seqs, body in blocks:
         lines = [line.strip() for line in body.splitlines() if line.strip()]
         if lines and len(key_points) < 30:
@@ -551,11 +552,23 @@ def structured_input(request: MessagesRequest) -> dict[str, Any]:
                 actions.append({"task": point["text"], "owner": None, "due": None, "sources": seqs})
             if line.endswith("?") and len(questions) < _MAX_FAKE_LIST:
                 questions.append(point)
-        for pattern in (_FAKE_FILE, _FAKE_DATE, _FAKE_NUMBER):
+        for kind, pattern in (("file", _FAKE_FILE), ("date", _FAKE_DATE), ("number", _FAKE_NUMBER)):
             for match in pattern.finditer(body):
                 value = match.group()
                 if value not in entities and len(entities) < _MAX_FAKE_ENTITIES:
                     entities.append(value)
+                    facts.append({"kind": kind, "value": value, "sources": seqs[:1]})
+    # The fact ledger and each point's day (issue 12): the day of the block's header.
+    days = {
+        int(header.group("seq")): day.group()
+        for header in headers
+        if header.group("seq") is not None
+        and (day := re.search(r"\d{4}-\d{2}-\d{2}", header.group())) is not None
+    }
+    for item in [*key_points, *decisions, *actions, *questions, *facts]:
+        day = next((days[seq] for seq in item["sources"] if seq in days), None)
+        if day is not None:
+            item["date"] = day
 
     summary: dict[str, Any] = {
         "narrative": narrative,
@@ -564,6 +577,7 @@ def structured_input(request: MessagesRequest) -> dict[str, Any]:
         "action_items": actions,
         "open_questions": questions,
         "entities": entities,
+        "facts": facts,
     }
     properties = _tool_schema(request, forced_tool_name(request) or "").get("properties")
     if isinstance(properties, Mapping) and properties:

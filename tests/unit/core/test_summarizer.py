@@ -209,11 +209,15 @@ def test_llm_mode_adds_only_the_missing_hard_facts(counter: TokenCounter) -> Non
     assert draft.mode is SummaryMode.LLM
     assert draft.content.decisions == []  # the rules' decisions are not merged in llm mode
     assert draft.content.action_items == []
-    assert "$4,250,000" in draft.content.entities
-    assert "2026-04-01" in draft.content.entities
-    # Already in the narrative, so not repeated as entities.
+    # The hard facts the model left out are kept by the rules' fact ledger, dated.
+    ledger = {fact.value: fact for fact in draft.content.facts}
+    assert ledger["$4,250,000"].seq is not None and ledger["$4,250,000"].day is not None
+    assert "2026-04-01" in ledger
+    # Not repeated as entities: the ledger has them.
     assert "report_v2.xlsx" not in draft.content.entities
     assert "12%" not in draft.content.entities
+    text = render_summary_text(draft.content)
+    assert text.count("$4,250,000") == 1
 
 
 def test_sources_outside_the_covered_range_are_dropped(counter: TokenCounter) -> None:
@@ -227,7 +231,10 @@ def test_sources_outside_the_covered_range_are_dropped(counter: TokenCounter) ->
     result = summarize(make(counter, complete, mode="llm"))
 
     assert result.draft is not None
-    assert result.draft.content.key_points == [SourcedPoint(text="A point.", sources=[2, 5])]
+    # Dated by its first source message.
+    assert result.draft.content.key_points == [
+        SourcedPoint(text="A point.", sources=[2, 5], day=START.astimezone().date())
+    ]
     assert result.draft.content.action_items[0].sources == [6]
 
 
@@ -312,7 +319,7 @@ def test_the_oldest_messages_are_left_out_and_the_summary_says_so(counter: Token
     )
     assert note in result.draft.content.notes
     # The facts of what the model did not read come from the rules.
-    assert "topic_1" in result.draft.content.entities
+    assert "topic_1" in [fact.value for fact in result.draft.content.facts]
     assert len(complete.calls) == 1
 
 
