@@ -20,6 +20,7 @@ from pathlib import Path
 from app.chat.events import Activity, ChatEvents, SummaryPreview
 from app.chat.jobs import LoadedConversation, load_conversation
 from app.chat.loop import EventLoop, Timer
+from app.chat.recall import recall_budget
 from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
 from app.chat.runner import Job, JobRunner
 from app.chat.summaries import CANCELLING as CANCELLING
@@ -36,6 +37,7 @@ from app.core.errors import (
 )
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, Role, Session
+from app.core.settings import RecallSettings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
@@ -63,6 +65,7 @@ class Shared:
         database: the cairn.db file, for the summary process.
         summary_process: where summaries are made (a process of their own).
         config: the summarization settings now in force.
+        recall: the recall settings now in force.
         model_info: a model's limits, and whether they are known.
         is_current: whether a conversation is the one on screen.
     """
@@ -86,6 +89,7 @@ class Shared:
     model_info: Callable[[str], tuple[ModelInfo, bool]]
     is_current: Callable[[Conversation], bool]
     session_changed: Callable[[Session], None]
+    recall: Callable[[], RecallSettings]
 
 
 class Conversation:
@@ -318,7 +322,14 @@ class Conversation:
         shared, loop = self._shared, self._shared.loop
         model, known = shared.model_info(self.model_id)
         reply = ReplyJob(
-            ReplyRequest(self.session.id, model, known, self.system_prompt, tuple(self.summaries)),
+            ReplyRequest(
+                self.session.id,
+                model,
+                known,
+                self.system_prompt,
+                tuple(self.summaries),
+                recall_budget_ratio=recall_budget(shared.recall()),
+            ),
             builder=shared.builder,
             provider=provider,
             open_store=shared.open_store,

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.chat.recall import AutomaticRecall
 from app.chat.runner import something_went_wrong
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
@@ -42,6 +43,8 @@ class ReplyRequest:
     model_known: bool
     system_prompt: str
     summaries: tuple[Summary, ...]
+    # The share of the window the recall block may use; 0 when automatic recall is off.
+    recall_budget_ratio: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -170,13 +173,24 @@ class ReplyJob:
                 ChatRequest(built.model, built.messages, built.max_tokens, built.system)
             )
 
+        tail = store.live_messages(request.session_id)
+        recall = AutomaticRecall(self._builder, request.recall_budget_ratio).gather(
+            store.recall_index(),
+            session_id=request.session_id,
+            model=request.model,
+            system_prompt=request.system_prompt,
+            summaries=request.summaries,
+            tail=tail,
+            model_known=request.model_known,
+        )
         return self._builder.build_request(
             model=request.model,
             system_prompt=request.system_prompt,
             summaries=request.summaries,
-            tail=store.live_messages(request.session_id),
+            tail=tail,
             model_known=request.model_known,
             exact_count=exact_count,
+            recall=recall,
         )
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:

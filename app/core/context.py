@@ -41,6 +41,7 @@ from app.core.errors import (
 )
 from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
 from app.core.models import Message, Role
+from app.core.recall import RecallBlock
 from app.core.summary import Summary, SummaryTier
 from app.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
@@ -76,6 +77,7 @@ class ContextBreakdown:
     history: int = 0  # the live tail of recent messages
     draft: int = 0  # what is being typed in the composer
     reserved_output: int = 0  # max_tokens kept free for the reply
+    recall: int = 0  # the recall block: archived messages quoted (only in a built request)
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,9 @@ class ContextState:
 
     @property
     def used(self) -> int:
-        """Tokens of the next request: system + memory + history + draft."""
+        """Tokens of the next request: system + memory + recall + history + draft."""
         b = self.breakdown
-        return b.system + b.memory + b.history + b.draft
+        return b.system + b.memory + b.recall + b.history + b.draft
 
     @property
     def usable(self) -> int:
@@ -208,13 +210,14 @@ class _Tally:
     memory: int = 0
     history: int = 0
     draft: int = 0
+    recall: int = 0
     # The raw tokens of the new user message (the draft, or the last stored user turn).
     new_message: int = 0
     turns: int = 0
 
     @property
     def total(self) -> int:
-        return self.system + self.memory + self.history + self.draft
+        return self.system + self.memory + self.recall + self.history + self.draft
 
 
 class ContextBuilder:
@@ -277,13 +280,15 @@ class ContextBuilder:
         trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
         model_known: bool = True,
         exact_count: Callable[[BuiltRequest], int] | None = None,
+        recall: RecallBlock | None = None,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
         `draft`, when not blank, becomes the last user turn. `exact_count` (the
         provider's `count_tokens`, from a worker thread) is asked only when the
         estimate is within NEAR_LIMIT_MARGIN of the limit; its figure then
-        decides whether the request fits.
+        decides whether the request fits. `recall` goes after the memory block; it
+        is the first thing to go: a request that fits without it never fails with it.
 
         Raises:
             InvalidInputError: there is no user message to send.
@@ -293,10 +298,11 @@ class ContextBuilder:
         tally = self._tally(system_prompt, summaries, tail, draft)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
+        tally.recall = recall.tokens if recall is not None else 0
         state = self._state(tally, model, max_output, trigger_ratio, model_known)
         built = BuiltRequest(
             model=model.id,
-            system=self._system(system_prompt, summaries),
+            system=self._system(system_prompt, summaries, recall),
             messages=self._messages(tail, draft),
             max_tokens=state.breakdown.reserved_output,
             state=state,
@@ -304,6 +310,19 @@ class ContextBuilder:
         )
         if exact_count is not None and state.near_limit:
             built = self._with_exact_count(built, exact_count)
+        if not built.state.fits and recall is not None:
+            log.info("The request does not fit with the recall block; it goes without")
+            return self.build_request(
+                model=model,
+                system_prompt=system_prompt,
+                summaries=summaries,
+                tail=tail,
+                draft=draft,
+                max_output=max_output,
+                trigger_ratio=trigger_ratio,
+                model_known=model_known,
+                exact_count=exact_count,
+            )
         if not built.state.fits:
             raise self._overflow(built.state, tally, model, built.exact_input_tokens)
         return built
@@ -410,6 +429,7 @@ class ContextBuilder:
             history=calibration.apply(tally.history),
             draft=calibration.apply(tally.draft),
             reserved_output=reserved,
+            recall=calibration.apply(tally.recall),
         )
         return ContextState(
             breakdown=breakdown,
@@ -422,21 +442,27 @@ class ContextBuilder:
         )
 
     @staticmethod
-    def _system(system_prompt: str, summaries: Sequence[Summary]) -> str | list[dict[str, Any]]:
-        if not summaries:
+    def _system(
+        system_prompt: str, summaries: Sequence[Summary], recall: RecallBlock | None = None
+    ) -> str | list[dict[str, Any]]:
+        if not summaries and recall is None:
             return system_prompt
         blocks: list[dict[str, Any]] = []
         if system_prompt.strip():
             blocks.append({"type": "text", "text": system_prompt})
         # The breakpoint after the memory block: it changes only when a summary
         # does, so every request in between reads it from the cache.
-        blocks.append(
-            {
-                "type": "text",
-                "text": memory_block_text(summaries),
-                "cache_control": dict(CACHE_CONTROL),
-            }
-        )
+        if summaries:
+            blocks.append(
+                {
+                    "type": "text",
+                    "text": memory_block_text(summaries),
+                    "cache_control": dict(CACHE_CONTROL),
+                }
+            )
+        # After the breakpoint: the recall block changes with every message.
+        if recall is not None:
+            blocks.append({"type": "text", "text": recall.text})
         return blocks
 
     def _messages(self, tail: Sequence[Message], draft: str) -> list[ApiMessage]:
@@ -520,15 +546,23 @@ def say_token_pair(tokens: int, limit: int) -> tuple[str, str]:
 
 def _scaled(breakdown: ContextBreakdown, total: int) -> ContextBreakdown:
     """The parts rescaled so that they add up to `total` (the server's exact count)."""
-    parts = [breakdown.system, breakdown.memory, breakdown.history, breakdown.draft]
+    parts = [
+        breakdown.system,
+        breakdown.memory,
+        breakdown.history,
+        breakdown.draft,
+        breakdown.recall,
+    ]
     estimated = sum(parts)
     if estimated <= 0:
-        return replace(breakdown, system=total, memory=0, history=0, draft=0)
+        return replace(breakdown, system=total, memory=0, history=0, draft=0, recall=0)
     scaled = [math.floor(part * total / estimated) for part in parts]
     # The rounding remainder goes to the largest part.
     scaled[parts.index(max(parts))] += total - sum(scaled)
-    system, memory, history, draft = scaled
-    return replace(breakdown, system=system, memory=memory, history=history, draft=draft)
+    system, memory, history, draft, recall = scaled
+    return replace(
+        breakdown, system=system, memory=memory, history=history, draft=draft, recall=recall
+    )
 
 
 _NO_CALIBRATION = Calibration(ratio=1.0)
