@@ -33,6 +33,9 @@ RECALL_PREAMBLE = (
 MAX_TERMS = 8
 # The most quotes in one block: a few exact quotes help; many crowd the request.
 MAX_QUOTES = 8
+# Of a longer message only its start and its end are read for terms (a pasted page is
+# mostly what it quotes; the question is at either end), so a page costs what a line does.
+TERMS_FROM_CHARS = 1_000
 # About this many characters around what matched (≈ 150 tokens): enough for the sentence.
 EXCERPT_CHARS = 600
 
@@ -45,7 +48,6 @@ _CODE = re.compile(r"[^\W_]+(?:[-_./:#][^\W_]+)+")
 _QUOTED = re.compile(
     r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|„([^“\n]{2,80})“|«\s*([^»\n]{2,80}?)\s*»"
 )
-_SENTENCE_END = re.compile(r"[.!?\n]\s*$")
 
 # Common words of English, French, German, Spanish, Italian, Portuguese and Dutch (folded:
 # lower case, no accents): they match nearly everything and say nothing about which message.
@@ -132,9 +134,11 @@ class RecallBlock:
     quotes: tuple[RecallQuote, ...]
 
 
-def fold(word: str) -> str:
-    """A word as the index compares it: case and accents folded."""
-    decomposed = unicodedata.normalize("NFKD", word.casefold())
+def fold(text: str) -> str:
+    """Text as the index compares it: case and accents folded."""
+    if text.isascii():
+        return text.lower()  # most text: ten times faster than decomposing it
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
@@ -145,6 +149,8 @@ def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
     numbers, names (capitalised inside a sentence) and other words of three letters or
     more; dropped: common words of English and a few other languages.
     """
+    if len(text) > 2 * TERMS_FROM_CHARS:
+        text = text[:TERMS_FROM_CHARS] + "\n" + text[-TERMS_FROM_CHARS:]
     found: dict[tuple[str, ...], RecallTerm] = {}
     order: dict[tuple[str, ...], int] = {}
 
@@ -158,19 +164,19 @@ def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
             found[key] = RecallTerm(raw, words, weight)
             order.setdefault(key, position)
 
-    covered: list[range] = []  # inside a phrase or a code: not looked up word by word
+    covered: set[int] = set()  # where phrases and codes start their words: not looked up alone
     for match in _QUOTED.finditer(text):
         phrase = next(group for group in match.groups() if group is not None).strip()
         if len(_WORD.findall(phrase)) > 1:
             add(phrase, 3.0, match.start())
-            covered.append(range(*match.span()))
+            covered.update(_word_starts(match))
     for match in _CODE.finditer(text):
         code = match.group()
         if any(c.isdigit() for c in code) or "." in code:
             add(code, 3.0, match.start())
-            covered.append(range(*match.span()))
+            covered.update(_word_starts(match))
     for match in _WORD.finditer(text):
-        if any(match.start() in span for span in covered):
+        if match.start() in covered:
             continue
         word = match.group()
         folded = fold(word)
@@ -189,14 +195,21 @@ def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
     return [found[key] for key in ranked[:limit]]
 
 
+def _word_starts(match: re.Match[str]) -> list[int]:
+    return [match.start() + word.start() for word in _WORD.finditer(match.group())]
+
+
 def _starts_sentence(text: str, position: int) -> bool:
-    before = text[:position]
-    return not before.strip() or bool(_SENTENCE_END.search(before))
+    """Whether only spaces stand between `position` and the start or a sentence's end."""
+    index = position - 1
+    while index >= 0 and text[index] in " \t\r\"'“«(":
+        index -= 1
+    return index < 0 or text[index] in ".!?\n:"
 
 
 def term_score(content: str, terms: Sequence[RecallTerm]) -> float:
     """The summed weights of the terms `content` holds (each term once)."""
-    words = [fold(w) for w in _WORD.findall(content)]
+    words = _WORD.findall(fold(content))
     present = set(words)
     score = 0.0
     for term in terms:
@@ -290,12 +303,14 @@ def fit_recall(
     """The best quotes that fit in `budget` raw tokens as one block, or None.
 
     Messages whose seq is in `exclude_seqs` (the live tail) are never quoted, and no
-    message is quoted twice. The block's whole text is counted at the end, so its
-    `tokens` is exact and never above `budget`.
+    message is quoted twice. `tokens` is the sum of the parts' counts and a blank line's
+    allowance for each: never below counting the whole text (the tokenizer splits text at
+    blank lines), and it saves counting the block twice.
     """
     if budget <= 0 or not terms:
         return None
-    room = budget - count(RECALL_PREAMBLE)
+    tokens = count(RECALL_PREAMBLE)
+    room = budget - tokens
     chosen: list[RecallQuote] = []
     seen: set[int] = set(exclude_seqs)
     for match in rank_matches(matches, terms):
@@ -316,10 +331,8 @@ def fit_recall(
         seen.add(match.seq)
         chosen.append(quote)
         room -= cost
-    while chosen:
-        text = recall_block_text(chosen)
-        tokens = count(text)
-        if tokens <= budget:
-            return RecallBlock(text, tokens, tuple(sorted(chosen, key=lambda q: q.seq)))
-        chosen.pop()  # counted apart, the parts came to a little less than the whole
-    return None
+        tokens += cost
+    if not chosen:
+        return None
+    quotes = tuple(sorted(chosen, key=lambda q: q.seq))
+    return RecallBlock(recall_block_text(quotes), tokens, quotes)

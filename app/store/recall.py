@@ -30,9 +30,9 @@ from app.store.search import _escape_like, _has_index
 from app.store.transactions import translated_errors
 
 # Candidates read for ranking: the block holds far fewer quotes than this.
-CANDIDATES = 40
+CANDIDATES = 16
 # A term matching more of the conversation's messages than this is too common to rank by.
-COMMON_AT_MOST = 1_000
+COMMON_AT_MOST = 300
 
 _COLUMNS = "m.id, m.seq, m.role, m.created_at, m.content"
 
@@ -81,7 +81,8 @@ class RecallIndex:
             return []
         low, high = bounds
         phrases = [_phrase(term) for term in terms]
-        telling = [p for p in phrases if self._count(p, low, high) <= COMMON_AT_MOST]
+        counts = self._counts(phrases, low, high)
+        telling = [p for p, n in zip(phrases, counts, strict=True) if n <= COMMON_AT_MOST]
         if not telling:
             return []
         rows = self._connection.execute(
@@ -97,23 +98,27 @@ class RecallIndex:
 
     def _id_range(self, session_id: str) -> tuple[int, int] | None:
         """The conversation's first and last message ids (ids grow with seq)."""
-        first = self._connection.execute(
-            "SELECT id FROM message WHERE session_id = ? ORDER BY seq LIMIT 1", (session_id,)
-        ).fetchone()
-        last = self._connection.execute(
-            "SELECT id FROM message WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (session_id,)
+        first, last = self._connection.execute(
+            "SELECT (SELECT id FROM message WHERE session_id = ?1 ORDER BY seq LIMIT 1), "
+            "(SELECT id FROM message WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1)",
+            (session_id,),
         ).fetchone()
         if first is None or last is None:
             return None
-        return min(int(first[0]), int(last[0])), max(int(first[0]), int(last[0]))
+        return min(int(first), int(last)), max(int(first), int(last))
 
-    def _count(self, phrase: str, low: int, high: int) -> int:
-        (count,) = self._connection.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-            "AND rowid BETWEEN ? AND ? LIMIT ?)",
-            (phrase, low, high, COMMON_AT_MOST + 1),
+    def _counts(self, phrases: Sequence[str], low: int, high: int) -> list[int]:
+        """How many of the conversation's index rows hold each phrase, up to one past
+        COMMON_AT_MOST: one statement for all of them."""
+        one = (
+            f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+            "AND rowid BETWEEN ? AND ? LIMIT ?))"
+        )
+        parameters = [v for p in phrases for v in (p, low, high, COMMON_AT_MOST + 1)]
+        row = self._connection.execute(
+            f"SELECT {', '.join([one] * len(phrases))}", parameters
         ).fetchone()
-        return int(count)
+        return [int(count) for count in row]
 
     def _scanned(
         self, session_id: str, terms: Sequence[RecallTerm], limit: int

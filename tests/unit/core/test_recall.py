@@ -123,7 +123,7 @@ def test_the_block_is_labelled_and_quotes_with_date_and_message_number() -> None
     assert "[message #42 · Tuesday 3 March 2026 · the user wrote]\n> The gate code is AX-7731." in (
         block.text
     )
-    assert block.tokens == COUNT(block.text)
+    assert COUNT(block.text) <= block.tokens <= COUNT(block.text) + 2
     assert [q.seq for q in block.quotes] == [42]
 
 
@@ -170,5 +170,5 @@ def test_the_block_never_exceeds_its_budget(budget: int, lengths: list[int]) -> 
     ]
     block = fit_recall(matches, salient_terms("gate"), budget, COUNT)
     if block is not None:
-        assert block.tokens == COUNT(block.text) <= budget
+        assert COUNT(block.text) <= block.tokens <= budget
         assert len({q.seq for q in block.quotes}) == len(block.quotes)
