@@ -322,15 +322,9 @@ class Conversation:
         shared, loop = self._shared, self._shared.loop
         model, known = shared.model_info(self.model_id)
         reply = ReplyJob(
-            ReplyRequest(
-                self.session.id,
-                model,
-                known,
-                self.system_prompt,
-                tuple(self.summaries),
-                recall_budget_ratio=recall_budget(shared.recall()),
-            ),
+            ReplyRequest(self.session.id, model, known, self.system_prompt, tuple(self.summaries)),
             builder=shared.builder,
+            recall_budget_ratio=recall_budget(shared.recall()),
             provider=provider,
             open_store=shared.open_store,
             calibrations=shared.calibrations,

@@ -43,8 +43,6 @@ class ReplyRequest:
     model_known: bool
     system_prompt: str
     summaries: tuple[Summary, ...]
-    # The share of the window the recall block may use; 0 when automatic recall is off.
-    recall_budget_ratio: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,8 @@ class ReplyJob:
     `on_retry(attempt, wait)` are called from that thread: the caller makes them
     post to its loop. `on_text` fires once per batch of text: it is armed again
     only when the loop takes the text with `take_text`, so a fast stream never
-    floods the loop.
+    floods the loop. `recall_budget_ratio` (captured on the loop's thread; 0: off) is
+    the share of the window the recall block may use.
     """
 
     def __init__(
@@ -83,6 +82,7 @@ class ReplyJob:
         on_started: Callable[[Message], None],
         on_text: Callable[[], None],
         on_retry: Callable[[int, float | None], None],
+        recall_budget_ratio: float = 0.0,
     ) -> None:
         self.request = request
         self._builder = builder
@@ -93,6 +93,7 @@ class ReplyJob:
         self._on_started = on_started
         self._on_text = on_text
         self._on_retry = on_retry
+        self._recall_budget_ratio = recall_budget_ratio
         self._cancel = CancelToken()
         self._lock = threading.Lock()
         self._text = ""
@@ -174,7 +175,7 @@ class ReplyJob:
             )
 
         tail = store.live_messages(request.session_id)
-        recall = AutomaticRecall(self._builder, request.recall_budget_ratio).gather(
+        recall = AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
             store.recall_index(),
             session_id=request.session_id,
             model=request.model,
