@@ -20,6 +20,7 @@ from pathlib import Path
 from app.chat.events import Activity, ChatEvents, SummaryPreview
 from app.chat.jobs import LoadedConversation, load_conversation
 from app.chat.loop import EventLoop, Timer
+from app.chat.recall import recall_budget
 from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
 from app.chat.reply_endings import ReplyEndings
 from app.chat.runner import Job, JobRunner
@@ -37,6 +38,7 @@ from app.core.errors import (
 )
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, Role, Session
+from app.core.settings import RecallSettings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
@@ -64,6 +66,7 @@ class Shared:
         database: the cairn.db file, for the summary process.
         summary_process: where summaries are made (a process of their own).
         config: the summarization settings now in force.
+        recall: the recall settings now in force.
         model_info: a model's limits, and whether they are known.
         is_current: whether a conversation is the one on screen.
     """
@@ -87,6 +90,7 @@ class Shared:
     model_info: Callable[[str], tuple[ModelInfo, bool]]
     is_current: Callable[[Conversation], bool]
     session_changed: Callable[[Session], None]
+    recall: Callable[[], RecallSettings]
 
 
 class Conversation:
@@ -324,6 +328,7 @@ class Conversation:
                 self.session.id, model, known, self.system_prompt, tuple(self.summaries), continuing
             ),
             builder=shared.builder,
+            recall_budget_ratio=recall_budget(shared.recall()),
             provider=provider,
             open_store=shared.open_store,
             calibrations=shared.calibrations,

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.chat.recall import AutomaticRecall
 from app.chat.runner import something_went_wrong
 from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS, status_of
 from app.core.calibration import Calibrations
@@ -74,7 +75,8 @@ class ReplyJob:
     `on_retry(attempt, wait)` are called from that thread: the caller makes them
     post to its loop. `on_text` fires once per batch of text: it is armed again
     only when the loop takes the text with `take_text`, so a fast stream never
-    floods the loop.
+    floods the loop. `recall_budget_ratio` (captured on the loop's thread; 0: off) is
+    the share of the window the recall block may use.
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class ReplyJob:
         on_started: Callable[[Message], None],
         on_text: Callable[[], None],
         on_retry: Callable[[int, float | None], None],
+        recall_budget_ratio: float = 0.0,
     ) -> None:
         self.request = request
         self._builder = builder
@@ -99,6 +102,7 @@ class ReplyJob:
         self._on_started = on_started
         self._on_text = on_text
         self._on_retry = on_retry
+        self._recall_budget_ratio = recall_budget_ratio
         self._cancel = CancelToken()
         self._lock = threading.Lock()
         self._text = ""
@@ -226,14 +230,25 @@ class ReplyJob:
                 on_retry=self._on_retry,
             )
 
+        tail = store.live_messages(request.session_id)
+        recall = AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
+            store.recall_index(),
+            session_id=request.session_id,
+            model=request.model,
+            system_prompt=request.system_prompt,
+            summaries=request.summaries,
+            tail=tail,
+            model_known=request.model_known,
+        )
         return self._builder.build_request(
             model=request.model,
             system_prompt=request.system_prompt,
             summaries=request.summaries,
-            tail=store.live_messages(request.session_id),
+            tail=tail,
             draft=draft,
             model_known=request.model_known,
             exact_count=exact_count,
+            recall=recall,
         )
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:

@@ -526,4 +526,5 @@ def _shared(
         model_info=lambda model_id: model_limits(model_id, service.models),
         is_current=lambda conversation: conversation is service.current,
         session_changed=service.cache_use.following(events.session_changed),
+        recall=lambda: service._settings.recall,
     )

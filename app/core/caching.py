@@ -13,7 +13,8 @@ Two breakpoints of the four the API allows:
 1. after the memory block (or the system prompt when there are no summaries):
    the stable part of the system prompt, unchanged until a summary changes. A
    block that changes every turn (the recall block) goes after it, never before.
-2. on the newest user turn: the whole conversation so far.
+2. on the newest user turn: the whole conversation so far — or, when the newest
+   turn carries the recall block (which changes every turn), on the turn before it.
 A breakpoint goes only where the prefix up to it reaches the model's minimum
 cacheable length; a shorter prefix is not cached (and no error is raised).
 """
@@ -81,6 +82,42 @@ def with_turn_breakpoint(messages: list[ApiMessage]) -> list[ApiMessage]:
             }
             return [*messages[:index], marked, *messages[index + 1 :]]
     return messages
+
+
+def with_recall_turn(messages: list[ApiMessage], recall_text: str) -> list[ApiMessage]:
+    """`messages` with the recall block as the first block of the newest user turn, and
+    the turn breakpoint on the turn before it.
+
+    The recall block changes with every message, so it cannot sit in the system
+    prompt (it would change the prefix every later turn is cached under) nor before
+    a breakpoint. The newest turn is the one place nothing later depends on: the
+    next request sends this turn without it. The prefix up to the previous turn
+    is the same in every later request, so each one reads it back (the look-back
+    finds the entry the previous request wrote, two blocks earlier).
+    """
+    if not messages or messages[-1]["role"] != Role.USER.value:
+        return messages
+    newest = messages[-1]
+    content = newest["content"]
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    )
+    turn: ApiMessage = {
+        "role": newest["role"],
+        "content": [{"type": "text", "text": recall_text}, *blocks],
+    }
+    earlier = messages[:-1]
+    if earlier:
+        before = earlier[-1]
+        before_content = before["content"]
+        marked_blocks: list[dict[str, Any]] = (
+            [{"type": "text", "text": before_content}]
+            if isinstance(before_content, str)
+            else [dict(block) for block in before_content]
+        )
+        marked_blocks[-1]["cache_control"] = dict(CACHE_CONTROL)
+        earlier = [*earlier[:-1], {"role": before["role"], "content": marked_blocks}]
+    return [*earlier, turn]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from app.core.caching import (
     CACHE_CONTROL,
     cached_text_block,
     minimum_cacheable_tokens,
+    with_recall_turn,
     with_turn_breakpoint,
 )
 from app.core.calibration import Calibration, Calibrations
@@ -47,6 +48,7 @@ from app.core.errors import (
 )
 from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
 from app.core.models import Message, Role
+from app.core.recall import RecallBlock
 from app.core.summary import Summary, SummaryTier
 from app.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
@@ -81,6 +83,7 @@ class ContextBreakdown:
     history: int = 0  # the live tail of recent messages
     draft: int = 0  # what is being typed in the composer
     reserved_output: int = 0  # max_tokens kept free for the reply
+    recall: int = 0  # the recall block: archived messages quoted (only in a built request)
 
 
 @dataclass(frozen=True)
@@ -110,9 +113,9 @@ class ContextState:
 
     @property
     def used(self) -> int:
-        """Tokens of the next request: system + memory + history + draft."""
+        """Tokens of the next request: system + memory + recall + history + draft."""
         b = self.breakdown
-        return b.system + b.memory + b.history + b.draft
+        return b.system + b.memory + b.recall + b.history + b.draft
 
     @property
     def usable(self) -> int:
@@ -213,13 +216,14 @@ class _Tally:
     memory: int = 0
     history: int = 0
     draft: int = 0
+    recall: int = 0
     # The raw tokens of the new user message (the draft, or the last stored user turn).
     new_message: int = 0
     turns: int = 0
 
     @property
     def total(self) -> int:
-        return self.system + self.memory + self.history + self.draft
+        return self.system + self.memory + self.recall + self.history + self.draft
 
 
 class ContextBuilder:
@@ -282,13 +286,16 @@ class ContextBuilder:
         trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
         model_known: bool = True,
         exact_count: Callable[[BuiltRequest], int] | None = None,
+        recall: RecallBlock | None = None,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
         `draft`, when not blank, becomes the last user turn. `exact_count` (the
         provider's `count_tokens`, from a worker thread) is asked only when the
         estimate is within NEAR_LIMIT_MARGIN of the limit; its figure then
-        decides whether the request fits.
+        decides whether the request fits. `recall` opens the newest user turn
+        (caching.py says why); it is the first thing to go: a request that fits
+        without it never fails with it.
 
         Raises:
             InvalidInputError: there is no user message to send.
@@ -298,6 +305,7 @@ class ContextBuilder:
         tally = self._tally(system_prompt, summaries, tail, draft)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
+        tally.recall = recall.tokens if recall is not None else 0
         state = self._state(tally, model, max_output, trigger_ratio, model_known)
         # Prompt-cache breakpoints only where the prefix reaches the model's minimum (caching.py).
         minimum = minimum_cacheable_tokens(model.id)
@@ -307,13 +315,26 @@ class ContextBuilder:
             system=self._system(
                 system_prompt, summaries, cached=tally.system + tally.memory >= minimum
             ),
-            messages=with_turn_breakpoint(messages) if tally.total >= minimum else messages,
+            messages=self._cached_turns(messages, recall, cached=tally.total >= minimum),
             max_tokens=state.breakdown.reserved_output,
             state=state,
             raw_input_tokens=tally.total,
         )
         if exact_count is not None and state.near_limit:
             built = self._with_exact_count(built, exact_count)
+        if not built.state.fits and recall is not None:
+            log.info("The request does not fit with the recall block; it goes without")
+            return self.build_request(
+                model=model,
+                system_prompt=system_prompt,
+                summaries=summaries,
+                tail=tail,
+                draft=draft,
+                max_output=max_output,
+                trigger_ratio=trigger_ratio,
+                model_known=model_known,
+                exact_count=exact_count,
+            )
         if not built.state.fits:
             raise self._overflow(built.state, tally, model, built.exact_input_tokens)
         return built
@@ -420,6 +441,7 @@ class ContextBuilder:
             history=calibration.apply(tally.history),
             draft=calibration.apply(tally.draft),
             reserved_output=reserved,
+            recall=calibration.apply(tally.recall),
         )
         return ContextState(
             breakdown=breakdown,
@@ -438,8 +460,8 @@ class ContextBuilder:
         """The system prompt; with `cached`, a breakpoint after its last stable block.
 
         The memory block changes only when a summary does, so every request in
-        between reads it from the cache. Anything that changes every turn (the
-        recall block) is appended after the breakpoint, never before it.
+        between reads it from the cache. Nothing that changes every turn goes in the
+        system prompt: the recall block opens the newest user turn instead.
         """
         if not summaries:
             if cached and system_prompt.strip():
@@ -453,6 +475,19 @@ class ContextBuilder:
             memory["cache_control"] = dict(CACHE_CONTROL)
         blocks.append(memory)
         return blocks
+
+    @staticmethod
+    def _cached_turns(
+        messages: list[ApiMessage], recall: RecallBlock | None, *, cached: bool
+    ) -> list[ApiMessage]:
+        """The turns with their cache breakpoint (caching.py) and the recall block, if any."""
+        if recall is not None:
+            with_recall = with_recall_turn(messages, recall.text)
+            if cached:
+                return with_recall
+            newest = with_recall[-1]
+            return [*messages[:-1], newest]
+        return with_turn_breakpoint(messages) if cached else messages
 
     def _messages(self, tail: Sequence[Message], draft: str) -> list[ApiMessage]:
         messages = to_api_messages(tail)
@@ -537,15 +572,23 @@ def say_token_pair(tokens: int, limit: int) -> tuple[str, str]:
 
 def _scaled(breakdown: ContextBreakdown, total: int) -> ContextBreakdown:
     """The parts rescaled so that they add up to `total` (the server's exact count)."""
-    parts = [breakdown.system, breakdown.memory, breakdown.history, breakdown.draft]
+    parts = [
+        breakdown.system,
+        breakdown.memory,
+        breakdown.history,
+        breakdown.draft,
+        breakdown.recall,
+    ]
     estimated = sum(parts)
     if estimated <= 0:
-        return replace(breakdown, system=total, memory=0, history=0, draft=0)
+        return replace(breakdown, system=total, memory=0, history=0, draft=0, recall=0)
     scaled = [math.floor(part * total / estimated) for part in parts]
     # The rounding remainder goes to the largest part.
     scaled[parts.index(max(parts))] += total - sum(scaled)
-    system, memory, history, draft = scaled
-    return replace(breakdown, system=system, memory=memory, history=history, draft=draft)
+    system, memory, history, draft, recall = scaled
+    return replace(
+        breakdown, system=system, memory=memory, history=history, draft=draft, recall=recall
+    )
 
 
 _NO_CALIBRATION = Calibration(ratio=1.0)

@@ -100,6 +100,7 @@ def load_settings(path: Path) -> SettingsLoadResult:
             raise ValueError("settings must be a JSON object")
         data = migrate_settings(data)
         summarization = data.pop("summarization", None)
+        recall = data.pop("recall", None)
         settings = AppSettings.model_validate(data)
     except (ValueError, ValidationError) as error:
         aside = _aside_name(path)
@@ -111,8 +112,9 @@ def load_settings(path: Path) -> SettingsLoadResult:
             notice=f"Your settings file was damaged, so Cairn started with defaults. "
             f"The old file is kept as {aside.name}.",
         )
+    recall_notice = _load_recall(settings, recall, path)
     if summarization is None:
-        return SettingsLoadResult(settings=settings)
+        return SettingsLoadResult(settings=settings, notice=recall_notice)
     try:
         settings.summarization = SummarizationConfig.model_validate(summarization)
     except ValidationError as error:
@@ -129,7 +131,30 @@ def load_settings(path: Path) -> SettingsLoadResult:
             f"defaults ({problems}). Your other settings are kept; the old file is "
             f"kept as {aside.name}.",
         )
-    return SettingsLoadResult(settings=settings)
+    return SettingsLoadResult(settings=settings, notice=recall_notice)
+
+
+def _load_recall(settings: AppSettings, recall: object, path: Path) -> str | None:
+    """Put the file's "recall" object in `settings`; when it is damaged, its defaults
+    alone, and the notice that says so (the file is copied aside first)."""
+    if recall is None:
+        return None
+    try:
+        settings.recall = RecallSettings.model_validate(recall)
+    except ValidationError as error:
+        aside = _aside_name(path)
+        with contextlib.suppress(OSError):
+            shutil.copy2(path, aside)
+        problems = " ".join(describe_errors(error))
+        log.warning(
+            "Recall settings in %s were not valid (%s); copied to %s", path, problems, aside
+        )
+        return (
+            "Your settings for looking up earlier messages could not be read, so they are "
+            f"back to their defaults ({problems}). Your other settings are kept; the old "
+            f"file is kept as {aside.name}."
+        )
+    return None
 
 
 def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:

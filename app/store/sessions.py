@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.caching import CacheUse
 from app.core.live_tail import LiveTail, TailEntry
@@ -39,6 +39,9 @@ from app.store.errors import (
 from app.store.live_tail import LiveTailStore, TokenCounterFunction
 from app.store.reply_rows import ReplyRows
 from app.store.transactions import translated_errors, write_transaction
+
+if TYPE_CHECKING:
+    from app.store.recall import RecallIndex
 
 Clock = Callable[[], datetime]
 
@@ -378,6 +381,13 @@ class SessionStore:
                 (session_id,),
             ).fetchall()
         return [_message_from_row(row) for row in rows]
+
+    def recall_index(self) -> RecallIndex:
+        """The archive of any conversation, searched on this store's connection (recall)."""
+        # Imported here: app.store.recall reads app.store.search, which reads this module.
+        from app.store.recall import RecallIndex
+
+        return RecallIndex(self._connection, database=self.database)
 
     def live_tail(self, session_id: str) -> LiveTail:
         """The live tail in compact form (no text), oldest first (see `LiveTailStore`)."""

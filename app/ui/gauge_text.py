@@ -123,6 +123,18 @@ def notes(state: ContextState) -> list[str]:
     return lines
 
 
+def recall_notes(state: ContextState) -> list[str]:
+    """What the figures say about earlier messages quoted from the archive (issue 12)."""
+    if state.breakdown.recall:
+        return ["As sent: with earlier messages quoted from the archive."]
+    if state.breakdown.memory:
+        return [
+            "When you send, earlier messages that match it may be quoted from the archive "
+            "too (at most the room set in Settings → Recall); they are not counted here yet."
+        ]
+    return []
+
+
 def accessible_description(state: ContextState | None) -> str:
     """What a screen reader says: the band's word, then the figures, in words."""
     if state is None:
@@ -177,6 +189,8 @@ def tooltip_html(state: ContextState | None, cache_use: CacheUse | None = None) 
         ("Recent messages", parts.history),
         ("Your draft", parts.draft),
     ]
+    if parts.recall:  # only a request as it was sent: the estimate cannot know it yet
+        rows.insert(2, ("Quoted from the archive", parts.recall))
     cells = "".join(_row(label, format_tokens(value)) for label, value in rows)
     # The same total as the gauge's label: the next request against what Claude can read.
     cells += _row("<b>Total</b>", f"<b>{used_of_usable(state)}</b>", style=_RULE_ABOVE)
@@ -188,7 +202,7 @@ def tooltip_html(state: ContextState | None, cache_use: CacheUse | None = None) 
     explained = "<br/>".join(
         (band_explanation(state), trigger_text(state), room, *([reused] if reused else []))
     )
-    noted = "<br/>".join(notes(state))
+    noted = "<br/>".join(notes(state) + recall_notes(state))
     return (
         f"<p style='margin-bottom: 4px'><b>{headline}</b></p>"
         "<table cellspacing='0' cellpadding='1' style='border-collapse: collapse'>"

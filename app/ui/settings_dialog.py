@@ -31,6 +31,7 @@ from app.core.errors import UserFacingError
 from app.core.paths import AppPaths
 from app.core.settings import AppSettings, Theme
 from app.ui.key_dialog import ApiKeyDialog, KeyManager
+from app.ui.recall_settings import RecallSettingsPage
 from app.ui.summary_settings import SummarySettingsPage
 
 THEMES: tuple[tuple[Theme, str], ...] = (
@@ -159,6 +160,8 @@ class SettingsDialog(QDialog):
         self.tabs = QTabWidget(self)
         self.tabs.addTab(general, "General")
         self.tabs.addTab(self.summaries_page, "Summaries")
+        self.recall_page = RecallSettingsPage(settings.recall, self)
+        self.tabs.addTab(self.recall_page, "Recall")
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 16, 18, 14)
@@ -264,6 +267,7 @@ class SettingsDialog(QDialog):
             updated.theme = self.theme_combo.currentData()
             updated.model = self.model_combo.currentData()
             updated.summarization = summarization
+            updated.recall = self.recall_page.settings()
         except ValidationError as error:
             message = error.errors()[0].get("msg", "This value is not valid.")
             self.base_url_error.setText("⚠ " + message.removeprefix("Value error, "))

@@ -35,6 +35,7 @@ from app.core.errors import (
 )
 from app.core.live_tail import tally_messages
 from app.core.models import Message, MessageStatus, Role
+from app.core.recall import RECALL_HEADING, RecallBlock, RecallQuote, recall_block_text
 from app.core.summary import Summary
 from app.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
@@ -730,3 +731,89 @@ def test_check_fits_agrees_with_building_the_request() -> None:
     with pytest.raises(MessageTooLargeError):
         builder.check_fits(model=small, tail_tally=tally, draft="huge " * 5_000)
     assert builder.check_fits(model=medium, tail_tally=tally, draft="fits").fits
+
+
+# --- the recall block (issue 12) --------------------------------------------------------
+
+
+def recall_block(tokens_of_filler: int = 0) -> RecallBlock:
+    quote = RecallQuote(
+        7, 3, Role.USER, WHEN, "The gate code is AX-7731." + " x" * tokens_of_filler
+    )
+    text = recall_block_text([quote])
+    return RecallBlock(text, COUNTER.count(text), (quote,))
+
+
+def test_the_recall_block_goes_after_the_memory_block_and_its_breakpoint() -> None:
+    recall = recall_block()
+    built = ContextBuilder().build_request(
+        model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Gate?", recall=recall
+    )
+
+    assert isinstance(built.system, list)
+    first, memory, quoted = built.system
+    assert first["text"] == "Be brief."
+    assert memory["cache_control"] == CACHE_CONTROL
+    assert quoted == {"type": "text", "text": recall.text}
+    assert quoted["text"].startswith(f"# {RECALL_HEADING}")
+    assert built.state.breakdown.recall == recall.tokens
+    without = ContextBuilder().build_request(
+        model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Gate?"
+    )
+    assert built.state.used == without.state.used + recall.tokens
+    assert built.raw_input_tokens == without.raw_input_tokens + recall.tokens
+
+
+def test_the_gauge_estimate_leaves_recall_out() -> None:
+    state = ContextBuilder().estimate_state(model=SONNET, summaries=SUMMARIES, draft="Gate?")
+    assert state.breakdown.recall == 0
+
+
+def test_a_request_that_fits_only_without_recall_goes_without_it() -> None:
+    model = tiny_model(2_000, 200)  # 1,800 usable
+    tail = [message(1, Role.USER, "big question", estimate=1_500)]
+    recall = recall_block(tokens_of_filler=400)
+    assert recall.tokens > 300
+
+    built = ContextBuilder().build_request(model=model, tail=tail, recall=recall)
+
+    assert built.system == ""
+    assert built.state.breakdown.recall == 0
+    assert built.state.fits
+
+
+def test_an_exact_count_over_the_limit_drops_recall_first() -> None:
+    model = tiny_model(10_000, 1_000)  # 9,000 usable
+    answers = iter([9_200, 8_900])  # with recall it would not fit; without, it does
+
+    def exact(built: BuiltRequest) -> int:
+        return next(answers)
+
+    built = ContextBuilder().build_request(
+        model=model, tail=near_limit_tail(8_700), exact_count=exact, recall=recall_block(50)
+    )
+
+    assert built.exact_input_tokens == 8_900
+    assert built.state.breakdown.recall == 0
+    assert isinstance(built.system, str)
+
+
+def test_recall_never_makes_a_refusal_of_its_own() -> None:
+    model = tiny_model(2_000, 200)
+    tail = [message(1, Role.USER, "big question", estimate=1_900)]
+    with pytest.raises(MessageTooLargeError) as refused:
+        ContextBuilder().build_request(model=model, tail=tail, recall=recall_block())
+    with pytest.raises(MessageTooLargeError) as plain:
+        ContextBuilder().build_request(model=model, tail=tail)
+    assert refused.value.message == plain.value.message  # the same words, recall or not
+
+
+def test_the_exact_count_is_shared_out_to_recall_too() -> None:
+    model = tiny_model(10_000, 1_000)
+    recall = recall_block(20)
+    built = ContextBuilder().build_request(
+        model=model, tail=near_limit_tail(8_600), exact_count=ExactCounter(8_800), recall=recall
+    )
+    parts = built.state.breakdown
+    assert parts.recall > 0
+    assert parts.system + parts.memory + parts.history + parts.draft + parts.recall == 8_800

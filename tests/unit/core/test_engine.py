@@ -4,6 +4,7 @@ deterministic), failures, undo, pins, and a state machine over DESIGN §3 invari
 from __future__ import annotations
 
 import itertools
+import math
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from app.chat.recall import AutomaticRecall
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, memory_block_text
 from app.core.engine import (
@@ -24,6 +26,7 @@ from app.core.engine import (
 )
 from app.core.models import Message, Role
 from app.core.policy import Decision, Reason, TriggerMemory
+from app.core.recall import ArchivedMatch, RecallTerm
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer import Summarizer, SummarizeResult
 from app.core.summary import (
@@ -151,10 +154,49 @@ def assert_invariants(
         assert all(a != b for a, b in itertools.pairwise(roles))
         assert all(m["content"].strip() for m in built.messages)
         assert built.state.used + built.state.breakdown.reserved_output <= model.max_input_tokens
+        # 3 with recall (issue 12): quoting the archive never makes a request overflow, and
+        # never quotes a message twice or one the live tail already sends.
+        for ratio in (0.05, 0.2):
+            recall = AutomaticRecall(engine.builder, ratio).gather(
+                RepoArchive(repo),
+                session_id=SESSION,
+                model=model,
+                system_prompt="",
+                summaries=engine.repo.active_summaries(SESSION),
+                tail=live,
+            )
+            with_recall = engine.builder.build_request(
+                model=model,
+                summaries=engine.repo.active_summaries(SESSION),
+                tail=live,
+                draft=draft,
+                recall=recall,
+            )
+            used = with_recall.state.used + with_recall.state.breakdown.reserved_output
+            assert used <= model.max_input_tokens
+            if recall is not None:
+                quoted = [q.seq for q in recall.quotes]
+                assert len(quoted) == len(set(quoted))
+                assert not set(quoted) & {m.seq for m in live}
+                assert recall.tokens <= math.floor(ratio * model.max_input_tokens)
     # 4: the memory block's budget.
     kept = len(active)
     assert memory_tokens(engine, model) <= engine.memory_cap(model, kept)
     assert all(s.depth <= engine.config.max_depth for s in active.values())
+
+
+@dataclass
+class RepoArchive:
+    """The repository's archived messages, as `RecallIndex` would find them (unranked)."""
+
+    repo: MemorySummaryRepository
+
+    def archived_matches(self, session_id: str, terms: Sequence[RecallTerm]) -> list[ArchivedMatch]:
+        return [
+            ArchivedMatch(m.id, m.seq, m.role, m.created_at, m.content)
+            for m in self.repo.messages(session_id)
+            if m.summary_id is not None
+        ]
 
 
 @dataclass
@@ -269,6 +311,30 @@ def test_a_tiny_window_compresses_up_to_the_depth_cap_and_never_overflows() -> N
     assert max(s.depth for s in repo.summaries(SESSION)) == config.max_depth
     assert sum(o.trims for o in driver.outcomes) >= 1  # beyond max_depth: by rule
     assert len(repo.messages(SESSION)) == 160  # nothing deleted
+
+
+def test_recall_quotes_the_archive_past_the_depth_cap_and_never_overflows() -> None:
+    config = SummarizationConfig(
+        mode="rule", max_summary_tokens=100, min_messages=4, preserve_recent=2, cooldown_messages=2
+    )
+    engine, repo = make_engine(config)
+    driver = Driver(engine, repo, TINY)
+    driver.turn("The gate code is AX-7731, remember it.", "Noted: AX-7731.")
+    for index in range(2, 80, 2):
+        driver.turn(text(index, 60), text(index + 1, 90))
+    driver.store(Role.USER, "What was the gate code?")
+    live = repo.live_messages(SESSION)
+    recall = AutomaticRecall(engine.builder, 0.2).gather(
+        RepoArchive(repo),
+        session_id=SESSION,
+        model=TINY,
+        system_prompt="",
+        summaries=repo.active_summaries(SESSION),
+        tail=live,
+    )
+    assert recall is not None and "AX-7731" in recall.text
+    assert [q.seq for q in recall.quotes][:1] == [1]
+    assert_invariants(engine, repo, TINY)  # and with recall, at 5 % and 20 %
 
 
 def test_a_file_name_from_message_3_survives_two_rounds_of_summarization() -> None:

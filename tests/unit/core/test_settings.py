@@ -10,6 +10,7 @@ import pytest
 from app.core.settings import (
     SETTINGS_SCHEMA_VERSION,
     AppSettings,
+    RecallSettings,
     load_settings,
     migrate_settings,
     save_settings,
@@ -113,3 +114,37 @@ def test_what_a_newer_cairn_wrote_is_kept(path: Path) -> None:
     assert data["future_option"] == {"x": 1}
     assert data["schema_version"] == 7, "never lowered"
     assert data["theme"] == "light"
+
+
+def test_recall_settings_round_trip(path: Path) -> None:
+    settings = AppSettings()
+    settings.recall = RecallSettings(
+        automatic=False, budget_ratio=0.1, tool=False, across_conversations=True, max_lookups=5
+    )
+    save_settings(path, settings)
+    assert json.loads(path.read_text(encoding="utf-8"))["recall"]["budget_ratio"] == 0.1
+    loaded = load_settings(path)
+    assert loaded.settings.recall == settings.recall and loaded.notice is None
+
+
+@pytest.mark.parametrize(
+    "recall", [{"budget_ratio": 0.9}, {"max_lookups": 0}, {"automatic": "often"}, "all", [1]]
+)
+def test_bad_recall_settings_reset_alone_and_the_file_is_kept(path: Path, recall: object) -> None:
+    original = {
+        "schema_version": 2,
+        "theme": "dark",
+        "summarization": {"mode": "rule"},
+        "recall": recall,
+    }
+    path.write_text(json.dumps(original), encoding="utf-8")
+    loaded = load_settings(path)
+    assert loaded.settings.theme == "dark"
+    assert loaded.settings.summarization.mode is SummaryMode.RULE
+    assert loaded.settings.recall == RecallSettings()
+    assert loaded.notice is not None
+    assert "looking up earlier messages" in loaded.notice and "back to their defaults" in (
+        loaded.notice
+    )
+    (aside,) = path.parent.glob("settings.json.damaged-*")
+    assert json.loads(aside.read_text(encoding="utf-8")) == original

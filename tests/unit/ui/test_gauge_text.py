@@ -301,3 +301,32 @@ def test_before_any_reply_nothing_is_said_about_the_cache() -> None:
     assert cache_use_text(None) is None
     assert cache_use_text(CacheUse()) is None
     assert "short-term memory" not in tooltip_html(make_state(1_000), CacheUse())
+
+
+# --- recall's share (issue 12)
+
+
+def test_a_request_as_sent_shows_what_recall_quoted() -> None:
+    breakdown = ContextBreakdown(
+        system=10, memory=900, history=5_000, recall=1_200, reserved_output=RESERVED
+    )
+    state = ContextState(breakdown=breakdown, context_window=WINDOW)
+    html = tooltip_html(state)
+    assert "Quoted from the archive" in html and "1.2k" in html
+    assert html.index("Summaries") < html.index("Quoted from the archive") < html.index("Recent")
+    assert "As sent" in html
+    assert state.used == 10 + 900 + 5_000 + 1_200
+
+
+def test_the_estimate_says_recall_is_not_counted_yet() -> None:
+    with_summaries = ContextState(
+        breakdown=ContextBreakdown(memory=900, history=5_000, reserved_output=RESERVED),
+        context_window=WINDOW,
+    )
+    html = tooltip_html(with_summaries)
+    assert "Quoted from the archive" not in html
+    assert "may be quoted from the archive" in html and "not counted here yet" in html
+    plain = ContextState(
+        breakdown=ContextBreakdown(history=5_000, reserved_output=RESERVED), context_window=WINDOW
+    )
+    assert "archive" not in tooltip_html(plain)

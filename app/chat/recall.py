@@ -1,0 +1,108 @@
+"""Gathering the recall block for one reply, on the reply's worker thread (issue 12).
+
+`AutomaticRecall.gather` takes the newest user message of the live tail, looks its
+salient terms up in the conversation's archive and fits the best quotes into the
+recall budget: `budget_ratio` of the model's window, and never more than the room
+the request leaves (below the margin where an exact count would be asked), so the
+recall block never makes a request fail that would have fitted without it.
+A failure to read the archive is logged and the reply goes without recall.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Protocol
+
+from app.core.catalog import ModelInfo
+from app.core.context import NEAR_LIMIT_MARGIN, ContextBuilder
+from app.core.errors import StorageError
+from app.core.models import Message, Role
+from app.core.recall import ArchivedMatch, RecallBlock, RecallTerm, fit_recall, salient_terms
+from app.core.settings import RecallSettings
+from app.core.summary import Summary
+
+log = logging.getLogger(__name__)
+
+
+class ArchiveLookup(Protocol):
+    """Where archived messages are found: `app.store.recall.RecallIndex`, or a fake."""
+
+    def archived_matches(
+        self, session_id: str, terms: Sequence[RecallTerm]
+    ) -> list[ArchivedMatch]: ...
+
+
+class AutomaticRecall:
+    """Builds the recall block for a reply.
+
+    Attributes:
+        builder: measures the request without recall, to know the room left.
+        budget_ratio: the share of the window recall may use (0: recall is off).
+    """
+
+    def __init__(self, builder: ContextBuilder, budget_ratio: float) -> None:
+        self.builder = builder
+        self.budget_ratio = budget_ratio
+
+    def gather(
+        self,
+        index: ArchiveLookup,
+        *,
+        session_id: str,
+        model: ModelInfo,
+        system_prompt: str,
+        summaries: Sequence[Summary],
+        tail: Sequence[Message],
+        model_known: bool = True,
+    ) -> RecallBlock | None:
+        """The recall block for the newest user message of `tail`, or None."""
+        if self.budget_ratio <= 0 or not summaries:
+            return None  # nothing archived without a summary
+        newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
+        terms = salient_terms(newest.content) if newest is not None else []
+        if not terms:
+            return None
+        budget = self.raw_budget(model, system_prompt, summaries, tail, model_known)
+        if budget <= 0:
+            return None
+        try:
+            matches = index.archived_matches(session_id, terms)
+        except StorageError as error:
+            log.warning("Could not look in the archive; the reply goes without recall: %s", error)
+            return None
+        return fit_recall(
+            matches,
+            terms,
+            budget,
+            self.builder.counter.count,
+            exclude_seqs={m.seq for m in tail},
+        )
+
+    def raw_budget(
+        self,
+        model: ModelInfo,
+        system_prompt: str,
+        summaries: Sequence[Summary],
+        tail: Sequence[Message],
+        model_known: bool = True,
+    ) -> int:
+        """Raw (uncalibrated) tokens recall may use for this request."""
+        state = self.builder.estimate_state(
+            model=model,
+            system_prompt=system_prompt,
+            summaries=summaries,
+            tail=tail,
+            model_known=model_known,
+        )
+        room = math.floor(state.usable * (1 - NEAR_LIMIT_MARGIN)) - state.used
+        budget = min(math.floor(self.budget_ratio * model.max_input_tokens), room)
+        calibrations = self.builder.calibrations
+        ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0
+        return math.floor(budget / max(ratio, 1e-6))
+
+
+def recall_budget(settings: RecallSettings) -> float:
+    """The share of the window automatic recall may use under `settings` (0: off)."""
+    return settings.budget_ratio if settings.automatic else 0.0

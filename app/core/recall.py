@@ -1,0 +1,339 @@
+"""Automatic recall: archived originals quoted in the request (DESIGN §3, issue 12).
+
+Before each reply the new user message's salient terms (`salient_terms`) are looked
+up in the conversation's archive (`app.store.recall.RecallIndex`); the matching
+messages are ranked here (`rank_matches`), cut to an exact excerpt around what
+matched, and fitted into a token budget (`fit_recall`) as one labelled block that
+goes in `system` after the memory block. Deterministic and offline: no model call.
+
+Pure: no sqlite3, no Qt, no network. Only archived messages (covered by a summary)
+reach this module, and `fit_recall` also drops any message of the live tail, so a
+message is never sent twice.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.core.conversation import date_line, local_day
+from app.core.models import Role
+
+RECALL_HEADING = "From earlier in this conversation — archived, quoted exactly"
+RECALL_PREAMBLE = (
+    f"# {RECALL_HEADING}\n\n"
+    "Added by Cairn, not written by the user: archived messages of this conversation "
+    "that match the user's newest message below, found by Cairn's search and quoted word "
+    "for word, each with its date and message number. Where a summary and a quote "
+    "disagree, the quote is what was actually said."
+)
+# The most terms looked up for one message: the rarest say the most, and each costs a lookup.
+MAX_TERMS = 8
+# The most quotes in one block: a few exact quotes help; many crowd the request.
+MAX_QUOTES = 8
+# Of a longer message only its start and its end are read for terms (a pasted page is
+# mostly what it quotes; the question is at either end), so a page costs what a line does.
+TERMS_FROM_CHARS = 1_000
+# About this many characters around what matched (≈ 150 tokens): enough for the sentence.
+EXCERPT_CHARS = 600
+
+# Runs of letters and digits, as the full-text index splits text.
+_WORD = re.compile(r"[^\W_]+")
+# Codes and identifiers: letter/digit runs joined by - _ . / : (AX-7731, v2.3.1, 14:30,
+# report_q3.pdf, 2026-03-03), at least one digit or inner dot.
+_CODE = re.compile(r"[^\W_]+(?:[-_./:#][^\W_]+)+")
+# Quoted phrases: "…", “…”, „…“, «…».
+_QUOTED = re.compile(
+    r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|„([^“\n]{2,80})“|«\s*([^»\n]{2,80}?)\s*»"
+)
+
+# Common words of English, French, German, Spanish, Italian, Portuguese and Dutch (folded:
+# lower case, no accents): they match nearly everything and say nothing about which message.
+_STOP_TEXT = """
+    a about above after again against all also am an and any are aren as at be because
+    been before being below between both but by can cannot could did didn do does doesn
+    doing don down during each even ever every few for from further get got had has have
+    having he her here hers herself him himself his how i if in into is isn it its itself
+    just know let like ll me might more most much must my myself no nor not now of off on
+    once one only or other our ours ourselves out over own please re really remember same
+    say said she should so some still such tell than thank thanks that the their theirs
+    them themselves then there these they thing things think this those through to too
+    under until up us use used ve very want was wasn way we well were weren what when
+    where which while who whom why will with would yes yet you your yours yourself
+    yourselves again earlier ago back okay ok hi hello hey going gonna wanna make made
+    le la les un une des du de et est en que qui quoi dans pour pas par sur au aux ce
+    cet cette ces il elle ils elles nous vous je tu on ne se sa son ses leur leurs mon
+    ma mes ton ta tes avec mais ou donc ni car etait ete etre avoir fait comme tout plus
+    moins tres bien quel quelle quels quelles y a
+    der die das den dem des ein eine einer eines einem einen und oder aber ist sind war
+    waren wird werden hat haben hatte ich du er sie es wir ihr mich dich sich mir dir
+    uns euch mit von zu zum zur im am auf aus bei fur uber unter nach vor wie was wer
+    wo wann warum nicht kein keine auch noch schon nur so dass wenn als mein dein sein
+    el los las una unos unas y o pero es son fue ser estar esta este esto ese esa yo
+    tu usted ustedes nosotros ellos ellas con por para sin sobre entre como cuando donde
+    quien cual porque muy mas menos ya su sus mi mis lo al del se le les nos
+    il lo gli una uno di da in con su per tra fra che chi non sono era io tu lui lei
+    noi voi loro mio tuo suo nel nella della dei degli delle al alla allo ai agli alle
+    um uma os as e ou mas nao sim eu ele ela nos eles elas com sem sobre como quando
+    onde porque muito mais menos meu minha seu sua no na nos nas do da dos das ao
+    de het een en of maar is zijn was waren ik jij hij zij wij jullie ze met van voor
+    op aan bij naar uit over niet geen ook nog al dat die wat wie waar wanneer hoe
+    """
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+@dataclass(frozen=True)
+class RecallTerm:
+    """One thing to look for in the archive.
+
+    Attributes:
+        text: as written in the message (a word, a code like "AX-7731", a quoted phrase).
+        words: its runs of letters and digits, as the index holds them: looked up as a phrase.
+        weight: how much a match says: codes, numbers and quoted phrases most, names next.
+    """
+
+    text: str
+    words: tuple[str, ...]
+    weight: float
+
+
+@dataclass(frozen=True)
+class ArchivedMatch:
+    """An archived message that holds at least one term (from `RecallIndex`).
+
+    `rank` is the index's bm25 score (lower is better; 0.0 where there is no index).
+    """
+
+    message_id: int
+    seq: int
+    role: Role
+    created_at: datetime
+    content: str
+    rank: float = 0.0
+
+
+@dataclass(frozen=True)
+class RecallQuote:
+    """One quote of the block: an exact excerpt of an archived message."""
+
+    message_id: int
+    seq: int
+    role: Role
+    created_at: datetime
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class RecallBlock:
+    """The recall block of a request: its text, its raw tokens and what it quotes."""
+
+    text: str
+    tokens: int
+    quotes: tuple[RecallQuote, ...]
+
+
+def fold(text: str) -> str:
+    """Text as the index compares it: case and accents folded."""
+    if text.isascii():
+        return text.lower()  # most text: ten times faster than decomposing it
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
+    """The terms of `text` worth looking up, most telling first (at most `limit`).
+
+    Kept: quoted phrases, codes and identifiers (whole, so "AX-7731" is one term),
+    numbers, names (capitalised inside a sentence) and other words of three letters or
+    more; dropped: common words of English and a few other languages.
+    """
+    if len(text) > 2 * TERMS_FROM_CHARS:
+        text = text[:TERMS_FROM_CHARS] + "\n" + text[-TERMS_FROM_CHARS:]
+    found: dict[tuple[str, ...], RecallTerm] = {}
+    order: dict[tuple[str, ...], int] = {}
+
+    def add(raw: str, weight: float, position: int) -> None:
+        words = tuple(_WORD.findall(raw))
+        if not words:
+            return
+        key = tuple(fold(w) for w in words)
+        known = found.get(key)
+        if known is None or known.weight < weight:
+            found[key] = RecallTerm(raw, words, weight)
+            order.setdefault(key, position)
+
+    covered: set[int] = set()  # where phrases and codes start their words: not looked up alone
+    for match in _QUOTED.finditer(text):
+        phrase = next(group for group in match.groups() if group is not None).strip()
+        if len(_WORD.findall(phrase)) > 1:
+            add(phrase, 3.0, match.start())
+            covered.update(_word_starts(match))
+    for match in _CODE.finditer(text):
+        code = match.group()
+        if any(c.isdigit() for c in code) or "." in code:
+            add(code, 3.0, match.start())
+            covered.update(_word_starts(match))
+    for match in _WORD.finditer(text):
+        if match.start() in covered:
+            continue
+        word = match.group()
+        folded = fold(word)
+        if word.isdigit():
+            if len(word) >= 2:
+                add(word, 2.0, match.start())
+        elif any(c.isdigit() for c in word):
+            add(word, 3.0, match.start())  # a code without punctuation: A7, 3b, x86
+        elif folded in _STOP_WORDS or len(word) < 3:
+            continue
+        elif word[0].isupper() and not _starts_sentence(text, match.start()):
+            add(word, 1.5, match.start())
+        else:
+            add(word, 1.0, match.start())
+    ranked = sorted(found, key=lambda key: (-found[key].weight, order[key]))
+    return [found[key] for key in ranked[:limit]]
+
+
+def _word_starts(match: re.Match[str]) -> list[int]:
+    return [match.start() + word.start() for word in _WORD.finditer(match.group())]
+
+
+def _starts_sentence(text: str, position: int) -> bool:
+    """Whether only spaces stand between `position` and the start or a sentence's end."""
+    index = position - 1
+    while index >= 0 and text[index] in " \t\r\"'“«(":
+        index -= 1
+    return index < 0 or text[index] in ".!?\n:"
+
+
+def term_score(content: str, terms: Sequence[RecallTerm]) -> float:
+    """The summed weights of the terms `content` holds (each term once)."""
+    words = _WORD.findall(fold(content))
+    present = set(words)
+    score = 0.0
+    for term in terms:
+        key = [fold(w) for w in term.words]
+        if not all(w in present for w in key):
+            continue
+        if len(key) == 1 or _holds_phrase(words, key):
+            score += term.weight
+    return score
+
+
+def _holds_phrase(words: Sequence[str], phrase: Sequence[str]) -> bool:
+    first, size = phrase[0], len(phrase)
+    return any(
+        words[i] == first and list(words[i : i + size]) == list(phrase)
+        for i in range(len(words) - size + 1)
+    )
+
+
+def rank_matches(
+    matches: Iterable[ArchivedMatch], terms: Sequence[RecallTerm]
+) -> list[ArchivedMatch]:
+    """Best first: most telling terms held, then the index's bm25, then the newest.
+
+    Deterministic for the same archive and message.
+    """
+    scored = [(term_score(m.content, terms), m) for m in matches]
+    scored = [(score, m) for score, m in scored if score > 0]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].rank, -pair[1].seq))
+    return [m for _score, m in scored]
+
+
+def excerpt(content: str, terms: Sequence[RecallTerm], size: int = EXCERPT_CHARS) -> str:
+    """An exact excerpt of `content`, about `size` characters around its most telling
+    match, cut at word boundaries; "…" marks where it was cut. Short messages whole."""
+    text = content.strip()
+    if len(text) <= size:
+        return text
+    centre = _first_match(text, terms)
+    start = max(0, min(centre - size // 3, len(text) - size))
+    end = min(len(text), start + size)
+    if start > 0:
+        space = text.find(" ", start, start + 40)
+        start = space + 1 if space >= 0 else start
+    if end < len(text):
+        space = text.rfind(" ", end - 40, end)
+        end = space if space > start else end
+    body = text[start:end].strip()
+    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
+
+
+def _first_match(text: str, terms: Sequence[RecallTerm]) -> int:
+    for term in sorted(terms, key=lambda t: -t.weight):
+        pattern = r"\W+".join(re.escape(word) for word in term.words)
+        found = re.search(pattern, text, re.IGNORECASE)
+        if found is not None:
+            return found.start()
+    return 0
+
+
+def quote_heading(quote: RecallQuote) -> str:
+    """The line before a quote: its message number, date and who wrote it."""
+    who = "the user" if quote.role is Role.USER else "you (Claude)"
+    day = date_line(local_day(quote.created_at)).strip("[]")
+    return f"[message #{quote.seq} · {day} · {who} wrote]"
+
+
+def quote_text(quote: RecallQuote) -> str:
+    """A quote as it appears in the block: its heading, then the excerpt as a quotation."""
+    lines = "\n".join(f"> {line}" if line else ">" for line in quote.excerpt.splitlines())
+    return f"{quote_heading(quote)}\n{lines}"
+
+
+def recall_block_text(quotes: Sequence[RecallQuote]) -> str:
+    """The block's text, quotes oldest first; "" when there are none."""
+    if not quotes:
+        return ""
+    ordered = sorted(quotes, key=lambda q: q.seq)
+    return "\n\n".join([RECALL_PREAMBLE, *(quote_text(q) for q in ordered)])
+
+
+def fit_recall(
+    matches: Iterable[ArchivedMatch],
+    terms: Sequence[RecallTerm],
+    budget: int,
+    count: Callable[[str], int],
+    *,
+    exclude_seqs: Collection[int] = (),
+    max_quotes: int = MAX_QUOTES,
+) -> RecallBlock | None:
+    """The best quotes that fit in `budget` raw tokens as one block, or None.
+
+    Messages whose seq is in `exclude_seqs` (the live tail) are never quoted, and no
+    message is quoted twice. `tokens` is the sum of the parts' counts and a blank line's
+    allowance for each: never below counting the whole text (the tokenizer splits text at
+    blank lines), and it saves counting the block twice.
+    """
+    if budget <= 0 or not terms:
+        return None
+    tokens = count(RECALL_PREAMBLE)
+    room = budget - tokens
+    chosen: list[RecallQuote] = []
+    seen: set[int] = set(exclude_seqs)
+    for match in rank_matches(matches, terms):
+        if len(chosen) >= max_quotes or room <= 0:
+            break
+        if match.seq in seen:
+            continue
+        quote = RecallQuote(
+            match.message_id,
+            match.seq,
+            match.role,
+            match.created_at,
+            excerpt(match.content, terms),
+        )
+        cost = count(quote_text(quote)) + 2  # and the blank line before it
+        if cost > room:
+            continue
+        seen.add(match.seq)
+        chosen.append(quote)
+        room -= cost
+        tokens += cost
+    if not chosen:
+        return None
+    quotes = tuple(sorted(chosen, key=lambda q: q.seq))
+    return RecallBlock(recall_block_text(quotes), tokens, quotes)

@@ -1,0 +1,123 @@
+"""Settings → Recall: how Claude reaches earlier messages that were condensed.
+
+Every `RecallSettings` field in plain words: quoting matching earlier messages
+automatically (and how much room they may take), and letting Claude search the
+archive itself, in this conversation or in all of them, a few times per reply.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.settings import RecallSettings
+
+# The most of the window recall may use, in percent (RecallSettings.budget_ratio ≤ 0.2).
+MAX_BUDGET_PERCENT = 20
+
+
+def _note(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    label.setWordWrap(True)
+    label.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # as the Summaries page's hints
+    return label
+
+
+class RecallSettingsPage(QWidget):
+    """The recall settings, edited on controls; `settings()` reads them back.
+
+    Attributes:
+        automatic, tool, across_conversations: the switches.
+        budget: the room for quoted messages, in percent of what the model can read.
+        max_lookups: how many searches Claude may make for one reply.
+    """
+
+    def __init__(self, settings: RecallSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._original = settings
+
+        quoting = QGroupBox("Earlier messages in your questions", self)
+        self.automatic = QCheckBox("Look up earlier messages automatically", quoting)
+        self.automatic.setChecked(settings.automatic)
+        self.budget = QSpinBox(quoting)
+        self.budget.setRange(1, MAX_BUDGET_PERCENT)
+        self.budget.setSuffix(" % of what Claude can read")
+        self.budget.setValue(max(1, round(settings.budget_ratio * 100)))
+        self.budget.setAccessibleName("Room for earlier messages")
+        quoting_form = QFormLayout()
+        quoting_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        quoting_form.addRow("Room for them:", self.budget)
+        quoting_layout = QVBoxLayout(quoting)
+        quoting_layout.addWidget(self.automatic)
+        quoting_layout.addWidget(
+            _note(
+                "When older messages have been condensed, Cairn finds the ones that match "
+                "what you ask and gives them to Claude word for word, with their dates. "
+                "Nothing is sent anywhere else, and it costs no extra request.",
+                quoting,
+            )
+        )
+        quoting_layout.addLayout(quoting_form)
+
+        searching = QGroupBox("Claude searching by itself", self)
+        self.tool = QCheckBox("Let Claude search this conversation's archive", searching)
+        self.tool.setChecked(settings.tool)
+        self.across_conversations = QCheckBox(
+            "Let Claude search all my conversations, not only this one", searching
+        )
+        self.across_conversations.setChecked(settings.across_conversations)
+        self.max_lookups = QSpinBox(searching)
+        self.max_lookups.setRange(1, 10)
+        self.max_lookups.setValue(settings.max_lookups)
+        self.max_lookups.setAccessibleName("Searches per reply")
+        lookups_form = QFormLayout()
+        lookups_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        lookups_form.addRow("At most this many searches per reply:", self.max_lookups)
+        searching_layout = QVBoxLayout(searching)
+        searching_layout.addWidget(self.tool)
+        searching_layout.addWidget(self.across_conversations)
+        searching_layout.addWidget(
+            _note(
+                "Claude can look things up in your saved messages while it answers. "
+                "The search runs on this computer; what it finds is shown in the reply.",
+                searching,
+            )
+        )
+        searching_layout.addLayout(lookups_form)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 8, 6, 4)
+        layout.setSpacing(12)
+        layout.addWidget(quoting)
+        layout.addWidget(searching)
+        layout.addStretch(1)
+
+        self.automatic.toggled.connect(self._follow_switches)
+        self.tool.toggled.connect(self._follow_switches)
+        self._follow_switches()
+
+    def _follow_switches(self) -> None:
+        """A setting that has no effect while its switch is off is shown greyed."""
+        self.budget.setEnabled(self.automatic.isChecked())
+        self.across_conversations.setEnabled(self.tool.isChecked())
+        self.max_lookups.setEnabled(self.tool.isChecked())
+
+    def settings(self) -> RecallSettings:
+        """The settings as shown (unknown fields from a newer Cairn kept)."""
+        return self._original.model_copy(
+            update={
+                "automatic": self.automatic.isChecked(),
+                "budget_ratio": self.budget.value() / 100,
+                "tool": self.tool.isChecked(),
+                "across_conversations": self.across_conversations.isChecked(),
+                "max_lookups": self.max_lookups.value(),
+            }
+        )

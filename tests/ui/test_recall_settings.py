@@ -1,0 +1,73 @@
+"""Settings → Recall: all five recall settings in plain words, greyed while their switch
+is off, saved, and the same after a restart (issue 12)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from pytestqt.qtbot import QtBot
+
+from app.core.paths import AppPaths
+from app.core.settings import RecallSettings
+from app.ui.app import CairnSession
+from app.ui.recall_settings import RecallSettingsPage
+
+
+def test_every_recall_setting_has_a_control_in_plain_words(qtbot: QtBot) -> None:
+    page = RecallSettingsPage(RecallSettings())
+    qtbot.addWidget(page)
+    assert page.automatic.text() == "Look up earlier messages automatically"
+    assert page.tool.text() == "Let Claude search this conversation's archive"
+    assert "all my conversations" in page.across_conversations.text()
+    assert page.automatic.isChecked() and page.tool.isChecked()
+    assert not page.across_conversations.isChecked()
+    assert page.budget.value() == 5 and page.max_lookups.value() == 3
+    assert page.settings() == RecallSettings()
+
+
+def test_a_setting_without_effect_is_greyed(qtbot: QtBot) -> None:
+    page = RecallSettingsPage(RecallSettings())
+    qtbot.addWidget(page)
+    page.automatic.setChecked(False)
+    assert not page.budget.isEnabled()
+    page.tool.setChecked(False)
+    assert not page.across_conversations.isEnabled() and not page.max_lookups.isEnabled()
+    page.tool.setChecked(True)
+    assert page.max_lookups.isEnabled()
+    assert page.settings().automatic is False
+
+
+def test_recall_settings_are_saved_and_survive_a_restart(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    cairn = open_window()
+    dialog = cairn.window.open_settings()
+    page = dialog.recall_page
+    dialog.tabs.setCurrentWidget(page)
+    page.automatic.setChecked(False)
+    page.budget.setValue(12)
+    page.across_conversations.setChecked(True)
+    page.max_lookups.setValue(6)
+    dialog.buttons.accepted.emit()
+    assert not dialog.isVisible()
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text())["recall"]
+    assert saved == {
+        "automatic": False,
+        "budget_ratio": 0.12,
+        "tool": True,
+        "across_conversations": True,
+        "max_lookups": 6,
+    }
+    cairn.window.close()
+    cairn.close()
+
+    again = open_window()
+    assert again.controller.settings.recall == RecallSettings(
+        automatic=False, budget_ratio=0.12, across_conversations=True, max_lookups=6
+    )
+    dialog = again.window.open_settings()
+    shown = dialog.recall_page
+    assert not shown.automatic.isChecked() and shown.budget.value() == 12
+    assert shown.across_conversations.isChecked() and shown.max_lookups.value() == 6
+    dialog.reject()

@@ -1,0 +1,174 @@
+"""Automatic recall, the pure part: salient terms, ranking, excerpts, fitting a budget
+and the labelled block (issue 12 item 1, DESIGN §3)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core.models import Role
+from app.core.recall import (
+    RECALL_HEADING,
+    ArchivedMatch,
+    RecallTerm,
+    excerpt,
+    fit_recall,
+    rank_matches,
+    recall_block_text,
+    salient_terms,
+)
+from app.core.tokens import default_counter
+
+COUNT = default_counter().count
+START = datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
+
+
+def texts(terms: list[RecallTerm]) -> list[str]:
+    return [t.text for t in terms]
+
+
+def archived(seq: int, content: str, *, rank: float = 0.0, role: Role = Role.USER) -> ArchivedMatch:
+    return ArchivedMatch(seq + 1000, seq, role, START + timedelta(minutes=seq), content, rank)
+
+
+# --- salient terms
+
+
+def test_a_question_keeps_its_telling_words_and_drops_common_ones() -> None:
+    found = texts(salient_terms("What was the gate code we agreed on in March?"))
+    assert found == ["March", "gate", "code", "agreed"]
+
+
+def test_codes_numbers_and_quoted_phrases_come_first_and_whole() -> None:
+    found = texts(
+        salient_terms('Is AX-7731 still the code for "the blue door", or 4412? Ask Priya.')
+    )
+    assert found[:3] == ["AX-7731", "the blue door", "4412"]
+    assert "Priya" in found
+    assert "still" not in found and "the" not in found
+
+
+def test_file_names_times_and_versions_are_one_term() -> None:
+    found = texts(salient_terms("send report_q3.pdf at 14:30 with v2.3.1"))
+    assert {"report_q3.pdf", "14:30", "v2.3.1"} <= set(found)
+
+
+def test_common_words_of_other_languages_are_dropped() -> None:
+    assert texts(salient_terms("Quel était le code de la porte ?")) == ["code", "porte"]
+    assert texts(salient_terms("Wie war der Code für das Tor?")) == ["Code", "Tor"]
+    assert texts(salient_terms("¿Cuál era el código de la puerta?")) == ["código", "puerta"]
+
+
+def test_a_message_of_only_common_words_has_no_terms() -> None:
+    assert salient_terms("What was it that we said?") == []
+    assert salient_terms("") == []
+
+
+def test_terms_are_at_most_the_limit_and_never_repeated() -> None:
+    text = " ".join(f"word{n} alpha Alpha ALPHA" for n in range(30))
+    found = salient_terms(text, limit=8)
+    assert len(found) == 8
+    assert len({tuple(w.casefold() for w in t.words) for t in found}) == 8
+
+
+# --- ranking and excerpts
+
+
+def test_ranking_prefers_the_most_telling_terms_then_bm25_then_newest() -> None:
+    terms = salient_terms("the gate code AX-7731?")
+    matches = [
+        archived(1, "The gate is blue.", rank=-5.0),
+        archived(2, "Gate code is AX-7731.", rank=-1.0),
+        archived(3, "The code for the gate.", rank=-2.0),
+        archived(4, "The code for the gate, again.", rank=-2.0),
+        archived(5, "Nothing to see here.", rank=-9.0),
+    ]
+    assert [m.seq for m in rank_matches(matches, terms)] == [2, 4, 3, 1]
+
+
+def test_a_phrase_counts_only_where_its_words_are_together() -> None:
+    terms = salient_terms('"blue door"')
+    ranked = rank_matches([archived(1, "a door that is blue"), archived(2, "the blue door")], terms)
+    assert [m.seq for m in ranked] == [2]
+
+
+def test_an_excerpt_is_exact_text_around_the_match() -> None:
+    content = ("Lorem ipsum dolor sit amet. " * 60) + "The gate code is AX-7731. " + "Tail. " * 80
+    cut = excerpt(content, salient_terms("gate code AX-7731"), size=200)
+    assert "AX-7731" in cut
+    assert cut.startswith("…") and cut.endswith("…")
+    assert cut.strip("…") in content
+    assert len(cut) <= 202
+
+
+def test_a_short_message_is_quoted_whole() -> None:
+    assert excerpt("  The code is AX-7731.  ", salient_terms("AX-7731")) == "The code is AX-7731."
+
+
+# --- fitting and the block
+
+
+def test_the_block_is_labelled_and_quotes_with_date_and_message_number() -> None:
+    block = fit_recall(
+        [archived(42, "The gate code is AX-7731.")],
+        salient_terms("gate code"),
+        500,
+        COUNT,
+    )
+    assert block is not None
+    assert block.text.startswith(f"# {RECALL_HEADING}\n")
+    assert RECALL_HEADING == "From earlier in this conversation — archived, quoted exactly"
+    assert "[message #42 · Tuesday 3 March 2026 · the user wrote]\n> The gate code is AX-7731." in (
+        block.text
+    )
+    assert COUNT(block.text) <= block.tokens <= COUNT(block.text) + 2
+    assert [q.seq for q in block.quotes] == [42]
+
+
+def test_quotes_are_oldest_first_and_replies_are_named() -> None:
+    block = fit_recall(
+        [archived(9, "gate opens at nine", role=Role.ASSISTANT), archived(3, "gate is red")],
+        salient_terms("gate"),
+        500,
+        COUNT,
+    )
+    assert block is not None
+    assert block.text.index("message #3") < block.text.index("message #9")
+    assert "you (Claude) wrote" in block.text
+
+
+def test_the_live_tail_and_repeats_are_never_quoted() -> None:
+    matches = [
+        archived(5, "gate code AX-7731"),
+        archived(5, "gate code AX-7731"),
+        archived(7, "gate"),
+    ]
+    block = fit_recall(matches, salient_terms("gate code"), 500, COUNT, exclude_seqs={7})
+    assert block is not None
+    assert [q.seq for q in block.quotes] == [5]
+
+
+def test_no_terms_no_budget_or_no_match_means_no_block() -> None:
+    matches = [archived(1, "gate code")]
+    assert fit_recall(matches, [], 500, COUNT) is None
+    assert fit_recall(matches, salient_terms("gate"), 0, COUNT) is None
+    assert fit_recall(matches, salient_terms("gate"), 20, COUNT) is None  # not even the heading
+    assert fit_recall(matches, salient_terms("porch"), 500, COUNT) is None
+    assert recall_block_text([]) == ""
+
+
+@given(
+    budget=st.integers(min_value=0, max_value=2_000),
+    lengths=st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=30),
+)
+def test_the_block_never_exceeds_its_budget(budget: int, lengths: list[int]) -> None:
+    matches = [
+        archived(n, " ".join(["gate"] + [f"w{n}x{i}" for i in range(length)]))
+        for n, length in enumerate(lengths)
+    ]
+    block = fit_recall(matches, salient_terms("gate"), budget, COUNT)
+    if block is not None:
+        assert COUNT(block.text) <= block.tokens <= budget
+        assert len({q.seq for q in block.quotes}) == len(block.quotes)

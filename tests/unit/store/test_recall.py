@@ -1,0 +1,141 @@
+"""RecallIndex: a conversation's archived messages that hold a message's terms, from the
+full-text index or with LIKE where there is none (issue 12 item 1)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from app.core.models import Role
+from app.core.recall import fit_recall, rank_matches, salient_terms
+from app.core.summary import SummaryContent, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
+from app.core.tokens import default_counter
+from app.store import SessionStore, SummaryStore, open_database
+from app.store import recall as recall_module
+from app.store.migrations import migrate
+from app.store.recall import RecallIndex
+from tests.fakes.clock import FakeClock
+from tests.unit.store.test_search import no_fts5
+
+MODEL = "claude-sonnet-4-5"
+
+
+@dataclass
+class Archive:
+    sessions: SessionStore
+    summaries: SummaryStore
+    index: RecallIndex
+    clock: FakeClock
+
+
+@pytest.fixture(params=["fts5", "like"])
+def archive(request: pytest.FixtureRequest, database: Path, clock: FakeClock) -> Iterator[Archive]:
+    indexed = request.param == "fts5"
+    if not indexed:
+        connection = sqlite3.connect(database, isolation_level=None)
+        connection.set_authorizer(no_fts5)
+        migrate(connection)
+        connection.close()
+    result = open_database(database)
+    sessions = SessionStore(result.connection, database=result.path, clock=clock)
+    summaries = SummaryStore.open(database, clock=clock)
+    index = sessions.recall_index()
+    assert index.indexed is indexed
+    yield Archive(sessions, summaries, index, clock)
+    summaries.close()
+    sessions.close()
+
+
+def say(archive: Archive, session_id: str, texts: list[str]) -> None:
+    for number, text in enumerate(texts):
+        archive.clock.advance(60)
+        role = (Role.USER, Role.ASSISTANT)[number % 2]
+        archive.sessions.append_message(session_id, role, text, token_estimate=5)
+
+
+def condense(archive: Archive, session_id: str, last_seq: int) -> None:
+    messages = [m for m in archive.sessions.messages(session_id) if m.seq <= last_seq]
+    archive.summaries.commit_summary(
+        SummaryDraft(
+            session_id=session_id,
+            tier=SummaryTier.CONDENSED,
+            first_seq=1,
+            last_seq=last_seq,
+            message_ids=[m.id for m in messages],
+            content=SummaryContent(narrative="They talked about the house."),
+            source_tokens=10,
+            summary_tokens=3,
+            mode=SummaryMode.RULE,
+            trigger=SummaryTrigger.MANUAL,
+        )
+    )
+
+
+def chatter(count: int) -> list[str]:
+    return [f"Message {n} about the garden, the weather and lunch plans." for n in range(count)]
+
+
+def test_the_gate_code_is_found_three_hundred_messages_later(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(300)
+    texts[10] = "Let's settle it: the new gate code is AX-7731, starting Monday."
+    texts[11] = "Agreed, AX-7731 for the gate from Monday."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 290)
+    terms = salient_terms("What was the gate code we agreed on?")
+    matches = archive.index.archived_matches(session_id, terms)
+    assert {m.seq for m in matches[:2]} == {11, 12}
+    block = fit_recall(matches, terms, 400, default_counter().count)
+    assert block is not None and "AX-7731" in block.text and block.tokens <= 400
+
+
+def test_only_archived_messages_of_this_conversation(archive: Archive) -> None:
+    house = archive.sessions.create_session("House", MODEL).id
+    other = archive.sessions.create_session("Other", MODEL).id
+    say(archive, house, ["gate code is 1234", "noted the gate", "gate again", "live gate talk"])
+    say(archive, other, ["the other gate code", "ok"])
+    condense(archive, house, 2)
+    matches = archive.index.archived_matches(house, salient_terms("gate"))
+    assert sorted(m.seq for m in matches) == [1, 2]  # seq 3 and 4 are live
+    assert all(m.content.startswith(("gate code is", "noted")) for m in matches)
+
+
+def test_nothing_archived_or_no_terms_finds_nothing(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    assert archive.index.archived_matches(session_id, salient_terms("gate")) == []
+    say(archive, session_id, ["gate code", "ok"])
+    assert archive.index.archived_matches(session_id, salient_terms("gate")) == []
+    condense(archive, session_id, 2)
+    assert archive.index.archived_matches(session_id, []) == []
+    assert archive.index.archived_matches("no such conversation", salient_terms("gate")) == []
+
+
+def test_a_code_is_found_as_a_phrase_not_as_syntax(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    say(archive, session_id, ['code AX-7731 NEAR "x" OR y*', "AX then 7731 apart", "ok", "ok"])
+    condense(archive, session_id, 3)
+    terms = salient_terms('AX-7731 NEAR "x" OR y*')
+    ranked = rank_matches(archive.index.archived_matches(session_id, terms), terms)
+    assert [m.seq for m in ranked][:1] == [1]
+
+
+def test_a_word_in_most_messages_is_left_out_of_the_index_query(
+    database: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall_module, "COMMON_AT_MOST", 5)
+    result = open_database(database)
+    sessions = SessionStore(result.connection, database=result.path, clock=clock)
+    summaries = SummaryStore.open(database, clock=clock)
+    archive = Archive(sessions, summaries, sessions.recall_index(), clock)
+    session_id = sessions.create_session("House", MODEL).id
+    say(archive, session_id, [*chatter(20), "the garden gate is green", "ok"])
+    condense(archive, session_id, 22)
+    matches = archive.index.archived_matches(session_id, salient_terms("garden gate"))
+    assert [m.seq for m in matches] == [21]  # "garden" is everywhere: only "gate" is asked
+    assert archive.index.archived_matches(session_id, salient_terms("garden")) == []
+    summaries.close()
+    sessions.close()
