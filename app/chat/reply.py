@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.runner import something_went_wrong
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
@@ -80,6 +81,7 @@ class ReplyJob:
         on_started: Callable[[Message], None],
         on_text: Callable[[], None],
         on_retry: Callable[[int, float | None], None],
+        lookups: ArchiveLookups | None = None,
     ) -> None:
         self.request = request
         self._builder = builder
@@ -90,6 +92,7 @@ class ReplyJob:
         self._on_started = on_started
         self._on_text = on_text
         self._on_retry = on_retry
+        self._lookups = lookups  # the archive tool's loop (None: no tools offered)
         self._cancel = CancelToken()
         self._lock = threading.Lock()
         self._text = ""
@@ -133,7 +136,10 @@ class ReplyJob:
         self._on_started(placeholder)
         try:
             built = self._build(store)
-            result = self._provider.stream_reply(
+            stream: StreamFunction = self._provider.stream_reply
+            if self._lookups is not None:
+                stream = self._lookups.bind(self._provider, store, placeholder.id, built.state)
+            result = stream(
                 ChatRequest(built.model, built.messages, built.max_tokens, built.system),
                 StreamCallbacks(on_text=self._text_arrived(store), on_retry=self._on_retry),
                 self._cancel,

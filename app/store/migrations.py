@@ -424,12 +424,32 @@ _FULL_TEXT_SEARCH = Migration(
     then=_full_text_index,
 )
 
+# Issue 12's tool migration: 7 once the reply helper's 6 is merged (numbered 6 on
+# this branch, where the numbering must have no gap).
+_ARCHIVE_LOOKUPS = Migration(
+    version=6,
+    description="the archive searches Claude ran while writing a reply",
+    statements=(
+        """
+        CREATE TABLE lookup (
+            message_id   INTEGER NOT NULL REFERENCES message (id) ON DELETE CASCADE,
+            ordinal      INTEGER NOT NULL CHECK (ordinal > 0),
+            query        TEXT NOT NULL,
+            results_json TEXT NOT NULL,
+            created_at   TEXT NOT NULL,
+            PRIMARY KEY (message_id, ordinal)
+        )
+        """,
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
     _SUMMARIES_EVENTS_AND_PINS,
     _TRIGGER_STATE,
     _FULL_TEXT_SEARCH,
+    _ARCHIVE_LOOKUPS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
