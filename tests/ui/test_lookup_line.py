@@ -11,9 +11,10 @@ from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.lookup import TOOL_NAME, Lookup, LookupHit
-from app.core.models import Role
+from app.core.models import MessageStatus, Role
 from app.core.paths import AppPaths
 from app.store.database import open_database
+from app.store.lookups import LookupStore
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
@@ -100,3 +101,30 @@ def test_nothing_found_and_across_conversations_are_said_plainly(qtbot: QtBot) -
     assert text.endswith("Searched for “zebra” — nothing found")
     line.set_lookups(lookups[1:])
     assert line.toggle.text() == "Looked in the archive: nothing found"
+
+
+def test_a_crash_mid_lookup_leaves_no_reply_streaming_and_keeps_the_lookup(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    # As if Cairn had died in the continued stream, after a search was saved.
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    store = SessionStore(open_database(paths.database).connection)
+    session = store.create_session("Interrupted", "claude-sonnet-4-6")
+    store.append_message(session.id, Role.USER, "What was the gate code?")
+    reply = store.append_message(
+        session.id, Role.ASSISTANT, "Let me check.\n\nThe gate", status=MessageStatus.STREAMING
+    )
+    store.close()
+    when = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
+    saved = Lookup(reply.id, 1, "gate code", (LookupHit(1, "user", when, "AX-7731"),), when)
+    lookups = LookupStore.open(paths.database)
+    lookups.add(saved)
+    lookups.close()
+
+    cairn = open_window()
+    qtbot.waitUntil(lambda: bool(cairn.window.transcript.message_widgets()), timeout=15_000)
+    last = cairn.window.transcript.message_widgets()[-1]
+    assert (last.text, last.message.status) == ("Let me check.\n\nThe gate", MessageStatus.STOPPED)
+    line = last.findChild(LookupLine)
+    assert line is not None and line.lookups == (saved,)
