@@ -19,6 +19,7 @@ from pathlib import Path
 
 from app.chat.events import Activity, ChatEvents, SummaryPreview
 from app.chat.jobs import LoadedConversation, load_conversation
+from app.chat.lookups import LookupsFactory, no_lookups
 from app.chat.loop import EventLoop, Timer
 from app.chat.recall import recall_budget
 from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
@@ -91,6 +92,8 @@ class Shared:
     is_current: Callable[[Conversation], bool]
     session_changed: Callable[[Session], None]
     recall: Callable[[], RecallSettings]
+    # The archive tool's loop for a reply of a conversation (None: the tool is off).
+    lookups: LookupsFactory = no_lookups
 
 
 class Conversation:
@@ -336,6 +339,7 @@ class Conversation:
             on_started=lambda message: loop.post(lambda: self.endings.started(message)),
             on_text=lambda: loop.post(self._text_arrived),
             on_retry=lambda attempt, wait: loop.post(lambda: self._retrying(wait)),
+            lookups=shared.lookups(self.session.id, self.tell),
         )
         self._reply = reply
         self._reply_job = shared.runner.start(

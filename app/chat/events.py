@@ -17,6 +17,7 @@ from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
+from app.core.lookup import Lookup
 from app.core.models import Message, Session
 from app.core.summary import Summary, SummaryDraft, SummaryEvent, SummaryTrigger
 
@@ -167,3 +168,7 @@ class ChatEvents:
     def summary_progress(self, text: str | None) -> None:
         """A summary is being made: what it does now ("Asking Claude for a summary");
         None once it ended (its outcome is said by a notice)."""
+
+    def lookup_made(self, lookup: Lookup) -> None:
+        """Claude searched the archive while writing reply `lookup.message_id` (saved
+        already): show the lookup on that reply."""

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.recall import AutomaticRecall
 from app.chat.runner import something_went_wrong
 from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS, status_of
@@ -92,6 +93,7 @@ class ReplyJob:
         on_text: Callable[[], None],
         on_retry: Callable[[int, float | None], None],
         recall_budget_ratio: float = 0.0,
+        lookups: ArchiveLookups | None = None,
     ) -> None:
         self.request = request
         self._builder = builder
@@ -103,6 +105,7 @@ class ReplyJob:
         self._on_text = on_text
         self._on_retry = on_retry
         self._recall_budget_ratio = recall_budget_ratio
+        self._lookups = lookups  # the archive tool's loop (None: no tools offered)
         self._cancel = CancelToken()
         self._lock = threading.Lock()
         self._text = ""
@@ -144,7 +147,10 @@ class ReplyJob:
         while True:
             try:
                 built = self._build(store, "" if pauses else draft)
-                result = self._provider.stream_reply(
+                stream: StreamFunction = self._provider.stream_reply
+                if self._lookups is not None:
+                    stream = self._lookups.bind(self._provider, store, placeholder.id, built.state)
+                result = stream(
                     ChatRequest(built.model, built.messages, built.max_tokens, built.system),
                     StreamCallbacks(on_text=self._text_arrived(store), on_retry=self._on_retry),
                     self._cancel,

@@ -12,7 +12,7 @@ back there through the `JobRunner`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from app.chat.credentials import ProviderFactory as ProviderFactory
 from app.chat.events import Activity, ChatEvents, HistoryEntry
 from app.chat.exports import Exports
 from app.chat.history import History
+from app.chat.lookups import ArchiveLookups
 from app.chat.loop import EventLoop
 from app.chat.model_wait import ModelListWait
 from app.chat.runner import Job, JobRunner
@@ -38,6 +39,7 @@ from app.core.catalog import (
 )
 from app.core.context import ContextBuilder, ContextState
 from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
+from app.core.lookup import Lookup
 from app.core.models import Message, Session
 from app.core.settings import AppSettings, save_settings
 from app.core.summarization_config import SummarizationConfig
@@ -45,6 +47,7 @@ from app.core.summary import Summary, SummaryDraft
 from app.core.tokens import TokenCounter, default_counter
 from app.secrets.keystore import KeyStore
 from app.store.calibration_file import CalibrationFile
+from app.store.lookups import LookupStore
 from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
@@ -118,7 +121,7 @@ class ChatService:
         self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
-        self._archive = SummaryArchive(deps.open_summaries)
+        self._archive = SummaryArchive(deps.open_summaries, lambda: LookupStore.open(deps.database))
         self.exports = Exports(self.runner, events, deps, lambda: self.current.session_id)
         self.backups = _backups(self, deps.database, events)  # backups, restore, originals
         self.history = History.on(deps.database, self.runner, events)  # search, History window
@@ -228,6 +231,10 @@ class ChatService:
         """The summaries a compressed summary folded in, oldest first (none for condensed)."""
         session_id = self.current.session_id
         return [] if session_id is None else self._archive.children(session_id, summary_id)
+
+    def lookups(self, message_ids: Collection[int]) -> dict[int, tuple[Lookup, ...]]:
+        """The archive searches Claude ran for these replies (shown on each, after a restart)."""
+        return self._archive.lookups(message_ids)
 
     def summary_history(self) -> list[HistoryEntry]:
         """The conversation on screen's audit trail (every summary and undo), oldest first."""
@@ -527,4 +534,11 @@ def _shared(
         is_current=lambda conversation: conversation is service.current,
         session_changed=service.cache_use.following(events.session_changed),
         recall=lambda: service._settings.recall,
+        lookups=lambda session_id, tell: ArchiveLookups.for_reply(
+            service._settings.recall,
+            deps.database,
+            session_id,
+            lambda lookup: loop.post(lambda: tell(lambda events: events.lookup_made(lookup))),
+            deps.counter.count,
+        ),
     )

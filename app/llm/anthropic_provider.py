@@ -51,11 +51,13 @@ from app.llm.provider import (
     ReplyResult,
     RetryCallback,
     StreamCallbacks,
+    ToolCall,
 )
 
 if TYPE_CHECKING:
     import anthropic
     import httpx2
+    from anthropic.types import Message as SdkMessage
     from anthropic.types import Usage as SdkUsage
 
 logger = logging.getLogger(__name__)
@@ -561,6 +563,12 @@ class AnthropicProvider:
         }
         if request.system:
             arguments["system"] = request.system
+        if request.tools:
+            arguments["tools"] = [dict(tool) for tool in request.tools]
+            if request.tool_choice is not None:
+                arguments["tool_choice"] = request.tool_choice
+        if request.tool_turns:
+            arguments["messages"].extend(dict(turn) for turn in request.tool_turns)
         return arguments
 
     def _stream(
@@ -586,11 +594,14 @@ class AnthropicProvider:
             if not finished:
                 raise stream_ended_early()
             message = stream.current_message_snapshot
+        tool_calls, content = _tool_calls(message)
         return ReplyResult(
             text="".join(received),
             stop_reason=message.stop_reason,
             usage=_usage(message.usage),
             model=message.model or request.model,
+            tool_calls=tool_calls,
+            content=content,
         )
 
     @staticmethod
@@ -614,6 +625,28 @@ def _response_arrived(response: httpx2.Response) -> None:
 
 def _ignore_retry(_attempt: int, _wait: float | None) -> None:
     pass
+
+
+def _tool_calls(message: SdkMessage) -> tuple[tuple[ToolCall, ...], tuple[dict[str, Any], ...]]:
+    """The tool_use blocks of a finished message, and its text and tool_use blocks as
+    they go back in the assistant's turn (the SDK accumulated the `input_json_delta`s
+    into each block's `input`:
+    https://platform.claude.com/docs/en/build-with-claude/streaming#input-json-delta)."""
+    calls = tuple(
+        ToolCall(block.id, block.name, dict(block.input) if isinstance(block.input, dict) else {})
+        for block in message.content
+        if block.type == "tool_use"
+    )
+    if not calls:
+        return (), ()
+    content = tuple(
+        block.model_dump(include={"type", "text"})
+        if block.type == "text"
+        else block.model_dump(include={"type", "id", "name", "input"})
+        for block in message.content
+        if block.type in ("text", "tool_use") and (block.type != "text" or block.text)
+    )
+    return calls, content
 
 
 def _usage(usage: SdkUsage) -> Usage:

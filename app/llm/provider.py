@@ -26,6 +26,13 @@ class ChatRequest:
     max_tokens: int
     # A plain string, or a list of text blocks (with cache_control) as the API takes.
     system: str | list[dict[str, Any]] = ""
+    # Client tools offered, and how Claude may use them (`{"type": "none"}`: answer now).
+    # https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
+    tools: Sequence[dict[str, Any]] = ()
+    tool_choice: dict[str, Any] | None = None
+    # This reply's tool turns, sent after `messages`: the assistant's content blocks
+    # (text and tool_use) and the user's tool_result blocks, alternating.
+    tool_turns: Sequence[dict[str, Any]] = ()
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,19 @@ class ReplyResult:
     usage: Usage | None
     model: str
     cancelled: bool = False
+    # With `stop_reason` "tool_use": the calls to run, and the content blocks to send
+    # back as the assistant's turn before their results.
+    tool_calls: tuple[ToolCall, ...] = ()
+    content: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool_use block of a reply: the id its tool_result must name, the tool, its input."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
 
 
 RetryCallback: TypeAlias = Callable[[int, float | None], None]

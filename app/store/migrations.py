@@ -484,6 +484,24 @@ _REPLY_ENDINGS = Migration(
     then=_rebuild_message_table,
 )
 
+
+_ARCHIVE_LOOKUPS = Migration(
+    version=7,
+    description="the archive searches Claude ran while writing a reply",
+    statements=(
+        """
+        CREATE TABLE lookup (
+            message_id   INTEGER NOT NULL REFERENCES message (id) ON DELETE CASCADE,
+            ordinal      INTEGER NOT NULL CHECK (ordinal > 0),
+            query        TEXT NOT NULL,
+            results_json TEXT NOT NULL,
+            created_at   TEXT NOT NULL,
+            PRIMARY KEY (message_id, ordinal)
+        )
+        """,
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -491,6 +509,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _TRIGGER_STATE,
     _FULL_TEXT_SEARCH,
     _REPLY_ENDINGS,
+    _ARCHIVE_LOOKUPS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -9,7 +9,7 @@ reach into the service or the store.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
@@ -20,6 +20,7 @@ from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
+from app.core.lookup import Lookup
 from app.core.models import Message, Session
 from app.core.settings import AppSettings
 from app.core.summary import Summary, SummaryDraft
@@ -53,6 +54,7 @@ class ChatController(QObject):
         summary_previewed(SummaryPreview): a summary waits for the user to check it.
         summary_progress(object): what the summary being made does now (str), or None
             once it ended.
+        lookup_made(Lookup): Claude searched the archive while writing a reply on screen.
     """
 
     sessions_listed = Signal(list, object)
@@ -76,6 +78,7 @@ class ChatController(QObject):
     summary_made = Signal(object)
     summary_progress = Signal(object)
     summary_previewed = Signal(object)
+    lookup_made = Signal(object)
 
     def __init__(self, deps: ServiceDependencies, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -121,6 +124,10 @@ class ChatController(QObject):
 
     def earlier_page(self, before_seq: int) -> tuple[list[Message], bool]:
         return self.service.earlier_page(before_seq)
+
+    def lookups(self, message_ids: Collection[int]) -> dict[int, tuple[Lookup, ...]]:
+        """The archive searches Claude ran for these replies (when a page is shown)."""
+        return self.service.lookups(message_ids)
 
     @property
     def history(self) -> HistorySource:
@@ -315,3 +322,6 @@ class _SignalEvents(ChatEvents):
 
     def summary_previewed(self, preview: SummaryPreview) -> None:
         self._c.summary_previewed.emit(preview)
+
+    def lookup_made(self, lookup: Lookup) -> None:
+        self._c.lookup_made.emit(lookup)

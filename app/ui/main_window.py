@@ -35,6 +35,7 @@ from app.ui.delete_originals_dialog import OriginalsDeletion
 from app.ui.export_actions import ExportActions
 from app.ui.history_actions import HistoryActions
 from app.ui.key_dialog import ApiKeyDialog
+from app.ui.lookup_line import TranscriptLookups
 from app.ui.reply_actions import ReplyActions
 from app.ui.restore_dialog import restore_action
 from app.ui.settings_dialog import SettingsDialog
@@ -200,6 +201,7 @@ class MainWindow(QMainWindow):
         controller.session_changed.connect(self._session_changed)
         controller.session_removed.connect(self.sidebar.remove_session)
         controller.conversation_opened.connect(self._conversation_opened)
+        self.lookups = TranscriptLookups(controller, self.transcript)  # after: widgets exist
         controller.message_added.connect(self.transcript.append_message)
         controller.message_text_changed.connect(self.transcript.update_message_text)
         controller.message_updated.connect(self.transcript.update_message)
@@ -288,6 +290,7 @@ class MainWindow(QMainWindow):
         if oldest is None:
             return
         page, has_earlier = self.controller.earlier_page(oldest)
+        self.lookups.page_shown(page)
         self.transcript.prepend_messages(page, has_earlier=has_earlier)
 
     def _update_title(self) -> None:

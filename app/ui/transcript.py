@@ -297,6 +297,7 @@ class TranscriptView(QWidget):
         undo_requested(str): the user asked to undo a summary.
         delete_originals_requested(str): the user asked to delete a summary's originals.
         retry_requested(str): the user asked Claude to write a basic summary again.
+        message_built(MessageWidget): a message's widget was made (lookups go on it).
 
     Messages an active summary covers are kept but not shown: the summary's card
     stands where they were (`set_summaries`).
@@ -311,6 +312,7 @@ class TranscriptView(QWidget):
     undo_requested = Signal(str)
     delete_originals_requested = Signal(str)
     retry_requested = Signal(str)
+    message_built = Signal(object)
 
     def __init__(
         self,
@@ -619,6 +621,7 @@ class TranscriptView(QWidget):
         index = bisect_left(self._widgets, message.seq, key=lambda w: w.message.seq)
         self._widgets.insert(index, widget)
         self._by_id[message.id] = widget
+        self.message_built.emit(widget)
 
     def _remove_all(self) -> None:
         self._keeper.release()

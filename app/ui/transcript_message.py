@@ -32,7 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.lookup import Lookup
 from app.core.models import Message, MessageStatus, Role
+from app.ui.lookup_line import LookupLine
 from app.ui.markdown_blocks import GrowingTextSplitter, SegmentKind
 from app.ui.transcript_blocks import (
     CodeBlock,
@@ -265,6 +267,7 @@ class MessageWidget(QWidget):
         self._offer = ("", "")  # an action beside the note ("Retry"), and a note for it
         self._action: QPushButton | None = None
         self._pin: PinButton | None = None
+        self._lookups: LookupLine | None = None  # the archive searches (a reply's, if any)
         self._pointer_over = False
         # Reachable by Tab, so its menu (Menu key, Shift+F10) can pin it by keyboard.
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
@@ -292,6 +295,13 @@ class MessageWidget(QWidget):
         if message.status is not MessageStatus.STREAMING:
             self._splitter.reset()  # the text will not grow: keep no copy of it
         self._show_pin()
+
+    def set_lookups(self, lookups: Sequence[Lookup]) -> None:
+        """Show the archive searches Claude ran for this reply, collapsed, above its text."""
+        if self._lookups is None:
+            self._lookups = LookupLine(self)
+            self._root.insertWidget(1, self._lookups)
+        self._lookups.set_lookups(lookups)
 
     def set_text(self, text: str) -> None:
         """Replace the text, re-rendering only the pieces that changed."""

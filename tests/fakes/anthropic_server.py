@@ -34,6 +34,7 @@ from typing import Any, Literal, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
+from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
 from tests.fakes.prompt_cache import MAX_BREAKPOINTS, PromptCache
 
 logger = logging.getLogger(__name__)
@@ -481,6 +482,13 @@ def forced_tool_name(request: MessagesRequest) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def forces_a_tool(request: RecordedRequest) -> bool:
+    """Whether a recorded request forced a tool call (the summarizer's), not a chat turn
+    that merely offers tools."""
+    body = request.body if isinstance(request.body, Mapping) else {}
+    return forced_tool_name(MessagesRequest(body)) is not None
+
+
 def _tool_schema(request: MessagesRequest, name: str) -> Mapping[str, Any]:
     for tool in request.tools:
         schema = tool.get("input_schema")
@@ -822,6 +830,25 @@ class FakeAnthropicServer:
         """Queue `input` as the tool input of the next forced tool call's answer."""
         self.add(ToolAnswer("input", input=input))
 
+    def add_tool_use(
+        self,
+        name: str,
+        input: Mapping[str, Any],
+        *,
+        tool_id: str = "toolu_fake_01",
+        text_before: str = "",
+        chunk_delay: float | None = None,
+    ) -> None:
+        """Queue a chat reply that calls a client tool: `text_before` (if any), then a
+        tool_use block whose input streams as `input_json_delta`s, `stop_reason`
+        "tool_use". A request with `tool_choice` none does not take it (Claude does not
+        call a tool then): https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
+        """
+        blocks: tuple[ReplyBlock, ...] = (ToolUseBlock(name, input, id=tool_id),)
+        if text_before:
+            blocks = (TextBlock(text_before), *blocks)
+        self.add(Reply(blocks=blocks, stop_reason="tool_use", chunk_delay=chunk_delay))
+
     def add_tool_fault(
         self,
         kind: Literal["malformed", "missing_field", "empty", "timeout", "overloaded"],
@@ -882,6 +909,11 @@ class FakeAnthropicServer:
                 )
         if body.get("tools"):
             tokens += count_text_tokens(json.dumps(body["tools"]))
+            choice = body.get("tool_choice")
+            if not isinstance(choice, Mapping) or choice.get("type") in ("auto", "none"):
+                # The tool-use system prompt the API adds (forced calls: not counted here,
+                # as before): https://docs.anthropic.com/en/docs/tool-use-pricing-and-tokens
+                tokens += TOOL_SYSTEM_PROMPT_TOKENS
         return tokens
 
     def count_output_tokens(self, blocks: Sequence[ReplyBlock]) -> int:
@@ -952,7 +984,9 @@ class FakeAnthropicServer:
             return HttpError(400, "anthropic-version: header is required")
         return None
 
-    def _take_script_item(self, path: str, *, forces_tool: bool = False) -> ScriptItem | None:
+    def _take_script_item(
+        self, path: str, *, forces_tool: bool = False, tools_allowed: bool = True
+    ) -> ScriptItem | None:
         """The first scripted item meant for a request to `path`, removed from the queue.
 
         A plain text reply is never the answer to a forced tool call, and a tool
@@ -969,8 +1003,8 @@ class FakeAnthropicServer:
                     isinstance(block, TextBlock) for block in item.blocks
                 ):
                     applies = path == MESSAGES_PATH and forces_tool == item.to_tool_call
-                else:
-                    applies = path == MESSAGES_PATH
+                else:  # a reply calling a tool: not when tool_choice is "none"
+                    applies = path == MESSAGES_PATH and tools_allowed
                 if applies:
                     self._script.remove(item)
                     return item
@@ -1029,6 +1063,9 @@ class FakeAnthropicServer:
                 return HttpError(
                     400, "Thinking may not be enabled when tool_choice forces tool use."
                 )
+        tool_error = _tool_turns_error(messages)
+        if tool_error is not None:
+            return tool_error
         known = self._find_model(model)
         if known is None:
             if self.reject_unknown_models:
@@ -1058,8 +1095,11 @@ class FakeAnthropicServer:
             exchange.send_error(invalid)
             return
         messages_request = MessagesRequest(body)
+        choice = messages_request.tool_choice
         item = self._take_script_item(
-            MESSAGES_PATH, forces_tool=forced_tool_name(messages_request) is not None
+            MESSAGES_PATH,
+            forces_tool=forced_tool_name(messages_request) is not None,
+            tools_allowed=choice is None or choice.get("type") != "none",
         )
         if isinstance(item, ToolAnswer):
             item = _tool_answer_reply(messages_request, item)
@@ -1277,6 +1317,58 @@ class FakeAnthropicServer:
 
 
 # --- HTTP plumbing ------------------------------------------------------------------
+
+
+def _tool_turns_error(messages: Sequence[Any]) -> HttpError | None:
+    """The 400 the real API gives when tool results do not answer the tool calls before.
+
+    Each assistant turn's tool_use blocks must be answered by the very next user turn,
+    whose content starts with a tool_result for each of their ids (tool_result blocks
+    first, any text after them); a tool_result must name a tool_use of the turn before:
+    https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
+    """
+
+    def blocks(message: Any, kind: str) -> list[Mapping[str, Any]]:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            return []
+        return [b for b in content if isinstance(b, Mapping) and b.get("type") == kind]
+
+    for index, message in enumerate(messages):
+        results = blocks(message, "tool_result")
+        if results:
+            content = message["content"]
+            if any(b.get("type") != "tool_result" for b in content[: len(results)]):
+                return HttpError(
+                    400,
+                    f"messages.{index}: tool_result blocks must come first in the content",
+                )
+            asked = (
+                {b.get("id") for b in blocks(messages[index - 1], "tool_use")} if index else set()
+            )
+            unexpected = [
+                b.get("tool_use_id") for b in results if b.get("tool_use_id") not in asked
+            ]
+            if unexpected:
+                return HttpError(
+                    400,
+                    f"messages.{index}.content: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {unexpected[0]}. Each `tool_result` block must "
+                    "have a corresponding `tool_use` block in the previous message.",
+                )
+        calls = [b.get("id") for b in blocks(message, "tool_use")]
+        if calls:
+            following = messages[index + 1] if index + 1 < len(messages) else None
+            answered = {b.get("tool_use_id") for b in blocks(following, "tool_result")}
+            missing = [call for call in calls if call not in answered]
+            if following is not None and missing:
+                return HttpError(
+                    400,
+                    f"messages.{index}: `tool_use` ids were found without `tool_result` "
+                    f"blocks immediately after: {missing[0]}. Each `tool_use` block must "
+                    "have a corresponding `tool_result` block in the next message.",
+                )
+    return None
 
 
 def _shutdown_quietly(connection: socket.socket) -> None:

@@ -634,3 +634,92 @@ def test_it_runs_by_hand_until_ctrl_c() -> None:
     assert message.content[0].type == "text"
     assert "Hello there" in message.content[0].text
     assert return_code == 0
+
+
+# --- client tools: the follow-up must answer the tool calls (tool use docs) -----------------
+
+TOOL_TURN: list[Any] = [
+    {"role": "user", "content": "What was the code?"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {"query": "code"}},
+        ],
+    },
+]
+SEARCH_TOOL = [{"name": "search", "input_schema": {"type": "object"}}]
+
+
+def follow_up(sdk: anthropic.Anthropic, content: list[Any]) -> Any:
+    return sdk.messages.create(
+        model=MODEL,
+        max_tokens=50,
+        tools=SEARCH_TOOL,
+        messages=[*TOOL_TURN, {"role": "user", "content": content}],
+    )
+
+
+def test_a_client_tool_call_streams_and_its_answered_follow_up_is_taken(
+    sdk: anthropic.Anthropic, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.add_tool_use("search", {"query": "code"}, tool_id="toolu_1", text_before="Hm.")
+    with sdk.messages.stream(
+        model=MODEL, max_tokens=50, tools=SEARCH_TOOL, messages=TOOL_TURN[:1]
+    ) as stream:
+        message = stream.get_final_message()
+    assert message.stop_reason == "tool_use"
+    assert [block.type for block in message.content] == ["text", "tool_use"]
+    assert message.content[1].input == {"query": "code"}  # type: ignore[union-attr]
+    fake_server.add_reply("It is 7731.")
+    answered = follow_up(
+        sdk,
+        [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "7731"},
+            {"type": "text", "text": "Thanks"},
+        ],
+    )
+    assert answered.content[0].text == "It is 7731."  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ([{"type": "tool_result", "tool_use_id": "toolu_2", "content": "x"}], "toolu_1"),
+        (
+            [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"},
+                {"type": "tool_result", "tool_use_id": "toolu_9", "content": "y"},
+            ],
+            "unexpected `tool_use_id`",
+        ),
+        ([{"type": "text", "text": "no results"}], "without `tool_result`"),
+        (
+            [
+                {"type": "text", "text": "first"},
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"},
+            ],
+            "must come first",
+        ),
+    ],
+)
+def test_a_follow_up_that_does_not_answer_the_tool_calls_is_refused(
+    sdk: anthropic.Anthropic, content: list[Any], says: str
+) -> None:
+    with pytest.raises(anthropic.BadRequestError, match=says):
+        follow_up(sdk, content)
+
+
+def test_tool_choice_none_never_gets_a_tool_call(
+    sdk: anthropic.Anthropic, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.add_tool_use("search", {"query": "code"})
+    fake_server.add_reply("An answer.")
+    message = sdk.messages.create(
+        model=MODEL,
+        max_tokens=50,
+        tools=SEARCH_TOOL,
+        tool_choice={"type": "none"},
+        messages=TOOL_TURN[:1],
+    )
+    assert message.stop_reason == "end_turn" and fake_server.pending_script == 1

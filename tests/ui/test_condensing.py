@@ -16,7 +16,7 @@ from app.core.summary import SummaryMode
 from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
 from app.ui.summary_block import SummaryBlock
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
 
 SMALL = ModelInfo(
     id="claude-small", display_name="Claude Small", max_input_tokens=4_000, max_tokens=400
@@ -89,7 +89,7 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
     stored_questions = [m.content for m in cairn.store.messages(session_id) if m.role is Role.USER]
     assert stored_questions == sent
     # The summarizer was asked once, with a forced tool call.
-    tool_calls = [r for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice")]
+    tool_calls = [r for r in fake_server.requests_to("/v1/messages") if forces_a_tool(r)]
     assert len(tool_calls) >= 1
     # The next request carries the memory block, cached, and fits.
     fake_server.add_reply("Still here.")

@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.app import CairnSession
 from app.ui.smoke import SMOKE_FAILED, SmokeRun, smoke_from_environment
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
 
 
 def smoke(cairn: CairnSession, codes: list[int], out: io.StringIO, **options: float) -> SmokeRun:
@@ -40,7 +40,7 @@ def test_it_sends_the_turns_then_a_summary_is_made_and_it_quits_with_0(
     assert sum(line.startswith("cairn smoke: reply ") for line in lines) == 4
     assert any(line.startswith("cairn smoke: summary made (") for line in lines), lines
     assert lines[-1] == "cairn smoke: done"
-    users = [r for r in fake_server.requests_to("/v1/messages") if not r.body.get("tool_choice")]
+    users = [r for r in fake_server.requests_to("/v1/messages") if not forces_a_tool(r)]
     assert len(users) == 4
     assert all("Hello from the smoke test" in str(r.body["messages"][-1]) for r in users)
 

@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 from app.core.paths import AppPaths
 from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
 
 
 def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
@@ -35,7 +35,7 @@ def active_summaries(cairn: CairnSession) -> int:
 
 
 def tool_prompts(fake_server: FakeAnthropicServer) -> list[str]:
-    calls = [r for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice")]
+    calls = [r for r in fake_server.requests_to("/v1/messages") if forces_a_tool(r)]
     return [str(call.body["messages"][-1]["content"]) for call in calls]
 
 

@@ -15,7 +15,7 @@ from app.core.summarization_config import SummarizationConfig
 from app.core.summary import SummaryMode
 from app.ui.app import CairnSession
 from app.ui.summary_settings import SummarySettingsPage
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
 from tests.ui.test_summarize_now import active_summaries, fill, summary_done
 
 
@@ -132,5 +132,5 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     again.window.summaries.summarize_action.trigger()
     qtbot.waitUntil(lambda: summary_done(again), timeout=15_000)
     assert active_summaries(again) == 1
-    tool_calls = [r for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice")]
+    tool_calls = [r for r in fake_server.requests_to("/v1/messages") if forces_a_tool(r)]
     assert tool_calls == [], "offline rules: Claude was not asked"

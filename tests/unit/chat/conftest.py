@@ -17,6 +17,7 @@ from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
 from app.core.errors import UserFacingError
+from app.core.lookup import Lookup
 from app.core.models import Message, Session
 from app.core.paths import AppPaths
 from app.core.settings import AppSettings, load_settings
@@ -117,6 +118,9 @@ class RecordingEvents(ChatEvents):
 
     def summary_progress(self, text: str | None) -> None:
         self.seen.append(("summary_progress", (text,)))
+
+    def lookup_made(self, lookup: Lookup) -> None:
+        self.seen.append(("lookup_made", (lookup,)))
 
     def summary_previewed(self, preview: SummaryPreview) -> None:
         self.seen.append(("summary_previewed", (preview,)))

@@ -24,7 +24,7 @@ from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary, SummaryMode, SummaryTrigger
-from tests.fakes.anthropic_server import MODELS_PATH, FakeAnthropicServer
+from tests.fakes.anthropic_server import MODELS_PATH, FakeAnthropicServer, forces_a_tool
 from tests.unit.chat.conftest import SMALL, Chat
 
 StartChat = Callable[..., Chat]
@@ -324,7 +324,7 @@ def test_summarize_now_with_instructions_reaches_the_summarizer(
         chat.send(f"Question {turn}: the price is {turn * 10} EUR")
     assert chat.service.summarize("keep every price")
     chat.idle()
-    calls = [r for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice")]
+    calls = [r for r in fake_server.requests_to("/v1/messages") if forces_a_tool(r)]
     assert calls and "keep every price" in calls[-1].body["messages"][-1]["content"]
     assert chat.service.current.summaries
 
@@ -505,7 +505,8 @@ def test_summary_settings_govern_the_next_decision_and_survive_a_restart(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     def tool_calls() -> int:
-        return sum(1 for r in fake_server.requests_to("/v1/messages") if r.body.get("tool_choice"))
+        requests = fake_server.requests_to("/v1/messages")
+        return sum(1 for r in requests if forces_a_tool(r))
 
     chat = start_chat()
     counted = SummarizationConfig().with_changes(message_trigger=12, auto_summarize=False)

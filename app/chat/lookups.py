@@ -1,0 +1,345 @@
+"""The tool loop of one reply: Claude searches the archive, Cairn answers, the reply goes on.
+
+`ArchiveLookups` offers `search_conversation_archive` (DESIGN §3 `tools`) and streams
+the reply round after round: when a round ends with `stop_reason` "tool_use", it runs
+each search locally against the full-text index, saves it (table `lookup`), tells the
+conversation, and sends the assistant's content blocks and the user's tool_result
+blocks back with the same request, so Claude continues where it stopped. The tool
+turns live only in this reply's requests; the saved reply is Claude's text.
+
+The request never overflows (DESIGN §3, invariant 3): the tool is offered only when the
+built request leaves room for its definition and one answer, and each tool_result is
+cut to the room left (excerpts dropped from the end); once the room is spent, Claude
+must answer. The loop is bounded: after `max_lookups` searches the next request says
+`tool_choice: {"type": "none"}`, so Claude must answer; a call beyond the bound gets a
+tool_result saying so. Stop ends it between or within rounds, keeping the text so far;
+a failure carries the text of every round in `partial_text`.
+
+Tool use, tool_result ordering and tool_choice:
+https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
+Streaming tool_use (`input_json_delta`):
+https://platform.claude.com/docs/en/build-with-claude/streaming
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from app.chat.events import ChatEvents
+from app.core.context import ContextState
+from app.core.errors import ApiError, BugError, StorageError
+from app.core.lookup import (
+    MAX_RESULTS,
+    RESULT_WORDS,
+    TOOL_NAME,
+    TOOL_SYSTEM_PROMPT_TOKENS,
+    Lookup,
+    LookupHit,
+    refused_text,
+    tool_definition,
+    tool_result_text,
+)
+from app.core.models import Usage
+from app.core.search import Author, SearchHit, SearchQuery
+from app.core.settings import RecallSettings
+from app.llm.provider import (
+    CancelToken,
+    ChatProvider,
+    ChatRequest,
+    ReplyResult,
+    StreamCallbacks,
+    ToolCall,
+)
+from app.store.lookups import LookupStore
+from app.store.search import ArchiveSearch, query_words, snippet
+from app.store.sessions import SessionStore, utc_now
+
+log = logging.getLogger(__name__)
+
+# What joins the text of two rounds of one reply (Claude's "Let me check." and its answer).
+ROUND_SEPARATOR = "\n\n"
+# Hits asked of the index per search: some are dropped (what Claude already sees).
+_CANDIDATES = MAX_RESULTS * 4
+# What offering tools adds beyond the definition: the API's own tool-use system prompt
+# (`TOOL_SYSTEM_PROMPT_TOKENS`), with a margin for the content blocks' framing.
+TOOL_OVERHEAD_TOKENS = TOOL_SYSTEM_PROMPT_TOKENS + 150
+# The least room worth a search: an answer with at least one excerpt.
+MIN_ANSWER_TOKENS = 250
+
+StreamFunction = Callable[[ChatRequest, StreamCallbacks, CancelToken], ReplyResult]
+# Tell the front end, if the conversation is on screen (`Conversation.tell`).
+Tell = Callable[[Callable[[ChatEvents], None]], None]
+# The loop for a reply of conversation `session_id`, told through `tell`; None: tool off.
+LookupsFactory = Callable[[str, Tell], "ArchiveLookups | None"]
+
+
+def no_lookups(_session_id: str, _tell: Tell) -> ArchiveLookups | None:
+    """No archive tool (a service built without one)."""
+    return None
+
+
+class ArchiveLookups:
+    """Runs the tool loop of the replies of one conversation (one reply at a time).
+
+    Attributes:
+        settings: the recall settings in force when the reply started.
+        database: the cairn.db file the searches read and the lookups are saved in.
+    """
+
+    def __init__(
+        self,
+        *,
+        database: Path,
+        session_id: str,
+        settings: RecallSettings,
+        on_lookup: Callable[[Lookup], None],
+        count: Callable[[str], int],
+    ) -> None:
+        """`on_lookup` is called from the reply's thread after each search is saved;
+        `count` estimates a text's tokens (the room left is kept with it)."""
+        self.settings = settings
+        self.database = database
+        self._session_id = session_id
+        self._on_lookup = on_lookup
+        self.count = count
+
+    @classmethod
+    def for_reply(
+        cls,
+        settings: RecallSettings,
+        database: Path,
+        session_id: str,
+        on_lookup: Callable[[Lookup], None],
+        count: Callable[[str], int],
+    ) -> ArchiveLookups | None:
+        """The loop for a reply, or None when the tool is turned off."""
+        if not settings.tool:
+            return None
+        return cls(
+            database=database,
+            session_id=session_id,
+            settings=settings,
+            on_lookup=on_lookup,
+            count=count,
+        )
+
+    def bind(
+        self, provider: ChatProvider, store: SessionStore, message_id: int, state: ContextState
+    ) -> StreamFunction:
+        """A `stream_reply` for reply `message_id` that runs the tool loop around `provider`;
+        `state` is how full the built request makes the window."""
+        tools = (tool_definition(across_conversations=self.settings.across_conversations),)
+        definition = self.count(json.dumps(tools))
+        room = state.usable - state.used - TOOL_OVERHEAD_TOKENS - definition
+        if room < MIN_ANSWER_TOKENS:
+            return provider.stream_reply  # no room for an answer: no tool offered
+
+        def stream(
+            request: ChatRequest, callbacks: StreamCallbacks, cancel: CancelToken
+        ) -> ReplyResult:
+            run = _Run(self, provider, store, message_id, room, definition)
+            return run.stream(replace(request, tools=tools), callbacks, cancel)
+
+        return stream
+
+    # --- inside, on the reply's thread
+
+    def search(self, search: ArchiveSearch, store: SessionStore, query: str) -> list[LookupHit]:
+        """The best excerpts for `query`, best first: archived words only (Claude sees the
+        rest)."""
+        across = self.settings.across_conversations
+        words = query_words(query)
+        scope = None if across else self._session_id
+        hits = self._wanted(search.search(SearchQuery(query, scope, limit=_CANDIDATES)).hits)
+        if not hits and len(words) > 1:
+            # Every word at once found nothing: the hits of any word, most words first.
+            scores: dict[tuple[str, int | None, str | None], tuple[int, SearchHit]] = {}
+            for word in words:
+                page = search.search(SearchQuery(word, scope, limit=_CANDIDATES))
+                for hit in self._wanted(page.hits):
+                    key = (hit.session_id, hit.message_id, hit.summary_id)
+                    score, _ = scores.get(key, (0, hit))
+                    scores[key] = (score + 1, hit)
+            ranked = sorted(scores.values(), key=lambda item: -item[0])
+            hits = [hit for _, hit in ranked]
+        hits = hits[:MAX_RESULTS]  # the best first
+        full = {
+            m.id: m.content
+            for m in store.messages_by_id([h.message_id for h in hits if h.message_id])
+        }
+        return [self._excerpt(hit, full, words) for hit in hits]
+
+    def _wanted(self, hits: tuple[SearchHit, ...]) -> list[SearchHit]:
+        # This conversation's live messages and active summaries are in the request already.
+        return [hit for hit in hits if hit.archived or hit.session_id != self._session_id]
+
+    def _excerpt(self, hit: SearchHit, full: dict[int, str], words: list[str]) -> LookupHit:
+        text = full.get(hit.message_id) if hit.message_id is not None else None
+        parts = snippet(text, words, RESULT_WORDS) if text else hit.snippet
+        return LookupHit(
+            seq=hit.seq or 0,
+            author=hit.author.value if hit.author is not Author.SUMMARY else "summary",
+            created_at=hit.created_at,
+            text="".join(part.text for part in parts),
+            conversation=hit.session_title if hit.session_id != self._session_id else "",
+        )
+
+    def record(self, lookups: LookupStore | None, lookup: Lookup) -> None:
+        """Save a lookup and say so; a lookup that cannot be saved is still shown."""
+        if lookups is not None:
+            try:
+                lookups.add(lookup)
+            except (StorageError, BugError) as error:  # disk full; the reply was deleted
+                log.warning("Could not save an archive search: %s", error)
+        self._on_lookup(lookup)
+
+
+class _Run:
+    """One reply's rounds: the requests, the searches so far, the text so far."""
+
+    def __init__(
+        self,
+        owner: ArchiveLookups,
+        provider: ChatProvider,
+        store: SessionStore,
+        message_id: int,
+        room: int,
+        definition: int,
+    ) -> None:
+        self._owner = owner
+        self._room = room  # tokens the tool turns may still add
+        # What the tools add to the first request's input: left out of what calibration
+        # learns, which compares the built request (without them) with the usage.
+        self._tools_tokens = definition + TOOL_SYSTEM_PROMPT_TOKENS
+        self._provider = provider
+        self._store = store
+        self._message_id = message_id
+        self._text = ""
+        self._round_text = ""
+        self._searched = 0
+        self._search: ArchiveSearch | None = None
+        self._lookups: LookupStore | None = None
+
+    def stream(
+        self, request: ChatRequest, callbacks: StreamCallbacks, cancel: CancelToken
+    ) -> ReplyResult:
+        try:
+            return self._rounds(request, callbacks, cancel)
+        finally:
+            if self._search is not None:
+                self._search.close()
+            if self._lookups is not None:
+                self._lookups.close()
+
+    def _rounds(
+        self, request: ChatRequest, callbacks: StreamCallbacks, cancel: CancelToken
+    ) -> ReplyResult:
+        limit = self._owner.settings.max_lookups
+        turns: list[dict[str, Any]] = []
+        first_usage: Usage | None = None
+        output_tokens = 0
+        round_callbacks = replace(callbacks, on_text=self._joining(callbacks.on_text))
+        while True:
+            last_round = self._searched >= limit or self._room < MIN_ANSWER_TOKENS
+            this = replace(
+                request,
+                tool_choice={"type": "none" if last_round else "auto"},
+                tool_turns=tuple(turns),
+            )
+            self._round_text = ""
+            try:
+                result = self._provider.stream_reply(this, round_callbacks, cancel)
+            except ApiError as error:
+                error.partial_text = self._text
+                raise
+            if result.usage is not None:
+                first_usage = first_usage or _without(result.usage, self._tools_tokens)
+                output_tokens += result.usage.output_tokens
+            usage = (
+                None
+                if first_usage is None or result.usage is None
+                else first_usage.model_copy(update={"output_tokens": output_tokens})
+            )
+            # Calibration compares the first request with its estimate; the output is the
+            # whole reply's.
+            done = replace(result, text=self._text, usage=usage, tool_calls=(), content=())
+            if result.cancelled or result.stop_reason != "tool_use" or not result.tool_calls:
+                return done
+            if last_round:  # told not to use tools, it did: take what it wrote
+                return replace(done, stop_reason="end_turn")
+            self._room -= self._owner.count(json.dumps(result.content, ensure_ascii=False))
+            results = [self._answer(call, limit, cancel) for call in result.tool_calls]
+            if cancel.cancelled:
+                return replace(done, cancelled=True, stop_reason=None, usage=None)
+            turns.append({"role": "assistant", "content": list(result.content)})
+            turns.append({"role": "user", "content": results})
+
+    def _joining(self, on_text: Callable[[str], None]) -> Callable[[str], None]:
+        """Text arrives as one reply: a later round starts on a new paragraph."""
+
+        def joined(delta: str) -> None:
+            if not self._round_text and self._text and delta:
+                delta = ROUND_SEPARATOR + delta
+            self._round_text += delta
+            self._text += delta
+            on_text(delta)
+
+        return joined
+
+    def _answer(self, call: ToolCall, limit: int, cancel: CancelToken) -> dict[str, Any]:
+        """The tool_result block for one call."""
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id}
+        query = call.input.get("query")
+        if call.name != TOOL_NAME or not isinstance(query, str) or not query.strip():
+            return {**block, "content": f"Unknown tool or no query: {call.name}", "is_error": True}
+        if self._searched >= limit or cancel.cancelled or self._room < MIN_ANSWER_TOKENS:
+            refused = refused_text(limit, no_room=self._searched < limit)
+            self._room -= self._owner.count(refused)
+            return {**block, "content": refused, "is_error": True}
+        self._searched += 1
+        try:
+            hits = self._owner.search(self._opened_search(), self._store, query)
+        except StorageError as error:
+            log.warning("An archive search failed: %s", error)
+            return {**block, "content": "The archive could not be read.", "is_error": True}
+        while True:  # the least relevant goes first, until the request fits
+            # Told in the order they were said.
+            kept = tuple(sorted(hits, key=lambda hit: (hit.created_at, hit.seq)))
+            text = tool_result_text(query, kept)
+            if not hits or self._owner.count(text) <= self._room - MIN_ANSWER_TOKENS // 5:
+                break
+            hits.pop()
+        self._room -= self._owner.count(text)
+        lookup = Lookup(self._message_id, self._searched, query, kept, utc_now())
+        self._owner.record(self._opened_lookups(), lookup)
+        return {**block, "content": text}
+
+    def _opened_search(self) -> ArchiveSearch:
+        if self._search is None:
+            self._search = ArchiveSearch.open(self._owner.database)
+        return self._search
+
+    def _opened_lookups(self) -> LookupStore | None:
+        if self._lookups is None:
+            try:
+                self._lookups = LookupStore.open(self._owner.database)
+            except StorageError as error:
+                log.warning("Could not open the archive searches: %s", error)
+        return self._lookups
+
+
+def _without(usage: Usage, tokens: int) -> Usage:
+    """`usage` less `tokens` of input: taken from the uncached input first, then from what
+    was read from or written to the cache (the tools open the cached prefix)."""
+    fields = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    update: dict[str, int] = {}
+    for name in fields:
+        taken = min(tokens, getattr(usage, name))
+        update[name] = getattr(usage, name) - taken
+        tokens -= taken
+    return usage.model_copy(update=update)

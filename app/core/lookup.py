@@ -1,0 +1,132 @@
+"""The archive tool Claude can call: `search_conversation_archive` (DESIGN §3 `tools`).
+
+Pure data and text: the tool's definition as the Messages API takes it, what one
+lookup found, the tool_result text Claude reads, and the line the transcript shows.
+Running the search is `app.chat.lookups`; keeping lookups is `app.store.lookups`.
+Tool use: https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+TOOL_NAME = "search_conversation_archive"
+
+# When tools are offered, the API adds a system prompt of its own that enables tool use:
+# a few hundred tokens, depending on the model and tool_choice (auto/none: the most).
+# https://docs.anthropic.com/en/docs/tool-use-pricing-and-tokens
+TOOL_SYSTEM_PROMPT_TOKENS = 346
+
+# At most this many snippets go back to Claude per lookup, each at most this many words.
+MAX_RESULTS = 5
+RESULT_WORDS = 80
+
+
+def tool_definition(*, across_conversations: bool) -> dict[str, Any]:
+    """The client tool as the `tools` parameter takes it (name, description, input_schema)."""
+    where = (
+        "all of the user's past conversations with you"
+        if across_conversations
+        else "this conversation, including older messages that were condensed into summaries"
+    )
+    return {
+        "name": TOOL_NAME,
+        "description": (
+            f"Search the full, exact text of {where}. Use it when the user asks about "
+            "something said earlier that the summaries do not state exactly (a name, a "
+            "code, a number, a date, a decision). Returns matching excerpts with their "
+            "message numbers and dates. Search with a few distinctive words."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "A few distinctive words to look for, e.g. 'gate code'.",
+                }
+            },
+            "required": ["query"],
+        },
+    }
+
+
+@dataclass(frozen=True)
+class LookupHit:
+    """One excerpt a lookup returned: message `seq` of `conversation`, said by `author`."""
+
+    seq: int
+    author: str  # "user", "assistant" or "summary"
+    created_at: datetime
+    text: str
+    conversation: str = ""  # the conversation's title, for a search across conversations
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "author": self.author,
+            "created_at": self.created_at.isoformat(),
+            "text": self.text,
+            "conversation": self.conversation,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LookupHit:
+        return cls(
+            seq=int(data["seq"]),
+            author=str(data["author"]),
+            created_at=datetime.fromisoformat(str(data["created_at"])),
+            text=str(data["text"]),
+            conversation=str(data.get("conversation", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """One search Claude ran while writing reply `message_id` (`ordinal` 1, 2, …)."""
+
+    message_id: int
+    ordinal: int
+    query: str
+    hits: tuple[LookupHit, ...]
+    created_at: datetime
+
+    def hits_json(self) -> str:
+        return json.dumps([hit.to_json() for hit in self.hits], ensure_ascii=False)
+
+    @staticmethod
+    def hits_from_json(text: str) -> tuple[LookupHit, ...]:
+        return tuple(LookupHit.from_json(item) for item in json.loads(text))
+
+
+def tool_result_text(query: str, hits: tuple[LookupHit, ...]) -> str:
+    """What Claude reads back: each excerpt with its message number and date, quoted exactly."""
+    if not hits:
+        return f"Nothing in the archive matches “{query}”."
+    lines = [f"{len(hits)} archived excerpt(s) matching “{query}”, quoted exactly:"]
+    for hit in hits:
+        where = f" in “{hit.conversation}”" if hit.conversation else ""
+        when = f"{hit.created_at:%Y-%m-%d %H:%M}"
+        lines.append(f"[#{hit.seq} · {hit.author} · {when}{where}] {hit.text}")
+    return "\n\n".join(lines)
+
+
+def refused_text(max_lookups: int, *, no_room: bool = False) -> str:
+    """The tool_result for a call beyond the bound (or the room): answer with what you have."""
+    why = (
+        "this request has no room left for more excerpts"
+        if no_room
+        else f"at most {max_lookups} searches per reply"
+    )
+    return f"Not searched: {why}. Answer with what you found so far."
+
+
+def summary_line(lookups: tuple[Lookup, ...]) -> str:
+    """The collapsed line on a reply: "Looked in the archive: 2 earlier messages"."""
+    found = sum(len(lookup.hits) for lookup in lookups)
+    if found == 0:
+        return "Looked in the archive: nothing found"
+    noun = "earlier message" if found == 1 else "earlier messages"
+    return f"Looked in the archive: {found} {noun}"

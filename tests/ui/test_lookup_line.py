@@ -1,0 +1,130 @@
+"""The lookup line on a reply: "Looked in the archive: 2 earlier messages", collapsed,
+opened by mouse or keyboard to what was sent, told live and shown again after a restart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+
+from app.core.lookup import TOOL_NAME, Lookup, LookupHit
+from app.core.models import MessageStatus, Role
+from app.core.paths import AppPaths
+from app.store.database import open_database
+from app.store.lookups import LookupStore
+from app.store.sessions import SessionStore
+from app.store.summaries import SummaryStore
+from app.ui.app import CairnSession
+from app.ui.lookup_line import LookupLine, details_text
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.ui.test_summarize_now import chat
+from tests.unit.chat.test_lookups import ARCHIVED, LIVE
+from tests.unit.store.test_summaries import condensed
+
+
+def seed() -> None:
+    """A conversation whose first four messages are condensed (archived)."""
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    opened = open_database(paths.database)
+    sessions = SessionStore(opened.connection, database=opened.path)
+    session = sessions.create_session("Moving house", "claude-sonnet-4-5")
+    messages = [sessions.append_message(session.id, role, text) for role, text in ARCHIVED + LIVE]
+    summaries = SummaryStore.open(paths.database)
+    summaries.commit_summary(condensed(messages[:4]))
+    summaries.close()
+    sessions.close()
+
+
+def line_of_last_reply(cairn: CairnSession) -> LookupLine | None:
+    reply = cairn.window.transcript.message_widgets()[-1]
+    assert reply.message.role is Role.ASSISTANT
+    return reply.findChild(LookupLine)
+
+
+def test_the_lookup_shows_on_the_reply_opens_by_keyboard_and_survives_a_restart(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    seed()
+    cairn = open_window()
+    qtbot.waitUntil(lambda: cairn.controller.current is not None, timeout=15_000)
+    fake_server.add_tool_use(TOOL_NAME, {"query": "gate code"}, text_before="Let me check.")
+    fake_server.add_reply("The gate code is AX-7731.")
+    chat(qtbot, cairn, "What was the gate code?")
+
+    line = line_of_last_reply(cairn)
+    assert line is not None
+    assert line.toggle.text() == "Looked in the archive: 2 earlier messages"
+    assert line.toggle.accessibleName().endswith(", collapsed")
+    assert not line.details.isVisibleTo(line)
+    assert line.toggle.focusPolicy() & Qt.FocusPolicy.TabFocus
+    line.toggle.setFocus()
+    qtbot.keyClick(line.toggle, Qt.Key.Key_Space)
+    assert line.details.isVisibleTo(line)
+    assert line.toggle.accessibleName().endswith(", expanded")
+    shown = line.details.text()
+    assert shown.startswith("Searched for “gate code” — 2 found")
+    assert "#1 · You · " in shown and "AX-7731" in shown
+    qtbot.keyClick(line.toggle, Qt.Key.Key_Space)
+    assert not line.details.isVisibleTo(line)
+
+    cairn.window.close()
+    cairn.close()
+    again = open_window()
+    qtbot.waitUntil(lambda: bool(again.window.transcript.message_widgets()), timeout=15_000)
+    restored = line_of_last_reply(again)
+    assert restored is not None
+    assert restored.toggle.text() == "Looked in the archive: 2 earlier messages"
+    assert restored.details.text() == shown
+    # Only the reply that looked has a line.
+    others = again.window.transcript.message_widgets()[:-1]
+    assert all(widget.findChild(LookupLine) is None for widget in others)
+
+
+def test_nothing_found_and_across_conversations_are_said_plainly(qtbot: QtBot) -> None:
+    when = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
+    hit = LookupHit(5, "assistant", when, "It is, enjoy it.", conversation="Moving house")
+    lookups = [Lookup(1, 1, "weather", (hit,), when), Lookup(1, 2, "zebra", (), when)]
+    host = QWidget()
+    qtbot.addWidget(host)
+    line = LookupLine(host)
+    line.set_lookups(lookups)
+    assert line.toggle.text() == "Looked in the archive: 1 earlier message"
+    text = details_text(lookups)
+    assert "#5 · Claude · " in text and "in “Moving house”: It is, enjoy it." in text
+    assert text.endswith("Searched for “zebra” — nothing found")
+    line.set_lookups(lookups[1:])
+    assert line.toggle.text() == "Looked in the archive: nothing found"
+
+
+def test_a_crash_mid_lookup_leaves_no_reply_streaming_and_keeps_the_lookup(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    # As if Cairn had died in the continued stream, after a search was saved.
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    store = SessionStore(open_database(paths.database).connection)
+    session = store.create_session("Interrupted", "claude-sonnet-4-6")
+    store.append_message(session.id, Role.USER, "What was the gate code?")
+    reply = store.append_message(
+        session.id, Role.ASSISTANT, "Let me check.\n\nThe gate", status=MessageStatus.STREAMING
+    )
+    store.close()
+    when = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
+    saved = Lookup(reply.id, 1, "gate code", (LookupHit(1, "user", when, "AX-7731"),), when)
+    lookups = LookupStore.open(paths.database)
+    lookups.add(saved)
+    lookups.close()
+
+    cairn = open_window()
+    qtbot.waitUntil(lambda: bool(cairn.window.transcript.message_widgets()), timeout=15_000)
+    last = cairn.window.transcript.message_widgets()[-1]
+    assert (last.text, last.message.status) == ("Let me check.\n\nThe gate", MessageStatus.STOPPED)
+    line = last.findChild(LookupLine)
+    assert line is not None and line.lookups == (saved,)

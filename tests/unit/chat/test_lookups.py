@@ -1,0 +1,350 @@
+"""The archive tool loop (app/chat/lookups.py) through the service, against the fake
+server through the real SDK: tool_use → tool_result → continued text, bounded, stoppable,
+surviving a server error, and the lookups kept."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from app.chat.lookups import MIN_ANSWER_TOKENS, TOOL_OVERHEAD_TOKENS, ArchiveLookups
+from app.core.context import ContextBreakdown, ContextState
+from app.core.errors import ServerError
+from app.core.lookup import (
+    TOOL_NAME,
+    TOOL_SYSTEM_PROMPT_TOKENS,
+    Lookup,
+    tool_definition,
+    tool_result_text,
+)
+from app.core.models import MessageStatus, Role
+from app.core.paths import AppPaths
+from app.core.settings import AppSettings, RecallSettings
+from app.llm.provider import CancelToken, ChatRequest, ReplyResult, StreamCallbacks, ToolCall
+from app.store.database import open_database
+from app.store.lookups import LookupStore
+from app.store.search import ArchiveSearch
+from app.store.sessions import SessionStore
+from app.store.summaries import SummaryStore
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.unit.chat.conftest import Chat
+from tests.unit.store.test_summaries import condensed
+
+StartChat = Callable[..., Chat]
+
+ARCHIVED = [
+    (Role.USER, "Please remember: the gate code is AX-7731 for the new flat."),
+    (Role.ASSISTANT, "Noted, the gate code is AX-7731."),
+    (Role.USER, "We also chose the blue van for moving day."),
+    (Role.ASSISTANT, "The blue van it is."),
+]
+LIVE = [(Role.USER, "Lovely weather today."), (Role.ASSISTANT, "It is, enjoy it.")]
+
+
+def seeded(start_chat: StartChat, **recall: Any) -> Chat:
+    """A conversation whose first four messages are condensed into a summary (archived)."""
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    opened = open_database(paths.database)
+    sessions = SessionStore(opened.connection, database=opened.path)
+    session = sessions.create_session("Moving house", "claude-sonnet-4-5")
+    messages = [sessions.append_message(session.id, role, text) for role, text in ARCHIVED + LIVE]
+    summaries = SummaryStore.open(paths.database)
+    summaries.commit_summary(condensed(messages[:4]))
+    summaries.close()
+    sessions.close()
+    chat = start_chat(settings=AppSettings(recall=RecallSettings(**recall)))
+    chat.service.open_session(session.id)
+    chat.run_until(lambda: chat.service.current.loaded)
+    return chat
+
+
+def content_of(request: Any, index: int) -> Any:
+    return request.body["messages"][index]["content"]
+
+
+def test_claude_searches_the_archive_and_answers_with_what_it_found(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat)
+    fake_server.add_tool_use(
+        TOOL_NAME, {"query": "gate code"}, tool_id="toolu_a", text_before="Let me check."
+    )
+    fake_server.add_reply("The gate code is AX-7731.")
+    fake_server.clear_requests()
+    chat.send("What was the gate code?")
+
+    first, second = fake_server.requests_to("/v1/messages")
+    (tool,) = first.body["tools"]
+    assert tool["name"] == TOOL_NAME and tool["input_schema"]["required"] == ["query"]
+    assert first.body["tool_choice"] == {"type": "auto"}
+    # The follow-up repeats the request, then the assistant's blocks and the results.
+    assert second.body["messages"][:-2] == first.body["messages"]
+    assistant, results = second.body["messages"][-2:]
+    assert assistant["role"] == "assistant"
+    assert [block["type"] for block in assistant["content"]] == ["text", "tool_use"]
+    assert assistant["content"][1]["input"] == {"query": "gate code"}
+    assert results["role"] == "user"
+    (result,) = results["content"]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_a"
+    assert "AX-7731" in result["content"] and "[#1 · user · " in result["content"]
+    assert "Lovely weather" not in result["content"], "live messages are sent already"
+
+    reply = chat.stored()[-1]
+    assert (reply.content, reply.status) == (
+        "Let me check.\n\nThe gate code is AX-7731.",
+        MessageStatus.COMPLETE,
+    )
+    (told,) = chat.events.named("lookup_made")
+    lookup: Lookup = told[0]
+    assert (lookup.message_id, lookup.ordinal, lookup.query) == (reply.id, 1, "gate code")
+    assert [hit.seq for hit in lookup.hits] == [1, 2]
+    assert chat.service.lookups([reply.id]) == {reply.id: (lookup,)}
+    # What calibration learns leaves out what the tools add (the first request's input).
+    assert reply.usage is not None
+    with_tools = fake_server.count_input_tokens(first.body)
+    assert reply.usage.input_tokens < with_tools - TOOL_SYSTEM_PROMPT_TOKENS
+    without = dict(first.body)
+    del without["tools"]
+    assert abs(reply.usage.input_tokens - fake_server.count_input_tokens(without)) <= 15
+
+
+def test_the_lookups_survive_a_restart(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat)
+    fake_server.add_tool_use(TOOL_NAME, {"query": "blue van"}, tool_id="toolu_b")
+    fake_server.add_reply("The blue one.")
+    chat.send("Which van?")
+    reply = chat.stored()[-1]
+    chat.service.shutdown()
+
+    again = start_chat(settings=None)
+    again.service.open_session(reply.session_id)
+    again.run_until(lambda: again.service.current.loaded)
+    (opened,) = again.events.named("conversation_opened")[-1:]
+    assert opened[1][-1] == reply
+    (lookup,) = again.service.lookups([reply.id])[reply.id]
+    assert lookup.query == "blue van"
+    assert "blue van" in lookup.hits[0].text
+
+
+def test_after_max_lookups_claude_must_answer(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat, max_lookups=2)
+    for index in range(3):
+        fake_server.add_tool_use(TOOL_NAME, {"query": f"code {index}"}, tool_id=f"toolu_{index}")
+    fake_server.add_reply("Here is what I found.")
+    fake_server.clear_requests()
+    chat.send("Search a lot")
+
+    requests = fake_server.requests_to("/v1/messages")
+    assert [r.body["tool_choice"] for r in requests] == [
+        {"type": "auto"},
+        {"type": "auto"},
+        {"type": "none"},
+    ]
+    assert fake_server.pending_script == 1, "with tool_choice none the third call never came"
+    assert len(chat.events.named("lookup_made")) == 2
+    assert chat.stored()[-1].content == "Here is what I found."
+
+
+def test_a_call_beyond_the_bound_in_one_turn_is_refused(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    from tests.fakes.anthropic_server import Reply, ToolUseBlock
+
+    chat = seeded(start_chat, max_lookups=1)
+    fake_server.add(
+        Reply(
+            blocks=(
+                ToolUseBlock(TOOL_NAME, {"query": "gate"}, id="toolu_1"),
+                ToolUseBlock(TOOL_NAME, {"query": "van"}, id="toolu_2"),
+            ),
+            stop_reason="tool_use",
+        )
+    )
+    fake_server.add_reply("Done.")
+    fake_server.clear_requests()
+    chat.send("Both, please")
+    _first, second = fake_server.requests_to("/v1/messages")
+    results = second.body["messages"][-1]["content"]
+    assert [r["tool_use_id"] for r in results] == ["toolu_1", "toolu_2"]
+    assert "is_error" not in results[0] and results[1]["is_error"] is True
+    assert "at most 1 searches" in results[1]["content"]
+    assert second.body["tool_choice"] == {"type": "none"}
+    assert chat.stored()[-1].status is MessageStatus.COMPLETE
+
+
+def test_stop_during_the_continued_stream_keeps_every_round(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat)
+    fake_server.add_tool_use(TOOL_NAME, {"query": "gate"}, text_before="Looking.")
+    pieces = [f"word{i} " for i in range(200)]
+    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
+    assert chat.service.send("The code?")
+    chat.run_until(
+        lambda: any("word3" in text for _, text in chat.events.named("message_text_changed"))
+    )
+    chat.service.stop()
+    chat.idle()
+    reply = chat.stored()[-1]
+    assert reply.status is MessageStatus.STOPPED
+    assert reply.content.startswith("Looking.\n\nword0 word1 word2 word3")
+    assert len(chat.events.named("lookup_made")) == 1
+
+
+def test_stop_while_claude_writes_the_tool_call_sends_nothing_more(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat)
+    fake_server.add_tool_use(
+        TOOL_NAME,
+        {"query": "gate code for the new flat"},
+        text_before="Let me look.",
+        chunk_delay=0.3,
+    )
+    fake_server.add_reply("never asked for")
+    fake_server.clear_requests()
+    assert chat.service.send("The code?")
+    chat.run_until(
+        lambda: (
+            tuple(t for _, t in chat.events.named("message_text_changed"))[-1:] == ("Let me look.",)
+        )
+    )
+    chat.service.stop()  # while the tool_use block's input streams
+    chat.idle()
+    assert len(fake_server.requests_to("/v1/messages")) == 1
+    assert fake_server.pending_script == 1
+    reply = chat.stored()[-1]
+    assert (reply.status, reply.content) == (MessageStatus.STOPPED, "Let me look.")
+    assert chat.events.named("lookup_made") == []
+
+
+def test_a_server_error_mid_loop_keeps_the_text_and_the_lookup(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat)
+    fake_server.add_tool_use(TOOL_NAME, {"query": "gate"}, text_before="Checking the archive.")
+    fake_server.add_error(500, times=3, path="/v1/messages")
+    chat.send("The code?")
+    reply = chat.stored()[-1]
+    assert (reply.status, reply.content) == (MessageStatus.ERROR, "Checking the archive.")
+    (error,) = chat.events.named("error_raised")
+    assert isinstance(error[0], ServerError) and error[0].message
+    paths = AppPaths.from_environment()
+    store = LookupStore.open(paths.database)
+    assert [lookup.query for lookup in store.for_messages([reply.id])[reply.id]] == ["gate"]
+    store.close()
+
+
+def test_without_the_tool_setting_no_tools_are_offered(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat, tool=False)
+    fake_server.clear_requests()
+    chat.send("Hello")
+    (request,) = fake_server.requests_to("/v1/messages")
+    assert "tools" not in request.body and "tool_choice" not in request.body
+
+
+def test_across_conversations_finds_another_conversations_words(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat, across_conversations=True)
+    chat.service.new_conversation()
+    fake_server.add_tool_use(TOOL_NAME, {"query": "Lovely weather"})
+    fake_server.add_reply("You talked about the weather.")
+    chat.send("What did we say in the other chat?")
+    (told,) = chat.events.named("lookup_made")
+    (hit,) = told[0].hits
+    assert (hit.seq, hit.conversation) == (5, "Moving house")
+
+
+# --- the room: the tool turns never make the request overflow (DESIGN §3, invariant 3) ---
+
+
+class ScriptedProvider:
+    """A hand-written provider: answers each request with the next scripted result."""
+
+    def __init__(self, *results: ReplyResult) -> None:
+        self.results = list(results)
+        self.requests: list[ChatRequest] = []
+
+    def stream_reply(
+        self, request: ChatRequest, callbacks: StreamCallbacks, cancel: CancelToken
+    ) -> ReplyResult:
+        self.requests.append(request)
+        result = self.results.pop(0)
+        callbacks.on_text(result.text)
+        return result
+
+
+def state_with_room(room: int) -> ContextState:
+    window, reserved = 10_000, 1_000
+    used = window - reserved - room
+    return ContextState(ContextBreakdown(history=used, reserved_output=reserved), window)
+
+
+def calling(query: str) -> ReplyResult:
+    call = ToolCall("toolu_1", TOOL_NAME, {"query": query})
+    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+    return ReplyResult("", "tool_use", None, "m", tool_calls=(call,), content=(block,))
+
+
+def archive_lookups(
+    chat: Chat, found: list[Lookup], count: Callable[[str], int] | None = None
+) -> ArchiveLookups:
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+    return ArchiveLookups(
+        database=chat.paths.database,
+        session_id=session_id,
+        settings=RecallSettings(),
+        on_lookup=found.append,
+        count=count or chat.service.counter.count,
+    )
+
+
+def test_no_tool_is_offered_when_the_request_has_no_room_for_an_answer(
+    start_chat: StartChat,
+) -> None:
+    chat = seeded(start_chat)
+    provider = ScriptedProvider()
+    lookups = archive_lookups(chat, [])
+    store = SessionStore.open(chat.paths.database)
+    tight = lookups.bind(provider, store, 1, state_with_room(TOOL_OVERHEAD_TOKENS + 300))
+    assert tight == provider.stream_reply
+    roomy = lookups.bind(provider, store, 1, state_with_room(5_000))
+    assert roomy != provider.stream_reply
+    store.close()
+
+
+def test_excerpts_are_dropped_until_the_answer_fits(start_chat: StartChat) -> None:
+    chat = seeded(start_chat)
+    reply = chat.stored()[-1]
+    found: list[Lookup] = []
+    count = len  # a character a token: the excerpts weigh enough to matter
+    lookups = archive_lookups(chat, found, count)
+    store = SessionStore.open(chat.paths.database)
+    provider = ScriptedProvider(calling("gate code"), ReplyResult("Done.", "end_turn", None, "m"))
+    search = ArchiveSearch.open(chat.paths.database)
+    first, second = lookups.search(search, store, "gate code")
+    search.close()
+    both = count(tool_result_text("gate code", (first, second)))
+    call = count(json.dumps(list(calling("gate code").content)))
+    tools = count(json.dumps([tool_definition(across_conversations=False)]))
+    # Room for the tool, the call and one excerpt, not both.
+    room = TOOL_OVERHEAD_TOKENS + tools + call + both + MIN_ANSWER_TOKENS // 5 - 1
+    assert room - TOOL_OVERHEAD_TOKENS - tools >= MIN_ANSWER_TOKENS, "the tool is offered"
+    stream = lookups.bind(provider, store, reply.id, state_with_room(room))
+    result = stream(ChatRequest("m", [], 10), StreamCallbacks(), CancelToken())
+    store.close()
+    assert result.text == "Done."
+    (lookup,) = found
+    assert len(lookup.hits) == 1, "one excerpt fits, the other was dropped"
+    second = provider.requests[1]
+    assert second.tool_choice == {"type": "none"}, "no room for another search: answer now"
