@@ -9,16 +9,22 @@ from typing import Any
 from app.core.recall import RECALL_HEADING
 from app.core.settings import AppSettings, RecallSettings
 from app.core.summarization_config import SummarizationConfig
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
 from tests.unit.chat.conftest import Chat
 
 StartChat = Callable[..., Chat]
 QUIET = SummarizationConfig(mode="rule", auto_summarize=False)
 
 
-def last_reply_system(server: FakeAnthropicServer) -> Any:
-    replies = [r for r in server.requests_to("/v1/messages") if not r.body.get("tool_choice")]
-    return replies[-1].body.get("system")
+def last_reply(server: FakeAnthropicServer) -> Any:
+    replies = [r for r in server.requests_to("/v1/messages") if not forces_a_tool(r)]
+    return replies[-1].body
+
+
+def block_texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    return [block["text"] for block in content if block.get("type") == "text"]
 
 
 def archived_gate_code(chat: Chat) -> None:
@@ -37,13 +43,20 @@ def test_the_archived_fact_is_quoted_in_the_request(
     chat = start_chat(settings=AppSettings(summarization=QUIET))
     archived_gate_code(chat)
 
-    system = last_reply_system(fake_server)
-    assert isinstance(system, list)
-    recall = system[-1]
+    body = last_reply(fake_server)
+    # The recall block opens the newest user turn, before the user's words; never in
+    # the system prompt, whose cached prefix every later turn reads.
+    assert not any(RECALL_HEADING in text for text in block_texts(body["system"]))
+    newest = body["messages"][-1]
+    assert newest["role"] == "user"
+    recall, asked = newest["content"][0], newest["content"][-1]
     assert "cache_control" not in recall
     assert recall["text"].startswith(f"# {RECALL_HEADING}")
     assert "AX-7731" in recall["text"] and "message #1 ·" in recall["text"]
-    assert "cache_control" in system[-2]  # the memory block, its breakpoint before recall
+    assert "What was the gate code again?" in asked["text"]
+    # The turn breakpoint sits on the turn before the newest (caching.py), when cached.
+    before = body["messages"][-2]["content"]
+    assert isinstance(before, str) or "cache_control" in before[-1]
     (model,) = [m for m in chat.service.models if m.id == chat.service.selected_model]
     window = model.max_input_tokens
     assert chat.service.counter.count(recall["text"]) <= 0.05 * window
@@ -56,6 +69,6 @@ def test_recall_off_sends_no_recall_block(
     chat = start_chat(settings=settings)
     archived_gate_code(chat)
 
-    system = last_reply_system(fake_server)
-    texts = [block["text"] for block in system] if isinstance(system, list) else [system]
+    body = last_reply(fake_server)
+    texts = block_texts(body["system"]) + block_texts(body["messages"][-1]["content"])
     assert not any(RECALL_HEADING in text for text in texts)

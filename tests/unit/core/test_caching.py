@@ -12,6 +12,7 @@ from app.core.caching import (
     MAX_BREAKPOINTS,
     CacheUse,
     minimum_cacheable_tokens,
+    with_recall_turn,
     with_turn_breakpoint,
 )
 from app.core.catalog import ModelInfo
@@ -152,3 +153,25 @@ def test_cache_use_adds_up_replies() -> None:
     assert use == CacheUse(read=1_000, written=1_200, total=2_220)
     assert use.read_share == pytest.approx(1_000 / 2_220)
     assert CacheUse().read_share == 0.0
+
+
+def test_the_recall_block_opens_the_newest_turn_and_the_breakpoint_moves_before_it() -> None:
+    messages: list[ApiMessage] = [
+        {"role": "user", "content": "first question"},
+        {"role": "assistant", "content": "first answer"},
+        {"role": "user", "content": "what was the gate code?"},
+    ]
+
+    sent = with_recall_turn(messages, "# From earlier: AX-7731")
+
+    assert sent[0] == messages[0]
+    assert sent[1]["content"] == [
+        {"type": "text", "text": "first answer", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert sent[2]["content"] == [
+        {"type": "text", "text": "# From earlier: AX-7731"},
+        {"type": "text", "text": "what was the gate code?"},
+    ]
+    # The next request sends this turn without the recall block: the prefix up to
+    # the answer before it is the same, so it reads back what this one wrote.
+    assert messages[2]["content"] == "what was the gate code?"
