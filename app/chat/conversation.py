@@ -325,11 +325,9 @@ class Conversation:
             self._shared.events.key_needed()
             return
         shared, loop = self._shared, self._shared.loop
-        model, known = shared.model_info(self.model_id)
+        model, summaries = shared.model_info(self.model_id), tuple(self.summaries)
         reply = ReplyJob(
-            ReplyRequest(
-                self.session.id, model, known, self.system_prompt, tuple(self.summaries), continuing
-            ),
+            ReplyRequest(self.session.id, *model, self.system_prompt, summaries, continuing),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
             provider=provider,

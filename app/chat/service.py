@@ -12,7 +12,7 @@ back there through the `JobRunner`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +39,6 @@ from app.core.catalog import (
 )
 from app.core.context import ContextBuilder, ContextState
 from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
-from app.core.lookup import Lookup
 from app.core.models import Message, Session
 from app.core.settings import AppSettings, save_settings
 from app.core.summarization_config import SummarizationConfig
@@ -121,7 +120,9 @@ class ChatService:
         self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
-        self._archive = SummaryArchive(deps.open_summaries, lambda: LookupStore.open(deps.database))
+        # What a summary stands for, and the archive searches Claude ran for a reply:
+        # `archive.originals(summary_id)`, `archive.lookups(message_ids)`.
+        self.archive = SummaryArchive(deps.open_summaries, lambda: LookupStore.open(deps.database))
         self.exports = Exports(self.runner, events, deps, lambda: self.current.session_id)
         self.backups = _backups(self, deps.database, events)  # backups, restore, originals
         self.history = History.on(deps.database, self.runner, events)  # search, History window
@@ -154,7 +155,7 @@ class ChatService:
         self._shut_down = True
         self.model_wait.close()
         self.runner.shutdown()
-        self._archive.close()
+        self.archive.close()
         self.history.close()
         self.summary_process.close()
         self._credentials.close()
@@ -223,23 +224,15 @@ class ChatService:
 
     # --- what a summary stands for (reads, on the loop's thread: short indexed queries)
 
-    def originals(self, summary_id: str) -> list[Message]:
-        """The original messages a summary stands for, down its chain, oldest first."""
-        return self._archive.originals(summary_id)
-
     def summary_children(self, summary_id: str) -> list[Summary]:
         """The summaries a compressed summary folded in, oldest first (none for condensed)."""
         session_id = self.current.session_id
-        return [] if session_id is None else self._archive.children(session_id, summary_id)
-
-    def lookups(self, message_ids: Collection[int]) -> dict[int, tuple[Lookup, ...]]:
-        """The archive searches Claude ran for these replies (shown on each, after a restart)."""
-        return self._archive.lookups(message_ids)
+        return [] if session_id is None else self.archive.children(session_id, summary_id)
 
     def summary_history(self) -> list[HistoryEntry]:
         """The conversation on screen's audit trail (every summary and undo), oldest first."""
         session_id = self.current.session_id
-        return [] if session_id is None else self._archive.history(session_id)
+        return [] if session_id is None else self.archive.history(session_id)
 
     def rename_session(self, session_id: str, title: str) -> None:
         title = " ".join(title.split())

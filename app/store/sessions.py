@@ -363,17 +363,13 @@ class SessionStore:
         return [_message_from_row(row) for row in rows]
 
     def cache_use(self, session_id: str, after_seq: int = 0) -> tuple[CacheUse, int]:
-        """What the replies after `after_seq` read from Claude's prompt cache, and the
-        seq of the last of them (`read_cache_use`)."""
+        """What replies after `after_seq` read from the prompt cache; the last one's seq."""
         with self._read("load the conversation"):
             return read_cache_use(self._connection, session_id, after_seq)
 
     def live_messages(self, session_id: str) -> list[Message]:
-        """The live tail: messages no summary covers (summary_id NULL), oldest first.
-
-        What the next request sends; O(tail) through the `message_live` index,
-        however many archived messages the conversation holds.
-        """
+        """The live tail: messages no summary covers (summary_id NULL), oldest first:
+        what the next request sends; O(tail) through the `message_live` index."""
         with self._read("load the conversation"):
             rows = self._connection.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM message "
@@ -384,8 +380,7 @@ class SessionStore:
 
     def recall_index(self) -> RecallIndex:
         """The archive of any conversation, searched on this store's connection (recall)."""
-        # Imported here: app.store.recall reads app.store.search, which reads this module.
-        from app.store.recall import RecallIndex
+        from app.store.recall import RecallIndex  # here: it reads this module (a cycle)
 
         return RecallIndex(self._connection, database=self.database)
 

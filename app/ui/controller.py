@@ -127,7 +127,7 @@ class ChatController(QObject):
 
     def lookups(self, message_ids: Collection[int]) -> dict[int, tuple[Lookup, ...]]:
         """The archive searches Claude ran for these replies (when a page is shown)."""
-        return self.service.lookups(message_ids)
+        return self.service.archive.lookups(message_ids)
 
     @property
     def history(self) -> HistorySource:
@@ -187,7 +187,7 @@ class ChatController(QObject):
         self.service.pin(message_id, pinned)
 
     def originals(self, summary_id: str) -> list[Message]:
-        return self.service.originals(summary_id)
+        return self.service.archive.originals(summary_id)
 
     def summary_children(self, summary_id: str) -> list[Summary]:
         return self.service.summary_children(summary_id)

@@ -472,9 +472,7 @@ class TranscriptView(QWidget):
 
     def remove_message(self, message_id: int) -> None:
         """A reply that received nothing is gone: so is its row."""
-        if (widget := self._by_id.pop(message_id, None)) is not None:
-            self._widgets.remove(widget)
-            _drop(widget, self._keeper)
+        _remove(self._by_id.pop(message_id, None), self._widgets, self._keeper)
 
     def clear(self) -> None:
         """Show no conversation: the empty state."""
@@ -676,6 +674,15 @@ class TranscriptView(QWidget):
             return
         self.link_activated.emit(url.toString())
         self._open_url(url)
+
+
+def _remove(
+    widget: MessageWidget | None, widgets: list[MessageWidget], keeper: ScrollKeeper
+) -> None:
+    """A removed message's row, if shown, leaves the column (`_drop`)."""
+    if widget is not None:
+        widgets.remove(widget)
+        _drop(widget, keeper)
 
 
 def _drop(widget: MessageWidget, keeper: ScrollKeeper) -> None:

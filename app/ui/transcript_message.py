@@ -545,14 +545,9 @@ class MessageWidget(QWidget):
     # --- size -------------------------------------------------------------
 
     def sizeHint(self) -> QSize:
-        """Once laid out: as wide as the message is, and as tall as that width makes it.
-
-        Every message in the transcript's column is as wide as the column, so
-        the column then asks each message its height for that one width,
-        which Qt's layouts keep. Any other hint width (the default one comes
-        from the text's) makes every layout pass ask every message twice,
-        down to every block in Python, each time a streaming reply grows.
-        """
+        """Once laid out: as wide as the message, as tall as that width makes it. Every
+        message is the column's width, so layouts ask each its height for that one width;
+        any other hint width makes every pass ask every block twice, in Python."""
         if not self.testAttribute(Qt.WidgetAttribute.WA_Resized):
             return super().sizeHint()
         width = self.width()

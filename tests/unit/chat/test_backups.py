@@ -135,7 +135,7 @@ def test_deleting_a_summarys_originals_then_undo_is_refused(start_chat: StartCha
     (title, text) = chat.events.named("notice_raised")[0]
     assert title == "Original messages deleted" and f"Deleted {covered} original" in text
     assert chat.events.named("summaries_changed")[-1] == ((summary,),)
-    assert chat.service.originals(summary.id) == []
+    assert chat.service.archive.originals(summary.id) == []
     assert chat.service.backups.originals_deleted_on(summary.id) is not None
     history = chat.service.summary_history()
     assert history[-1].event.kind.value == "delete_originals"

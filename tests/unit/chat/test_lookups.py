@@ -100,7 +100,7 @@ def test_claude_searches_the_archive_and_answers_with_what_it_found(
     lookup: Lookup = told[0]
     assert (lookup.message_id, lookup.ordinal, lookup.query) == (reply.id, 1, "gate code")
     assert [hit.seq for hit in lookup.hits] == [1, 2]
-    assert chat.service.lookups([reply.id]) == {reply.id: (lookup,)}
+    assert chat.service.archive.lookups([reply.id]) == {reply.id: (lookup,)}
     # What calibration learns leaves out what the tools add (the first request's input).
     assert reply.usage is not None
     with_tools = fake_server.count_input_tokens(first.body)
@@ -125,7 +125,7 @@ def test_the_lookups_survive_a_restart(
     again.run_until(lambda: again.service.current.loaded)
     (opened,) = again.events.named("conversation_opened")[-1:]
     assert opened[1][-1] == reply
-    (lookup,) = again.service.lookups([reply.id])[reply.id]
+    (lookup,) = again.service.archive.lookups([reply.id])[reply.id]
     assert lookup.query == "blue van"
     assert "blue van" in lookup.hits[0].text
 

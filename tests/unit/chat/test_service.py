@@ -470,7 +470,7 @@ def test_a_summary_reports_its_numbers_and_its_originals_and_history_can_be_read
     assert after is not None and report.tokens_after == after.used
     assert report.tokens_saved == tokens_before - after.used > 0
     # The originals are read back, oldest first, and are exactly what was condensed.
-    originals = chat.service.originals(summary.id)
+    originals = chat.service.archive.originals(summary.id)
     assert [m.seq for m in originals] == list(range(summary.first_seq, summary.last_seq + 1))
     assert all(m.summary_id == summary.id for m in originals)
     assert chat.service.summary_children(summary.id) == []
