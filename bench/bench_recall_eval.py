@@ -48,6 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app.chat.recall import AutomaticRecall
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.conversation import local_day
@@ -68,6 +69,8 @@ from bench.planted_facts import (
     make_conversation,
 )
 
+# The share of the window automatic recall may use (--recall; the app's default 5 %).
+RECALL_RATIO = 0.05
 WINDOWS = (2_000, 4_000, 8_000, 16_000)
 MODES = ("rule", "hybrid", "adversarial")
 
@@ -183,6 +186,8 @@ class Conversation:
     builder: ContextBuilder
     model: ModelInfo
     system_prompt: str = ""
+    # The share of the window automatic recall may use (0: off; the app's default 5 %).
+    recall_ratio: float = 0.05
 
 
 def request_for(conversation: Conversation, question: str) -> BuiltRequest:
@@ -195,18 +200,37 @@ def request_for(conversation: Conversation, question: str) -> BuiltRequest:
     summaries and its live tail. The question is passed as the draft instead of being
     stored first, so the database stays as the conversation left it for the next
     question; the builder adds it as the last user turn just as the stored message
-    would be. When recall (and the fact ledger) land in `ReplyJob._build`, this is the
-    one function to change.
+    would be. Recall is gathered as `ReplyJob._build` gathers it (`AutomaticRecall`
+    over the store's `RecallIndex`), for the question as the newest user message.
     """
     model, engine = conversation.model, conversation.engine
 
     def build() -> BuiltRequest:
+        summaries = conversation.summaries.active_summaries(conversation.session_id)
+        tail = conversation.store.live_messages(conversation.session_id)  # as ReplyJob
+        asked = Message(
+            id=-1,
+            session_id=conversation.session_id,
+            seq=(tail[-1].seq + 1) if tail else 1,
+            role=Role.USER,
+            content=question,
+            created_at=tail[-1].created_at if tail else datetime.now().astimezone(),
+        )
+        recall = AutomaticRecall(conversation.builder, conversation.recall_ratio).gather(
+            conversation.store.recall_index(),
+            session_id=conversation.session_id,
+            model=model,
+            system_prompt=conversation.system_prompt,
+            summaries=summaries,
+            tail=[*tail, asked],
+        )
         return conversation.builder.build_request(
             model=model,
             system_prompt=conversation.system_prompt,
-            summaries=conversation.summaries.active_summaries(conversation.session_id),
-            tail=conversation.store.live_messages(conversation.session_id),  # as ReplyJob
+            summaries=summaries,
+            tail=tail,
             draft=question,
+            recall=recall,
         )
 
     try:
@@ -276,7 +300,9 @@ def run(
     config, summarizer = summarizer_for(mode, counter)
     engine = SummarizationEngine(config, summaries, summarizer, builder)
     session = store.create_session("Planted facts", model.id)
-    conversation = Conversation(session.id, store, summaries, engine, builder, model)
+    conversation = Conversation(
+        session.id, store, summaries, engine, builder, model, recall_ratio=RECALL_RATIO
+    )
     memory = TriggerMemory()
     stored: list[Message] = []
     figures = Figures()
@@ -351,13 +377,21 @@ def print_tables(
 
 
 def main() -> None:
+    global RECALL_RATIO
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--messages", type=int, default=DEFAULT_LENGTH)
     parser.add_argument(
         "--quick", action="store_true", help="windows 4k and 16k only, 440 messages"
     )
+    parser.add_argument(
+        "--recall",
+        type=float,
+        default=0.05,
+        help="share of the window automatic recall may use (0: off; default 0.05)",
+    )
     args = parser.parse_args()
+    RECALL_RATIO = args.recall
     windows = (4_000, 16_000) if args.quick else WINDOWS
     length = 440 if args.quick else args.messages
     counter = default_counter()
