@@ -30,6 +30,10 @@ RECALL_PREAMBLE = (
     "for word, each with its date and message number. Where a summary and a quote "
     "disagree, the quote is what was actually said."
 )
+# The preamble when the budget is small (a small window): the heading alone, and who added it.
+RECALL_PREAMBLE_SHORT = f"# {RECALL_HEADING} (added by Cairn, not written by the user)"
+# A quote that does not fit is tried again shorter, down to about this many characters.
+SHORTEST_EXCERPT_CHARS = 120
 # The most terms looked up for one message: the rarest say the most, and each costs a lookup.
 MAX_TERMS = 8
 # The most quotes in one block: a few exact quotes help; many crowd the request.
@@ -284,12 +288,12 @@ def quote_text(quote: RecallQuote) -> str:
     return f"{quote_heading(quote)}\n{lines}"
 
 
-def recall_block_text(quotes: Sequence[RecallQuote]) -> str:
+def recall_block_text(quotes: Sequence[RecallQuote], preamble: str = RECALL_PREAMBLE) -> str:
     """The block's text, quotes oldest first; "" when there are none."""
     if not quotes:
         return ""
     ordered = sorted(quotes, key=lambda q: q.seq)
-    return "\n\n".join([RECALL_PREAMBLE, *(quote_text(q) for q in ordered)])
+    return "\n\n".join([preamble, *(quote_text(q) for q in ordered)])
 
 
 def fit_recall(
@@ -310,7 +314,11 @@ def fit_recall(
     """
     if budget <= 0 or not terms:
         return None
-    tokens = count(RECALL_PREAMBLE)
+    # On a small window the full preamble would take most of the budget: the short one.
+    preamble = RECALL_PREAMBLE
+    if (tokens := count(preamble)) * 4 > budget:
+        preamble = RECALL_PREAMBLE_SHORT
+        tokens = count(preamble)
     room = budget - tokens
     chosen: list[RecallQuote] = []
     seen: set[int] = set(exclude_seqs)
@@ -319,16 +327,10 @@ def fit_recall(
             break
         if match.seq in seen:
             continue
-        quote = RecallQuote(
-            match.message_id,
-            match.seq,
-            match.role,
-            match.created_at,
-            excerpt(match.content, terms),
-        )
-        cost = count(quote_text(quote)) + 2  # and the blank line before it
-        if cost > room:
+        fitted = _fitted_quote(match, terms, room, count)
+        if fitted is None:
             continue
+        quote, cost = fitted
         seen.add(match.seq)
         chosen.append(quote)
         room -= cost
@@ -336,4 +338,26 @@ def fit_recall(
     if not chosen:
         return None
     quotes = tuple(sorted(chosen, key=lambda q: q.seq))
-    return RecallBlock(recall_block_text(quotes), tokens, quotes)
+    return RecallBlock(recall_block_text(quotes, preamble), tokens, quotes)
+
+
+def _fitted_quote(
+    match: ArchivedMatch, terms: Sequence[RecallTerm], room: int, count: Callable[[str], int]
+) -> tuple[RecallQuote, int] | None:
+    """The quote of `match` and its cost, its excerpt shortened (around the match) until
+    it fits in `room`; None when even the shortest does not."""
+    size = EXCERPT_CHARS
+    while True:
+        quote = RecallQuote(
+            match.message_id,
+            match.seq,
+            match.role,
+            match.created_at,
+            excerpt(match.content, terms, size),
+        )
+        cost = count(quote_text(quote)) + 2  # and the blank line before it
+        if cost <= room:
+            return quote, cost
+        if size <= SHORTEST_EXCERPT_CHARS or len(match.content.strip()) <= SHORTEST_EXCERPT_CHARS:
+            return None
+        size = max(SHORTEST_EXCERPT_CHARS, size // 2)

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from app.core.models import Role
 from app.core.recall import (
     RECALL_HEADING,
+    RECALL_PREAMBLE,
+    RECALL_PREAMBLE_SHORT,
     ArchivedMatch,
     RecallTerm,
     excerpt,
@@ -157,6 +159,21 @@ def test_no_terms_no_budget_or_no_match_means_no_block() -> None:
     assert fit_recall(matches, salient_terms("gate"), 20, COUNT) is None  # not even the heading
     assert fit_recall(matches, salient_terms("porch"), 500, COUNT) is None
     assert recall_block_text([]) == ""
+
+
+def test_on_a_small_budget_the_quote_is_shortened_around_the_fact() -> None:
+    filler = " ".join(f"word{i}" for i in range(150))
+    long_message = f"{filler} and so the new gate code is AX-7731 from Monday. {filler}"
+    terms = salient_terms("What was the gate code?")
+    roomy = fit_recall([archived(1, long_message)], terms, 2_000, COUNT)
+    assert roomy is not None and roomy.text.startswith(RECALL_PREAMBLE)
+
+    small = fit_recall([archived(1, long_message)], terms, 100, COUNT)  # 5 % of a 2k window
+
+    assert small is not None and small.tokens <= 100
+    assert small.text.startswith(RECALL_PREAMBLE_SHORT)
+    assert "gate code is AX-7731" in small.text
+    assert len(small.quotes[0].excerpt) < len(roomy.quotes[0].excerpt)
 
 
 @given(
