@@ -25,6 +25,7 @@ from app.chat.runner import Job, JobRunner
 from app.chat.summaries import CANCELLING as CANCELLING
 from app.chat.summaries import ConversationSummaries
 from app.chat.summary_process import SummaryProcess
+from app.chat.unsaved import UnsavedReply
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, ContextState
@@ -98,6 +99,7 @@ class Conversation:
         summaries: the memory block's active summaries, oldest first.
         condensing: its summaries' job and state (the trigger's memory, progress,
             preview): `ConversationSummaries`.
+        unsaved: a reply the disk did not take yet, kept until it can be: `UnsavedReply`.
         activity: what it is busy with.
     """
 
@@ -108,6 +110,7 @@ class Conversation:
         self.tail = LiveTail()
         self.summaries: list[Summary] = []
         self.condensing = ConversationSummaries(self, shared)
+        self.unsaved = UnsavedReply(self, shared)
         self.activity = Activity.IDLE
         # A stored conversation's tail and memory block are read once, by `load`.
         self.loaded = session is None
@@ -241,6 +244,7 @@ class Conversation:
             self.error(error)
             return False
         try:
+            self.unsaved.save()  # the reply the disk refused goes first
             message = self._store_question(text, tokens)
         except StorageError as error:
             self.error(error)
@@ -284,7 +288,7 @@ class Conversation:
 
     def retry(self) -> None:
         """Ask again for a reply to the last question (after an error)."""
-        if self.activity is Activity.IDLE and self.session is not None:
+        if self.activity is Activity.IDLE and self.session is not None and self.unsaved.saved():
             self._start_reply()
 
     def forget(self) -> None:
@@ -374,12 +378,7 @@ class Conversation:
             self._text_timer.cancel()
             self._text_timer = None
         self._reply, self._reply_job = None, None
-        message = outcome.message
-        if message is not None:
-            entry = TailEntry.of(message, self._shared.counter.count)
-            if not self.tail.replace(entry):
-                self.tail.append(entry)
-            self.tell(lambda events: events.message_updated(message))
+        message = self.unsaved.take(outcome.message, outcome.not_saved)
         if self.session is not None and not self.deleted:
             self.session = self.session.model_copy(update={"updated_at": utc_now()})
             self._shared.session_changed(self.session)

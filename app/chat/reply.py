@@ -16,11 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.chat.runner import something_went_wrong
+from app.chat.unsaved import NotSaved, not_saved_error
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.errors import ApiError, StorageError, UserFacingError
-from app.core.models import Message, MessageStatus, Role
+from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.summary import Summary
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
@@ -52,10 +53,12 @@ class ReplyOutcome:
         message: the reply's row as saved (complete, stopped or error); None when not even
             its placeholder could be saved.
         error: what went wrong, in plain words; None when the reply completed or was stopped.
+        not_saved: the reply as it ended, when the disk did not take it (kept in memory).
     """
 
     message: Message | None
     error: UserFacingError | None = None
+    not_saved: NotSaved | None = None
 
 
 class ReplyJob:
@@ -95,6 +98,7 @@ class ReplyJob:
         self._text = ""
         self._notified = False
         self.message_id: int | None = None
+        self._placeholder: Message | None = None
 
     def cancel(self) -> None:
         """Stop the reply (from any thread); what arrived is kept, marked stopped."""
@@ -129,7 +133,7 @@ class ReplyJob:
             return ReplyOutcome(None, error)
         except RecordNotFoundError:
             return ReplyOutcome(None)  # the conversation was deleted meanwhile
-        self.message_id = placeholder.id
+        self.message_id, self._placeholder = placeholder.id, placeholder
         self._on_started(placeholder)
         try:
             built = self._build(store)
@@ -152,7 +156,7 @@ class ReplyJob:
                 placeholder.id, text, status, usage=result.usage, model=result.model
             )
         except StorageError as error:
-            return ReplyOutcome(None, error)
+            return self._not_saved(error, text, status, result.usage, result.model)
         except RecordNotFoundError:
             return ReplyOutcome(None)  # the conversation was deleted meanwhile
         with self._lock:
@@ -213,11 +217,27 @@ class ReplyJob:
                 self.message_id, text, MessageStatus.ERROR
             )
         except StorageError as storage_error:
-            log.warning("Could not save the failed reply: %s", storage_error)
-            message = None
+            return self._not_saved(storage_error, text, MessageStatus.ERROR)
         except RecordNotFoundError:
             message = None  # the conversation was deleted meanwhile
         return ReplyOutcome(message, error)
+
+    def _not_saved(
+        self,
+        error: StorageError,
+        text: str,
+        status: MessageStatus,
+        usage: Usage | None = None,
+        model: str | None = None,
+    ) -> ReplyOutcome:
+        """The disk did not take the reply's end: hand it back to be kept in memory."""
+        assert self._placeholder is not None
+        log.warning("Could not save the reply's end: %s", error.detail or error)
+        with self._lock:
+            self._text = text
+        update = {"content": text, "status": status, "usage": usage}
+        ended = self._placeholder.model_copy(update=update | ({"model": model} if model else {}))
+        return ReplyOutcome(None, not_saved_error(error), NotSaved(ended, error))
 
     def _learn(self, built: BuiltRequest, actual_input_tokens: int) -> None:
         """Correct future estimates with what the API reported for this request."""
