@@ -29,7 +29,9 @@ log = logging.getLogger(__name__)
 SAVE_AGAIN_SECONDS = 5.0
 
 NOT_SAVED_TITLE = "This reply isn't saved yet"
-SAVED_STATUS = "The reply that was waiting for disk space is saved now."
+# Said when the periodic attempt succeeds: it replaces the "not saved yet" banner.
+SAVED_TITLE = "Reply saved"
+SAVED_TEXT = "There is room on the disk again: Claude's reply is saved."
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ class UnsavedReply:
             log.info("The kept reply still can't be saved: %s", error.detail or error)
             self._save_later()
             return
-        self._conversation.tell(lambda events: events.status_changed(SAVED_STATUS))
+        self._conversation.tell(lambda events: events.notice_raised(SAVED_TITLE, SAVED_TEXT))
 
     def _drop(self) -> None:
         self.kept = None

@@ -176,7 +176,8 @@ def test_the_kept_reply_is_saved_on_its_own_when_space_returns(
     chat.run_until(lambda: conversation.unsaved.kept is None)
     (row,) = _reply_rows(chat)
     assert (row.content, row.status) == (REPLY, MessageStatus.COMPLETE)
-    assert (unsaved.SAVED_STATUS,) in chat.events.named("status_changed")
+    # The "not saved yet" banner is replaced: the screen does not go on saying so.
+    assert chat.events.named("notice_raised")[-1] == (unsaved.SAVED_TITLE, unsaved.SAVED_TEXT)
 
 
 def test_a_reply_never_saved_is_stopped_at_the_next_start(
