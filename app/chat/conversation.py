@@ -28,6 +28,7 @@ from app.chat.runner import Job, JobRunner
 from app.chat.summaries import CANCELLING as CANCELLING
 from app.chat.summaries import ConversationSummaries
 from app.chat.summary_process import SummaryProcess
+from app.chat.unsaved import UnsavedReply
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, ContextState
@@ -106,6 +107,7 @@ class Conversation:
         summaries: the memory block's active summaries, oldest first.
         condensing: its summaries' job and state (the trigger's memory, progress,
             preview): `ConversationSummaries`.
+        unsaved: a reply the disk did not take yet, kept until it can be: `UnsavedReply`.
         activity: what it is busy with.
     """
 
@@ -117,6 +119,7 @@ class Conversation:
         self.summaries: list[Summary] = []
         self.condensing = ConversationSummaries(self, shared)
         self.endings = ReplyEndings(self, shared)  # Continue; declined, cut-off replies
+        self.unsaved = UnsavedReply(self, shared)
         self.activity = Activity.IDLE
         # A stored conversation's tail and memory block are read once, by `load`.
         self.loaded = session is None
@@ -250,6 +253,7 @@ class Conversation:
             self.error(error)
             return False
         try:
+            self.unsaved.save()  # the reply the disk refused goes first
             message = self._store_question(text, tokens)
         except StorageError as error:
             self.error(error)
@@ -293,7 +297,7 @@ class Conversation:
 
     def retry(self) -> None:
         """Ask again for a reply to the last question (after an error)."""
-        if self.activity is Activity.IDLE and self.session is not None:
+        if self.activity is Activity.IDLE and self.session is not None and self.unsaved.saved():
             self._start_reply()
 
     def forget(self) -> None:
@@ -381,12 +385,7 @@ class Conversation:
             self._text_timer.cancel()
             self._text_timer = None
         self._reply, self._reply_job = None, None
-        message = outcome.message
-        if message is not None:
-            entry = TailEntry.of(message, self._shared.counter.count)
-            if not self.tail.replace(entry):
-                self.tail.append(entry)
-            self.tell(lambda events: events.message_updated(message))
+        message = self.unsaved.take(outcome.message, outcome.not_saved)
         if self.session is not None and not self.deleted:
             self.session = self.session.model_copy(update={"updated_at": utc_now()})
             self._shared.session_changed(self.session)

@@ -19,11 +19,12 @@ from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.recall import AutomaticRecall
 from app.chat.runner import something_went_wrong
 from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS, status_of
+from app.chat.unsaved import NotSaved, not_saved_error
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.errors import ApiError, StorageError, UserFacingError
-from app.core.models import Message, MessageStatus, Role
+from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.summary import Summary
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
@@ -60,6 +61,7 @@ class ReplyOutcome:
         stop_reason: the API's last word on how it ended (app.chat.stop_reasons).
         changed: other rows this reply changed (the question of a declined reply).
         discarded: the id of a row that received nothing and was deleted.
+        not_saved: the reply as it ended, when the disk did not take it (kept in memory).
     """
 
     message: Message | None
@@ -67,6 +69,7 @@ class ReplyOutcome:
     stop_reason: str | None = None
     changed: tuple[Message, ...] = ()
     discarded: int | None = None
+    not_saved: NotSaved | None = None
 
 
 class ReplyJob:
@@ -113,6 +116,7 @@ class ReplyJob:
         self._earlier_status: MessageStatus | None = None  # and its status then
         self._notified = False
         self.message_id: int | None = None
+        self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
 
     def cancel(self) -> None:
         """Stop the reply (from any thread); what arrived is kept, marked stopped."""
@@ -140,7 +144,7 @@ class ReplyJob:
             return ReplyOutcome(None, error)
         except RecordNotFoundError:
             return ReplyOutcome(None)  # the conversation was deleted meanwhile
-        self.message_id = placeholder.id
+        self.message_id, self._row = placeholder.id, placeholder
         self._on_started(placeholder.model_copy(update={"status": MessageStatus.STREAMING}))
         pauses = 0
         draft = CONTINUE_PROMPT if self._continues(placeholder, MessageStatus.PAUSED) else ""
@@ -184,7 +188,7 @@ class ReplyJob:
                     message = next(row for row in rows if row.id == placeholder.id)
                     changed = tuple(row for row in rows if row.id != placeholder.id)
             except StorageError as error:
-                return ReplyOutcome(None, error)
+                return self._not_saved(error, text, status, result.usage, result.model)
             except RecordNotFoundError:
                 return ReplyOutcome(None)  # the conversation was deleted meanwhile
             with self._lock:
@@ -297,11 +301,27 @@ class ReplyJob:
                 self.message_id, text, self._earlier_status or MessageStatus.ERROR
             )
         except StorageError as storage_error:
-            log.warning("Could not save the failed reply: %s", storage_error)
-            message = None
+            return self._not_saved(storage_error, text, self._earlier_status or MessageStatus.ERROR)
         except RecordNotFoundError:
             message = None  # the conversation was deleted meanwhile
         return ReplyOutcome(message, error)
+
+    def _not_saved(
+        self,
+        error: StorageError,
+        text: str,
+        status: MessageStatus,
+        usage: Usage | None = None,
+        model: str | None = None,
+    ) -> ReplyOutcome:
+        """The disk did not take the reply's end: hand it back to be kept in memory."""
+        assert self._row is not None
+        log.warning("Could not save the reply's end: %s", error.detail or error)
+        with self._lock:
+            self._text = text
+        update = {"content": text, "status": status, "usage": usage}
+        ended = self._row.model_copy(update=update | ({"model": model} if model else {}))
+        return ReplyOutcome(None, not_saved_error(error), not_saved=NotSaved(ended, error))
 
     def _learn(self, built: BuiltRequest, actual_input_tokens: int) -> None:
         """Correct future estimates with what the API reported for this request."""

@@ -45,6 +45,7 @@ from app.core.summary import (
     render_summary_text,
 )
 from app.core.tokens import default_counter
+from tests.fakes.anthropic_server import text_of_content
 from tests.fakes.memory_repository import MemorySummaryRepository
 
 COUNTER = default_counter()
@@ -152,7 +153,7 @@ def assert_invariants(
         roles = [m["role"] for m in built.messages]
         assert roles[0] == "user"
         assert all(a != b for a, b in itertools.pairwise(roles))
-        assert all(m["content"].strip() for m in built.messages)
+        assert all(text_of_content(m["content"]).strip() for m in built.messages)
         assert built.state.used + built.state.breakdown.reserved_output <= model.max_input_tokens
         # 3 with recall (issue 12): quoting the archive never makes a request overflow, and
         # never quotes a message twice or one the live tail already sends.
