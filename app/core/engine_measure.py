@@ -163,7 +163,14 @@ class EngineMeasure:
             state = self.estimate(model, context.system_prompt, active, tail, context.draft)
             source = sum(self.message_tokens(m) for m in covered)
             first, last = covered[0].seq, covered[-1].seq
-            text = min(self.config.target_summary_tokens(source), self.text_cap(model, first, last))
+            # A rule summary is not written to a length: with its fact ledger it can reach
+            # max_summary_tokens, so the plan counts it at that to land at the target.
+            wanted = (
+                self.config.max_summary_tokens
+                if self.config.mode == "rule"
+                else self.config.target_summary_tokens(source)
+            )
+            text = min(wanted, self.text_cap(model, first, last))
             section = self.section_overhead(first, last) + text + self.days_line()
             if not active:
                 section += self.preamble()

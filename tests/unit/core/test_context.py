@@ -744,18 +744,22 @@ def recall_block(tokens_of_filler: int = 0) -> RecallBlock:
     return RecallBlock(text, COUNTER.count(text), (quote,))
 
 
-def test_the_recall_block_goes_after_the_memory_block_and_its_breakpoint() -> None:
+def test_the_recall_block_opens_the_newest_turn_after_the_cached_memory_block() -> None:
     recall = recall_block()
     built = ContextBuilder().build_request(
         model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Gate?", recall=recall
     )
 
     assert isinstance(built.system, list)
-    first, memory, quoted = built.system
+    first, memory = built.system
     assert first["text"] == "Be brief."
-    assert memory["cache_control"] == CACHE_CONTROL
+    assert RECALL_HEADING not in memory["text"]  # the system prompt stays the same turn after turn
+    newest = built.messages[-1]
+    assert newest["role"] == "user" and isinstance(newest["content"], list)
+    quoted, asked = newest["content"]
     assert quoted == {"type": "text", "text": recall.text}
     assert quoted["text"].startswith(f"# {RECALL_HEADING}")
+    assert asked["text"].endswith("Gate?")
     assert built.state.breakdown.recall == recall.tokens
     without = ContextBuilder().build_request(
         model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Gate?"
