@@ -133,6 +133,10 @@ class ArchiveLookups:
     ) -> StreamFunction:
         """A `stream_reply` for reply `message_id` that runs the tool loop around `provider`;
         `state` is how full the built request makes the window."""
+        if not self.settings.across_conversations and state.breakdown.memory == 0:
+            # No summary yet, so nothing of this conversation is archived: no tool (its
+            # definition and the API's tool prompt cost about 450 tokens a request).
+            return provider.stream_reply
         tools = (tool_definition(across_conversations=self.settings.across_conversations),)
         definition = self.count(json.dumps(tools))
         room = state.usable - state.used - TOOL_OVERHEAD_TOKENS - definition

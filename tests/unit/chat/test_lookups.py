@@ -283,10 +283,12 @@ class ScriptedProvider:
         return result
 
 
-def state_with_room(room: int) -> ContextState:
+def state_with_room(room: int, memory: int = 200) -> ContextState:
+    """A request with `room` tokens left, and a memory block (something is archived)."""
     window, reserved = 10_000, 1_000
     used = window - reserved - room
-    return ContextState(ContextBreakdown(history=used, reserved_output=reserved), window)
+    breakdown = ContextBreakdown(memory=memory, history=used - memory, reserved_output=reserved)
+    return ContextState(breakdown, window)
 
 
 def calling(query: str) -> ReplyResult:
@@ -319,6 +321,10 @@ def test_no_tool_is_offered_when_the_request_has_no_room_for_an_answer(
     tight = lookups.bind(provider, store, 1, state_with_room(TOOL_OVERHEAD_TOKENS + 300))
     assert tight == provider.stream_reply
     roomy = lookups.bind(provider, store, 1, state_with_room(5_000))
+    # Nothing archived yet (no summary, no memory block): no tool, whatever the room.
+    assert lookups.bind(provider, store, 1, state_with_room(5_000, memory=0)) == (
+        provider.stream_reply
+    )
     assert roomy != provider.stream_reply
     store.close()
 
