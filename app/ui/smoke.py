@@ -89,7 +89,8 @@ class SmokeRun(QObject):
     def _next(self) -> None:
         if self.exit_code is not None or self._summarizing:
             return
-        if not self._ready():
+        if not self._ready() or not self._controller.service.model_wait.settled:
+            # (A first message waits for the model list: `ModelListWait`.)
             QTimer.singleShot(_RETRY_MS, self._next)
             return
         if self._sent == 0:
