@@ -584,6 +584,9 @@ class TranscriptView(QWidget):
     @contextmanager
     def _keeping_place(self, adding: AbstractContextManager[None]) -> Iterator[None]:
         """Change the column within `adding`, keeping what the user reads where it is."""
+        # What the user sees is the settled layout: note the place there, not in a
+        # layout a busy event loop has not caught up with yet.
+        self._settle_layout()
         self._keeper.capture()
         with adding:
             yield

@@ -75,6 +75,8 @@ def test_without_a_password_store_the_key_is_kept_for_the_session_only(
     fake_server.add_reply("ok")
     cairn.window.composer.editor.setPlainText("Hi")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    # The first message goes once the model list (asked for with the new key) came.
+    qtbot.waitUntil(lambda: bool(fake_server.requests_to("/v1/messages")), timeout=15_000)
     qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
 
@@ -116,5 +118,7 @@ def test_key_from_environment_skips_the_dialog(
     fake_server.add_reply("ok")
     cairn.window.composer.editor.setPlainText("Hi")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    # The first message goes once the model list (asked for with the new key) came.
+    qtbot.waitUntil(lambda: bool(fake_server.requests_to("/v1/messages")), timeout=15_000)
     qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY

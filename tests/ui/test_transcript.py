@@ -477,6 +477,7 @@ def test_prepending_older_messages_keeps_the_view_still(view: TranscriptView, qt
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     bar.setValue(bar.maximum() // 3)  # the user scrolled up to read
+    QApplication.processEvents()  # what the user sees: the view as painted
     reading = assistant(view, everything[-40].id)
     viewport = view.scroll_area.viewport()
     y_before = reading.mapTo(viewport, QPoint(0, 0)).y()
