@@ -51,6 +51,16 @@ class SalvageReport:
             return "No conversation could be read from it; the copy is kept as it was."
         of = f" of {self.total_messages:,}" if self.total_messages is not None else ""
         conversations = "conversation" if self.sessions == 1 else "conversations"
+        if self.messages == 0:
+            # The conversations' rows survived, their messages did not.
+            their = "its" if self.sessions == 1 else "their"
+            of_their = (
+                f" of {their} {self.total_messages:,}" if self.total_messages else f" of {their}"
+            )
+            return (
+                f"Recovered {self.sessions:,} {conversations}, but none{of_their} messages "
+                "could be read; the copy is kept as it was."
+            )
         return (
             f"Recovered {self.messages:,}{of} messages in {self.sessions:,} {conversations} "
             "from the damaged copy."

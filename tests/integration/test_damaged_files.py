@@ -187,3 +187,11 @@ def test_the_report_says_what_it_knows() -> None:
     assert SalvageReport(0, 0, None, summaries_kept=False).sentence() == (
         "No conversation could be read from it; the copy is kept as it was."
     )
+    assert SalvageReport(4, 0, 200, summaries_kept=False).sentence() == (
+        "Recovered 4 conversations, but none of their 200 messages could be read; "
+        "the copy is kept as it was."
+    )
+    assert SalvageReport(1, 0, None, summaries_kept=False).sentence() == (
+        "Recovered 1 conversation, but none of its messages could be read; "
+        "the copy is kept as it was."
+    )
