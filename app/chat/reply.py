@@ -331,7 +331,7 @@ class ReplyJob:
         log.warning("Could not save the reply's end: %s", error.detail or error)
         with self._lock:
             self._text = text
-        update = {"content": text, "status": status, "usage": usage}
+        update = {"content": text, "status": status, "usage": usage, "token_estimate": None}
         ended = self._row.model_copy(update=update | ({"model": model} if model else {}))
         return ReplyOutcome(None, not_saved_error(error), not_saved=NotSaved(ended, error))
 
