@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 BUSY_MESSAGE = (
-    "Wait for Claude's reply to finish, or for the summary being made to end, then "
+    "Wait for Claude's reply to finish and be saved, or for the summary being made to end, then "
     "restore the backup. Nothing was changed."
 )
 

@@ -203,7 +203,7 @@ class Conversation:
 
     def _loaded(self, loaded: LoadedConversation) -> None:
         self.loaded = True
-        self.tail = loaded.tail
+        self.tail = self.unsaved.over_tail(loaded.tail)
         self.summaries = list(loaded.summaries)
         self.condensing.load_trigger(loaded.trigger_state, self.tail.last_seq)
         self._set_activity(Activity.IDLE)

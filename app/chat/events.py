@@ -127,6 +127,10 @@ class ChatEvents:
     def message_removed(self, message_id: int) -> None:
         """A message is gone: a reply that failed before any of it arrived."""
 
+    def unsaved_changed(self, message_id: int | None) -> None:
+        """The reply on screen kept in memory because the disk did not take it (its id;
+        mark its row "not saved yet"), or None: everything shown is saved now."""
+
     def activity_changed(self, activity: Activity) -> None:
         """The conversation on screen became busy or idle."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.chat.lookups import ArchiveLookups, StreamFunction
@@ -25,6 +25,7 @@ from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.errors import ApiError, StorageError, UserFacingError
 from app.core.models import Message, MessageStatus, Role, Usage
+from app.core.recall import RecallBlock
 from app.core.summary import Summary
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
@@ -150,7 +151,9 @@ class ReplyJob:
         draft = CONTINUE_PROMPT if self._continues(placeholder, MessageStatus.PAUSED) else ""
         while True:
             try:
-                built = self._build(store, "" if pauses else draft)
+                # Recall goes with a new reply's first request only (see `_build`).
+                fresh = self.request.continuing is None and not pauses
+                built = self._build(store, "" if pauses else draft, recall=fresh)
                 stream: StreamFunction = self._provider.stream_reply
                 if self._lookups is not None:
                     stream = self._lookups.bind(self._provider, store, placeholder.id, built.state)
@@ -225,10 +228,15 @@ class ReplyJob:
         """Whether this job goes on writing `message`, and it was not saved as `status`."""
         return self.request.continuing is not None and message.status is not status
 
-    def _build(self, store: SessionStore, draft: str = "") -> BuiltRequest:
+    def _build(self, store: SessionStore, draft: str = "", *, recall: bool = True) -> BuiltRequest:
         """The request, built once here: near the limit the server counts it exactly.
 
         `draft`, when given, is a last user turn sent but never stored (Continue's).
+        `recall` gathers the recall block for the newest question: only a new reply's
+        first request does. A continuation (Continue, a paused turn) goes on from
+        Claude's own words; gathering again would quote the archive a second time for
+        the same question, now beside Continue's prompt, in a request whose newest
+        turn is not the question.
         """
         request, provider, cancel = self.request, self._provider, self._cancel
 
@@ -241,15 +249,6 @@ class ReplyJob:
             )
 
         tail = store.live_messages(request.session_id)
-        recall = AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
-            store.recall_index(),
-            session_id=request.session_id,
-            model=request.model,
-            system_prompt=request.system_prompt,
-            summaries=request.summaries,
-            tail=tail,
-            model_known=request.model_known,
-        )
         return self._builder.build_request(
             model=request.model,
             system_prompt=request.system_prompt,
@@ -258,7 +257,20 @@ class ReplyJob:
             draft=draft,
             model_known=request.model_known,
             exact_count=exact_count,
-            recall=recall,
+            recall=self._recall(store, tail) if recall else None,
+        )
+
+    def _recall(self, store: SessionStore, tail: Sequence[Message]) -> RecallBlock | None:
+        """The recall block for the newest question of `tail` (None: off, or nothing found)."""
+        request = self.request
+        return AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
+            store.recall_index(),
+            session_id=request.session_id,
+            model=request.model,
+            system_prompt=request.system_prompt,
+            summaries=request.summaries,
+            tail=tail,
+            model_known=request.model_known,
         )
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:
@@ -319,7 +331,7 @@ class ReplyJob:
         log.warning("Could not save the reply's end: %s", error.detail or error)
         with self._lock:
             self._text = text
-        update = {"content": text, "status": status, "usage": usage}
+        update = {"content": text, "status": status, "usage": usage, "token_estimate": None}
         ended = self._row.model_copy(update=update | ({"model": model} if model else {}))
         return ReplyOutcome(None, not_saved_error(error), not_saved=NotSaved(ended, error))
 

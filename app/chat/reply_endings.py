@@ -61,6 +61,8 @@ class ReplyEndings:
                 )
             )
             return False
+        if not self._conversation.unsaved.saved():  # it goes on from the text shown
+            return False
         self._conversation._start_reply(continuing=message.id)
         return True
 

@@ -458,7 +458,7 @@ class ChatService:
         """Put `conversation` on screen; the one it replaces stays open while it works."""
         previous = self.current
         if previous is not conversation and previous.session_id is not None:
-            if previous.has_jobs and not previous.deleted:
+            if (previous.has_jobs or previous.unsaved.kept) and not previous.deleted:
                 self._open[previous.session_id] = previous
             else:
                 self._open.pop(previous.session_id, None)
@@ -468,8 +468,9 @@ class ChatService:
         newest: Sequence[Message] = []
         if conversation.session_id is not None:
             newest = self._deps.store.messages(conversation.session_id, limit=PAGE_SIZE + 1)
-        page, has_earlier = newest[-PAGE_SIZE:], len(newest) > PAGE_SIZE
+        page, has_earlier = conversation.unsaved.over(newest[-PAGE_SIZE:]), len(newest) > PAGE_SIZE
         self._events.conversation_opened(conversation.session, page, has_earlier)
+        conversation.unsaved.opened()  # a reply the disk did not take yet: its text and mark
         self.cache_use.opened(conversation.session_id)
         self._events.activity_changed(conversation.activity)
         self._events.summary_progress(conversation.summary_progress)
@@ -486,7 +487,9 @@ def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backup
     """The service's safekeeping, wired to what it must know of the conversations."""
 
     def busy() -> bool:
-        return any(c.has_jobs for c in (service.current, *service._open.values()))
+        # A reply kept until the disk takes it would be saved into the restored file.
+        conversations = (service.current, *service._open.values())
+        return any(c.has_jobs or c.unsaved.kept for c in conversations)
 
     def summaries_touched(session_id: str) -> None:
         if service.current.session_id == session_id:

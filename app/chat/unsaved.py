@@ -1,22 +1,27 @@
 """A reply the disk did not take (issue 10 item 8): kept in memory until it can be saved.
 
 When a reply's final save fails (the disk is full, the database busy), `ReplyJob`
-hands back a `NotSaved`: the reply as it ended. `UnsavedReply` shows it, says it
-is not saved yet, and writes it as soon as it can: every few seconds, on Retry,
-and before the next message is stored (so the next request is asked with it on
-disk). If Cairn quits first, the start-up repair (`SessionStore.recover_interrupted`)
-marks the row stopped with the text last saved while it streamed.
+hands back a `NotSaved`: the reply as it ended. `UnsavedReply` shows it, marks its
+row "not saved yet" (`ChatEvents.unsaved_changed`), and writes it as soon as it can:
+every few seconds, on Retry or Continue, and before the next message is stored (so
+the next request is asked with it on disk). The conversation stays open while it
+keeps one, so switching away and back shows the kept text with its mark, never the
+row's state on disk (`over`, `opened`). If Cairn quits first, the start-up repair
+(`SessionStore.recover_interrupted`) marks the row stopped with the text last saved
+while it streamed (Continue goes on from there), or removes it if nothing was saved
+(the question then offers Retry).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.chat.loop import Timer
 from app.core.errors import StorageError
-from app.core.live_tail import TailEntry
+from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message
 from app.store.errors import RecordNotFoundError
 
@@ -81,7 +86,30 @@ class UnsavedReply:
             self._save_later()
         if message is not None:
             self._show(message)
+        if not_saved is not None:
+            self.opened()
         return message
+
+    def over(self, page: Sequence[Message]) -> list[Message]:
+        """`page` as read from disk, with the kept reply as it is shown instead of its row."""
+        kept = self.kept
+        if kept is None:
+            return list(page)
+        return [kept.message if message.id == kept.message.id else message for message in page]
+
+    def over_tail(self, tail: LiveTail) -> LiveTail:
+        """`tail` as read from disk, with the kept reply's entry as it is shown."""
+        if self.kept is not None:
+            tail.replace(TailEntry.of(self.kept.message, self._shared.counter.count))
+        return tail
+
+    def opened(self) -> None:
+        """Tell the front end which reply is not saved yet (the conversation was opened,
+        or a reply was just kept)."""
+        kept = self.kept
+        if kept is not None:
+            message_id = kept.message.id
+            self._conversation.tell(lambda events: events.unsaved_changed(message_id))
 
     def save(self) -> None:
         """Write the kept reply now, if there is one (before anything else is stored).
@@ -131,6 +159,8 @@ class UnsavedReply:
         self._conversation.tell(lambda events: events.notice_raised(SAVED_TITLE, SAVED_TEXT))
 
     def _drop(self) -> None:
+        if self.kept is not None:
+            self._conversation.tell(lambda events: events.unsaved_changed(None))
         self.kept = None
         if self._timer is not None:
             self._timer.cancel()

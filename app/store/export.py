@@ -2,8 +2,9 @@
 
 The JSON format is documented in docs/export-format.md and described by
 resources/export-schema.json. It mirrors the database rows: a conversation, every
-message (archived ones included), every summary in every state, and its audit
-trail; never the API key, which is never in the database. Message row ids are
+message (archived ones included), every summary in every state, its audit trail
+and the archive searches Claude ran for its replies (app.store.export_lookups);
+never the API key, which is never in the database. Message row ids are
 not exported: nothing outside the message table refers to them (summaries cite
 messages by seq), so an import gives them new ones.
 
@@ -37,6 +38,13 @@ from app.core.errors import UserFacingError
 from app.core.models import Usage
 from app.core.summary import SummaryContent
 from app.store.database import fsync_folder
+from app.store.export_lookups import (
+    LOOKUPS_QUERY,
+    insert_lookups,
+    lookup_problems,
+    lookups_by_reply,
+    markdown_lookup_line,
+)
 from app.store.transactions import translated_errors, write_transaction
 
 FORMAT_NAME = "cairn-export"
@@ -191,6 +199,34 @@ class EventRecord(BaseModel):
     _dates = field_validator("created_at")(_check_timestamp)
 
 
+class LookupHitRecord(BaseModel):
+    """One excerpt an archive search returned (app.core.lookup.LookupHit), as Claude read it."""
+
+    model_config = _STRICT
+
+    seq: int = Field(ge=0)
+    author: str
+    created_at: str
+    text: str
+    conversation: str = ""
+
+    _dates = field_validator("created_at")(_check_timestamp)
+
+
+class LookupRecord(BaseModel):
+    """One archive search Claude ran while writing reply `message_seq` (app.store.lookups)."""
+
+    model_config = _STRICT
+
+    message_seq: int = Field(gt=0)
+    ordinal: int = Field(gt=0)
+    query: str
+    results: list[LookupHitRecord] = Field(default_factory=list)
+    created_at: str
+
+    _dates = field_validator("created_at")(_check_timestamp)
+
+
 class ConversationRecord(BaseModel):
     """One conversation with everything it holds."""
 
@@ -200,6 +236,8 @@ class ConversationRecord(BaseModel):
     messages: list[MessageRecord] = Field(default_factory=list)
     summaries: list[SummaryRecord] = Field(default_factory=list)
     events: list[EventRecord] = Field(default_factory=list)
+    # Absent from files made before Cairn kept them: none.
+    lookups: list[LookupRecord] = Field(default_factory=list)
 
     def problems(self) -> list[str]:
         """What does not add up inside this conversation (empty when it is sound)."""
@@ -225,6 +263,8 @@ class ConversationRecord(BaseModel):
                 problems.append(f"message {message.seq} is outside the summary it is in")
             if message.pinned:
                 problems.append(f"message {message.seq} is pinned and in a summary at once")
+        replies = (message.seq for message in self.messages if message.role == "assistant")
+        problems.extend(lookup_problems(self.lookups, replies))
         return problems
 
 
@@ -281,7 +321,7 @@ _EVENT_COLUMNS = (
     "kind, outcome, summary_id, reason, ratio_before, ratio_after, tokens_before, "
     "tokens_after, duration_ms, error_class, detail, created_at"
 )
-_JSON_COLUMNS = {"trigger_state", "usage", "key_points", "facets"}
+_JSON_COLUMNS = {"trigger_state", "usage", "key_points", "facets", "results"}
 
 
 @dataclass(frozen=True)
@@ -339,8 +379,9 @@ _QUERIES = {
     "summaries": f"SELECT {_SUMMARY_COLUMNS} FROM summary WHERE session_id = ? "
     "ORDER BY first_seq, depth, created_at, id",
     "events": f"SELECT {_EVENT_COLUMNS} FROM event WHERE session_id = ? ORDER BY created_at, id",
+    "lookups": LOOKUPS_QUERY,
 }
-_PARTS = ("messages", "summaries", "events")
+_PARTS = ("messages", "summaries", "events", "lookups")
 
 
 def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -> list[str]:
@@ -434,14 +475,17 @@ def markdown_conversation(record: dict[str, Any]) -> Iterator[str]:
         yield f"\nInstructions for Claude:\n\n{_quote(session['system_prompt'])}\n"
     summaries = sorted(record["summaries"], key=lambda s: (s["first_seq"], -s["depth"]))
     pending = list(summaries)
+    lookups = lookups_by_reply(record.get("lookups", ()))
     for message in record["messages"]:
         while pending and pending[0]["first_seq"] <= message["seq"]:
             yield _markdown_summary(pending.pop(0))
         archived = " (archived original, kept in a summary)" if message["summary_id"] else ""
         pinned = " (pinned)" if message["pinned"] else ""
+        searched = lookups.get(message["seq"])
+        looked = f"\n\n{markdown_lookup_line(searched)}" if searched else ""
         yield (
             f"\n### {_AUTHOR[message['role']]}, {_when(message['created_at'])}{archived}{pinned}"
-            f"\n\n{message['content']}\n"
+            f"{looked}\n\n{message['content']}\n"
         )
     for summary in pending:
         yield _markdown_summary(summary)
@@ -754,4 +798,5 @@ def _insert(
             for e in conversation.events
         ],
     )
+    insert_lookups(cursor, session_id, conversation.lookups)
     return session_id, title

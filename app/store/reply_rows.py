@@ -6,6 +6,7 @@ ids of the rows it changed; the caller reads them back with `messages_by_id`.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -15,11 +16,13 @@ from app.store.errors import MessageNotFoundError
 from app.store.migrations import SQL_WHITESPACE
 from app.store.transactions import write_transaction
 
+log = logging.getLogger(__name__)
+
 _SENDABLE = ", ".join(f"'{status.value}'" for status in sorted(SENDABLE_STATUSES))
 
 
 class ReplyRows:
-    """Declined exchanges and empty failed replies, for one thread.
+    """Declined exchanges, empty failed replies and interrupted ones, for one thread.
 
     Attributes:
         database: the file behind the connection, named in error messages.
@@ -81,3 +84,29 @@ class ReplyRows:
                 (reply_id,),
             )
             return cursor.rowcount > 0
+
+    def recover_interrupted(self) -> int:
+        """Mark replies left 'streaming' (Cairn closed or crashed while one streamed, or
+        before the disk took its end) as 'stopped', their text kept: Continue goes on
+        from it. One that received nothing is removed, as a failed one is: its question
+        offers Retry. Returns how many were stopped.
+
+        Call once at startup, after the instance lock is held: another running
+        Cairn's live reply would otherwise be cut off.
+        """
+        writing = write_transaction(self._connection, "recover interrupted replies", self.database)
+        with writing as cursor:
+            cursor.execute(
+                "UPDATE session SET version = version + 1 WHERE id IN "
+                "(SELECT session_id FROM message WHERE status = 'streaming')"
+            )
+            cursor.execute(
+                "DELETE FROM message WHERE status = 'streaming' "
+                f"AND trim(content, {SQL_WHITESPACE}) = ''"
+            )
+            removed = cursor.rowcount
+            cursor.execute("UPDATE message SET status = 'stopped' WHERE status = 'streaming'")
+            stopped = int(cursor.rowcount)
+        if removed:
+            log.info("Removed %d interrupted replies that had received nothing", removed)
+        return stopped

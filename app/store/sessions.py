@@ -419,18 +419,8 @@ class SessionStore:
         return self._tail.backfill_token_estimates(counter_fn, batch)
 
     def recover_interrupted(self) -> int:
-        """Mark replies left 'streaming' by a crash as 'stopped', text kept.
-
-        Call once at startup, after the instance lock is held: another running
-        Cairn's live reply would otherwise be cut off. Returns how many.
-        """
-        with self._write("recover interrupted replies") as cursor:
-            cursor.execute(
-                "UPDATE session SET version = version + 1 WHERE id IN "
-                "(SELECT session_id FROM message WHERE status = 'streaming')"
-            )
-            cursor.execute("UPDATE message SET status = 'stopped' WHERE status = 'streaming'")
-            return int(cursor.rowcount)
+        """Replies left 'streaming' by a crash: `ReplyRows.recover_interrupted`."""
+        return self.replies.recover_interrupted()
 
     # --- plumbing ----------------------------------------------------------------
 

@@ -39,6 +39,7 @@ class ChatController(QObject):
             whether earlier messages exist.
         message_added(Message), message_text_changed(int, str), message_updated(Message),
             message_removed(int): a message shown, its text so far, its final state; gone.
+        unsaved_changed(object): the reply on screen not saved yet (its id), or None.
         activity_changed(Activity): the conversation on screen became busy or idle.
         context_changed(object): the gauge's figures (ContextState), or None.
         cache_use_changed(object): what the conversation read from Claude's prompt cache
@@ -65,6 +66,7 @@ class ChatController(QObject):
     message_text_changed = Signal(int, str)
     message_updated = Signal(object)
     message_removed = Signal(int)
+    unsaved_changed = Signal(object)
     activity_changed = Signal(object)
     context_changed = Signal(object)
     cache_use_changed = Signal(object)
@@ -283,6 +285,9 @@ class _SignalEvents(ChatEvents):
 
     def message_removed(self, message_id: int) -> None:
         self._c.message_removed.emit(message_id)
+
+    def unsaved_changed(self, message_id: int | None) -> None:
+        self._c.unsaved_changed.emit(message_id)
 
     def activity_changed(self, activity: Activity) -> None:
         self._c.activity_changed.emit(activity)

@@ -44,6 +44,7 @@ from app.ui.summary_actions import SummaryActions
 from app.ui.theme import apply_theme
 from app.ui.token_gauge import TokenGauge
 from app.ui.transcript import TranscriptView
+from app.ui.unsaved_mark import TranscriptUnsaved
 
 CHANGE_KEY_ACTION = "Change key…"
 DRAFT_DEBOUNCE_MS = 150
@@ -202,6 +203,7 @@ class MainWindow(QMainWindow):
         controller.session_removed.connect(self.sidebar.remove_session)
         controller.conversation_opened.connect(self._conversation_opened)
         self.lookups = TranscriptLookups(controller, self.transcript)  # after: widgets exist
+        self.unsaved = TranscriptUnsaved(controller, self.transcript)  # "not saved yet"
         controller.message_added.connect(self.transcript.append_message)
         controller.message_text_changed.connect(self.transcript.update_message_text)
         controller.message_updated.connect(self.transcript.update_message)

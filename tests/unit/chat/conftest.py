@@ -86,6 +86,9 @@ class RecordingEvents(ChatEvents):
     def message_removed(self, message_id: int) -> None:
         self.seen.append(("message_removed", (message_id,)))
 
+    def unsaved_changed(self, message_id: int | None) -> None:
+        self.seen.append(("unsaved_changed", (message_id,)))
+
     def activity_changed(self, activity: Activity) -> None:
         self.seen.append(("activity_changed", (activity,)))
 

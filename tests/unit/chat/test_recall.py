@@ -27,14 +27,26 @@ def block_texts(content: Any) -> list[str]:
     return [block["text"] for block in content if block.get("type") == "text"]
 
 
-def archived_gate_code(chat: Chat) -> None:
+def archive_the_gate_code(chat: Chat) -> None:
     chat.send("Let's fix it: the new gate code is AX-7731 from Monday.")
     for turn in range(8):
         chat.send(f"Question {turn} about the garden beds and the lunch menu.")
     assert chat.service.summarize()
     chat.idle()
     assert chat.service.current.summaries
+
+
+def archived_gate_code(chat: Chat) -> None:
+    archive_the_gate_code(chat)
     chat.send("What was the gate code again?")
+
+
+def recall_texts(body: Any) -> list[str]:
+    """Every text of a request that carries the recall block (system or any turn)."""
+    texts = block_texts(body["system"])
+    for turn in body["messages"]:
+        texts += block_texts(turn["content"])
+    return [text for text in texts if RECALL_HEADING in text]
 
 
 def test_the_archived_fact_is_quoted_in_the_request(
@@ -72,3 +84,41 @@ def test_recall_off_sends_no_recall_block(
     body = last_reply(fake_server)
     texts = block_texts(body["system"]) + block_texts(body["messages"][-1]["content"])
     assert not any(RECALL_HEADING in text for text in texts)
+
+
+def test_continue_does_not_gather_recall_again(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat(settings=AppSettings(summarization=QUIET))
+    archive_the_gate_code(chat)
+    fake_server.add_reply("The gate code you agreed on is", stop_reason="max_tokens")
+    chat.send("What was the gate code again?")
+    (recall,) = recall_texts(last_reply(fake_server))
+    assert "AX-7731" in recall
+    cut = chat.stored()[-1]
+
+    fake_server.add_reply(" AX-7731.")
+    assert chat.service.continue_reply(cut)
+    chat.idle()
+
+    body = last_reply(fake_server)
+    assert body["messages"][-2] == {"role": "assistant", "content": cut.content}
+    assert recall_texts(body) == [], "the continuation quoted the archive again"
+    assert chat.stored()[-1].content == "The gate code you agreed on is AX-7731."
+
+
+def test_a_paused_turn_goes_on_without_recall(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat(settings=AppSettings(summarization=QUIET))
+    archive_the_gate_code(chat)
+    fake_server.add_reply("Looking. ", stop_reason="pause_turn")
+    fake_server.add_reply("It is AX-7731.")
+    chat.send("What was the gate code again?")
+
+    first, second = [
+        r.body for r in fake_server.requests_to("/v1/messages") if not forces_a_tool(r)
+    ][-2:]
+    assert len(recall_texts(first)) == 1
+    assert second["messages"][-1] == {"role": "assistant", "content": "Looking. "}
+    assert recall_texts(second) == []

@@ -1,9 +1,11 @@
 """The disk fills while a reply streams (issue 10 item 8), on a real small tmpfs.
 
 The reply's text stays on screen and in memory, its row is never left "streaming"
-on screen, and once space returns (Retry, the next send, or the periodic attempt)
-the text is saved before anything else; after a restart the start-up repair
-clears the row. Needs root to mount a tmpfs: skipped with the reason otherwise.
+on screen and is marked "not saved yet" (also when the conversation is opened
+again), and once space returns (Retry, Continue, the next send, or the periodic
+attempt) the text is saved before anything else; after a restart the start-up
+repair leaves a reply to continue, or the question to ask again. Needs root to
+mount a tmpfs: skipped with the reason otherwise.
 """
 
 from __future__ import annotations
@@ -72,12 +74,22 @@ def small_disk(
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def _stream_into_full_disk(chat: Chat, disk: SmallDisk, question: str = "Tell me a story") -> None:
-    """Send `question`; fill the disk once the reply's first text is on screen; wait
-    until the reply ends."""
-    chat.server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
+def _stream_into_full_disk(
+    chat: Chat,
+    disk: SmallDisk,
+    question: str = "Tell me a story",
+    *,
+    after_a_save: bool = False,
+    stop_reason: str = "end_turn",
+) -> None:
+    """Send `question`; fill the disk once the reply's first text is on screen (or, with
+    `after_a_save`, once some of it is on disk); wait until the reply ends."""
+    chat.server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15, stop_reason=stop_reason)
     assert chat.service.send(question)
-    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    if after_a_save:
+        chat.run_until(lambda: any(row.content for row in _reply_rows(chat)))
+    else:
+        chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
     disk.fill()
     chat.idle()
 
@@ -184,7 +196,7 @@ def test_a_reply_never_saved_is_stopped_at_the_next_start(
     small_disk: SmallDisk, start_chat: Callable[..., Chat]
 ) -> None:
     chat = start_chat()
-    _stream_into_full_disk(chat, small_disk)
+    _stream_into_full_disk(chat, small_disk, after_a_save=True)
     assert chat.service.current.unsaved.kept is not None
     chat.service.shutdown()  # Cairn quits with the disk still full
 
@@ -192,5 +204,134 @@ def test_a_reply_never_saved_is_stopped_at_the_next_start(
     restarted = start_chat()
     restarted.run_until(lambda: restarted.service.current.loaded)
     (row,) = _reply_rows(restarted)
-    assert row.status is MessageStatus.STOPPED
-    assert REPLY.startswith(row.content)  # what the last save while streaming wrote
+    assert row.status is MessageStatus.STOPPED  # not "streaming" for ever
+    assert row.content and REPLY.startswith(row.content)  # what a save while streaming wrote
+    assert restarted.events.named("notice_raised")[0][0] == "Recovered"
+    # An interrupted reply: Continue goes on from it.
+    assert restarted.service.current.endings.can_continue(row)
+
+
+def test_a_reply_with_nothing_saved_leaves_its_question_to_retry_after_a_restart(
+    small_disk: SmallDisk, start_chat: Callable[..., Chat], fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    _stream_into_full_disk(chat, small_disk)  # full before the first save while streaming
+    assert [row.content for row in _reply_rows(chat)] == [""]
+    chat.service.shutdown()
+
+    small_disk.free()
+    restarted = start_chat()
+    restarted.run_until(lambda: restarted.service.current.loaded)
+    # No empty "stopped" reply: the question is the last message, and Retry asks again.
+    assert [(m.role, m.content) for m in restarted.stored()] == [(Role.USER, "Tell me a story")]
+    assert restarted.events.named("notice_raised") == []
+    fake_server.add_reply("Once upon a time.")
+    restarted.service.retry()
+    restarted.idle()
+    assert [(m.role, m.content, m.status) for m in restarted.stored()] == [
+        (Role.USER, "Tell me a story", MessageStatus.COMPLETE),
+        (Role.ASSISTANT, "Once upon a time.", MessageStatus.COMPLETE),
+    ]
+
+
+def test_the_kept_reply_is_marked_not_saved_until_it_is(
+    small_disk: SmallDisk, start_chat: Callable[..., Chat]
+) -> None:
+    chat = start_chat()
+    _stream_into_full_disk(chat, small_disk)
+    reply_id = _shown_reply(chat).id
+    # Told once the reply's end is shown, and not before.
+    names = [name for name, _ in chat.events.seen]
+    assert names.index("unsaved_changed") > names.index("message_updated")
+    assert chat.events.named("unsaved_changed") == [(reply_id,)]
+
+    small_disk.free()
+    chat.events.clear()
+    chat.service.retry()
+    assert chat.events.named("unsaved_changed") == [(None,)]
+    assert _shown_reply(chat).content == REPLY
+
+
+def test_opening_the_conversation_again_shows_the_kept_reply_not_its_row(
+    small_disk: SmallDisk, start_chat: Callable[..., Chat]
+) -> None:
+    chat = start_chat()
+    _stream_into_full_disk(chat, small_disk)
+    conversation = chat.service.current
+    session_id, reply_id = conversation.session_id, _shown_reply(chat).id
+    assert session_id is not None
+
+    chat.service.new_conversation()  # away (a new conversation), and back
+    chat.events.clear()
+    chat.service.open_session(session_id)
+
+    assert chat.service.current is conversation, "it stayed open with its kept reply"
+    ((_session, page, _earlier),) = chat.events.named("conversation_opened")
+    shown = page[-1]
+    assert (shown.id, shown.content, shown.status) == (reply_id, REPLY, MessageStatus.COMPLETE)
+    assert chat.events.named("unsaved_changed") == [(reply_id,)]
+    (row,) = _reply_rows(chat)
+    assert row.status is MessageStatus.STREAMING and row.content != REPLY  # the disk has less
+    # The gauge counts the text shown, also once the tail is read again from disk (as
+    # the warm-up does when it has counted older messages).
+    shown_tokens = chat.service.counter.count(REPLY)
+    entry = conversation.tail.find(reply_id)
+    assert entry is not None and entry.tokens == shown_tokens
+    conversation.load()
+    chat.idle()
+    entry = conversation.tail.find(reply_id)
+    assert entry is not None and entry.tokens == shown_tokens and entry.sendable
+
+    small_disk.free()
+    chat.events.clear()
+    chat.service.retry()
+    (row,) = _reply_rows(chat)
+    assert (row.content, row.status) == (REPLY, MessageStatus.COMPLETE)
+    assert chat.events.named("unsaved_changed") == [(None,)]
+
+
+def test_a_kept_reply_saved_off_screen_opens_saved(
+    small_disk: SmallDisk,
+    start_chat: Callable[..., Chat],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(unsaved, "SAVE_AGAIN_SECONDS", 0.2)
+    chat = start_chat()
+    _stream_into_full_disk(chat, small_disk)
+    conversation = chat.service.current
+    assert conversation.session_id is not None
+    chat.service.new_conversation()
+    chat.events.clear()
+
+    small_disk.free()
+    chat.run_until(lambda: conversation.unsaved.kept is None)
+    assert chat.events.named("unsaved_changed") == []  # off screen: nobody is told
+    chat.service.open_session(conversation.session_id)
+    ((_session, page, _earlier),) = chat.events.named("conversation_opened")
+    assert (page[-1].content, page[-1].status) == (REPLY, MessageStatus.COMPLETE)
+    assert chat.events.named("unsaved_changed") == []
+
+
+def test_continue_saves_the_kept_reply_first_and_goes_on_from_it(
+    small_disk: SmallDisk, start_chat: Callable[..., Chat], fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    _stream_into_full_disk(chat, small_disk, stop_reason="max_tokens")
+    cut = _shown_reply(chat)
+    assert (cut.content, cut.status) == (REPLY, MessageStatus.CUT_OFF)
+    asked = len(fake_server.requests_to("/v1/messages"))
+
+    # Still full: Continue says why and asks nothing (it would go on from the row on disk).
+    chat.events.clear()
+    assert not chat.service.continue_reply(cut)
+    assert [e.title for e in _errors(chat)] == [unsaved.NOT_SAVED_TITLE]
+    assert len(fake_server.requests_to("/v1/messages")) == asked
+
+    small_disk.free()
+    fake_server.add_reply("The end.")
+    assert chat.service.continue_reply(cut)
+    chat.idle()
+    (row,) = _reply_rows(chat)
+    assert (row.content, row.status) == (REPLY + "The end.", MessageStatus.COMPLETE)
+    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"]
+    assert text_of_content(sent[1]["content"]).strip() == REPLY.strip()

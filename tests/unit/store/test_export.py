@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from app.core.errors import UserFacingError
+from app.core.lookup import Lookup, LookupHit
 from app.core.models import MessageStatus
 from app.core.summary import (
     EventKind,
@@ -38,6 +39,8 @@ from app.store.export import (
     ExportFile,
     ExportFormat,
     ImportRefusedError,
+    LookupHitRecord,
+    LookupRecord,
     MessageRecord,
     SessionRecord,
     SummaryRecord,
@@ -46,10 +49,11 @@ from app.store.export import (
     parse_export,
     read_export,
 )
+from app.store.lookups import LookupStore
 from tests.fakes.clock import FakeClock
 
 MODEL = "claude-sonnet-4-5"
-TABLES = ("session", "message", "summary", "event")
+TABLES = ("session", "message", "summary", "event", "lookup")
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -126,6 +130,14 @@ def filled(database: Path, clock: FakeClock, connection: sqlite3.Connection) -> 
         )
     )
     summaries.close()
+    lookups = LookupStore.open(database, clock=clock)
+    found = (
+        LookupHit(1, "user", clock(), "Message 1 ☕ — «gate» AX-7731"),
+        LookupHit(4, "summary", clock(), "Talked about 3–4", conversation="Moving house"),
+    )
+    lookups.add(Lookup(messages[5].id, 1, "gate *code*", found, clock()))
+    lookups.add(Lookup(messages[5].id, 2, "lunch menu", (), clock()))
+    lookups.close()
     return session.id
 
 
@@ -152,6 +164,12 @@ def test_json_export_is_complete(
     states = sorted(s["state"] for s in conversation["summaries"])
     assert states == ["active", "superseded", "superseded", "undone"]
     assert conversation["events"][-1]["ratio_before"] == 0.81
+    first, second = conversation["lookups"]
+    assert (first["message_seq"], first["ordinal"], first["query"]) == (6, 1, "gate *code*")
+    assert [hit["seq"] for hit in first["results"]] == [1, 4]
+    assert first["results"][0]["text"] == "Message 1 ☕ — «gate» AX-7731"
+    assert first["results"][1]["conversation"] == "Moving house"
+    assert (second["ordinal"], second["results"]) == (2, [])
     assert "key" not in json.dumps(data).lower().replace("key_points", "")
 
 
@@ -182,8 +200,44 @@ def test_markdown_is_readable(connection: sqlite3.Connection, filled: str, tmp_p
     assert "> **Summary of messages 1–4**" in text
     assert "(merged into a later summary)" in text and "(undone)" in text
     assert "Message 10 ☕" in text
+    # The reply that searched the archive says so, in one line, before its text.
+    looked = (
+        "_Looked in the archive: 2 earlier messages — "
+        "searched for “gate \\*code\\*”, “lunch menu”._"
+    )
+    assert text.count("Looked in the archive") == 1
+    assert text.index(looked) < text.index("Message 6 ☕")
     # The summary sits before the first message it covers.
     assert text.index("Summary of messages 1–4") < text.index("Message 1 ☕")
+
+
+def test_lookups_come_back_on_import(
+    connection: sqlite3.Connection, filled: str, tmp_path: Path
+) -> None:
+    before = LookupStore(connection)
+    reply = next(m for m in SessionStore(connection).messages(filled) if m.seq == 6)
+    stored = before.for_messages([reply.id])[reply.id]
+    _export(connection, tmp_path / "out.json")
+    other = _open(tmp_path / "other.db")
+    (copy_id,) = import_conversations(other, read_export(tmp_path / "out.json")).session_ids
+    (imported,) = [m for m in SessionStore(other).messages(copy_id) if m.seq == 6]
+    found = LookupStore(other).for_messages([imported.id])[imported.id]
+    assert found == tuple(
+        Lookup(imported.id, lookup.ordinal, lookup.query, lookup.hits, lookup.created_at)
+        for lookup in stored
+    )
+    other.close()
+
+
+def test_a_file_from_before_lookups_imports(
+    connection: sqlite3.Connection, filled: str, tmp_path: Path
+) -> None:
+    data = _valid(connection, tmp_path)
+    conversation = _renamed(data["conversations"][0], "older")
+    del conversation["lookups"]
+    data["conversations"] = [conversation]
+    (older,) = import_conversations(connection, parse_export(json.dumps(data).encode())).titles
+    assert older == "Trip to Lyon"
 
 
 def test_unknown_conversation_is_refused(connection: sqlite3.Connection, tmp_path: Path) -> None:
@@ -310,6 +364,21 @@ def _bad_files(data: dict[str, Any]) -> list[tuple[str, bytes, str]]:
             "bad facets",
             changed(lambda d: d[conversation][0]["summaries"][0].update(facets={"entities": 3})),
             "unreadable",
+        ),
+        (
+            "search on a question",
+            changed(lambda d: d[conversation][0]["lookups"][0].update(message_seq=1)),
+            "not one of Claude's replies",
+        ),
+        (
+            "search numbered twice",
+            changed(lambda d: d[conversation][0]["lookups"][1].update(ordinal=1)),
+            "two archive searches numbered 1",
+        ),
+        (
+            "excerpt without text",
+            changed(lambda d: d[conversation][0]["lookups"][0]["results"][0].pop("text")),
+            "text",
         ),
         (
             "bad usage",
@@ -489,6 +558,27 @@ def conversations(draw: st.DrawFn, index: int) -> dict[str, Any]:
         ),
         key=lambda e: e["created_at"],
     )
+    lookups = [
+        {
+            "message_seq": message["seq"],
+            "ordinal": ordinal,
+            "query": draw(_TEXT),
+            "results": [
+                {
+                    "seq": draw(st.integers(0, 40)),
+                    "author": draw(st.sampled_from(["user", "assistant", "summary"])),
+                    "created_at": _stamp(draw),
+                    "text": draw(_TEXT),
+                    "conversation": draw(st.just("") | _TEXT),
+                }
+                for _ in range(draw(st.integers(0, 2)))
+            ],
+            "created_at": _stamp(draw),
+        }
+        for message in messages
+        if message["role"] == "assistant"
+        for ordinal in range(1, draw(st.integers(1, 3)))
+    ]
     created = _stamp(draw)
     return {
         "session": {
@@ -507,6 +597,7 @@ def conversations(draw: st.DrawFn, index: int) -> dict[str, Any]:
             summaries, key=lambda s: (s["first_seq"], s["depth"], s["created_at"], s["id"])
         ),
         "events": events,
+        "lookups": lookups,
     }
 
 
@@ -553,6 +644,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "message": MessageRecord,
     "summary": SummaryRecord,
     "event": EventRecord,
+    "lookup": LookupRecord,
+    "lookup_hit": LookupHitRecord,
     "conversation": ConversationRecord,
 }
 
@@ -568,6 +661,7 @@ def test_a_real_export_matches_the_schema(
     export_conversations(connection, path, fmt=ExportFormat.JSON)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["conversations"][0]["summaries"], "the export should hold summaries"
+    assert data["conversations"][0]["lookups"], "the export should hold archive searches"
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
 
 

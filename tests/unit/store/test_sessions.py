@@ -232,16 +232,21 @@ def test_recover_interrupted_stops_streaming_replies(store: SessionStore) -> Non
     two = store.create_session("two", MODEL)
     done = store.append_message(one.id, Role.ASSISTANT, "complete")
     cut_one = store.append_message(one.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING)
+    question = store.append_message(two.id, Role.USER, "Anyone there?")
     cut_two = store.append_message(two.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING)
     store.update_message_content(cut_one.id, "half a rep")
-    version_before = store.get_session(one.id).version  # type: ignore[union-attr]
-    assert store.recover_interrupted() == 2
+    store.update_message_content(cut_two.id, " \n\t")
+    versions = [store.get_session(s.id).version for s in (one, two)]  # type: ignore[union-attr]
+    assert store.recover_interrupted() == 1
     by_id = {m.id: m for m in store.messages(one.id) + store.messages(two.id)}
     assert by_id[cut_one.id].status is MessageStatus.STOPPED
     assert by_id[cut_one.id].content == "half a rep"
-    assert by_id[cut_two.id].status is MessageStatus.STOPPED
     assert by_id[done.id].status is MessageStatus.COMPLETE
-    assert store.get_session(one.id).version == version_before + 1  # type: ignore[union-attr]
+    # Nothing had arrived: no empty reply row; the question is left to be asked again.
+    assert cut_two.id not in by_id
+    assert [m.id for m in store.messages(two.id)] == [question.id]
+    after = [store.get_session(s.id).version for s in (one, two)]  # type: ignore[union-attr]
+    assert after == [v + 1 for v in versions]
     assert store.recover_interrupted() == 0
 
 

@@ -1,0 +1,116 @@
+"""The "not saved yet" mark on a reply the disk did not take (issue 10 item 8): on the
+reply itself, in words, while it is kept in memory; there again when the conversation
+is opened again; gone once the reply is saved."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pytestqt.qtbot import QtBot
+
+from app.chat import unsaved
+from app.core.models import MessageStatus, Role
+from app.core.paths import AppPaths
+from app.store.database import open_database
+from app.store.sessions import SessionStore
+from app.ui.app import CairnSession
+from app.ui.transcript_message import MessageWidget
+from app.ui.unsaved_mark import UNSAVED_TEXT, UnsavedMark
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.unit.chat.test_unsaved import REPLY, REPLY_CHUNKS, SmallDisk
+from tests.unit.chat.test_unsaved import small_disk as small_disk  # a fixture
+
+
+def marks(cairn: CairnSession) -> list[tuple[int, str]]:
+    """(message id, words) of every "not saved yet" mark shown in the transcript."""
+    found = []
+    for widget in cairn.window.transcript.message_widgets():
+        for mark in widget.findChildren(UnsavedMark):
+            if mark.isVisibleTo(widget):
+                found.append((widget.message.id, mark.accessibleName()))
+    return found
+
+
+def last_reply(cairn: CairnSession) -> MessageWidget:
+    widget = cairn.window.transcript.message_widgets()[-1]
+    assert widget.message.role is Role.ASSISTANT
+    return widget
+
+
+def test_the_kept_reply_says_not_saved_yet_until_it_is(
+    qtbot: QtBot,
+    small_disk: SmallDisk,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn = open_window()
+    window, controller = cairn.window, cairn.controller
+    fake_server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
+    window.composer.editor.setPlainText("Tell me a story")
+    controller.send(window.composer.text())
+    qtbot.waitUntil(
+        lambda: bool(window.transcript.message_widgets()) and bool(last_reply(cairn).text),
+        timeout=15_000,
+    )
+    small_disk.fill()
+    qtbot.waitUntil(lambda: not controller.busy, timeout=15_000)
+
+    reply = last_reply(cairn)
+    assert reply.text == REPLY
+    assert marks(cairn) == [(reply.message.id, UNSAVED_TEXT)]
+    assert window.banner.title_label.text() == unsaved.NOT_SAVED_TITLE
+
+    # Away and back: the text shown is what arrived, with its mark, not the row on disk.
+    session = controller.current
+    assert session is not None
+    controller.new_conversation()
+    assert marks(cairn) == []
+    controller.open_session(session.id)
+    qtbot.waitUntil(lambda: bool(window.transcript.message_widgets()), timeout=15_000)
+    reply = last_reply(cairn)
+    assert (reply.text, reply.message.status) == (REPLY, MessageStatus.COMPLETE)
+    assert not reply.is_typing()
+    assert marks(cairn) == [(reply.message.id, UNSAVED_TEXT)]
+
+    small_disk.free()
+    controller.retry()
+    assert marks(cairn) == []
+    assert last_reply(cairn).text == REPLY
+
+
+def test_the_mark_goes_on_the_named_reply_only(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    store = SessionStore(open_database(paths.database).connection)
+    session = store.create_session("Stories", "claude-sonnet-4-6")
+    rows = [
+        store.append_message(session.id, role, text)
+        for role, text in [
+            (Role.USER, "One?"),
+            (Role.ASSISTANT, "One."),
+            (Role.USER, "Two?"),
+            (Role.ASSISTANT, "Two."),
+        ]
+    ]
+    store.close()
+    cairn = open_window()
+    qtbot.waitUntil(lambda: len(cairn.window.transcript.message_widgets()) == 4, timeout=15_000)
+
+    cairn.controller.unsaved_changed.emit(rows[3].id)
+    assert marks(cairn) == [(rows[3].id, UNSAVED_TEXT)]
+    marked = cairn.window.transcript.message_widget(rows[3].id)
+    assert marked is not None
+    shown = marked.findChild(UnsavedMark)
+    assert shown is not None and "every few seconds" in shown.toolTip()
+    cairn.controller.unsaved_changed.emit(rows[1].id)
+    assert marks(cairn) == [(rows[1].id, UNSAVED_TEXT)]
+    cairn.controller.unsaved_changed.emit(None)
+    qtbot.waitUntil(
+        lambda: (
+            not any(w.findChildren(UnsavedMark) for w in cairn.window.transcript.message_widgets())
+        )
+    )
+    assert marks(cairn) == []
