@@ -573,9 +573,8 @@ class TranscriptView(QWidget):
     def _settle_layout(self) -> None:
         """Run the pending layout passes now, so the view is right before anything paints.
 
-        Layout requests travel up one parent per pass (column, content, scroll
-        area), each posted as an event; a few rounds deliver them all.
-        """
+        Layout requests travel up one parent per pass (column, content, scroll area),
+        each posted as an event; a few rounds deliver them all."""
         if not self.isVisible():
             return
         for _ in range(4):
@@ -583,9 +582,7 @@ class TranscriptView(QWidget):
 
     @contextmanager
     def _keeping_place(self, adding: AbstractContextManager[None]) -> Iterator[None]:
-        """Change the column within `adding`, keeping what the user reads where it is."""
-        # What the user sees is the settled layout: note the place there, not in a
-        # layout a busy event loop has not caught up with yet.
+        """Change the column within `adding`, keeping what the user reads (as laid out) still."""
         self._settle_layout()
         self._keeper.capture()
         with adding:
