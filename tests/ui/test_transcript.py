@@ -508,6 +508,7 @@ def test_prepending_while_at_the_top_does_not_jump_to_the_new_top(
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     with qtbot.waitSignal(view.earlier_requested, timeout=1000):
         bar.setValue(0)
+    QApplication.processEvents()  # what the user sees: the view as painted
     first = view.message_widgets()[0]
     viewport = view.scroll_area.viewport()
     y_before = first.mapTo(viewport, QPoint(0, 0)).y()
