@@ -21,6 +21,7 @@ from app.chat.events import Activity, ChatEvents, SummaryPreview
 from app.chat.jobs import LoadedConversation, load_conversation
 from app.chat.lookups import LookupsFactory, no_lookups
 from app.chat.loop import EventLoop, Timer
+from app.chat.model_fallback import ModelChoice
 from app.chat.recall import recall_budget
 from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
 from app.chat.reply_endings import ReplyEndings
@@ -70,6 +71,7 @@ class Shared:
         config: the summarization settings now in force.
         recall: the recall settings now in force.
         model_info: a model's limits, and whether they are known.
+        model_choice: the model each conversation uses (and falls to after a 404).
         is_current: whether a conversation is the one on screen.
     """
 
@@ -90,6 +92,7 @@ class Shared:
     summary_process: SummaryProcess
     config: Callable[[], SummarizationConfig]
     model_info: Callable[[str], tuple[ModelInfo, bool]]
+    model_choice: ModelChoice
     is_current: Callable[[Conversation], bool]
     session_changed: Callable[[Session], None]
     recall: Callable[[], RecallSettings]
@@ -330,8 +333,11 @@ class Conversation:
             return
         shared, loop = self._shared, self._shared.loop
         model, summaries = shared.model_info(self.model_id), tuple(self.summaries)
+        fallback = shared.model_choice.fallback(self.model_id)  # after a 404 (model_fallback)
         reply = ReplyJob(
-            ReplyRequest(self.session.id, *model, self.system_prompt, summaries, continuing),
+            ReplyRequest(
+                self.session.id, *model, self.system_prompt, summaries, continuing, fallback
+            ),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
             provider=provider,
@@ -340,7 +346,10 @@ class Conversation:
             calibration_file=shared.calibration_file,
             on_started=lambda message: loop.post(lambda: self.endings.started(message)),
             on_text=lambda: loop.post(self._text_arrived),
-            on_retry=lambda attempt, wait: loop.post(lambda: self._retrying(wait)),
+            on_retry=lambda attempt, wait: loop.post(lambda: self._status(_retrying(wait))),
+            on_model_switched=lambda old, new: loop.post(
+                lambda: shared.model_choice.switched(self, old, new)
+            ),
             lookups=shared.lookups(self.session.id, self.tell),
         )
         self._reply = reply
@@ -375,10 +384,6 @@ class Conversation:
         text, message_id = reply.take_text(), reply.message_id
         self._status("")
         self.tell(lambda events: events.message_text_changed(message_id, text))
-
-    def _retrying(self, wait: float | None) -> None:
-        suffix = f" in {wait:.0f} s" if wait and wait >= 1 else ""
-        self._status(f"Claude is busy — retrying{suffix}…")
 
     def _reply_done(self, outcome: ReplyOutcome) -> None:
         if self._text_timer is not None:
@@ -498,3 +503,9 @@ class Conversation:
 
 def _now() -> float:
     return time.monotonic()
+
+
+def _retrying(wait: float | None) -> str:
+    """The status line while the SDK waits to ask again."""
+    suffix = f" in {wait:.0f} s" if wait and wait >= 1 else ""
+    return f"Claude is busy — retrying{suffix}…"

@@ -13,9 +13,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.chat.lookups import ArchiveLookups, StreamFunction
+from app.chat.model_fallback import model_unavailable
 from app.chat.recall import AutomaticRecall
 from app.chat.runner import something_went_wrong
 from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS, status_of
@@ -23,7 +24,7 @@ from app.chat.unsaved import NotSaved, not_saved_error
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
-from app.core.errors import ApiError, StorageError, UserFacingError
+from app.core.errors import ApiError, ModelNotFoundError, StorageError, UserFacingError
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
 from app.core.summary import Summary
@@ -49,6 +50,9 @@ class ReplyRequest:
     summaries: tuple[Summary, ...]
     # The reply to go on writing (cut off, paused or stopped); None asks a new one.
     continuing: int | None = None
+    # The model to ask once if `model` answers 404 (app.chat.model_fallback), with
+    # whether its limits are known; None when no other model is listed.
+    fallback: tuple[ModelInfo, bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,9 +80,10 @@ class ReplyOutcome:
 class ReplyJob:
     """Streams one reply into a row it creates, and saves it as it arrives.
 
-    `work` runs on a worker thread. `on_started(message)`, `on_text()` and
-    `on_retry(attempt, wait)` are called from that thread: the caller makes them
-    post to its loop. `on_text` fires once per batch of text: it is armed again
+    `work` runs on a worker thread. `on_started(message)`, `on_text()`,
+    `on_retry(attempt, wait)` and `on_model_switched(old, new)` (the model answered
+    404: the reply asks `request.fallback` instead) are called from that thread: the
+    caller makes them post to its loop. `on_text` fires once per batch of text: it is armed again
     only when the loop takes the text with `take_text`, so a fast stream never
     floods the loop. `recall_budget_ratio` (captured on the loop's thread; 0: off) is
     the share of the window the recall block may use.
@@ -96,6 +101,7 @@ class ReplyJob:
         on_started: Callable[[Message], None],
         on_text: Callable[[], None],
         on_retry: Callable[[int, float | None], None],
+        on_model_switched: Callable[[str, str], None],
         recall_budget_ratio: float = 0.0,
         lookups: ArchiveLookups | None = None,
     ) -> None:
@@ -108,6 +114,8 @@ class ReplyJob:
         self._on_started = on_started
         self._on_text = on_text
         self._on_retry = on_retry
+        self._on_model_switched = on_model_switched
+        self._switched_from: ModelInfo | None = None  # the model that answered 404
         self._recall_budget_ratio = recall_budget_ratio
         self._lookups = lookups  # the archive tool's loop (None: no tools offered)
         self._cancel = CancelToken()
@@ -165,6 +173,10 @@ class ReplyJob:
             except UserFacingError as error:
                 partial = error.partial_text if isinstance(error, ApiError) else ""
                 received = self.take_text()[len(self._prefix) :]
+                if isinstance(error, ModelNotFoundError) and not (partial or received):
+                    if self._fall_to_next_model():
+                        continue  # the same request, to the next listed model
+                    error = model_unavailable(self.request.model, self._switched_from, error)
                 return self._fail(
                     store, error, partial if len(partial) >= len(received) else received
                 )
@@ -223,6 +235,19 @@ class ReplyJob:
         with self._lock:
             self._text = self._prefix
         return message
+
+    def _fall_to_next_model(self) -> bool:
+        """The model answered 404: ask the next listed one instead, once. False when
+        there is none, or it was asked already."""
+        request = self.request
+        if request.fallback is None or self._switched_from is not None:
+            return False
+        model, known = request.fallback
+        log.info("Model %s is not available; asking %s instead", request.model.id, model.id)
+        self._switched_from = request.model
+        self.request = replace(request, model=model, model_known=known, fallback=None)
+        self._on_model_switched(self._switched_from.id, model.id)
+        return True
 
     def _continues(self, message: Message, status: MessageStatus) -> bool:
         """Whether this job goes on writing `message`, and it was not saved as `status`."""

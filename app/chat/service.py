@@ -27,6 +27,7 @@ from app.chat.exports import Exports
 from app.chat.history import History
 from app.chat.lookups import ArchiveLookups
 from app.chat.loop import EventLoop
+from app.chat.model_fallback import ModelChoice
 from app.chat.model_wait import ModelListWait
 from app.chat.runner import Job, JobRunner
 from app.chat.summary_process import SummaryProcess
@@ -116,6 +117,9 @@ class ChatService:
         self.summary_process = SummaryProcess()
         self.cache_use = CacheUseTracker(
             deps.store, deps.open_store, self.runner, events, lambda: self.current.session_id
+        )
+        self.model_choice = ModelChoice(
+            deps.store, lambda: self._settings, deps.settings_path, lambda: self.models
         )
         self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.
@@ -330,20 +334,7 @@ class ChatService:
 
     def select_model(self, model_id: str) -> None:
         """The picker changed: use it in this conversation and for new ones."""
-        conversation = self.current
-        if not model_id or model_id == conversation.model_id:
-            return
-        conversation.model_id = model_id
-        self._events.context_changed(conversation.context_state())
-        self._settings.model = model_id
-        try:
-            save_settings(self._deps.settings_path, self._settings)
-            if conversation.session is not None:
-                conversation.session = self._deps.store.set_session_model(
-                    conversation.session.id, model_id
-                )
-        except StorageError as error:
-            self._events.error_raised(error)
+        self.model_choice.select(self.current, model_id)
 
     def refresh_models(self) -> None:
         """List the models in the background; keep the bundled list if that fails."""
@@ -527,6 +518,7 @@ def _shared(
         summary_process=service.summary_process,
         config=lambda: service._settings.summarization,
         model_info=lambda model_id: model_limits(model_id, service.models),
+        model_choice=service.model_choice,
         is_current=lambda conversation: conversation is service.current,
         session_changed=service.cache_use.following(events.session_changed),
         recall=lambda: service._settings.recall,

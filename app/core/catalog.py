@@ -101,8 +101,32 @@ def pick_default_model(configured: str | None, available: Sequence[ModelInfo]) -
     ids = [model.id for model in available]
     if configured and configured in ids:
         return configured
+    return ranked_models(available)[0].id
+
+
+def ranked_models(available: Sequence[ModelInfo]) -> list[ModelInfo]:
+    """`available` in the order Cairn prefers them for chatting (see `_preference`)."""
     ranked = sorted(enumerate(available), key=lambda pair: _preference(pair[1], pair[0]))
-    return ranked[0][1].id
+    return [model for _position, model in ranked]
+
+
+def next_model(current: str, available: Sequence[ModelInfo]) -> str | None:
+    """The model to fall to when `current` is not available to the key (a 404): the
+    next one in the ranking, from the top again after the last, a deprecated one only
+    when no other is listed; None when `available` lists no other. A `current` the
+    list does not name falls to the best listed.
+    """
+    ranked = ranked_models(available)
+    ids = [model.id for model in ranked]
+    if current in ids:
+        position = ids.index(current)
+        ranked = ranked[position + 1 :] + ranked[:position]
+    others = sorted((model for model in ranked if model.id != current), key=_is_deprecated)
+    return others[0].id if others else None
+
+
+def _is_deprecated(model: ModelInfo) -> bool:
+    return model.deprecated
 
 
 def find_model(model_id: str, available: Sequence[ModelInfo]) -> ModelInfo | None:

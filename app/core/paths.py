@@ -52,32 +52,45 @@ class AppPaths:
             folder.mkdir(parents=True, exist_ok=True)
 
 
+FOLDER_ERROR_TITLE = "Cairn can't create its folder"
+
+# The way to use another folder: the data folder is not a setting (Settings →
+# Advanced only shows it), so the environment variable is the one way.
+_ANOTHER_FOLDER = "Or make Cairn use another folder: set the CAIRN_HOME environment variable to it."
+
+
 def describe_folder_error(error: OSError) -> str:
-    """Why Cairn's folders could not be made, in plain words, with what to do.
+    """Why a folder of Cairn's could not be made, in plain words: what the folder is
+    for, where it should be, why it can't be made, and what to do.
 
     The system's own wording ("Not a directory: /home/ann/cairn/data") names
     neither what the folder is for nor what to do about it.
     """
-    place = error.filename if error.filename is not None else "its folder"
+    place = str(error.filename) if error.filename is not None else "its usual place"
+    lead = f"Cairn can't create the folder where it keeps your conversations ({place})"
     if error.errno in (errno.ENOTDIR, errno.EEXIST):
+        in_the_way = _file_in_the_way(place) if error.filename is not None else None
+        where = f" ({in_the_way})" if in_the_way and in_the_way != place else ""
         return (
-            f"Cairn keeps your conversations and settings in folders, but where one "
-            f"should be ({place}) there is a file. Move or rename that file, or point "
-            "Cairn to another folder with the CAIRN_HOME setting, then start Cairn again."
+            f"{lead}: there is a file where the folder should be{where}. Move or rename "
+            f"that file, then start Cairn again. {_ANOTHER_FOLDER}"
         )
-    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+    if error.errno == errno.EROFS:
+        return f"{lead}: that disk is read-only. {_ANOTHER_FOLDER}"
+    if error.errno in (errno.EACCES, errno.EPERM):
         return (
-            f"Cairn keeps your conversations and settings in a folder at {place}, but it "
-            "isn't allowed to create it there. Make sure you may write to that place, or "
-            "point Cairn to another folder with the CAIRN_HOME setting."
+            f"{lead}: you aren't allowed to create folders there. Fix the permissions of "
+            f"that place, then start Cairn again. {_ANOTHER_FOLDER}"
         )
-    if error.errno == errno.ENOSPC:
-        return (
-            f"Cairn can't make the folder for your conversations ({place}): the disk is "
-            "full. Free some space, then start Cairn again."
-        )
-    return (
-        f"Cairn can't make the folder for your conversations and settings ({place}): "
-        f"{error.strerror or error}. Point Cairn to another folder with the CAIRN_HOME "
-        "setting, then start Cairn again."
-    )
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{lead}: the disk is full. Free some space, then start Cairn again."
+    reason = (error.strerror or str(error)).rstrip(".")
+    return f"{lead}: the system said “{reason}”. {_ANOTHER_FOLDER}"
+
+
+def _file_in_the_way(place: str) -> str | None:
+    """The nearest file on the way to `place` (a folder must be where it is), if any."""
+    for candidate in (Path(place), *Path(place).parents):
+        if candidate.exists():
+            return str(candidate) if not candidate.is_dir() else None
+    return None

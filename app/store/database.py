@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
+from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 from app.store.salvage import salvage
@@ -394,10 +395,7 @@ def _ensure_folder(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise StorageError(
-            f"Cairn can't create its data folder ({folder}): {error.strerror or error}. "
-            "Check that this place exists and that you may write there, or choose "
-            "another data folder.",
-            detail=repr(error),
+            describe_folder_error(error), title=FOLDER_ERROR_TITLE, detail=repr(error)
         ) from error
 
 

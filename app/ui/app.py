@@ -18,7 +18,7 @@ from app import APP_NAME, __version__
 from app.chat.runner import Job
 from app.chat.service import ProviderFactory, ServiceDependencies
 from app.core.errors import StorageError, UserFacingError
-from app.core.paths import AppPaths, describe_folder_error
+from app.core.paths import FOLDER_ERROR_TITLE, AppPaths, describe_folder_error
 from app.core.settings import load_settings
 from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
@@ -160,7 +160,9 @@ def open_cairn(
     try:
         paths.ensure()
     except OSError as error:
-        raise StorageError(describe_folder_error(error), detail=repr(error)) from error
+        raise StorageError(
+            describe_folder_error(error), title=FOLDER_ERROR_TITLE, detail=repr(error)
+        ) from error
     setup_logging(paths.log_dir)
     log.info("Starting %s %s", APP_NAME, __version__)
     loaded = load_settings(paths.settings_file)

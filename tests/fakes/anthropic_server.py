@@ -660,7 +660,9 @@ class FakeAnthropicServer:
         max_page_size: the most models one page lists, whatever `limit` asks.
         reply_generator: builds the reply when nothing is scripted.
         strict: refuse messages that do not start with the user.
-        reject_unknown_models: answer 404 for a model not in `models`.
+        reject_unknown_models: answer 404 `not_found_error` for a model not in `models`,
+            as the API does for a model that does not exist or the key cannot use
+            (https://docs.claude.com/en/api/errors, `not_found_error`); on by default.
         prompt_cache: the prefixes `cache_control` breakpoints cached (prompt_cache.py).
     """
 
@@ -674,7 +676,7 @@ class FakeAnthropicServer:
         max_page_size: int = 1000,
         reply_generator: ReplyGenerator = echo_reply,
         strict: bool = True,
-        reject_unknown_models: bool = False,
+        reject_unknown_models: bool = True,
     ) -> None:
         self.models: list[ModelInfo] = list(models if models is not None else FALLBACK_MODELS)
         self.valid_keys = valid_keys
@@ -1068,6 +1070,8 @@ class FakeAnthropicServer:
             return tool_error
         known = self._find_model(model)
         if known is None:
+            # A model that does not exist, or that the key cannot use: 404
+            # `not_found_error` (https://docs.claude.com/en/api/errors).
             if self.reject_unknown_models:
                 return HttpError(404, f"model: {model}")
             return None

@@ -6,7 +6,17 @@ from collections.abc import Iterator
 
 import pytest
 
+from app.core.catalog import ModelInfo
 from tests.fakes.anthropic_server import FakeAnthropicServer
+
+# The model the wire-format tests (tests/integration) ask for. The fake answers 404
+# for a model it does not list, as the API does, so those tests list it.
+TEST_MODEL = ModelInfo(
+    id="claude-test-model",
+    display_name="Claude Test Model",
+    max_input_tokens=200_000,
+    max_tokens=64_000,
+)
 
 
 @pytest.fixture

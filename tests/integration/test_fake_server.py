@@ -17,7 +17,7 @@ import anthropic
 import httpx2
 import pytest
 
-from app.core.catalog import ModelInfo
+from app.core.catalog import FALLBACK_MODELS, ModelInfo
 from tests.fakes.anthropic_server import (
     COUNT_TOKENS_PATH,
     FAKE_MESSAGE_OVERHEAD,
@@ -31,6 +31,7 @@ from tests.fakes.anthropic_server import (
     ToolUseBlock,
     count_text_tokens,
 )
+from tests.fakes.server_fixtures import TEST_MODEL
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-ant-fake-test-key"
@@ -150,7 +151,7 @@ def test_reply_generation_is_pluggable(sdk: anthropic.Anthropic) -> None:
     def shout(request: MessagesRequest) -> Reply:
         return Reply.of_text(request.last_user_text.upper())
 
-    with FakeAnthropicServer(reply_generator=shout) as server:
+    with FakeAnthropicServer(models=[TEST_MODEL], reply_generator=shout) as server:
         client = sdk.with_options(base_url=server.base_url)
         message = client.messages.create(model=MODEL, max_tokens=100, messages=HELLO)
 
@@ -531,11 +532,26 @@ def test_a_request_over_the_context_window_is_refused(
     assert "exceed context limit" in (caught.value.api_message or "")
 
 
-def test_unknown_models_are_refused_when_asked(sdk: anthropic.Anthropic) -> None:
-    with FakeAnthropicServer(reject_unknown_models=True) as server:
+def test_a_model_it_does_not_list_is_not_found_by_default(sdk: anthropic.Anthropic) -> None:
+    # https://docs.claude.com/en/api/errors: 404 `not_found_error`, for replies and counts.
+    with pytest.raises(anthropic.NotFoundError) as caught:
+        sdk.messages.create(model="claude-nonexistent", max_tokens=10, messages=HELLO)
+    with pytest.raises(anthropic.NotFoundError):
+        sdk.messages.count_tokens(model="claude-nonexistent", messages=HELLO)
+
+    assert caught.value.body == {
+        "type": "error",
+        "error": {"type": "not_found_error", "message": "model: claude-nonexistent"},
+        "request_id": caught.value.request_id,
+    }
+
+
+def test_unknown_models_are_answered_when_asked(sdk: anthropic.Anthropic) -> None:
+    with FakeAnthropicServer(reject_unknown_models=False) as server:
         client = sdk.with_options(base_url=server.base_url)
-        with pytest.raises(anthropic.NotFoundError):
-            client.messages.create(model="claude-nonexistent", max_tokens=10, messages=HELLO)
+        message = client.messages.create(model="claude-nonexistent", max_tokens=10, messages=HELLO)
+
+    assert message.model == "claude-nonexistent"
 
 
 # --- tokens and models ----------------------------------------------------------------
@@ -616,8 +632,10 @@ def test_it_runs_by_hand_until_ctrl_c() -> None:
         first_line = process.stdout.readline()
         base_url = first_line.rsplit(" ", 1)[-1].strip()
         instructions = process.stdout.readline() + process.stdout.readline()
+        # Run by hand, it lists the bundled models (and answers 404 for any other).
+        listed = FALLBACK_MODELS[0].id
         with anthropic.Anthropic(api_key="anything", base_url=base_url) as client:
-            message = client.messages.create(model=MODEL, max_tokens=50, messages=HELLO)
+            message = client.messages.create(model=listed, max_tokens=50, messages=HELLO)
         process.send_signal(signal.SIGINT)
         return_code = process.wait(timeout=20)
     finally:

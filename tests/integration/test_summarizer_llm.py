@@ -192,7 +192,7 @@ def test_abort_on_failure_changes_nothing(
 
 
 def test_a_missing_model_moves_down_the_list() -> None:
-    with FakeAnthropicServer(reject_unknown_models=True) as server:
+    with FakeAnthropicServer() as server:
         provider = AnthropicProvider(KEY, server.base_url, timeout=5)
         try:
             result = summarize(provider, model_order=["claude-gone-1", MODEL])

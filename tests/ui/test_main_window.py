@@ -397,6 +397,28 @@ def test_model_picker_uses_server_list(
     assert cairn.controller.settings.model == "claude-opus-9"
 
 
+def test_a_withdrawn_model_switches_the_picker_and_says_so(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    sonnet, opus, _haiku = FALLBACK_MODELS
+    combo = cairn.window.model_combo
+    assert combo.currentData() == sonnet.id
+    # Withdrawn after Cairn listed it: the API answers 404 not_found_error.
+    fake_server.models = [model for model in FALLBACK_MODELS if model is not sonnet]
+    fake_server.add_reply("Opus here.")
+    send(qtbot, cairn, "Hello?")
+    wait_idle(qtbot, cairn)
+    assert combo.currentData() == opus.id
+    banner = cairn.window.banner
+    qtbot.waitUntil(banner.isVisible)
+    assert banner.title_label.text() == "Switched model"
+    assert banner.text_label.text() == (
+        "Claude Sonnet 4.6 isn't available to your API key, so Cairn switched this "
+        "conversation to Claude Opus 4.6."
+    )
+    assert shown_texts(cairn) == [(Role.USER, "Hello?"), (Role.ASSISTANT, "Opus here.")]
+
+
 def test_a_long_title_is_shortened_not_the_model_picker(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:

@@ -82,8 +82,16 @@ def test_unwritable_data_folder_gets_a_clear_dialog(
     blocker.write_text("")
     monkeypatch.setenv("CAIRN_HOME", str(blocker / "home"))
     words = refused_with(qtbot, AppPaths.from_environment())
-    assert "can't" in words.lower() or "cannot" in words.lower()
-    assert "Traceback" not in words
+    title, text = words.split("\n", 1)
+    assert title == "<b>Cairn can't create its folder</b>"
+    # What the folder is, where, why (the file in the way, named), and what to do.
+    assert text.startswith(
+        "Cairn can't create the folder where it keeps your conversations "
+        f"({blocker / 'home' / 'data'}): there is a file where the folder should be "
+        f"({blocker}). Move or rename that file, then start Cairn again."
+    )
+    assert "CAIRN_HOME" in text
+    assert "Not a directory" not in words and "Traceback" not in words
 
 
 def test_second_cairn_says_it_is_already_running(qtbot: QtBot) -> None:

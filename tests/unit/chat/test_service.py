@@ -826,7 +826,6 @@ def test_the_first_message_waits_for_the_model_list_and_uses_a_listed_model(
 ) -> None:
     # An Anthropic-compatible server that offers one model, none of the bundled ones.
     fake_server.models = [ModelInfo(id="compatible-model", display_name="Compatible")]
-    fake_server.reject_unknown_models = True
     gate = threading.Event()
     fake_server.before_model_list = lambda: gate.wait(10)  # the list is slow to come
     fake_server.add_reply("Hello from the listed model.")

@@ -16,6 +16,7 @@ from app.core.catalog import (
     clean_model_list,
     find_model,
     model_limits,
+    next_model,
     pick_default_model,
 )
 
@@ -176,6 +177,35 @@ def test_a_deprecated_model_is_not_picked_by_default_but_kept_when_chosen() -> N
     assert pick_default_model(None, [old, current]) == "claude-current"
     assert pick_default_model("claude-old", [old, current]) == "claude-old"
     assert pick_default_model(None, [old]) == "claude-old"  # nothing else to offer
+
+
+def test_the_next_model_follows_the_ranking_and_comes_round_again() -> None:
+    sonnet = ModelInfo(id="model-s", display_name="S", line="sonnet")
+    opus = ModelInfo(id="model-o", display_name="O", line="opus")
+    haiku = ModelInfo(id="model-h", display_name="H", line="haiku")
+    listed = [haiku, opus, sonnet]  # the API's order (newest first) is not the ranking
+
+    assert next_model("model-s", listed) == "model-o"
+    assert next_model("model-o", listed) == "model-h"
+    assert next_model("model-h", listed) == "model-s"  # after the last, the best again
+    assert next_model("claude-withdrawn", listed) == "model-s"  # not listed: the best
+
+
+def test_the_next_model_is_a_deprecated_one_only_when_nothing_else_is_listed() -> None:
+    current = ModelInfo(id="model-h", display_name="H", line="haiku")
+    best = ModelInfo(id="model-s", display_name="S", line="sonnet")
+    old = ModelInfo(id="model-old", display_name="Old", line="sonnet", deprecated=True)
+
+    assert next_model("model-h", [current, old, best]) == "model-s"
+    assert next_model("model-h", [current, old]) == "model-old"
+
+
+def test_there_is_no_next_model_when_the_list_offers_no_other() -> None:
+    only = ModelInfo(id="model-only", display_name="Only")
+
+    assert next_model("model-only", [only]) is None
+    assert next_model("model-only", []) is None
+    assert next_model("claude-withdrawn", [only]) == "model-only"
 
 
 def test_a_retired_model_is_left_out() -> None:

@@ -154,6 +154,22 @@ def test_connect_to_a_missing_file_does_not_create_one(database: Path) -> None:
     assert not database.exists()
 
 
+def test_a_data_folder_that_cannot_be_made_is_said_in_plain_words(tmp_path: Path) -> None:
+    blocker = tmp_path / "home"
+    blocker.write_text("")  # a file where the folder should be: refused even to root
+    database = blocker / "data" / "cairn.db"
+
+    with pytest.raises(StorageError) as caught:
+        open_database(database)
+
+    assert caught.value.title == "Cairn can't create its folder"
+    assert caught.value.message.startswith(
+        f"Cairn can't create the folder where it keeps your conversations ({database.parent}): "
+        f"there is a file where the folder should be ({blocker})."
+    )
+    assert not blocker.read_text(), "the file in the way is left alone"
+
+
 def test_connect_before_open_database_is_a_bug(tmp_path: Path) -> None:
     unmigrated = tmp_path / "cairn.db"
     unmigrated.write_bytes(b"")  # an empty file is an empty database at version 0
