@@ -2197,3 +2197,20 @@ def hard_facts(facets: Facets) -> set[str]:
     """The verbatim strings a summary must keep (identifiers, numbers, dates, URLs,
     file names, amounts, e-mails): the retention check adds any the LLM's draft lacks."""
     return {entity.text for entity in facets.entities if entity.kind in HARD_FACT_KINDS}
+
+
+# What `entity_spans` can look for, and how each is found (as `extract_facets` finds it).
+SpannedKind = Literal["file", "url", "number", "money", "date"]
+_SPAN_FINDERS: dict[SpannedKind, Callable[[str], Iterator[Span]]] = {
+    "file": _find_files,
+    "url": _find_urls,
+    "number": _find_numbers,
+    "money": _find_money,
+    "date": _find_dates,
+}
+
+
+def entity_spans(text: str, kind: SpannedKind) -> Iterator[Span]:
+    """Where `text` holds entities of `kind`, in order, as `extract_facets` finds them
+    (without its redaction and de-duplication): for a caller that needs only where."""
+    return _SPAN_FINDERS[kind](text)
