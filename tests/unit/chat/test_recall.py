@@ -4,8 +4,13 @@ block, within its budget; the setting turns it off (issue 12 item 1)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
+from app.chat.recall import FLOOR_TOKENS, AutomaticRecall
+from app.core.catalog import ModelInfo
+from app.core.context import ContextBuilder
+from app.core.models import Message, Role
 from app.core.recall import RECALL_HEADING
 from app.core.settings import AppSettings, RecallSettings
 from app.core.summarization_config import SummarizationConfig
@@ -13,6 +18,7 @@ from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
 from tests.unit.chat.conftest import Chat
 
 StartChat = Callable[..., Chat]
+START = datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
 QUIET = SummarizationConfig(mode="rule", auto_summarize=False)
 
 
@@ -72,3 +78,26 @@ def test_recall_off_sends_no_recall_block(
     body = last_reply(fake_server)
     texts = block_texts(body["system"]) + block_texts(body["messages"][-1]["content"])
     assert not any(RECALL_HEADING in text for text in texts)
+
+
+def small_model(window: int) -> ModelInfo:
+    return ModelInfo(id=f"m{window}", display_name="m", max_input_tokens=window, max_tokens=250)
+
+
+def test_a_small_window_gets_the_floor_and_a_large_one_its_share() -> None:
+    recall = AutomaticRecall(ContextBuilder(), 0.05)
+    assert recall.raw_budget(small_model(2_000), "", [], []) == FLOOR_TOKENS == 150
+    assert recall.raw_budget(small_model(8_000), "", [], []) == 400
+    assert recall.raw_budget(small_model(200_000), "", [], []) == 10_000
+
+
+def test_the_floor_is_never_more_than_the_room_the_request_leaves() -> None:
+    builder = ContextBuilder()
+    model = small_model(2_000)
+    long_turn = Message(
+        id=1, session_id="s", seq=1, role=Role.USER, content="word " * 1_550, created_at=START
+    )
+    state = builder.estimate_state(model=model, tail=[long_turn])
+    room = int(state.usable * 0.95) - state.used
+    assert 0 < room < FLOOR_TOKENS
+    assert AutomaticRecall(builder, 0.05).raw_budget(model, "", [], [long_turn]) == room
