@@ -82,7 +82,8 @@ class RecallIndex:
         low, high = bounds
         phrases = [_phrase(term) for term in terms]
         counts = self._counts(phrases, low, high)
-        telling = [p for p, n in zip(phrases, counts, strict=True) if n <= COMMON_AT_MOST]
+        # Not asked again: a phrase in no message here, nor one in too many of them.
+        telling = [p for p, n in zip(phrases, counts, strict=True) if 0 < n <= COMMON_AT_MOST]
         if not telling:
             return []
         rows = self._connection.execute(
