@@ -2,9 +2,10 @@
 
 `AutomaticRecall.gather` takes the newest user message of the live tail, looks its
 salient terms up in the conversation's archive and fits the best quotes into the
-recall budget: `budget_ratio` of the model's window, and never more than the room
-the request leaves (below the margin where an exact count would be asked), so the
-recall block never makes a request fail that would have fitted without it.
+recall budget: `budget_ratio` of the model's window (at least `FLOOR_TOKENS`), and
+never more than the room the request leaves (below the margin where an exact count
+would be asked), so the recall block never makes a request fail that would have fitted
+without it. The kinds of fact the message asks for (`wanted_kinds`) rank the quotes.
 A failure to read the archive is logged and the reply goes without recall.
 """
 
