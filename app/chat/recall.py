@@ -31,6 +31,7 @@ from app.core.recall import (
 from app.core.recall_kinds import wanted_kinds
 from app.core.settings import RecallSettings
 from app.core.summary import Summary
+from app.store.recall import QUESTION_CANDIDATES
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,12 @@ class ArchiveLookup(Protocol):
     """Where archived messages are found: `app.store.recall.RecallIndex`, or a fake."""
 
     def archived_matches(
-        self, session_id: str, terms: Sequence[RecallTerm]
+        self,
+        session_id: str,
+        terms: Sequence[RecallTerm],
+        limit: int = ...,
+        *,
+        other_forms: bool = False,
     ) -> list[ArchivedMatch]: ...
 
 
@@ -83,19 +89,24 @@ class AutomaticRecall:
         budget = self.raw_budget(model, system_prompt, summaries, tail, model_known)
         if budget <= 0:
             return None
+        wanted = wanted_kinds(newest.content, fold) if newest is not None else frozenset()
         try:
-            matches = index.archived_matches(session_id, terms)
+            if wanted:  # a question: a deeper pool, and words said in another form
+                matches = index.archived_matches(
+                    session_id, terms, QUESTION_CANDIDATES, other_forms=True
+                )
+            else:
+                matches = index.archived_matches(session_id, terms)
         except StorageError as error:
             log.warning("Could not look in the archive; the reply goes without recall: %s", error)
             return None
-        assert newest is not None  # there are terms
         return fit_recall(
             matches,
             terms,
             budget,
             self.builder.counter.count,
             exclude_seqs={m.seq for m in tail},
-            wanted=wanted_kinds(newest.content, fold),
+            wanted=wanted,
         )
 
     def raw_budget(

@@ -40,6 +40,9 @@ RECALL_PREAMBLE_SHORT = f"# {RECALL_HEADING} (added by Cairn, not written by the
 SHORTEST_EXCERPT_CHARS = 120
 # Fewer tokens than this left in the budget: not even a heading and a few words fit.
 SMALLEST_QUOTE_TOKENS = 16
+# More characters than text of any language takes a token (English about 4): an excerpt
+# is known not to fit, without counting it, if it would not even at this many.
+MOST_CHARS_PER_TOKEN = 6
 # The most terms looked up for one message: the rarest say the most, and each costs a lookup.
 MAX_TERMS = 8
 # The most quotes in one block: a few exact quotes help; many crowd the request.
@@ -488,6 +491,9 @@ def _fitted_quote(
     `overhead`, about what the heading takes), not halved and counted again: a turn
     counts a quote about once, and one that cannot fit is not counted again.
     """
+    shortest = min(len(match.content.strip()), SHORTEST_EXCERPT_CHARS)
+    if overhead + shortest / MOST_CHARS_PER_TOKEN > room:
+        return None  # not even its shortest excerpt could fit: not worth a count
     size = EXCERPT_CHARS
     for _attempt in range(4):
         quote = _quote(match, excerpt(match.content, terms, size, wanted))

@@ -138,7 +138,14 @@ _FINDERS: dict[AnswerKind, Callable[[str], int | None]] = {
 }
 
 
+# Kinds whose every fact holds a digit: text without one is not read for them.
+_DIGITAL: frozenset[AnswerKind] = frozenset({"code", "money", "quantity", "date", "time"})
+_DIGIT = re.compile(r"\d")
+
+
 def kind_position(text: str, kinds: Collection[AnswerKind]) -> int | None:
     """Where the first fact of one of `kinds` starts in `text`, or None when it holds none."""
+    if _DIGIT.search(text) is None:
+        kinds = [kind for kind in kinds if kind not in _DIGITAL]
     found = [position for kind in kinds if (position := _FINDERS[kind](text)) is not None]
     return min(found) if found else None

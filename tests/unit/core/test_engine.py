@@ -193,7 +193,14 @@ class RepoArchive:
 
     repo: MemorySummaryRepository
 
-    def archived_matches(self, session_id: str, terms: Sequence[RecallTerm]) -> list[ArchivedMatch]:
+    def archived_matches(
+        self,
+        session_id: str,
+        terms: Sequence[RecallTerm],
+        limit: int = 16,
+        *,
+        other_forms: bool = False,
+    ) -> list[ArchivedMatch]:
         return [
             ArchivedMatch(m.id, m.seq, m.role, m.created_at, m.content)
             for m in self.repo.messages(session_id)

@@ -160,3 +160,15 @@ def test_on_a_small_window_the_answer_is_quoted_not_talk_of_its_subject(archive:
     block = fit_recall(matches, terms, 150, default_counter().count, wanted=wanted)
     assert block is not None and block.tokens <= 150
     assert "Tobias Ashcombe" in block.text
+
+
+def test_a_word_never_said_as_written_is_found_in_another_form(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(40)
+    texts[6] = "We talked it over and chose Clearwater Cover for the insurance."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 30)
+    terms = salient_terms("Which insurer did we go with?")
+    found = archive.index.archived_matches(session_id, terms, other_forms=True)
+    assert [m.seq for m in found] == ([7] if archive.index.indexed else [])
+    assert archive.index.archived_matches(session_id, terms) == []  # as written only
