@@ -2,9 +2,10 @@
 
 `AutomaticRecall.gather` takes the newest user message of the live tail, looks its
 salient terms up in the conversation's archive and fits the best quotes into the
-recall budget: `budget_ratio` of the model's window, and never more than the room
-the request leaves (below the margin where an exact count would be asked), so the
-recall block never makes a request fail that would have fitted without it.
+recall budget: `budget_ratio` of the model's window (at least `FLOOR_TOKENS`), and
+never more than the room the request leaves (below the margin where an exact count
+would be asked), so the recall block never makes a request fail that would have fitted
+without it. The kinds of fact the message asks for (`wanted_kinds`) rank the quotes.
 A failure to read the archive is logged and the reply goes without recall.
 """
 
@@ -19,18 +20,39 @@ from app.core.catalog import ModelInfo
 from app.core.context import NEAR_LIMIT_MARGIN, ContextBuilder
 from app.core.errors import StorageError
 from app.core.models import Message, Role
-from app.core.recall import ArchivedMatch, RecallBlock, RecallTerm, fit_recall, salient_terms
+from app.core.recall import (
+    ArchivedMatch,
+    RecallBlock,
+    RecallTerm,
+    fit_recall,
+    fold,
+    salient_terms,
+)
+from app.core.recall_kinds import wanted_kinds
 from app.core.settings import RecallSettings
 from app.core.summary import Summary
+from app.store.recall import QUESTION_CANDIDATES
 
 log = logging.getLogger(__name__)
+
+# The least recall may use when it is on, whatever the window: the short preamble (23
+# tokens) and one whole paragraph-long message with its heading (5 % of a 2k window, 100
+# tokens, holds only a cut quote: bench_recall_eval's evidence at 2k goes from 0.91 to
+# 0.98 with it). At 5 % only windows under 3k reach it; it is still never more than the
+# room the request leaves, and the block is counted in the request like any other part.
+FLOOR_TOKENS = 150
 
 
 class ArchiveLookup(Protocol):
     """Where archived messages are found: `app.store.recall.RecallIndex`, or a fake."""
 
     def archived_matches(
-        self, session_id: str, terms: Sequence[RecallTerm]
+        self,
+        session_id: str,
+        terms: Sequence[RecallTerm],
+        limit: int = ...,
+        *,
+        other_forms: bool = False,
     ) -> list[ArchivedMatch]: ...
 
 
@@ -67,8 +89,14 @@ class AutomaticRecall:
         budget = self.raw_budget(model, system_prompt, summaries, tail, model_known)
         if budget <= 0:
             return None
+        wanted = wanted_kinds(newest.content, fold) if newest is not None else frozenset()
         try:
-            matches = index.archived_matches(session_id, terms)
+            if wanted:  # a question: a deeper pool, and words said in another form
+                matches = index.archived_matches(
+                    session_id, terms, QUESTION_CANDIDATES, other_forms=True
+                )
+            else:
+                matches = index.archived_matches(session_id, terms)
         except StorageError as error:
             log.warning("Could not look in the archive; the reply goes without recall: %s", error)
             return None
@@ -78,6 +106,7 @@ class AutomaticRecall:
             budget,
             self.builder.counter.count,
             exclude_seqs={m.seq for m in tail},
+            wanted=wanted,
         )
 
     def raw_budget(
@@ -97,7 +126,8 @@ class AutomaticRecall:
             model_known=model_known,
         )
         room = math.floor(state.usable * (1 - NEAR_LIMIT_MARGIN)) - state.used
-        budget = min(math.floor(self.budget_ratio * model.max_input_tokens), room)
+        share = max(math.floor(self.budget_ratio * model.max_input_tokens), FLOOR_TOKENS)
+        budget = min(share, room)
         calibrations = self.builder.calibrations
         ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0
         return math.floor(budget / max(ratio, 1e-6))

@@ -1609,7 +1609,8 @@ _UNITS = (
     r"feet|inch(?:es)?|yd|ms|µs|ns|sec|secs|seconds?|mins?|minutes?|hrs?|hours?|days?|"
     r"weeks?|months?|years?|yrs?|KiB|MiB|GiB|TiB|KB|kB|MB|GB|TB|PB|bytes?|bits?|"
     r"Kbps|Mbps|Gbps|px|pt|rem|em|dpi|°C|°F|°|kWh|Wh|kW|MW|W|mAh|mA|mV|V|kHz|MHz|GHz|Hz|"
-    r"fps|rpm|ml|mL|cl|dl|gal|tokens?|req/s|rps|qps|users?|people|persons|guests?|"
+    r"fps|rpm|ml|mL|cl|dl|l|gal|litres?|liters?|metres?|meters?|"
+    r"tokens?|req/s|rps|qps|users?|people|persons|guests?|"
     r"nights?|adults?|children|kids|rooms?|seats?|tickets?|pages?|words?|lines?|rows?|"
     r"items?|steps?|cores?|threads?|GPUs?|CPUs?|messages?|calories|kcal|x|×|s|h|m"
 )
@@ -1620,7 +1621,8 @@ _UNIT_WORDS = (
     "inch inches yd ms µs ns sec secs second seconds min mins minute minutes hr hrs hour hours "
     "day days week weeks month months year years yr yrs KiB MiB GiB TiB KB kB MB GB TB PB "
     "byte bytes bit bits Kbps Mbps Gbps px pt rem em dpi °C °F ° kWh Wh kW MW W mAh mA mV V "
-    "kHz MHz GHz Hz fps rpm ml mL cl dl gal token tokens req/s rps qps user users people "
+    "kHz MHz GHz Hz fps rpm ml mL cl dl l gal litre litres liter liters metre metres meter meters "
+    "token tokens req/s rps qps user users people "
     "persons guest guests night nights adult adults children kids room rooms seat seats ticket "
     "tickets page pages word words line lines row rows item items step steps core cores thread "
     "threads GPU GPUs CPU CPUs message messages calories kcal x × s h m"
@@ -2197,3 +2199,20 @@ def hard_facts(facets: Facets) -> set[str]:
     """The verbatim strings a summary must keep (identifiers, numbers, dates, URLs,
     file names, amounts, e-mails): the retention check adds any the LLM's draft lacks."""
     return {entity.text for entity in facets.entities if entity.kind in HARD_FACT_KINDS}
+
+
+# What `entity_spans` can look for, and how each is found (as `extract_facets` finds it).
+SpannedKind = Literal["file", "url", "number", "money", "date"]
+_SPAN_FINDERS: dict[SpannedKind, Callable[[str], Iterator[Span]]] = {
+    "file": _find_files,
+    "url": _find_urls,
+    "number": _find_numbers,
+    "money": _find_money,
+    "date": _find_dates,
+}
+
+
+def entity_spans(text: str, kind: SpannedKind) -> Iterator[Span]:
+    """Where `text` holds entities of `kind`, in order, as `extract_facets` finds them
+    (without its redaction and de-duplication): for a caller that needs only where."""
+    return _SPAN_FINDERS[kind](text)

@@ -2,9 +2,11 @@
 
 Before each reply the new user message's salient terms (`salient_terms`) are looked
 up in the conversation's archive (`app.store.recall.RecallIndex`); the matching
-messages are ranked here (`rank_matches`), cut to an exact excerpt around what
-matched, and fitted into a token budget (`fit_recall`) as one labelled block that
-goes in `system` after the memory block. Deterministic and offline: no model call.
+messages are ranked here (`rank_matches`: the terms they hold, in any of a word's
+forms, and whether they hold the kind of fact the message asks for, see
+`recall_kinds`), cut to an exact excerpt around what matched, and fitted into a token
+budget (`fit_recall`) as one labelled block that opens the newest user turn.
+Deterministic and offline: no model call.
 
 Pure: no sqlite3, no Qt, no network. Only archived messages (covered by a summary)
 reach this module, and `fit_recall` also drops any message of the live tail, so a
@@ -13,14 +15,16 @@ message is never sent twice.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 
 from app.core.conversation import date_line, local_day
 from app.core.models import Role
+from app.core.recall_kinds import AnswerKind, is_cue, kind_position
 
 RECALL_HEADING = "From earlier in this conversation — archived, quoted exactly"
 RECALL_PREAMBLE = (
@@ -34,6 +38,11 @@ RECALL_PREAMBLE = (
 RECALL_PREAMBLE_SHORT = f"# {RECALL_HEADING} (added by Cairn, not written by the user)"
 # A quote that does not fit is tried again shorter, down to about this many characters.
 SHORTEST_EXCERPT_CHARS = 120
+# Fewer tokens than this left in the budget: not even a heading and a few words fit.
+SMALLEST_QUOTE_TOKENS = 16
+# More characters than text of any language takes a token (English about 4): an excerpt
+# is known not to fit, without counting it, if it would not even at this many.
+MOST_CHARS_PER_TOKEN = 6
 # The most terms looked up for one message: the rarest say the most, and each costs a lookup.
 MAX_TERMS = 8
 # The most quotes in one block: a few exact quotes help; many crowd the request.
@@ -43,6 +52,17 @@ MAX_QUOTES = 8
 TERMS_FROM_CHARS = 1_000
 # About this many characters around what matched (≈ 150 tokens): enough for the sentence.
 EXCERPT_CHARS = 600
+# A word that only says what kind of answer is wanted ("name", "cost", "what time").
+CUE_WEIGHT = 0.5
+# A message that holds a fact of the kind asked for ("who" → a name): see recall_kinds.
+KIND_BONUS = 1.5
+# A word also counts as held in its stem's forms: "renew" in "renewal", "open" in
+# "opening", "insurer" in "insurance" (English; in other languages they match nothing).
+_SUFFIXES = (
+    *("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s"),
+    *("al", "ance", "ants", "ant", "ment", "e"),
+)
+_ENDINGS = ("e", "s", "es", "ed", "ing", "er", "ers", "al", "ation", "ance", "ant", "ment")
 
 # Runs of letters and digits, as the full-text index splits text.
 _WORD = re.compile(r"[^\W_]+")
@@ -56,6 +76,7 @@ _QUOTED = re.compile(
 
 # Common words of English, French, German, Spanish, Italian, Portuguese and Dutch (folded:
 # lower case, no accents): they match nearly everything and say nothing about which message.
+# Not French "car" (because): it is also the English car.
 _STOP_TEXT = """
     a about above after again against all also am an and any are aren as at be because
     been before being below between both but by can cannot could did didn do does doesn
@@ -70,7 +91,7 @@ _STOP_TEXT = """
     yourselves again earlier ago back okay ok hi hello hey going gonna wanna make made
     le la les un une des du de et est en que qui quoi dans pour pas par sur au aux ce
     cet cette ces il elle ils elles nous vous je tu on ne se sa son ses leur leurs mon
-    ma mes ton ta tes avec mais ou donc ni car etait ete etre avoir fait comme tout plus
+    ma mes ton ta tes avec mais ou donc ni etait ete etre avoir fait comme tout plus
     moins tres bien quel quelle quels quelles y a
     der die das den dem des ein eine einer eines einem einen und oder aber ist sind war
     waren wird werden hat haben hatte ich du er sie es wir ihr mich dich sich mir dir
@@ -97,11 +118,17 @@ class RecallTerm:
         text: as written in the message (a word, a code like "AX-7731", a quoted phrase).
         words: its runs of letters and digits, as the index holds them: looked up as a phrase.
         weight: how much a match says: codes, numbers and quoted phrases most, names next.
+        forms: for a single word, the folded forms that count as holding it when ranking
+            (`word_forms`; the index is asked for the word as written: each form would
+            cost a lookup); empty: only `words`, as a phrase.
+        cue: it only says what kind of answer is wanted ("name", "cost"): `CUE_WEIGHT`.
     """
 
     text: str
     words: tuple[str, ...]
     weight: float
+    forms: tuple[str, ...] = ()
+    cue: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,17 +186,19 @@ def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
     found: dict[tuple[str, ...], RecallTerm] = {}
     order: dict[tuple[str, ...], int] = {}
 
-    def add(raw: str, weight: float, position: int) -> None:
-        words = tuple(_WORD.findall(raw))
+    def add(raw: str, weight: float, position: int, *, cue: bool = False, one: str = "") -> None:
+        # `one`: `raw` is a single word, and this is it folded.
+        words = (raw,) if one else tuple(_WORD.findall(raw))
         if not words:
             return
-        key = tuple(fold(w) for w in words)
+        key = (one,) if one else tuple(fold(w) for w in words)
         known = found.get(key)
         if known is None or known.weight < weight:
-            found[key] = RecallTerm(raw, words, weight)
+            found[key] = RecallTerm(raw, words, weight, cue=cue)
             order.setdefault(key, position)
 
     covered: set[int] = set()  # where phrases and codes start their words: not looked up alone
+    before = ""  # the folded word before the current one
     for match in _QUOTED.finditer(text):
         phrase = next(group for group in match.groups() if group is not None).strip()
         if len(_WORD.findall(phrase)) > 1:
@@ -181,23 +210,56 @@ def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
             add(code, 3.0, match.start())
             covered.update(_word_starts(match))
     for match in _WORD.finditer(text):
+        word = match.group()
+        folded, previous = fold(word), before
+        before = folded
         if match.start() in covered:
             continue
-        word = match.group()
-        folded = fold(word)
         if word.isdigit():
             if len(word) >= 2:
-                add(word, 2.0, match.start())
-        elif any(c.isdigit() for c in word):
-            add(word, 3.0, match.start())  # a code without punctuation: A7, 3b, x86
-        elif folded in _STOP_WORDS or len(word) < 3:
+                add(word, 2.0, match.start(), one=folded)
+        elif not word.isalpha() and any(c.isdigit() for c in word):
+            add(word, 3.0, match.start(), one=folded)  # a code without punctuation: A7, x86
+        elif folded in _STOP_WORDS or (len(word) < 3 and not _is_acronym(word)):
             continue
-        elif word[0].isupper() and not _starts_sentence(text, match.start()):
-            add(word, 1.5, match.start())
+        elif is_cue(folded, previous):
+            add(word, CUE_WEIGHT, match.start(), cue=True, one=folded)
+        elif (word[0].isupper() and not _starts_sentence(text, match.start())) or _is_acronym(word):
+            add(word, 1.5, match.start(), one=folded)
         else:
-            add(word, 1.0, match.start())
+            add(word, 1.0, match.start(), one=folded)
     ranked = sorted(found, key=lambda key: (-found[key].weight, order[key]))
-    return [found[key] for key in ranked[:limit]]
+    return [_with_forms(found[key]) for key in ranked[:limit]]
+
+
+def _with_forms(term: RecallTerm) -> RecallTerm:
+    """A plain word's forms (a code, number or phrase is matched as written)."""
+    if len(term.words) != 1 or term.weight >= 2.0:
+        return term
+    return replace(term, forms=word_forms(term.words[0]))
+
+
+def _is_acronym(word: str) -> bool:
+    """Two or more capitals ("GP", "VAT"): a name, however short."""
+    return len(word) >= 2 and word.isupper()
+
+
+def word_forms(word: str) -> tuple[str, ...]:
+    """The folded forms that count as `word` when ranking: itself and its stem with common
+    English endings ("renew" → "renews", "renewed", "renewal"…); () for a word of digits,
+    accents or fewer than four letters (matched as written)."""
+    folded = fold(word)
+    if len(folded) < 4 or not folded.isascii() or not folded.isalpha():
+        return ()
+    stem, suffix = folded, ""
+    for ending in _SUFFIXES:
+        if folded.endswith(ending) and len(folded) - len(ending) >= 3:
+            if ending == "s" and folded[-2] in "su":  # "glass", "status": no plural
+                continue
+            stem, suffix = folded[: -len(ending)], ending
+            break
+    bare = (stem,) if suffix != "e" else ()  # "time" → not "tim"
+    return tuple(dict.fromkeys([folded, *bare, *(stem + ending for ending in _ENDINGS)]))
 
 
 def _word_starts(match: re.Match[str]) -> list[int]:
@@ -213,17 +275,25 @@ def _starts_sentence(text: str, position: int) -> bool:
 
 
 def term_score(content: str, terms: Sequence[RecallTerm]) -> float:
-    """The summed weights of the terms `content` holds (each term once)."""
+    """The summed weights of the terms `content` holds (each term once, in any of its forms)."""
+    return _scored(content, terms)[0]
+
+
+def _scored(content: str, terms: Sequence[RecallTerm]) -> tuple[float, bool]:
+    """`term_score`, and whether a term other than a cue is held."""
     words = _WORD.findall(fold(content))
     present = set(words)
-    score = 0.0
+    score, topical = 0.0, False
     for term in terms:
-        key = [fold(w) for w in term.words]
-        if not all(w in present for w in key):
-            continue
-        if len(key) == 1 or _holds_phrase(words, key):
+        if term.forms:
+            held = not present.isdisjoint(term.forms)
+        else:
+            key = [fold(w) for w in term.words]
+            held = all(w in present for w in key) and (len(key) == 1 or _holds_phrase(words, key))
+        if held:
             score += term.weight
-    return score
+            topical = topical or not term.cue
+    return score, topical
 
 
 def _holds_phrase(words: Sequence[str], phrase: Sequence[str]) -> bool:
@@ -235,26 +305,64 @@ def _holds_phrase(words: Sequence[str], phrase: Sequence[str]) -> bool:
 
 
 def rank_matches(
-    matches: Iterable[ArchivedMatch], terms: Sequence[RecallTerm]
+    matches: Iterable[ArchivedMatch],
+    terms: Sequence[RecallTerm],
+    wanted: Collection[AnswerKind] = (),
 ) -> list[ArchivedMatch]:
-    """Best first: most telling terms held, then the index's bm25, then the newest.
+    """Best first: most telling terms held (and `KIND_BONUS` for holding, near them, a fact
+    of a `wanted` kind), then the index's bm25, then the newest.
 
+    The bonus goes only to a message that holds a term other than a cue (when there is
+    one): a name next to the word "called" is not the architect's name.
     Deterministic for the same archive and message.
     """
-    scored = [(term_score(m.content, terms), m) for m in matches]
-    scored = [(score, m) for score, m in scored if score > 0]
+    subject = any(not term.cue for term in terms)
+    scored: list[tuple[float, ArchivedMatch]] = []
+    for match in matches:
+        score, topical = _scored(match.content, terms)
+        if score <= 0:
+            continue
+        if wanted and (topical or not subject) and _fact_near(match.content, terms, wanted):
+            score += KIND_BONUS
+        scored.append((score, match))
     scored.sort(key=lambda pair: (-pair[0], pair[1].rank, -pair[1].seq))
     return [m for _score, m in scored]
 
 
-def excerpt(content: str, terms: Sequence[RecallTerm], size: int = EXCERPT_CHARS) -> str:
+def _fact_near(content: str, terms: Sequence[RecallTerm], wanted: Collection[AnswerKind]) -> bool:
+    """Whether a fact of a `wanted` kind is within an excerpt's length of the terms."""
+    start, end = _near(content, terms)
+    return kind_position(content[start:end], wanted) is not None
+
+
+def _near(content: str, terms: Sequence[RecallTerm]) -> tuple[int, int]:
+    """The stretch of `content` around its most telling match an excerpt is cut from."""
+    if len(content) <= EXCERPT_CHARS:
+        return 0, len(content)
+    centre = _first_match(content, terms)
+    start = max(0, centre - EXCERPT_CHARS // 2)
+    return start, min(len(content), centre + EXCERPT_CHARS)
+
+
+def excerpt(
+    content: str,
+    terms: Sequence[RecallTerm],
+    size: int = EXCERPT_CHARS,
+    wanted: Collection[AnswerKind] = (),
+) -> str:
     """An exact excerpt of `content`, about `size` characters around its most telling
-    match, cut at word boundaries; "…" marks where it was cut. Short messages whole."""
+    match (around the fact of a `wanted` kind near it, if any), cut at word boundaries;
+    "…" marks where it was cut. Short messages whole."""
     text = content.strip()
     if len(text) <= size:
         return text
-    centre = _first_match(text, terms)
-    start = max(0, min(centre - size // 3, len(text) - size))
+    centre, before = _first_match(text, terms), size // 3
+    if wanted:
+        start, end = _near(text, terms)
+        fact = kind_position(text[start:end], wanted)
+        if fact is not None:
+            centre, before = start + fact, size // 2  # the subject is usually said before
+    start = max(0, min(centre - before, len(text) - size))
     end = min(len(text), start + size)
     if start > 0:
         space = text.find(" ", start, start + 40)
@@ -268,32 +376,46 @@ def excerpt(content: str, terms: Sequence[RecallTerm], size: int = EXCERPT_CHARS
 
 def _first_match(text: str, terms: Sequence[RecallTerm]) -> int:
     for term in sorted(terms, key=lambda t: -t.weight):
-        pattern = r"\W+".join(re.escape(word) for word in term.words)
-        found = re.search(pattern, text, re.IGNORECASE)
+        found = _term_pattern(term.words, term.forms).search(text)
         if found is not None:
             return found.start()
     return 0
 
 
-def quote_heading(quote: RecallQuote) -> str:
-    """The line before a quote: its message number, date and who wrote it."""
+@functools.lru_cache(maxsize=256)
+def _term_pattern(words: tuple[str, ...], forms: tuple[str, ...]) -> re.Pattern[str]:
+    """Where a term is in unfolded text: its words together, or any of its forms."""
+    if forms:
+        alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
+        return re.compile(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", re.IGNORECASE)
+    return re.compile(r"\W+".join(re.escape(word) for word in words), re.IGNORECASE)
+
+
+def quote_heading(quote: RecallQuote, *, compact: bool = False) -> str:
+    """The line before a quote: its message number, date and who wrote it; `compact` for
+    a small budget ("[#12 · 3 Mar 2026 · the user]", five tokens fewer)."""
     who = "the user" if quote.role is Role.USER else "you (Claude)"
-    day = date_line(local_day(quote.created_at)).strip("[]")
-    return f"[message #{quote.seq} · {day} · {who} wrote]"
+    if compact:
+        day = date.fromordinal(local_day(quote.created_at))
+        return f"[#{quote.seq} · {day.day} {day:%b} {day.year} · {who}]"
+    day_line = date_line(local_day(quote.created_at)).strip("[]")
+    return f"[message #{quote.seq} · {day_line} · {who} wrote]"
 
 
-def quote_text(quote: RecallQuote) -> str:
+def quote_text(quote: RecallQuote, *, compact: bool = False) -> str:
     """A quote as it appears in the block: its heading, then the excerpt as a quotation."""
     lines = "\n".join(f"> {line}" if line else ">" for line in quote.excerpt.splitlines())
-    return f"{quote_heading(quote)}\n{lines}"
+    return f"{quote_heading(quote, compact=compact)}\n{lines}"
 
 
-def recall_block_text(quotes: Sequence[RecallQuote], preamble: str = RECALL_PREAMBLE) -> str:
+def recall_block_text(
+    quotes: Sequence[RecallQuote], preamble: str = RECALL_PREAMBLE, *, compact: bool = False
+) -> str:
     """The block's text, quotes oldest first; "" when there are none."""
     if not quotes:
         return ""
     ordered = sorted(quotes, key=lambda q: q.seq)
-    return "\n\n".join([preamble, *(quote_text(q) for q in ordered)])
+    return "\n\n".join([preamble, *(quote_text(q, compact=compact) for q in ordered)])
 
 
 def fit_recall(
@@ -304,30 +426,37 @@ def fit_recall(
     *,
     exclude_seqs: Collection[int] = (),
     max_quotes: int = MAX_QUOTES,
+    wanted: Collection[AnswerKind] = (),
 ) -> RecallBlock | None:
     """The best quotes that fit in `budget` raw tokens as one block, or None.
 
     Messages whose seq is in `exclude_seqs` (the live tail) are never quoted, and no
-    message is quoted twice. `tokens` is the sum of the parts' counts and a blank line's
-    allowance for each: never below counting the whole text (the tokenizer splits text at
-    blank lines), and it saves counting the block twice.
+    message is quoted twice; `wanted` (the kinds of fact asked for) ranks and centres
+    them. `tokens` is the sum of the parts' counts and a blank line's allowance for each:
+    never below counting the whole text (the tokenizer splits text at blank lines), and
+    it saves counting the block twice.
     """
     if budget <= 0 or not terms:
         return None
-    # On a small window the full preamble would take most of the budget: the short one.
+    # On a small window the full preamble would take most of the budget: the short one,
+    # and short headings.
     preamble = RECALL_PREAMBLE
-    if (tokens := count(preamble)) * 4 > budget:
+    compact = (tokens := count(preamble)) * 4 > budget
+    if compact:
         preamble = RECALL_PREAMBLE_SHORT
         tokens = count(preamble)
     room = budget - tokens
     chosen: list[RecallQuote] = []
     seen: set[int] = set(exclude_seqs)
-    for match in rank_matches(matches, terms):
-        if len(chosen) >= max_quotes or room <= 0:
+    overhead = 0  # a heading's tokens and the line breaks around it, counted once
+    for match in rank_matches(matches, terms, wanted):
+        if len(chosen) >= max_quotes or room < max(overhead + 4, SMALLEST_QUOTE_TOKENS):
             break
         if match.seq in seen:
             continue
-        fitted = _fitted_quote(match, terms, room, count)
+        if not overhead:
+            overhead = count(quote_heading(_quote(match, ""), compact=compact)) + 3
+        fitted = _fitted_quote(match, terms, room, count, overhead, compact=compact, wanted=wanted)
         if fitted is None:
             continue
         quote, cost = fitted
@@ -338,26 +467,44 @@ def fit_recall(
     if not chosen:
         return None
     quotes = tuple(sorted(chosen, key=lambda q: q.seq))
-    return RecallBlock(recall_block_text(quotes, preamble), tokens, quotes)
+    return RecallBlock(recall_block_text(quotes, preamble, compact=compact), tokens, quotes)
+
+
+def _quote(match: ArchivedMatch, text: str) -> RecallQuote:
+    return RecallQuote(match.message_id, match.seq, match.role, match.created_at, text)
 
 
 def _fitted_quote(
-    match: ArchivedMatch, terms: Sequence[RecallTerm], room: int, count: Callable[[str], int]
+    match: ArchivedMatch,
+    terms: Sequence[RecallTerm],
+    room: int,
+    count: Callable[[str], int],
+    overhead: int,
+    *,
+    compact: bool,
+    wanted: Collection[AnswerKind],
 ) -> tuple[RecallQuote, int] | None:
     """The quote of `match` and its cost, its excerpt shortened (around the match) until
-    it fits in `room`; None when even the shortest does not."""
+    it fits in `room`; None when even the shortest does not.
+
+    A shorter excerpt's size is worked out from the tokens the longer one took (less
+    `overhead`, about what the heading takes), not halved and counted again: a turn
+    counts a quote about once, and one that cannot fit is not counted again.
+    """
+    shortest = min(len(match.content.strip()), SHORTEST_EXCERPT_CHARS)
+    if overhead + shortest / MOST_CHARS_PER_TOKEN > room:
+        return None  # not even its shortest excerpt could fit: not worth a count
     size = EXCERPT_CHARS
-    while True:
-        quote = RecallQuote(
-            match.message_id,
-            match.seq,
-            match.role,
-            match.created_at,
-            excerpt(match.content, terms, size),
-        )
-        cost = count(quote_text(quote)) + 2  # and the blank line before it
+    for _attempt in range(4):
+        quote = _quote(match, excerpt(match.content, terms, size, wanted))
+        cost = count(quote_text(quote, compact=compact)) + 2  # and the blank line before it
         if cost <= room:
             return quote, cost
-        if size <= SHORTEST_EXCERPT_CHARS or len(match.content.strip()) <= SHORTEST_EXCERPT_CHARS:
+        length = len(quote.excerpt)
+        if length <= SHORTEST_EXCERPT_CHARS:
             return None
-        size = max(SHORTEST_EXCERPT_CHARS, size // 2)
+        per_char = max(cost - overhead, 1) / length
+        if overhead + per_char * SHORTEST_EXCERPT_CHARS > room:
+            return None  # even the shortest excerpt would not fit
+        size = max(SHORTEST_EXCERPT_CHARS, int((room - overhead) / per_char * 0.95))
+    return None

@@ -31,6 +31,9 @@ from app.store.transactions import translated_errors
 
 # Candidates read for ranking: the block holds far fewer quotes than this.
 CANDIDATES = 16
+# For a question (it asks for a kind of fact): the message that answered it may rank
+# below talk of the same subject by bm25, and is found by the kind it holds.
+QUESTION_CANDIDATES = 32
 # A term matching more of the conversation's messages than this is too common to rank by.
 COMMON_AT_MOST = 300
 
@@ -62,19 +65,28 @@ class RecallIndex:
         self._connection.close()
 
     def archived_matches(
-        self, session_id: str, terms: Sequence[RecallTerm], limit: int = CANDIDATES
+        self,
+        session_id: str,
+        terms: Sequence[RecallTerm],
+        limit: int = CANDIDATES,
+        *,
+        other_forms: bool = False,
     ) -> list[ArchivedMatch]:
         """Archived messages of `session_id` holding any of `terms`, best first (bm25;
-        newest first without the index), at most `limit`."""
+        newest first without the index), at most `limit`.
+
+        With `other_forms`, a word in no message as written is looked up in its other
+        forms ("insurer" → "insurance"): a lookup a form, so only for a question.
+        """
         if not terms or limit <= 0:
             return []
         with translated_errors("look in the archive", self.database):
             if self.indexed:
-                return self._indexed(session_id, terms, limit)
+                return self._indexed(session_id, terms, limit, other_forms)
             return self._scanned(session_id, terms, limit)
 
     def _indexed(
-        self, session_id: str, terms: Sequence[RecallTerm], limit: int
+        self, session_id: str, terms: Sequence[RecallTerm], limit: int, other_forms: bool
     ) -> list[ArchivedMatch]:
         bounds = self._id_range(session_id)
         if bounds is None:
@@ -82,7 +94,12 @@ class RecallIndex:
         low, high = bounds
         phrases = [_phrase(term) for term in terms]
         counts = self._counts(phrases, low, high)
-        telling = [p for p, n in zip(phrases, counts, strict=True) if n <= COMMON_AT_MOST]
+        if other_forms:
+            unseen = [t for t, n in zip(terms, counts, strict=True) if not n and t.forms[1:]]
+            phrases += [_other_forms(term) for term in unseen]
+            counts += self._counts(phrases[len(counts) :], low, high) if unseen else []
+        # Not asked again: a phrase in no message here, nor one in too many of them.
+        telling = [p for p, n in zip(phrases, counts, strict=True) if 0 < n <= COMMON_AT_MOST]
         if not telling:
             return []
         rows = self._connection.execute(
@@ -139,6 +156,12 @@ class RecallIndex:
             (*parameters, limit * 4),
         ).fetchall()
         return [_match(row) for row in rows]
+
+
+def _other_forms(term: RecallTerm) -> str:
+    """The term's other forms, each an exact word, joined by OR: never a prefix query,
+    which would read every word of the index that starts so."""
+    return " OR ".join(f'"{form}"' for form in term.forms[1:])
 
 
 def _phrase(term: RecallTerm) -> str:

@@ -3,16 +3,24 @@ block, within its budget; the setting turns it off (issue 12 item 1)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from app.core.recall import RECALL_HEADING
+from app.chat.recall import FLOOR_TOKENS, AutomaticRecall
+from app.core.catalog import ModelInfo
+from app.core.context import ContextBuilder
+from app.core.models import Message, Role
+from app.core.recall import RECALL_HEADING, ArchivedMatch, RecallTerm
 from app.core.settings import AppSettings, RecallSettings
 from app.core.summarization_config import SummarizationConfig
+from app.store.recall import CANDIDATES, QUESTION_CANDIDATES
 from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
+from tests.fakes.summaries import make_summary
 from tests.unit.chat.conftest import Chat
 
 StartChat = Callable[..., Chat]
+START = datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
 QUIET = SummarizationConfig(mode="rule", auto_summarize=False)
 
 
@@ -122,3 +130,64 @@ def test_a_paused_turn_goes_on_without_recall(
     assert len(recall_texts(first)) == 1
     assert second["messages"][-1] == {"role": "assistant", "content": "Looking. "}
     assert recall_texts(second) == []
+
+
+def small_model(window: int) -> ModelInfo:
+    return ModelInfo(id=f"m{window}", display_name="m", max_input_tokens=window, max_tokens=250)
+
+
+def test_a_small_window_gets_the_floor_and_a_large_one_its_share() -> None:
+    recall = AutomaticRecall(ContextBuilder(), 0.05)
+    assert recall.raw_budget(small_model(2_000), "", [], []) == FLOOR_TOKENS == 150
+    assert recall.raw_budget(small_model(8_000), "", [], []) == 400
+    assert recall.raw_budget(small_model(200_000), "", [], []) == 10_000
+
+
+def test_the_floor_is_never_more_than_the_room_the_request_leaves() -> None:
+    builder = ContextBuilder()
+    model = small_model(2_000)
+    long_turn = Message(
+        id=1, session_id="s", seq=1, role=Role.USER, content="word " * 1_550, created_at=START
+    )
+    state = builder.estimate_state(model=model, tail=[long_turn])
+    room = int(state.usable * 0.95) - state.used
+    assert 0 < room < FLOOR_TOKENS
+    assert AutomaticRecall(builder, 0.05).raw_budget(model, "", [], [long_turn]) == room
+
+
+class RecordingArchive:
+    """An archive that finds nothing and keeps how it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[int, bool]] = []
+
+    def archived_matches(
+        self,
+        session_id: str,
+        terms: Sequence[RecallTerm],
+        limit: int = 16,
+        *,
+        other_forms: bool = False,
+    ) -> list[ArchivedMatch]:
+        self.asked.append((limit, other_forms))
+        return []
+
+
+def test_a_question_looks_deeper_and_in_other_forms_chatter_does_not() -> None:
+    recall = AutomaticRecall(ContextBuilder(), 0.05)
+    summary = make_summary("condensed", 1, 8, "They talked about insurance.")
+    for text in ("Which insurer did we go with?", "The insurer sent another letter."):
+        archive = RecordingArchive()
+        newest = Message(
+            id=9, session_id="s", seq=9, role=Role.USER, content=text, created_at=START
+        )
+        recall.gather(
+            archive,
+            session_id="s",
+            model=small_model(8_000),
+            system_prompt="",
+            summaries=[summary],
+            tail=[newest],
+        )
+        expected = (QUESTION_CANDIDATES, True) if "?" in text else (CANDIDATES, False)
+        assert archive.asked == [expected]

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from app.chat.recall import AutomaticRecall
+from app.chat.recall import FLOOR_TOKENS, AutomaticRecall
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, memory_block_text
 from app.core.engine import (
@@ -179,7 +179,8 @@ def assert_invariants(
                 quoted = [q.seq for q in recall.quotes]
                 assert len(quoted) == len(set(quoted))
                 assert not set(quoted) & {m.seq for m in live}
-                assert recall.tokens <= math.floor(ratio * model.max_input_tokens)
+                share = math.floor(ratio * model.max_input_tokens)
+                assert recall.tokens <= max(share, FLOOR_TOKENS)  # a small window's floor
     # 4: the memory block's budget.
     kept = len(active)
     assert memory_tokens(engine, model) <= engine.memory_cap(model, kept)
@@ -192,7 +193,14 @@ class RepoArchive:
 
     repo: MemorySummaryRepository
 
-    def archived_matches(self, session_id: str, terms: Sequence[RecallTerm]) -> list[ArchivedMatch]:
+    def archived_matches(
+        self,
+        session_id: str,
+        terms: Sequence[RecallTerm],
+        limit: int = 16,
+        *,
+        other_forms: bool = False,
+    ) -> list[ArchivedMatch]:
         return [
             ArchivedMatch(m.id, m.seq, m.role, m.created_at, m.content)
             for m in self.repo.messages(session_id)

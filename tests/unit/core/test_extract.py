@@ -22,6 +22,7 @@ from app.core.extract import (
     REDACTED,
     Entity,
     Facets,
+    entity_spans,
     extract_facets,
     hard_facts,
     looks_like_random_token,
@@ -467,6 +468,14 @@ def test_tiny_questions_are_not_open_questions() -> None:
                 ("number", "3.5 GB"),
                 ("number", "80 %"),
                 ("number", "95%"),
+            },
+        ),
+        (
+            "The tank holds 850 litres, the wall is 12.5 metres and the jug 2 l.",
+            {
+                ("number", "850 litres"),
+                ("number", "12.5 metres"),
+                ("number", "2 l"),
             },
         ),
         (
@@ -1038,3 +1047,19 @@ def test_a_very_long_sentence_is_not_read_for_decisions_or_actions() -> None:
 
     assert facets.decisions == ()
     assert actions(facets) == [("user", "send the invoice", "by Friday")]
+
+
+def test_entity_spans_are_where_extract_facets_finds_each_kind() -> None:
+    text = (
+        "So the survey is £356, due 2026-09-16; the tank holds 850 litres, the plan is "
+        "floor_plan_v5.pdf at https://x.example.com/p/abc and there are 12 kg."
+    )
+    found = {kind: [text[a:b] for a, b in entity_spans(text, kind)] for kind in ("money", "date")}
+    assert found == {"money": ["£356"], "date": ["2026-09-16"]}
+    assert [text[a:b] for a, b in entity_spans(text, "file")] == ["floor_plan_v5.pdf"]
+    assert [text[a:b] for a, b in entity_spans(text, "url")] == ["https://x.example.com/p/abc"]
+    numbers = {text[a:b] for a, b in entity_spans(text, "number")}
+    assert {"850 litres", "12 kg"} <= numbers
+    facets = extract_facets([message(1, Role.USER, text)])
+    assert {e.text for e in facets.entities if e.kind == "number"} <= numbers
+    assert list(entity_spans("nothing to see", "url")) == []

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from app.core.models import Role
 from app.core.recall import (
+    KIND_BONUS,
     RECALL_HEADING,
     RECALL_PREAMBLE,
     RECALL_PREAMBLE_SHORT,
@@ -17,10 +18,14 @@ from app.core.recall import (
     RecallTerm,
     excerpt,
     fit_recall,
+    fold,
     rank_matches,
     recall_block_text,
     salient_terms,
+    term_score,
+    word_forms,
 )
+from app.core.recall_kinds import AnswerKind, wanted_kinds
 from app.core.tokens import default_counter
 
 COUNT = default_counter().count
@@ -58,9 +63,10 @@ def test_file_names_times_and_versions_are_one_term() -> None:
 
 
 def test_common_words_of_other_languages_are_dropped() -> None:
-    assert texts(salient_terms("Quel était le code de la porte ?")) == ["code", "porte"]
-    assert texts(salient_terms("Wie war der Code für das Tor?")) == ["Code", "Tor"]
-    assert texts(salient_terms("¿Cuál era el código de la puerta?")) == ["código", "puerta"]
+    # "code" only says what kind of answer is wanted: it comes after the subject.
+    assert texts(salient_terms("Quel était le code de la porte ?")) == ["porte", "code"]
+    assert texts(salient_terms("Wie war der Code für das Tor?")) == ["Tor", "Code"]
+    assert texts(salient_terms("¿Cuál era el código de la puerta?")) == ["puerta", "código"]
 
 
 def test_a_message_of_only_common_words_has_no_terms() -> None:
@@ -73,6 +79,34 @@ def test_terms_are_at_most_the_limit_and_never_repeated() -> None:
     found = salient_terms(text, limit=8)
     assert len(found) == 8
     assert len({tuple(w.casefold() for w in t.words) for t in found}) == 8
+
+
+def test_acronyms_and_english_words_that_are_french_stop_words_are_terms() -> None:
+    assert texts(salient_terms("Which GP did I see?"))[0] == "GP"
+    assert "car" in texts(salient_terms("What did we decide about a car in Lisbon?"))
+
+
+def test_words_that_only_say_the_kind_of_answer_weigh_less() -> None:
+    terms = salient_terms("What is the vet's name?")
+    assert texts(terms) == ["vet", "name"]
+    assert [t.cue for t in terms] == [False, True]
+    assert terms[1].weight < terms[0].weight
+    cues = {t.text: t.cue for t in salient_terms("How long is the garden wall?")}
+    assert cues == {"garden": False, "wall": False, "long": True}
+    assert not any(t.cue for t in salient_terms("My long run on Sunday"))
+
+
+def test_a_word_counts_as_held_in_its_stems_forms() -> None:
+    assert {"renewal", "renewed", "renews"} <= set(word_forms("renew"))
+    assert "opening" in word_forms("open") and "insurance" in word_forms("insurer")
+    assert "signing" in word_forms("sign") and "accountant" in word_forms("accounting")
+    assert "tim" not in word_forms("time")  # "time" is not the name Tim
+    assert "glas" not in word_forms("glass")
+    assert word_forms("AX7") == word_forms("día") == word_forms("bus") == ()
+    terms = salient_terms("When does the insurance renew?")
+    assert term_score("It's confirmed, the insurance renewal is 2026-09-15.", terms) == 2.0
+    codes = salient_terms("the code AX-7731")
+    assert term_score("AX 7731", codes) > 0 and term_score("AX-77310", codes) < 3.0
 
 
 # --- ranking and excerpts
@@ -94,6 +128,54 @@ def test_a_phrase_counts_only_where_its_words_are_together() -> None:
     terms = salient_terms('"blue door"')
     ranked = rank_matches([archived(1, "a door that is blue"), archived(2, "the blue door")], terms)
     assert [m.seq for m in ranked] == [2]
+
+
+def ranked_for(question: str, matches: list[ArchivedMatch]) -> list[int]:
+    return [m.seq for m in rank_matches(matches, salient_terms(question), asked(question))]
+
+
+def asked(question: str) -> frozenset[AnswerKind]:
+    return wanted_kinds(question, fold)
+
+
+def test_the_message_holding_the_kind_of_fact_asked_for_ranks_first() -> None:
+    matches = [
+        archived(3, "For the record, the architect is Niamh Ferreira.", rank=-1.0),
+        archived(9, "Put it in the calendar: the architect's site visit on 19 September 2026."),
+        archived(12, "The architect sounds busy.", rank=-3.0),
+    ]
+    assert ranked_for("Who is the architect?", matches)[0] == 3
+    assert ranked_for("When is the architect's visit?", matches)[0] == 9
+    # Without a kind asked for: bm25, then the newest.
+    assert ranked_for("Tell me about the architect", matches) == [12, 3, 9]
+
+
+def test_a_name_next_to_the_cue_word_alone_gets_no_bonus() -> None:
+    matches = [
+        archived(4, "Oh, and the solicitor is Hamish Mensah, in case I forget."),
+        archived(8, "The marketing freelancer is called Oksana Moyo.", rank=-5.0),
+        archived(9, "The solicitor's questions keep coming.", rank=-4.0),
+    ]
+    # The solicitor's name first; talk of the solicitor before a name that is someone else's.
+    assert ranked_for("What is the solicitor called?", matches) == [4, 9, 8]
+    scores = salient_terms("What is the solicitor called?")
+    assert term_score(matches[0].content, scores) + KIND_BONUS == 1.0 + KIND_BONUS
+
+
+def test_a_question_of_only_cue_words_still_prefers_the_kind_asked_for() -> None:
+    matches = [archived(1, "A link, somewhere."), archived(2, "The link: https://x.example/p")]
+    assert ranked_for("Which link?", matches)[0] == 2
+
+
+def test_a_cut_quote_is_centred_on_the_fact_asked_for() -> None:
+    filler = " ".join(f"word{i}" for i in range(120))
+    between = " ".join(f"more{i}" for i in range(40))
+    content = f"{filler} the skip lorry is booked, {between} and it turns up at 7:40 pm. {filler}"
+    question = "What time does the skip lorry come?"
+    cut = excerpt(content, salient_terms(question), size=150, wanted=asked(question))
+    assert "7:40 pm" in cut and cut.strip("…") in content
+    plain = excerpt(content, salient_terms(question), size=150)
+    assert "7:40 pm" not in plain and "skip lorry" in plain
 
 
 def test_an_excerpt_is_exact_text_around_the_match() -> None:
@@ -174,6 +256,30 @@ def test_on_a_small_budget_the_quote_is_shortened_around_the_fact() -> None:
     assert small.text.startswith(RECALL_PREAMBLE_SHORT)
     assert "gate code is AX-7731" in small.text
     assert len(small.quotes[0].excerpt) < len(roomy.quotes[0].excerpt)
+
+
+def test_on_a_small_budget_headings_are_compact() -> None:
+    block = fit_recall(
+        [archived(42, "The gate code is AX-7731.")], salient_terms("gate"), 150, COUNT
+    )
+    assert block is not None and block.text.startswith(RECALL_PREAMBLE_SHORT)
+    assert "[#42 · 3 Mar 2026 · the user]\n> The gate code is AX-7731." in block.text
+    assert COUNT(block.text) <= block.tokens <= 150
+
+
+def test_a_quote_that_cannot_fit_is_not_counted_again_and_again() -> None:
+    calls: list[str] = []
+
+    def counting(text: str) -> int:
+        calls.append(text)
+        return COUNT(text)
+
+    filler = " ".join(f"word{i}" for i in range(400))
+    matches = [archived(n, f"gate {filler} {n}") for n in range(1, 31)]
+    block = fit_recall(matches, salient_terms("gate"), 300, counting)
+    assert block is not None and block.tokens <= 300
+    # The preamble, a heading, and about two counts a candidate at most (not four).
+    assert len(calls) <= 2 + 2 * len(matches)
 
 
 @given(

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from app.core.models import Role
-from app.core.recall import fit_recall, rank_matches, salient_terms
+from app.core.recall import fit_recall, fold, rank_matches, salient_terms
+from app.core.recall_kinds import wanted_kinds
 from app.core.summary import SummaryContent, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
 from app.core.tokens import default_counter
 from app.store import SessionStore, SummaryStore, open_database
@@ -139,3 +140,35 @@ def test_a_word_in_most_messages_is_left_out_of_the_index_query(
     assert archive.index.archived_matches(session_id, salient_terms("garden")) == []
     summaries.close()
     sessions.close()
+
+
+def test_on_a_small_window_the_answer_is_quoted_not_talk_of_its_subject(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(300)
+    for n in range(80, 280, 10):
+        texts[n] = f"Message {n}: the vet was busy again, the waiting room full, the dog was fine."
+    texts[10] = "Can you help me compare the boxes? The vet is called Tobias Ashcombe."
+    texts[40] = "It turns out the vet opens at 17:25."
+    texts[60] = "The vet bill came to £240, more than I hoped."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 290)
+    question = "What is the vet's name?"
+    terms = salient_terms(question)
+    wanted = wanted_kinds(question, fold)
+    matches = archive.index.archived_matches(session_id, terms)
+    assert [m.seq for m in rank_matches(matches, terms, wanted)][:1] == [11]
+    block = fit_recall(matches, terms, 150, default_counter().count, wanted=wanted)
+    assert block is not None and block.tokens <= 150
+    assert "Tobias Ashcombe" in block.text
+
+
+def test_a_word_never_said_as_written_is_found_in_another_form(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(40)
+    texts[6] = "We talked it over and chose Clearwater Cover for the insurance."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 30)
+    terms = salient_terms("Which insurer did we go with?")
+    found = archive.index.archived_matches(session_id, terms, other_forms=True)
+    assert [m.seq for m in found] == ([7] if archive.index.indexed else [])
+    assert archive.index.archived_matches(session_id, terms) == []  # as written only
