@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from app.core.catalog import ModelInfo
-from app.core.context import NEAR_LIMIT_MARGIN, ContextBuilder
+from app.core.context import ContextBuilder
 from app.core.errors import StorageError
+from app.core.lookup import ToolOffer
 from app.core.models import Message, Role
 from app.core.recall import ArchivedMatch, RecallBlock, RecallTerm, fit_recall, salient_terms
 from app.core.settings import RecallSettings
@@ -56,15 +57,17 @@ class AutomaticRecall:
         summaries: Sequence[Summary],
         tail: Sequence[Message],
         model_known: bool = True,
+        tools: ToolOffer | None = None,
     ) -> RecallBlock | None:
-        """The recall block for the newest user message of `tail`, or None."""
+        """The recall block for the newest user message of `tail`, or None; it leaves the
+        room `tools` take when offered."""
         if self.budget_ratio <= 0 or not summaries:
             return None  # nothing archived without a summary
         newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
         terms = salient_terms(newest.content) if newest is not None else []
         if not terms:
             return None
-        budget = self.raw_budget(model, system_prompt, summaries, tail, model_known)
+        budget = self.raw_budget(model, system_prompt, summaries, tail, model_known, tools)
         if budget <= 0:
             return None
         try:
@@ -87,6 +90,7 @@ class AutomaticRecall:
         summaries: Sequence[Summary],
         tail: Sequence[Message],
         model_known: bool = True,
+        tools: ToolOffer | None = None,
     ) -> int:
         """Raw (uncalibrated) tokens recall may use for this request."""
         state = self.builder.estimate_state(
@@ -95,12 +99,12 @@ class AutomaticRecall:
             summaries=summaries,
             tail=tail,
             model_known=model_known,
+            tools=tools,
+            recall_budget_ratio=self.budget_ratio,
         )
-        room = math.floor(state.usable * (1 - NEAR_LIMIT_MARGIN)) - state.used
-        budget = min(math.floor(self.budget_ratio * model.max_input_tokens), room)
         calibrations = self.builder.calibrations
         ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0
-        return math.floor(budget / max(ratio, 1e-6))
+        return math.floor(state.recall_allowed / max(ratio, 1e-6))
 
 
 def recall_budget(settings: RecallSettings) -> float:

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.recall import AutomaticRecall
@@ -62,6 +62,7 @@ class ReplyOutcome:
         changed: other rows this reply changed (the question of a declined reply).
         discarded: the id of a row that received nothing and was deleted.
         not_saved: the reply as it ended, when the disk did not take it (kept in memory).
+        quoted: raw tokens the last request quoted from the archive (its recall block).
     """
 
     message: Message | None
@@ -70,6 +71,7 @@ class ReplyOutcome:
     changed: tuple[Message, ...] = ()
     discarded: int | None = None
     not_saved: NotSaved | None = None
+    quoted: int = 0
 
 
 class ReplyJob:
@@ -117,6 +119,7 @@ class ReplyJob:
         self._notified = False
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
+        self._quoted = 0  # raw tokens the last request built quoted from the archive
 
     def cancel(self) -> None:
         """Stop the reply (from any thread); what arrived is kept, marked stopped."""
@@ -133,7 +136,7 @@ class ReplyJob:
     def work(self, _job: object = None) -> ReplyOutcome:
         store = self._open_store()
         try:
-            return self._reply(store)
+            return replace(self._reply(store), quoted=self._quoted)
         finally:
             store.close()
 
@@ -153,7 +156,7 @@ class ReplyJob:
                 built = self._build(store, "" if pauses else draft)
                 stream: StreamFunction = self._provider.stream_reply
                 if self._lookups is not None:
-                    stream = self._lookups.bind(self._provider, store, placeholder.id, built.state)
+                    stream = self._lookups.bind(self._provider, store, placeholder.id, built)
                 result = stream(
                     ChatRequest(built.model, built.messages, built.max_tokens, built.system),
                     StreamCallbacks(on_text=self._text_arrived(store), on_retry=self._on_retry),
@@ -235,12 +238,16 @@ class ReplyJob:
         def exact_count(built: BuiltRequest) -> int:
             # Stoppable, and its retries told like the reply's (Stop means stop).
             return provider.count_tokens(
-                ChatRequest(built.model, built.messages, built.max_tokens, built.system),
+                ChatRequest(
+                    built.model, built.messages, built.max_tokens, built.system, tools=built.tools
+                ),
                 cancel=cancel,
                 on_retry=self._on_retry,
             )
 
         tail = store.live_messages(request.session_id)
+        lookups = self._lookups
+        tools = lookups.offer(archived=bool(request.summaries)) if lookups is not None else None
         recall = AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
             store.recall_index(),
             session_id=request.session_id,
@@ -249,8 +256,9 @@ class ReplyJob:
             summaries=request.summaries,
             tail=tail,
             model_known=request.model_known,
+            tools=tools,
         )
-        return self._builder.build_request(
+        built = self._builder.build_request(
             model=request.model,
             system_prompt=request.system_prompt,
             summaries=request.summaries,
@@ -259,7 +267,10 @@ class ReplyJob:
             model_known=request.model_known,
             exact_count=exact_count,
             recall=recall,
+            tools=tools,
         )
+        self._quoted = built.raw_recall_tokens
+        return built
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:
         last_save = time.monotonic()

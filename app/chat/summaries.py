@@ -410,7 +410,7 @@ class ConversationSummaries:
     def _policy_input(self, state: ContextState, *, manual: bool) -> PolicyInput:
         conversation = self._conversation
         return PolicyInput(
-            state=state,
+            state=state.required,
             live_messages=conversation.tail.unpinned,
             memory=self.trigger,
             summary_depth=max((s.depth for s in conversation.summaries), default=0),
@@ -426,7 +426,7 @@ class ConversationSummaries:
         if state is None or self._conversation.session is None:
             return
         before = self.trigger
-        after = self._policy().observe(before, state, new_messages=new_messages)
+        after = self._policy().observe(before, state.required, new_messages=new_messages)
         self._remember(after, save=after.armed != before.armed)
 
     def _remember(self, memory: TriggerMemory, *, save: bool) -> None:

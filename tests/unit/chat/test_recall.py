@@ -3,9 +3,11 @@ block, within its budget; the setting turns it off (issue 12 item 1)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
+from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
 from app.core.recall import RECALL_HEADING
 from app.core.settings import AppSettings, RecallSettings
 from app.core.summarization_config import SummarizationConfig
@@ -72,3 +74,41 @@ def test_recall_off_sends_no_recall_block(
     body = last_reply(fake_server)
     texts = block_texts(body["system"]) + block_texts(body["messages"][-1]["content"])
     assert not any(RECALL_HEADING in text for text in texts)
+
+
+def test_the_gauge_counts_the_archive_tool_and_what_the_last_request_quoted(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat(settings=AppSettings(summarization=QUIET))
+    archived_gate_code(chat)
+
+    body = last_reply(fake_server)
+    quoted = body["messages"][-1]["content"][0]["text"]
+    assert quoted.startswith(f"# {RECALL_HEADING}")
+    service = chat.service
+    calibration = service.calibrations.for_model(service.selected_model)
+    state = service.context_state(draft="")
+    assert state is not None
+    sent = calibration.apply(service.counter.count(quoted))
+    assert abs(state.breakdown.recall - sent) <= 0.05 * sent, "what the last request quoted"
+    assert 0 < state.breakdown.recall <= state.recall_allowed
+    tools = service.counter.count(json.dumps(body["tools"])) + TOOL_SYSTEM_PROMPT_TOKENS
+    assert state.breakdown.tools == calibration.apply(tools), "the tool as it was sent"
+    assert state.used == state.required.used + state.breakdown.recall + state.breakdown.tools
+
+    # A message that quotes nothing: the next figure counts nothing quoted.
+    chat.send("Thanks! Anything else?")
+    assert RECALL_HEADING not in str(last_reply(fake_server)["messages"][-1]["content"])
+    after = service.context_state(draft="")
+    assert after is not None and after.breakdown.recall == 0 and after.breakdown.tools > 0
+
+
+def test_without_a_summary_the_gauge_counts_neither_tool_nor_quotes(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat(settings=AppSettings(summarization=QUIET))
+    chat.send("The new gate code is AX-7731.")
+    assert "tools" not in last_reply(fake_server)
+    state = chat.service.context_state(draft="")
+    assert state is not None and state == state.required
+    assert state.recall_allowed == 0
