@@ -522,7 +522,11 @@ class ContextBuilder:
             draft=calibration.apply(tally.draft),
             reserved_output=reserved,
             recall=calibration.apply(tally.recall),
-            tools=calibration.apply(tally.tools),
+            # The API's tool-use prompt is counted in its own tokens already.
+            tools=calibration.apply(tally.tools - TOOL_SYSTEM_PROMPT_TOKENS)
+            + TOOL_SYSTEM_PROMPT_TOKENS
+            if tally.tools
+            else 0,
         )
         return ContextState(
             breakdown=breakdown,
