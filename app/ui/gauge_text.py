@@ -130,19 +130,19 @@ def recall_notes(state: ContextState) -> list[str]:
     parts = state.breakdown
     lines: list[str] = []
     if parts.recall or state.recall_allowed:
-        had = format_tokens(parts.recall) if parts.recall else "none"
+        had = f"{format_tokens(parts.recall)} tokens" if parts.recall else "none"
         lines.append(
             f"Quotes from the archive are counted as much as your last message had: {had}."
         )
     if state.recall_allowed:
         lines.append(
             "Your next message gets the earlier messages that match it, up to "
-            f"{format_tokens(state.recall_allowed)}, and only if there is room: "
+            f"{format_tokens(state.recall_allowed)} tokens, and only if there is room: "
             "they never stop a message from being sent."
         )
     if parts.tools:
         lines.append(
-            f"Letting Claude search the archive takes {format_tokens(parts.tools)} "
+            f"Letting Claude search the archive takes {format_tokens(parts.tools)} tokens "
             "with every message."
         )
     return lines

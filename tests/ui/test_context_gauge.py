@@ -177,7 +177,7 @@ def test_the_breakdown_counts_the_archive_tool_and_what_was_quoted(
         (parts.system, parts.tools, parts.memory, parts.recall, parts.history, parts.draft)
     )
     tip = cairn.window.gauge.toolTip()
-    assert f"as much as your last message had: {format_token_count(parts.recall)}." in tip
+    assert f"as much as your last message had: {format_token_count(parts.recall)} tokens." in tip
     assert cairn.window.gauge.text().startswith(format_percent(state.ratio))
 
 
