@@ -92,8 +92,9 @@ def test_the_gauge_counts_the_archive_tool_and_what_the_last_request_quoted(
     sent = calibration.apply(service.counter.count(quoted))
     assert abs(state.breakdown.recall - sent) <= 0.05 * sent, "what the last request quoted"
     assert 0 < state.breakdown.recall <= state.recall_allowed
-    tools = service.counter.count(json.dumps(body["tools"])) + TOOL_SYSTEM_PROMPT_TOKENS
-    assert state.breakdown.tools == calibration.apply(tools), "the tool as it was sent"
+    # The definition as sent, calibrated; the API's tool-use prompt in its own tokens.
+    definition = calibration.apply(service.counter.count(json.dumps(body["tools"])))
+    assert state.breakdown.tools == definition + TOOL_SYSTEM_PROMPT_TOKENS
     assert state.used == state.required.used + state.breakdown.recall + state.breakdown.tools
 
     # A message that quotes nothing: the next figure counts nothing quoted.
