@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from app.chat.lookups import tool_offer
 from app.chat.recall import recall_budget
 from app.core.context import ContextState
+from app.core.lookup import ToolOffer
 
 if TYPE_CHECKING:
     from app.chat.conversation import Conversation, Shared
@@ -38,11 +39,28 @@ class ConversationGauge:
     def state(self, draft: str) -> ContextState | None:
         """The gauge's figures for the next request with `draft`; None until they can be
         known (no tokenizer yet)."""
-        shared, conversation = self._shared, self._conversation
-        if not shared.counter.ready:
+        if not self._shared.counter.ready:
             return None
+        settings = self._shared.recall()
+        return self.required(
+            draft,
+            tools=tool_offer(settings, archived=bool(self._conversation.summaries)),
+            recall_budget_ratio=recall_budget(settings),
+            recall_quoted=self.quoted,
+        )
+
+    def required(
+        self,
+        draft: str,
+        *,
+        tools: ToolOffer | None = None,
+        recall_budget_ratio: float = 0.0,
+        recall_quoted: int = 0,
+    ) -> ContextState:
+        """The figures of the next request with `draft`; without the parts that give way
+        (the tool, the quotes) unless they are given (as `estimate_state` takes them)."""
+        shared, conversation = self._shared, self._conversation
         model, known = shared.model_info(conversation.model_id)
-        settings = shared.recall()
         return shared.builder.estimate_state(
             model=model,
             system_prompt=conversation.system_prompt,
@@ -51,9 +69,9 @@ class ConversationGauge:
             draft=draft,
             trigger_ratio=shared.config().trigger_ratio,
             model_known=known,
-            tools=tool_offer(settings, archived=bool(conversation.summaries)),
-            recall_budget_ratio=recall_budget(settings),
-            recall_quoted=self.quoted,
+            tools=tools,
+            recall_budget_ratio=recall_budget_ratio,
+            recall_quoted=recall_quoted,
         )
 
     def check_fits(self, text: str, tokens: int) -> None:

@@ -132,17 +132,7 @@ class ConversationSummaries:
     def start_emergency(self, text: str) -> bool:
         """`text` would not fit: condense earlier messages so that it does; False when the
         policy finds nothing to condense."""
-        conversation, shared = self._conversation, self._shared
-        model, known = shared.model_info(conversation.model_id)
-        state = shared.builder.estimate_state(
-            model=model,
-            system_prompt=conversation.system_prompt,
-            summaries=conversation.summaries,
-            tail_tally=conversation.tail.tally,
-            draft=text,
-            trigger_ratio=shared.config().trigger_ratio,
-            model_known=known,
-        )
+        state = self._conversation.gauge.required(text)
         decision = self._policy().should_summarize(self._policy_input(state, manual=False))
         if not decision.summarize:
             return False
