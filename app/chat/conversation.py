@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.chat.events import Activity, ChatEvents, SummaryPreview
+from app.chat.gauge import ConversationGauge
 from app.chat.jobs import LoadedConversation, load_conversation
 from app.chat.lookups import LookupsFactory, no_lookups
 from app.chat.loop import EventLoop, Timer
@@ -111,6 +112,7 @@ class Conversation:
         condensing: its summaries' job and state (the trigger's memory, progress,
             preview): `ConversationSummaries`.
         unsaved: a reply the disk did not take yet, kept until it can be: `UnsavedReply`.
+        gauge: measures the next request (`ConversationGauge`).
         activity: what it is busy with.
     """
 
@@ -123,6 +125,7 @@ class Conversation:
         self.condensing = ConversationSummaries(self, shared)
         self.endings = ReplyEndings(self, shared)  # Continue; declined, cut-off replies
         self.unsaved = UnsavedReply(self, shared)
+        self.gauge = ConversationGauge(self, shared)
         self.activity = Activity.IDLE
         # A stored conversation's tail and memory block are read once, by `load`.
         self.loaded = session is None
@@ -171,18 +174,9 @@ class Conversation:
 
     def context_state(self, draft: str | None = None) -> ContextState | None:
         """The gauge's figures for the next request; None until they can be known."""
-        if not self._shared.counter.ready or self.activity is Activity.LOADING:
+        if self.activity is Activity.LOADING:
             return None
-        model, known = self._shared.model_info(self.model_id)
-        return self._shared.builder.estimate_state(
-            model=model,
-            system_prompt=self.system_prompt,
-            summaries=self.summaries,
-            tail_tally=self.tail.tally,
-            draft=self._draft if draft is None else draft,
-            trigger_ratio=self._shared.config().trigger_ratio,
-            model_known=known,
-        )
+        return self.gauge.state(self._draft if draft is None else draft)
 
     # --- opening
 
@@ -245,7 +239,7 @@ class Conversation:
             return False
         tokens = self._shared.counter.count(text)
         try:
-            self._check_fits(text, tokens)
+            self.gauge.check_fits(text, tokens)
         except ContextOverflowError as error:
             # Condensing earlier messages makes room, unless the message alone is too large.
             condensable = self.session is not None and not isinstance(error, MessageTooLargeError)
@@ -284,19 +278,6 @@ class Conversation:
         self.session = self.session.model_copy(update={"updated_at": message.created_at})
         shared.session_changed(self.session)
         return message
-
-    def _check_fits(self, text: str, tokens: int) -> None:
-        """Raise, in plain words with the numbers, when `text` cannot be sent as things stand."""
-        model, known = self._shared.model_info(self.model_id)
-        self._shared.builder.check_fits(
-            model=model,
-            system_prompt=self.system_prompt,
-            summaries=self.summaries,
-            tail_tally=self.tail.tally,
-            draft=text,
-            draft_tokens=tokens,
-            model_known=known,
-        )
 
     def retry(self) -> None:
         """Ask again for a reply to the last question (after an error)."""
@@ -390,6 +371,7 @@ class Conversation:
             self._text_timer.cancel()
             self._text_timer = None
         self._reply, self._reply_job = None, None
+        self.gauge.quoted = outcome.quoted
         message = self.unsaved.take(outcome.message, outcome.not_saved)
         if self.session is not None and not self.deleted:
             self.session = self.session.model_copy(update={"updated_at": utc_now()})

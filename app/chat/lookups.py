@@ -7,13 +7,15 @@ conversation, and sends the assistant's content blocks and the user's tool_resul
 blocks back with the same request, so Claude continues where it stopped. The tool
 turns live only in this reply's requests; the saved reply is Claude's text.
 
-The request never overflows (DESIGN §3, invariant 3): the tool is offered only when the
-built request leaves room for its definition and one answer, and each tool_result is
-cut to the room left (excerpts dropped from the end); once the room is spent, Claude
-must answer. The loop is bounded: after `max_lookups` searches the next request says
-`tool_choice: {"type": "none"}`, so Claude must answer; a call beyond the bound gets a
-tool_result saying so. Stop ends it between or within rounds, keeping the text so far;
-a failure carries the text of every round in `partial_text`.
+The request never overflows (DESIGN §3, invariant 3): `tool_offer` says what offering
+the tool costs and needs, and the `ContextBuilder` counts it in the request (and the
+gauge) only when the request has room for its definition, the API's tool-use prompt and
+one answer; each tool_result is cut to the room left (excerpts dropped from the end);
+once the room is spent, Claude must answer. The loop is bounded: after `max_lookups`
+searches the next request says `tool_choice: {"type": "none"}`, so Claude must answer; a
+call beyond the bound gets a tool_result saying so. Stop ends it between or within
+rounds, keeping the text so far; a failure carries the text of every round in
+`partial_text`.
 
 Tool use, tool_result ordering and tool_choice:
 https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
@@ -31,15 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from app.chat.events import ChatEvents
-from app.core.context import ContextState
+from app.core.context import BuiltRequest
 from app.core.errors import ApiError, BugError, StorageError
 from app.core.lookup import (
     MAX_RESULTS,
     RESULT_WORDS,
     TOOL_NAME,
-    TOOL_SYSTEM_PROMPT_TOKENS,
     Lookup,
     LookupHit,
+    ToolOffer,
     refused_text,
     tool_definition,
     tool_result_text,
@@ -65,9 +67,9 @@ log = logging.getLogger(__name__)
 ROUND_SEPARATOR = "\n\n"
 # Hits asked of the index per search: some are dropped (what Claude already sees).
 _CANDIDATES = MAX_RESULTS * 4
-# What offering tools adds beyond the definition: the API's own tool-use system prompt
-# (`TOOL_SYSTEM_PROMPT_TOKENS`), with a margin for the content blocks' framing.
-TOOL_OVERHEAD_TOKENS = TOOL_SYSTEM_PROMPT_TOKENS + 150
+# A margin for the framing of the tool turns' content blocks (the definition and the
+# API's tool-use system prompt are counted in the request itself).
+TOOL_FRAMING_TOKENS = 150
 # The least room worth a search: an answer with at least one excerpt.
 MIN_ANSWER_TOKENS = 250
 
@@ -76,6 +78,16 @@ StreamFunction = Callable[[ChatRequest, StreamCallbacks, CancelToken], ReplyResu
 Tell = Callable[[Callable[[ChatEvents], None]], None]
 # The loop for a reply of conversation `session_id`, told through `tell`; None: tool off.
 LookupsFactory = Callable[[str, Tell], "ArchiveLookups | None"]
+
+
+def tool_offer(settings: RecallSettings, *, archived: bool) -> ToolOffer | None:
+    """The archive tool a request offers under `settings`, or None: the tool is off, or
+    nothing of this conversation is archived yet (no summary) and the search stays in it —
+    then it would cost its ~450 tokens a request for nothing."""
+    if not settings.tool or not (archived or settings.across_conversations):
+        return None
+    definition = tool_definition(across_conversations=settings.across_conversations)
+    return ToolOffer((definition,), room_needed=TOOL_FRAMING_TOKENS + MIN_ANSWER_TOKENS)
 
 
 def no_lookups(_session_id: str, _tell: Tell) -> ArchiveLookups | None:
@@ -128,25 +140,24 @@ class ArchiveLookups:
             count=count,
         )
 
+    def offer(self, *, archived: bool) -> ToolOffer | None:
+        """The tool to offer with a reply's request (`tool_offer`)."""
+        return tool_offer(self.settings, archived=archived)
+
     def bind(
-        self, provider: ChatProvider, store: SessionStore, message_id: int, state: ContextState
+        self, provider: ChatProvider, store: SessionStore, message_id: int, built: BuiltRequest
     ) -> StreamFunction:
-        """A `stream_reply` for reply `message_id` that runs the tool loop around `provider`;
-        `state` is how full the built request makes the window."""
-        if not self.settings.across_conversations and state.breakdown.memory == 0:
-            # No summary yet, so nothing of this conversation is archived: no tool (its
-            # definition and the API's tool prompt cost about 450 tokens a request).
-            return provider.stream_reply
-        tools = (tool_definition(across_conversations=self.settings.across_conversations),)
-        definition = self.count(json.dumps(tools))
-        room = state.usable - state.used - TOOL_OVERHEAD_TOKENS - definition
-        if room < MIN_ANSWER_TOKENS:
-            return provider.stream_reply  # no room for an answer: no tool offered
+        """A `stream_reply` for reply `message_id` that runs the tool loop around `provider`
+        when `built` offers the tool (its state counts it, with the room it needs)."""
+        if not built.tools:
+            return provider.stream_reply  # not asked for, or no room for an answer
+        tools = built.tools
+        room = built.state.usable - built.state.used - TOOL_FRAMING_TOKENS
 
         def stream(
             request: ChatRequest, callbacks: StreamCallbacks, cancel: CancelToken
         ) -> ReplyResult:
-            run = _Run(self, provider, store, message_id, room, definition)
+            run = _Run(self, provider, store, message_id, room)
             return run.stream(replace(request, tools=tools), callbacks, cancel)
 
         return stream
@@ -213,13 +224,9 @@ class _Run:
         store: SessionStore,
         message_id: int,
         room: int,
-        definition: int,
     ) -> None:
         self._owner = owner
         self._room = room  # tokens the tool turns may still add
-        # What the tools add to the first request's input: left out of what calibration
-        # learns, which compares the built request (without them) with the usage.
-        self._tools_tokens = definition + TOOL_SYSTEM_PROMPT_TOKENS
         self._provider = provider
         self._store = store
         self._message_id = message_id
@@ -262,15 +269,15 @@ class _Run:
                 error.partial_text = self._text
                 raise
             if result.usage is not None:
-                first_usage = first_usage or _without(result.usage, self._tools_tokens)
+                first_usage = first_usage or result.usage
                 output_tokens += result.usage.output_tokens
             usage = (
                 None
                 if first_usage is None or result.usage is None
                 else first_usage.model_copy(update={"output_tokens": output_tokens})
             )
-            # Calibration compares the first request with its estimate; the output is the
-            # whole reply's.
+            # Calibration compares the first request (its tools counted in the estimate
+            # too) with its estimate; the output is the whole reply's.
             done = replace(result, text=self._text, usage=usage, tool_calls=(), content=())
             if result.cancelled or result.stop_reason != "tool_use" or not result.tool_calls:
                 return done
@@ -335,15 +342,3 @@ class _Run:
             except StorageError as error:
                 log.warning("Could not open the archive searches: %s", error)
         return self._lookups
-
-
-def _without(usage: Usage, tokens: int) -> Usage:
-    """`usage` less `tokens` of input: taken from the uncached input first, then from what
-    was read from or written to the cache (the tools open the cached prefix)."""
-    fields = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    update: dict[str, int] = {}
-    for name in fields:
-        taken = min(tokens, getattr(usage, name))
-        update[name] = getattr(usage, name) - taken
-        tokens -= taken
-    return usage.model_copy(update=update)

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from app.core.catalog import ModelInfo
-from app.core.context import NEAR_LIMIT_MARGIN, ContextBuilder
+from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder
 from app.core.errors import StorageError
+from app.core.lookup import ToolOffer
 from app.core.models import Message, Role
 from app.core.recall import (
     ArchivedMatch,
@@ -35,12 +36,7 @@ from app.store.recall import QUESTION_CANDIDATES
 
 log = logging.getLogger(__name__)
 
-# The least recall may use when it is on, whatever the window: the short preamble (23
-# tokens) and one whole paragraph-long message with its heading (5 % of a 2k window, 100
-# tokens, holds only a cut quote: bench_recall_eval's evidence at 2k goes from 0.91 to
-# 0.98 with it). At 5 % only windows under 3k reach it; it is still never more than the
-# room the request leaves, and the block is counted in the request like any other part.
-FLOOR_TOKENS = 150
+FLOOR_TOKENS = RECALL_FLOOR_TOKENS  # see app/core/context.py
 
 
 class ArchiveLookup(Protocol):
@@ -78,15 +74,17 @@ class AutomaticRecall:
         summaries: Sequence[Summary],
         tail: Sequence[Message],
         model_known: bool = True,
+        tools: ToolOffer | None = None,
     ) -> RecallBlock | None:
-        """The recall block for the newest user message of `tail`, or None."""
+        """The recall block for the newest user message of `tail`, or None; it leaves the
+        room `tools` take when offered."""
         if self.budget_ratio <= 0 or not summaries:
             return None  # nothing archived without a summary
         newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
         terms = salient_terms(newest.content) if newest is not None else []
         if not terms:
             return None
-        budget = self.raw_budget(model, system_prompt, summaries, tail, model_known)
+        budget = self.raw_budget(model, system_prompt, summaries, tail, model_known, tools)
         if budget <= 0:
             return None
         wanted = wanted_kinds(newest.content, fold) if newest is not None else frozenset()
@@ -116,6 +114,7 @@ class AutomaticRecall:
         summaries: Sequence[Summary],
         tail: Sequence[Message],
         model_known: bool = True,
+        tools: ToolOffer | None = None,
     ) -> int:
         """Raw (uncalibrated) tokens recall may use for this request."""
         state = self.builder.estimate_state(
@@ -124,13 +123,12 @@ class AutomaticRecall:
             summaries=summaries,
             tail=tail,
             model_known=model_known,
+            tools=tools,
+            recall_budget_ratio=self.budget_ratio,
         )
-        room = math.floor(state.usable * (1 - NEAR_LIMIT_MARGIN)) - state.used
-        share = max(math.floor(self.budget_ratio * model.max_input_tokens), FLOOR_TOKENS)
-        budget = min(share, room)
         calibrations = self.builder.calibrations
         ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0
-        return math.floor(budget / max(ratio, 1e-6))
+        return math.floor(state.recall_allowed / max(ratio, 1e-6))
 
 
 def recall_budget(settings: RecallSettings) -> float:

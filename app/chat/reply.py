@@ -25,6 +25,7 @@ from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.errors import ApiError, ModelNotFoundError, StorageError, UserFacingError
+from app.core.lookup import ToolOffer
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
 from app.core.summary import Summary
@@ -67,6 +68,7 @@ class ReplyOutcome:
         changed: other rows this reply changed (the question of a declined reply).
         discarded: the id of a row that received nothing and was deleted.
         not_saved: the reply as it ended, when the disk did not take it (kept in memory).
+        quoted: raw tokens the last request quoted from the archive (its recall block).
     """
 
     message: Message | None
@@ -75,6 +77,7 @@ class ReplyOutcome:
     changed: tuple[Message, ...] = ()
     discarded: int | None = None
     not_saved: NotSaved | None = None
+    quoted: int = 0
 
 
 class ReplyJob:
@@ -126,6 +129,7 @@ class ReplyJob:
         self._notified = False
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
+        self._quoted = 0  # raw tokens the last request built quoted from the archive
 
     def cancel(self) -> None:
         """Stop the reply (from any thread); what arrived is kept, marked stopped."""
@@ -142,7 +146,7 @@ class ReplyJob:
     def work(self, _job: object = None) -> ReplyOutcome:
         store = self._open_store()
         try:
-            return self._reply(store)
+            return replace(self._reply(store), quoted=self._quoted)
         finally:
             store.close()
 
@@ -164,7 +168,7 @@ class ReplyJob:
                 built = self._build(store, "" if pauses else draft, recall=fresh)
                 stream: StreamFunction = self._provider.stream_reply
                 if self._lookups is not None:
-                    stream = self._lookups.bind(self._provider, store, placeholder.id, built.state)
+                    stream = self._lookups.bind(self._provider, store, placeholder.id, built)
                 result = stream(
                     ChatRequest(built.model, built.messages, built.max_tokens, built.system),
                     StreamCallbacks(on_text=self._text_arrived(store), on_retry=self._on_retry),
@@ -268,13 +272,17 @@ class ReplyJob:
         def exact_count(built: BuiltRequest) -> int:
             # Stoppable, and its retries told like the reply's (Stop means stop).
             return provider.count_tokens(
-                ChatRequest(built.model, built.messages, built.max_tokens, built.system),
+                ChatRequest(
+                    built.model, built.messages, built.max_tokens, built.system, tools=built.tools
+                ),
                 cancel=cancel,
                 on_retry=self._on_retry,
             )
 
         tail = store.live_messages(request.session_id)
-        return self._builder.build_request(
+        lookups = self._lookups
+        tools = lookups.offer(archived=bool(request.summaries)) if lookups is not None else None
+        built = self._builder.build_request(
             model=request.model,
             system_prompt=request.system_prompt,
             summaries=request.summaries,
@@ -282,10 +290,16 @@ class ReplyJob:
             draft=draft,
             model_known=request.model_known,
             exact_count=exact_count,
-            recall=self._recall(store, tail) if recall else None,
+            recall=self._recall(store, tail, tools) if recall else None,
+            tools=tools,
         )
+        if recall:  # what the gauge counts: the quotes of the reply's first request
+            self._quoted = built.raw_recall_tokens
+        return built
 
-    def _recall(self, store: SessionStore, tail: Sequence[Message]) -> RecallBlock | None:
+    def _recall(
+        self, store: SessionStore, tail: Sequence[Message], tools: ToolOffer | None
+    ) -> RecallBlock | None:
         """The recall block for the newest question of `tail` (None: off, or nothing found)."""
         request = self.request
         return AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
@@ -296,6 +310,7 @@ class ReplyJob:
             summaries=request.summaries,
             tail=tail,
             model_known=request.model_known,
+            tools=tools,
         )
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:

@@ -132,17 +132,7 @@ class ConversationSummaries:
     def start_emergency(self, text: str) -> bool:
         """`text` would not fit: condense earlier messages so that it does; False when the
         policy finds nothing to condense."""
-        conversation, shared = self._conversation, self._shared
-        model, known = shared.model_info(conversation.model_id)
-        state = shared.builder.estimate_state(
-            model=model,
-            system_prompt=conversation.system_prompt,
-            summaries=conversation.summaries,
-            tail_tally=conversation.tail.tally,
-            draft=text,
-            trigger_ratio=shared.config().trigger_ratio,
-            model_known=known,
-        )
+        state = self._conversation.gauge.required(text)
         decision = self._policy().should_summarize(self._policy_input(state, manual=False))
         if not decision.summarize:
             return False
@@ -410,7 +400,7 @@ class ConversationSummaries:
     def _policy_input(self, state: ContextState, *, manual: bool) -> PolicyInput:
         conversation = self._conversation
         return PolicyInput(
-            state=state,
+            state=state.required,
             live_messages=conversation.tail.unpinned,
             memory=self.trigger,
             summary_depth=max((s.depth for s in conversation.summaries), default=0),
@@ -426,7 +416,7 @@ class ConversationSummaries:
         if state is None or self._conversation.session is None:
             return
         before = self.trigger
-        after = self._policy().observe(before, state, new_messages=new_messages)
+        after = self._policy().observe(before, state.required, new_messages=new_messages)
         self._remember(after, save=after.armed != before.armed)
 
     def _remember(self, memory: TriggerMemory, *, save: bool) -> None:

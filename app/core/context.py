@@ -47,6 +47,7 @@ from app.core.errors import (
     MessageTooLargeError,
 )
 from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
+from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer
 from app.core.models import Message, Role
 from app.core.recall import RecallBlock
 from app.core.summary import Summary, SummaryTier
@@ -83,7 +84,10 @@ class ContextBreakdown:
     history: int = 0  # the live tail of recent messages
     draft: int = 0  # what is being typed in the composer
     reserved_output: int = 0  # max_tokens kept free for the reply
-    recall: int = 0  # the recall block: archived messages quoted (only in a built request)
+    # The recall block: archived messages quoted. In a built request, what it quotes; in
+    # the gauge's estimate, what the last request quoted (capped to what fits): a count.
+    recall: int = 0
+    tools: int = 0  # the archive tool's definition and the API's tool-use system prompt
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ class ContextState:
         counted_exactly: True when the server counted this request (near the limit), so
             `used` is its figure, not an estimate.
         model_name: the model's display name, for explanations.
+        recall_allowed: the most the next request may quote from the archive (its budget,
+            capped to the room left); 0 when recall is off or nothing is archived.
     """
 
     breakdown: ContextBreakdown
@@ -110,12 +116,21 @@ class ContextState:
     calibrated: bool = False
     counted_exactly: bool = False
     model_name: str = ""
+    recall_allowed: int = 0
 
     @property
     def used(self) -> int:
-        """Tokens of the next request: system + memory + recall + history + draft."""
+        """Tokens of the next request: system + tools + memory + recall + history + draft."""
         b = self.breakdown
-        return b.system + b.memory + b.recall + b.history + b.draft
+        return b.system + b.tools + b.memory + b.recall + b.history + b.draft
+
+    @property
+    def required(self) -> ContextState:
+        """The figures without what a request drops before it would not fit (the recall
+        block, the archive tool): what summarizing goes by, as the engine measures."""
+        if not (self.breakdown.recall or self.breakdown.tools):
+            return self
+        return replace(self, breakdown=replace(self.breakdown, recall=0, tools=0))
 
     @property
     def usable(self) -> int:
@@ -134,6 +149,27 @@ class ContextState:
     def near_limit(self) -> bool:
         """Within NEAR_LIMIT_MARGIN of the usable window, either side: worth an exact count."""
         return abs(self.used - self.usable) <= NEAR_LIMIT_MARGIN * self.usable
+
+
+# The least recall may use when it is on, whatever the window: the short preamble (23
+# tokens) and one whole paragraph-long message with its heading (5 % of a 2k window, 100
+# tokens, holds only a cut quote: bench_recall_eval's evidence at 2k goes from 0.91 to
+# 0.98 with it). At 5 % only windows under 3k reach it; it is still never more than the
+# room the request leaves, and the block is counted in the request like any other part.
+RECALL_FLOOR_TOKENS = 150
+
+
+def recall_allowance(state: ContextState, budget_ratio: float, *, kept: int = 0) -> int:
+    """Tokens (calibrated) a recall block may add to the request `state` measures without
+    one: `budget_ratio` of the window (at least `RECALL_FLOOR_TOKENS`; none when the ratio
+    is 0, recall off), and never past the margin where an exact count would be asked
+    (less `kept`, the room the tool turns need), so recall never makes a request fail,
+    or lose its tool, that would fit without it."""
+    if budget_ratio <= 0:
+        return 0
+    room = math.floor(state.usable * (1 - NEAR_LIMIT_MARGIN)) - state.used - kept
+    share = max(math.floor(budget_ratio * state.context_window), RECALL_FLOOR_TOKENS)
+    return max(0, min(share, room))
 
 
 def ordered_summaries(summaries: Sequence[Summary]) -> list[Summary]:
@@ -195,8 +231,10 @@ class BuiltRequest:
         messages: alternating turns starting with the user; the draft is the last user turn.
         max_tokens: the reply's limit (the reserved output).
         state: the figures for the gauge; `state.fits` is always True here.
-        raw_input_tokens: the uncalibrated cl100k estimate: give it, with the reply's
-            usage, to `Calibrations.learn_usage`.
+        raw_input_tokens: the uncalibrated cl100k estimate (the tools' cost included): give
+            it, with the reply's usage, to `Calibrations.learn_usage`.
+        tools: the client tools offered (empty when none were asked for, or they did not fit).
+        raw_recall_tokens: the uncalibrated tokens of the recall block sent (0: none).
     """
 
     model: str
@@ -206,6 +244,8 @@ class BuiltRequest:
     state: ContextState
     raw_input_tokens: int = 0
     exact_input_tokens: int | None = None
+    tools: tuple[dict[str, Any], ...] = ()
+    raw_recall_tokens: int = 0
 
 
 @dataclass
@@ -217,13 +257,24 @@ class _Tally:
     history: int = 0
     draft: int = 0
     recall: int = 0
+    tools: int = 0
     # The raw tokens of the new user message (the draft, or the last stored user turn).
     new_message: int = 0
     turns: int = 0
 
     @property
     def total(self) -> int:
-        return self.system + self.memory + self.recall + self.history + self.draft
+        return self.system + self.tools + self.memory + self.recall + self.history + self.draft
+
+
+@dataclass(frozen=True)
+class _Measure:
+    """What a tally is measured against: `ContextBuilder._state`'s other arguments."""
+
+    model: ModelInfo
+    max_output: int | None
+    trigger_ratio: float
+    model_known: bool
 
 
 class ContextBuilder:
@@ -264,15 +315,31 @@ class ContextBuilder:
         trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
         model_known: bool = True,
         tail_tally: TailTally | None = None,
+        tools: ToolOffer | None = None,
+        recall_budget_ratio: float = 0.0,
+        recall_quoted: int = 0,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
 
         O(len(tail)) additions plus tokenizing the draft: cheap enough for every
         (debounced) keystroke. With `tail_tally` (a `LiveTail`'s, kept up to date
         as messages come and go) the tail costs O(1) and `tail` is not read.
+        `tools` count as `build_request` would offer them (only when they fit). With a
+        `recall_budget_ratio` (recall on), the recall block counts as `recall_quoted`
+        raw tokens (what the last request quoted) within what the next one may quote.
         """
         tally = self._tally(system_prompt, summaries, tail, draft, tail_tally)
-        return self._state(tally, model, max_output, trigger_ratio, model_known)
+        measure = _Measure(model, max_output, trigger_ratio, model_known)
+        offered = self._offer(tally, tools, measure)
+        state = self._state(tally, measure)
+        if recall_budget_ratio <= 0 or not summaries:
+            return state  # nothing archived without a summary: nothing to quote
+        calibration = self._calibration(model)
+        kept = calibration.apply(offered.room_needed) if offered is not None else 0
+        allowed = recall_allowance(state, recall_budget_ratio, kept=kept)
+        ratio = calibration.ratio
+        tally.recall = min(max(0, recall_quoted), math.floor(allowed / max(ratio, 1e-6)))
+        return replace(self._state(tally, measure), recall_allowed=allowed)
 
     def build_request(
         self,
@@ -287,6 +354,7 @@ class ContextBuilder:
         model_known: bool = True,
         exact_count: Callable[[BuiltRequest], int] | None = None,
         recall: RecallBlock | None = None,
+        tools: ToolOffer | None = None,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
@@ -294,8 +362,9 @@ class ContextBuilder:
         provider's `count_tokens`, from a worker thread) is asked only when the
         estimate is within NEAR_LIMIT_MARGIN of the limit; its figure then
         decides whether the request fits. `recall` opens the newest user turn
-        (caching.py says why); it is the first thing to go: a request that fits
-        without it never fails with it.
+        (caching.py says why); `tools` are offered only when they fit with the room
+        they need. Both are optional: recall goes first, then the tools, so a request
+        that fits without them never fails with them.
 
         Raises:
             InvalidInputError: there is no user message to send.
@@ -305,39 +374,24 @@ class ContextBuilder:
         tally = self._tally(system_prompt, summaries, tail, draft)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
-        tally.recall = recall.tokens if recall is not None else 0
-        state = self._state(tally, model, max_output, trigger_ratio, model_known)
-        # Prompt-cache breakpoints only where the prefix reaches the model's minimum (caching.py).
-        minimum = minimum_cacheable_tokens(model.id)
+        measure = _Measure(model, max_output, trigger_ratio, model_known)
+        offered = self._offer(tally, tools, measure)
         messages = self._messages(tail, draft)
-        built = BuiltRequest(
-            model=model.id,
-            system=self._system(
-                system_prompt, summaries, cached=tally.system + tally.memory >= minimum
-            ),
-            messages=self._cached_turns(messages, recall, cached=tally.total >= minimum),
-            max_tokens=state.breakdown.reserved_output,
-            state=state,
-            raw_input_tokens=tally.total,
-        )
-        if exact_count is not None and state.near_limit:
-            built = self._with_exact_count(built, exact_count)
-        if not built.state.fits and recall is not None:
-            log.info("The request does not fit with the recall block; it goes without")
-            return self.build_request(
-                model=model,
-                system_prompt=system_prompt,
-                summaries=summaries,
-                tail=tail,
-                draft=draft,
-                max_output=max_output,
-                trigger_ratio=trigger_ratio,
-                model_known=model_known,
-                exact_count=exact_count,
+        tools_cost = tally.tools
+        choices = [(recall, offered), (None, offered), (None, None)]
+        for recall_now, tools_now in [c for n, c in enumerate(choices) if c not in choices[:n]]:
+            tally.recall = recall_now.tokens if recall_now is not None else 0
+            tally.tools = tools_cost if tools_now is not None else 0
+            built = self._assemble(
+                tally, measure, system_prompt, summaries, messages, recall_now, tools_now
             )
-        if not built.state.fits:
-            raise self._overflow(built.state, tally, model, built.exact_input_tokens)
-        return built
+            if exact_count is not None and built.state.near_limit:
+                built = self._with_exact_count(built, exact_count)
+            if self._fits(built.state, tools_now, model):
+                return built
+            if recall_now is not None or tools_now is not None:
+                log.info("The request does not fit with recall or the tools; it goes without")
+        raise self._overflow(built.state, tally, model, built.exact_input_tokens)
 
     def check_fits(
         self,
@@ -359,12 +413,56 @@ class ContextBuilder:
         tally = self._tally(system_prompt, summaries, (), draft, tail_tally, draft_tokens)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
-        state = self._state(tally, model, None, DEFAULT_TRIGGER_RATIO, model_known)
+        state = self._state(tally, _Measure(model, None, DEFAULT_TRIGGER_RATIO, model_known))
         if not state.fits:
             raise self._overflow(state, tally, model, None)
         return state
 
     # --- inside
+
+    def _offer(self, tally: _Tally, tools: ToolOffer | None, measure: _Measure) -> ToolOffer | None:
+        """`tools` when the request has room for them and the turns they need (their cost
+        then counts in `tally`), else None."""
+        tally.tools = 0
+        if tools is None or not tools.definitions:
+            return None
+        tally.tools = self._cached_count(tools.text) + TOOL_SYSTEM_PROMPT_TOKENS
+        if not self._fits(self._state(tally, measure), tools, measure.model):
+            tally.tools = 0
+            return None
+        return tools
+
+    def _fits(self, state: ContextState, tools: ToolOffer | None, model: ModelInfo) -> bool:
+        """Whether a request fits, with the room its tools need for their turns."""
+        needed = self._calibration(model).apply(tools.room_needed) if tools is not None else 0
+        return state.used + needed <= state.usable
+
+    def _assemble(
+        self,
+        tally: _Tally,
+        measure: _Measure,
+        system_prompt: str,
+        summaries: Sequence[Summary],
+        messages: list[ApiMessage],
+        recall: RecallBlock | None,
+        tools: ToolOffer | None,
+    ) -> BuiltRequest:
+        """The request with these optional parts, as estimated."""
+        state = self._state(tally, measure)
+        # Prompt-cache breakpoints only where the prefix reaches the model's minimum
+        # (caching.py); the tools come first in that prefix.
+        minimum = minimum_cacheable_tokens(measure.model.id)
+        prefix = tally.tools + tally.system + tally.memory
+        return BuiltRequest(
+            model=measure.model.id,
+            system=self._system(system_prompt, summaries, cached=prefix >= minimum),
+            messages=self._cached_turns(messages, recall, cached=tally.total >= minimum),
+            max_tokens=state.breakdown.reserved_output,
+            state=state,
+            raw_input_tokens=tally.total,
+            tools=tools.definitions if tools is not None else (),
+            raw_recall_tokens=tally.recall,
+        )
 
     def memory_tokens(self, summaries: Sequence[Summary]) -> int:
         """Raw tokens of the memory block holding `summaries` (0 for none).
@@ -423,14 +521,8 @@ class ContextBuilder:
             tally.new_message = last_turn
         return tally
 
-    def _state(
-        self,
-        tally: _Tally,
-        model: ModelInfo,
-        max_output: int | None,
-        trigger_ratio: float,
-        model_known: bool,
-    ) -> ContextState:
+    def _state(self, tally: _Tally, measure: _Measure) -> ContextState:
+        model, max_output = measure.model, measure.max_output
         calibration = self._calibration(model)
         reserved = reserved_output(model)
         if max_output is not None:
@@ -442,12 +534,17 @@ class ContextBuilder:
             draft=calibration.apply(tally.draft),
             reserved_output=reserved,
             recall=calibration.apply(tally.recall),
+            # The API's tool-use prompt is counted in its own tokens already.
+            tools=calibration.apply(tally.tools - TOOL_SYSTEM_PROMPT_TOKENS)
+            + TOOL_SYSTEM_PROMPT_TOKENS
+            if tally.tools
+            else 0,
         )
         return ContextState(
             breakdown=breakdown,
             context_window=model.max_input_tokens,
-            trigger_ratio=min(1.0, max(0.01, trigger_ratio)),
-            model_known=model_known,
+            trigger_ratio=min(1.0, max(0.01, measure.trigger_ratio)),
+            model_known=measure.model_known,
             estimate_flagged=self.counter.flagged,
             calibrated=calibration.calibrated,
             model_name=model.display_name,
@@ -578,16 +675,23 @@ def _scaled(breakdown: ContextBreakdown, total: int) -> ContextBreakdown:
         breakdown.history,
         breakdown.draft,
         breakdown.recall,
+        breakdown.tools,
     ]
     estimated = sum(parts)
     if estimated <= 0:
-        return replace(breakdown, system=total, memory=0, history=0, draft=0, recall=0)
+        return replace(breakdown, system=total, memory=0, history=0, draft=0, recall=0, tools=0)
     scaled = [math.floor(part * total / estimated) for part in parts]
     # The rounding remainder goes to the largest part.
     scaled[parts.index(max(parts))] += total - sum(scaled)
-    system, memory, history, draft, recall = scaled
+    system, memory, history, draft, recall, tools = scaled
     return replace(
-        breakdown, system=system, memory=memory, history=history, draft=draft, recall=recall
+        breakdown,
+        system=system,
+        memory=memory,
+        history=history,
+        draft=draft,
+        recall=recall,
+        tools=tools,
     )
 
 

@@ -16,8 +16,10 @@ from typing import Any
 TOOL_NAME = "search_conversation_archive"
 
 # When tools are offered, the API adds a system prompt of its own that enables tool use:
-# a few hundred tokens, depending on the model and tool_choice (auto/none: the most).
-# https://docs.anthropic.com/en/docs/tool-use-pricing-and-tokens
+# a few hundred tokens, depending on the model and tool_choice (auto/none: the most,
+# 346 for the Claude 4.5 models), beside the tools' own definitions. Pricing section of
+# https://docs.claude.com/en/docs/agents-and-tools/tool-use/overview
+# (also https://docs.anthropic.com/en/docs/tool-use-pricing-and-tokens)
 TOOL_SYSTEM_PROMPT_TOKENS = 346
 
 # At most this many snippets go back to Claude per lookup, each at most this many words.
@@ -51,6 +53,24 @@ def tool_definition(*, across_conversations: bool) -> dict[str, Any]:
             "required": ["query"],
         },
     }
+
+
+@dataclass(frozen=True)
+class ToolOffer:
+    """Client tools a request may offer, and what offering them costs (DESIGN §3 `tools`).
+
+    The definitions and the API's tool-use system prompt count in the request, the
+    gauge and the overflow invariant; `room_needed` more tokens must be left for the tool
+    turns (a call and one answer), or the tools are not offered at all.
+    """
+
+    definitions: tuple[dict[str, Any], ...]
+    room_needed: int = 0
+
+    @property
+    def text(self) -> str:
+        """The definitions as they are sent: what is counted."""
+        return json.dumps(list(self.definitions))
 
 
 @dataclass(frozen=True)

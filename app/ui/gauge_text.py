@@ -124,15 +124,28 @@ def notes(state: ContextState) -> list[str]:
 
 
 def recall_notes(state: ContextState) -> list[str]:
-    """What the figures say about earlier messages quoted from the archive (issue 12)."""
-    if state.breakdown.recall:
-        return ["As sent: with earlier messages quoted from the archive."]
-    if state.breakdown.memory:
-        return [
-            "When you send, earlier messages that match it may be quoted from the archive "
-            "too (at most the room set in Settings → Recall); they are not counted here yet."
-        ]
-    return []
+    """What the figures count of the archive: the quotes recall adds to a message, and
+    Claude's search tool (issue 12). Quotes are counted, not reserved: as much as the last
+    message had, since what the next one gets depends on what it says."""
+    parts = state.breakdown
+    lines: list[str] = []
+    if parts.recall or state.recall_allowed:
+        had = f"{format_tokens(parts.recall)} tokens" if parts.recall else "none"
+        lines.append(
+            f"Quotes from the archive are counted as much as your last message had: {had}."
+        )
+    if state.recall_allowed:
+        lines.append(
+            "Your next message gets the earlier messages that match it, up to "
+            f"{format_tokens(state.recall_allowed)} tokens, and only if there is room: "
+            "they never stop a message from being sent."
+        )
+    if parts.tools:
+        lines.append(
+            f"Letting Claude search the archive takes {format_tokens(parts.tools)} tokens "
+            "with every message."
+        )
+    return lines
 
 
 def accessible_description(state: ContextState | None) -> str:
@@ -183,14 +196,13 @@ def tooltip_html(state: ContextState | None, cache_use: CacheUse | None = None) 
         if current is Band.FULL
         else f"{current.word} · {format_percent(state.ratio)} used"
     )
-    rows = [
-        ("Instructions", parts.system),
-        ("Summaries (earlier messages)", parts.memory),
-        ("Recent messages", parts.history),
-        ("Your draft", parts.draft),
-    ]
-    if parts.recall:  # only a request as it was sent: the estimate cannot know it yet
-        rows.insert(2, ("Quoted from the archive", parts.recall))
+    rows = [("Instructions", parts.system)]
+    if parts.tools:
+        rows.append(("Archive search for Claude", parts.tools))
+    rows.append(("Summaries (earlier messages)", parts.memory))
+    if parts.recall or state.recall_allowed:  # counted as much as the last message had
+        rows.append(("Quoted from the archive", parts.recall))
+    rows += [("Recent messages", parts.history), ("Your draft", parts.draft)]
     cells = "".join(_row(label, format_tokens(value)) for label, value in rows)
     # The same total as the gauge's label: the next request against what Claude can read.
     cells += _row("<b>Total</b>", f"<b>{used_of_usable(state)}</b>", style=_RULE_ABOVE)

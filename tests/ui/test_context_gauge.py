@@ -4,14 +4,17 @@ figure matches what the server counts once calibrated."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.core.catalog import ModelInfo
-from app.core.context import ContextState
+from app.core.context import ContextState, format_token_count
+from app.core.recall import RECALL_HEADING
 from app.ui.app import CairnSession
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from app.ui.gauge_text import format_percent
+from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
 
 MODELS = [
     ModelInfo(
@@ -119,3 +122,65 @@ def test_calibration_and_counts_survive_a_restart(
     after = gauge_state(second)
     assert after.breakdown.history == before.breakdown.history
     assert after.calibrated
+
+
+def test_the_breakdown_counts_the_archive_tool_and_what_was_quoted(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    """Issue 12: once something is archived, the gauge counts the search tool as it is sent,
+    and after a message that quoted from the archive, the tokens quoted."""
+    fake_server.models = list(MODELS)
+    cairn = open_window()
+    ready(qtbot, cairn)
+    chat(qtbot, cairn, "Let's fix it: the new gate code is AX-7731 from Monday.")
+    for turn in range(7):
+        chat(qtbot, cairn, f"Question {turn} about the garden beds and the lunch menu.")
+    qtbot.keyClick(
+        cairn.window.composer.editor,
+        Qt.Key.Key_S,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: gauge_state(cairn).breakdown.memory > 0, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
+
+    archived = gauge_state(cairn)
+    assert archived.breakdown.tools > 0 and archived.breakdown.recall == 0
+    assert archived.recall_allowed > 0
+    tip = cairn.window.gauge.toolTip()
+    assert "Archive search for Claude" in tip and "Quoted from the archive" in tip
+    assert "as much as your last message had: none" in tip
+
+    # The tool counts as it is sent: the gauge's share for it is the server's, within 5 %.
+    draft = "Thanks! Anything else?"
+    predicted = cairn.controller.context_state(draft=draft)
+    assert predicted is not None
+    chat(qtbot, cairn, draft)
+    sent = last_chat_request(fake_server)
+    assert sent["tools"] and RECALL_HEADING not in str(sent["messages"][-1]["content"])
+    without = {key: value for key, value in sent.items() if key != "tools"}
+    tools = fake_server.count_input_tokens(sent) - fake_server.count_input_tokens(without)
+    assert abs(predicted.breakdown.tools - tools) <= 0.05 * tools, (predicted, tools)
+
+    chat(qtbot, cairn, "What was the gate code again?")
+    quoted = last_chat_request(fake_server)["messages"][-1]["content"][0]["text"]
+    assert quoted.startswith(f"# {RECALL_HEADING}") and "AX-7731" in quoted
+    state = gauge_state(cairn)
+    service = cairn.controller.service
+    calibration = service.calibrations.for_model("claude-big")
+    expected = calibration.apply(service.counter.count(quoted))
+    assert abs(state.breakdown.recall - expected) <= 0.05 * expected
+    parts = state.breakdown
+    assert state.used == sum(
+        (parts.system, parts.tools, parts.memory, parts.recall, parts.history, parts.draft)
+    )
+    tip = cairn.window.gauge.toolTip()
+    assert f"as much as your last message had: {format_token_count(parts.recall)} tokens." in tip
+    assert cairn.window.gauge.text().startswith(format_percent(state.ratio))
+
+
+def last_chat_request(fake_server: FakeAnthropicServer) -> dict[str, Any]:
+    replies = [r for r in fake_server.requests_to("/v1/messages") if not forces_a_tool(r)]
+    return dict(replies[-1].body)

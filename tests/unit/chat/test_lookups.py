@@ -8,8 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from app.chat.lookups import MIN_ANSWER_TOKENS, TOOL_OVERHEAD_TOKENS, ArchiveLookups
-from app.core.context import ContextBreakdown, ContextState
+from app.chat.lookups import MIN_ANSWER_TOKENS, TOOL_FRAMING_TOKENS, ArchiveLookups, tool_offer
+from app.core.context import BuiltRequest, ContextBreakdown, ContextState
 from app.core.errors import ServerError
 from app.core.lookup import (
     TOOL_NAME,
@@ -101,13 +101,11 @@ def test_claude_searches_the_archive_and_answers_with_what_it_found(
     assert (lookup.message_id, lookup.ordinal, lookup.query) == (reply.id, 1, "gate code")
     assert [hit.seq for hit in lookup.hits] == [1, 2]
     assert chat.service.archive.lookups([reply.id]) == {reply.id: (lookup,)}
-    # What calibration learns leaves out what the tools add (the first request's input).
+    # What calibration learns is the first request's input, the tools' cost included,
+    # as in the estimate it is compared with (the tool turns after it are left out).
     assert reply.usage is not None
-    with_tools = fake_server.count_input_tokens(first.body)
-    assert reply.usage.input_tokens < with_tools - TOOL_SYSTEM_PROMPT_TOKENS
-    without = dict(first.body)
-    del without["tools"]
-    assert abs(reply.usage.input_tokens - fake_server.count_input_tokens(without)) <= 15
+    assert reply.usage.total_input_tokens == fake_server.count_input_tokens(first.body)
+    assert reply.usage.total_input_tokens > TOOL_SYSTEM_PROMPT_TOKENS
 
 
 def test_the_lookups_survive_a_restart(
@@ -283,12 +281,13 @@ class ScriptedProvider:
         return result
 
 
-def state_with_room(room: int, memory: int = 200) -> ContextState:
-    """A request with `room` tokens left, and a memory block (something is archived)."""
+def built_with_room(room: int, *, tools: bool = True) -> BuiltRequest:
+    """A built request with `room` tokens left, offering the archive tool (or not)."""
     window, reserved = 10_000, 1_000
     used = window - reserved - room
-    breakdown = ContextBreakdown(memory=memory, history=used - memory, reserved_output=reserved)
-    return ContextState(breakdown, window)
+    breakdown = ContextBreakdown(memory=200, history=used - 200, reserved_output=reserved)
+    offered = (tool_definition(across_conversations=False),) if tools else ()
+    return BuiltRequest("m", "", [], reserved, ContextState(breakdown, window), tools=offered)
 
 
 def calling(query: str) -> ReplyResult:
@@ -311,22 +310,30 @@ def archive_lookups(
     )
 
 
-def test_no_tool_is_offered_when_the_request_has_no_room_for_an_answer(
+def test_the_loop_runs_only_when_the_built_request_offers_the_tool(
     start_chat: StartChat,
 ) -> None:
+    # Whether the tool fits is the builder's to say (tests/unit/core/test_context.py).
     chat = seeded(start_chat)
     provider = ScriptedProvider()
     lookups = archive_lookups(chat, [])
     store = SessionStore.open(chat.paths.database)
-    tight = lookups.bind(provider, store, 1, state_with_room(TOOL_OVERHEAD_TOKENS + 300))
-    assert tight == provider.stream_reply
-    roomy = lookups.bind(provider, store, 1, state_with_room(5_000))
-    # Nothing archived yet (no summary, no memory block): no tool, whatever the room.
-    assert lookups.bind(provider, store, 1, state_with_room(5_000, memory=0)) == (
-        provider.stream_reply
-    )
-    assert roomy != provider.stream_reply
+    without = lookups.bind(provider, store, 1, built_with_room(5_000, tools=False))
+    assert without == provider.stream_reply
+    assert lookups.bind(provider, store, 1, built_with_room(5_000)) != provider.stream_reply
     store.close()
+
+
+def test_the_tool_is_offered_once_something_is_archived() -> None:
+    settings = RecallSettings()
+    assert tool_offer(settings, archived=False) is None, "nothing to search yet"
+    offer = tool_offer(settings, archived=True)
+    assert offer is not None
+    assert [tool["name"] for tool in offer.definitions] == [TOOL_NAME]
+    assert offer.room_needed == TOOL_FRAMING_TOKENS + MIN_ANSWER_TOKENS
+    assert tool_offer(RecallSettings(tool=False), archived=True) is None
+    across = tool_offer(RecallSettings(across_conversations=True), archived=False)
+    assert across is not None, "other conversations may have something"
 
 
 def test_excerpts_are_dropped_until_the_answer_fits(start_chat: StartChat) -> None:
@@ -342,11 +349,9 @@ def test_excerpts_are_dropped_until_the_answer_fits(start_chat: StartChat) -> No
     search.close()
     both = count(tool_result_text("gate code", (first, second)))
     call = count(json.dumps(list(calling("gate code").content)))
-    tools = count(json.dumps([tool_definition(across_conversations=False)]))
-    # Room for the tool, the call and one excerpt, not both.
-    room = TOOL_OVERHEAD_TOKENS + tools + call + both + MIN_ANSWER_TOKENS // 5 - 1
-    assert room - TOOL_OVERHEAD_TOKENS - tools >= MIN_ANSWER_TOKENS, "the tool is offered"
-    stream = lookups.bind(provider, store, reply.id, state_with_room(room))
+    # Room for the call and one excerpt, not both (the tool itself is counted in `used`).
+    room = TOOL_FRAMING_TOKENS + call + both + MIN_ANSWER_TOKENS // 5 - 1
+    stream = lookups.bind(provider, store, reply.id, built_with_room(room))
     result = stream(ChatRequest("m", [], 10), StreamCallbacks(), CancelToken())
     store.close()
     assert result.text == "Done."

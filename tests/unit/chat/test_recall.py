@@ -3,6 +3,7 @@ block, within its budget; the setting turns it off (issue 12 item 1)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from app.chat.recall import FLOOR_TOKENS, AutomaticRecall
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder
+from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
 from app.core.models import Message, Role
 from app.core.recall import RECALL_HEADING, ArchivedMatch, RecallTerm
 from app.core.settings import AppSettings, RecallSettings
@@ -136,11 +138,18 @@ def small_model(window: int) -> ModelInfo:
     return ModelInfo(id=f"m{window}", display_name="m", max_input_tokens=window, max_tokens=250)
 
 
+ARCHIVED = [make_summary("condensed", 1, 8, "They talked about the house.")]
+
+
 def test_a_small_window_gets_the_floor_and_a_large_one_its_share() -> None:
     recall = AutomaticRecall(ContextBuilder(), 0.05)
-    assert recall.raw_budget(small_model(2_000), "", [], []) == FLOOR_TOKENS == 150
-    assert recall.raw_budget(small_model(8_000), "", [], []) == 400
-    assert recall.raw_budget(small_model(200_000), "", [], []) == 10_000
+    assert recall.raw_budget(small_model(2_000), "", ARCHIVED, []) == FLOOR_TOKENS == 150
+    assert recall.raw_budget(small_model(8_000), "", ARCHIVED, []) == 400
+    assert recall.raw_budget(small_model(200_000), "", ARCHIVED, []) == 10_000
+    assert (
+        AutomaticRecall(ContextBuilder(), 0.0).raw_budget(small_model(2_000), "", ARCHIVED, []) == 0
+    )
+    assert recall.raw_budget(small_model(2_000), "", [], []) == 0, "nothing archived"
 
 
 def test_the_floor_is_never_more_than_the_room_the_request_leaves() -> None:
@@ -149,10 +158,10 @@ def test_the_floor_is_never_more_than_the_room_the_request_leaves() -> None:
     long_turn = Message(
         id=1, session_id="s", seq=1, role=Role.USER, content="word " * 1_550, created_at=START
     )
-    state = builder.estimate_state(model=model, tail=[long_turn])
+    state = builder.estimate_state(model=model, summaries=ARCHIVED, tail=[long_turn])
     room = int(state.usable * 0.95) - state.used
     assert 0 < room < FLOOR_TOKENS
-    assert AutomaticRecall(builder, 0.05).raw_budget(model, "", [], [long_turn]) == room
+    assert AutomaticRecall(builder, 0.05).raw_budget(model, "", ARCHIVED, [long_turn]) == room
 
 
 class RecordingArchive:
@@ -191,3 +200,42 @@ def test_a_question_looks_deeper_and_in_other_forms_chatter_does_not() -> None:
         )
         expected = (QUESTION_CANDIDATES, True) if "?" in text else (CANDIDATES, False)
         assert archive.asked == [expected]
+
+
+def test_the_gauge_counts_the_archive_tool_and_what_the_last_request_quoted(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat(settings=AppSettings(summarization=QUIET))
+    archived_gate_code(chat)
+
+    body = last_reply(fake_server)
+    quoted = body["messages"][-1]["content"][0]["text"]
+    assert quoted.startswith(f"# {RECALL_HEADING}")
+    service = chat.service
+    calibration = service.calibrations.for_model(service.selected_model)
+    state = service.context_state(draft="")
+    assert state is not None
+    sent = calibration.apply(service.counter.count(quoted))
+    assert abs(state.breakdown.recall - sent) <= 0.05 * sent, "what the last request quoted"
+    assert 0 < state.breakdown.recall <= state.recall_allowed
+    # The definition as sent, calibrated; the API's tool-use prompt in its own tokens.
+    definition = calibration.apply(service.counter.count(json.dumps(body["tools"])))
+    assert state.breakdown.tools == definition + TOOL_SYSTEM_PROMPT_TOKENS
+    assert state.used == state.required.used + state.breakdown.recall + state.breakdown.tools
+
+    # A message that quotes nothing: the next figure counts nothing quoted.
+    chat.send("Thanks! Anything else?")
+    assert RECALL_HEADING not in str(last_reply(fake_server)["messages"][-1]["content"])
+    after = service.context_state(draft="")
+    assert after is not None and after.breakdown.recall == 0 and after.breakdown.tools > 0
+
+
+def test_without_a_summary_the_gauge_counts_neither_tool_nor_quotes(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat(settings=AppSettings(summarization=QUIET))
+    chat.send("The new gate code is AX-7731.")
+    assert "tools" not in last_reply(fake_server)
+    state = chat.service.context_state(draft="")
+    assert state is not None and state == state.required
+    assert state.recall_allowed == 0

@@ -6,6 +6,7 @@ import itertools
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -23,6 +24,7 @@ from app.core.context import (
     ContextState,
     format_token_count,
     memory_block_text,
+    recall_allowance,
     reserved_output,
 )
 from app.core.conversation import DATE_LINE_TOKENS, ApiMessage, to_api_messages
@@ -34,6 +36,7 @@ from app.core.errors import (
     UserFacingError,
 )
 from app.core.live_tail import tally_messages
+from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer, tool_definition
 from app.core.models import Message, MessageStatus, Role
 from app.core.recall import RECALL_HEADING, RecallBlock, RecallQuote, recall_block_text
 from app.core.summary import Summary
@@ -768,9 +771,40 @@ def test_the_recall_block_opens_the_newest_turn_after_the_cached_memory_block() 
     assert built.raw_input_tokens == without.raw_input_tokens + recall.tokens
 
 
-def test_the_gauge_estimate_leaves_recall_out() -> None:
+def test_the_gauge_estimate_leaves_recall_out_unless_asked() -> None:
     state = ContextBuilder().estimate_state(model=SONNET, summaries=SUMMARIES, draft="Gate?")
-    assert state.breakdown.recall == 0
+    assert state.breakdown.recall == 0 and state.recall_allowed == 0
+
+
+def test_the_gauge_counts_what_the_last_request_quoted_within_the_allowance() -> None:
+    builder = ContextBuilder(calibrations=Calibrations({SONNET.id: Calibration(ratio=1.1)}))
+    plain = builder.estimate_state(model=SONNET, summaries=SUMMARIES, draft="Gate?")
+    state = builder.estimate_state(
+        model=SONNET,
+        summaries=SUMMARIES,
+        draft="Gate?",
+        recall_budget_ratio=0.05,
+        recall_quoted=800,
+    )
+    assert state.recall_allowed == recall_allowance(plain, 0.05) == 10_000  # 5 % of 200k
+    assert state.breakdown.recall == Calibration(ratio=1.1).apply(800)
+    assert state.used == plain.used + state.breakdown.recall
+    assert state.required == replace(state, breakdown=plain.breakdown)
+    # Nothing archived (no summary): nothing can be quoted, whatever the last request had.
+    none = builder.estimate_state(model=SONNET, draft="Gate?", recall_budget_ratio=0.05)
+    assert none.breakdown.recall == 0 and none.recall_allowed == 0
+
+
+def test_near_the_limit_the_quotes_counted_shrink_to_the_room_left() -> None:
+    model = tiny_model(10_000, 1_000)  # 9,000 usable; recall stops at 95 % of it: 8,550
+    tail = near_limit_tail(7_000)  # with the summaries' memory block: about 8.5k
+    state = ContextBuilder().estimate_state(
+        model=model, tail=tail, summaries=SUMMARIES, recall_budget_ratio=0.05, recall_quoted=2_000
+    )
+    room = math.floor(9_000 * 0.95) - state.required.used
+    assert 0 < state.recall_allowed == room < 500
+    assert state.breakdown.recall == room
+    assert state.fits and state.used == math.floor(9_000 * 0.95)
 
 
 def test_a_request_that_fits_only_without_recall_goes_without_it() -> None:
@@ -821,3 +855,146 @@ def test_the_exact_count_is_shared_out_to_recall_too() -> None:
     parts = built.state.breakdown
     assert parts.recall > 0
     assert parts.system + parts.memory + parts.history + parts.draft + parts.recall == 8_800
+
+
+# --- the archive tool (issue 12): counted in the request, inside invariant 3 --------------
+
+TOOL = ToolOffer((tool_definition(across_conversations=False),), room_needed=400)
+
+
+def tool_tokens() -> int:
+    return COUNTER.count(TOOL.text) + TOOL_SYSTEM_PROMPT_TOKENS
+
+
+def test_an_offered_tool_is_sent_and_counted_in_the_gauge_and_the_request() -> None:
+    builder = ContextBuilder()
+    without = builder.build_request(model=SONNET, summaries=SUMMARIES, draft="Gate?")
+    built = builder.build_request(model=SONNET, summaries=SUMMARIES, draft="Gate?", tools=TOOL)
+    gauge = builder.estimate_state(model=SONNET, summaries=SUMMARIES, draft="Gate?", tools=TOOL)
+
+    assert built.tools == TOOL.definitions and without.tools == ()
+    assert built.state.breakdown.tools == tool_tokens() > TOOL_SYSTEM_PROMPT_TOKENS
+    assert built.state.used == without.state.used + tool_tokens()
+    assert built.raw_input_tokens == without.raw_input_tokens + tool_tokens()
+    assert gauge == built.state, "the gauge counts the tool exactly as it is sent"
+    assert gauge.required == without.state
+
+
+def test_a_tool_without_room_for_its_answer_is_not_offered_nor_counted() -> None:
+    model = tiny_model(2_000, 200)  # 1,800 usable
+    used = ContextBuilder().estimate_state(model=model, draft="Gate?").used
+    # Room for the definition and the tool prompt, not for the turns it needs as well.
+    tight = ToolOffer(TOOL.definitions, room_needed=1_800 - used - tool_tokens() + 1)
+    built = ContextBuilder().build_request(model=model, draft="Gate?", tools=tight)
+    gauge = ContextBuilder().estimate_state(model=model, draft="Gate?", tools=tight)
+    assert built.tools == () and built.state.breakdown.tools == 0
+    assert gauge.breakdown.tools == 0
+    roomy = ToolOffer(TOOL.definitions, room_needed=tight.room_needed - 1)
+    assert ContextBuilder().build_request(model=model, draft="Gate?", tools=roomy).tools
+
+
+def test_an_exact_count_over_the_limit_drops_recall_then_the_tool() -> None:
+    model = tiny_model(10_000, 1_000)  # 9,000 usable
+    asked: list[BuiltRequest] = []
+    answers = iter([9_300, 9_100, 8_900])  # with both, with the tool: too much; bare: fits
+    # A small tool, so that the request with it still fits by the estimate, bare is near.
+    small = ToolOffer(({"name": "x", "input_schema": {"type": "object"}},))
+
+    def exact(built: BuiltRequest) -> int:
+        asked.append(built)
+        return next(answers)
+
+    built = ContextBuilder().build_request(
+        model=model,
+        tail=near_limit_tail(8_560),
+        exact_count=exact,
+        recall=recall_block(),
+        tools=small,
+    )
+
+    assert [(b.raw_recall_tokens > 0, bool(b.tools)) for b in asked] == [
+        (True, True),
+        (False, True),
+        (False, False),
+    ]
+    assert built.exact_input_tokens == 8_900 and built.tools == ()
+    assert built.state.breakdown.tools == built.state.breakdown.recall == 0
+
+
+def test_the_tool_never_makes_a_refusal_of_its_own() -> None:
+    model = tiny_model(2_000, 200)
+    tail = [message(1, Role.USER, "big question", estimate=1_900)]
+    with pytest.raises(MessageTooLargeError) as refused:
+        ContextBuilder().build_request(model=model, tail=tail, recall=recall_block(), tools=TOOL)
+    with pytest.raises(MessageTooLargeError) as plain:
+        ContextBuilder().build_request(model=model, tail=tail)
+    assert refused.value.message == plain.value.message
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tail=conversations(),
+    draft=CONTENT,
+    window=st.integers(min_value=600, max_value=40_000),
+    output_share=st.floats(min_value=0.01, max_value=0.45),
+    ratio=st.sampled_from([None, 0.8, 1.3]),
+    filler=st.integers(min_value=0, max_value=3_000),
+    room_needed=st.integers(min_value=0, max_value=2_000),
+    quoted=st.integers(min_value=0, max_value=5_000),
+)
+def test_with_recall_and_the_tool_the_request_still_never_exceeds_the_window(
+    tail: list[Message],
+    draft: str,
+    window: int,
+    output_share: float,
+    ratio: float | None,
+    filler: int,
+    room_needed: int,
+    quoted: int,
+) -> None:
+    """Invariant 3 with the optional parts: they fit with the room the tool needs, or
+    they are left out; they never turn a request that fits into a refusal."""
+    model = tiny_model(window, max(1, int(window * output_share)))
+    calibrations = Calibrations(
+        {model.id: Calibration(ratio=ratio, weight=1.0, samples=1)} if ratio else {}
+    )
+    builder = ContextBuilder(calibrations=calibrations)
+    offer = ToolOffer(TOOL.definitions, room_needed=room_needed)
+    recall = recall_block(filler)
+
+    bare = build_or_refusal(builder, model, tail, draft, "Be brief.")
+    try:
+        built = builder.build_request(
+            model=model,
+            system_prompt="Be brief.",
+            tail=tail,
+            draft=draft,
+            recall=recall,
+            tools=offer,
+        )
+    except (ContextOverflowError, InvalidInputError) as error:
+        assert isinstance(bare, Exception) and str(bare) == str(error)
+        return
+    assert isinstance(bare, BuiltRequest)
+    state = built.state
+    assert state.used + built.max_tokens <= window
+    parts = state.breakdown
+    assert (parts.tools > 0) == bool(built.tools)
+    if built.tools:
+        room = state.usable - state.used
+        assert room >= calibrations.for_model(model.id).apply(room_needed)
+    assert (parts.recall > 0) == (built.raw_recall_tokens > 0)
+    assert state.required == bare.state
+    # The gauge's estimate of the same request, its quotes as the last request's.
+    gauge = builder.estimate_state(
+        model=model,
+        system_prompt="Be brief.",
+        tail=tail,
+        draft=draft,
+        tools=offer,
+        summaries=(),
+        recall_budget_ratio=0.05,
+        recall_quoted=quoted,
+    )
+    assert gauge.breakdown.tools == parts.tools
+    assert gauge.fits
