@@ -155,18 +155,6 @@ def accessible_description(state: ContextState | None) -> str:
     return f"{current.word}: {figures} {trigger_text(state)}"
 
 
-def cache_use_text(use: CacheUse | None) -> str | None:
-    """What the conversation's replies reused from Claude's prompt cache, in plain words;
-    None before any reply reported its figures."""
-    if use is None or use.total <= 0:
-        return None
-    return (
-        f"Reused from Claude's short-term memory: {use.read:,} of the {use.total:,} tokens "
-        f"this conversation has sent ({format_percent(use.read_share)}), at a fraction "
-        "of the cost."
-    )
-
-
 def usage_rows(use: CacheUse | None) -> list[tuple[str, str]]:
     """What the conversation's replies used, as (label, figure) rows; none before any
     reply reported its figures."""
@@ -174,7 +162,11 @@ def usage_rows(use: CacheUse | None) -> list[tuple[str, str]]:
         return []
     return [
         ("Sent to Claude", f"{use.total:,} tokens"),
-        ("of which reused from its short-term memory", f"{use.read:,}"),
+        # Read back from the prompt cache, at a tenth of the price (caching.py).
+        (
+            "of which reused from its short-term memory",
+            f"{use.read:,} ({format_percent(use.read_share)})",
+        ),
         ("Written by Claude", f"{use.output:,} tokens"),
         ("Estimated cost", cost_text(use)),
     ]
@@ -240,25 +232,21 @@ def tooltip_html(
         f"Claude can read {format_tokens(state.usable)} tokens at once; "
         f"{format_tokens(parts.reserved_output)} more are kept for its reply."
     )
-    reused = cache_use_text(cache_use)
+    used = usage_rows(cache_use)
+    if used:  # in the same table, so that the figures line up
+        cells += (
+            "<tr><td colspan='2' style='padding-top: 8px'>"
+            "<b>Used so far in this conversation</b></td></tr>"
+        )
+        cells += "".join(_row(label, figure) for label, figure in used)
     explained = "<br/>".join(
-        (band_explanation(state), trigger_text(state), room, *([reused] if reused else []))
+        (band_explanation(state), trigger_text(state), room, *([prices_note()] if used else []))
     )
     noted = "<br/>".join(notes(state) + recall_notes(state))
-    used = usage_rows(cache_use)
-    spent = (
-        "<p style='margin-top: 6px; margin-bottom: 2px'><b>Used so far in this conversation</b></p>"
-        "<table cellspacing='0' cellpadding='1' style='border-collapse: collapse'>"
-        + "".join(_row(label, figure) for label, figure in used)
-        + f"</table><p style='margin-top: 2px; margin-bottom: 0'>{prices_note()}</p>"
-        if used
-        else ""
-    )
     return (
         f"{explanation}<p style='margin-bottom: 4px'>{GAUGE_NAME}:<br/><b>{headline}</b></p>"
         "<table cellspacing='0' cellpadding='1' style='border-collapse: collapse'>"
         f"{cells}</table>"
         f"<p style='margin-top: 6px; margin-bottom: 0'>{explained}</p>"
-        f"{spent}"
         f"<p style='margin-top: 6px'><i>{noted}</i></p>"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QBoxLayout, QDialog, QMenu, QToolButton
 
@@ -18,10 +19,15 @@ ACTION_TEXT = "Instructions for Claude…"
 # Words, not only a mark, say whether there are any (DESIGN §8: no colour-only signals).
 BUTTON_NONE = "Instructions"
 BUTTON_SET = "Instructions ✓"
+# In a header narrower than this the button is a symbol (its name in the tooltip), so
+# that the title and the gauge keep their room.
+NARROW_BELOW = 820
+SYMBOL_NONE = "✎"
+SYMBOL_SET = "✎✓"
 _TIP_PREVIEW_CHARS = 300
 
 
-class InstructionsActions:
+class InstructionsActions(QObject):
     """The instructions of the conversation on screen, as the window shows them.
 
     The text shown comes from the events: the session a conversation opened with or
@@ -32,7 +38,10 @@ class InstructionsActions:
     """
 
     def __init__(self, window: MainWindow, menu: QMenu) -> None:
+        super().__init__(window)
         self._controller = controller = window.controller
+        self._header = window.header
+        self._narrow = False
         self._window = window
         self._text = ""
         self.dialog: InstructionsDialog | None = None
@@ -48,6 +57,7 @@ class InstructionsActions:
         layout = window.header.layout()
         assert isinstance(layout, QBoxLayout)
         layout.insertWidget(1, self.button)  # right after the title
+        window.header.installEventFilter(self)
         controller.conversation_opened.connect(self._opened)
         controller.session_changed.connect(self._session_changed)
         self._show(controller.instructions())
@@ -66,6 +76,14 @@ class InstructionsActions:
 
     def text(self) -> str:
         return self._text
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._header and event.type() == QEvent.Type.Resize:
+            narrow = self._header.width() < NARROW_BELOW
+            if narrow != self._narrow:
+                self._narrow = narrow
+                self._show(self._text)
+        return super().eventFilter(watched, event)
 
     def _done(self, dialog: InstructionsDialog, result: int) -> None:
         self.dialog = None
@@ -88,7 +106,10 @@ class InstructionsActions:
 
     def _show(self, text: str) -> None:
         self._text = text
-        self.button.setText(BUTTON_SET if text else BUTTON_NONE)
+        if self._narrow:
+            self.button.setText(SYMBOL_SET if text else SYMBOL_NONE)
+        else:
+            self.button.setText(BUTTON_SET if text else BUTTON_NONE)
         if text:
             preview = text if len(text) <= _TIP_PREVIEW_CHARS else text[:_TIP_PREVIEW_CHARS] + "…"
             tip = f"How Claude should respond here:\n\n{preview}\n\n(Ctrl+I to change)"

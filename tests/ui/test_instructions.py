@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from app.core.paths import AppPaths
 from app.core.settings import MAX_INSTRUCTIONS_CHARS
 from app.ui.app import CairnSession
-from app.ui.instructions_actions import BUTTON_NONE, BUTTON_SET
+from app.ui.instructions_actions import BUTTON_NONE, BUTTON_SET, SYMBOL_NONE, SYMBOL_SET
 from app.ui.instructions_dialog import QUESTION, InstructionsDialog
 from tests.fakes.anthropic_server import FakeAnthropicServer, text_of_content
 
@@ -140,3 +140,18 @@ def test_no_announcement_while_the_user_watches(
     fake_server.add_reply("Here.")
     send_and_wait(qtbot, cairn, "Hello.")
     assert told == []
+
+
+def test_in_a_narrow_window_the_button_is_a_symbol_that_still_says_whether_set(
+    qtbot: QtBot, cairn: CairnSession
+) -> None:
+    window = cairn.window
+    window.resize(800, 600)
+    qtbot.waitUntil(lambda: window.instructions.button.text() == SYMBOL_NONE)
+    assert "No instructions" in window.instructions.button.toolTip()
+    dialog = open_dialog(cairn)
+    dialog.editor.setPlainText("Be brief.")
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Save).click()
+    assert window.instructions.button.text() == SYMBOL_SET
+    window.resize(1400, 800)
+    qtbot.waitUntil(lambda: window.instructions.button.text() == BUTTON_SET)

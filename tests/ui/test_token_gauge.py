@@ -386,4 +386,4 @@ def test_the_breakdown_says_what_was_reused_from_claudes_cache(gauge: TokenGauge
     gauge.set_cache_use(use)
 
     assert gauge.toolTip() == tooltip_html(state, use, first_time=True)
-    assert "Reused from Claude's short-term memory: 9,000 of the 10,500" in gauge.toolTip()
+    assert "9,000 (85 %)" in gauge.toolTip()

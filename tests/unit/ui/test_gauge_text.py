@@ -18,7 +18,6 @@ from app.ui.gauge_text import (
     Band,
     accessible_description,
     band,
-    cache_use_text,
     cost_text,
     format_percent,
     format_tokens,
@@ -294,16 +293,12 @@ def test_tooltip_says_what_was_reused_from_claudes_cache() -> None:
 
     html = tooltip_html(make_state(1_000), use)
 
-    assert (
-        "Reused from Claude's short-term memory: 12,400 of the 14,000 tokens this "
-        "conversation has sent (88 %)"
-    ) in html
-    assert cache_use_text(use) in html
+    assert "of which reused from its short-term memory" in html
+    assert "12,400 (88 %)" in html
 
 
 def test_before_any_reply_nothing_is_said_about_the_cache() -> None:
-    assert cache_use_text(None) is None
-    assert cache_use_text(CacheUse()) is None
+    assert "short-term memory" not in tooltip_html(make_state(1_000), None)
     assert "short-term memory" not in tooltip_html(make_state(1_000), CacheUse())
 
 
