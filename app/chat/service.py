@@ -530,7 +530,7 @@ def _shared(
         is_current=lambda conversation: conversation is service.current,
         session_changed=service.cache_use.following(events.session_changed),
         recall=lambda: service._settings.recall,
-        default_instructions=lambda: service._settings.default_instructions.strip(),
+        default_instructions=lambda: service._settings.new_conversation_instructions(),
         lookups=lambda session_id, tell: ArchiveLookups.for_reply(
             service._settings.recall,
             deps.database,

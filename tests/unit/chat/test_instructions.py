@@ -136,3 +136,21 @@ def test_instructions_are_never_condensed_and_count_toward_the_window(
         text += [text_of_content(message["content"]) for message in sent["messages"]]
         tokens = sum(count_text_tokens(part) for part in text)
         assert tokens + sent["max_tokens"] <= SMALL.max_input_tokens
+
+
+def test_instructions_too_long_for_the_model_are_named_and_the_message_is_kept(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.models = [SMALL]
+    huge = "Always answer as a mountain guide would, with care. " * 350  # ~4.5k tokens
+    chat = start_chat(settings=AppSettings(default_instructions=huge))
+    chat.run_until(lambda: chat.service.selected_model == SMALL.id)
+
+    assert not chat.service.send("Hello.")
+    chat.idle()
+
+    (error,) = chat.events.named("error_raised")[-1]
+    assert "instructions for Claude alone" in error.message
+    assert "Shorten them" in error.message
+    assert chat_requests(fake_server) == [], "nothing was sent"
+    assert chat.service.current.session is None, "nothing stored: the message stays typed"
