@@ -9,7 +9,7 @@ no desktop (offscreen, in tests).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
@@ -18,6 +18,7 @@ from app.core.models import Session
 from app.ui.controller import ChatController
 
 TITLE = "Claude has replied"
+FAILED_TITLE = "Claude could not reply"
 TRAY_MESSAGE_MS = 6_000
 
 
@@ -36,12 +37,14 @@ class ReplyNotifier(QObject):
         self._controller = controller
         self._window = window
         self._replying = False
+        self._failed = False  # the reply that just ended ended with an error
         self._title = ""
         self._tray: QSystemTrayIcon | None = None
         window.installEventFilter(self)  # back in front: the tray icon goes
         controller.activity_changed.connect(self._activity_changed)
         controller.conversation_opened.connect(self._opened)
         controller.session_changed.connect(self._session_changed)
+        controller.error_raised.connect(self._error_raised)
 
     def _opened(self, session: Session | None, _page: object, _has_earlier: bool) -> None:
         # Another conversation on screen: its idle state is not the end of a reply here.
@@ -53,19 +56,31 @@ class ReplyNotifier(QObject):
         if current is not None and current.id == session.id:
             self._title = session.title
 
+    def _error_raised(self, _error: object) -> None:
+        self._failed = True
+
     def _activity_changed(self, activity: Activity) -> None:
         ended = self._replying and activity is not Activity.REPLYING
         self._replying = activity is Activity.REPLYING
-        if not ended or self._window.isActiveWindow():
-            return
-        if not self._controller.settings.notify_when_done:
-            return
-        text = f"The reply in “{self._title}” is ready." if self._title else "Your reply is ready."
-        QApplication.alert(self._window)
-        self._tray_message(text)
-        self.notified.emit(TITLE, text)
+        if self._replying:
+            self._failed = False
+        if ended:
+            # A failed reply's error is told just after it goes idle: say it once both are in.
+            QTimer.singleShot(0, self, self._announce)
 
-    def _tray_message(self, text: str) -> None:
+    def _announce(self) -> None:
+        if self._window.isActiveWindow() or not self._controller.settings.notify_when_done:
+            return
+        where = f" in “{self._title}”" if self._title else ""
+        if self._failed:
+            title, text = FAILED_TITLE, f"The reply{where} stopped with a problem; see Cairn."
+        else:
+            title, text = TITLE, f"The reply{where} is ready."
+        QApplication.alert(self._window)
+        self._tray_message(title, text)
+        self.notified.emit(title, text)
+
+    def _tray_message(self, title: str, text: str) -> None:
         if not QSystemTrayIcon.isSystemTrayAvailable() or not QSystemTrayIcon.supportsMessages():
             return
         if self._tray is None:
@@ -74,7 +89,7 @@ class ReplyNotifier(QObject):
             self._tray.activated.connect(lambda _reason: self._bring_back())
         self._tray.show()
         self._tray.showMessage(
-            TITLE, text, QSystemTrayIcon.MessageIcon.Information, TRAY_MESSAGE_MS
+            title, text, QSystemTrayIcon.MessageIcon.Information, TRAY_MESSAGE_MS
         )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox, QWidget
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.paths import AppPaths
@@ -119,7 +119,14 @@ def test_a_reply_ready_in_the_background_is_announced_unless_turned_off(
 
     fake_server.add_reply("Ready.")
     send_and_wait(qtbot, cairn, "Plan a walk.")
+    qtbot.waitUntil(lambda: len(told) == 1)
     assert told == [("Claude has replied", "The reply in “Plan a walk.” is ready.")]
+
+    fake_server.add_error(400, "This request is not valid.")
+    send_and_wait(qtbot, cairn, "And the way back?")
+    qtbot.waitUntil(lambda: len(told) == 2)
+    assert told[1][0] == "Claude could not reply"
+    assert "stopped with a problem" in told[1][1]
 
     settings = cairn.window.open_settings()
     assert settings.replies_page.notify.isChecked(), "on by default"
@@ -127,7 +134,8 @@ def test_a_reply_ready_in_the_background_is_announced_unless_turned_off(
     settings.buttons.accepted.emit()
     fake_server.add_reply("Again.")
     send_and_wait(qtbot, cairn, "And another.")
-    assert len(told) == 1
+    QApplication.processEvents()  # the notice goes on the next turn of the event loop
+    assert len(told) == 2
 
 
 def test_no_announcement_while_the_user_watches(
@@ -139,6 +147,7 @@ def test_no_announcement_while_the_user_watches(
     cairn.window.notifier.notified.connect(lambda _title, text: told.append(text))
     fake_server.add_reply("Here.")
     send_and_wait(qtbot, cairn, "Hello.")
+    QApplication.processEvents()  # the notice goes on the next turn of the event loop
     assert told == []
 
 

@@ -130,6 +130,9 @@ def test_instructions_are_never_condensed_and_count_toward_the_window(
     assert blocks[0] == long_instructions.strip()
     assert len(blocks) == 2 and blocks[1].startswith("# Conversation so far")
     assert long_instructions.strip() not in blocks[1], "the summary did not take them in"
+    # A cache breakpoint, when the prefix is long enough for one, comes after the memory
+    # block only: the instructions and the summaries are cached as one (caching.py).
+    assert "cache_control" not in body["system"][0]
     # Every request fitted the window with them counted (DESIGN §3, invariant 3).
     for sent in chat_requests(fake_server):
         text = [text_of_content(sent.get("system", ""))]
