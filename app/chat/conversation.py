@@ -99,6 +99,8 @@ class Shared:
     recall: Callable[[], RecallSettings]
     # The archive tool's loop for a reply of a conversation (None: the tool is off).
     lookups: LookupsFactory = no_lookups
+    # The instructions a new conversation starts with (Settings).
+    default_instructions: Callable[[], str] = lambda: ""
 
 
 class Conversation:
@@ -106,6 +108,7 @@ class Conversation:
 
     Attributes:
         session: the stored conversation; None until its first message is sent.
+        new_instructions: a new conversation's instructions, stored with its first message.
         model_id: the model that answers.
         tail: the live tail (messages no summary covers), compact.
         summaries: the memory block's active summaries, oldest first.
@@ -120,6 +123,7 @@ class Conversation:
         self._shared = shared
         self.session = session
         self.model_id = model_id
+        self.new_instructions = shared.default_instructions() if session is None else ""
         self.tail = LiveTail()
         self.summaries: list[Summary] = []
         self.condensing = ConversationSummaries(self, shared)
@@ -146,7 +150,8 @@ class Conversation:
 
     @property
     def system_prompt(self) -> str:
-        return self.session.system_prompt if self.session is not None else ""
+        """The instructions sent as the system prompt (a new one's, until it is stored)."""
+        return self.session.system_prompt if self.session is not None else self.new_instructions
 
     @property
     def summarizing(self) -> bool:
@@ -266,7 +271,7 @@ class Conversation:
         shared = self._shared
         if self.session is None:
             self.session = shared.store.create_session(
-                title_from_first_message(text), self.model_id
+                title_from_first_message(text), self.model_id, self.new_instructions
             )
         message = shared.store.append_message(
             self.session.id, Role.USER, text, token_estimate=tokens

@@ -25,6 +25,7 @@ from app.chat.credentials import ProviderFactory as ProviderFactory
 from app.chat.events import Activity, ChatEvents, HistoryEntry
 from app.chat.exports import Exports
 from app.chat.history import History
+from app.chat.instructions import ConversationInstructions
 from app.chat.lookups import ArchiveLookups
 from app.chat.loop import EventLoop
 from app.chat.model_fallback import ModelChoice
@@ -92,6 +93,7 @@ class ChatService:
         runner: runs background work; `shutdown` waits for it.
         history: finding what was said, and the History window's reads.
         exports: export and import of conversations.
+        instructions: the instructions for Claude of the conversation on screen.
         backups: the daily backup, restoring one, deleting archived originals.
     """
 
@@ -131,6 +133,7 @@ class ChatService:
         self.backups = _backups(self, deps.database, events)  # backups, restore, originals
         self.history = History.on(deps.database, self.runner, events)  # search, History window
         self.current = self._new_conversation()
+        self.instructions = ConversationInstructions(deps.store, events, lambda: self.current)
 
     # --- start and stop
 
@@ -522,6 +525,7 @@ def _shared(
         is_current=lambda conversation: conversation is service.current,
         session_changed=service.cache_use.following(events.session_changed),
         recall=lambda: service._settings.recall,
+        default_instructions=lambda: service._settings.new_conversation_instructions(),
         lookups=lambda session_id, tell: ArchiveLookups.for_reply(
             service._settings.recall,
             deps.database,

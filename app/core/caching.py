@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from app.core.conversation import ApiMessage
 from app.core.models import Role, Usage
+from app.core.pricing import bundled_prices
 
 CACHE_CONTROL: Final[dict[str, str]] = {"type": "ephemeral"}
 
@@ -122,31 +123,58 @@ def with_recall_turn(messages: list[ApiMessage], recall_text: str) -> list[ApiMe
 
 @dataclass(frozen=True)
 class CacheUse:
-    """What a conversation's replies read from Claude's prompt cache, in all.
+    """What a conversation's replies used, in all: read from Claude's prompt cache,
+    written by Claude, and what that cost (an estimate: app/core/pricing.py).
 
     Attributes:
         read: input tokens read back from the cache (`cache_read_input_tokens`).
         written: input tokens written to it (`cache_creation_input_tokens`).
         total: all input tokens, cached or not (`Usage.total_input_tokens`).
+        output: tokens Claude wrote (`output_tokens`).
+        cost: the estimated cost of the replies with a known price, in billionths of
+            a dollar.
+        unpriced: the models (ids, sorted) of replies whose price is not known.
     """
 
     read: int = 0
     written: int = 0
     total: int = 0
+    output: int = 0
+    cost: int = 0
+    unpriced: tuple[str, ...] = ()
 
-    def plus(self, usage: Usage) -> CacheUse:
-        """These totals with one more reply's usage."""
-        return CacheUse(
-            self.read + usage.cache_read_input_tokens,
-            self.written + usage.cache_creation_input_tokens,
-            self.total + usage.total_input_tokens,
+    @classmethod
+    def of(cls, usage: Usage, model: str | None = None) -> CacheUse:
+        """The figures of `usage` by `model` (priced when the price table knows it)."""
+        cost = bundled_prices().cost(model, usage)
+        return cls(
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.total_input_tokens,
+            usage.output_tokens,
+            cost or 0,
+            () if cost is not None else (model or "unknown",),
         )
+
+    def plus(self, usage: Usage, model: str | None = None) -> CacheUse:
+        """These totals with one more reply's usage (by `model`: priced when known)."""
+        return self.combined(CacheUse.of(usage, model))
 
     def combined(self, other: CacheUse) -> CacheUse:
         """These totals and `other`'s together."""
         return CacheUse(
-            self.read + other.read, self.written + other.written, self.total + other.total
+            self.read + other.read,
+            self.written + other.written,
+            self.total + other.total,
+            self.output + other.output,
+            self.cost + other.cost,
+            tuple(sorted(set(self.unpriced) | set(other.unpriced))),
         )
+
+    @property
+    def uncached(self) -> int:
+        """Input tokens sent in full, neither read from nor written to the cache."""
+        return self.total - self.read - self.written
 
     @property
     def read_share(self) -> float:

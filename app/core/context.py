@@ -645,6 +645,18 @@ class ContextBuilder:
                 context_window=state.context_window,
                 reserved_output=reserved,
             )
+        instructions = self._calibration(model).apply(tally.system)
+        if instructions + message_tokens > state.usable:  # no summary can make room
+            said, limit = say_token_pair(instructions, state.usable)
+            return ContextOverflowError(
+                f"This conversation's instructions for Claude alone come to about {said} "
+                f"tokens, too many with your message: {limits.format(limit=limit)}. "
+                "Shorten them (Conversation → Instructions for Claude…).",
+                tokens=state.used,
+                limit=state.usable,
+                context_window=state.context_window,
+                reserved_output=reserved,
+            )
         said, limit = say_token_pair(state.used, state.usable)
         return ContextOverflowError(
             f"This conversation and your message come to about {said} tokens, but "

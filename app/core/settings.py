@@ -28,6 +28,8 @@ from app.core.summarization_config import SummarizationConfig, describe_errors
 log = logging.getLogger(__name__)
 
 SETTINGS_SCHEMA_VERSION = 2
+# The longest instructions for Claude a conversation keeps (a few pages).
+MAX_INSTRUCTIONS_CHARS = 20_000
 
 Theme = Literal["system", "light", "dark"]
 
@@ -65,6 +67,15 @@ class AppSettings(BaseModel):
     font_size: int = Field(default=11, ge=8, le=24)
     summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    # What a new conversation's instructions for Claude start as (its system prompt). No
+    # length limit here: a long one edited into the file must not reset every setting.
+    default_instructions: str = ""
+    # Tell the user when a reply finishes while Cairn's window is in the background.
+    notify_when_done: bool = True
+
+    def new_conversation_instructions(self) -> str:
+        """The instructions a new conversation starts with: trimmed, within the limit."""
+        return self.default_instructions.strip()[:MAX_INSTRUCTIONS_CHARS]
 
     @field_validator("api_base_url")
     @classmethod

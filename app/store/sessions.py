@@ -36,6 +36,7 @@ from app.store.errors import (
     MessageNotFoundError,
     SessionNotFoundError,
 )
+from app.store.instructions import SessionInstructions
 from app.store.live_tail import LiveTailStore, TokenCounterFunction
 from app.store.reply_rows import ReplyRows
 from app.store.transactions import translated_errors, write_transaction
@@ -87,6 +88,7 @@ class SessionStore:
         self._tail = LiveTailStore(connection, database=database, token_counter=token_counter)
         # Declined exchanges and empty failed replies (app.chat.stop_reasons).
         self.replies = ReplyRows(connection, database=database)
+        self.instructions = SessionInstructions(connection, database=database)  # system prompt
 
     @classmethod
     def open(

@@ -118,6 +118,14 @@ class ChatController(QObject):
     def session(self, session_id: str) -> Session | None:
         return self.service.get_session(session_id)
 
+    def instructions(self) -> str:
+        """The instructions for Claude of the conversation on screen ("" for none)."""
+        return self.service.instructions.text()
+
+    def set_instructions(self, text: str) -> bool:
+        """Make `text` the conversation's instructions; False when they were not saved."""
+        return self.service.instructions.set(text)
+
     def rename_session(self, session_id: str, title: str) -> None:
         self.service.rename_session(session_id, title)
 

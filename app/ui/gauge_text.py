@@ -11,8 +11,15 @@ from typing import Final
 
 from app.core.caching import CacheUse
 from app.core.context import ContextState, format_token_count, say_token_pair
+from app.core.pricing import PriceTable, bundled_prices, format_cost
 
 NO_STATE_TEXT: Final = "—"
+# What the gauge measures, in the words of someone who never heard of tokens.
+GAUGE_NAME: Final = "How much Claude can read at once"
+FIRST_EXPLANATION: Final = (
+    "Claude rereads the whole conversation each time you send, and can read only so "
+    "much at once; sizes are in tokens, pieces of words (a token is about ¾ of a word)."
+)
 SEPARATOR: Final = " · "
 
 # Below trigger_ratio by this much, the gauge warns that a summary is coming.
@@ -161,15 +168,38 @@ def accessible_description(state: ContextState | None) -> str:
     return f"{current.word}: {figures} {trigger_text(state)}"
 
 
-def cache_use_text(use: CacheUse | None) -> str | None:
-    """What the conversation's replies reused from Claude's prompt cache, in plain words;
-    None before any reply reported its figures."""
+def usage_rows(use: CacheUse | None) -> list[tuple[str, str]]:
+    """What the conversation's replies used, as (label, figure) rows; none before any
+    reply reported its figures."""
     if use is None or use.total <= 0:
-        return None
+        return []
+    return [
+        ("Sent to Claude", f"{use.total:,} tokens"),
+        # Read back from the prompt cache, at a tenth of the price (caching.py).
+        (
+            "of which reused from its short-term memory",
+            f"{use.read:,} ({format_percent(use.read_share)})",
+        ),
+        ("Written by Claude", f"{use.output:,} tokens"),
+        ("Estimated cost", cost_text(use)),
+    ]
+
+
+def cost_text(use: CacheUse) -> str:
+    """The estimated cost, said as one; "no price known" when no reply has a price."""
+    if use.unpriced and use.cost <= 0:
+        return "no price known"
+    said = f"about {format_cost(use.cost)} (estimate)"
+    return f"{said}, some replies have no price known" if use.unpriced else said
+
+
+def prices_note(prices: PriceTable | None = None) -> str:
+    """Where the prices come from, and who bills for them."""
+    table = prices if prices is not None else bundled_prices()
+    dated = f" as of {table.checked}" if table.checked else ""
     return (
-        f"Reused from Claude's short-term memory: {use.read:,} of the {use.total:,} tokens "
-        f"this conversation has sent ({format_percent(use.read_share)}), at a fraction "
-        "of the cost."
+        f"Cost is estimated from Anthropic's list prices{dated}; Anthropic bills API use "
+        "separately from any Claude subscription."
     )
 
 
@@ -184,11 +214,15 @@ def _row(label: str, figure: str, style: str = "") -> str:
     )
 
 
-def tooltip_html(state: ContextState | None, cache_use: CacheUse | None = None) -> str:
+def tooltip_html(
+    state: ContextState | None, cache_use: CacheUse | None = None, *, first_time: bool = False
+) -> str:
     """The hover text: a headline with the band's word, where the tokens go, what
-    was reused from Claude's cache, and notes."""
+    was reused from Claude's cache, what the conversation used and cost, and notes.
+    `first_time` leads with a line on what the gauge measures."""
+    explanation = f"<p style='margin-bottom: 4px'>{FIRST_EXPLANATION}</p>" if first_time else ""
     if state is None:
-        return "<p>How full the conversation is will show here once one is open.</p>"
+        return f"{explanation}<p>How full the conversation is will show here once one is open.</p>"
     current = band(state)
     parts = state.breakdown
     headline = (
@@ -207,16 +241,22 @@ def tooltip_html(state: ContextState | None, cache_use: CacheUse | None = None) 
     # The same total as the gauge's label: the next request against what Claude can read.
     cells += _row("<b>Total</b>", f"<b>{used_of_usable(state)}</b>", style=_RULE_ABOVE)
     room = (
-        f"Claude can read {format_tokens(state.usable)} tokens of this conversation; "
+        f"Claude can read {format_tokens(state.usable)} tokens at once; "
         f"{format_tokens(parts.reserved_output)} more are kept for its reply."
     )
-    reused = cache_use_text(cache_use)
+    used = usage_rows(cache_use)
+    if used:  # in the same table, so that the figures line up
+        cells += (
+            "<tr><td colspan='2' style='padding-top: 8px'>"
+            "<b>Used so far in this conversation</b></td></tr>"
+        )
+        cells += "".join(_row(label, figure) for label, figure in used)
     explained = "<br/>".join(
-        (band_explanation(state), trigger_text(state), room, *([reused] if reused else []))
+        (band_explanation(state), trigger_text(state), room, *([prices_note()] if used else []))
     )
     noted = "<br/>".join(notes(state) + recall_notes(state))
     return (
-        f"<p style='margin-bottom: 4px'><b>{headline}</b></p>"
+        f"{explanation}<p style='margin-bottom: 4px'>{GAUGE_NAME}:<br/><b>{headline}</b></p>"
         "<table cellspacing='0' cellpadding='1' style='border-collapse: collapse'>"
         f"{cells}</table>"
         f"<p style='margin-top: 6px; margin-bottom: 0'>{explained}</p>"

@@ -20,6 +20,12 @@ from PySide6.QtWidgets import (
 from app.core.errors import ConnectionFailedError, KeyringUnavailableError, UserFacingError
 
 KEYS_URL = "https://console.anthropic.com/settings/keys"
+# Two sentences for someone who never had one: what it is, and who bills for it.
+WHAT_A_KEY_IS = (
+    "An API key is a private password that lets an app like Cairn talk to Claude for you. "
+    "Anthropic bills what you use with it by the amount of text, separately from any "
+    "Claude subscription (Pro or Max does not cover it)."
+)
 
 
 class KeyManager(Protocol):
@@ -78,7 +84,7 @@ class ApiKeyDialog(QDialog):
         font.setBold(True)
         heading.setFont(font)
         intro = QLabel(
-            "Cairn talks to Claude with your own Anthropic API key. "
+            f"{WHAT_A_KEY_IS}<br><br>"
             f'You can create one in the <a href="{KEYS_URL}">Anthropic Console</a> '
             "under <b>API keys</b> — it starts with <tt>sk-ant-</tt>.<br><br>"
             "Cairn keeps it in your system's password store, never in a file.",

@@ -34,9 +34,11 @@ from app.ui.controller import ChatController
 from app.ui.delete_originals_dialog import OriginalsDeletion
 from app.ui.export_actions import ExportActions
 from app.ui.history_actions import HistoryActions
+from app.ui.instructions_actions import InstructionsActions
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.lookup_line import TranscriptLookups
 from app.ui.reply_actions import ReplyActions
+from app.ui.reply_notifier import ReplyNotifier
 from app.ui.restore_dialog import restore_action
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.sidebar import Sidebar
@@ -209,6 +211,7 @@ class MainWindow(QMainWindow):
         controller.message_updated.connect(self.transcript.update_message)
         controller.message_removed.connect(self.transcript.remove_message)
         self.reply_actions = ReplyActions(self.transcript, controller, self)  # Continue, Retry
+        self.notifier = ReplyNotifier(controller, self)  # a reply ready while in the background
         controller.activity_changed.connect(self._activity_changed)
         controller.error_raised.connect(self.show_error)
         controller.notice_raised.connect(self.show_notice)
@@ -239,6 +242,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
         conversation_menu = bar.addMenu("&Conversation")
+        self.instructions = InstructionsActions(self, conversation_menu)  # beside the title
         conversation_menu.addAction(self.summaries.summarize_action)
         conversation_menu.addAction(self.summaries.summarize_with_action)
         conversation_menu.addSeparator()

@@ -32,6 +32,7 @@ from app.core.paths import AppPaths
 from app.core.settings import AppSettings, Theme
 from app.ui.key_dialog import ApiKeyDialog, KeyManager
 from app.ui.recall_settings import RecallSettingsPage
+from app.ui.reply_settings import ReplySettingsPage
 from app.ui.summary_settings import SummarySettingsPage
 
 THEMES: tuple[tuple[Theme, str], ...] = (
@@ -162,6 +163,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.summaries_page, "Summaries")
         self.recall_page = RecallSettingsPage(settings.recall, self)
         self.tabs.addTab(self.recall_page, "Recall")
+        self.replies_page = ReplySettingsPage(settings, self)  # default instructions, notices
+        self.tabs.addTab(self.replies_page, "Replies")
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 16, 18, 14)
@@ -268,6 +271,7 @@ class SettingsDialog(QDialog):
             updated.model = self.model_combo.currentData()
             updated.summarization = summarization
             updated.recall = self.recall_page.settings()
+            updated = self.replies_page.applied(updated)
         except ValidationError as error:
             message = error.errors()[0].get("msg", "This value is not valid.")
             self.base_url_error.setText("⚠ " + message.removeprefix("Value error, "))

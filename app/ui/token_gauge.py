@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from app.core.caching import CacheUse
 from app.core.context import ContextState
 from app.ui.gauge_text import (
+    GAUGE_NAME,
     Band,
     accessible_description,
     band,
@@ -112,8 +113,11 @@ class TokenGauge(QWidget):
         self._widest: tuple[str, float] | None = None  # (font key, width of widest_texts())
         self._tip_anchor: QPoint | None = None  # where the open breakdown was shown
         self._paint_ratio: float | None = None  # the painted device's pixel ratio, while painting
+        # The first breakdown shown leads with what the gauge measures, until it closes.
+        self._explained = False
+        self._explaining = False
         self.setObjectName("tokenGauge")
-        self.setAccessibleName("Context used")
+        self.setAccessibleName(GAUGE_NAME)
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self._describe()
@@ -277,7 +281,10 @@ class TokenGauge(QWidget):
         if description != self.accessibleDescription():
             self.setAccessibleDescription(description)
         shown = self._breakdown_showing()
-        self.setToolTip(tooltip_html(self._state, self._cache_use))
+        if not shown:
+            self._explaining = False
+        first_time = not self._explained or self._explaining
+        self.setToolTip(tooltip_html(self._state, self._cache_use, first_time=first_time))
         if shown and self._tip_anchor is not None:
             # The figures move while the user types; an open breakdown follows them.
             QToolTip.showText(self._tip_anchor, self.toolTip(), self)
@@ -287,6 +294,9 @@ class TokenGauge(QWidget):
 
     def _show_breakdown(self, anchor: QPoint | None = None) -> None:
         self._tip_anchor = anchor or self.mapToGlobal(QPoint(0, self.height()))
+        self._explaining = not self._explained
+        self._explained = True
+        self.setToolTip(tooltip_html(self._state, self._cache_use, first_time=self._explaining))
         QToolTip.showText(self._tip_anchor, self.toolTip(), self)
 
     def event(self, event: QEvent) -> bool:

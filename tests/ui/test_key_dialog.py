@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from app.secrets.keystore import SERVICE_NAME, USERNAME
 from app.ui.app import CairnSession
-from app.ui.key_dialog import ApiKeyDialog
+from app.ui.key_dialog import WHAT_A_KEY_IS, ApiKeyDialog
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.keyring_backend import MemoryKeyring
 from tests.ui.conftest import on_modal
@@ -30,6 +30,10 @@ def test_first_run_asks_for_a_key_checks_it_and_stores_it(
 
     def fill_in(dialog: ApiKeyDialog) -> None:
         assert "Anthropic Console" in dialog.intro_label.text()
+        # What a key is and who bills for it, in two sentences, before anything else.
+        assert dialog.intro_label.text().startswith(WHAT_A_KEY_IS)
+        assert WHAT_A_KEY_IS.count(". ") == 1 and WHAT_A_KEY_IS.endswith(".")
+        assert "separately from any Claude subscription" in WHAT_A_KEY_IS
         dialog.key_edit.setText("sk-ant-wrong")
         dialog.check_button.click()
         qtbot.waitUntil(lambda: "not accepted" in dialog.status_label.text(), timeout=10_000)

@@ -13,7 +13,14 @@ from pytestqt.qtbot import QtBot
 from app.core.caching import CacheUse
 from app.core.context import ContextBreakdown, ContextState
 from app.ui import theme
-from app.ui.gauge_text import Band, gauge_text, tooltip_html, widest_texts
+from app.ui.gauge_text import (
+    FIRST_EXPLANATION,
+    GAUGE_NAME,
+    Band,
+    gauge_text,
+    tooltip_html,
+    widest_texts,
+)
 from app.ui.token_gauge import TokenGauge
 
 WINDOW = 200_000
@@ -85,9 +92,9 @@ def test_nothing_to_show_yet(gauge: TokenGauge) -> None:
     assert gauge.state is None
     assert gauge.text() == "—"
     assert gauge.band() is None
-    assert gauge.accessibleName() == "Context used"
+    assert gauge.accessibleName() == GAUGE_NAME
     assert gauge.accessibleDescription().startswith("Not known yet")
-    assert gauge.toolTip() == tooltip_html(None)
+    assert gauge.toolTip() == tooltip_html(None, first_time=True)
 
 
 def test_set_state_shows_the_figures(gauge: TokenGauge) -> None:
@@ -96,8 +103,8 @@ def test_set_state_shows_the_figures(gauge: TokenGauge) -> None:
     assert gauge.state is state
     assert gauge.text() == "34 % · 65k of 192k"
     assert gauge.band() is Band.OK
-    assert gauge.toolTip() == tooltip_html(state)
-    assert gauge.accessibleName() == "Context used"
+    assert gauge.toolTip() == tooltip_html(state, first_time=True)
+    assert gauge.accessibleName() == GAUGE_NAME
     assert gauge.accessibleDescription().startswith("Plenty of room: 34 % used, 65k of 192k")
 
 
@@ -335,12 +342,21 @@ def test_hovering_shows_the_breakdown_and_it_follows_the_figures(
     hover = QHelpEvent(QEvent.Type.ToolTip, centre, gauge.mapToGlobal(centre))
     QApplication.sendEvent(gauge, hover)
     qtbot.waitUntil(QToolTip.isVisible)
-    assert QToolTip.text() == tooltip_html(make_state(BAND_STATES[Band.OK]))
+    # The first breakdown says what the gauge measures, for as long as it stays open.
+    assert QToolTip.text() == tooltip_html(make_state(BAND_STATES[Band.OK]), first_time=True)
+    assert FIRST_EXPLANATION in QToolTip.text()
 
     typed = make_state(BAND_STATES[Band.OK] + 5_000)
     gauge.set_state(typed)
     assert QToolTip.isVisible()
-    assert QToolTip.text() == tooltip_html(typed)
+    assert QToolTip.text() == tooltip_html(typed, first_time=True)
+
+    QToolTip.hideText()
+    qtbot.waitUntil(lambda: not QToolTip.isVisible())
+    QApplication.sendEvent(gauge, hover)
+    qtbot.waitUntil(QToolTip.isVisible)
+    assert QToolTip.text() == tooltip_html(typed), "said once: the next hover is the figures"
+    assert FIRST_EXPLANATION not in QToolTip.text()
 
 
 class _KeyRecorder(QWidget):
@@ -369,5 +385,5 @@ def test_the_breakdown_says_what_was_reused_from_claudes_cache(gauge: TokenGauge
 
     gauge.set_cache_use(use)
 
-    assert gauge.toolTip() == tooltip_html(state, use)
-    assert "Reused from Claude's short-term memory: 9,000 of the 10,500" in gauge.toolTip()
+    assert gauge.toolTip() == tooltip_html(state, use, first_time=True)
+    assert "9,000 (85 %)" in gauge.toolTip()

@@ -24,7 +24,7 @@ def stored_use(chat: Chat) -> CacheUse:
     use = CacheUse()
     for message in chat.stored():
         if message.role is Role.ASSISTANT and message.usage is not None:
-            use = use.plus(message.usage)
+            use = use.plus(message.usage, message.model)
     return use
 
 
@@ -41,6 +41,9 @@ def test_each_reply_adds_what_it_reused_and_reopening_says_the_same(
     assert last == stored_use(chat)
     assert last.read > 0
     assert last.read_share > 0.3
+    # What Claude wrote and the estimated cost, from the usage and model of each reply.
+    assert last.output > 0
+    assert (last.cost > 0) != bool(last.unpriced)
     assert [u.read for u in uses] == sorted(u.read for u in uses)
     session_id = chat.service.current.session_id
     assert session_id is not None

@@ -144,15 +144,39 @@ def test_the_next_request_repeats_the_previous_prefix_exactly() -> None:
 
 def test_cache_use_adds_up_replies() -> None:
     use = CacheUse().plus(
-        Usage(input_tokens=10, cache_creation_input_tokens=1_000, cache_read_input_tokens=0)
+        Usage(
+            input_tokens=10,
+            output_tokens=50,
+            cache_creation_input_tokens=1_000,
+            cache_read_input_tokens=0,
+        ),
+        "claude-sonnet-4-6",
     )
     use = use.plus(
-        Usage(input_tokens=10, cache_creation_input_tokens=200, cache_read_input_tokens=1_000)
+        Usage(
+            input_tokens=10,
+            output_tokens=30,
+            cache_creation_input_tokens=200,
+            cache_read_input_tokens=1_000,
+        ),
+        "claude-sonnet-4-6-20260101",
     )
 
-    assert use == CacheUse(read=1_000, written=1_200, total=2_220)
+    # Sonnet 4.6: $3 input, $3.75 cache write, $0.30 cache read, $15 output per million.
+    cost = 20 * 3_000 + 1_200 * 3_750 + 1_000 * 300 + 80 * 15_000
+    assert use == CacheUse(read=1_000, written=1_200, total=2_220, output=80, cost=cost)
+    assert use.uncached == 20
     assert use.read_share == pytest.approx(1_000 / 2_220)
     assert CacheUse().read_share == 0.0
+
+
+def test_a_model_without_a_known_price_is_named_not_priced() -> None:
+    usage = Usage(input_tokens=1_000, output_tokens=100)
+    use = CacheUse().plus(usage, "claude-sonnet-4-6").plus(usage, "someone-elses-model")
+
+    assert use.cost == 1_000 * 3_000 + 100 * 15_000
+    assert use.unpriced == ("someone-elses-model",)
+    assert use.output == 200
 
 
 def test_the_recall_block_opens_the_newest_turn_and_the_breakpoint_moves_before_it() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.settings import (
+    MAX_INSTRUCTIONS_CHARS,
     SETTINGS_SCHEMA_VERSION,
     AppSettings,
     RecallSettings,
@@ -148,3 +149,18 @@ def test_bad_recall_settings_reset_alone_and_the_file_is_kept(path: Path, recall
     )
     (aside,) = path.parent.glob("settings.json.damaged-*")
     assert json.loads(aside.read_text(encoding="utf-8")) == original
+
+
+def test_default_instructions_and_the_notice_switch_round_trip(path: Path) -> None:
+    assert AppSettings().notify_when_done, "on by default"
+    save_settings(path, AppSettings(default_instructions="Be brief.", notify_when_done=False))
+    loaded = load_settings(path).settings
+    assert loaded.default_instructions == "Be brief."
+    assert not loaded.notify_when_done
+
+
+def test_overlong_default_instructions_are_trimmed_not_a_reason_to_reset(path: Path) -> None:
+    path.write_text(json.dumps({"theme": "dark", "default_instructions": " x" * 30_000}))
+    loaded = load_settings(path)
+    assert loaded.notice is None and loaded.settings.theme == "dark"
+    assert len(loaded.settings.new_conversation_instructions()) == MAX_INSTRUCTIONS_CHARS

@@ -13,14 +13,17 @@ from app.core.errors import ContextOverflowError, MessageTooLargeError
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Role
 from app.ui.gauge_text import (
+    FIRST_EXPLANATION,
+    GAUGE_NAME,
     Band,
     accessible_description,
     band,
-    cache_use_text,
+    cost_text,
     format_percent,
     format_tokens,
     gauge_text,
     tooltip_html,
+    usage_rows,
     used_of_usable,
 )
 
@@ -292,16 +295,12 @@ def test_tooltip_says_what_was_reused_from_claudes_cache() -> None:
 
     html = tooltip_html(make_state(1_000), use)
 
-    assert (
-        "Reused from Claude's short-term memory: 12,400 of the 14,000 tokens this "
-        "conversation has sent (88 %)"
-    ) in html
-    assert cache_use_text(use) in html
+    assert "of which reused from its short-term memory" in html
+    assert "12,400 (88 %)" in html
 
 
 def test_before_any_reply_nothing_is_said_about_the_cache() -> None:
-    assert cache_use_text(None) is None
-    assert cache_use_text(CacheUse()) is None
+    assert "short-term memory" not in tooltip_html(make_state(1_000), None)
     assert "short-term memory" not in tooltip_html(make_state(1_000), CacheUse())
 
 
@@ -352,3 +351,41 @@ def test_the_archive_tool_has_its_own_row() -> None:
     )
     assert "search the archive takes 480 tokens with every message" in html
     assert state.used == 10 + 480 + 900 + 5_000
+
+
+# --- what the conversation used and cost (issue 11, item 6)
+
+
+def test_the_breakdown_says_what_the_conversation_used_and_what_it_cost() -> None:
+    use = CacheUse(read=12_400, written=1_500, total=14_000, output=2_100, cost=52_300_000)
+
+    html = tooltip_html(make_state(1_000), use)
+
+    assert "Used so far in this conversation" in html
+    for label, figure in usage_rows(use):
+        assert label in html
+        assert figure in html
+    assert "about $0.05 (estimate)" in html
+    assert "separately from any Claude subscription" in html
+
+
+def test_a_model_without_a_price_says_so_instead_of_a_figure() -> None:
+    assert cost_text(CacheUse(total=100, output=10, unpriced=("claude-small",))) == (
+        "no price known"
+    )
+    mixed = CacheUse(total=100, output=10, cost=4_200_000, unpriced=("claude-small",))
+    assert cost_text(mixed) == "about $0.0042 (estimate), some replies have no price known"
+
+
+def test_before_any_reply_nothing_is_said_about_use_or_cost() -> None:
+    assert usage_rows(None) == []
+    assert "Used so far" not in tooltip_html(make_state(1_000), CacheUse())
+
+
+def test_the_gauge_speaks_of_how_much_claude_can_read_at_once() -> None:
+    html = tooltip_html(make_state(1_000))
+    assert GAUGE_NAME in html
+    assert "Claude can read 192k tokens at once" in html
+    assert FIRST_EXPLANATION not in html
+    assert FIRST_EXPLANATION in tooltip_html(make_state(1_000), first_time=True)
+    assert FIRST_EXPLANATION in tooltip_html(None, first_time=True)

@@ -1,0 +1,77 @@
+"""Settings → Replies: the instructions new conversations start with, and whether
+Cairn says when a reply is ready while its window is in the background."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.settings import MAX_INSTRUCTIONS_CHARS, AppSettings
+from app.ui.instructions_dialog import EXAMPLE, QUESTION
+
+
+def _note(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    label.setWordWrap(True)
+    label.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # as the other pages' hints
+    return label
+
+
+class ReplySettingsPage(QWidget):
+    """The default instructions and the notification switch; `applied()` reads them back.
+
+    Attributes:
+        default_instructions: what a new conversation's instructions start as.
+        notify: tell the user when a reply finishes in the background.
+    """
+
+    def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        instructions = QGroupBox("Instructions for new conversations", self)
+        self.default_instructions = QPlainTextEdit(instructions)
+        self.default_instructions.setAccessibleName("Instructions for new conversations")
+        self.default_instructions.setPlaceholderText(EXAMPLE)
+        self.default_instructions.setPlainText(settings.default_instructions)
+        self.default_instructions.setTabChangesFocus(True)
+        lines = self.default_instructions.fontMetrics().lineSpacing()
+        self.default_instructions.setMinimumHeight(lines * 5)
+        instructions_layout = QVBoxLayout(instructions)
+        instructions_layout.addWidget(QLabel(QUESTION, instructions))
+        instructions_layout.addWidget(self.default_instructions)
+        instructions_layout.addWidget(
+            _note(
+                "Each new conversation starts with these; change them for one conversation "
+                "with the Instructions button beside its title (Ctrl+I). Conversations you "
+                "already have keep their own.",
+                instructions,
+            )
+        )
+
+        told = QGroupBox("When Claude has replied", self)
+        self.notify = QCheckBox(
+            "Tell me when a reply is ready while Cairn is in the background", told
+        )
+        self.notify.setChecked(settings.notify_when_done)
+        told_layout = QVBoxLayout(told)
+        told_layout.addWidget(self.notify)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 8, 6, 4)
+        layout.setSpacing(12)
+        layout.addWidget(instructions, 1)
+        layout.addWidget(told)
+        layout.addStretch(0)
+
+    def applied(self, settings: AppSettings) -> AppSettings:
+        """`settings` with this page's values (the instructions trimmed to the limit)."""
+        text = self.default_instructions.toPlainText().strip()[:MAX_INSTRUCTIONS_CHARS]
+        return settings.model_copy(
+            update={"default_instructions": text, "notify_when_done": self.notify.isChecked()}
+        )
