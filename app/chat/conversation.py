@@ -29,6 +29,7 @@ from app.chat.summaries import CANCELLING as CANCELLING
 from app.chat.summaries import ConversationSummaries
 from app.chat.summary_process import SummaryProcess
 from app.chat.unsaved import UnsavedReply
+from app.chat.versions import MessageVersions
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, ContextState
@@ -119,6 +120,7 @@ class Conversation:
         self.summaries: list[Summary] = []
         self.condensing = ConversationSummaries(self, shared)
         self.endings = ReplyEndings(self, shared)  # Continue; declined, cut-off replies
+        self.versions = MessageVersions(self, shared)  # edit, regenerate, other versions
         self.unsaved = UnsavedReply(self, shared)
         self.activity = Activity.IDLE
         # A stored conversation's tail and memory block are read once, by `load`.
@@ -320,9 +322,9 @@ class Conversation:
 
     # --- the reply
 
-    def _start_reply(self, continuing: int | None = None) -> None:
+    def _start_reply(self, continuing: int | None = None, replacing: int | None = None) -> None:
         assert self.session is not None
-        if continuing is None and self.tail.tally.last_role is not Role.USER:
+        if continuing is replacing is None and self.tail.tally.last_role is not Role.USER:
             return  # nothing to answer: the newest message Claude would see is its own
         provider = self._shared.provider()
         if provider is None:
@@ -331,14 +333,16 @@ class Conversation:
         shared, loop = self._shared, self._shared.loop
         model, summaries = shared.model_info(self.model_id), tuple(self.summaries)
         reply = ReplyJob(
-            ReplyRequest(self.session.id, *model, self.system_prompt, summaries, continuing),
+            ReplyRequest(
+                self.session.id, *model, self.system_prompt, summaries, continuing, replacing
+            ),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
             provider=provider,
             open_store=shared.open_store,
             calibrations=shared.calibrations,
             calibration_file=shared.calibration_file,
-            on_started=lambda message: loop.post(lambda: self.endings.started(message)),
+            on_started=lambda message: loop.post(lambda: self.versions.started(message)),
             on_text=lambda: loop.post(self._text_arrived),
             on_retry=lambda attempt, wait: loop.post(lambda: self._retrying(wait)),
             lookups=shared.lookups(self.session.id, self.tell),

@@ -48,6 +48,8 @@ class ReplyRequest:
     summaries: tuple[Summary, ...]
     # The reply to go on writing (cut off, paused or stopped); None asks a new one.
     continuing: int | None = None
+    # Claude's reply to write again (app.chat.versions): the new one becomes its next version.
+    replacing: int | None = None
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,7 @@ class ReplyJob:
             try:
                 # Stopped before anything arrived (a retry wait, say): no empty row either.
                 nothing = result.cancelled and self._earlier_status is None and not text.strip()
-                if nothing and store.replies.discard_empty(placeholder.id):
+                if nothing and self._discard(store, placeholder.id):
                     return ReplyOutcome(None, discarded=placeholder.id)
                 message = store.finish_message(
                     placeholder.id, text, status, usage=result.usage, model=result.model
@@ -205,6 +207,9 @@ class ReplyJob:
     def _placeholder(self, store: SessionStore) -> Message:
         """The row the reply streams into: a new one, or the reply it goes on writing."""
         request = self.request
+        if request.replacing is not None:
+            new_id, _seq = store.versions.regenerate(request.replacing, request.model.id)
+            return store.messages_by_id({new_id})[0]
         if request.continuing is None:
             return store.append_message(
                 request.session_id,
@@ -220,6 +225,13 @@ class ReplyJob:
         with self._lock:
             self._text = self._prefix
         return message
+
+    def _discard(self, store: SessionStore, message_id: int) -> bool:
+        """Delete a row that received nothing; a regeneration's shows the earlier reply."""
+        replacing = self.request.replacing
+        if replacing is None:
+            return store.replies.discard_empty(message_id)
+        return store.versions.discard_regenerated(message_id, replacing)
 
     def _continues(self, message: Message, status: MessageStatus) -> bool:
         """Whether this job goes on writing `message`, and it was not saved as `status`."""
@@ -295,7 +307,7 @@ class ReplyJob:
         text = self._prefix + received
         try:
             nothing = self._earlier_status is None and not text.strip()
-            if nothing and store.replies.discard_empty(self.message_id):
+            if nothing and self._discard(store, self.message_id):
                 return ReplyOutcome(None, error, discarded=self.message_id)
             message: Message | None = store.finish_message(
                 self.message_id, text, self._earlier_status or MessageStatus.ERROR
