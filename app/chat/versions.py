@@ -17,7 +17,7 @@ from app.core.errors import InvalidInputError, StorageError, UserFacingError
 from app.core.live_tail import TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.text import validate_message_text
-from app.store.versions import BranchChange
+from app.store.versions import SUMMARIZED_TITLE, SUMMARIZED_WORDS, BranchChange
 
 if TYPE_CHECKING:
     from app.chat.conversation import Conversation, Shared
@@ -61,6 +61,16 @@ class MessageVersions:
     def can_edit(self, message: Message) -> bool:
         """One of the user's messages in the live context."""
         return message.role is Role.USER and self._conversation.tail.find(message.id) is not None
+
+    def begin_edit(self, message: Message) -> bool:
+        """Whether `message` can be edited now; if not, say why in words."""
+        if not self._idle():
+            return False
+        if message.role is not Role.USER:
+            return self._refuse("Only your own messages can be edited.", "Can't edit this message")
+        if message.summary_id is not None or not self.can_edit(message):
+            return self._refuse(SUMMARIZED_WORDS, SUMMARIZED_TITLE)
+        return True
 
     # --- changing
 
