@@ -101,6 +101,8 @@ class MessageBar(QWidget):
         for child in (self.previous, self.versions, self.next, self.copy, self.edit):
             layout.addWidget(child)
         layout.addWidget(self.regenerate)
+        # Always there, a line (and a pin) high: the header never changes height on hover.
+        self.setFixedHeight(18)
         set_text_colour(self.versions, muted_text_colour(self.palette()))
 
     def _button(self, text: str, tip: str, slot: Callable[[], object] | None) -> QToolButton:
@@ -112,7 +114,9 @@ class MessageBar(QWidget):
         # The message's menu reaches every action by keyboard, as with its pin.
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         button.setCursor(Qt.CursorShape.PointingHandCursor)
-        button.setFont(scaled_font(self.font(), 0.88))
+        # One line's height, as the pin's: showing the bar on hover must not move the text.
+        button.setFixedHeight(18)
+        button.setFont(scaled_font(self.font(), 1.15 if len(text) == 1 else 0.88))
         if slot is not None:
             button.clicked.connect(slot)
         return button
@@ -133,7 +137,6 @@ class MessageBar(QWidget):
         self.copy.setVisible(hovered)
         self.edit.setVisible(hovered and can_edit)
         self.regenerate.setVisible(hovered and can_regenerate)
-        self.setVisible(several or hovered)
 
     def _previous(self) -> None:
         self.version_requested.emit(self._widget.message.version_number - 1)
