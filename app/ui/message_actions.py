@@ -54,6 +54,7 @@ REGENERATE_ACTION: Final = "Regenerate"
 PREVIOUS_VERSION: Final = "Previous version"
 NEXT_VERSION: Final = "Next version"
 REGENERATE_SHORTCUT: Final = "Ctrl+R"
+EDITING_LABEL: Final = "✎ Editing"
 EDITING_NOTE: Final = "Editing your message — Enter sends it as a new version, Esc cancels."
 
 
@@ -98,12 +99,23 @@ class MessageBar(QWidget):
             REGENERATE_ACTION, f"Ask Claude to write this reply again ({REGENERATE_SHORTCUT})", None
         )
         self.regenerate.clicked.connect(self.regenerate_requested)
-        for child in (self.previous, self.versions, self.next, self.copy, self.edit):
+        self.editing_label = QLabel(EDITING_LABEL, self)
+        self.editing_label.setFont(scaled_font(self.font(), 0.88))
+        self.editing_label.setAccessibleName("Being edited in the message box")
+        for child in (
+            self.editing_label,
+            self.previous,
+            self.versions,
+            self.next,
+            self.copy,
+            self.edit,
+        ):
             layout.addWidget(child)
         layout.addWidget(self.regenerate)
         # Always there, a line (and a pin) high: the header never changes height on hover.
         self.setFixedHeight(18)
-        set_text_colour(self.versions, muted_text_colour(self.palette()))
+        for label in (self.versions, self.editing_label):
+            set_text_colour(label, muted_text_colour(self.palette()))
 
     def _button(self, text: str, tip: str, slot: Callable[[], object] | None) -> QToolButton:
         button = QToolButton(self)
@@ -121,9 +133,12 @@ class MessageBar(QWidget):
             button.clicked.connect(slot)
         return button
 
-    def refresh(self, *, hovered: bool, can_edit: bool, can_regenerate: bool) -> None:
+    def refresh(
+        self, *, hovered: bool, can_edit: bool, can_regenerate: bool, editing: bool = False
+    ) -> None:
         """Show what applies to the message now."""
         message = self._widget.message
+        self.editing_label.setVisible(editing)
         several = message.version_count > 1
         for part in (self.previous, self.versions, self.next):
             part.setVisible(several)
@@ -135,7 +150,7 @@ class MessageBar(QWidget):
             self.previous.setEnabled(message.version_number > 1)
             self.next.setEnabled(message.version_number < message.version_count)
         self.copy.setVisible(hovered)
-        self.edit.setVisible(hovered and can_edit)
+        self.edit.setVisible(hovered and can_edit and not editing)
         self.regenerate.setVisible(hovered and can_regenerate)
 
     def _previous(self) -> None:
@@ -255,6 +270,7 @@ class MessageActions(QObject):
         self._composer.set_text(widget.message.content)
         self._composer.focus_editor()
         self.edit_bar.show()
+        self.refresh()
         return True
 
     def cancel_edit(self, *_opened: object) -> None:
@@ -276,6 +292,7 @@ class MessageActions(QObject):
         self._composer.editing = None
         self._composer.editor.textChanged.emit()  # the button says Send again
         self.edit_bar.hide()
+        self.refresh()
 
     def _removed(self, message_id: int) -> None:
         if self.editing is not None and self.editing.id == message_id:
@@ -310,6 +327,7 @@ class MessageActions(QObject):
         hovered = widget is self._hovered or widget.hasFocus()
         message = widget.message
         bar.refresh(
+            editing=self.editing is not None and self.editing.id == message.id,
             hovered=hovered,
             can_edit=message.role is Role.USER and not self._controller.busy,
             can_regenerate=message.role is Role.ASSISTANT

@@ -146,11 +146,13 @@ def test_up_in_an_empty_composer_edits_the_last_message_and_esc_cancels(
     assert window.message_actions.edit_bar.isVisible()
     assert window.message_actions.edit_bar.note.text() == EDITING_NOTE
     assert window.composer.button.text() == "Resend"
+    assert bar(widgets(cairn)[0]).editing_label.isVisible()
 
     qtbot.keyClick(editor, Qt.Key.Key_Escape)
     assert not window.message_actions.edit_bar.isVisible()
     assert editor.toPlainText() == ""
     assert texts(cairn)[0] == "Where should I go?"
+    assert not bar(widgets(cairn)[0]).editing_label.isVisible()
 
     qtbot.keyClick(editor, Qt.Key.Key_Up)
     editor.setPlainText("Where in Portugal should I go?")
