@@ -26,27 +26,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEvent, QObject  # noqa: E402
-from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+from bench_streaming import PaintWatch, TimedProvider  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.core.catalog import ModelInfo  # noqa: E402
 from app.core.models import Role  # noqa: E402
 from app.core.paths import AppPaths  # noqa: E402
 from app.core.tokens import default_counter  # noqa: E402
 from app.llm.anthropic_provider import AnthropicProvider  # noqa: E402
-from app.llm.provider import (  # noqa: E402
-    CancelToken,
-    ChatProvider,
-    ChatRequest,
-    ReplyResult,
-    StreamCallbacks,
-)
+from app.llm.provider import CancelToken, ChatRequest, ReplyResult, StreamCallbacks  # noqa: E402
 from app.store.database import open_database  # noqa: E402
 from app.store.sessions import SessionStore  # noqa: E402
 from app.ui.app import open_cairn  # noqa: E402
@@ -66,48 +60,14 @@ PROSE = (
 )
 
 
-class TimedProvider:
-    """The real provider, noting when the worker sent the request and got its first delta."""
-
-    def __init__(self, inner: ChatProvider, marks: dict[str, float]) -> None:
-        self.inner = inner
-        self.marks = marks
+class RequestTimedProvider(TimedProvider):
+    """bench_streaming's provider, also noting when the worker sent the request."""
 
     def stream_reply(
         self, request: ChatRequest, callbacks: StreamCallbacks, cancel: CancelToken
     ) -> ReplyResult:
         self.marks.setdefault("request", time.perf_counter())
-        original = callbacks.on_text
-
-        def on_text(delta: str) -> None:
-            self.marks.setdefault("first_delta", time.perf_counter())
-            original(delta)
-
-        callbacks.on_text = on_text
-        return self.inner.stream_reply(request, callbacks, cancel)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
-class PaintWatch(QObject):
-    """Notes the first paint inside the transcript after the new version's text arrived."""
-
-    def __init__(self, marks: dict[str, float], transcript: QWidget) -> None:
-        super().__init__()
-        self.marks = marks
-        self.transcript = transcript
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (
-            event.type() == QEvent.Type.Paint
-            and "first_text" in self.marks
-            and "first_paint" not in self.marks
-            and isinstance(watched, QWidget)
-            and self.transcript.isAncestorOf(watched)
-        ):
-            self.marks["first_paint"] = time.perf_counter()
-        return False
+        return super().stream_reply(request, callbacks, cancel)
 
 
 def fill(home: str, messages: int) -> None:
@@ -141,7 +101,7 @@ def main() -> None:
         fill(home, args.messages)
         session = open_cairn(
             AppPaths.from_environment(),
-            provider_factory=lambda key, url: TimedProvider(
+            provider_factory=lambda key, url: RequestTimedProvider(
                 AnthropicProvider(key, server.base_url), marks
             ),
         )
@@ -191,12 +151,11 @@ def main() -> None:
                     )
                 window.composer.clear()
         app.removeEventFilter(watch)
-        versions = window.transcript.message_widgets()[-1].message.version_count
         window.close()
         session.close()
     print(
         f"First delta on screen after Regenerate (Ctrl+R) and, beside it, after Enter; "
-        f"{args.messages} stored messages, {args.runs} runs each ({versions} versions at the end)"
+        f"{args.messages} stored messages, {args.runs} runs each"
     )
     for name, measured in rows.items():
         print(f"  {name}:")
