@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.core.errors import InvalidInputError
 from app.core.models import MessageStatus, Role
@@ -165,3 +167,71 @@ def test_shelved_rows_never_block_a_later_summary(
         summaries.close()
     with pytest.raises(InvalidInputError):
         store.versions.show(q1b, 1)  # the shown version is summarized now
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["turn", "edit", "show", "regenerate", "summarize", "undo"]),
+            st.integers(min_value=0, max_value=50),
+        ),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_versions_and_summaries_never_break_the_coverage_invariant(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, int]]
+) -> None:
+    """Edits, regenerations, version switches, summaries and undos in any order: every
+    message stays live, covered once, or shelved; the shown path is the live tail plus
+    what summaries cover, in seq order (DESIGN §3 invariant 1)."""
+    database = tmp_path_factory.mktemp("versions") / "cairn.db"
+    opened = open_database(database)
+    store = SessionStore(opened.connection, database=opened.path)
+    summaries = SummaryStore.open(database)
+    try:
+        session_id, _ids = chat(store, "Q0", "A0")
+        for kind, pick in steps:
+            shown_rows = store.messages(session_id)
+            live_rows = store.live_messages(session_id)
+            try:
+                if kind == "turn":
+                    store.append_message(session_id, Role.USER, f"Q{pick}")
+                    store.append_message(session_id, Role.ASSISTANT, f"A{pick}")
+                elif kind == "edit":
+                    users = [m for m in shown_rows if m.role is Role.USER]
+                    if users:
+                        target = users[pick % len(users)]
+                        store.versions.edit(target.id, f"{target.content}'", token_estimate=2)
+                        store.append_message(session_id, Role.ASSISTANT, f"A{pick}'")
+                elif kind == "show":
+                    grouped = [m for m in shown_rows if m.version_count > 1]
+                    if grouped:
+                        target = grouped[pick % len(grouped)]
+                        store.versions.show(target.id, pick % target.version_count + 1)
+                elif kind == "regenerate" and shown_rows:
+                    if shown_rows[-1].role is Role.ASSISTANT:
+                        new_id, _seq = store.versions.regenerate(shown_rows[-1].id, MODEL)
+                        store.finish_message(new_id, f"R{pick}", MessageStatus.COMPLETE)
+                elif kind == "summarize" and len(live_rows) > 2:
+                    covered = live_rows[: 1 + pick % (len(live_rows) - 2)]
+                    summaries.commit_summary(condensed(covered))
+                elif kind == "undo":
+                    active = summaries.active_summaries(session_id)
+                    if active:
+                        summaries.undo_summary(active[-1].id)
+            except InvalidInputError as refused:
+                assert refused.title in (SUMMARIZED_TITLE, "Can't regenerate this reply")
+            assert summaries.check_coverage(session_id) == []
+            shown_now = store.messages(session_id)
+            live_now = store.live_messages(session_id)
+            assert [m.id for m in shown_now if m.summary_id is None] == [m.id for m in live_now]
+            seqs = [m.seq for m in shown_now]
+            assert seqs == sorted(set(seqs))
+            assert {e.id for e in store.live_tail(session_id).entries} == {m.id for m in live_now}
+    finally:
+        summaries.close()
+        store.close()
