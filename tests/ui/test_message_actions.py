@@ -206,3 +206,47 @@ def test_regenerate_while_a_reply_streams_says_why(
     cairn.controller.stop()
     wait_idle(qtbot, cairn)
     assert texts(cairn)[1] == "**Lisbon** is lovely."  # the earlier reply is untouched
+
+
+def test_editing_an_earlier_question_replaces_what_followed_on_screen(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    chat(qtbot, cairn, fake_server)
+    fake_server.add_reply("Pack light.")
+    send(qtbot, cairn, "What should I pack?")
+    actions = cairn.window.message_actions
+
+    pick(actions.menu_for(widgets(cairn)[0]), "Edit message")
+    assert cairn.window.composer.text() == "Where should I go?"
+    cairn.window.composer.set_text("Where in Spain should I go?")
+    fake_server.add_reply("Seville.")
+    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: texts(cairn) == ["Where in Spain should I go?", "Seville."], timeout=15_000
+    )
+    wait_idle(qtbot, cairn)
+    assert len(last_messages(fake_server)) == 1
+
+    pick(actions.menu_for(widgets(cairn)[0]), "Previous version (2 / 2)")
+    qtbot.waitUntil(lambda: len(widgets(cairn)) == 4)
+    assert texts(cairn) == [
+        "Where should I go?",
+        "**Lisbon** is lovely.",
+        "What should I pack?",
+        "Pack light.",
+    ]
+
+
+def test_a_cut_off_reply_offers_continue_in_its_menu(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    fake_server.add_reply("Once upon a time", stop_reason="max_tokens")
+    send(qtbot, cairn, "Tell me a story")
+    fake_server.add_reply(", there was a cairn.")
+
+    pick(cairn.window.message_actions.menu_for(widgets(cairn)[-1]), "Continue reply")
+    qtbot.waitUntil(
+        lambda: texts(cairn)[-1] == "Once upon a time, there was a cairn.", timeout=15_000
+    )
+    wait_idle(qtbot, cairn)
+    assert len(widgets(cairn)) == 2
