@@ -31,6 +31,7 @@ from app.chat.summaries import CANCELLING as CANCELLING
 from app.chat.summaries import ConversationSummaries
 from app.chat.summary_process import SummaryProcess
 from app.chat.unsaved import UnsavedReply
+from app.chat.versions import MessageVersions
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder, ContextState
@@ -128,6 +129,7 @@ class Conversation:
         self.summaries: list[Summary] = []
         self.condensing = ConversationSummaries(self, shared)
         self.endings = ReplyEndings(self, shared)  # Continue; declined, cut-off replies
+        self.versions = MessageVersions(self, shared)  # edit, regenerate, other versions
         self.unsaved = UnsavedReply(self, shared)
         self.gauge = ConversationGauge(self, shared)
         self.activity = Activity.IDLE
@@ -309,9 +311,9 @@ class Conversation:
 
     # --- the reply
 
-    def _start_reply(self, continuing: int | None = None) -> None:
+    def _start_reply(self, continuing: int | None = None, replacing: int | None = None) -> None:
         assert self.session is not None
-        if continuing is None and self.tail.tally.last_role is not Role.USER:
+        if continuing is replacing is None and self.tail.tally.last_role is not Role.USER:
             return  # nothing to answer: the newest message Claude would see is its own
         provider = self._shared.provider()
         if provider is None:
@@ -322,7 +324,13 @@ class Conversation:
         fallback = shared.model_choice.fallback(self.model_id)  # after a 404 (model_fallback)
         reply = ReplyJob(
             ReplyRequest(
-                self.session.id, *model, self.system_prompt, summaries, continuing, fallback
+                self.session.id,
+                *model,
+                self.system_prompt,
+                summaries,
+                continuing,
+                fallback=fallback,
+                replacing=replacing,
             ),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
@@ -330,7 +338,7 @@ class Conversation:
             open_store=shared.open_store,
             calibrations=shared.calibrations,
             calibration_file=shared.calibration_file,
-            on_started=lambda message: loop.post(lambda: self.endings.started(message)),
+            on_started=lambda message: loop.post(lambda: self.versions.started(message)),
             on_text=lambda: loop.post(self._text_arrived),
             on_retry=lambda attempt, wait: loop.post(lambda: self._status(_retrying(wait))),
             on_model_switched=lambda old, new: loop.post(

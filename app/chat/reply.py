@@ -54,6 +54,8 @@ class ReplyRequest:
     # The model to ask once if `model` answers 404 (app.chat.model_fallback), with
     # whether its limits are known; None when no other model is listed.
     fallback: tuple[ModelInfo, bool] | None = None
+    # Claude's reply to write again (app.chat.versions): the new one becomes its next version.
+    replacing: int | None = None
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,7 @@ class ReplyJob:
             try:
                 # Stopped before anything arrived (a retry wait, say): no empty row either.
                 nothing = result.cancelled and self._earlier_status is None and not text.strip()
-                if nothing and store.replies.discard_empty(placeholder.id):
+                if nothing and self._discard(store, placeholder.id):
                     return ReplyOutcome(None, discarded=placeholder.id)
                 message = store.finish_message(
                     placeholder.id, text, status, usage=result.usage, model=result.model
@@ -224,6 +226,9 @@ class ReplyJob:
     def _placeholder(self, store: SessionStore) -> Message:
         """The row the reply streams into: a new one, or the reply it goes on writing."""
         request = self.request
+        if request.replacing is not None:
+            new_id, _seq = store.versions.regenerate(request.replacing, request.model.id)
+            return store.messages_by_id({new_id})[0]
         if request.continuing is None:
             return store.append_message(
                 request.session_id,
@@ -252,6 +257,13 @@ class ReplyJob:
         self.request = replace(request, model=model, model_known=known, fallback=None)
         self._on_model_switched(self._switched_from.id, model.id)
         return True
+
+    def _discard(self, store: SessionStore, message_id: int) -> bool:
+        """Delete a row that received nothing; a regeneration's shows the earlier reply."""
+        replacing = self.request.replacing
+        if replacing is None:
+            return store.replies.discard_empty(message_id)
+        return store.versions.discard_regenerated(message_id, replacing)
 
     def _continues(self, message: Message, status: MessageStatus) -> bool:
         """Whether this job goes on writing `message`, and it was not saved as `status`."""
@@ -347,7 +359,7 @@ class ReplyJob:
         text = self._prefix + received
         try:
             nothing = self._earlier_status is None and not text.strip()
-            if nothing and store.replies.discard_empty(self.message_id):
+            if nothing and self._discard(store, self.message_id):
                 return ReplyOutcome(None, error, discarded=self.message_id)
             message: Message | None = store.finish_message(
                 self.message_id, text, self._earlier_status or MessageStatus.ERROR

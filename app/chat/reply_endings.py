@@ -84,6 +84,7 @@ class ReplyEndings:
             discarded = outcome.discarded
             conversation.tail.remove({discarded})
             conversation.tell(lambda events: events.message_removed(discarded))
+        conversation.versions.reply_done(outcome)  # a regeneration that received nothing
         message = outcome.message
         if message is None or not fills_the_window(outcome.stop_reason):
             self._window_retried = None

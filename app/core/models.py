@@ -74,3 +74,8 @@ class Message(BaseModel):
     summary_id: str | None = Field(default=None)
     # A pinned message is never summarized: it stays in the live context wherever it is.
     pinned: bool = False
+    # Its versions (an edited question, a regenerated reply): the first version's id,
+    # None while there is only one; and which one this is, of how many ("‹ 2 / 3 ›").
+    version_of: int | None = None
+    version_number: int = 1
+    version_count: int = 1

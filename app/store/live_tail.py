@@ -66,7 +66,8 @@ class LiveTailStore:
                 f"THEN trim(content, {SQL_WHITESPACE}) != '' ELSE token_estimate > 0 END, "
                 # The local calendar day (`app.core.conversation.local_day`), as an ordinal.
                 "pinned, CAST(julianday(created_at, 'localtime') - 1721424.5 AS INTEGER) "
-                "FROM message WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
+                "FROM message WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL "
+                "ORDER BY seq",
                 (session_id,),
             )
             return LiveTail.from_rows(cursor)

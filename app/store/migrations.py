@@ -502,6 +502,21 @@ _ARCHIVE_LOOKUPS = Migration(
     ),
 )
 
+_MESSAGE_VERSIONS = Migration(
+    version=8,
+    description="versions of a message: edited questions and regenerated replies",
+    statements=(
+        # All versions of a message share `version_of` (the first version's id; NULL
+        # while it has only one). A version not shown, and the messages that followed
+        # it, carry `shelved_by` (that version's id): kept in the archive and search,
+        # out of the transcript and of what is sent (app.store.versions).
+        "ALTER TABLE message ADD COLUMN version_of INTEGER",
+        "ALTER TABLE message ADD COLUMN shelved_by INTEGER",
+        "CREATE INDEX message_versions ON message (version_of, seq) WHERE version_of IS NOT NULL",
+        "CREATE INDEX message_shelved ON message (shelved_by) WHERE shelved_by IS NOT NULL",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -510,6 +525,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _FULL_TEXT_SEARCH,
     _REPLY_ENDINGS,
     _ARCHIVE_LOOKUPS,
+    _MESSAGE_VERSIONS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

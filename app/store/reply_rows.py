@@ -54,8 +54,9 @@ class ReplyRows:
                 message_id
                 for (message_id,) in cursor.execute(
                     "SELECT id FROM message WHERE session_id = ?1 AND role = 'user' "
-                    f"AND status IN ({_SENDABLE}) AND seq < ?2 AND seq > coalesce(("
-                    "SELECT max(seq) FROM message WHERE session_id = ?1 AND seq < ?2 "
+                    f"AND status IN ({_SENDABLE}) AND shelved_by IS NULL AND seq < ?2 "
+                    "AND seq > coalesce((SELECT max(seq) FROM message WHERE session_id = ?1 "
+                    "AND seq < ?2 AND shelved_by IS NULL "
                     f"AND role = 'assistant' AND status IN ({_SENDABLE}) "
                     f"AND trim(content, {SQL_WHITESPACE}) != ''), 0)",
                     (session_id, seq),

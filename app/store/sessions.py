@@ -40,6 +40,7 @@ from app.store.instructions import SessionInstructions
 from app.store.live_tail import LiveTailStore, TokenCounterFunction
 from app.store.reply_rows import ReplyRows
 from app.store.transactions import translated_errors, write_transaction
+from app.store.versions import VersionRows, insert_message
 
 if TYPE_CHECKING:
     from app.store.recall import RecallIndex
@@ -49,7 +50,12 @@ Clock = Callable[[], datetime]
 _SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
 _MESSAGE_COLUMNS = (
     "id, session_id, seq, role, content, created_at, token_estimate, usage, model, status, "
-    "summary_id, pinned"
+    "summary_id, pinned, version_of, "
+    # Which version it is, of how many (app.store.versions): counted for grouped rows only.
+    "CASE WHEN version_of IS NULL THEN 1 ELSE (SELECT count(*) FROM message AS v "
+    "WHERE v.version_of = message.version_of AND v.seq <= message.seq) END, "
+    "CASE WHEN version_of IS NULL THEN 1 ELSE (SELECT count(*) FROM message AS v "
+    "WHERE v.version_of = message.version_of) END"
 )
 
 
@@ -89,6 +95,10 @@ class SessionStore:
         # Declined exchanges and empty failed replies (app.chat.stop_reasons).
         self.replies = ReplyRows(connection, database=database)
         self.instructions = SessionInstructions(connection, database=database)  # system prompt
+        # Edited questions and regenerated replies: their versions (app.store.versions).
+        self.versions = VersionRows(
+            connection, database=database, stamp=lambda: _stamp(self._now())
+        )
 
     @classmethod
     def open(
@@ -202,33 +212,17 @@ class SessionStore:
         now = self._now()
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save your message") as cursor:
-            cursor.execute(
-                "UPDATE session SET last_seq = last_seq + 1, version = version + 1, "
-                "updated_at = ? WHERE id = ?",
-                (_stamp(now), session_id),
+            message_id, seq = insert_message(
+                cursor,
+                session_id,
+                role,
+                content,
+                _stamp(now),
+                status=status,
+                model=model,
+                usage_json=usage_json,
+                token_estimate=token_estimate,
             )
-            if cursor.rowcount == 0:
-                raise SessionNotFoundError(session_id)
-            (seq,) = cursor.execute(
-                "SELECT last_seq FROM session WHERE id = ?", (session_id,)
-            ).fetchone()
-            cursor.execute(
-                "INSERT INTO message (session_id, seq, role, content, created_at, "
-                "token_estimate, usage, model, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    seq,
-                    Role(role).value,
-                    content,
-                    _stamp(now),
-                    token_estimate,
-                    usage_json,
-                    model,
-                    MessageStatus(status).value,
-                ),
-            )
-            message_id = cursor.lastrowid
-        assert message_id is not None  # an INSERT always sets it
         return Message(
             id=message_id,
             session_id=session_id,
@@ -352,7 +346,7 @@ class SessionStore:
         # Walks the (session_id, seq) index backwards from before_seq.
         query = (
             f"SELECT {_MESSAGE_COLUMNS} FROM message "
-            "WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
+            "WHERE session_id = ? AND seq < ? AND shelved_by IS NULL ORDER BY seq DESC LIMIT ?"
         )
         parameters = (
             session_id,
@@ -375,7 +369,7 @@ class SessionStore:
         with self._read("load the conversation"):
             rows = self._connection.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM message "
-                "WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
+                "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
                 (session_id,),
             ).fetchall()
         return [_message_from_row(row) for row in rows]
@@ -488,6 +482,9 @@ def _message_from_row(row: Any) -> Message:
         status,
         summary_id,
         pinned,
+        version_of,
+        version_number,
+        version_count,
     ) = row
     return Message(
         id=message_id,
@@ -502,4 +499,7 @@ def _message_from_row(row: Any) -> Message:
         status=status,
         summary_id=summary_id,
         pinned=bool(pinned),
+        version_of=version_of,
+        version_number=version_number,
+        version_count=version_count,
     )

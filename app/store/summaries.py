@@ -87,7 +87,7 @@ class SummaryStore(ConnectionStore):
         with self._read("load the conversation"):
             rows = self._connection.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM message "
-                "WHERE session_id = ? AND summary_id IS NULL ORDER BY seq",
+                "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
                 (session_id,),
             ).fetchall()
         return [_message_from_row(row) for row in rows]
@@ -477,7 +477,7 @@ def _check_range_is_free(cursor: sqlite3.Cursor, draft: SummaryDraft) -> None:
     # summary was made, unpinned since) stays live; one between them would be hidden.
     left_out = cursor.execute(
         "SELECT id FROM message WHERE session_id = ? AND seq BETWEEN ? AND ? "
-        "AND summary_id IS NULL AND pinned = 0 "
+        "AND summary_id IS NULL AND pinned = 0 AND shelved_by IS NULL "
         "AND id NOT IN (SELECT value FROM json_each(?)) "
         "AND NOT EXISTS (SELECT 1 FROM summary WHERE summary.id IN "
         "(SELECT value FROM json_each(?)) AND message.seq BETWEEN first_seq AND last_seq) "

@@ -71,10 +71,15 @@ class Composer(QWidget):
     Signals:
         send_requested(str): the user asked to send this text.
         stop_requested: the user asked to stop the reply being written.
+        edit_requested(int, str): sent while `editing` a message (its id): the new version.
+
+    Attributes:
+        editing: the id of the message being edited (app.ui.message_actions), or None.
     """
 
     send_requested = Signal(str)
     stop_requested = Signal()
+    edit_requested = Signal(int, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -90,6 +95,7 @@ class Composer(QWidget):
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
         self._streaming = False
+        self.editing: int | None = None
         self.editor.submitted.connect(self._submit)
         self.editor.textChanged.connect(self._update_button)
         self.button.clicked.connect(self._button_clicked)
@@ -132,13 +138,16 @@ class Composer(QWidget):
             self.button.setToolTip("Stop Claude's reply (Esc). What arrived so far is kept.")
             self.button.setEnabled(True)
         else:
-            self.button.setText("Send")
+            self.button.setText("Send" if self.editing is None else "Resend")
             self.button.setAccessibleName("Send message")
             self.button.setToolTip("Send (Enter)")
             self.button.setEnabled(self._has_text())
 
     def _submit(self) -> None:
         if self._streaming or not self._has_text():
+            return
+        if self.editing is not None:
+            self.edit_requested.emit(self.editing, self.text())
             return
         self.send_requested.emit(self.text())
 

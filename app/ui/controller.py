@@ -168,6 +168,26 @@ class ChatController(QObject):
     def continue_reply(self, message: Message) -> bool:
         return self.service.continue_reply(message)
 
+    # Edit and resend, Regenerate, versions (app.chat.versions): refusals come as error_raised.
+
+    def can_regenerate(self, message: Message) -> bool:
+        return self.service.current.versions.can_regenerate(message)
+
+    def regenerate(self, message: Message) -> bool:
+        return self.service.current.versions.regenerate(message)
+
+    def begin_edit(self, message: Message) -> bool:
+        return self.service.current.versions.begin_edit(message)
+
+    def edit_message(self, message_id: int, text: str) -> bool:
+        return self.service.current.versions.edit(message_id, text)
+
+    def show_version(self, message_id: int, number: int) -> None:
+        self.service.current.versions.show(message_id, number)
+
+    def can_continue(self, message: Message) -> bool:
+        return self.service.current.endings.can_continue(message)
+
     def set_draft(self, text: str) -> None:
         self.service.set_draft(text)
 

@@ -37,6 +37,7 @@ from app.ui.history_actions import HistoryActions
 from app.ui.instructions_actions import InstructionsActions
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.lookup_line import TranscriptLookups
+from app.ui.message_actions import MessageActions
 from app.ui.reply_actions import ReplyActions
 from app.ui.reply_notifier import ReplyNotifier
 from app.ui.restore_dialog import restore_action
@@ -212,6 +213,8 @@ class MainWindow(QMainWindow):
         controller.message_removed.connect(self.transcript.remove_message)
         self.reply_actions = ReplyActions(self.transcript, controller, self)  # Continue, Retry
         self.notifier = ReplyNotifier(controller, self)  # a reply ready while in the background
+        self.message_actions = MessageActions(self.transcript, self.composer, controller, self)
+        lower.addWidget(self.message_actions.edit_bar)  # copy, edit, regenerate, versions
         controller.activity_changed.connect(self._activity_changed)
         controller.error_raised.connect(self.show_error)
         controller.notice_raised.connect(self.show_notice)

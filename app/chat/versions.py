@@ -1,0 +1,181 @@
+"""Edit and resend, Regenerate, and browsing a message's versions (DESIGN §8, issue 11).
+
+`MessageVersions` belongs to one `Conversation` and runs on the loop's thread. Every
+version stays in the archive (app.store.versions); the conversation's live tail and
+the transcript are told exactly what left the shown path and what joined it, so
+nothing is re-read. A regeneration changes nothing until Claude's new reply has a row:
+if it fails before any text arrives (offline, say), the earlier reply is shown again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from app.chat.events import Activity
+from app.chat.reply import ReplyOutcome
+from app.core.errors import InvalidInputError, StorageError, UserFacingError
+from app.core.live_tail import TailEntry
+from app.core.models import Message, MessageStatus, Role
+from app.core.text import validate_message_text
+from app.store.versions import SUMMARIZED_TITLE, SUMMARIZED_WORDS, BranchChange
+
+if TYPE_CHECKING:
+    from app.chat.conversation import Conversation, Shared
+
+BUSY_TITLE = "Claude is busy"
+BUSY_WORDS = {
+    Activity.REPLYING: "Claude is still writing a reply. Stop it (Esc) or wait for it to finish, "
+    "then try again.",
+    Activity.CONDENSING: "Cairn is condensing earlier messages. Try again when it is done.",
+    Activity.LOADING: "The conversation is still opening. Try again in a moment.",
+}
+
+
+class MessageVersions:
+    """The conversation's version changes: edit, regenerate, show another version.
+
+    Attributes:
+        replacing: Claude's reply being written again (shown until the new one starts).
+    """
+
+    def __init__(self, conversation: Conversation, shared: Shared) -> None:
+        self._conversation = conversation
+        self._shared = shared
+        self.replacing: Message | None = None
+
+    # --- reading
+
+    def can_regenerate(self, message: Message) -> bool:
+        """Claude's newest shown reply, not declined, while nothing else runs."""
+        conversation = self._conversation
+        entry = conversation.tail.find(message.id)
+        return (
+            conversation.activity is Activity.IDLE
+            and message.role is Role.ASSISTANT
+            and message.status is not MessageStatus.STREAMING
+            and message.status is not MessageStatus.DECLINED
+            and entry is not None
+            and entry.seq == conversation.tail.last_seq
+        )
+
+    def can_edit(self, message: Message) -> bool:
+        """One of the user's messages in the live context."""
+        return message.role is Role.USER and self._conversation.tail.find(message.id) is not None
+
+    def begin_edit(self, message: Message) -> bool:
+        """Whether `message` can be edited now; if not, say why in words."""
+        if not self._idle():
+            return False
+        if message.role is not Role.USER:
+            return self._refuse("Only your own messages can be edited.", "Can't edit this message")
+        if message.summary_id is not None or not self.can_edit(message):
+            return self._refuse(SUMMARIZED_WORDS, SUMMARIZED_TITLE)
+        return True
+
+    # --- changing
+
+    def regenerate(self, message: Message) -> bool:
+        """Ask Claude to write its latest reply again; the earlier one stays a version."""
+        if not self._idle() or self._conversation.session is None:
+            return False
+        if message.status is MessageStatus.DECLINED:
+            return self._refuse(
+                "Claude declined this question, so asking again gives the same answer. "
+                "Edit your message to ask differently.",
+                "Can't regenerate this reply",
+            )
+        if not self.can_regenerate(message):
+            return self._refuse(
+                "Only Claude's latest reply can be written again. To change an earlier part "
+                "of the conversation, edit one of your messages.",
+                "Can't regenerate this reply",
+            )
+        if self._shared.provider() is None:
+            self._shared.events.key_needed()
+            return False
+        self.replacing = message
+        self._conversation._start_reply(replacing=message.id)
+        return True
+
+    def edit(self, message_id: int, text: str) -> bool:
+        """Send `text` as a new version of the user's message `message_id`: what followed
+        it leaves the conversation (kept as the earlier version's branch). False (said in
+        words) keeps the text in the composer."""
+        conversation, shared = self._conversation, self._shared
+        if not self._idle():
+            return False
+        try:
+            validate_message_text(text)
+        except UserFacingError as error:
+            conversation.error(error)
+            return False
+        if shared.provider() is None:
+            shared.events.key_needed()
+            return False
+        try:
+            change = shared.store.versions.edit(message_id, text, shared.counter.count(text))
+            (question,) = shared.store.messages_by_id(change.shown)
+        except (StorageError, InvalidInputError) as error:
+            conversation.error(error)
+            return False
+        self._take(change, [question])
+        conversation.condensing.observe(1)
+        conversation._start_reply()
+        return True
+
+    def show(self, message_id: int, number: int) -> None:
+        """Show version `number` of a message, with the conversation that followed it."""
+        if not self._idle():
+            return
+        store = self._shared.store
+        try:
+            change = store.versions.show(message_id, number)
+            rows = store.messages_by_id(change.shown)
+        except (StorageError, InvalidInputError) as error:
+            self._conversation.error(error)
+            return
+        self._take(change, rows)
+        self._conversation.tell_summaries()  # the gauge: the context changed
+
+    # --- a regeneration's reply
+
+    def started(self, placeholder: Message) -> None:
+        """A reply's row is streaming; a regeneration's takes the place of the earlier one."""
+        replaced = self.replacing
+        if replaced is not None and placeholder.version_of is not None:
+            self._conversation.tail.remove({replaced.id})
+            self._conversation.tell(lambda events: events.message_removed(replaced.id))
+        self._conversation.endings.started(placeholder)
+
+    def reply_done(self, outcome: ReplyOutcome) -> None:
+        """A regeneration that received nothing shows the earlier reply again."""
+        replaced, self.replacing = self.replacing, None
+        if replaced is None or outcome.discarded is None:
+            return
+        self._conversation.tail.append(TailEntry.of(replaced, self._shared.counter.count))
+        self._conversation.tell(lambda events: events.message_added(replaced))
+
+    # --- inside
+
+    def _take(self, change: BranchChange, shown: list[Message]) -> None:
+        """Tell the live tail and the transcript what left the shown path and what joined."""
+        conversation, count = self._conversation, self._shared.counter.count
+        conversation.tail.remove(set(change.shelved))
+        conversation.tail.restore(TailEntry.of(message, count) for message in shown)
+        events = self._shared.events
+        if not self._shared.is_current(conversation) or conversation.deleted:
+            return
+        for message_id in reversed(change.shelved):
+            events.message_removed(message_id)
+        for message in shown:
+            events.message_added(message)
+
+    def _idle(self) -> bool:
+        activity = self._conversation.activity
+        if activity is Activity.IDLE:
+            return True
+        return self._refuse(BUSY_WORDS.get(activity, BUSY_WORDS[Activity.REPLYING]), BUSY_TITLE)
+
+    def _refuse(self, words: str, title: str) -> bool:
+        self._conversation.error(InvalidInputError(words, title=title))
+        return False

@@ -1,0 +1,437 @@
+"""What a user can do with a message: copy, edit and resend, regenerate, continue, and
+browse its versions ("‹ 2 / 3 ›") — on hover, in its menu, and by keyboard (issue 11).
+
+`MessageActions` puts a small bar in each message's header as the transcript builds it
+(the version arrows always, when there are versions; Copy and Edit or Regenerate while
+the pointer or the keyboard is on the message), and gives every message one menu: a
+right-click on its text opens it too, in place of the text box's own. Ctrl+R writes
+Claude's latest reply again; Up in an empty composer edits your last message, Esc
+cancels. The service decides and refuses in words (app.chat.versions); this only asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Final
+
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QContextMenuEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+    QTextDocument,
+)
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QTextEdit,
+    QToolButton,
+    QWidget,
+)
+
+from app.core.models import Message, Role
+from app.ui.composer import Composer
+from app.ui.controller import ChatController
+from app.ui.reply_actions import CONTINUE_ACTION
+from app.ui.transcript import TranscriptView
+from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+from app.ui.transcript_message import MessageWidget
+
+COPY_ACTION: Final = "Copy"
+COPY_PLAIN_ACTION: Final = "Copy as plain text"
+COPY_SELECTION_ACTION: Final = "Copy selected text"
+EDIT_ACTION: Final = "Edit"
+REGENERATE_ACTION: Final = "Regenerate"
+PREVIOUS_VERSION: Final = "Previous version"
+NEXT_VERSION: Final = "Next version"
+REGENERATE_SHORTCUT: Final = "Ctrl+R"
+EDITING_LABEL: Final = "✎ Editing"
+EDITING_NOTE: Final = "Editing your message — Enter sends it as a new version, Esc cancels."
+
+
+def plain_text(markdown: str) -> str:
+    """What Markdown reads as, without its marks (for "Copy as plain text")."""
+    document = QTextDocument()
+    document.setMarkdown(markdown)
+    return document.toPlainText()
+
+
+def version_label(message: Message) -> str:
+    return f"{message.version_number} / {message.version_count}"
+
+
+class MessageBar(QWidget):
+    """A message's header bar: version arrows, and actions while it is pointed at.
+
+    Signals:
+        copy_requested(), edit_requested(), regenerate_requested(): the buttons.
+        version_requested(int): show that version (its number, from 1).
+    """
+
+    copy_requested = Signal()
+    edit_requested = Signal()
+    regenerate_requested = Signal()
+    version_requested = Signal(int)
+
+    def __init__(self, widget: MessageWidget) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        self.previous = self._button("‹", PREVIOUS_VERSION, self._previous)
+        self.versions = QLabel(self)
+        self.versions.setFont(scaled_font(self.font(), 0.88))
+        self.next = self._button("›", NEXT_VERSION, self._next)
+        self.copy = self._button(COPY_ACTION, "Copy this message", self.copy_requested.emit)
+        self.edit = self._button(EDIT_ACTION, "Edit this message and send it again", None)
+        self.edit.clicked.connect(self.edit_requested)
+        self.regenerate = self._button(
+            REGENERATE_ACTION, f"Ask Claude to write this reply again ({REGENERATE_SHORTCUT})", None
+        )
+        self.regenerate.clicked.connect(self.regenerate_requested)
+        self.editing_label = QLabel(EDITING_LABEL, self)
+        self.editing_label.setFont(scaled_font(self.font(), 0.88))
+        self.editing_label.setAccessibleName("Being edited in the message box")
+        for child in (
+            self.editing_label,
+            self.previous,
+            self.versions,
+            self.next,
+            self.copy,
+            self.edit,
+        ):
+            layout.addWidget(child)
+        layout.addWidget(self.regenerate)
+        # Always there, a line (and a pin) high: the header never changes height on hover.
+        self.setFixedHeight(18)
+        for label in (self.versions, self.editing_label):
+            set_text_colour(label, muted_text_colour(self.palette()))
+
+    def _button(self, text: str, tip: str, slot: Callable[[], object] | None) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAccessibleName(tip if len(text) == 1 else text)
+        button.setAutoRaise(True)
+        # The message's menu reaches every action by keyboard, as with its pin.
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        # One line's height, as the pin's: showing the bar on hover must not move the text.
+        button.setFixedHeight(18)
+        button.setFont(scaled_font(self.font(), 1.15 if len(text) == 1 else 0.88))
+        if slot is not None:
+            button.clicked.connect(slot)
+        return button
+
+    def refresh(
+        self, *, hovered: bool, can_edit: bool, can_regenerate: bool, editing: bool = False
+    ) -> None:
+        """Show what applies to the message now."""
+        message = self._widget.message
+        self.editing_label.setVisible(editing)
+        several = message.version_count > 1
+        for part in (self.previous, self.versions, self.next):
+            part.setVisible(several)
+        if several:
+            self.versions.setText(version_label(message))
+            self.versions.setAccessibleName(
+                f"Version {message.version_number} of {message.version_count}"
+            )
+            self.previous.setEnabled(message.version_number > 1)
+            self.next.setEnabled(message.version_number < message.version_count)
+        self.copy.setVisible(hovered)
+        self.edit.setVisible(hovered and can_edit and not editing)
+        self.regenerate.setVisible(hovered and can_regenerate)
+
+    def _previous(self) -> None:
+        self.version_requested.emit(self._widget.message.version_number - 1)
+
+    def _next(self) -> None:
+        self.version_requested.emit(self._widget.message.version_number + 1)
+
+
+class MessageActions(QObject):
+    """Copy, Edit, Regenerate, Continue and versions for every message on screen.
+
+    Attributes:
+        editing: the message being edited in the composer, or None.
+        edit_bar: the line above the composer that says a message is being edited.
+    """
+
+    def __init__(
+        self,
+        transcript: TranscriptView,
+        composer: Composer,
+        controller: ChatController,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self._transcript = transcript
+        self._composer = composer
+        self._controller = controller
+        self._bars: dict[MessageWidget, MessageBar] = {}
+        self._hovered: MessageWidget | None = None
+        self.editing: Message | None = None
+        self._draft = ""  # the composer's text before an edit began, given back on Esc
+        self.edit_bar = _EditBar(parent)
+        self.edit_bar.cancel.clicked.connect(self.cancel_edit)
+        transcript.message_built.connect(self._attach)
+        composer.edit_requested.connect(self._send_edit)
+        composer.editor.installEventFilter(self)
+        for signal in (controller.message_updated, controller.activity_changed):
+            signal.connect(self.refresh)
+        controller.conversation_opened.connect(self.cancel_edit)
+        controller.message_removed.connect(self._removed)
+        regenerate = QShortcut(QKeySequence(REGENERATE_SHORTCUT), parent)
+        regenerate.setContext(Qt.ShortcutContext.WindowShortcut)
+        regenerate.activated.connect(self.regenerate_latest)
+
+    # --- what the keyboard and the menu reach
+
+    def menu_for(self, widget: MessageWidget) -> QMenu:
+        """The message's menu: copying, the actions that apply, versions, then its pin."""
+        menu = widget.context_menu()  # pin or unpin
+        message, first = widget.message, menu.actions()[0]
+        selected = _selected_text_view(widget)
+        if selected is not None:
+            copy_selected = getattr(selected, "copy_selection", selected.copy)
+            menu.insertAction(first, _action(menu, COPY_SELECTION_ACTION, copy_selected))
+        copy = _action(menu, COPY_ACTION, lambda: _copy(message.content))
+        copy.setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
+        menu.insertAction(first, copy)
+        if message.role is Role.ASSISTANT:
+            plain = _action(menu, COPY_PLAIN_ACTION, lambda: _copy(plain_text(message.content)))
+            menu.insertAction(first, plain)
+        menu.insertSeparator(first)
+        if message.role is Role.USER:
+            edit = _action(menu, f"{EDIT_ACTION} message", lambda: self.begin_edit(widget))
+            edit.setEnabled(not self._controller.busy)
+            menu.insertAction(first, edit)
+        else:
+            regenerate = _action(
+                menu, f"{REGENERATE_ACTION} reply", lambda: self._controller.regenerate(message)
+            )
+            regenerate.setShortcut(QKeySequence(REGENERATE_SHORTCUT))
+            regenerate.setEnabled(self._controller.can_regenerate(message))
+            menu.insertAction(first, regenerate)
+            if self._controller.can_continue(message):
+                go_on = _action(
+                    menu,
+                    f"{CONTINUE_ACTION} reply",
+                    lambda: self._controller.continue_reply(message),
+                )
+                menu.insertAction(first, go_on)
+        if message.version_count > 1:
+            number = message.version_number
+            for text, target in ((PREVIOUS_VERSION, number - 1), (NEXT_VERSION, number + 1)):
+                shown = _action(
+                    menu,
+                    f"{text} ({version_label(message)})",
+                    partial(self._show_version, widget, target),
+                )
+                shown.setEnabled(1 <= target <= message.version_count)
+                menu.insertAction(first, shown)
+        menu.insertSeparator(first)
+        return menu
+
+    def regenerate_latest(self) -> None:
+        """Ctrl+R: Claude's latest reply, written again."""
+        widgets = self._transcript.message_widgets()
+        if widgets and widgets[-1].message.role is Role.ASSISTANT:
+            self._controller.regenerate(widgets[-1].message)
+
+    def edit_latest(self) -> bool:
+        """Up in an empty composer: edit your last message."""
+        for widget in reversed(self._transcript.message_widgets()):
+            if widget.message.role is Role.USER:
+                return self.begin_edit(widget)
+        return False
+
+    # --- editing
+
+    def begin_edit(self, widget: MessageWidget) -> bool:
+        """Put the message in the composer to edit it; Enter sends it as a new version."""
+        if not self._controller.begin_edit(widget.message):
+            return False
+        if self.editing is None:
+            self._draft = self._composer.text()
+        self.editing = widget.message
+        self._composer.editing = widget.message.id
+        self._composer.set_text(widget.message.content)
+        self._composer.focus_editor()
+        self.edit_bar.show()
+        self.refresh()
+        return True
+
+    def cancel_edit(self, *_opened: object) -> None:
+        """Esc: the message stays as it was, the composer gets its earlier text back."""
+        if self.editing is None:
+            return
+        self._leave_edit()
+        self._composer.set_text(self._draft)
+        self._draft = ""
+
+    def _send_edit(self, message_id: int, text: str) -> None:
+        if self._controller.edit_message(message_id, text):
+            self._leave_edit()
+            self._composer.set_text(self._draft)
+            self._draft = ""
+
+    def _leave_edit(self) -> None:
+        self.editing = None
+        self._composer.editing = None
+        self._composer.editor.textChanged.emit()  # the button says Send again
+        self.edit_bar.hide()
+        self.refresh()
+
+    def _removed(self, message_id: int) -> None:
+        if self.editing is not None and self.editing.id == message_id:
+            self.cancel_edit()
+
+    # --- the bars
+
+    def refresh(self, *_changed: object) -> None:
+        """Bring every bar up to date with its message and what the conversation allows."""
+        for widget, bar in self._bars.items():
+            self._refresh(widget, bar)
+
+    def _attach(self, widget: MessageWidget) -> None:
+        bar = MessageBar(widget)
+        bar.copy_requested.connect(lambda: _copy(widget.message.content))
+        bar.edit_requested.connect(lambda: self.begin_edit(widget))
+        bar.regenerate_requested.connect(lambda: self._controller.regenerate(widget.message))
+        bar.version_requested.connect(lambda number: self._show_version(widget, number))
+        header: QHBoxLayout = widget._header
+        header.insertWidget(header.indexOf(widget._time) + 1, bar)
+        self._bars[widget] = bar
+        widget.installEventFilter(self)
+        widget.destroyed.connect(lambda: self._bars.pop(widget, None))
+        # A right-click on the text opens the message's menu, not the text box's own.
+        bubble = widget._bubble
+        bubble.installEventFilter(self)
+        for view in bubble.findChildren(QAbstractScrollArea):
+            view.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)
+        self._refresh(widget, bar)
+
+    def _refresh(self, widget: MessageWidget, bar: MessageBar) -> None:
+        hovered = widget is self._hovered or widget.hasFocus()
+        message = widget.message
+        bar.refresh(
+            editing=self.editing is not None and self.editing.id == message.id,
+            hovered=hovered,
+            can_edit=message.role is Role.USER and not self._controller.busy,
+            can_regenerate=message.role is Role.ASSISTANT
+            and self._controller.can_regenerate(message),
+        )
+
+    def _show_version(self, widget: MessageWidget, number: int) -> None:
+        self.cancel_edit()
+        self._controller.show_version(widget.message.id, number)
+
+    # --- events
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if watched is self._composer.editor:
+            return self._composer_key(event)
+        if kind == QEvent.Type.ChildPolished:
+            for view in watched.findChildren(QAbstractScrollArea):  # a block added as text grew
+                view.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)
+            return False
+        if not isinstance(watched, MessageWidget):
+            return False
+        if kind in (
+            QEvent.Type.Enter,
+            QEvent.Type.Leave,
+            QEvent.Type.FocusIn,
+            QEvent.Type.FocusOut,
+        ):
+            if kind == QEvent.Type.Enter:
+                self._hovered = watched
+            elif kind == QEvent.Type.Leave and self._hovered is watched:
+                self._hovered = None
+            bar = self._bars.get(watched)
+            if bar is not None:
+                self._refresh(watched, bar)
+        elif kind == QEvent.Type.ContextMenu and isinstance(event, QContextMenuEvent):
+            keyboard = event.reason() is QContextMenuEvent.Reason.Keyboard
+            corner = watched.mapToGlobal(QPoint(0, 0))
+            self._open_menu(watched, corner if keyboard else event.globalPos())
+            return True
+        elif kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            if event.key() == Qt.Key.Key_Menu or (event.key() == Qt.Key.Key_F10 and shift):
+                self._open_menu(watched, watched.mapToGlobal(QPoint(0, 0)))
+                return True
+            if event.matches(QKeySequence.StandardKey.Copy):
+                _copy(watched.message.content)
+                return True
+        return False
+
+    def _composer_key(self, event: QEvent) -> bool:
+        if not isinstance(event, QKeyEvent) or event.modifiers() != Qt.KeyboardModifier.NoModifier:
+            return False
+        editing, key = self.editing is not None, event.key()
+        if event.type() == QEvent.Type.ShortcutOverride and key == Qt.Key.Key_Escape and editing:
+            event.accept()  # Esc cancels the edit here, not the window's Stop
+            return True
+        if event.type() != QEvent.Type.KeyPress:
+            return False
+        if key == Qt.Key.Key_Escape and editing:
+            self.cancel_edit()
+            return True
+        empty = not self._composer.editor.toPlainText()
+        if key == Qt.Key.Key_Up and empty and not editing and not self._controller.busy:
+            return self.edit_latest()
+        return False
+
+    def _open_menu(self, widget: MessageWidget, where: QPoint) -> None:
+        if isinstance(QApplication.activePopupWidget(), QMenu):
+            return  # the Menu key may come as a key and as a context menu event
+        menu = self.menu_for(widget)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(where)
+
+
+class _EditBar(QWidget):
+    """ "Editing your message…" with Cancel, above the composer while an edit is open."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 0, 12, 0)
+        self.note = QLabel(EDITING_NOTE, self)
+        self.note.setWordWrap(True)
+        self.cancel = QPushButton("Cancel edit", self)
+        self.cancel.setAccessibleName("Cancel edit")
+        self.cancel.setToolTip("Keep the message as it was (Esc)")
+        layout.addWidget(self.note, 1)
+        layout.addWidget(self.cancel)
+        self.hide()
+
+
+def _action(menu: QMenu, text: str, slot: Callable[[], object]) -> QAction:
+    action = QAction(text, menu)
+    action.triggered.connect(lambda _checked=False: slot())
+    return action
+
+
+def _copy(text: str) -> None:
+    QGuiApplication.clipboard().setText(text)
+
+
+def _selected_text_view(widget: MessageWidget) -> QTextEdit | QPlainTextEdit | None:
+    for view in widget.findChildren(QTextEdit) + widget.findChildren(QPlainTextEdit):
+        if view.textCursor().hasSelection():
+            return view
+    return None
