@@ -60,8 +60,9 @@ class JumpToLatest(QObject):
         self._pending.setInterval(0)
         self._pending.timeout.connect(self._update)
         bar = scroll.verticalScrollBar()
-        bar.valueChanged.connect(self._pending.start)
-        bar.rangeChanged.connect(self._pending.start)
+        # Not connected to QTimer.start itself, which would take the value as its interval.
+        bar.valueChanged.connect(lambda _value: self._pending.start())
+        bar.rangeChanged.connect(lambda _low, _high: self._pending.start())
         scroll.viewport().installEventFilter(self)
 
     def jump(self) -> None:
