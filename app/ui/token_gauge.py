@@ -37,6 +37,7 @@ from app.ui.gauge_text import (
     tooltip_html,
     widest_texts,
 )
+from app.ui.tooltip_place import show_tooltip_on_screen
 
 BAR_WIDTH: Final = 150
 MIN_BAR_WIDTH: Final = 60
@@ -280,14 +281,14 @@ class TokenGauge(QWidget):
         self.setToolTip(tooltip_html(self._state, self._cache_use))
         if shown and self._tip_anchor is not None:
             # The figures move while the user types; an open breakdown follows them.
-            QToolTip.showText(self._tip_anchor, self.toolTip(), self)
+            show_tooltip_on_screen(self._tip_anchor, self.toolTip(), self)
 
     def _breakdown_showing(self) -> bool:
         return QToolTip.isVisible() and QToolTip.text() == self.toolTip()
 
     def _show_breakdown(self, anchor: QPoint | None = None) -> None:
         self._tip_anchor = anchor or self.mapToGlobal(QPoint(0, self.height()))
-        QToolTip.showText(self._tip_anchor, self.toolTip(), self)
+        show_tooltip_on_screen(self._tip_anchor, self.toolTip(), self)
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
