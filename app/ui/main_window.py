@@ -36,6 +36,7 @@ from app.ui.export_actions import ExportActions
 from app.ui.history_actions import HistoryActions
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.lookup_line import TranscriptLookups
+from app.ui.reading_layout import ReadingLayout
 from app.ui.reply_actions import ReplyActions
 from app.ui.restore_dialog import restore_action
 from app.ui.settings_dialog import SettingsDialog
@@ -172,6 +173,7 @@ class MainWindow(QMainWindow):
         splitter.setChildrenCollapsible(False)
         self.setCentralWidget(splitter)
         self._build_menu()
+        self.reading = ReadingLayout(self.transcript, self.composer, controller, self)
 
         # user → controller
         self.composer.send_requested.connect(self._send)

@@ -472,6 +472,11 @@ class TranscriptView(QWidget):
         return self._scroll
 
     @property
+    def message_column(self) -> QWidget:
+        """The centred column the messages are laid out in (at most 860 pixels wide)."""
+        return self._column
+
+    @property
     def has_earlier(self) -> bool:
         """Older messages exist than the loaded pages (`earlier_requested` fetches them)."""
         return self._has_earlier
