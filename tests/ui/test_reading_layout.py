@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtWidgets import QToolTip, QWidget
+from PySide6.QtWidgets import QApplication, QToolTip, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.paths import AppPaths
@@ -135,6 +135,10 @@ def test_text_size_stays_within_the_settings_limits(qtbot: QtBot, cairn: CairnSe
         size.larger()
     assert size.size == LARGEST
     assert not size.larger_action.isEnabled()
+    editor = cairn.window.composer.editor
+    # The empty box grew with the size: its placeholder's line is not cut off.
+    QApplication.processEvents()
+    assert editor.viewport().height() >= editor.fontMetrics().lineSpacing()
     for _ in range(40):
         size.smaller()
     assert size.size == SMALLEST
