@@ -7,23 +7,16 @@ import pytest
 from PySide6.QtGui import QColor, QPalette, QTextLayout
 from pytestqt.qtbot import QtBot
 
-from app.ui import theme
 from app.ui.contrast import READABLE, contrast_ratio
 from app.ui.markdown_quotes import QUOTE_INDENT
 from app.ui.transcript_blocks import CodeBlock, MarkdownView, code_background, quote_bar_colour
+from tests.ui.test_token_gauge import PALETTES
 
 CODE = 'def greet(name):\n    return "hi " + name  # greet'
 FENCED = f"```python\n{CODE}\n```"
 
 
-def palette_of(colours: dict[QPalette.ColorRole, str]) -> QPalette:
-    palette = QPalette()
-    for role, value in colours.items():
-        palette.setColor(role, QColor(value))
-    return palette
-
-
-LIGHT, DARK = palette_of(theme.LIGHT), palette_of(theme.DARK)
+LIGHT, DARK = PALETTES["light"], PALETTES["dark"]
 
 
 def colours_on_line(block: CodeBlock, line: int) -> dict[str, str]:

@@ -6,7 +6,6 @@ import pytest
 from pygments.token import STANDARD_TYPES
 from PySide6.QtGui import QColor, QPalette, QTextDocument
 
-from app.ui import theme
 from app.ui.code_highlight import CodeHighlighter, style_colours
 from app.ui.contrast import READABLE, contrast_ratio, readable_on, relative_luminance
 from app.ui.transcript_blocks import (
@@ -16,16 +15,9 @@ from app.ui.transcript_blocks import (
     transcript_surfaces,
 )
 from app.ui.transcript_message import user_bubble_colour
+from tests.ui.test_token_gauge import PALETTES
 
-
-def palette_of(colours: dict[QPalette.ColorRole, str]) -> QPalette:
-    palette = QPalette()
-    for role, value in colours.items():
-        palette.setColor(role, QColor(value))
-    return palette
-
-
-THEMES = {"light": palette_of(theme.LIGHT), "dark": palette_of(theme.DARK)}
+THEMES = PALETTES
 
 
 def test_the_ratio_follows_wcag() -> None:
