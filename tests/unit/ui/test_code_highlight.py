@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pygments.token import Token
 
-from app.ui.code_highlight import CodeColouring, Span, lexer_for
+from app.ui.code_highlight import FULL_LEX_LIMIT, CodeColouring, Span, lexer_for
 
 PYTHON = '''import os
 
@@ -102,3 +102,16 @@ def test_a_new_language_or_new_text_starts_afresh() -> None:
     assert colouring.lines == [[]]
     colouring.update("print(1)", "python", final=True)
     assert colouring.lines == coloured("print(1)")
+
+
+def test_a_long_block_keeps_its_streamed_colours_when_it_closes() -> None:
+    colouring = CodeColouring()
+    line = "value = compute(1, 'text')  # note\n"
+    code = ""
+    while len(code) <= FULL_LEX_LIMIT:
+        code += line * 20
+        colouring.update(code, "python", final=False)
+    before = colouring.lex_count
+    colouring.update(code, "python", final=True)
+    assert colouring.lex_count == before  # no stall to lex it all again
+    assert colouring.lines == coloured(code)  # and here the streamed colours are exact
