@@ -38,6 +38,7 @@ from app.ui.instructions_actions import InstructionsActions
 from app.ui.key_dialog import ApiKeyDialog
 from app.ui.lookup_line import TranscriptLookups
 from app.ui.message_actions import MessageActions
+from app.ui.reading_layout import ReadingLayout
 from app.ui.reply_actions import ReplyActions
 from app.ui.reply_notifier import ReplyNotifier
 from app.ui.restore_dialog import restore_action
@@ -176,6 +177,7 @@ class MainWindow(QMainWindow):
         splitter.setChildrenCollapsible(False)
         self.setCentralWidget(splitter)
         self._build_menu()
+        self.reading = ReadingLayout(self.transcript, self.composer, controller, self)
 
         # user → controller
         self.composer.send_requested.connect(self._send)

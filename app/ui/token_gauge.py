@@ -38,6 +38,7 @@ from app.ui.gauge_text import (
     tooltip_html,
     widest_texts,
 )
+from app.ui.tooltip_place import show_tooltip_on_screen
 
 BAR_WIDTH: Final = 150
 MIN_BAR_WIDTH: Final = 60
@@ -287,7 +288,7 @@ class TokenGauge(QWidget):
         self.setToolTip(tooltip_html(self._state, self._cache_use, first_time=first_time))
         if shown and self._tip_anchor is not None:
             # The figures move while the user types; an open breakdown follows them.
-            QToolTip.showText(self._tip_anchor, self.toolTip(), self)
+            show_tooltip_on_screen(self._tip_anchor, self.toolTip(), self)
 
     def _breakdown_showing(self) -> bool:
         return QToolTip.isVisible() and QToolTip.text() == self.toolTip()
@@ -297,7 +298,7 @@ class TokenGauge(QWidget):
         self._explaining = not self._explained
         self._explained = True
         self.setToolTip(tooltip_html(self._state, self._cache_use, first_time=self._explaining))
-        QToolTip.showText(self._tip_anchor, self.toolTip(), self)
+        show_tooltip_on_screen(self._tip_anchor, self.toolTip(), self)
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):

@@ -21,17 +21,14 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
     QFocusEvent,
     QFont,
-    QFontMetrics,
     QKeyEvent,
-    QPainter,
     QPaintEvent,
     QPalette,
-    QPen,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
@@ -40,7 +37,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLayout,
-    QPushButton,
     QScrollArea,
     QStackedLayout,
     QVBoxLayout,
@@ -49,11 +45,10 @@ from PySide6.QtWidgets import (
 
 from app.core.models import Message
 from app.core.summary import Summary
+from app.ui.jump_latest import JumpToLatest
+from app.ui.pill_button import PillButton
 from app.ui.summary_block import SummaryBlock
 from app.ui.transcript_blocks import (
-    blend,
-    code_background,
-    code_border,
     muted_text_colour,
     paint_focus_ring,
     scaled_font,
@@ -171,42 +166,6 @@ class _FocusRing(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         paint_focus_ring(self, 4)
-
-
-class _PillButton(QPushButton):
-    """A quiet rounded button that sits in the transcript (drawn with palette colours)."""
-
-    def __init__(self, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(text, parent)
-        self.setAttribute(Qt.WidgetAttribute.WA_Hover)
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-
-    def sizeHint(self) -> QSize:
-        metrics = QFontMetrics(self.font())
-        return QSize(metrics.horizontalAdvance(self.text()) + 36, metrics.height() + 14)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        palette = self.palette()
-        hovered = self.underMouse() or self.isDown()
-        background = code_background(palette)
-        if hovered:
-            background = blend(background, palette.color(QPalette.ColorRole.Text), 0.06)
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        frame = QRectF(self.rect()).adjusted(1, 1, -1, -1)
-        if self.hasFocus():
-            pen = QPen(palette.color(QPalette.ColorRole.Highlight))
-            pen.setWidthF(2.0)
-        else:
-            pen = QPen(code_border(palette))
-        painter.setPen(pen)
-        painter.setBrush(background)
-        radius = frame.height() / 2
-        painter.drawRoundedRect(frame, radius, radius)
-        painter.setPen(palette.color(QPalette.ColorRole.Text))
-        painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.text())
-        painter.end()
 
 
 class _TranscriptScrollArea(QScrollArea):
@@ -350,7 +309,7 @@ class TranscriptView(QWidget):
         self._column_layout.setContentsMargins(28, 16, 28, 28)
         self._column_layout.setSpacing(22)
 
-        self.earlier_button = _PillButton(EARLIER_BUTTON_TEXT, self._column)
+        self.earlier_button = PillButton(EARLIER_BUTTON_TEXT, self._column)
         self.earlier_button.setAccessibleName(EARLIER_BUTTON_TEXT)
         self.earlier_button.setToolTip("Load the messages before these")
         self.earlier_button.clicked.connect(self._request_earlier)
@@ -377,6 +336,8 @@ class TranscriptView(QWidget):
         self._keeper = ScrollKeeper(
             self._scroll, self._content, lambda: self._widgets, self._on_reached_top, self
         )
+        self.jump = JumpToLatest(self._scroll, self._keeper, lambda w: w is self._widgets[-1])
+        self.message_built.connect(self.jump.message_built)
         self._show_current_page()
 
     # --- public API ---------------------------------------------------------
@@ -511,6 +472,11 @@ class TranscriptView(QWidget):
         return self._scroll
 
     @property
+    def message_column(self) -> QWidget:
+        """The centred column the messages are laid out in (at most 860 pixels wide)."""
+        return self._column
+
+    @property
     def has_earlier(self) -> bool:
         """Older messages exist than the loaded pages (`earlier_requested` fetches them)."""
         return self._has_earlier
@@ -570,24 +536,14 @@ class TranscriptView(QWidget):
 
     # --- building -----------------------------------------------------------
 
-    def _settle_layout(self) -> None:
-        """Run the pending layout passes now, so the view is right before anything paints.
-
-        Layout requests travel up one parent per pass (column, content, scroll area),
-        each posted as an event; a few rounds deliver them all."""
-        if not self.isVisible():
-            return
-        for _ in range(4):
-            QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-
     @contextmanager
     def _keeping_place(self, adding: AbstractContextManager[None]) -> Iterator[None]:
         """Change the column within `adding`, keeping what the user reads (as laid out) still."""
-        self._settle_layout()
+        _settle_layout(self)
         self._keeper.capture()
         with adding:
             yield
-        self._settle_layout()
+        _settle_layout(self)
         self._keeper.restore()
 
     @contextmanager
@@ -597,7 +553,7 @@ class TranscriptView(QWidget):
         with _layout_paused(self._column_layout):
             yield
         if self._keeper.anchored:
-            self._settle_layout()
+            _settle_layout(self)
             self._keeper.restore()
 
     def _adding_rest(self) -> AbstractContextManager[None]:
@@ -674,6 +630,18 @@ class TranscriptView(QWidget):
             return
         self.link_activated.emit(url.toString())
         self._open_url(url)
+
+
+def _settle_layout(view: QWidget) -> None:
+    """Run the pending layout passes now, so the view is right before anything paints.
+
+    Layout requests travel up one parent per pass (column, content, scroll
+    area), each posted as an event; a few rounds deliver them all.
+    """
+    if not view.isVisible():
+        return
+    for _ in range(4):
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def _remove(

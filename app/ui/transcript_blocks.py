@@ -54,6 +54,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.code_highlight import CodeHighlighter
+from app.ui.contrast import readable_on
+from app.ui.markdown_quotes import paint_quote_bars, polish_quotes, quote_bars
 from app.ui.transcript_text import display_text, utf16_to_index
 
 _MARKDOWN_FEATURES: Final = (
@@ -83,10 +86,27 @@ def blend(base: QColor, other: QColor, amount: float) -> QColor:
 
 
 def muted_text_colour(palette: QPalette) -> QColor:
-    """Secondary text (names, times, notes): softer than body text, still ≥ 4.5:1 on Base."""
-    return blend(
-        palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.35
+    """Secondary text (names, times, notes, a code block's language): softer than body
+    text, still ≥ 4.5:1 on every surface of the transcript it is drawn on."""
+    return readable_on(
+        blend(palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.35),
+        transcript_surfaces(palette),
     )
+
+
+def transcript_surfaces(palette: QPalette) -> list[QColor]:
+    """What text in the transcript sits on: the page, the window, code and summary
+    panels (a nested card is a shade deeper), and the user's bubble
+    (`transcript_message.user_bubble_colour`)."""
+    base = palette.color(QPalette.ColorRole.Base)
+    panel = code_background(palette)
+    return [
+        base,
+        palette.color(QPalette.ColorRole.Window),
+        panel,
+        blend(panel, palette.color(QPalette.ColorRole.Text), 0.03),
+        blend(base, palette.color(QPalette.ColorRole.Highlight), 0.16),
+    ]
 
 
 def code_background(palette: QPalette) -> QColor:
@@ -100,6 +120,11 @@ def code_border(palette: QPalette) -> QColor:
     return blend(
         palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.14
     )
+
+
+def quote_bar_colour(palette: QPalette) -> QColor:
+    """The bar beside a quote: a quiet grey that still stands out (3:1, WCAG 1.4.11)."""
+    return readable_on(code_border(palette), transcript_surfaces(palette), 3.0)
 
 
 def paint_focus_ring(widget: QWidget, radius: float, width: float = 2.0) -> None:
@@ -171,6 +196,8 @@ class MarkdownView(QTextBrowser):
         self._heights: dict[int, int] = {}
         self._natural_width: int | None = None
         self._measure: QTextDocument | None = None
+        self._quote_bars: tuple[float, list[QRectF]] | None = None  # (text width, bars)
+        self._quoted = False
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -229,12 +256,13 @@ class MarkdownView(QTextBrowser):
             else:
                 document.setMarkdown(self._source.strip("\n"), _MARKDOWN_FEATURES)
                 _keep_shaped_text(document)
-                polish_markdown_document(document, self.palette(), self.font())
+                self._quoted = polish_markdown_document(document, self.palette(), self.font())
         finally:
             document.setPageSize(page)
         self._heights.clear()
         self._natural_width = None
         self._measure = None
+        self._quote_bars = None
         self.updateGeometry()
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
@@ -317,6 +345,16 @@ class MarkdownView(QTextBrowser):
             return
         super().keyPressEvent(event)
 
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if self._quoted and not self._plain:
+            width = self.document().textWidth()
+            if self._quote_bars is None or self._quote_bars[0] != width:
+                self._quote_bars = (width, quote_bars(self.document()))
+            painter = QPainter(self.viewport())
+            paint_quote_bars(painter, self._quote_bars[1], quote_bar_colour(self.palette()))
+            painter.end()
+
     def wheelEvent(self, event: QWheelEvent) -> None:
         # QTextEdit zooms read-only text on Ctrl+wheel; one message changing
         # size on its own would only confuse.
@@ -353,8 +391,9 @@ def _laid_out_hint(widget: QWidget, default_width: int) -> QSize:
     return QSize(width, widget.heightForWidth(width))
 
 
-def polish_markdown_document(document: QTextDocument, palette: QPalette, font: QFont) -> None:
-    """Touch up what Qt's Markdown importer produced so it reads like a chat reply."""
+def polish_markdown_document(document: QTextDocument, palette: QPalette, font: QFont) -> bool:
+    """Touch up what Qt's Markdown importer produced so it reads like a chat reply;
+    True if it has quotes (whose bars the view paints: `markdown_quotes`)."""
     cursor = QTextCursor(document)
     # One edit block: the document is laid out once, when it ends, instead of
     # after every format merged here.
@@ -368,6 +407,7 @@ def polish_markdown_document(document: QTextDocument, palette: QPalette, font: Q
             _tint_inline_code(document, cursor, palette, font)
         for table in tables:
             _polish_table(table, palette)
+        return polish_quotes(document, cursor)
     finally:
         cursor.endEditBlock()
 
@@ -640,6 +680,7 @@ class CodeBlock(QFrame):
         header.addWidget(self.copy_button)
         layout.addLayout(header)
         self.code_view = CodeView(self)
+        self.highlighter = CodeHighlighter(self.code_view.document())
         layout.addWidget(self.code_view)
         self._reset_timer = QTimer(self)
         self._reset_timer.setSingleShot(True)
@@ -663,6 +704,7 @@ class CodeBlock(QFrame):
         self.render_count += 1
         self._language.setText(language or "code")
         self.code_view.setAccessibleName(f"Code ({language})" if language else "Code")
+        self.highlighter.set_code(code, language, final=_fence_closed(source))
         self.code_view.set_code(code)
 
     def copy_code(self) -> None:
@@ -678,6 +720,7 @@ class CodeBlock(QFrame):
 
     def _apply_palette(self) -> None:
         set_text_colour(self._language, muted_text_colour(self.palette()))
+        self.highlighter.set_background(code_background(self.palette()))
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
@@ -691,6 +734,13 @@ class CodeBlock(QFrame):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_palette()
+
+
+def _fence_closed(source: str) -> bool:
+    """True if a fenced block's source ends with its closing fence (its code is complete)."""
+    lines = source.rstrip("\r\n").splitlines()
+    last = lines[-1].strip() if len(lines) > 1 else ""
+    return len(last) >= 3 and last == last[0] * len(last) and last[0] in "`~"
 
 
 class HugeTextEdit(QPlainTextEdit):

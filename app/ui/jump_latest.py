@@ -1,0 +1,115 @@
+""" "Jump to latest": a button over the transcript's bottom while the user reads further up.
+
+It shows only when the view is not at the bottom, says so when a new reply
+arrives below ("New reply ↓"), and takes the view down when clicked (End does
+the same from the keyboard). A message the user sends is always scrolled to,
+wherever they were reading: they just wrote it and expect to see it go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QScrollArea, QWidget
+
+from app.core.models import Role
+from app.ui.pill_button import PillButton
+from app.ui.transcript_message import MessageWidget
+from app.ui.transcript_scroll import ScrollKeeper
+
+JUMP_TEXT: Final = "Jump to latest ↓"
+NEW_REPLY_TEXT: Final = "New reply ↓"
+_BOTTOM_GAP: Final = 14
+
+
+class JumpToLatest(QObject):
+    """Owns the floating button and whether a reply arrived below the view.
+
+    Attributes:
+        button: the button (a child of the scroll area's viewport, over the text).
+        new_below: a message arrived at the bottom since the user scrolled up.
+    """
+
+    def __init__(
+        self,
+        scroll: QScrollArea,
+        keeper: ScrollKeeper,
+        is_newest: Callable[[MessageWidget], bool],
+    ) -> None:
+        """`is_newest` says whether a just-built message is the bottom one (not an
+        older one built above)."""
+        super().__init__(scroll)
+        self._scroll = scroll
+        self._keeper = keeper
+        self._is_newest = is_newest
+        self.new_below = False
+        self.button = PillButton(JUMP_TEXT, scroll.viewport())
+        self.button.setObjectName("jumpToLatest")
+        self.button.setAccessibleName("Jump to latest")
+        self.button.setToolTip("Scroll down to the newest message (End)")
+        # End reaches the same from the keyboard; the button stays out of the Tab order.
+        self.button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.button.hide()
+        self.button.clicked.connect(self.jump)
+        # Several changes in one go (a message built, the range grown, the view
+        # scrolled) are looked at once, after they all happened.
+        self._pending = QTimer(self)
+        self._pending.setSingleShot(True)
+        self._pending.setInterval(0)
+        self._pending.timeout.connect(self._update)
+        bar = scroll.verticalScrollBar()
+        # Not connected to QTimer.start itself, which would take the value as its interval.
+        bar.valueChanged.connect(lambda _value: self._pending.start())
+        bar.rangeChanged.connect(lambda _low, _high: self._pending.start())
+        scroll.viewport().installEventFilter(self)
+
+    def jump(self) -> None:
+        """Down to the newest message, following it from there."""
+        self._keeper.scroll_to_bottom()
+        self._update()
+
+    def message_built(self, widget: MessageWidget) -> None:
+        """A message's widget was made: the user's own new message is scrolled to; a
+        new reply below the view is announced on the button."""
+        if not self._is_newest(widget):
+            return
+        if widget.message.role is Role.USER:
+            self._keeper.scroll_to_bottom()
+        elif not self._keeper.follow_bottom:
+            self.new_below = True
+        self._pending.start()
+
+    def _update(self) -> None:
+        bar = self._scroll.verticalScrollBar()
+        away = not self._keeper.follow_bottom and bar.maximum() > 0
+        if not away:
+            self.new_below = False
+        text = NEW_REPLY_TEXT if self.new_below else JUMP_TEXT
+        if self.button.text() != text:
+            self.button.setText(text)
+            self.button.setAccessibleDescription(
+                "A new reply arrived below" if self.new_below else ""
+            )
+            self._place()
+        if away != self.button.isVisible():
+            self.button.setVisible(away)
+            if away:
+                self._place()
+                self.button.raise_()
+
+    def _place(self) -> None:
+        viewport = self._scroll.viewport()
+        hint = self.button.sizeHint()
+        self.button.setGeometry(
+            (viewport.width() - hint.width()) // 2,
+            viewport.height() - hint.height() - _BOTTOM_GAP,
+            hint.width(),
+            hint.height(),
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and isinstance(watched, QWidget):
+            self._place()
+        return super().eventFilter(watched, event)

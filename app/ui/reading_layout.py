@@ -1,0 +1,103 @@
+"""How the main window reads: the composer lined up under the message column, and the
+text size (see `text_size`).
+
+On a wide screen the transcript's messages sit in a centred column of limited
+width; a composer stretching across the whole window would leave the user
+typing far from where the conversation is. So the composer's box and button
+span exactly the column's message area, wherever the column is.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtWidgets import QMainWindow, QWidget
+
+from app.ui.composer import Composer
+from app.ui.controller import ChatController
+from app.ui.text_size import TextSize
+from app.ui.transcript import TranscriptView
+
+# The composer never comes closer to the window's edges than this.
+MIN_SIDE_MARGIN: Final = 12
+
+
+class ComposerAlignment(QObject):
+    """Keeps the composer's left and right edges on the message column's."""
+
+    def __init__(self, transcript: TranscriptView, composer: QWidget) -> None:
+        super().__init__(composer)
+        self._transcript = transcript
+        self._composer = composer
+        for watched in (transcript, transcript.scroll_area, transcript.scroll_area.viewport()):
+            watched.installEventFilter(self)
+        composer.installEventFilter(self)
+        self.align()
+
+    def message_span(self) -> tuple[int, int]:
+        """Where the messages' text starts and ends, in the composer's coordinates.
+
+        Worked out from the column's maximum width and margins rather than read off
+        the column, which is not laid out while the empty state shows.
+        """
+        area = self._transcript.scroll_area
+        ground: QWidget = area.viewport() if area.isVisible() else self._transcript
+        left = self._composer.mapFromGlobal(ground.mapToGlobal(QPoint(0, 0))).x()
+        width = ground.width()
+        column = self._transcript.message_column
+        column_width = min(width, column.maximumWidth())
+        layout = column.layout()
+        margins = layout.contentsMargins() if layout is not None else None
+        inset_left = margins.left() if margins is not None else 0
+        inset_right = margins.right() if margins is not None else 0
+        start = left + (width - column_width) // 2 + inset_left
+        return start, start - inset_left + column_width - inset_right
+
+    def align(self) -> None:
+        layout = self._composer.layout()
+        if layout is None:
+            return
+        start, end = self.message_span()
+        margins = layout.contentsMargins()
+        left = max(MIN_SIDE_MARGIN, start)
+        right = max(MIN_SIDE_MARGIN, self._composer.width() - end)
+        if (margins.left(), margins.right()) != (left, right):
+            layout.setContentsMargins(left, margins.top(), right, margins.bottom())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.Move, QEvent.Type.Show):
+            self.align()
+        return super().eventFilter(watched, event)
+
+
+class ReadingLayout(QObject):
+    """The window's reading helpers, made and wired in one place.
+
+    Attributes:
+        alignment: the composer kept under the message column.
+        text_size: the conversation's text size and its shortcuts.
+    """
+
+    def __init__(
+        self,
+        transcript: TranscriptView,
+        composer: Composer,
+        controller: ChatController,
+        window: QMainWindow,
+    ) -> None:
+        super().__init__(window)
+        self.alignment = ComposerAlignment(transcript, composer)
+        self.text_size = TextSize(
+            [transcript, composer],
+            lambda: controller.settings,
+            controller.update_settings,
+            window,
+        )
+        self.text_size.add_menu_to(window.menuBar())
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Close:
+            self.text_size.save_now()  # a size changed just before quitting is kept
+        return super().eventFilter(watched, event)
