@@ -239,30 +239,25 @@ class MainWindow(QMainWindow):
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Quit))
         quit_action.triggered.connect(self.close)
-        file_menu.addAction(new_action)
-        file_menu.addAction(settings_action)
+        file_menu.addActions([new_action, settings_action])
         file_menu.addSeparator()
         self.exports.add_to(file_menu)
         file_menu.addAction(restore_action(self, self.controller))
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
-        conversation_menu = bar.addMenu("&Conversation")
-        self.instructions = InstructionsActions(self, conversation_menu)  # beside the title
-        conversation_menu.addAction(self.summaries.summarize_action)
-        conversation_menu.addAction(self.summaries.summarize_with_action)
+        conversation_menu, summaries = bar.addMenu("&Conversation"), self.summaries
+        conversation_menu.addActions([summaries.summarize_action, summaries.summarize_with_action])
         conversation_menu.addSeparator()
-        conversation_menu.addAction(self.sidebar.rename_action)
-        conversation_menu.addAction(self.sidebar.delete_action)
+        self.instructions = InstructionsActions(self, conversation_menu)  # beside the title
+        conversation_menu.addActions([self.sidebar.rename_action, self.sidebar.delete_action])
         self.deletion = OriginalsDeletion(self.controller, self.transcript, self)
         conversation_menu.addAction(self.deletion.conversation_action)
         conversation_menu.addSeparator()
-        conversation_menu.addAction(self.summaries.history_action)
-        conversation_menu.addAction(self.history.find_action)
-        conversation_menu.addAction(self.history.history_action)
-        help_menu = bar.addMenu("&Help")
-        about_action = QAction(f"&About {APP_NAME}", self)
-        about_action.triggered.connect(self._about)
-        help_menu.addAction(about_action)
+        history = self.history
+        conversation_menu.addActions(
+            [summaries.history_action, history.find_action, history.history_action]
+        )
+        bar.addMenu("&Help").addAction(f"&About {APP_NAME}", self._about)
 
     # -- start -------------------------------------------------------------------
 
