@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.chat.attachments import Outgoing
 from app.chat.events import Activity, ChatEvents, SummaryPreview
 from app.chat.jobs import LoadedConversation, load_conversation
 from app.chat.lookups import LookupsFactory, no_lookups
@@ -120,6 +121,7 @@ class Conversation:
         self.condensing = ConversationSummaries(self, shared)
         self.endings = ReplyEndings(self, shared)  # Continue; declined, cut-off replies
         self.unsaved = UnsavedReply(self, shared)
+        self.outgoing = Outgoing(shared, lambda: self._tell_context())  # files to send
         self.activity = Activity.IDLE
         # A stored conversation's tail and memory block are read once, by `load`.
         self.loaded = session is None
@@ -171,12 +173,14 @@ class Conversation:
         if not self._shared.counter.ready or self.activity is Activity.LOADING:
             return None
         model, known = self._shared.model_info(self.model_id)
+        draft = self.outgoing.text(self._draft if draft is None else draft)
         return self._shared.builder.estimate_state(
             model=model,
             system_prompt=self.system_prompt,
             summaries=self.summaries,
             tail_tally=self.tail.tally,
-            draft=self._draft if draft is None else draft,
+            draft=draft,
+            draft_tokens=self.outgoing.draft_tokens(draft),
             trigger_ratio=self._shared.config().trigger_ratio,
             model_known=known,
         )
@@ -232,6 +236,7 @@ class Conversation:
             return False
         if self.activity is not Activity.IDLE:
             return False
+        text = self.outgoing.text(text)
         try:
             validate_message_text(text)
         except UserFacingError as error:
@@ -240,7 +245,7 @@ class Conversation:
         if self._shared.provider() is None:
             self._shared.events.key_needed()
             return False
-        tokens = self._shared.counter.count(text)
+        tokens = self.outgoing.tokens(text)
         try:
             self._check_fits(text, tokens)
         except ContextOverflowError as error:
@@ -271,9 +276,7 @@ class Conversation:
             self.session = shared.store.create_session(
                 title_from_first_message(text), self.model_id
             )
-        message = shared.store.append_message(
-            self.session.id, Role.USER, text, token_estimate=tokens
-        )
+        message = self.outgoing.store(shared.store, self.session.id, text, tokens)
         if self.session.title == DEFAULT_TITLE:
             self.session = shared.store.rename_session(
                 self.session.id, title_from_first_message(text)

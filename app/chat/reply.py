@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.chat.attachments import attachment_blocks
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.recall import AutomaticRecall
 from app.chat.runner import something_went_wrong
@@ -259,6 +260,7 @@ class ReplyJob:
             model_known=request.model_known,
             exact_count=exact_count,
             recall=recall,
+            files=attachment_blocks(store.database, tail),
         )
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -264,14 +264,16 @@ class ContextBuilder:
         trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
         model_known: bool = True,
         tail_tally: TailTally | None = None,
+        draft_tokens: int | None = None,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
 
         O(len(tail)) additions plus tokenizing the draft: cheap enough for every
         (debounced) keystroke. With `tail_tally` (a `LiveTail`'s, kept up to date
         as messages come and go) the tail costs O(1) and `tail` is not read.
+        `draft_tokens` counts the draft when the caller knows better (its attachments).
         """
-        tally = self._tally(system_prompt, summaries, tail, draft, tail_tally)
+        tally = self._tally(system_prompt, summaries, tail, draft, tail_tally, draft_tokens)
         return self._state(tally, model, max_output, trigger_ratio, model_known)
 
     def build_request(
@@ -287,6 +289,7 @@ class ContextBuilder:
         model_known: bool = True,
         exact_count: Callable[[BuiltRequest], int] | None = None,
         recall: RecallBlock | None = None,
+        files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
@@ -295,7 +298,8 @@ class ContextBuilder:
         estimate is within NEAR_LIMIT_MARGIN of the limit; its figure then
         decides whether the request fits. `recall` opens the newest user turn
         (caching.py says why); it is the first thing to go: a request that fits
-        without it never fails with it.
+        without it never fails with it. `files` are the attachments' content blocks by
+        message id (their tokens are in the messages' stored estimates).
 
         Raises:
             InvalidInputError: there is no user message to send.
@@ -309,7 +313,7 @@ class ContextBuilder:
         state = self._state(tally, model, max_output, trigger_ratio, model_known)
         # Prompt-cache breakpoints only where the prefix reaches the model's minimum (caching.py).
         minimum = minimum_cacheable_tokens(model.id)
-        messages = self._messages(tail, draft)
+        messages = self._messages(tail, draft, files)
         built = BuiltRequest(
             model=model.id,
             system=self._system(
@@ -334,6 +338,7 @@ class ContextBuilder:
                 trigger_ratio=trigger_ratio,
                 model_known=model_known,
                 exact_count=exact_count,
+                files=files,
             )
         if not built.state.fits:
             raise self._overflow(built.state, tally, model, built.exact_input_tokens)
@@ -489,8 +494,13 @@ class ContextBuilder:
             return [*messages[:-1], newest]
         return with_turn_breakpoint(messages) if cached else messages
 
-    def _messages(self, tail: Sequence[Message], draft: str) -> list[ApiMessage]:
-        messages = to_api_messages(tail)
+    def _messages(
+        self,
+        tail: Sequence[Message],
+        draft: str,
+        files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
+    ) -> list[ApiMessage]:
+        messages = to_api_messages(tail, files)
         if draft.strip():
             last_day = 0
             for message, _joins, _day in iter_dated_turns(tail):
@@ -499,8 +509,11 @@ class ContextBuilder:
             text = dated(draft, today if today != last_day else None)
             last = messages[-1] if messages else None
             if last is not None and last["role"] == Role.USER.value:
-                assert isinstance(last["content"], str)  # to_api_messages gives strings
-                joined = last["content"] + TURN_SEPARATOR + text
+                content = last["content"]
+                if isinstance(content, str):
+                    joined: str | list[dict[str, Any]] = content + TURN_SEPARATOR + text
+                else:  # a turn with attached files: its text is the last block
+                    joined = [*content, {"type": "text", "text": text}]
                 messages[-1] = {"role": Role.USER.value, "content": joined}
             else:
                 messages.append({"role": Role.USER.value, "content": text})

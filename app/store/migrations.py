@@ -502,6 +502,38 @@ _ARCHIVE_LOOKUPS = Migration(
     ),
 )
 
+# DROP ON MERGE: 8 and 9 belong to the branches built beside this one (instructions,
+# actions); these stand-ins only keep the numbering whole until they are merged.
+_RESERVED_8 = Migration(version=8, description="reserved for a parallel branch", statements=())
+_RESERVED_9 = Migration(version=9, description="reserved for a parallel branch", statements=())
+
+_ATTACHMENTS = Migration(
+    version=10,
+    description="the files of a message: images, PDFs, text (content-addressed on disk)",
+    statements=(
+        # The bytes live in the attachments folder beside the database under their sha256
+        # (app/store/attachments.py); a row says which message has which file, as named.
+        """
+        CREATE TABLE attachment (
+            message_id INTEGER NOT NULL REFERENCES message (id) ON DELETE CASCADE,
+            ordinal    INTEGER NOT NULL CHECK (ordinal > 0),
+            sha256     TEXT NOT NULL CHECK (length(sha256) = 64),
+            name       TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            kind       TEXT NOT NULL CHECK (kind IN ('image', 'pdf', 'text')),
+            size       INTEGER NOT NULL CHECK (size >= 0),
+            tokens     INTEGER NOT NULL CHECK (tokens >= 0),
+            estimated  INTEGER NOT NULL DEFAULT 0 CHECK (estimated IN (0, 1)),
+            width      INTEGER NOT NULL DEFAULT 0,
+            height     INTEGER NOT NULL DEFAULT 0,
+            pages      INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (message_id, ordinal)
+        )
+        """,
+        "CREATE INDEX attachment_by_sha256 ON attachment (sha256)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -510,6 +542,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     _FULL_TEXT_SEARCH,
     _REPLY_ENDINGS,
     _ARCHIVE_LOOKUPS,
+    _RESERVED_8,
+    _RESERVED_9,
+    _ATTACHMENTS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
