@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,25 +25,41 @@ from app.core.attachments import (
     describe,
     with_attachment_line,
 )
-from app.core.errors import UserFacingError
+from app.core.errors import ApiError, UserFacingError
 from app.core.models import Message, Role
 from app.core.tokens import TokenCounter
+from app.llm.provider import ChatProvider, ChatRequest
 from app.store.attachments import AttachmentFiles, AttachmentStore, sha256_of
 from app.store.sessions import SessionStore
 
 if TYPE_CHECKING:
     from app.chat.conversation import Shared
+    from app.chat.service import ChatService
 
 log = logging.getLogger(__name__)
 
 
 class AttachmentPreparer:
-    """Turns a file the user gave into an `Attachment` kept in the archive."""
+    """Turns a file the user gave into an `Attachment` kept in the archive.
 
-    def __init__(self, runner: JobRunner, database: Path, counter: TokenCounter) -> None:
+    A PDF's tokens cannot be counted offline: with a provider it is counted by the
+    server's `count_tokens` (free; https://docs.anthropic.com/en/docs/build-with-claude/
+    token-counting), else it keeps the per-page estimate, marked as one.
+    """
+
+    def __init__(
+        self,
+        runner: JobRunner,
+        database: Path,
+        counter: TokenCounter,
+        provider: Callable[[], ChatProvider | None] = lambda: None,
+        model: Callable[[], str] = lambda: "",
+    ) -> None:
         self._runner = runner
         self.files = AttachmentFiles(database)
         self._counter = counter
+        self._provider = provider
+        self._model = model
 
     def prepare(
         self,
@@ -53,6 +70,8 @@ class AttachmentPreparer:
     ) -> Job[Attachment]:
         """Read (`read` runs on the job's thread), check, count and keep one file;
         `done` or `failed` (with words to show) on the loop's thread."""
+        model = self._model()
+        provider = self._provider() if model else None
 
         def work(_job: object) -> Attachment:
             try:
@@ -64,9 +83,69 @@ class AttachmentPreparer:
             digest = sha256_of(data)
             attachment = describe(name, data, digest, self._counter.count)
             self.files.put(data, digest)  # kept before the message that carries it is sent
+            if attachment.estimated and provider is not None:
+                attachment = _counted(attachment, data, provider, model)
             return attachment
 
         return self._runner.start(Job("attach", work, done=done, failed=failed))
+
+
+def _counted(attachment: Attachment, data: bytes, provider: ChatProvider, model: str) -> Attachment:
+    """`attachment` with the server's count of its tokens; as it was when it can't be had."""
+    question: dict[str, Any] = {"type": "text", "text": "?"}
+    alone = ChatRequest(model, [{"role": "user", "content": [question]}], 1)
+    block = content_block(attachment, data)
+    both = ChatRequest(model, [{"role": "user", "content": [block, question]}], 1)
+    try:
+        tokens = provider.count_tokens(both) - provider.count_tokens(alone)
+    except ApiError as error:
+        log.info("Could not count %s on the server (%s): estimated", attachment.name, error)
+        return attachment
+    if tokens <= 0:
+        return attachment
+    return replace(attachment, tokens=tokens, estimated=False)
+
+
+class ComposerAttachments:
+    """The front end's files: prepared in jobs, handed to the conversation on screen, and
+    read back for the transcript.
+
+    Attributes:
+        preparer: reads, checks and keeps a file.
+    """
+
+    def __init__(self, service: ChatService, database: Path) -> None:
+        self._service = service
+        self._database = database
+        self.preparer = AttachmentPreparer(
+            service.runner,
+            database,
+            service.counter,
+            lambda: service.current.outgoing.provider(),
+            lambda: service.selected_model,
+        )
+        self._files: tuple[Attachment, ...] = ()
+        self._store: AttachmentStore | None = None
+
+    def set(self, attachments: Sequence[Attachment]) -> None:
+        self._files = tuple(attachments)
+        self.hand_over()
+
+    def hand_over(self) -> None:
+        """Give the files to the conversation on screen (it may have changed meanwhile)."""
+        self._service.current.outgoing.set(self._files)
+
+    def of(self, message_ids: Collection[int]) -> dict[int, tuple[Attachment, ...]]:
+        if not message_ids:
+            return {}
+        if self._store is None:
+            self._store = AttachmentStore.open(self._database)
+        return self._store.for_messages(message_ids)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
 
 class Outgoing:
@@ -86,6 +165,10 @@ class Outgoing:
         if tuple(attachments) != self.draft:
             self.draft = tuple(attachments)
             self._changed()
+
+    def provider(self) -> ChatProvider | None:
+        """The provider for the current key and address (None without a key)."""
+        return self._shared.provider()
 
     def text(self, typed: str) -> str:
         """The message as it will be stored: the typed text and the files' names."""
@@ -112,22 +195,39 @@ class Outgoing:
         return message
 
 
-def attachment_blocks(database: Path | None, tail: Sequence[Message]) -> dict[int, list[Any]]:
-    """The content blocks of the tail's attached files, by message id (on a job's thread).
+@dataclass(frozen=True)
+class AttachedFiles:
+    """The live tail's files as the request sends them.
+
+    Attributes:
+        blocks: the content blocks by message id.
+        guessed: some file's tokens are an offline estimate (a PDF counted per page): the
+            reply's usage then says nothing reliable about the tokenizer's calibration.
+    """
+
+    blocks: dict[int, list[dict[str, Any]]]
+    guessed: bool = False
+
+
+def attachment_blocks(database: Path | None, tail: Sequence[Message]) -> AttachedFiles:
+    """The tail's attached files, read from the archive (on a job's thread).
 
     Raises:
         StorageError: a file is missing or damaged (the message can't go as it was).
     """
     ids = [m.id for m in tail if m.role is Role.USER and m.content.rstrip().endswith("]")]
     if database is None or not ids:
-        return {}
+        return AttachedFiles({})
     store = AttachmentStore.open(database)
     try:
         found = store.for_messages(ids)
     finally:
         store.close()
     files = AttachmentFiles(database)
-    return {
-        message_id: [content_block(a, files.read(a.sha256)) for a in attachments]
-        for message_id, attachments in found.items()
-    }
+    return AttachedFiles(
+        {
+            message_id: [content_block(a, files.read(a.sha256)) for a in attachments]
+            for message_id, attachments in found.items()
+        },
+        guessed=any(a.estimated for attachments in found.values() for a in attachments),
+    )

@@ -116,6 +116,7 @@ class ReplyJob:
         self._prefix = ""  # the text of the reply this job goes on writing, as it was
         self._earlier_status: MessageStatus | None = None  # and its status then
         self._notified = False
+        self._guessed = False  # the request carries a file whose tokens are a guess
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
 
@@ -242,6 +243,8 @@ class ReplyJob:
             )
 
         tail = store.live_messages(request.session_id)
+        files = attachment_blocks(store.database, tail)
+        self._guessed = files.guessed  # a PDF counted per page: its usage can't calibrate
         recall = AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
             store.recall_index(),
             session_id=request.session_id,
@@ -260,7 +263,7 @@ class ReplyJob:
             model_known=request.model_known,
             exact_count=exact_count,
             recall=recall,
-            files=attachment_blocks(store.database, tail),
+            files=files.blocks,
         )
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:
@@ -327,5 +330,7 @@ class ReplyJob:
 
     def _learn(self, built: BuiltRequest, actual_input_tokens: int) -> None:
         """Correct future estimates with what the API reported for this request."""
+        if self._guessed:
+            return
         if self._calibrations.learn(built.model, built.raw_input_tokens, actual_input_tokens):
             self._calibration_file.save(self._calibrations)

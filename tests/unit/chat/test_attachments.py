@@ -7,11 +7,12 @@ import base64
 from collections.abc import Callable
 from pathlib import Path
 
-from app.chat.attachments import AttachmentPreparer
-from app.core.attachments import Attachment
+from app.chat.attachments import AttachmentPreparer, ComposerAttachments
+from app.core.attachments import PDF_TOKENS_PER_PAGE, Attachment
 from app.core.errors import UserFacingError
 from app.store.attachments import AttachmentFiles, AttachmentStore
-from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer
+from tests.fakes.anthropic_server import COUNT_TOKENS_PATH, MESSAGES_PATH, FakeAnthropicServer
+from tests.fakes.file_blocks import FAKE_PDF_PAGE_TOKENS
 from tests.fakes.sample_files import pdf, png
 from tests.unit.chat.conftest import Chat
 
@@ -19,7 +20,7 @@ StartChat = Callable[..., Chat]
 
 
 def prepare(chat: Chat, name: str, data: bytes) -> Attachment | UserFacingError:
-    preparer = AttachmentPreparer(chat.service.runner, chat.paths.database, chat.service.counter)
+    preparer = ComposerAttachments(chat.service, chat.paths.database).preparer
     results: list[Attachment | UserFacingError] = []
     preparer.prepare(name, lambda: data, results.append, results.append)
     chat.run_until(lambda: bool(results))
@@ -147,3 +148,33 @@ def test_a_kept_file_changed_on_disk_is_refused_with_words(
     errors = chat.events.named("error_raised")
     assert errors, "a damaged file must not be sent silently"
     assert "damaged" in errors[-1][0].message
+
+
+def test_a_pdf_is_counted_by_the_server_and_estimated_when_it_cannot_be(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    counted = prepare(chat, "two.pdf", pdf(2))
+    assert isinstance(counted, Attachment)
+    assert (counted.tokens, counted.estimated) == (2 * FAKE_PDF_PAGE_TOKENS, False)
+    assert len(fake_server.requests_to(COUNT_TOKENS_PATH)) == 2  # with it, and without
+
+    fake_server.add_error(529, path=COUNT_TOKENS_PATH, should_retry=False, times=2)
+    guessed = prepare(chat, "three.pdf", pdf(3))
+    assert isinstance(guessed, Attachment)
+    assert (guessed.tokens, guessed.estimated) == (3 * PDF_TOKENS_PER_PAGE, True)
+
+
+def test_a_reply_to_a_guessed_pdf_does_not_teach_the_calibration(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    fake_server.add_error(529, path=COUNT_TOKENS_PATH, should_retry=False, times=2)
+    guessed = prepare(chat, "three.pdf", pdf(3))
+    assert isinstance(guessed, Attachment) and guessed.estimated
+    model = chat.service.selected_model
+    before = chat.service.calibrations.for_model(model)
+    chat.service.current.outgoing.set([guessed])
+    fake_server.add_reply("Three pages.")
+    chat.send("Read it")
+    assert chat.service.calibrations.for_model(model) == before
