@@ -163,3 +163,26 @@ def test_the_attachment_line_names_the_files_and_splits_back() -> None:
     assert split_attachment_line(stored) == ("What is in these?", ["a.pdf", "b.png"])
     assert with_attachment_line("", files) == "[attached: a.pdf, b.png]"
     assert split_attachment_line("plain words") == ("plain words", [])
+
+
+def test_the_summarizers_transcript_names_the_files_and_counts_only_the_text() -> None:
+    from datetime import UTC, datetime
+
+    from app.core.models import Message, Role
+    from app.core.summarizer_transcript import TranscriptBuilder
+    from app.core.tokens import default_counter
+
+    counter = default_counter()
+    counter.load()
+    stored = Message(
+        id=1,
+        session_id="s",
+        seq=1,
+        role=Role.USER,
+        content="Check the totals\n\n[attached: report.pdf]",
+        created_at=datetime(2026, 3, 5, 14, 0, tzinfo=UTC),
+        token_estimate=24_000,  # the PDF's tokens with the text's
+    )
+    block = TranscriptBuilder(counter, 10_000, UTC).message_block(stored)
+    assert "[attached: report.pdf]" in block.content
+    assert block.tokens < 50

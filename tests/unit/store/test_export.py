@@ -32,6 +32,7 @@ from app.store import SessionStore, SummaryStore, open_database
 from app.store.export import (
     MAX_IMPORT_CONVERSATIONS,
     AlreadyImportedError,
+    AttachmentRecord,
     ConversationRecord,
     EventRecord,
     ExportError,
@@ -553,6 +554,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "message": MessageRecord,
     "summary": SummaryRecord,
     "event": EventRecord,
+    "attachment": AttachmentRecord,
     "conversation": ConversationRecord,
 }
 
