@@ -38,6 +38,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# A PDF up to this size is counted by the server when attached. A larger one keeps its
+# per-page estimate: the SDK encodes the request's JSON in one call that holds the GIL
+# (about 6 ms a megabyte here), and attaching must not stall the window beyond a frame
+# or two (bench/bench_attach.py).
+MAX_COUNTED_BYTES = 4 * 1024 * 1024
+
 
 class AttachmentPreparer:
     """Turns a file the user gave into an `Attachment` kept in the archive.
@@ -83,7 +89,7 @@ class AttachmentPreparer:
             digest = sha256_of(data)
             attachment = describe(name, data, digest, self._counter.count)
             self.files.put(data, digest)  # kept before the message that carries it is sent
-            if attachment.estimated and provider is not None:
+            if attachment.estimated and provider is not None and len(data) <= MAX_COUNTED_BYTES:
                 attachment = _counted(attachment, data, provider, model)
             return attachment
 

@@ -218,7 +218,7 @@ def _pdf(name: str, data: bytes, sha256: str) -> Attachment:
             f"“{name}” is {say_size(len(data))}; a message to Claude can carry a PDF of up to "
             f"about {say_size(MAX_PDF_BYTES)}. Split it into smaller files."
         )
-    if b"/Encrypt" in data:
+    if _scan(data, _ENCRYPT):
         raise AttachmentRefusedError(
             f"“{name}” is protected by a password; Claude can only read PDFs without one. "
             "Save a copy without the password and attach that."
@@ -365,13 +365,28 @@ _PAGE_OBJECT = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 _PAGE_COUNT = re.compile(
     rb"/Type\s*/Pages\b[^>]*?/Count\s+(\d+)|/Count\s+(\d+)[^>]*?/Type\s*/Pages"
 )
+_ENCRYPT = re.compile(rb"/Encrypt\b")
+# A large file is scanned in pieces: one regex call holds the GIL to its end, and the GUI
+# thread must get it back every few milliseconds (bench/bench_attach.py).
+_SCAN_STEP = 512 * 1024
+_SCAN_OVERLAP = 4 * 1024  # longer than any dictionary the patterns look into
+
+
+def _scan(data: bytes, pattern: re.Pattern[bytes]) -> list[re.Match[bytes]]:
+    """Every match of `pattern` in `data`, found piece by piece, each once."""
+    view = memoryview(data)
+    found: list[re.Match[bytes]] = []
+    for start in range(0, len(data), _SCAN_STEP):
+        piece = view[start : start + _SCAN_STEP + _SCAN_OVERLAP]
+        found.extend(m for m in pattern.finditer(piece) if m.start() < _SCAN_STEP)
+    return found
 
 
 def pdf_pages(data: bytes) -> int:
     """The pages of a PDF: its page objects counted, or its page tree's /Count where
     pages sit in compressed object streams (the larger of the two)."""
-    objects = len(_PAGE_OBJECT.findall(data))
-    counts = [int(a or b) for a, b in _PAGE_COUNT.findall(data)]
+    objects = len(_scan(data, _PAGE_OBJECT))
+    counts = [int(m.group(1) or m.group(2)) for m in _scan(data, _PAGE_COUNT)]
     return max([objects, *counts])
 
 
@@ -386,11 +401,21 @@ def content_block(attachment: Attachment, data: bytes) -> dict[str, Any]:
             "source": {"type": "text", "media_type": TEXT_MEDIA_TYPE, "data": decode_text(data)},
             "title": attachment.name,
         }
-    encoded = base64.standard_b64encode(data).decode("ascii")
+    encoded = _base64(data)
     source = {"type": "base64", "media_type": attachment.media_type, "data": encoded}
     if attachment.kind is AttachmentKind.IMAGE:
         return {"type": "image", "source": source}
     return {"type": "document", "source": source, "title": attachment.name}
+
+
+def _base64(data: bytes) -> str:
+    """Base64 in pieces (whole 3-byte groups), so other threads get the GIL between them."""
+    view = memoryview(data)
+    step = 3 * 256 * 1024
+    return "".join(
+        base64.standard_b64encode(view[start : start + step]).decode("ascii")
+        for start in range(0, len(data), step)
+    )
 
 
 def attachment_line(names: Iterable[str]) -> str:

@@ -102,6 +102,10 @@ class Thumbnails(QObject):
     def path(self, sha256: str) -> Path:
         return self._files.folder / _THUMBS / f"{sha256}.png"
 
+    def forget(self) -> None:
+        """Drop the thumbnails kept in memory (those on disk stay)."""
+        self._pixmaps.clear()
+
     def get(self, attachment: Attachment) -> QPixmap | None:
         """The thumbnail, or None while it is being made (`ready` says when it is)."""
         if attachment.kind is not AttachmentKind.IMAGE:
@@ -269,6 +273,7 @@ class AttachmentChip(QFrame):
         super().__init__(parent)
         self.name = name
         self.attachment: Attachment | None = None
+        self.has_thumbnail = False  # a picture's own thumbnail shown (not a badge)
         self.setObjectName("attachmentChip")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setFixedHeight(CHIP_HEIGHT)
@@ -315,6 +320,7 @@ class AttachmentChip(QFrame):
         self.set_thumbnail(thumbnail)
 
     def set_thumbnail(self, thumbnail: QPixmap | None) -> None:
+        self.has_thumbnail = thumbnail is not None
         if thumbnail is not None:
             self.picture.setPixmap(
                 thumbnail.scaled(

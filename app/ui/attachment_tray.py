@@ -302,6 +302,10 @@ class TranscriptAttachments(QObject):
         if typed.strip():
             widget.set_text(typed)  # the chips name the files: the line is not repeated
 
+    def forget_thumbnails(self) -> None:
+        """Drop the thumbnails kept in memory (the bench's first open)."""
+        self._thumbnails.forget()
+
     def _thumbnail_ready(self, sha256: str) -> None:
         for widget in self._transcript.message_widgets():
             strip = widget.findChild(AttachmentStrip)

@@ -7,7 +7,7 @@ import base64
 from collections.abc import Callable
 from pathlib import Path
 
-from app.chat.attachments import AttachmentPreparer, ComposerAttachments
+from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer, ComposerAttachments
 from app.core.attachments import PDF_TOKENS_PER_PAGE, Attachment
 from app.core.errors import UserFacingError
 from app.store.attachments import AttachmentFiles, AttachmentStore
@@ -178,3 +178,14 @@ def test_a_reply_to_a_guessed_pdf_does_not_teach_the_calibration(
     fake_server.add_reply("Three pages.")
     chat.send("Read it")
     assert chat.service.calibrations.for_model(model) == before
+
+
+def test_a_large_pdf_keeps_its_estimate_so_attaching_never_stalls_the_window(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    large = pdf(2, padding=MAX_COUNTED_BYTES + 1)
+    guessed = prepare(chat, "scan.pdf", large)
+    assert isinstance(guessed, Attachment)
+    assert (guessed.tokens, guessed.estimated) == (2 * PDF_TOKENS_PER_PAGE, True)
+    assert fake_server.requests_to(COUNT_TOKENS_PATH) == []

@@ -186,3 +186,12 @@ def test_the_summarizers_transcript_names_the_files_and_counts_only_the_text() -
     block = TranscriptBuilder(counter, 10_000, UTC).message_block(stored)
     assert "[attached: report.pdf]" in block.content
     assert block.tokens < 50
+
+
+def test_pages_are_counted_once_across_the_pieces_a_large_file_is_scanned_in() -> None:
+    from app.core import attachments
+
+    page = b"<< /Type /Page /Parent 2 0 R >>\n"
+    for shift in range(0, 40, 3):
+        head = b"%PDF-1.4\n" + b"%" * (attachments._SCAN_STEP - 12 - shift) + b"\n"
+        assert pdf_pages(head + page * 3) == 3
