@@ -25,7 +25,7 @@ from app.core.attachments import (
     describe,
     with_attachment_line,
 )
-from app.core.errors import ApiError, UserFacingError
+from app.core.errors import ApiError, StorageError, UserFacingError
 from app.core.models import Message, Role
 from app.core.tokens import TokenCounter
 from app.llm.provider import ChatProvider, ChatRequest
@@ -216,11 +216,7 @@ class AttachedFiles:
 
 
 def attachment_blocks(database: Path | None, tail: Sequence[Message]) -> AttachedFiles:
-    """The tail's attached files, read from the archive (on a job's thread).
-
-    Raises:
-        StorageError: a file is missing or damaged (the message can't go as it was).
-    """
+    """The tail's attached files, read from the archive (on a job's thread)."""
     ids = [m.id for m in tail if m.role is Role.USER and m.content.rstrip().endswith("]")]
     if database is None or not ids:
         return AttachedFiles({})
@@ -232,8 +228,19 @@ def attachment_blocks(database: Path | None, tail: Sequence[Message]) -> Attache
     files = AttachmentFiles(database)
     return AttachedFiles(
         {
-            message_id: [content_block(a, files.read(a.sha256)) for a in attachments]
+            message_id: [_block(files, a) for a in attachments]
             for message_id, attachments in found.items()
         },
         guessed=any(a.estimated for attachments in found.values() for a in attachments),
     )
+
+
+def _block(files: AttachmentFiles, attachment: Attachment) -> dict[str, Any]:
+    """The file's block; a note in its place when its kept copy is gone or damaged (the
+    conversation goes on, and Claude says it cannot see the file rather than guess)."""
+    try:
+        return content_block(attachment, files.read(attachment.sha256))
+    except StorageError as error:
+        log.warning("Sending %s without its file: %s", attachment.name, error.message)
+        note = f"(The attached file {attachment.name} is no longer available to Claude.)"
+        return {"type": "text", "text": note}

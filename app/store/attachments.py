@@ -10,15 +10,13 @@ has which file are written when the message is stored.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import tempfile
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from app.core.attachments import Attachment, AttachmentKind
 from app.core.errors import StorageError
+from app.core.settings import atomic_write_bytes
 from app.store.owned import ConnectionStore
 from app.store.transactions import translated_errors, write_transaction
 
@@ -52,18 +50,7 @@ class AttachmentFiles:
         if target.exists() and target.stat().st_size == len(data):
             return digest
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-            try:
-                with os.fdopen(handle, "wb") as file:
-                    file.write(data)
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(temporary, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
+            atomic_write_bytes(target, data)
         except OSError as error:
             raise StorageError(
                 f"Cairn could not keep a copy of the file in {self.folder} ({error.strerror}). "

@@ -4,8 +4,11 @@ the message and sent as the API's blocks (checked in the fake server's log)."""
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer, ComposerAttachments
 from app.core.attachments import PDF_TOKENS_PER_PAGE, Attachment
@@ -25,6 +28,12 @@ def prepare(chat: Chat, name: str, data: bytes) -> Attachment | UserFacingError:
     preparer.prepare(name, lambda: data, results.append, results.append)
     chat.run_until(lambda: bool(results))
     return results[0]
+
+
+def last_content(fake_server: FakeAnthropicServer) -> list[dict[str, object]]:
+    content = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][-1]["content"]
+    assert isinstance(content, list)
+    return content
 
 
 def test_files_go_as_image_and_document_blocks_before_the_text(
@@ -134,20 +143,25 @@ def test_a_file_claude_cannot_read_is_refused_with_words(start_chat: StartChat) 
     assert not (chat.paths.database.parent / "attachments").exists()
 
 
-def test_a_kept_file_changed_on_disk_is_refused_with_words(
-    start_chat: StartChat, fake_server: FakeAnthropicServer
+def test_a_kept_file_gone_bad_is_named_to_claude_instead_of_sent(
+    start_chat: StartChat, fake_server: FakeAnthropicServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     chat = start_chat()
     picture = prepare(chat, "cat.png", png(10, 10))
     assert isinstance(picture, Attachment)
-    # The kept file is swapped for a GIF under the same name: its block says image/png.
-    target = AttachmentFiles(chat.paths.database).path(picture.sha256)
-    target.write_bytes(b"GIF89a" + b"\x00" * 10)
+    # Someone changed the archive's copy by hand: its bytes no longer match its name.
+    AttachmentFiles(chat.paths.database).path(picture.sha256).write_bytes(b"GIF89a")
     chat.service.current.outgoing.set([picture])
-    chat.send("Look")
-    errors = chat.events.named("error_raised")
-    assert errors, "a damaged file must not be sent silently"
-    assert "damaged" in errors[-1][0].message
+    fake_server.add_reply("I can't see it.")
+    with caplog.at_level(logging.WARNING, logger="app.chat.attachments"):
+        chat.send("Look")
+    content = last_content(fake_server)
+    assert content[0] == {
+        "type": "text",
+        "text": "(The attached file cat.png is no longer available to Claude.)",
+    }
+    assert not chat.events.named("error_raised"), "the conversation goes on"
+    assert "Sending cat.png without its file" in caplog.text
 
 
 def test_a_pdf_is_counted_by_the_server_and_estimated_when_it_cannot_be(
