@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.chat.attachments import Outgoing
 from app.chat.events import Activity, ChatEvents, SummaryPreview
 from app.chat.gauge import ConversationGauge
 from app.chat.jobs import LoadedConversation, load_conversation
@@ -132,6 +133,7 @@ class Conversation:
         self.versions = MessageVersions(self, shared)  # edit, regenerate, other versions
         self.unsaved = UnsavedReply(self, shared)
         self.gauge = ConversationGauge(self, shared)
+        self.outgoing = Outgoing(shared, lambda: self._tell_context())  # files to send
         self.activity = Activity.IDLE
         # A stored conversation's tail and memory block are read once, by `load`.
         self.loaded = session is None
@@ -183,7 +185,8 @@ class Conversation:
         """The gauge's figures for the next request; None until they can be known."""
         if self.activity is Activity.LOADING:
             return None
-        return self.gauge.state(self._draft if draft is None else draft)
+        draft = self.outgoing.text(self._draft if draft is None else draft)
+        return self.gauge.state(draft, self.outgoing.draft_tokens(draft))
 
     # --- opening
 
@@ -236,6 +239,7 @@ class Conversation:
             return False
         if self.activity is not Activity.IDLE:
             return False
+        text = self.outgoing.text(text)
         try:
             validate_message_text(text)
         except UserFacingError as error:
@@ -244,7 +248,7 @@ class Conversation:
         if self._shared.provider() is None:
             self._shared.events.key_needed()
             return False
-        tokens = self._shared.counter.count(text)
+        tokens = self.outgoing.tokens(text)
         try:
             self.gauge.check_fits(text, tokens)
         except ContextOverflowError as error:
@@ -275,9 +279,7 @@ class Conversation:
             self.session = shared.store.create_session(
                 title_from_first_message(text), self.model_id, self.new_instructions
             )
-        message = shared.store.append_message(
-            self.session.id, Role.USER, text, token_estimate=tokens
-        )
+        message = self.outgoing.store(shared.store, self.session.id, text, tokens)
         if self.session.title == DEFAULT_TITLE:
             self.session = shared.store.rename_session(
                 self.session.id, title_from_first_message(text)

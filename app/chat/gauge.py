@@ -36,14 +36,16 @@ class ConversationGauge:
         self._shared = shared
         self.quoted = 0
 
-    def state(self, draft: str) -> ContextState | None:
-        """The gauge's figures for the next request with `draft`; None until they can be
-        known (no tokenizer yet)."""
+    def state(self, draft: str, draft_tokens: int | None = None) -> ContextState | None:
+        """The gauge's figures for the next request with `draft` (`draft_tokens` when its
+        attachments make it more than its text); None until they can be known (no
+        tokenizer yet)."""
         if not self._shared.counter.ready:
             return None
         settings = self._shared.recall()
         return self.required(
             draft,
+            draft_tokens,
             tools=tool_offer(settings, archived=bool(self._conversation.summaries)),
             recall_budget_ratio=recall_budget(settings),
             recall_quoted=self.quoted,
@@ -52,6 +54,7 @@ class ConversationGauge:
     def required(
         self,
         draft: str,
+        draft_tokens: int | None = None,
         *,
         tools: ToolOffer | None = None,
         recall_budget_ratio: float = 0.0,
@@ -67,6 +70,7 @@ class ConversationGauge:
             summaries=conversation.summaries,
             tail_tally=conversation.tail.tally,
             draft=draft,
+            draft_tokens=draft_tokens,
             trigger_ratio=shared.config().trigger_ratio,
             model_known=known,
             tools=tools,

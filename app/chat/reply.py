@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from app.chat.attachments import attachment_blocks
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.model_fallback import model_unavailable
 from app.chat.recall import AutomaticRecall
@@ -129,6 +130,7 @@ class ReplyJob:
         self._prefix = ""  # the text of the reply this job goes on writing, as it was
         self._earlier_status: MessageStatus | None = None  # and its status then
         self._notified = False
+        self._guessed = False  # the request carries a file whose tokens are a guess
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
         self._quoted = 0  # raw tokens the last request built quoted from the archive
@@ -292,6 +294,8 @@ class ReplyJob:
             )
 
         tail = store.live_messages(request.session_id)
+        files = attachment_blocks(store.database, tail)
+        self._guessed = files.guessed  # a PDF counted per page: its usage can't calibrate
         lookups = self._lookups
         tools = lookups.offer(archived=bool(request.summaries)) if lookups is not None else None
         built = self._builder.build_request(
@@ -304,6 +308,7 @@ class ReplyJob:
             exact_count=exact_count,
             recall=self._recall(store, tail, tools) if recall else None,
             tools=tools,
+            files=files.blocks,
         )
         if recall:  # what the gauge counts: the quotes of the reply's first request
             self._quoted = built.raw_recall_tokens
@@ -389,5 +394,7 @@ class ReplyJob:
 
     def _learn(self, built: BuiltRequest, actual_input_tokens: int) -> None:
         """Correct future estimates with what the API reported for this request."""
+        if self._guessed:
+            return
         if self._calibrations.learn(built.model, built.raw_input_tokens, actual_input_tokens):
             self._calibration_file.save(self._calibrations)

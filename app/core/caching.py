@@ -76,11 +76,15 @@ def with_turn_breakpoint(messages: list[ApiMessage]) -> list[ApiMessage]:
     """
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message["role"] == Role.USER.value and isinstance(message["content"], str):
-            marked: ApiMessage = {
-                "role": message["role"],
-                "content": [cached_text_block(message["content"])],
-            }
+        if message["role"] == Role.USER.value:
+            content = message["content"]
+            # A turn with attached files is blocks already: the breakpoint goes on its last.
+            blocks = (
+                [cached_text_block(content)]
+                if isinstance(content, str)
+                else [*content[:-1], {**content[-1], "cache_control": dict(CACHE_CONTROL)}]
+            )
+            marked: ApiMessage = {"role": message["role"], "content": blocks}
             return [*messages[:index], marked, *messages[index + 1 :]]
     return messages
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -285,9 +285,8 @@ class ContextBuilder:
     Attributes:
         counter: counts the draft, and any text without a stored estimate.
         calibrations: per-model corrections; None means uncalibrated estimates.
-        today: the local calendar day now (`local_day`): the draft will be stored on
-            it, so it carries that day's date line when the day changed since the
-            last message sent, and the gauge counts it before it is sent.
+        today: the local calendar day now (`local_day`): the draft, stored on it, carries
+            its date line when the day changed since the last message (the gauge counts it).
     """
 
     def __init__(
@@ -318,6 +317,7 @@ class ContextBuilder:
         tools: ToolOffer | None = None,
         recall_budget_ratio: float = 0.0,
         recall_quoted: int = 0,
+        draft_tokens: int | None = None,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
 
@@ -327,8 +327,9 @@ class ContextBuilder:
         `tools` count as `build_request` would offer them (only when they fit). With a
         `recall_budget_ratio` (recall on), the recall block counts as `recall_quoted`
         raw tokens (what the last request quoted) within what the next one may quote.
+        `draft_tokens` counts the draft when the caller knows better (its attachments).
         """
-        tally = self._tally(system_prompt, summaries, tail, draft, tail_tally)
+        tally = self._tally(system_prompt, summaries, tail, draft, tail_tally, draft_tokens)
         measure = _Measure(model, max_output, trigger_ratio, model_known)
         offered = self._offer(tally, tools, measure)
         state = self._state(tally, measure)
@@ -355,6 +356,7 @@ class ContextBuilder:
         exact_count: Callable[[BuiltRequest], int] | None = None,
         recall: RecallBlock | None = None,
         tools: ToolOffer | None = None,
+        files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
@@ -362,9 +364,10 @@ class ContextBuilder:
         provider's `count_tokens`, from a worker thread) is asked only when the
         estimate is within NEAR_LIMIT_MARGIN of the limit; its figure then
         decides whether the request fits. `recall` opens the newest user turn
-        (caching.py says why); `tools` are offered only when they fit with the room
-        they need. Both are optional: recall goes first, then the tools, so a request
-        that fits without them never fails with them.
+        (caching.py says why); `tools` are offered only when they fit with the room they
+        need; recall goes first, then the tools: a request that fits without them never
+        fails with them. `files`: the attachments' blocks by message id (counted in the
+        messages' stored estimates).
 
         Raises:
             InvalidInputError: there is no user message to send.
@@ -376,7 +379,7 @@ class ContextBuilder:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
         measure = _Measure(model, max_output, trigger_ratio, model_known)
         offered = self._offer(tally, tools, measure)
-        messages = self._messages(tail, draft)
+        messages = self._messages(tail, draft, files)
         tools_cost = tally.tools
         choices = [(recall, offered), (None, offered), (None, None)]
         for recall_now, tools_now in [c for n, c in enumerate(choices) if c not in choices[:n]]:
@@ -586,8 +589,13 @@ class ContextBuilder:
             return [*messages[:-1], newest]
         return with_turn_breakpoint(messages) if cached else messages
 
-    def _messages(self, tail: Sequence[Message], draft: str) -> list[ApiMessage]:
-        messages = to_api_messages(tail)
+    def _messages(
+        self,
+        tail: Sequence[Message],
+        draft: str,
+        files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
+    ) -> list[ApiMessage]:
+        messages = to_api_messages(tail, files)
         if draft.strip():
             last_day = 0
             for message, _joins, _day in iter_dated_turns(tail):
@@ -596,8 +604,11 @@ class ContextBuilder:
             text = dated(draft, today if today != last_day else None)
             last = messages[-1] if messages else None
             if last is not None and last["role"] == Role.USER.value:
-                assert isinstance(last["content"], str)  # to_api_messages gives strings
-                joined = last["content"] + TURN_SEPARATOR + text
+                content = last["content"]
+                if isinstance(content, str):
+                    joined: str | list[dict[str, Any]] = content + TURN_SEPARATOR + text
+                else:  # a turn with attached files: its text is the last block
+                    joined = [*content, {"type": "text", "text": text}]
                 messages[-1] = {"role": Role.USER.value, "content": joined}
             else:
                 messages.append({"role": Role.USER.value, "content": text})

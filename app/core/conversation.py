@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, TypedDict
 
@@ -89,17 +89,30 @@ def iter_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool]]:
         last_role = message.role
 
 
-def to_api_messages(history: Iterable[Message]) -> list[ApiMessage]:
+def to_api_messages(
+    history: Iterable[Message], files: Mapping[int, Sequence[dict[str, Any]]] | None = None
+) -> list[ApiMessage]:
     """Alternating turns starting with the user; never an empty content.
 
     Consecutive turns of one role (a failed reply between two questions, say)
-    are joined with a blank line; a date line goes where the day changes.
+    are joined with a blank line; a date line goes where the day changes. `files`
+    are the content blocks of a message's attachments, by message id: they open
+    its turn, before the text, as the docs advise for images and documents
+    (https://docs.anthropic.com/en/docs/build-with-claude/vision).
     """
-    parts: list[tuple[str, list[str]]] = []
+    parts: list[tuple[str, list[str], list[dict[str, Any]]]] = []
     for message, joins, day in iter_dated_turns(history):
         text = dated(message.content, day)
+        blocks = list(files.get(message.id, ())) if files else []
         if joins:
             parts[-1][1].append(text)
+            parts[-1][2].extend(blocks)
         else:
-            parts.append((message.role.value, [text]))
-    return [{"role": role, "content": TURN_SEPARATOR.join(texts)} for role, texts in parts]
+            parts.append((message.role.value, [text], blocks))
+    return [_turn(role, TURN_SEPARATOR.join(texts), blocks) for role, texts, blocks in parts]
+
+
+def _turn(role: str, text: str, blocks: list[dict[str, Any]]) -> ApiMessage:
+    if not blocks:
+        return {"role": role, "content": text}
+    return {"role": role, "content": [*blocks, {"type": "text", "text": text}]}

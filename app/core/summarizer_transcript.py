@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 
+from app.core.attachments import split_attachment_line
 from app.core.extract import redact_secrets
 from app.core.models import Message
 from app.core.summary import Summary
@@ -59,7 +60,13 @@ class TranscriptBuilder:
         return Block(
             header=f"[#{message.seq} · {message.role.value} · {when}]",
             content=content,
-            tokens=self.message_tokens(message),
+            # A message's estimate counts its attached files; the transcript has only its
+            # text, which names them ("[attached: a.pdf]").
+            tokens=(
+                self._counter.count_message(content)
+                if split_attachment_line(message.content)[1]
+                else self.message_tokens(message)
+            ),
             label=f"Message #{message.seq}",
         )
 

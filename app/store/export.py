@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -227,6 +228,27 @@ class LookupRecord(BaseModel):
     _dates = field_validator("created_at")(_check_timestamp)
 
 
+class AttachmentRecord(BaseModel):
+    """A file of a message; `file` is where its bytes are, relative to the folder of the
+    exported cairn.db (they are not in the export: it names them)."""
+
+    model_config = _STRICT
+
+    message_seq: int = Field(gt=0)
+    ordinal: int = Field(gt=0)
+    name: str
+    media_type: str
+    kind: Literal["image", "pdf", "text"]
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    tokens: int = Field(ge=0)
+    estimated: bool = False
+    width: int = Field(default=0, ge=0)
+    height: int = Field(default=0, ge=0)
+    pages: int = Field(default=0, ge=0)
+    file: str = ""
+
+
 class ConversationRecord(BaseModel):
     """One conversation with everything it holds."""
 
@@ -238,6 +260,7 @@ class ConversationRecord(BaseModel):
     events: list[EventRecord] = Field(default_factory=list)
     # Absent from files made before Cairn kept them: none.
     lookups: list[LookupRecord] = Field(default_factory=list)
+    attachments: list[AttachmentRecord] = Field(default_factory=list)
 
     def problems(self) -> list[str]:
         """What does not add up inside this conversation (empty when it is sound)."""
@@ -265,6 +288,9 @@ class ConversationRecord(BaseModel):
                 problems.append(f"message {message.seq} is pinned and in a summary at once")
         replies = (message.seq for message in self.messages if message.role == "assistant")
         problems.extend(lookup_problems(self.lookups, replies))
+        known = set(seqs)
+        if any(a.message_seq not in known for a in self.attachments):
+            problems.append("a file is attached to a message the file does not have")
         return problems
 
 
@@ -321,6 +347,10 @@ _EVENT_COLUMNS = (
     "kind, outcome, summary_id, reason, ratio_before, ratio_after, tokens_before, "
     "tokens_after, duration_ms, error_class, detail, created_at"
 )
+_ATTACHMENT_COLUMNS = (
+    "a.name, a.media_type, a.kind, a.size, a.sha256, a.tokens, a.estimated, a.width, "
+    "a.height, a.pages"
+)
 _JSON_COLUMNS = {"trigger_state", "usage", "key_points", "facets", "results"}
 
 
@@ -370,6 +400,8 @@ def conversation_record(connection: sqlite3.Connection, session_id: str) -> dict
     record: dict[str, Any] = {"session": session}
     for part in _PARTS:
         record[part] = list(_rows(connection, part, session_id))
+        if not record[part] and part in _OPTIONAL_PARTS:
+            del record[part]
     return record
 
 
@@ -380,8 +412,14 @@ _QUERIES = {
     "ORDER BY first_seq, depth, created_at, id",
     "events": f"SELECT {_EVENT_COLUMNS} FROM event WHERE session_id = ? ORDER BY created_at, id",
     "lookups": LOOKUPS_QUERY,
+    # The files' names and where they are kept (app/store/attachments.py), not their bytes.
+    "attachments": f"SELECT m.seq AS message_seq, a.ordinal, {_ATTACHMENT_COLUMNS}, "
+    "'attachments/' || substr(a.sha256, 1, 2) || '/' || a.sha256 AS file "
+    "FROM attachment AS a JOIN message AS m ON m.id = a.message_id "
+    "WHERE m.session_id = ? ORDER BY m.seq, a.ordinal",
 }
-_PARTS = ("messages", "summaries", "events", "lookups")
+_PARTS = ("messages", "summaries", "events", "lookups", "attachments")
+_OPTIONAL_PARTS = frozenset({"attachments"})
 
 
 def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -> list[str]:
@@ -404,8 +442,8 @@ def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterato
         for name in _JSON_COLUMNS & record.keys():
             if record[name] is not None:
                 record[name] = json.loads(record[name])
-        if "pinned" in record:
-            record["pinned"] = bool(record["pinned"])
+        for flag in ("pinned", "estimated") & record.keys():
+            record[flag] = bool(record[flag])
         yield record
 
 
@@ -429,8 +467,12 @@ def _write_json(
         (session,) = _rows(connection, "session", session_id)
         stream.write(("," if index else "") + '\n  {"session": ' + _dumps(session))
         for part in _PARTS:
+            rows = _rows(connection, part, session_id)
+            first = next(rows, None)
+            if first is None and part in _OPTIONAL_PARTS:
+                continue  # a conversation without files reads as before files existed
             stream.write(f',\n   "{part}": [')
-            for number, row in enumerate(_rows(connection, part, session_id)):
+            for number, row in enumerate(rows if first is None else chain([first], rows)):
                 stream.write(("," if number else "") + "\n    " + _dumps(row))
             stream.write("]")
         stream.write("}")
@@ -799,4 +841,27 @@ def _insert(
         ],
     )
     insert_lookups(cursor, session_id, conversation.lookups)
+    cursor.executemany(
+        "INSERT INTO attachment (message_id, ordinal, "
+        f"{_ATTACHMENT_COLUMNS.replace('a.', '')}) "
+        "SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM message WHERE session_id = ? AND seq = ?",
+        [
+            (
+                a.ordinal,
+                a.name,
+                a.media_type,
+                a.kind,
+                a.size,
+                a.sha256,
+                a.tokens,
+                int(a.estimated),
+                a.width,
+                a.height,
+                a.pages,
+                session_id,
+                a.message_seq,
+            )
+            for a in conversation.attachments
+        ],
+    )
     return session_id, title

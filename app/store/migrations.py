@@ -517,6 +517,33 @@ _MESSAGE_VERSIONS = Migration(
     ),
 )
 
+_ATTACHMENTS = Migration(
+    version=9,
+    description="the files of a message: images, PDFs, text (content-addressed on disk)",
+    statements=(
+        # The bytes live in the attachments folder beside the database under their sha256
+        # (app/store/attachments.py); a row says which message has which file, as named.
+        """
+        CREATE TABLE attachment (
+            message_id INTEGER NOT NULL REFERENCES message (id) ON DELETE CASCADE,
+            ordinal    INTEGER NOT NULL CHECK (ordinal > 0),
+            sha256     TEXT NOT NULL CHECK (length(sha256) = 64),
+            name       TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            kind       TEXT NOT NULL CHECK (kind IN ('image', 'pdf', 'text')),
+            size       INTEGER NOT NULL CHECK (size >= 0),
+            tokens     INTEGER NOT NULL CHECK (tokens >= 0),
+            estimated  INTEGER NOT NULL DEFAULT 0 CHECK (estimated IN (0, 1)),
+            width      INTEGER NOT NULL DEFAULT 0,
+            height     INTEGER NOT NULL DEFAULT 0,
+            pages      INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (message_id, ordinal)
+        )
+        """,
+        "CREATE INDEX attachment_by_sha256 ON attachment (sha256)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -526,6 +553,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _REPLY_ENDINGS,
     _ARCHIVE_LOOKUPS,
     _MESSAGE_VERSIONS,
+    _ATTACHMENTS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics, QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QWidget
+from PySide6.QtGui import QFontMetrics, QKeyEvent, QPalette
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.text import has_visible_text, restore_pasted_line_breaks
+from app.ui.attachment_chips import paperclip_icon
+from app.ui.attachment_tray import AttachmentTray, carries_files
 
 MAX_VISIBLE_LINES = 8
 
@@ -23,6 +33,7 @@ class MessageEdit(QPlainTextEdit):
     """
 
     submitted = Signal()
+    files_given = Signal(QMimeData)  # files or a picture pasted or dropped: attach them
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -37,7 +48,13 @@ class MessageEdit(QPlainTextEdit):
         self._fit_height()
         self.pasted: list[str] = []
 
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return carries_files(source) or super().canInsertFromMimeData(source)
+
     def insertFromMimeData(self, source: QMimeData) -> None:
+        if carries_files(source):
+            self.files_given.emit(source)
+            return
         if source.hasText() and "\r" in source.text():
             self.pasted.append(source.text())
         super().insertFromMimeData(source)
@@ -71,7 +88,7 @@ class MessageEdit(QPlainTextEdit):
 
 
 class Composer(QWidget):
-    """The text box and its Send/Stop button.
+    """The text box, its paperclip and its Send/Stop button; attached files above them.
 
     Signals:
         send_requested(str): the user asked to send this text.
@@ -94,9 +111,21 @@ class Composer(QWidget):
         self.button.setDefault(False)
         self.button.setAutoDefault(False)
         self.button.setMinimumWidth(84)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 8, 12, 12)
+        self.attachments = AttachmentTray(self)
+        self.paperclip = QToolButton(self)
+        self.paperclip.setAutoRaise(True)
+        self.paperclip.setAccessibleName("Attach files")
+        self.paperclip.setToolTip("Attach pictures, PDFs or text files (or drop or paste them)")
+        self.paperclip.clicked.connect(self.attachments.open_dialog)
+        self._paint_paperclip()
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(12, 8, 12, 12)
+        outer.setSpacing(6)
+        outer.addWidget(self.attachments)
+        layout = QHBoxLayout()
+        outer.addLayout(layout)
         layout.setSpacing(8)
+        layout.addWidget(self.paperclip, 0, Qt.AlignmentFlag.AlignBottom)
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
         self._streaming = False
@@ -104,6 +133,8 @@ class Composer(QWidget):
         self.editor.submitted.connect(self._submit)
         self.editor.textChanged.connect(self._update_button)
         self.button.clicked.connect(self._button_clicked)
+        self.editor.files_given.connect(self.attachments.add_mime)
+        self.attachments.changed.connect(self._update_button)
         self._update_button()
 
     @property
@@ -129,12 +160,24 @@ class Composer(QWidget):
     def clear(self) -> None:
         self.editor.clear()
         self.editor.pasted = []
+        self.attachments.clear()
 
     def focus_editor(self) -> None:
         self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _has_text(self) -> bool:
-        return has_visible_text(self.editor.toPlainText())
+        """Something to send: words, or files (once they are all read)."""
+        if self.attachments.busy:
+            return False
+        return has_visible_text(self.editor.toPlainText()) or bool(self.attachments.attachments())
+
+    def _paint_paperclip(self) -> None:
+        self.paperclip.setIcon(paperclip_icon(self.palette().color(QPalette.ColorRole.ButtonText)))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._paint_paperclip()
 
     def _update_button(self) -> None:
         if self._streaming:
@@ -145,7 +188,9 @@ class Composer(QWidget):
         else:
             self.button.setText("Send" if self.editing is None else "Resend")
             self.button.setAccessibleName("Send message")
-            self.button.setToolTip("Send (Enter)")
+            self.button.setToolTip(
+                "Reading the attached files…" if self.attachments.busy else "Send (Enter)"
+            )
             self.button.setEnabled(self._has_text())
 
     def _submit(self) -> None:

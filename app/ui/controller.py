@@ -13,9 +13,11 @@ from collections.abc import Callable, Collection, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
+from app.chat.attachments import ComposerAttachments
 from app.chat.backups import Backups
 from app.chat.events import Activity, ChatEvents, HistoryEntry, SummaryPreview, SummaryReport
 from app.chat.service import ChatService, ServiceDependencies
+from app.core.attachments import Attachment
 from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
@@ -86,6 +88,8 @@ class ChatController(QObject):
         super().__init__(parent)
         self.loop = QtEventLoop(self)
         self.service = ChatService(deps, self.loop, _SignalEvents(self))
+        self.database = deps.database
+        self._attachments = ComposerAttachments(self.service, deps.database)
 
     # --- start and stop
 
@@ -95,6 +99,7 @@ class ChatController(QObject):
     def shutdown(self) -> None:
         """Stop the reply (keeping its text) and every background task, and wait for them."""
         self.service.shutdown()
+        self._attachments.close()
         self.loop.close()
 
     @property
@@ -156,8 +161,28 @@ class ChatController(QObject):
         return self.activity.busy
 
     def send(self, text: str) -> bool:
-        """Send `text`; False keeps it in the composer (the reason is said)."""
+        """Send `text` with the composer's files; False keeps them in the composer (the
+        reason is said)."""
+        self._attachments.hand_over()  # to the conversation on screen now
         return self.service.send(text)
+
+    def prepare_attachment(
+        self,
+        name: str,
+        read: Callable[[], bytes],
+        done: Callable[[Attachment], None],
+        failed: Callable[[UserFacingError], None],
+    ) -> None:
+        """Read, check and keep a file in the background; `done` or `failed` (in words)."""
+        self._attachments.preparer.prepare(name, read, done, failed)
+
+    def set_attachments(self, attachments: Sequence[Attachment]) -> None:
+        """The composer's files now: they go with the next message (and the gauge counts them)."""
+        self._attachments.set(attachments)
+
+    def attachments_of(self, message_ids: Collection[int]) -> dict[int, tuple[Attachment, ...]]:
+        """The files of these messages (when a page is shown)."""
+        return self._attachments.of(message_ids)
 
     def retry(self) -> None:
         self.service.retry()

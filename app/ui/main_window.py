@@ -27,6 +27,7 @@ from app.core.catalog import ModelInfo
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, Session
 from app.core.paths import AppPaths
+from app.ui.attachment_tray import wire_attachments
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
 from app.ui.confirm import ask_to_confirm
@@ -209,6 +210,7 @@ class MainWindow(QMainWindow):
         controller.conversation_opened.connect(self._conversation_opened)
         self.lookups = TranscriptLookups(controller, self.transcript)  # after: widgets exist
         self.unsaved = TranscriptUnsaved(controller, self.transcript)  # "not saved yet"
+        self.files = wire_attachments(self, self.composer, self.transcript, controller)
         controller.message_added.connect(self.transcript.append_message)
         controller.message_text_changed.connect(self.transcript.update_message_text)
         controller.message_updated.connect(self.transcript.update_message)

@@ -35,6 +35,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
+from tests.fakes.file_blocks import FileBlockError, check_file_blocks, file_tokens
 from tests.fakes.prompt_cache import MAX_BREAKPOINTS, PromptCache
 
 logger = logging.getLogger(__name__)
@@ -909,6 +910,7 @@ class FakeAnthropicServer:
                 tokens += FAKE_MESSAGE_OVERHEAD + count_text_tokens(
                     text_of_content(message.get("content", ""))
                 )
+                tokens += file_tokens(message.get("content"), count_text_tokens)
         if body.get("tools"):
             tokens += count_text_tokens(json.dumps(body["tools"]))
             choice = body.get("tool_choice")
@@ -1048,6 +1050,10 @@ class FakeAnthropicServer:
             content_error = _blank_text_error(f"messages.{index}", message.get("content"))
             if content_error is not None:
                 return content_error
+            try:  # image and document blocks as the docs define them (file_blocks.py)
+                check_file_blocks(f"messages.{index}", message.get("content"))
+            except FileBlockError as error:
+                return HttpError(400, str(error))
             if not text_of_content(message.get("content")).strip():
                 return HttpError(400, f"messages.{index}: text content blocks must be non-empty")
             # Consecutive turns of one role are not refused: "consecutive user or

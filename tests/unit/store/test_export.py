@@ -33,6 +33,7 @@ from app.store import SessionStore, SummaryStore, open_database
 from app.store.export import (
     MAX_IMPORT_CONVERSATIONS,
     AlreadyImportedError,
+    AttachmentRecord,
     ConversationRecord,
     EventRecord,
     ExportError,
@@ -646,6 +647,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "event": EventRecord,
     "lookup": LookupRecord,
     "lookup_hit": LookupHitRecord,
+    "attachment": AttachmentRecord,
     "conversation": ConversationRecord,
 }
 

@@ -1,0 +1,205 @@
+"""Attachments through the service: prepared in a job, counted by the gauge, stored with
+the message and sent as the API's blocks (checked in the fake server's log)."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer, ComposerAttachments
+from app.core.attachments import PDF_TOKENS_PER_PAGE, Attachment
+from app.core.errors import UserFacingError
+from app.store.attachments import AttachmentFiles, AttachmentStore
+from tests.fakes.anthropic_server import COUNT_TOKENS_PATH, MESSAGES_PATH, FakeAnthropicServer
+from tests.fakes.file_blocks import FAKE_PDF_PAGE_TOKENS
+from tests.fakes.sample_files import pdf, png
+from tests.unit.chat.conftest import Chat
+
+StartChat = Callable[..., Chat]
+
+
+def prepare(chat: Chat, name: str, data: bytes) -> Attachment | UserFacingError:
+    preparer = ComposerAttachments(chat.service, chat.paths.database).preparer
+    results: list[Attachment | UserFacingError] = []
+    preparer.prepare(name, lambda: data, results.append, results.append)
+    chat.run_until(lambda: bool(results))
+    return results[0]
+
+
+def last_content(fake_server: FakeAnthropicServer) -> list[dict[str, object]]:
+    content = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][-1]["content"]
+    assert isinstance(content, list)
+    return content
+
+
+def test_files_go_as_image_and_document_blocks_before_the_text(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    image, document = png(120, 80), pdf(2)
+    picture = prepare(chat, "/home/ann/Pictures/chart.png", image)
+    report = prepare(chat, "report.pdf", document)
+    notes = prepare(chat, "notes.txt", b"the code is 4417")
+    assert isinstance(picture, Attachment)
+    assert isinstance(report, Attachment)
+    assert isinstance(notes, Attachment)
+    chat.service.current.outgoing.set([picture, report, notes])
+    fake_server.add_reply("A chart, a report and a note.")
+    chat.send("What are these?")
+
+    body = fake_server.requests_to(MESSAGES_PATH)[-1].body
+    content = body["messages"][-1]["content"]
+    assert [block["type"] for block in content] == ["image", "document", "document", "text"]
+    assert content[0]["source"]["media_type"] == "image/png"
+    assert base64.b64decode(content[0]["source"]["data"]) == image
+    assert content[1]["source"]["media_type"] == "application/pdf"
+    assert base64.b64decode(content[1]["source"]["data"]) == document
+    assert content[1]["title"] == "report.pdf"
+    assert content[2]["source"] == {
+        "type": "text",
+        "media_type": "text/plain",
+        "data": "the code is 4417",
+    }
+    assert content[3]["text"].endswith(
+        "What are these?\n\n[attached: chart.png, report.pdf, notes.txt]"
+    )
+
+    stored = chat.stored()[0]
+    assert stored.content == "What are these?\n\n[attached: chart.png, report.pdf, notes.txt]"
+    assert stored.token_estimate is not None
+    assert stored.token_estimate >= picture.tokens + report.tokens + notes.tokens
+    rows = AttachmentStore.open(chat.paths.database)
+    try:
+        assert rows.for_messages([stored.id]) == {stored.id: (picture, report, notes)}
+    finally:
+        rows.close()
+    assert chat.service.current.outgoing.draft == ()
+
+
+def test_the_files_are_sent_again_with_the_next_turn_after_a_restart(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    picture = prepare(chat, "cat.png", png(50, 50))
+    assert isinstance(picture, Attachment)
+    chat.service.current.outgoing.set([picture])
+    fake_server.add_reply("A cat.")
+    chat.send("")  # files alone: the names are the text
+    assert chat.stored()[0].content == "[attached: cat.png]"
+    session_id = chat.service.current.session_id
+    assert session_id is not None
+    chat.service.shutdown()
+
+    again = start_chat()
+    again.service.open_session(session_id)
+    again.idle()
+    fake_server.add_reply("Still a cat.")
+    again.send("And now?")
+    first_turn = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
+    assert first_turn[0]["type"] == "image"
+
+
+def test_a_file_moved_after_attaching_is_still_sent(
+    start_chat: StartChat, fake_server: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    chat = start_chat()
+    original = tmp_path / "scan.pdf"
+    original.write_bytes(pdf(1))
+    preparer = AttachmentPreparer(chat.service.runner, chat.paths.database, chat.service.counter)
+    results: list[object] = []
+    preparer.prepare(str(original), original.read_bytes, results.append, results.append)
+    chat.run_until(lambda: bool(results))
+    assert isinstance(results[0], Attachment)
+    original.unlink()
+    chat.service.current.outgoing.set([results[0]])
+    fake_server.add_reply("Read it.")
+    chat.send("Summarize")
+    content = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][-1]["content"]
+    assert content[0]["type"] == "document"
+    assert AttachmentFiles(chat.paths.database).read(results[0].sha256) == pdf(1)
+
+
+def test_the_gauge_counts_the_files_with_the_draft(start_chat: StartChat) -> None:
+    chat = start_chat()
+    empty = chat.service.context_state("Look")
+    picture = prepare(chat, "photo.png", png(1000, 1000))
+    assert isinstance(picture, Attachment)
+    chat.service.current.outgoing.set([picture])
+    counted = chat.service.context_state("Look")
+    assert empty is not None
+    assert counted is not None
+    assert counted.breakdown.draft - empty.breakdown.draft >= picture.tokens
+
+
+def test_a_file_claude_cannot_read_is_refused_with_words(start_chat: StartChat) -> None:
+    chat = start_chat()
+    refused = prepare(chat, "Budget.xlsx", b"PK\x03\x04")
+    assert isinstance(refused, UserFacingError)
+    assert refused.message == "Claude can't read .xlsx files — save it as CSV or PDF first."
+    assert not (chat.paths.database.parent / "attachments").exists()
+
+
+def test_a_kept_file_gone_bad_is_named_to_claude_instead_of_sent(
+    start_chat: StartChat, fake_server: FakeAnthropicServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat = start_chat()
+    picture = prepare(chat, "cat.png", png(10, 10))
+    assert isinstance(picture, Attachment)
+    # Someone changed the archive's copy by hand: its bytes no longer match its name.
+    AttachmentFiles(chat.paths.database).path(picture.sha256).write_bytes(b"GIF89a")
+    chat.service.current.outgoing.set([picture])
+    fake_server.add_reply("I can't see it.")
+    with caplog.at_level(logging.WARNING, logger="app.chat.attachments"):
+        chat.send("Look")
+    content = last_content(fake_server)
+    assert content[0] == {
+        "type": "text",
+        "text": "(The attached file cat.png is no longer available to Claude.)",
+    }
+    assert not chat.events.named("error_raised"), "the conversation goes on"
+    assert "Sending cat.png without its file" in caplog.text
+
+
+def test_a_pdf_is_counted_by_the_server_and_estimated_when_it_cannot_be(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    counted = prepare(chat, "two.pdf", pdf(2))
+    assert isinstance(counted, Attachment)
+    assert (counted.tokens, counted.estimated) == (2 * FAKE_PDF_PAGE_TOKENS, False)
+    assert len(fake_server.requests_to(COUNT_TOKENS_PATH)) == 2  # with it, and without
+
+    fake_server.add_error(529, path=COUNT_TOKENS_PATH, should_retry=False, times=2)
+    guessed = prepare(chat, "three.pdf", pdf(3))
+    assert isinstance(guessed, Attachment)
+    assert (guessed.tokens, guessed.estimated) == (3 * PDF_TOKENS_PER_PAGE, True)
+
+
+def test_a_reply_to_a_guessed_pdf_does_not_teach_the_calibration(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    fake_server.add_error(529, path=COUNT_TOKENS_PATH, should_retry=False, times=2)
+    guessed = prepare(chat, "three.pdf", pdf(3))
+    assert isinstance(guessed, Attachment) and guessed.estimated
+    model = chat.service.selected_model
+    before = chat.service.calibrations.for_model(model)
+    chat.service.current.outgoing.set([guessed])
+    fake_server.add_reply("Three pages.")
+    chat.send("Read it")
+    assert chat.service.calibrations.for_model(model) == before
+
+
+def test_a_large_pdf_keeps_its_estimate_so_attaching_never_stalls_the_window(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    large = pdf(2, padding=MAX_COUNTED_BYTES + 1)
+    guessed = prepare(chat, "scan.pdf", large)
+    assert isinstance(guessed, Attachment)
+    assert (guessed.tokens, guessed.estimated) == (2 * PDF_TOKENS_PER_PAGE, True)
+    assert fake_server.requests_to(COUNT_TOKENS_PATH) == []
