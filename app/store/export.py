@@ -136,6 +136,10 @@ class MessageRecord(BaseModel):
     ] = "complete"
     summary_id: str | None = None
     pinned: bool = False
+    # Versions (app.store.versions), by number: this message's first version; and, for
+    # a message set aside, the version heading its set-aside branch. Absent: none.
+    version_of: int | None = Field(default=None, gt=0)
+    shelved_by: int | None = Field(default=None, gt=0)
 
     _dates = field_validator("created_at")(_check_timestamp)
 
@@ -286,6 +290,9 @@ class ConversationRecord(BaseModel):
                 problems.append(f"message {message.seq} is outside the summary it is in")
             if message.pinned:
                 problems.append(f"message {message.seq} is pinned and in a summary at once")
+        for message in self.messages:
+            if {message.version_of, message.shelved_by} - {None, *seqs}:
+                problems.append(f"message {message.seq} is a version of a message not in the file")
         replies = (message.seq for message in self.messages if message.role == "assistant")
         problems.extend(lookup_problems(self.lookups, replies))
         known = set(seqs)
@@ -407,7 +414,10 @@ def conversation_record(connection: sqlite3.Connection, session_id: str) -> dict
 
 _QUERIES = {
     "session": f"SELECT {_SESSION_COLUMNS} FROM session WHERE id = ?",
-    "messages": f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE session_id = ? ORDER BY seq",
+    "messages": f"SELECT {_MESSAGE_COLUMNS}, "
+    "(SELECT v.seq FROM message AS v WHERE v.id = message.version_of) AS version_of, "
+    "(SELECT s.seq FROM message AS s WHERE s.id = message.shelved_by) AS shelved_by "
+    "FROM message WHERE session_id = ? ORDER BY seq",
     "summaries": f"SELECT {_SUMMARY_COLUMNS} FROM summary WHERE session_id = ? "
     "ORDER BY first_seq, depth, created_at, id",
     "events": f"SELECT {_EVENT_COLUMNS} FROM event WHERE session_id = ? ORDER BY created_at, id",
@@ -433,6 +443,9 @@ def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -
     return list(wanted)
 
 
+_VERSION_LINKS = frozenset({"version_of", "shelved_by"})
+
+
 def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterator[dict[str, Any]]:
     """The rows of one part of a conversation, one at a time, as the export holds them."""
     cursor = connection.execute(_QUERIES[part], (session_id,))
@@ -444,6 +457,9 @@ def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterato
                 record[name] = json.loads(record[name])
         for flag in ("pinned", "estimated") & record.keys():
             record[flag] = bool(record[flag])
+        for link in _VERSION_LINKS & record.keys():
+            if record[link] is None:
+                del record[link]  # only a message with versions says so
         yield record
 
 
@@ -523,6 +539,8 @@ def markdown_conversation(record: dict[str, Any]) -> Iterator[str]:
             yield _markdown_summary(pending.pop(0))
         archived = " (archived original, kept in a summary)" if message["summary_id"] else ""
         pinned = " (pinned)" if message["pinned"] else ""
+        if "shelved_by" in message:
+            pinned += " (another version, not shown in the conversation)"
         searched = lookups.get(message["seq"])
         looked = f"\n\n{markdown_lookup_line(searched)}" if searched else ""
         yield (
@@ -816,6 +834,17 @@ def _insert(
                 int(m.pinned),
             )
             for m in conversation.messages
+        ],
+    )
+    cursor.executemany(
+        "UPDATE message SET "
+        "version_of = (SELECT v.id FROM message AS v WHERE v.session_id = ?1 AND v.seq = ?2), "
+        "shelved_by = (SELECT s.id FROM message AS s WHERE s.session_id = ?1 AND s.seq = ?3) "
+        "WHERE session_id = ?1 AND seq = ?4",
+        [
+            (session_id, m.version_of, m.shelved_by, m.seq)
+            for m in conversation.messages
+            if m.version_of is not None or m.shelved_by is not None
         ],
     )
     cursor.executemany(

@@ -4,9 +4,11 @@ never meet (DESIGN §2, §3 invariant 1; issue 11)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,11 +16,13 @@ from hypothesis import strategies as st
 from app.core.errors import InvalidInputError
 from app.core.models import MessageStatus, Role
 from app.store import SessionStore, SummaryStore, open_database
+from app.store.export import ExportFormat, export_conversations, import_conversations, read_export
 from app.store.versions import SUMMARIZED_TITLE
 from tests.fakes.clock import FakeClock
 from tests.unit.store.test_summaries import condensed
 
 MODEL = "claude-sonnet-4-5"
+EXPORT_SCHEMA = Path(__file__).resolve().parents[3] / "resources" / "export-schema.json"
 
 
 @pytest.fixture
@@ -235,3 +239,34 @@ def test_versions_and_summaries_never_break_the_coverage_invariant(
     finally:
         summaries.close()
         store.close()
+
+
+def test_versions_survive_an_export_and_import(
+    store: SessionStore, database: Path, tmp_path: Path
+) -> None:
+    session_id, ids = chat(store, "Hi", "Hello", "Plan a trip", "Lisbon?")
+    store.versions.edit(ids[2], "Plan a trip to Porto", token_estimate=6)
+    store.append_message(session_id, Role.ASSISTANT, "Porto it is")
+    reader = open_database(database).connection
+    path = tmp_path / "out.json"
+    export_conversations(reader, path, fmt=ExportFormat.JSON, session_ids=[session_id])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(data, json.loads(EXPORT_SCHEMA.read_text(encoding="utf-8")))
+    # Only messages with versions say so; the set-aside branch names its head.
+    by_seq = {m["seq"]: m for m in data["conversations"][0]["messages"]}
+    assert "version_of" not in by_seq[1] and "shelved_by" not in by_seq[1]
+    assert by_seq[4]["shelved_by"] == 3
+
+    other = open_database(tmp_path / "other.db")
+    copy = SessionStore(other.connection, database=other.path)
+    (copy_id,) = import_conversations(other.connection, read_export(path)).session_ids
+    assert shown(copy, copy_id) == shown(store, session_id)
+    assert live(copy, copy_id) == ["Hi", "Hello", "Plan a trip to Porto", "Porto it is"]
+    # The earlier branch comes back there too.
+    copy.versions.show(copy.messages(copy_id)[2].id, 1)
+    assert live(copy, copy_id) == ["Hi", "Hello", "Plan a trip", "Lisbon?"]
+    markdown = tmp_path / "out.md"
+    export_conversations(reader, markdown, fmt=ExportFormat.MARKDOWN)
+    assert markdown.read_text(encoding="utf-8").count("(another version, not shown") == 2
+    copy.close()
+    reader.close()
