@@ -133,7 +133,7 @@ def run_once(app: QApplication, tokens: int, rate: float) -> tuple[float, float,
         window.composer.set_text("Tell me a story")
         heartbeat.start()
         window.composer.editor.submitted.emit()
-        while session.controller.streaming or not beats:
+        while session.controller.busy or not beats:
             app.processEvents()
             time.sleep(0.001)
         heartbeat.stop()

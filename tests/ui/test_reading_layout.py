@@ -62,7 +62,8 @@ def test_the_composer_spans_the_message_column(
 
     def aligned() -> bool:
         start, end = message_area(cairn)
-        box_left, _ = left_right(window.composer.editor, window)
+        # The row starts with the paperclip, then the box, then the button.
+        box_left, _ = left_right(window.composer.paperclip, window)
         _, button_right = left_right(window.composer.button, window)
         return abs(box_left - start) <= 1 and abs(button_right - end) <= 1
 
@@ -84,7 +85,10 @@ def test_the_composer_is_aligned_before_any_message_too(qtbot: QtBot, cairn: Cai
     column = transcript.message_column.maximumWidth()
     qtbot.waitUntil(
         lambda: (
-            abs(left_right(window.composer.editor, window)[0] - ((left + right - column) // 2 + 28))
+            abs(
+                left_right(window.composer.paperclip, window)[0]
+                - ((left + right - column) // 2 + 28)
+            )
             <= 1
         )
     )
