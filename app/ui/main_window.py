@@ -434,6 +434,7 @@ class MainWindow(QMainWindow):
             self.settings_dialog.raise_()
             return self.settings_dialog
         controller = self.controller
+        self.reading.text_size.save_now()  # a size just chosen shows in Settings
         dialog = SettingsDialog(
             controller.settings,
             models=controller.models,
@@ -456,10 +457,9 @@ class MainWindow(QMainWindow):
             return
         old_theme = self.controller.settings.theme
         self.controller.update_settings(new)
-        if new.theme != old_theme:
-            app = QApplication.instance()
-            if isinstance(app, QApplication):
-                apply_theme(app, new.theme)
+        if new.theme != old_theme and isinstance(app := QApplication.instance(), QApplication):
+            apply_theme(app, new.theme)
+        self.reading.text_size.set_size(new.font_size)  # Settings → Text size
         if dialog.key_changed:
             self.controller.refresh_models()
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -34,6 +35,7 @@ from app.ui.key_dialog import ApiKeyDialog, KeyManager
 from app.ui.recall_settings import RecallSettingsPage
 from app.ui.reply_settings import ReplySettingsPage
 from app.ui.summary_settings import SummarySettingsPage
+from app.ui.text_size import LARGEST, SMALLEST
 
 THEMES: tuple[tuple[Theme, str], ...] = (
     ("system", "Follow the system"),
@@ -110,9 +112,16 @@ class SettingsDialog(QDialog):
         for value, label in THEMES:
             self.theme_combo.addItem(label, value)
         self.theme_combo.setCurrentIndex(max(0, self.theme_combo.findData(settings.theme)))
+        self.text_size_spin = QSpinBox(chat_box)
+        self.text_size_spin.setAccessibleName("Text size")
+        self.text_size_spin.setRange(SMALLEST, LARGEST)
+        self.text_size_spin.setSuffix(" pt")
+        self.text_size_spin.setValue(settings.font_size)
+        self.text_size_spin.setToolTip("Also View → Larger text (Ctrl++) and Smaller text (Ctrl+−)")
         chat_form = QFormLayout(chat_box)
         chat_form.addRow("Model for new messages:", self.model_combo)
         chat_form.addRow("Theme:", self.theme_combo)
+        chat_form.addRow("Text size:", self.text_size_spin)
 
         # -- advanced
         advanced_box = QGroupBox("Advanced", self)
@@ -268,6 +277,7 @@ class SettingsDialog(QDialog):
             updated = self._settings.model_copy(deep=True)
             updated.api_base_url = self.base_url_edit.text().strip() or None
             updated.theme = self.theme_combo.currentData()
+            updated.font_size = self.text_size_spin.value()
             updated.model = self.model_combo.currentData()
             updated.summarization = summarization
             updated.recall = self.recall_page.settings()

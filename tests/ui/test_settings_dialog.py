@@ -60,3 +60,18 @@ def test_theme_and_address_are_saved(
     assert "sk-ant" not in json.dumps(saved)
     window_colour = QApplication.palette().color(QPalette.ColorRole.Window)
     assert window_colour.lightness() < 80, "the dark palette is applied at once"
+
+
+def test_text_size_is_set_in_settings_and_shown_at_once(qtbot: QtBot, cairn: CairnSession) -> None:
+    window = cairn.window
+    text_size = window.reading.text_size
+    text_size.set_size(13)
+    dialog = window.open_settings()
+    assert dialog.text_size_spin.value() == 13, "Settings shows the size in force"
+    dialog.text_size_spin.setValue(16)
+    dialog.buttons.accepted.emit()
+    assert not dialog.isVisible()
+    assert text_size.size == 16
+    assert window.composer.editor.font().pointSize() == 16
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text())
+    assert saved["font_size"] == 16
