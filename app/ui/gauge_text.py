@@ -126,7 +126,8 @@ def notes(state: ContextState) -> list[str]:
     elif state.calibrated:
         lines.append("Counts are corrected with the figures Claude reported.")
     else:
-        lines.append("Counts are estimates until Claude's first reply.")
+        # Replies to very short requests teach nothing (calibration.MIN_SAMPLE_TOKENS).
+        lines.append("Counts are estimates until Claude has answered a longer message.")
     return lines
 
 

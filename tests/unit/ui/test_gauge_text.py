@@ -176,7 +176,7 @@ def test_tooltip_shows_where_the_tokens_go() -> None:
         assert figure in html
     assert "Plenty of room · 33 % used" in html
     assert "Cairn condenses older messages automatically at 80 %." in html
-    assert "Counts are estimates until Claude's first reply." in html
+    assert "Counts are estimates until Claude has answered a longer message." in html
     assert "limits are unknown" not in html
     assert "Rough estimate" not in html
 
