@@ -66,6 +66,7 @@ _Kind: TypeAlias = Literal[
     "on_hold",
     "permission",
     "not_found",
+    "wrong_address",
     "too_large",
     "rate_limit",
     "timeout",
@@ -286,13 +287,19 @@ def _kind_of(error: anthropic.APIStatusError, in_stream: bool) -> _Kind:
         (anthropic.AuthenticationError, "authentication"),
         (anthropic.PaymentRequiredError, "billing"),
         (anthropic.PermissionDeniedError, "permission"),
-        (anthropic.NotFoundError, "not_found"),
         (anthropic.ContentTooLargeError, "too_large"),
         (anthropic.RateLimitError, "rate_limit"),
         (anthropic.RequestTimeoutError, "timeout"),
         (anthropic.GatewayTimeoutError, "timeout"),
         (anthropic.OverloadedError, "overloaded"),
     )
+    if isinstance(error, anthropic.NotFoundError):
+        # The API's 404 always has the `not_found_error` type; its message does not say
+        # reliably what was missing ("model: x", "Not found", "X is not available"):
+        # "the HTTP status (404) and error.type (not_found_error) are the stable" part
+        # (https://github.com/anthropics/anthropic-sdk-typescript/issues/690). A 404
+        # without that body is no Anthropic API at all: the address is wrong.
+        return "not_found" if error.type == "not_found_error" else "wrong_address"
     for exception_class, kind in specific:
         if isinstance(error, exception_class):
             return kind
@@ -351,6 +358,16 @@ def _not_allowed(_retry_after: float | None, detail: str) -> ApiError:
 def _model_not_found(_retry_after: float | None, detail: str) -> ApiError:
     return ModelNotFoundError(
         "This model isn't available to your API key. Pick another model and try again.",
+        detail=detail,
+    )
+
+
+def _wrong_address(_retry_after: float | None, detail: str) -> ApiError:
+    return BadRequestError(
+        "The server at Cairn's API address answered “not found”, which Anthropic's API "
+        "never does this way. Check the API address in Settings → Advanced, or clear it "
+        "to use Anthropic's.",
+        title="Wrong API address?",
         detail=detail,
     )
 
@@ -418,6 +435,7 @@ _ERROR_OF_KIND: dict[_Kind, Callable[[float | None, str], ApiError]] = {
     "spend_limit": _spend_limit,
     "on_hold": _on_hold,
     "permission": _not_allowed,
+    "wrong_address": _wrong_address,
     "not_found": _model_not_found,
     "too_large": _too_large,
     "rate_limit": _rate_limited,

@@ -260,6 +260,29 @@ def test_broad_classes_are_told_apart_by_the_error_type(
         assert error.title == title
 
 
+def test_a_404_without_the_apis_error_body_is_a_wrong_address_not_a_missing_model() -> None:
+    # What a web server that is not Anthropic's API answers (a wrong base URL): the SDK
+    # keeps the body as text, so there is no error.type.
+    response = httpx2.Response(404, text="<html><body>Not Found</body></html>", request=_REQUEST)
+    sdk_error = anthropic.NotFoundError("Error code: 404", response=response, body=response.text)
+    assert sdk_error.type is None
+
+    error = map_sdk_error(sdk_error)
+
+    assert isinstance(error, BadRequestError) and not isinstance(error, ModelNotFoundError)
+    assert error.title == "Wrong API address?"
+    assert "Settings → Advanced" in error.message
+    assert not error.retryable
+
+
+@pytest.mark.parametrize("message", ["model: claude-x", "Not found", "X is not available."])
+def test_the_apis_404_is_a_missing_model_whatever_its_message(message: str) -> None:
+    error = map_sdk_error(
+        _status_error(404, message=message, exception_class=anthropic.NotFoundError)
+    )
+    assert isinstance(error, ModelNotFoundError)
+
+
 def test_the_class_decides_even_when_the_status_says_otherwise() -> None:
     # What the SDK decided the response meant wins over the number it carries.
     error = map_sdk_error(
