@@ -167,6 +167,15 @@ class ChatService:
         self.summary_process.close()
         self._credentials.close()
 
+    def save_unsaved(self) -> int:
+        """A last try at the replies the disk did not take (before quitting); how many
+        are still kept in memory only."""
+        left = 0
+        for conversation in {id(c): c for c in (self.current, *self._open.values())}.values():
+            if conversation.unsaved.kept is not None and not conversation.unsaved.saved():
+                left += 1
+        return left
+
     def _warm_up(self) -> None:
         if self._shut_down:
             return

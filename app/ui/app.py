@@ -38,6 +38,7 @@ from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
 from app.ui.controller import ChatController
 from app.ui.main_window import MainWindow
+from app.ui.quit_guard import QuitGuard
 from app.ui.smoke import smoke_from_environment
 from app.ui.theme import apply_theme
 
@@ -192,6 +193,7 @@ def open_cairn(
     )
     controller = ChatController(deps)
     window = MainWindow(controller, paths)
+    QuitGuard(window, controller)  # a reply only in memory is not lost by closing
     notices: list[tuple[str, str]] = []
     if opened.notice:
         notices.append(("Your conversations were set aside", opened.notice))

@@ -102,6 +102,10 @@ class ChatController(QObject):
         self._attachments.close()
         self.loop.close()
 
+    def save_unsaved(self) -> int:
+        """Try once more to save the replies the disk did not take; how many are left."""
+        return self.service.save_unsaved()
+
     @property
     def running_tasks(self) -> int:
         """Background tasks and timers still alive (0 once shut down)."""

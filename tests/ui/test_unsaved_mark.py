@@ -14,6 +14,7 @@ from app.core.paths import AppPaths
 from app.store.database import open_database
 from app.store.sessions import SessionStore
 from app.ui.app import CairnSession
+from app.ui.quit_guard import QUIT_ANYWAY, QuitGuard, question_text
 from app.ui.transcript_message import MessageWidget
 from app.ui.unsaved_mark import UNSAVED_TEXT, UnsavedMark
 from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -114,3 +115,72 @@ def test_the_mark_goes_on_the_named_reply_only(
         )
     )
     assert marks(cairn) == []
+
+
+def test_closing_with_a_reply_only_in_memory_asks_first(
+    qtbot: QtBot,
+    small_disk: SmallDisk,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn = open_window()
+    window, controller = cairn.window, cairn.controller
+    fake_server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
+    controller.send("Tell me a story")
+    qtbot.waitUntil(
+        lambda: bool(window.transcript.message_widgets()) and bool(last_reply(cairn).text),
+        timeout=15_000,
+    )
+    small_disk.fill()
+    qtbot.waitUntil(lambda: not controller.busy, timeout=15_000)
+    guard = window.findChild(QuitGuard)
+    assert guard is not None
+
+    # The disk is still full: closing asks, and "keep open" keeps everything.
+    window.close()
+    question = guard.question
+    assert question is not None and question.isVisible()
+    assert window.isVisible()
+    assert question.text() == question_text(1)
+    question.escapeButton().click()  # type: ignore[union-attr]
+    assert guard.question is None and window.isVisible()
+    assert marks(cairn) == [(last_reply(cairn).message.id, UNSAVED_TEXT)]
+
+    # With room again, the last try saves it, and the window closes without a question.
+    small_disk.free()
+    window.close()
+    assert guard.question is None
+    assert not window.isVisible()
+    session = controller.current
+    assert session is not None
+    store = SessionStore(open_database(AppPaths.from_environment().database).connection)
+    assert store.messages(session.id)[-1].content == REPLY
+    store.close()
+
+
+def test_quit_anyway_closes(
+    qtbot: QtBot,
+    small_disk: SmallDisk,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn = open_window()
+    window, controller = cairn.window, cairn.controller
+    fake_server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
+    controller.send("Tell me a story")
+    qtbot.waitUntil(
+        lambda: bool(window.transcript.message_widgets()) and bool(last_reply(cairn).text),
+        timeout=15_000,
+    )
+    small_disk.fill()
+    qtbot.waitUntil(lambda: not controller.busy, timeout=15_000)
+    guard = window.findChild(QuitGuard)
+    assert guard is not None
+    window.close()
+    question = guard.question
+    assert question is not None
+    lose = next(b for b in question.buttons() if b.text() == QUIT_ANYWAY)
+    lose.click()
+    assert not window.isVisible()

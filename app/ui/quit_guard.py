@@ -1,0 +1,76 @@
+"""Closing Cairn while a reply exists only in memory (issue 10 item 8).
+
+A reply the full disk did not take is kept in memory and saved when space returns
+(app.chat.unsaved). Closing the window would lose it, so the window makes one last
+attempt to save it, and when that fails too it asks before closing, in plain words:
+the user may free some space and keep Cairn open, or quit and lose that text. The
+question is window-modal and does not block (`open`), so nothing waits on it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QMainWindow, QMessageBox
+
+from app.ui.controller import ChatController
+
+QUESTION_TITLE: Final = "A reply isn't saved yet"
+KEEP_OPEN: Final = "Keep Cairn open"
+QUIT_ANYWAY: Final = "Quit and lose it"
+
+
+def question_text(left: int) -> str:
+    replies = "A reply from Claude is" if left == 1 else f"{left} replies from Claude are"
+    return (
+        f"{replies} only in memory: the disk is still full, so Cairn could not save "
+        "it. If you quit now, that text is lost.\n\nFree some space on the disk and keep "
+        "Cairn open: it saves the reply by itself as soon as there is room."
+    )
+
+
+class QuitGuard(QObject):
+    """Stands between the window's close and a reply that would be lost.
+
+    Attributes:
+        question: the question shown now, or None.
+    """
+
+    def __init__(self, window: QMainWindow, controller: ChatController) -> None:
+        super().__init__(window)
+        self._window = window
+        self._controller = controller
+        self._quitting = False
+        self.question: QMessageBox | None = None
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._window and event.type() == QEvent.Type.Close and not self._quitting:
+            left = self._controller.save_unsaved()
+            if left:
+                event.ignore()
+                self._ask(left)
+                return True
+        return super().eventFilter(watched, event)
+
+    def _ask(self, left: int) -> None:
+        if self.question is not None:
+            self.question.raise_()
+            return
+        box = QMessageBox(QMessageBox.Icon.Warning, QUESTION_TITLE, question_text(left))
+        box.setParent(self._window, box.windowFlags())
+        keep = box.addButton(KEEP_OPEN, QMessageBox.ButtonRole.RejectRole)
+        lose = box.addButton(QUIT_ANYWAY, QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        box.finished.connect(lambda _result: self._answered(box, box.clickedButton() is lose))
+        self.question = box
+        box.open()
+
+    def _answered(self, box: QMessageBox, quit_anyway: bool) -> None:
+        self.question = None
+        box.deleteLater()
+        if quit_anyway:
+            self._quitting = True
+            self._window.close()
