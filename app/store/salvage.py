@@ -112,7 +112,7 @@ def _salvage(source: sqlite3.Connection, target: sqlite3.Connection) -> SalvageR
                     target, "summary", summary_columns, row
                 ):
                     summary_ids.add(str(row["id"]))
-        recovered = 0
+        recovered: set[object] = set()
         for row in messages:
             if row["session_id"] not in kept_sessions and _insert(
                 target, "session", list(_STAND_IN), _stand_in_session(row)
@@ -122,18 +122,27 @@ def _salvage(source: sqlite3.Connection, target: sqlite3.Connection) -> SalvageR
             if values.get("summary_id") not in summary_ids:
                 values["summary_id"] = None
             if _insert(target, "message", message_columns, values):
-                recovered += 1
+                recovered.add(values["id"])
+        for table in _MESSAGE_PARTS:  # only for messages that came back (foreign keys)
+            columns = _shared_columns(source, target, table)
+            for row in _readable_rows(source, table, "rowid") if "message_id" in columns else ():
+                if row["message_id"] in recovered:
+                    _insert(target, table, columns, row)
         target.execute("COMMIT")
     except BaseException:
         target.execute("ROLLBACK")
         raise
     return SalvageReport(
         sessions=len(kept_sessions),
-        messages=recovered,
-        total_messages=max(total, recovered) if total is not None else None,
+        messages=len(recovered),
+        total_messages=max(total, len(recovered)) if total is not None else None,
         summaries_kept=summaries_whole and bool(summary_ids),
     )
 
+
+# What belongs to a message and comes back with it: Claude's archive searches while
+# writing it, and its attached files (their bytes are in the attachments folder, safe).
+_MESSAGE_PARTS = ("lookup", "attachment")
 
 # A conversation whose own row was lost, for the messages found for it.
 _STAND_IN = ("id", "title", "created_at", "updated_at", "model")

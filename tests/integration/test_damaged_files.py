@@ -5,14 +5,17 @@ damaged byte by byte the way a failing disk or a bad copy does."""
 from __future__ import annotations
 
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from app.core.lookup import Lookup
 from app.core.models import Role
 from app.store import SessionStore, open_database
 from app.store.database import mark_clean_shutdown
-from app.store.salvage import SalvageReport
+from app.store.lookups import LookupStore
+from app.store.salvage import SalvageReport, salvage
 from app.store.wal_check import FRAME_HEADER_SIZE, WAL_HEADER_SIZE, wal_damage
 
 PAGE = 4096
@@ -195,3 +198,35 @@ def test_the_report_says_what_it_knows() -> None:
         "Recovered 1 conversation, but none of its messages could be read; "
         "the copy is kept as it was."
     )
+
+
+def test_what_belongs_to_a_message_comes_back_with_it(tmp_path: Path) -> None:
+    # Salvage copies every readable row; here nothing is damaged, so everything must come
+    # back: the searches Claude ran for a reply, a message's file, and the versions.
+    database = fill(tmp_path / "cairn.db", 1, 6)
+    opened = open_database(database)
+    store = SessionStore(opened.connection, database=database)
+    (session,) = store.list_sessions()
+    messages = store.messages(session.id)
+    LookupStore(opened.connection).add(
+        Lookup(messages[1].id, 1, "gate code", (), datetime(2026, 3, 5, tzinfo=UTC))
+    )
+    opened.connection.execute(
+        "INSERT INTO attachment (message_id, ordinal, sha256, name, media_type, kind, size, "
+        "tokens) VALUES (?, 1, ?, 'plan.pdf', 'application/pdf', 'pdf', 10, 5)",
+        (messages[0].id, "a" * 64),
+    )
+    store.versions.edit(messages[2].id, "Plan a trip to Porto", token_estimate=6)
+    live_before = [m.content for m in store.live_messages(session.id)]
+    store.close()
+
+    fresh = open_database(tmp_path / "fresh.db")
+    report = salvage(database, fresh.connection)
+    connection = fresh.connection
+
+    assert report.messages == 7
+    assert connection.execute("SELECT query FROM lookup").fetchall() == [("gate code",)]
+    assert connection.execute("SELECT name FROM attachment").fetchall() == [("plan.pdf",)]
+    copy = SessionStore(connection, database=tmp_path / "fresh.db")
+    assert [m.content for m in copy.live_messages(session.id)] == live_before
+    copy.close()
