@@ -18,8 +18,11 @@ transaction: anything wrong and nothing is written, with the reason in plain wor
 
 from __future__ import annotations
 
+import base64
+import binascii
 import enum
 import json
+import logging
 import os
 import sqlite3
 import tempfile
@@ -35,9 +38,10 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app import __version__
-from app.core.errors import UserFacingError
+from app.core.errors import StorageError, UserFacingError
 from app.core.models import Usage
 from app.core.summary import SummaryContent
+from app.store.attachments import AttachmentFiles, sha256_of
 from app.store.database import fsync_folder
 from app.store.export_lookups import (
     LOOKUPS_QUERY,
@@ -90,6 +94,8 @@ class AlreadyImportedError(ImportRefusedError):
 
 
 # --- the format, as pydantic models ------------------------------------------------
+
+log = logging.getLogger(__name__)
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -251,6 +257,23 @@ class AttachmentRecord(BaseModel):
     height: int = Field(default=0, ge=0)
     pages: int = Field(default=0, ge=0)
     file: str = ""
+    # The file itself, base64: an export moved to another computer keeps it. Absent
+    # when Cairn could not read it at export time (missing or damaged).
+    data: str | None = None
+
+    @field_validator("data")
+    @classmethod
+    def _data(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                base64.b64decode(value, validate=True)
+            except binascii.Error as error:
+                raise ValueError("the file's content is not base64") from error
+        return value
+
+    def content(self) -> bytes | None:
+        """The file's bytes, when the export holds them."""
+        return base64.b64decode(self.data) if self.data is not None else None
 
 
 class ConversationRecord(BaseModel):
@@ -298,6 +321,10 @@ class ConversationRecord(BaseModel):
         known = set(seqs)
         if any(a.message_seq not in known for a in self.attachments):
             problems.append("a file is attached to a message the file does not have")
+        for attachment in self.attachments:
+            content = attachment.content()
+            if content is not None and sha256_of(content) != attachment.sha256:
+                problems.append(f"the content of {attachment.name} does not match its sha256")
         return problems
 
 
@@ -393,7 +420,8 @@ def export_conversations(
             ids = _session_ids(connection, session_ids)
             with _atomic_file(target) as stream:
                 if fmt is ExportFormat.JSON:
-                    _write_json(connection, ids, stream, moment)
+                    files = AttachmentFiles(database) if database is not None else None
+                    _write_json(connection, ids, stream, moment, files)
                 else:
                     _write_markdown(connection, ids, stream, moment)
         finally:
@@ -469,7 +497,11 @@ def _dumps(value: Any) -> str:
 
 
 def _write_json(
-    connection: sqlite3.Connection, ids: list[str], stream: IO[str], moment: str
+    connection: sqlite3.Connection,
+    ids: list[str],
+    stream: IO[str],
+    moment: str,
+    files: AttachmentFiles | None = None,
 ) -> None:
     """One record per line (a message, a summary, an event), streamed row by row."""
     header = {
@@ -489,10 +521,20 @@ def _write_json(
                 continue  # a conversation without files reads as before files existed
             stream.write(f',\n   "{part}": [')
             for number, row in enumerate(rows if first is None else chain([first], rows)):
+                if part == "attachments" and files is not None:
+                    _with_content(row, files)
                 stream.write(("," if number else "") + "\n    " + _dumps(row))
             stream.write("]")
         stream.write("}")
     stream.write("\n ]}\n")
+
+
+def _with_content(row: dict[str, Any], files: AttachmentFiles) -> None:
+    """Put the attached file's bytes in its record (base64), when they can be read."""
+    try:
+        row["data"] = base64.b64encode(files.read(row["sha256"])).decode("ascii")
+    except StorageError as error:
+        log.warning("An attached file is not in the export: %s", error.message)
 
 
 _AUTHOR = {"user": "You", "assistant": "Claude"}
@@ -718,6 +760,8 @@ def import_conversations(
     """
     ids: list[str] = []
     titles: list[str] = []
+    if database is not None:  # the files first: a row never names bytes not on disk
+        _keep_files(export, AttachmentFiles(database))
     with write_transaction(connection, "import the conversations", database) as cursor:
         if not as_copy:
             present = [
@@ -752,6 +796,17 @@ def import_conversations(
             ids.append(session_id)
             titles.append(title)
     return ImportResult(ids, titles)
+
+
+def _keep_files(export: ExportFile, files: AttachmentFiles) -> None:
+    """Put the attached files the export holds into the attachments folder (each
+    checked against its sha256 when the file was read); `StorageError` when the disk
+    refuses, before anything is imported."""
+    for conversation in export.conversations:
+        for attachment in conversation.attachments:
+            content = attachment.content()
+            if content is not None:
+                files.put(content, attachment.sha256)
 
 
 def _json(value: Any) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -13,7 +14,13 @@ from app.core.errors import StorageError
 from app.core.models import Role
 from app.store.attachments import AttachmentFiles, AttachmentStore, sha256_of
 from app.store.database import open_database
-from app.store.export import ExportFormat, export_conversations, import_conversations, read_export
+from app.store.export import (
+    ExportFormat,
+    ImportRefusedError,
+    export_conversations,
+    import_conversations,
+    read_export,
+)
 from app.store.sessions import SessionStore
 from tests.fakes.sample_files import pdf, png
 
@@ -119,3 +126,41 @@ def test_export_names_the_files_and_import_keeps_them(tmp_path: Path) -> None:
     finally:
         again.close()
         store.close()
+
+
+def test_the_export_carries_the_files_to_another_computer(tmp_path: Path) -> None:
+    database = tmp_path / "here" / "cairn.db"
+    database.parent.mkdir()
+    opened = open_database(database)
+    store = SessionStore(opened.connection, database=opened.path)
+    session = store.create_session("Photos", "claude-x")
+    message = store.append_message(session.id, Role.USER, "Look\n\n[attached: cat.png]")
+    data = png(30, 20)
+    picture = describe("cat.png", data, AttachmentFiles(database).put(data), len)
+    attachments = AttachmentStore.open(database)
+    try:
+        attachments.add(message.id, [picture])
+    finally:
+        attachments.close()
+    target = tmp_path / "export.json"
+    export_conversations(opened.connection, target, fmt=ExportFormat.JSON, database=database)
+    store.close()
+    exported = json.loads(target.read_text())
+    schema = json.loads(
+        (Path(__file__).parents[3] / "resources" / "export-schema.json").read_text()
+    )
+    jsonschema.Draft202012Validator(schema).validate(exported)
+    (record,) = exported["conversations"][0]["attachments"]
+    assert base64.b64decode(record["data"]) == data
+
+    elsewhere = tmp_path / "there" / "cairn.db"
+    elsewhere.parent.mkdir()
+    other = open_database(elsewhere)
+    import_conversations(other.connection, read_export(target), database=elsewhere)
+    assert AttachmentFiles(elsewhere).read(picture.sha256) == data
+
+    record["data"] = base64.b64encode(png(31, 20)).decode()
+    target.write_text(json.dumps(exported))
+    with pytest.raises(ImportRefusedError, match="does not match its sha256"):
+        read_export(target)
+    other.connection.close()
