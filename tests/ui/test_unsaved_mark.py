@@ -117,14 +117,10 @@ def test_the_mark_goes_on_the_named_reply_only(
     assert marks(cairn) == []
 
 
-def test_closing_with_a_reply_only_in_memory_asks_first(
-    qtbot: QtBot,
-    small_disk: SmallDisk,
-    open_window: Callable[[], CairnSession],
-    with_key: str,
-    fake_server: FakeAnthropicServer,
-) -> None:
-    cairn = open_window()
+def reply_only_in_memory(
+    qtbot: QtBot, small_disk: SmallDisk, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> tuple[CairnSession, QuitGuard]:
+    """A reply that arrived while the disk filled up, kept in memory only; the window's guard."""
     window, controller = cairn.window, cairn.controller
     fake_server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
     controller.send("Tell me a story")
@@ -136,6 +132,18 @@ def test_closing_with_a_reply_only_in_memory_asks_first(
     qtbot.waitUntil(lambda: not controller.busy, timeout=15_000)
     guard = window.findChild(QuitGuard)
     assert guard is not None
+    return cairn, guard
+
+
+def test_closing_with_a_reply_only_in_memory_asks_first(
+    qtbot: QtBot,
+    small_disk: SmallDisk,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn, guard = reply_only_in_memory(qtbot, small_disk, open_window(), fake_server)
+    window, controller = cairn.window, cairn.controller
 
     # The disk is still full: closing asks, and "keep open" keeps everything.
     window.close()
@@ -166,18 +174,8 @@ def test_quit_anyway_closes(
     with_key: str,
     fake_server: FakeAnthropicServer,
 ) -> None:
-    cairn = open_window()
-    window, controller = cairn.window, cairn.controller
-    fake_server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
-    controller.send("Tell me a story")
-    qtbot.waitUntil(
-        lambda: bool(window.transcript.message_widgets()) and bool(last_reply(cairn).text),
-        timeout=15_000,
-    )
-    small_disk.fill()
-    qtbot.waitUntil(lambda: not controller.busy, timeout=15_000)
-    guard = window.findChild(QuitGuard)
-    assert guard is not None
+    cairn, guard = reply_only_in_memory(qtbot, small_disk, open_window(), fake_server)
+    window = cairn.window
     window.close()
     question = guard.question
     assert question is not None
