@@ -2,7 +2,7 @@
 
 `AutomaticRecall.gather` takes the newest user message of the live tail, looks its
 salient terms up in the conversation's archive and fits the best quotes into the
-recall budget: `budget_ratio` of the model's window (at least `FLOOR_TOKENS`), and
+recall budget: `budget_ratio` of the model's window (at least `RECALL_FLOOR_TOKENS`), and
 never more than the room the request leaves (below the margin where an exact count
 would be asked), so the recall block never makes a request fail that would have fitted
 without it. The kinds of fact the message asks for (`wanted_kinds`) rank the quotes.
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from app.core.catalog import ModelInfo
-from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder
+from app.core.context import ContextBuilder
 from app.core.errors import StorageError
 from app.core.lookup import ToolOffer
 from app.core.models import Message, Role
@@ -35,8 +35,6 @@ from app.core.summary import Summary
 from app.store.recall import QUESTION_CANDIDATES
 
 log = logging.getLogger(__name__)
-
-FLOOR_TOKENS = RECALL_FLOOR_TOKENS  # see app/core/context.py
 
 
 class ArchiveLookup(Protocol):

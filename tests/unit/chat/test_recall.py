@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from app.chat.recall import FLOOR_TOKENS, AutomaticRecall
+from app.chat.recall import AutomaticRecall
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
 from app.core.models import Message, Role
 from app.core.recall import RECALL_HEADING, ArchivedMatch, RecallTerm
@@ -143,7 +143,7 @@ ARCHIVED = [make_summary("condensed", 1, 8, "They talked about the house.")]
 
 def test_a_small_window_gets_the_floor_and_a_large_one_its_share() -> None:
     recall = AutomaticRecall(ContextBuilder(), 0.05)
-    assert recall.raw_budget(small_model(2_000), "", ARCHIVED, []) == FLOOR_TOKENS == 150
+    assert recall.raw_budget(small_model(2_000), "", ARCHIVED, []) == RECALL_FLOOR_TOKENS == 150
     assert recall.raw_budget(small_model(8_000), "", ARCHIVED, []) == 400
     assert recall.raw_budget(small_model(200_000), "", ARCHIVED, []) == 10_000
     assert (
@@ -160,7 +160,7 @@ def test_the_floor_is_never_more_than_the_room_the_request_leaves() -> None:
     )
     state = builder.estimate_state(model=model, summaries=ARCHIVED, tail=[long_turn])
     room = int(state.usable * 0.95) - state.used
-    assert 0 < room < FLOOR_TOKENS
+    assert 0 < room < RECALL_FLOOR_TOKENS
     assert AutomaticRecall(builder, 0.05).raw_budget(model, "", ARCHIVED, [long_turn]) == room
 
 

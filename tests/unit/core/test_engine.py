@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from app.chat.recall import FLOOR_TOKENS, AutomaticRecall
+from app.chat.recall import AutomaticRecall
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder, memory_block_text
+from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder, memory_block_text
 from app.core.engine import (
     EngineOutcome,
     MessageSummarizer,
@@ -180,7 +180,7 @@ def assert_invariants(
                 assert len(quoted) == len(set(quoted))
                 assert not set(quoted) & {m.seq for m in live}
                 share = math.floor(ratio * model.max_input_tokens)
-                assert recall.tokens <= max(share, FLOOR_TOKENS)  # a small window's floor
+                assert recall.tokens <= max(share, RECALL_FLOOR_TOKENS)  # a small window's floor
     # 4: the memory block's budget.
     kept = len(active)
     assert memory_tokens(engine, model) <= engine.memory_cap(model, kept)
