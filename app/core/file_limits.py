@@ -161,9 +161,12 @@ def plan_files(
     files: Sequence[tuple[int, Sequence[Attachment]]],
     model: ModelInfo,
     count: Callable[[str], int],
+    *,
+    newest: int | None,
 ) -> FilePlan:
-    """Which files of the tail (`files`: each message's, oldest message first; the last is
-    the newest user message's) a request to `model` sends, and which it leaves out.
+    """Which files of the tail (`files`: each message's, oldest message first) a request to
+    `model` sends, and which it leaves out. `newest`: the id of the message the request
+    answers (the newest user message, or the draft's stand-in), None when it has no files.
 
     The newest message's files always go (`check_message` refuses a message whose files
     alone break a limit, before it is sent). Older files go while the request stays
@@ -174,10 +177,9 @@ def plan_files(
         AttachmentRefusedError: the newest message's files alone break a limit.
     """
     flat = [(message_id, index, a) for message_id, group in files for index, a in enumerate(group)]
-    if not flat:
-        return FilePlan()
-    newest = files[-1][0]
-    check_message(files[-1][1], model)
+    for message_id, group in files:
+        if message_id == newest:
+            check_message(group, model)
     load = _Load()
     cut = 0  # flat[:cut] are left out
     for position in range(len(flat) - 1, -1, -1):
@@ -194,7 +196,7 @@ def plan_files(
 
 
 def _step_back(
-    flat: Sequence[tuple[int, int, Attachment]], cut: int, newest: int, model: ModelInfo
+    flat: Sequence[tuple[int, int, Attachment]], cut: int, newest: int | None, model: ModelInfo
 ) -> int:
     """Where the line goes: at the first of the stable steps that leaves out at least
     `flat[:cut]`. The steps are counted from the oldest file on, each `STEP_SHARE` of the
@@ -208,8 +210,8 @@ def _step_back(
         if not load.fits(model, STEP_SHARE):
             steps.append(position + 1)
             load = _Load()
-    first_of_newest = next(i for i, (mid, _x, _a) in enumerate(flat) if mid == newest)
-    return next((step for step in steps if step >= cut), first_of_newest)
+    older = next((i for i, (mid, _x, _a) in enumerate(flat) if mid == newest), len(flat))
+    return next((step for step in steps if step >= cut), older)
 
 
 def _plan_of(left: Sequence[tuple[int, int, Attachment]], count: Callable[[str], int]) -> FilePlan:

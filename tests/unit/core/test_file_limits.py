@@ -43,6 +43,10 @@ SMALL = ModelInfo(
 )
 
 
+def last(files: list[tuple[int, list[Attachment]]]) -> int:
+    return files[-1][0]
+
+
 def words(text: str) -> int:
     return len(text.split())
 
@@ -76,13 +80,13 @@ def test_the_limits_follow_the_documentation() -> None:
 
 def test_files_inside_the_limits_all_go() -> None:
     files = [(1, [pdf_file("a.pdf", 40)]), (3, [pdf_file("b.pdf", 40)]), (5, [image("c.png")])]
-    assert plan_files(files, WIDE, words) == FilePlan()
+    assert plan_files(files, WIDE, words, newest=last(files)) == FilePlan()
 
 
 def test_two_pdfs_of_60_pages_send_the_newest_and_a_note_for_the_older() -> None:
     # pdf-support: 100 pages for the whole request, not for each PDF.
     files = [(1, [pdf_file("report.pdf", 60)]), (3, [pdf_file("annex.pdf", 60)])]
-    plan = plan_files(files, WIDE, words)
+    plan = plan_files(files, WIDE, words, newest=last(files))
     assert [f.name for f in plan.left_out] == ["report.pdf"]
     assert plan.notes == {1: "[earlier file: report.pdf — not re-sent]"}
     assert not plan.sends(1, 0) and plan.sends(3, 0)
@@ -92,7 +96,7 @@ def test_two_pdfs_of_60_pages_send_the_newest_and_a_note_for_the_older() -> None
 def test_past_20_images_no_large_one_goes_and_the_oldest_are_left_out() -> None:
     # vision: more than 20 images in a request: each at most 2000×2000 px.
     files = [(index, [image(f"photo{index}.png", side=3000)]) for index in range(25)]
-    plan = plan_files(files, WIDE, words)
+    plan = plan_files(files, WIDE, words, newest=last(files))
     sent = [i for i in range(25) if plan.sends(i, 0)]
     assert len(sent) <= 20
     assert sent == list(range(25 - len(sent), 25))  # the newest, in a row
@@ -101,24 +105,33 @@ def test_past_20_images_no_large_one_goes_and_the_oldest_are_left_out() -> None:
 
 def test_small_images_count_up_to_100_on_a_200k_window_model() -> None:
     files = [(index, [image(f"p{index}.png", side=500, size=20_000)]) for index in range(130)]
-    wide = plan_files(files, WIDE, words)
+    wide = plan_files(files, WIDE, words, newest=last(files))
     assert wide.left_out == ()
-    small = plan_files(files, SMALL, words)
+    small = plan_files(files, SMALL, words, newest=last(files))
     assert len(small.left_out) > 0 and 130 - len(small.left_out) <= 100
 
 
 def test_the_bytes_of_the_whole_request_stay_inside_32_mb() -> None:
     files = [(index, [image(f"p{index}.jpg", size=3_000_000)]) for index in range(15)]
-    plan = plan_files(files, WIDE, words)
+    plan = plan_files(files, WIDE, words, newest=last(files))
     kept = sum(sent_bytes(a) for m, group in files for i, a in enumerate(group) if plan.sends(m, i))
     assert 0 < kept <= file_bytes_budget(WIDE)
     assert plan.left_out
 
 
+def test_when_the_newest_message_has_no_files_every_file_is_an_older_one() -> None:
+    files = [(1, [pdf_file("a.pdf", 60)]), (3, [pdf_file("b.pdf", 60)])]
+    plan = plan_files(files, WIDE, words, newest=5)
+    assert [f.name for f in plan.left_out] == ["a.pdf"]
+    both = [(1, [pdf_file("a.pdf", 60), pdf_file("b.pdf", 60)])]
+    plan = plan_files(both, WIDE, words, newest=None)
+    assert plan.notes == {1: "[earlier file: a.pdf — not re-sent]"}
+
+
 def test_a_message_note_names_every_file_it_leaves_out() -> None:
     assert not_resent_note(["a.pdf", "b.png"]) == "[earlier files: a.pdf, b.png — not re-sent]"
     files = [(1, [pdf_file("a.pdf", 50), pdf_file("b.pdf", 30)]), (2, [pdf_file("c.pdf", 90)])]
-    plan = plan_files(files, WIDE, words)
+    plan = plan_files(files, WIDE, words, newest=last(files))
     assert plan.notes == {1: "[earlier files: a.pdf, b.pdf — not re-sent]"}
 
 
@@ -129,7 +142,7 @@ def test_the_line_moves_in_steps_so_the_start_of_the_request_stays_the_same() ->
     before: tuple[str, ...] = ()
     for turns in range(20, 60):
         files = [(index, [image(f"p{index}.jpg", size=2_000_000)]) for index in range(turns)]
-        left = tuple(f.name for f in plan_files(files, WIDE, words).left_out)
+        left = tuple(f.name for f in plan_files(files, WIDE, words, newest=last(files)).left_out)
         assert left[: len(before)] == before  # what was left out stays left out
         changes += left != before
         before = left
@@ -152,7 +165,7 @@ def test_a_single_message_over_a_limit_is_refused_naming_the_file_and_the_limit(
     with pytest.raises(AttachmentRefusedError, match="once encoded"):
         check_message([image("huge.png", size=4_600_000)], WIDE)
     with pytest.raises(AttachmentRefusedError):
-        plan_files([(1, [pdf_file("a.pdf", 60), pdf_file("b.pdf", 60)])], WIDE, words)
+        plan_files([(1, [pdf_file("a.pdf", 60), pdf_file("b.pdf", 60)])], WIDE, words, newest=1)
 
 
 _KINDS = st.sampled_from(["pdf", "image", "large", "text"])
@@ -193,7 +206,7 @@ def test_every_plan_is_inside_the_limits_and_leaves_out_only_the_oldest(
     files: list[tuple[int, list[Attachment]]],
 ) -> None:
     for model in (SMALL, WIDE):
-        plan = plan_files(files, model, words)
+        plan = plan_files(files, model, words, newest=last(files))
         flat = [(m, i, a) for m, group in files for i, a in enumerate(group)]
         sent = [a for m, i, a in flat if plan.sends(m, i)]
         flags = [plan.sends(m, i) for m, i, _a in flat]
@@ -202,7 +215,7 @@ def test_every_plan_is_inside_the_limits_and_leaves_out_only_the_oldest(
         check_message(sent, model)  # the whole request fits, as one message would
         assert plan.saved_tokens >= 0
         if len(files) > 1:  # one message more never brings back a file left out
-            earlier = plan_files(files[:-1], model, words)
+            earlier = plan_files(files[:-1], model, words, newest=last(files[:-1]))
             assert {(f.message_id, f.name) for f in earlier.left_out} <= {
                 (f.message_id, f.name) for f in plan.left_out
             }
