@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from app.chat.runner import Job, JobRunner
 from app.core.attachments import (
-    MAX_REQUEST_BYTES,
     Attachment,
     AttachmentRefusedError,
     content_block,
@@ -341,9 +340,9 @@ def explain_too_large(error: UserFacingError, files: AttachedFiles | None) -> Us
     largest = max(files.sent, key=lambda a: a.size)
     return RequestTooLargeError(
         f"“{largest.name}” ({say_size(largest.size)}) is too large to send with the rest of "
-        f"this conversation: Claude takes at most {say_size(MAX_REQUEST_BYTES)} in one "
-        f"request, files included. Send a smaller copy of “{largest.name}” (fewer pages, or "
-        "a smaller picture), or start a new conversation for it.",
+        "this conversation: Claude takes at most 32 MB in one request, files included. "
+        f"Send a smaller copy of “{largest.name}” (fewer pages, or a smaller picture), or "
+        "start a new conversation for it.",
         detail=error.detail,
     )
 
