@@ -66,6 +66,12 @@ STEP_SHARE = 0.25
 NOTE_SUFFIX = " — not re-sent]"
 
 
+class TooMuchForOneMessageError(AttachmentRefusedError):
+    """A message whose files together break a limit of one request (named in its words)."""
+
+    title = "Too many files for one message"
+
+
 def sent_bytes(attachment: Attachment) -> int:
     """The bytes a file takes in the request: base64 for images and PDFs (4 for every 3),
     its text for a text file (a little more once escaped in JSON)."""
@@ -233,7 +239,7 @@ def check_message(attachments: Sequence[Attachment], model: ModelInfo) -> None:
     of a request to `model`.
 
     Raises:
-        AttachmentRefusedError: in words that name the file and the limit.
+        TooMuchForOneMessageError: in words that name the file and the limit.
     """
     load = _Load()
     for attachment in attachments:
@@ -247,27 +253,27 @@ def check_message(attachments: Sequence[Attachment], model: ModelInfo) -> None:
                 "way. Save it smaller (as JPEG, or fewer pixels) and attach it again."
             )
         if load.pages > MAX_REQUEST_PDF_PAGES:
-            raise AttachmentRefusedError(
+            raise TooMuchForOneMessageError(
                 f"With {name} this message has {load.pages} PDF pages; Claude reads at most "
                 f"{MAX_REQUEST_PDF_PAGES} pages in one message. Send {name} in a message "
                 "of its own, or split it into parts."
             )
         if load.images > max_images(model):
-            raise AttachmentRefusedError(
+            raise TooMuchForOneMessageError(
                 f"With {name} this message has {load.images} pictures; {model.display_name} "
                 f"takes at most {max_images(model)} in one message. Send the rest in "
                 "another message."
             )
         if load.bytes > file_bytes_budget(model):
             budget = say_size(file_bytes_budget(model))
-            raise AttachmentRefusedError(
+            raise TooMuchForOneMessageError(
                 f"With {name} the files of this message come to {say_size(load.bytes)} as "
                 f"sent; one message to Claude can carry about {budget}. Send {name} in a "
                 "message of its own, or make it smaller."
             )
     if load.images > MANY_IMAGES and load.large_images:
         large = next(a for a in attachments if is_large_image(a))
-        raise AttachmentRefusedError(
+        raise TooMuchForOneMessageError(
             f"“{large.name}” is {large.width} × {large.height} pixels; in a message with more "
             f"than {MANY_IMAGES} pictures Claude takes each of up to {MAX_SIDE_WITH_MANY} × "
             f"{MAX_SIDE_WITH_MANY}. Make the large pictures smaller, or send at most "

@@ -333,7 +333,9 @@ class AttachmentChip(QFrame):
             return
         self.not_resent = left_out
         detail = detail_of(self.attachment)
-        self.detail.setText(f"{detail} · not re-sent" if left_out else detail)
+        # Its tokens are not sent any more: what it is, and that it is not re-sent.
+        first = detail.split(" · ")[0]
+        self.detail.setText(f"{first} · not re-sent" if left_out else detail)
         self.title.setToolTip(f"{self.name}\n{NOT_RESENT_TIP}" if left_out else self.name)
         self.detail.setToolTip(NOT_RESENT_TIP if left_out else "")
         suffix = ", not re-sent to Claude" if left_out else ""

@@ -220,7 +220,7 @@ def test_an_earlier_file_not_re_sent_is_said_on_its_message_and_in_the_gauge(
     assert "[earlier file: report.pdf — not re-sent]" in texts
     qtbot.waitUntil(lambda: first.note.isVisible(), timeout=5_000)
     assert first.chips[0].not_resent
-    assert first.chips[0].detail.text().endswith("· not re-sent")
+    assert first.chips[0].detail.text() == "60 pages · not re-sent"
     assert "report.pdf" in first.note.text() and "Not re-sent" in first.note.text()
     assert first.chips[0].accessibleName() == "Attached file report.pdf, not re-sent to Claude"
     assert not _strip_of_message(cairn, 1).note.isVisible()
