@@ -14,20 +14,10 @@ import pytest
 from app.core.catalog import ModelInfo
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.sample_files import pdf_in_object_streams, png
+from tests.fakes.server_fixtures import HAIKU_4_5 as SMALL
+from tests.fakes.server_fixtures import SONNET_5_5 as WIDE
 
 KEY = "sk-ant-fake-test-key"
-WIDE = ModelInfo(
-    id="claude-sonnet-5-5",
-    display_name="Claude Sonnet 5.5",
-    max_input_tokens=1_000_000,
-    max_tokens=128_000,
-)
-SMALL = ModelInfo(
-    id="claude-haiku-4-5",
-    display_name="Claude Haiku 4.5",
-    max_input_tokens=200_000,
-    max_tokens=64_000,
-)
 
 
 @pytest.fixture

@@ -12,23 +12,16 @@ import pytest
 
 from app.chat.attachments import ComposerAttachments
 from app.core.attachments import Attachment
-from app.core.catalog import ModelInfo
 from app.core.errors import RequestTooLargeError, UserFacingError
 from app.core.file_limits import MANY_IMAGES, MAX_SIDE_WITH_MANY, file_bytes_budget
 from app.core.settings import AppSettings
 from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer
 from tests.fakes.file_blocks import MAX_PDF_PAGES, pdf_pages
 from tests.fakes.sample_files import pdf_in_object_streams, png
+from tests.fakes.server_fixtures import SONNET_5_5
 from tests.unit.chat.conftest import Chat
 
 StartChat = Callable[..., Chat]
-
-SONNET_5_5 = ModelInfo(
-    id="claude-sonnet-5-5",
-    display_name="Claude Sonnet 5.5",
-    max_input_tokens=1_000_000,
-    max_tokens=128_000,
-)
 
 
 @pytest.fixture

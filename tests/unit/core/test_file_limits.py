@@ -15,7 +15,6 @@ from app.core.attachments import (
     AttachmentRefusedError,
     base64_size,
 )
-from app.core.catalog import ModelInfo
 from app.core.file_limits import (
     MAX_REQUEST_PDF_PAGES,
     MIN_FILE_BYTES_BUDGET,
@@ -28,19 +27,8 @@ from app.core.file_limits import (
     plan_files,
     sent_bytes,
 )
-
-WIDE = ModelInfo(
-    id="claude-sonnet-5-5",
-    display_name="Claude Sonnet 5.5",
-    max_input_tokens=1_000_000,
-    max_tokens=128_000,
-)
-SMALL = ModelInfo(
-    id="claude-haiku-4-5",
-    display_name="Claude Haiku 4.5",
-    max_input_tokens=200_000,
-    max_tokens=64_000,
-)
+from tests.fakes.server_fixtures import HAIKU_4_5 as SMALL
+from tests.fakes.server_fixtures import SONNET_5_5 as WIDE
 
 
 def last(files: list[tuple[int, list[Attachment]]]) -> int:
