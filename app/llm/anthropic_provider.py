@@ -391,6 +391,9 @@ class AnthropicProvider:
                     # Optional for an Anthropic-compatible server that predates them.
                     "line": getattr(model, "line", None),
                     "lifecycle": getattr(model, "lifecycle", None),
+                    # What the model accepts (thinking types, effort): the SDK's
+                    # `ModelCapabilities`, None from a server that predates it.
+                    "capabilities": _capabilities(model),
                 }
                 for model in client.models.list(limit=_MODELS_PAGE_SIZE)
             )
@@ -647,6 +650,12 @@ def _tool_calls(message: SdkMessage) -> tuple[tuple[ToolCall, ...], tuple[dict[s
         if block.type in ("text", "tool_use") and (block.type != "text" or block.text)
     )
     return calls, content
+
+
+def _capabilities(model: object) -> dict[str, Any] | None:
+    capabilities = getattr(model, "capabilities", None)
+    dump = getattr(capabilities, "model_dump", None)
+    return dump() if callable(dump) else None
 
 
 def _usage(usage: SdkUsage) -> Usage:
