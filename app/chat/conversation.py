@@ -103,6 +103,8 @@ class Shared:
     lookups: LookupsFactory = no_lookups
     # The instructions a new conversation starts with (Settings).
     default_instructions: Callable[[], str] = lambda: ""
+    # Settings → "Think longer" (app.core.thinking).
+    think_longer: Callable[[], bool] = lambda: False
 
 
 class Conversation:
@@ -145,6 +147,7 @@ class Conversation:
         self._reply_job: Job[ReplyOutcome] | None = None
         self._text_timer: Timer | None = None
         self._last_text_at = float("-inf")
+        self._thinking_shown = ""  # the reply's thinking as last told
 
     # --- reading
 
@@ -333,6 +336,7 @@ class Conversation:
                 continuing,
                 fallback=fallback,
                 replacing=replacing,
+                think_longer=shared.think_longer(),
             ),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
@@ -348,7 +352,7 @@ class Conversation:
             ),
             lookups=shared.lookups(self.session.id, self.tell),
         )
-        self._reply = reply
+        self._reply, self._thinking_shown = reply, ""
         self._reply_job = shared.runner.start(
             Job(
                 "reply",
@@ -378,7 +382,11 @@ class Conversation:
             return
         self._last_text_at = _now()
         text, message_id = reply.take_text(), reply.message_id
+        thinking = reply.thinking_so_far()
         self._status("")
+        if thinking != self._thinking_shown:
+            self._thinking_shown = thinking
+            self.tell(lambda events: events.message_thinking_changed(message_id, thinking))
         self.tell(lambda events: events.message_text_changed(message_id, text))
 
     def _reply_done(self, outcome: ReplyOutcome) -> None:

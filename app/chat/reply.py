@@ -30,6 +30,7 @@ from app.core.lookup import ToolOffer
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
 from app.core.summary import Summary
+from app.core.thinking import thinking_request
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
 from app.store.errors import MessageNotFoundError, RecordNotFoundError
@@ -57,6 +58,8 @@ class ReplyRequest:
     fallback: tuple[ModelInfo, bool] | None = None
     # Claude's reply to write again (app.chat.versions): the new one becomes its next version.
     replacing: int | None = None
+    # Settings → "Think longer" when the reply started (app.core.thinking).
+    think_longer: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class ReplyJob:
         self._cancel = CancelToken()
         self._lock = threading.Lock()
         self._text = ""
+        self._thinking = ""  # the thinking shown above the reply, so far
         self._prefix = ""  # the text of the reply this job goes on writing, as it was
         self._earlier_status: MessageStatus | None = None  # and its status then
         self._notified = False
@@ -144,6 +148,20 @@ class ReplyJob:
         with self._lock:
             self._notified = False
             return self._text
+
+    def thinking_so_far(self) -> str:
+        """The thinking shown above the reply so far (armed with the text)."""
+        with self._lock:
+            return self._thinking
+
+    def _thinking_arrived(self, delta: str) -> None:
+        """A `thinking_delta`: shown above the reply as it comes, never in its text."""
+        with self._lock:
+            self._thinking += delta
+            notify = not self._notified
+            self._notified = True
+        if notify:
+            self._on_text()
 
     # --- on the worker thread
 
@@ -173,9 +191,23 @@ class ReplyJob:
                 stream: StreamFunction = self._provider.stream_reply
                 if self._lookups is not None:
                     stream = self._lookups.bind(self._provider, store, placeholder.id, built)
+                thinking = thinking_request(
+                    self.request.model, built.max_tokens, think_longer=self.request.think_longer
+                )
                 result = stream(
-                    ChatRequest(built.model, built.messages, built.max_tokens, built.system),
-                    StreamCallbacks(on_text=self._text_arrived(store), on_retry=self._on_retry),
+                    ChatRequest(
+                        built.model,
+                        built.messages,
+                        built.max_tokens,
+                        built.system,
+                        thinking=thinking.thinking,
+                        output_config=thinking.output_config,
+                    ),
+                    StreamCallbacks(
+                        on_text=self._text_arrived(store),
+                        on_retry=self._on_retry,
+                        on_thinking=self._thinking_arrived,
+                    ),
                     self._cancel,
                 )
             except UserFacingError as error:
@@ -203,7 +235,13 @@ class ReplyJob:
                 if nothing and self._discard(store, placeholder.id):
                     return ReplyOutcome(None, discarded=placeholder.id)
                 message = store.finish_message(
-                    placeholder.id, text, status, usage=result.usage, model=result.model
+                    placeholder.id,
+                    text,
+                    status,
+                    usage=result.usage,
+                    model=result.model,
+                    thinking=self._shown_thinking(result.thinking),
+                    thinking_seconds=result.thinking_seconds or None,
                 )
                 changed: tuple[Message, ...] = ()
                 if status is MessageStatus.DECLINED:
@@ -224,6 +262,13 @@ class ReplyJob:
                 self._prefix, self._earlier_status = text, status
                 continue
             return ReplyOutcome(message, stop_reason=result.stop_reason, changed=changed)
+
+    def _shown_thinking(self, final: str) -> str | None:
+        """The thinking to keep with the reply: the streamed text (every round of a tool
+        loop), else the final message's; None keeps what the row has (a continuation)."""
+        with self._lock:
+            streamed = self._thinking.strip()
+        return streamed or final.strip() or None
 
     def _placeholder(self, store: SessionStore) -> Message:
         """The row the reply streams into: a new one, or the reply it goes on writing."""

@@ -79,3 +79,7 @@ class Message(BaseModel):
     version_of: int | None = None
     version_number: int = 1
     version_count: int = 1
+    # Claude's thinking shown above a reply (summarized; never sent back nor summarized
+    # as the reply's text), and how long it thought; "" and None when it did not show any.
+    thinking: str = ""
+    thinking_seconds: float | None = None

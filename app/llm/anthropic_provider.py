@@ -48,6 +48,7 @@ from app.llm.anthropic_errors import (
 from app.llm.provider import (
     CancelToken,
     ChatRequest,
+    Refusal,
     ReplyResult,
     RetryCallback,
     StreamCallbacks,
@@ -572,6 +573,10 @@ class AnthropicProvider:
                 arguments["tool_choice"] = request.tool_choice
         if request.tool_turns:
             arguments["messages"].extend(dict(turn) for turn in request.tool_turns)
+        if request.thinking is not None:
+            arguments["thinking"] = dict(request.thinking)
+        if request.output_config is not None:
+            arguments["output_config"] = dict(request.output_config)
         return arguments
 
     def _stream(
@@ -583,6 +588,7 @@ class AnthropicProvider:
         received: list[str],
     ) -> ReplyResult:
         finished = False
+        thought = _ThinkingClock()
         with client.messages.stream(**self._message_arguments(request)) as stream:
             for event in stream:
                 if call.cancelled:
@@ -590,6 +596,10 @@ class AnthropicProvider:
                 if event.type == "text":
                     received.append(event.text)
                     callbacks.on_text(event.text)
+                elif event.type == "thinking":
+                    callbacks.on_thinking(event.thinking)
+                elif event.type == "content_block_start":
+                    thought.block_started(event.content_block.type)
                 elif event.type == "message_stop":
                     finished = True
             if call.cancelled:
@@ -605,6 +615,9 @@ class AnthropicProvider:
             model=message.model or request.model,
             tool_calls=tool_calls,
             content=content,
+            thinking=_thinking_text(message),
+            thinking_seconds=thought.seconds(),
+            refusal=_refusal(message),
         )
 
     @staticmethod
@@ -630,11 +643,46 @@ def _ignore_retry(_attempt: int, _wait: float | None) -> None:
     pass
 
 
+class _ThinkingClock:
+    """How long a reply thought: from its first thinking (or redacted_thinking) block's
+    start to the start of its first other block, on the stream's own events."""
+
+    def __init__(self) -> None:
+        self._started: float | None = None
+        self._ended: float | None = None
+
+    def block_started(self, kind: str) -> None:
+        now = time.monotonic()
+        if kind in ("thinking", "redacted_thinking"):
+            if self._started is None:
+                self._started = now
+        elif self._started is not None and self._ended is None:
+            self._ended = now
+
+    def seconds(self) -> float:
+        if self._started is None:
+            return 0.0
+        return (self._ended if self._ended is not None else time.monotonic()) - self._started
+
+
+# The fields each content block goes back with: every one the API sent (the SDK's own
+# block types), so thinking and redacted_thinking blocks return "complete and
+# unmodified", signature and data included, in their order
+# (https://platform.claude.com/docs/en/build-with-claude/extended-thinking#preserving-thinking-blocks).
+_BLOCK_FIELDS: dict[str, set[str]] = {
+    "text": {"type", "text"},
+    "tool_use": {"type", "id", "name", "input"},
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+}
+
+
 def _tool_calls(message: SdkMessage) -> tuple[tuple[ToolCall, ...], tuple[dict[str, Any], ...]]:
-    """The tool_use blocks of a finished message, and its text and tool_use blocks as
-    they go back in the assistant's turn (the SDK accumulated the `input_json_delta`s
-    into each block's `input`:
-    https://platform.claude.com/docs/en/build-with-claude/streaming#input-json-delta)."""
+    """The tool_use blocks of a finished message, and every block of it as it goes back
+    in the assistant's turn (the SDK accumulated the `input_json_delta`s into each
+    block's `input`, the `thinking_delta`s and `signature_delta` into each thinking
+    block: https://platform.claude.com/docs/en/build-with-claude/streaming). An empty
+    text block is left out: the API refuses one."""
     calls = tuple(
         ToolCall(block.id, block.name, dict(block.input) if isinstance(block.input, dict) else {})
         for block in message.content
@@ -643,13 +691,29 @@ def _tool_calls(message: SdkMessage) -> tuple[tuple[ToolCall, ...], tuple[dict[s
     if not calls:
         return (), ()
     content = tuple(
-        block.model_dump(include={"type", "text"})
-        if block.type == "text"
-        else block.model_dump(include={"type", "id", "name", "input"})
+        block.model_dump(include=_BLOCK_FIELDS.get(block.type))
         for block in message.content
-        if block.type in ("text", "tool_use") and (block.type != "text" or block.text)
+        if block.type != "text" or block.text
     )
     return calls, content
+
+
+def _thinking_text(message: SdkMessage) -> str:
+    """The readable thinking of a message (summarized, or notes between tool calls)."""
+    parts = [block.thinking for block in message.content if block.type == "thinking"]
+    return "\n\n".join(part.strip() for part in parts if part.strip())
+
+
+def _refusal(message: SdkMessage) -> Refusal | None:
+    details = getattr(message, "stop_details", None)
+    if message.stop_reason != "refusal":
+        return None
+    if details is None:
+        return Refusal()
+    return Refusal(
+        category=getattr(details, "category", None),
+        explanation=getattr(details, "explanation", None),
+    )
 
 
 def _capabilities(model: object) -> dict[str, Any] | None:
