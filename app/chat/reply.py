@@ -133,6 +133,7 @@ class ReplyJob:
         self._thinking = ""  # the thinking shown above the reply, so far
         self._prefix = ""  # the text of the reply this job goes on writing, as it was
         self._earlier_status: MessageStatus | None = None  # and its status then
+        self._earlier_usage: Usage | None = None  # and what it cost so far
         self._notified = False
         self._guessed = False  # the request carries a file whose tokens are a guess
         self.message_id: int | None = None
@@ -182,12 +183,15 @@ class ReplyJob:
         self.message_id, self._row = placeholder.id, placeholder
         self._on_started(placeholder.model_copy(update={"status": MessageStatus.STREAMING}))
         pauses = 0
-        draft = CONTINUE_PROMPT if self._continues(placeholder, MessageStatus.PAUSED) else ""
+        # Going on with a reply (Continue, or a paused turn) sends its text as Claude's
+        # turn and then a user turn asking to go on: never a prefill, which models from
+        # Claude 4.6 on refuse (app.chat.stop_reasons.CONTINUE_PROMPT).
+        draft = CONTINUE_PROMPT if self.request.continuing is not None else ""
         while True:
             try:
                 # Recall goes with a new reply's first request only (see `_build`).
                 fresh = self.request.continuing is None and not pauses
-                built = self._build(store, "" if pauses else draft, recall=fresh)
+                built = self._build(store, CONTINUE_PROMPT if pauses else draft, recall=fresh)
                 stream: StreamFunction = self._provider.stream_reply
                 if self._lookups is not None:
                     stream = self._lookups.bind(self._provider, store, placeholder.id, built)
@@ -234,11 +238,15 @@ class ReplyJob:
                 nothing = result.cancelled and self._earlier_status is None and not text.strip()
                 if nothing and self._discard(store, placeholder.id):
                     return ReplyOutcome(None, discarded=placeholder.id)
+                # What the reply cost: every request of it, a continuation's added to
+                # the text it goes on from (cache_use sums the stored usage).
+                usage = None if result.usage is None else result.usage.plus(self._earlier_usage)
+                self._earlier_usage = usage or self._earlier_usage
                 message = store.finish_message(
                     placeholder.id,
                     text,
                     status,
-                    usage=result.usage,
+                    usage=usage,
                     model=result.model,
                     thinking=self._shown_thinking(result.thinking),
                     thinking_seconds=result.thinking_seconds or None,
@@ -255,9 +263,13 @@ class ReplyJob:
             with self._lock:
                 self._text = text
             if result.usage is not None:
-                self._learn(built, result.usage.total_input_tokens)
+                first = result.first_input_tokens
+                self._learn(built, result.usage.total_input_tokens if first is None else first)
             if status is MessageStatus.PAUSED and pauses < MAX_PAUSE_CONTINUATIONS:
-                # The docs' way on: the paused turn goes back as Claude's, as it is.
+                # The paused turn goes back as Claude's turn, followed by a user turn
+                # asking to go on ("send the assistant content back to continue":
+                # https://platform.claude.com/docs/build-with-claude/handling-stop-reasons),
+                # so the request still ends with the user on every model.
                 pauses += 1
                 self._prefix, self._earlier_status = text, status
                 continue
@@ -288,6 +300,7 @@ class ReplyJob:
         if message is None:
             raise MessageNotFoundError(request.continuing)
         self._prefix, self._earlier_status = message.content, message.status
+        self._earlier_usage = message.usage
         with self._lock:
             self._text = self._prefix
         return message
@@ -311,10 +324,6 @@ class ReplyJob:
         if replacing is None:
             return store.replies.discard_empty(message_id)
         return store.versions.discard_regenerated(message_id, replacing)
-
-    def _continues(self, message: Message, status: MessageStatus) -> bool:
-        """Whether this job goes on writing `message`, and it was not saved as `status`."""
-        return self.request.continuing is not None and message.status is not status
 
     def _build(self, store: SessionStore, draft: str = "", *, recall: bool = True) -> BuiltRequest:
         """The request, built once here: near the limit the server counts it exactly.

@@ -41,6 +41,18 @@ class Usage(BaseModel):
         """Everything the request cost on the input side, cached or not."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
+    def plus(self, other: Usage | None) -> Usage:
+        """The counts of two requests of one reply added up (what the reply cost)."""
+        if other is None:
+            return self
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
 
 class Session(BaseModel):
     """One conversation. `version` is bumped on every write (optimistic checks)."""

@@ -70,6 +70,9 @@ class ReplyResult:
     thinking_seconds: float = 0.0
     # With `stop_reason` "refusal": what `stop_details` said.
     refusal: Refusal | None = None
+    # The input tokens of the reply's first request, when `usage` adds up several (a tool
+    # loop's rounds): what calibration compares with the estimate; None: `usage`'s own.
+    first_input_tokens: int | None = None
 
 
 @dataclass(frozen=True)
