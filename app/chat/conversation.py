@@ -43,7 +43,7 @@ from app.core.errors import (
     UserFacingError,
 )
 from app.core.live_tail import LiveTail, TailEntry
-from app.core.models import Message, Role, Session
+from app.core.models import Message, MessageStatus, Role, Session
 from app.core.settings import RecallSettings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary
@@ -400,6 +400,9 @@ class Conversation:
             self.session = self.session.model_copy(update={"updated_at": utc_now()})
             self._shared.session_changed(self.session)
         self._status("")
+        if message is not None and message.status is MessageStatus.DECLINED:
+            declined, explanation = message.id, outcome.refusal_explanation
+            self.tell(lambda events: events.reply_declined(declined, explanation))
         self._set_activity(Activity.IDLE)
         self.endings.reply_done(outcome)
         state = self.context_state(draft="")

@@ -84,6 +84,8 @@ class ReplyOutcome:
     discarded: int | None = None
     not_saved: NotSaved | None = None
     quoted: int = 0
+    # With a refusal: its explanation from `stop_details`, None when the API gave none.
+    refusal_explanation: str | None = None
 
 
 class ReplyJob:
@@ -273,7 +275,12 @@ class ReplyJob:
                 pauses += 1
                 self._prefix, self._earlier_status = text, status
                 continue
-            return ReplyOutcome(message, stop_reason=result.stop_reason, changed=changed)
+            return ReplyOutcome(
+                message,
+                stop_reason=result.stop_reason,
+                changed=changed,
+                refusal_explanation=result.refusal.explanation if result.refusal else None,
+            )
 
     def _shown_thinking(self, final: str) -> str | None:
         """The thinking to keep with the reply: the streamed text (every round of a tool

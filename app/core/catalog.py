@@ -38,8 +38,9 @@ class ModelInfo(BaseModel):
     """A model as `GET /v1/models` describes it, with what the documentation adds.
 
     Attributes:
-        line: the model line ("haiku", "sonnet", "opus", "fable"…): the API's `line`
-            when it gives one, else read from the id (`family_and_version`).
+        line: the model line ("haiku", "sonnet", "opus", "fable"…) as the API gives it
+            (else the bundled table's); ranking falls back on the family read from the
+            id (`family_and_version`).
         deprecated: the API lists it as `deprecated` ("closed to new adopters"): still
             usable by whoever chose it, never picked by default.
         thinking: how it thinks (`ThinkingMode`): the server's `capabilities` when it
@@ -353,7 +354,9 @@ def _clean_model(data: Mapping[str, object]) -> ModelInfo | None:
     display_name = name.strip() if isinstance(name, str) and name.strip() else model_id
     line = data.get("line")
     if not isinstance(line, str) or not line:
-        line = table.line if table else family_and_version(model_id)[0]
+        # The API's `line` ("do not infer a line from the id": the SDK's ModelInfo), else
+        # the table's; ranking alone reads the family from the id (`_line_of`).
+        line = table.line if table else None
     thinking, effort = _thinking_of(data.get("capabilities"))
     if thinking is None:  # the server did not say: the table, else Cairn asks nothing
         thinking = _known_thinking(data.get("thinking"), table)
