@@ -61,6 +61,9 @@ class ModelInfo(BaseModel):
     thinking: ThinkingMode = "none"
     effort: bool = False
     legacy: bool = False
+    # It accepts `thinking: {"type": "disabled"}`, and with it a forced tool call (not
+    # Opus 5.5, Sonnet 5.5, Fable 5.1: thinking-troubleshooting, whats-new pages).
+    thinking_off: bool = True
 
 
 # Used when the server cannot be asked (offline, or an old compatible server), and for
@@ -83,6 +86,7 @@ FALLBACK_MODELS: tuple[ModelInfo, ...] = (
         line="sonnet",
         thinking="adaptive",
         effort=True,
+        thinking_off=False,
     ),
     ModelInfo(
         id="claude-opus-5-5",
@@ -92,6 +96,7 @@ FALLBACK_MODELS: tuple[ModelInfo, ...] = (
         line="opus",
         thinking="always",
         effort=True,
+        thinking_off=False,
     ),
     ModelInfo(
         id="claude-haiku-5-5",
@@ -110,6 +115,7 @@ FALLBACK_MODELS: tuple[ModelInfo, ...] = (
         line="fable",
         thinking="always",
         effort=True,
+        thinking_off=False,
     ),
     ModelInfo(
         id="claude-sonnet-5",
@@ -371,7 +377,15 @@ def _clean_model(data: Mapping[str, object]) -> ModelInfo | None:
         thinking=thinking,
         effort=bool(effort),
         legacy=(table.legacy if table else data.get("legacy") is True),
+        thinking_off=_thinking_off(data.get("capabilities"), table),
     )
+
+
+def _thinking_off(capabilities: object, table: ModelInfo | None) -> bool:
+    """Whether the model accepts `thinking: disabled` (`thinking.types.disabled`)."""
+    if isinstance(capabilities, Mapping) and "thinking" in capabilities:
+        return _supported(capabilities, "thinking", "types", "disabled")
+    return table.thinking_off if table is not None else True
 
 
 _THINKING_MODES: tuple[ThinkingMode, ...] = ("always", "adaptive", "extended", "none")

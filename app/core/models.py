@@ -35,6 +35,8 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    # How many requests these counts add up (a reply's tool-loop rounds, continuations).
+    requests: int = 1
 
     @property
     def total_input_tokens(self) -> int:
@@ -51,6 +53,7 @@ class Usage(BaseModel):
             cache_creation_input_tokens=self.cache_creation_input_tokens
             + other.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            requests=self.requests + other.requests,
         )
 
 

@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from app.core.catalog import ModelInfo, clean_model_list
+from app.core.catalog import ModelInfo, clean_model_list, model_limits
 from app.core.errors import (
     ApiError,
     ApiKeyMissingError,
@@ -337,6 +337,8 @@ class AnthropicProvider:
         self._timeout = timeout
         self._lock = threading.Lock()
         self._sockets = _Sockets()
+        # The models the server listed last (what a model accepts: `complete_structured`).
+        self._listed: list[ModelInfo] = []
         # The client, and copies of it with other `max_retries` (same connection pool).
         self._sdk_clients: dict[int, anthropic.Anthropic] = {}
 
@@ -383,7 +385,7 @@ class AnthropicProvider:
         """
         client = self._client(self._max_retries)
         with _api_errors():
-            return clean_model_list(
+            listed = clean_model_list(
                 {
                     "id": model.id,
                     "display_name": model.display_name,
@@ -398,6 +400,8 @@ class AnthropicProvider:
                 }
                 for model in client.models.list(limit=_MODELS_PAGE_SIZE)
             )
+        self._listed = listed
+        return listed
 
     def check_key(self) -> None:
         """Raise `ApiKeyRejectedError` (or another ApiError) unless the key works.
@@ -437,14 +441,27 @@ class AnthropicProvider:
             "tools": [
                 {"name": tool_name, "description": tool_description, "input_schema": input_schema}
             ],
-            "tool_choice": {"type": "tool", "name": tool_name},
-            # A forced tool call cannot meet extended thinking ("Thinking may not be
-            # enabled when tool_choice forces tool use"; "Thinking isn't compatible
-            # with ... forced tool use": https://platform.claude.com/docs/en/build-with-claude/extended-thinking#feature-compatibility),
-            # so it is turned off outright. A model that cannot turn it off answers
-            # 400 (the SDK's `ThinkingTypes.disabled`), and the summarizer moves on.
-            "thinking": {"type": "disabled"},
         }
+        info = model_limits(model, self._listed)[0]
+        if info.thinking_off and info.thinking != "always":
+            # A forced tool call cannot meet thinking ("Thinking may not be enabled when
+            # tool_choice forces tool use": https://platform.claude.com/docs/en/build-with-claude/extended-thinking#feature-compatibility),
+            # so it is turned off outright.
+            arguments["tool_choice"] = {"type": "tool", "name": tool_name}
+            arguments["thinking"] = {"type": "disabled"}
+        else:
+            # Opus 5.5, Sonnet 5.5, Fable 5.1: "forced tool use returns an error" and
+            # thinking cannot be turned off
+            # (https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5).
+            # The tool is offered with `tool_choice` auto and the prompt asks for it; the
+            # reply is checked below (no call: StructuredOutputError, the next model).
+            # The least effort keeps the thinking before it short.
+            arguments["tool_choice"] = {"type": "auto"}
+            if info.effort:
+                arguments["output_config"] = {"effort": "low"}
+            system = (system + "\n\n" if system else "") + (
+                f"Answer only by calling the {tool_name} tool, once."
+            )
         if system:
             arguments["system"] = system
         call = _Call(self._sockets, on_retry or _ignore_retry, cancel=None)

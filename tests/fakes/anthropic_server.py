@@ -34,6 +34,7 @@ from typing import Any, Literal, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
+from app.core.lookup import TOOL_NAME as ARCHIVE_TOOL_NAME
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
 from tests.fakes import thinking_rules
 from tests.fakes.file_blocks import FileBlockError, check_file_blocks, file_tokens
@@ -541,12 +542,20 @@ _MAX_FAKE_LIST = 10
 
 
 def forced_tool_name(request: MessagesRequest) -> str | None:
-    """The tool a request forces with `tool_choice: {"type": "tool", "name": …}`, if any."""
+    """The tool a structured-output call asks for: the one `tool_choice: {"type": "tool",
+    "name": …}` forces, or, with `tool_choice` auto, the only tool offered when it is not
+    the archive tool of a chat turn (how the summarizer asks a model that refuses forced
+    tool use: whats-new-opus-5-5#forced-tool-use-is-not-supported)."""
     choice = request.tool_choice
-    if choice is None or choice.get("type") != "tool":
-        return None
-    name = choice.get("name")
-    return name if isinstance(name, str) else None
+    if choice is not None and choice.get("type") == "tool":
+        name = choice.get("name")
+        return name if isinstance(name, str) else None
+    tools = request.tools
+    if (choice is None or choice.get("type") == "auto") and len(tools) == 1:
+        name = tools[0].get("name")
+        if isinstance(name, str) and name != ARCHIVE_TOOL_NAME:
+            return name
+    return None
 
 
 def forces_a_tool(request: RecordedRequest) -> bool:
