@@ -544,8 +544,9 @@ _MAX_FAKE_LIST = 10
 def forced_tool_name(request: MessagesRequest) -> str | None:
     """The tool a structured-output call asks for: the one `tool_choice: {"type": "tool",
     "name": …}` forces, or, with `tool_choice` auto, the only tool offered when it is not
-    the archive tool of a chat turn (how the summarizer asks a model that refuses forced
-    tool use: whats-new-opus-5-5#forced-tool-use-is-not-supported)."""
+    the archive tool and the system prompt asks the model to answer by calling it (how
+    the summarizer asks a model that refuses forced tool use:
+    whats-new-opus-5-5#forced-tool-use-is-not-supported)."""
     choice = request.tool_choice
     if choice is not None and choice.get("type") == "tool":
         name = choice.get("name")
@@ -553,7 +554,8 @@ def forced_tool_name(request: MessagesRequest) -> str | None:
     tools = request.tools
     if (choice is None or choice.get("type") == "auto") and len(tools) == 1:
         name = tools[0].get("name")
-        if isinstance(name, str) and name != ARCHIVE_TOOL_NAME:
+        asked = f"by calling the {name} tool" in request.system_text
+        if isinstance(name, str) and name != ARCHIVE_TOOL_NAME and asked:
             return name
     return None
 
@@ -770,6 +772,8 @@ class FakeAnthropicServer:
         # Each tool_use id sent, with the signatures of the thinking blocks before it in
         # its turn: what must come back unchanged (thinking_rules.returned_thinking_error).
         self._issued_thinking: dict[str, tuple[str, ...]] = {}
+        # The content blocks of every message answered, as sent (JSON), oldest first.
+        self._sent_content: list[list[dict[str, Any]]] = []
         # Called (on the server's thread) before the model list is answered: a slow list.
         self.before_model_list: Callable[[], object] | None = None
         self._requested_port = port
@@ -968,6 +972,12 @@ class FakeAnthropicServer:
         """Block until at least `count` requests arrived; False if `timeout` passed first."""
         with self._request_arrived:
             return self._request_arrived.wait_for(lambda: len(self._requests) >= count, timeout)
+
+    @property
+    def sent_content(self) -> list[list[dict[str, Any]]]:
+        """The content blocks of each message the server answered with, as sent."""
+        with self._lock:
+            return [list(blocks) for blocks in self._sent_content]
 
     def clear_requests(self) -> None:
         with self._lock:
@@ -1195,6 +1205,8 @@ class FakeAnthropicServer:
         reply = self.reply_generator(messages_request) if item is None else item
         if isinstance(reply, Reply):
             reply = cut_at_max_tokens(self._with_thinking(body, reply), body["max_tokens"])
+            with self._lock:
+                self._sent_content.append([block.to_json() for block in reply.blocks])
         if isinstance(reply, DroppedConnection) and not reply.text_before:
             exchange.drop()
             return
