@@ -114,7 +114,7 @@ def test_when_the_next_model_is_not_available_either_the_error_says_what_to_do(
     (error,) = chat.events.named("error_raised")[-1]
     assert isinstance(error, ModelNotFoundError)
     assert error.message == (
-        "Neither Claude Sonnet 4.6 nor Claude Opus 4.6 is available to your API key. "
+        "Neither Claude Sonnet 5.5 nor Claude Opus 5.5 is available to your API key. "
         "Choose another model at the top of the window or in Settings (or check your API "
         "key there), then press Retry on your question."
     )
