@@ -417,7 +417,10 @@ def _thinking_of(capabilities: object) -> tuple[ThinkingMode | None, bool]:
     if not _supported(capabilities, "thinking"):
         return "none", effort
     if _supported(capabilities, "thinking", "types", "adaptive"):
-        if not _supported(capabilities, "thinking", "types", "disabled"):
+        off = _supported(capabilities, "thinking", "types", "disabled") or _supported(
+            capabilities, "thinking", "types", "between_tools"
+        )
+        if not off:  # neither "disabled" nor Sonnet 5.5's "between_tools": always on
             return "always", effort
         return "adaptive", effort
     if _supported(capabilities, "thinking", "types", "enabled"):
