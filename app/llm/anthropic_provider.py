@@ -686,12 +686,22 @@ class _ThinkingClock:
 # block types), so thinking and redacted_thinking blocks return "complete and
 # unmodified", signature and data included, in their order
 # (https://platform.claude.com/docs/en/build-with-claude/extended-thinking#preserving-thinking-blocks).
-_BLOCK_FIELDS: dict[str, set[str]] = {
-    "text": {"type", "text"},
-    "tool_use": {"type", "id", "name", "input"},
-    "thinking": {"type", "thinking", "signature"},
-    "redacted_thinking": {"type", "data"},
+# In the order the API writes them, so the turn goes back byte for byte as it came.
+_BLOCK_FIELDS: dict[str, tuple[str, ...]] = {
+    "text": ("type", "text"),
+    "tool_use": ("type", "id", "name", "input"),
+    "thinking": ("type", "thinking", "signature"),
+    "redacted_thinking": ("type", "data"),
 }
+
+
+def _as_sent(block: Any) -> dict[str, Any]:
+    """A content block as the API sent it: its fields in the API's order (any field of a
+    block type this code does not know kept, after them)."""
+    dumped: dict[str, Any] = block.model_dump(exclude_none=True)
+    order = _BLOCK_FIELDS.get(dumped.get("type", ""), ("type",))
+    known = {key: dumped[key] for key in order if key in dumped}
+    return known | {key: value for key, value in dumped.items() if key not in known}
 
 
 def _tool_calls(message: SdkMessage) -> tuple[tuple[ToolCall, ...], tuple[dict[str, Any], ...]]:
@@ -708,9 +718,7 @@ def _tool_calls(message: SdkMessage) -> tuple[tuple[ToolCall, ...], tuple[dict[s
     if not calls:
         return (), ()
     content = tuple(
-        block.model_dump(include=_BLOCK_FIELDS.get(block.type))
-        for block in message.content
-        if block.type != "text" or block.text
+        _as_sent(block) for block in message.content if block.type != "text" or block.text
     )
     return calls, content
 
