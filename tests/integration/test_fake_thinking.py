@@ -88,7 +88,7 @@ def follow_up(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_thinking_comes_first_and_must_come_back_unchanged(
     fake_server: FakeAnthropicServer,
 ) -> None:
-    content, message = tool_round(fake_server, "claude-opus-5-5")
+    content, _message = tool_round(fake_server, "claude-opus-5-5")
     kinds = [block["type"] for block in content]
     assert kinds[0] == "thinking" and kinds[-1] == "tool_use"
     assert any("Checking." in block.get("thinking", "") for block in content)
