@@ -232,6 +232,7 @@ class _Run:
         self._message_id = message_id
         self._text = ""
         self._round_text = ""
+        self._rounds_started = 0
         self._searched = 0
         self._search: ArchiveSearch | None = None
         self._lookups: LookupStore | None = None
@@ -256,7 +257,11 @@ class _Run:
         total_usage: Usage | None = None
         thinking: list[str] = []
         thinking_seconds = 0.0
-        round_callbacks = replace(callbacks, on_text=self._joining(callbacks.on_text))
+        round_callbacks = replace(
+            callbacks,
+            on_text=self._joining(callbacks.on_text),
+            on_thinking=self._joining_thinking(callbacks.on_thinking),
+        )
         while True:
             last_round = self._searched >= limit or self._room < MIN_ANSWER_TOKENS
             this = replace(
@@ -265,6 +270,7 @@ class _Run:
                 tool_turns=tuple(turns),
             )
             self._round_text = ""
+            self._rounds_started += 1
             try:
                 result = self._provider.stream_reply(this, round_callbacks, cancel)
             except ApiError as error:
@@ -309,6 +315,19 @@ class _Run:
             self._round_text += delta
             self._text += delta
             on_text(delta)
+
+        return joined
+
+    def _joining_thinking(self, on_thinking: Callable[[str], None]) -> Callable[[str], None]:
+        """Thinking arrives as one text too: a later round's starts on a new paragraph."""
+        rounds_seen: set[int] = set()
+
+        def joined(delta: str) -> None:
+            if self._rounds_started not in rounds_seen and delta:
+                if rounds_seen:
+                    delta = ROUND_SEPARATOR + delta.lstrip("\n")
+                rounds_seen.add(self._rounds_started)
+            on_thinking(delta)
 
         return joined
 

@@ -616,6 +616,8 @@ class AnthropicProvider:
                 elif event.type == "thinking":
                     callbacks.on_thinking(event.thinking)
                 elif event.type == "content_block_start":
+                    if event.content_block.type == "thinking" and thought.started:
+                        callbacks.on_thinking("\n\n")  # a later block: a new paragraph
                     thought.block_started(event.content_block.type)
                 elif event.type == "message_stop":
                     finished = True
@@ -675,6 +677,10 @@ class _ThinkingClock:
                 self._started = now
         elif self._started is not None and self._ended is None:
             self._ended = now
+
+    @property
+    def started(self) -> bool:
+        return self._started is not None
 
     def seconds(self) -> float:
         if self._started is None:

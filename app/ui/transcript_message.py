@@ -543,13 +543,14 @@ class MessageWidget(QWidget):
         if self._note is None:
             self._note = QLabel(self)
             self._note.setFont(scaled_font(self.font(), 0.92))
+            # A refusal's explanation can be long: it wraps, never widens the transcript.
+            self._note.setWordWrap(True)
+            self._note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
             row = QHBoxLayout()
             row.setContentsMargins(4 if self._is_user else 0, 0, 4 if self._is_user else 0, 0)
             if self._is_user:
                 row.addStretch(1)
-            row.addWidget(self._note)
-            if not self._is_user:
-                row.addStretch(1)
+            row.addWidget(self._note, 1)
             self._root.addLayout(row)
             self._note_row = row
         return self._note
