@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from app.core.catalog import FALLBACK_MODELS, find_model
+from app.core.catalog import FALLBACK_MODELS, ModelInfo, find_model
 from app.core.thinking import offers_think_longer, thinking_request, thought_for
 
 
-def model(model_id: str):  # type: ignore[no-untyped-def]
+def model(model_id: str) -> ModelInfo:
     found = find_model(model_id, FALLBACK_MODELS)
     assert found is not None
     return found
