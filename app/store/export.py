@@ -477,6 +477,7 @@ def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -
 
 
 _VERSION_LINKS = frozenset({"version_of", "shelved_by"})
+_THINKING_COLUMNS = frozenset({"thinking", "thinking_seconds"})
 
 
 def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterator[dict[str, Any]]:
@@ -493,6 +494,9 @@ def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterato
         for link in _VERSION_LINKS & record.keys():
             if record[link] is None:
                 del record[link]  # only a message with versions says so
+        for name in _THINKING_COLUMNS & record.keys():
+            if not record[name]:
+                del record[name]  # only a reply Claude thought about says so
         yield record
 
 
