@@ -156,7 +156,7 @@ def key_in_keyring() -> Iterator[None]:
 
     from app.secrets.keystore import SERVICE_NAME, USERNAME
 
-    say(f"the key goes in the keyring ({type(keyring.get_keyring()).__name__})")
+    say(f"the key goes in the keyring ({type(keyring.get_keyring()).__module__})")
     previous: str | None = None
     # A keyring daemon just started (scripts/package) may need a moment to answer.
     deadline = time.monotonic() + 5
