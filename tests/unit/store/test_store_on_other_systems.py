@@ -213,7 +213,11 @@ def test_every_connection_on_macos_asks_for_fullfsync(
         other.close()
 
 
-def test_linux_and_windows_keep_sqlites_default(sessions: SessionStore, database: Path) -> None:
+@pytest.mark.parametrize("platform", ["linux", "win32"])
+def test_linux_and_windows_keep_sqlites_default(
+    platform: str, sessions: SessionStore, database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", platform)
     connection = connect(database)
     try:
         assert connection.execute("PRAGMA fullfsync").fetchone()[0] == 0
