@@ -40,7 +40,9 @@ Enter does). Measured:
   0.5 s (deferred work), with the heartbeat stopped;
 - longest slice: the longest silence of a 1 ms precise QTimer on the GUI thread (as
   bench_stall.py) from the key press to idle, the key press's own synchronous work
-  included (from the press to the first beat);
+  included (from the press to the first beat); beside it the GUI thread's own CPU time
+  within that silence (/proc schedstat), since on a shared machine a silence is also the
+  thread waiting for a CPU (or for the GIL, held by the reply worker);
 - first delta on screen: wall time from the key press to the first paint inside the
   transcript after the reply's first text reached the window (offscreen, Qt's default
   5 ms update delay, as on an X11 screen without vsync). Of it, `server` is the wall
@@ -62,6 +64,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -400,9 +403,9 @@ def _drive(
                 "live": len(current.tail),
                 "live_tokens": current.tail.tally.history,
                 "summaries": len(current.summaries),
-                "beat_us": (with_beat - poll_only * beat_seconds) / len(heartbeat.beats) * 1e6,
+                "beat_us": (with_beat - poll_only * beat_seconds) / heartbeat.count * 1e6,
                 "idle_ms_per_s": poll_only * 1e3,
-                "beats_per_s": len(heartbeat.beats) / beat_seconds,
+                "beats_per_s": heartbeat.count / beat_seconds,
                 "tracked": len(gc.get_objects()),
                 "frozen": gc.get_freeze_count(),
             }
@@ -441,6 +444,7 @@ def _drive(
         if profiling:
             gui_profiler.disable()
         heartbeat.stop()
+        slice_ms, slice_cpu = heartbeat.longest_slice()
         hook.marks = None
         tail_cpu = time.process_time()
         yield wait(TAIL_SECONDS)
@@ -464,8 +468,9 @@ def _drive(
             "gui_turn": (end_gui - marks.gui_cpu) * 1e3,
             "process_turn": (end_process - marks.process_cpu) * 1e3,
             "after": tail_cpu * 1e3,
-            "slice": heartbeat.longest(marks.wall, end_wall) if settings["heartbeat"] else None,
-            "beats": len(heartbeat.beats) if settings["heartbeat"] else 0,
+            "slice": slice_ms if settings["heartbeat"] else None,
+            "slice_cpu": slice_cpu if settings["heartbeat"] else None,
+            "beats": heartbeat.count if settings["heartbeat"] else 0,
             "on_screen": (
                 (marks.on_screen - marks.wall) * 1e3 if marks.on_screen is not None else None
             ),
@@ -612,7 +617,7 @@ def run_cell(
                         stderr=stderr,
                         text=True,
                     )
-                    result = _talk(cell, app, langchain, errors)
+                    result = _talk(cell, app, langchain, errors, args.py_spy, work)
                 result.load_start = load_start
                 result.load_end = load_average()
                 return result
@@ -629,14 +634,30 @@ def run_cell(
 
 
 def _talk(
-    cell: Any, app: subprocess.Popen[str], langchain: subprocess.Popen[str] | None, errors: Path
+    cell: Any,
+    app: subprocess.Popen[str],
+    langchain: subprocess.Popen[str] | None,
+    errors: Path,
+    py_spy: str | None,
+    work: Path,
 ) -> CellRun:
     """Read the app's lines; after each turn, run LangChain's, then let the app go on."""
     assert app.stdout is not None and app.stdin is not None
     result = CellRun(cell.name, {}, [], [], "", "")
+    sampler: subprocess.Popen[bytes] | None = None
+    samples = work / "py-spy.txt"
     for line in app.stdout:
         word, _, rest = line.strip().partition(" ")
         if word == "READY":
+            if py_spy is not None:
+                sampler = subprocess.Popen(
+                    [
+                        *(py_spy, "record", "--pid", str(app.pid), "--native", "--threads"),
+                        *("--rate", "200", "--format", "raw", "--output", str(samples)),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
             result.ready = json.loads(rest)
             ready = result.ready
             print(
@@ -664,6 +685,10 @@ def _talk(
         elif word == "PROFILE":
             result.profile = json.loads(rest)
         elif word in ("DONE", "FAILED"):
+            if sampler is not None:
+                sampler.send_signal(signal.SIGINT)
+                sampler.wait(60)
+                result.profile += py_spy_summary(samples)
             if word == "FAILED":
                 raise RuntimeError("the app's driver failed:\n" + errors.read_text()[-4000:])
             break
@@ -671,6 +696,42 @@ def _talk(
         raise RuntimeError("the app ended early:\n" + errors.read_text()[-4000:])
     result.langchain = [turn["langchain"] for turn in result.turns if "langchain" in turn]
     return result
+
+
+def py_spy_summary(samples: Path, count: int = 22) -> str:
+    """Per thread, its share of the samples, and the frames that held the most of them:
+    by their own time (the innermost frame: C++ too, with --native) and, for app/
+    frames, by inclusive time."""
+    if not samples.exists():
+        return "\n(py-spy wrote nothing)\n"
+    threads: dict[str, dict[str, Any]] = {}
+    for line in samples.read_text().splitlines():
+        stack, _, number = line.rpartition(" ")
+        if not number.isdigit():
+            continue
+        frames = stack.split(";")
+        thread = next((f for f in frames if f.startswith("thread ")), "?")
+        code = [f for f in frames if not f.startswith(("thread ", "process "))]
+        entry = threads.setdefault(thread, {"total": 0, "own": {}, "inclusive": {}})
+        entry["total"] += int(number)
+        if code:
+            own = code[-1]
+            entry["own"][own] = entry["own"].get(own, 0) + int(number)
+        for frame in set(code):
+            if "/app/" in frame or frame.startswith("app/"):
+                entry["inclusive"][frame] = entry["inclusive"].get(frame, 0) + int(number)
+    everything = sum(entry["total"] for entry in threads.values()) or 1
+    out = [f"\n=== py-spy --native, every thread, the whole cell ({everything:,} samples) ==="]
+    for thread, entry in sorted(threads.items(), key=lambda kv: -kv[1]["total"])[:4]:
+        total = entry["total"]
+        out.append(f"--- {thread}: {total:,} samples ({total / everything:.0%}) ---")
+        out.append("  own time (innermost frame):")
+        for frame, hits in sorted(entry["own"].items(), key=lambda kv: -kv[1])[:count]:
+            out.append(f"    {hits / total:6.1%}  {frame[:150]}")
+        out.append("  inclusive, app/ frames:")
+        for frame, hits in sorted(entry["inclusive"].items(), key=lambda kv: -kv[1])[:count]:
+            out.append(f"    {hits / total:6.1%}  {frame[:150]}")
+    return "\n".join(out) + "\n"
 
 
 COLUMNS = (
@@ -681,6 +742,7 @@ COLUMNS = (
     ("process_turn", "proc turn", "{:9.1f}"),
     ("after", "after", "{:6.1f}"),
     ("slice", "slice", "{:6.1f}"),
+    ("slice_cpu", "its CPU", "{:7.1f}"),
     ("on_screen", "1st delta", "{:9.1f}"),
     ("server", "server", "{:6.1f}"),
     ("body_kb", "body KB", "{:7.0f}"),
@@ -713,12 +775,14 @@ def summary_table(results: list[CellRun]) -> None:
     )
     print(
         "turn: until idle, no job running; after: the next 0.5 s; slice: longest GUI-thread "
-        "silence in the turn; 1st delta: wall, key press → first paint with the reply's text "
+        "silence in the turn (its CPU: the GUI thread's on-CPU time in it; the rest it waited "
+        "for a CPU or the GIL); 1st delta: wall, key press → first paint with the reply's text "
         "(server: the fake's part of it)."
     )
     head = (
         f"{'cell':<10} {'live msgs':>9} {'GUI→req':>8} {'proc→req':>9} {'GUI turn':>9} "
-        f"{'proc turn':>10} {'+after':>7} {'slice':>6} {'max slice':>9} {'1st delta':>9} "
+        f"{'proc turn':>10} {'+after':>7} {'slice':>6} {'its CPU':>7} {'max slice':>9} "
+        f"{'1st delta':>9} "
         f"{'server':>6} "
         f"{'LangChain':>9} {'proc/LC':>7}  load start → end"
     )
@@ -737,6 +801,7 @@ def summary_table(results: list[CellRun]) -> None:
             f"{result.name:<10} {result.ready['live']:>9,} {median(of('gui_to_request')):>8.1f} "
             f"{median(of('process_to_request')):>9.1f} {median(of('gui_turn')):>9.1f} "
             f"{process:>10.1f} {median(of('after')):>7.1f} {median(slices):>6.1f} "
+            f"{median(of('slice_cpu')):>7.1f} "
             f"{max(slices, default=float('nan')):>9.1f} {median(of('on_screen')):>9.1f} "
             f"{median(of('server')):>6.1f} "
             f"{langchain:>9.1f} {process / langchain:>7.2f}  "
@@ -760,6 +825,12 @@ def main() -> None:
         help="no 1 ms heartbeat (CPU figures without its cost; no slice figure)",
     )
     parser.add_argument("--no-langchain", action="store_true", help="skip LangChain's column")
+    parser.add_argument(
+        "--py-spy",
+        metavar="PY_SPY",
+        help="sample the app's process with this py-spy (--native, every thread) through "
+        "each cell's turns and print where each thread's time went (perturbs the figures)",
+    )
     parser.add_argument("--langchain-python", help="a Python with langchain-classic installed")
     parser.add_argument("--app", help=argparse.SUPPRESS)
     parser.add_argument("--langchain", help=argparse.SUPPRESS)

@@ -20,6 +20,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -298,32 +299,68 @@ def settled(controller: Any, shown: float, *, after: float = 6.0) -> Condition:
     return done
 
 
+def longest_silence(beats: Sequence[float], start: float, end: float) -> float:
+    """The longest stretch (ms) of [start, end] without a beat, the edges included."""
+    points = [start, *(beat for beat in beats if start < beat < end), end]
+    return max(after - before for before, after in itertools.pairwise(points)) * 1e3
+
+
 class Heartbeat:
-    """A 1 ms precise QTimer on the GUI thread noting each beat (bench_stall.py's)."""
+    """A 1 ms precise QTimer on the GUI thread noting each beat (bench_stall.py's), and
+    with it how long the GUI thread had been on a CPU (/proc schedstat, ~2 µs a read):
+    a silence is then the GUI thread at work, or waiting for a CPU or for the GIL.
+
+    `start()` and `stop()` note a point too, so the work right after `start()` (a key
+    press handled synchronously) is a silence like any other.
+    """
 
     def __init__(self) -> None:
         from PySide6.QtCore import Qt, QTimer
 
         self.beats: list[float] = []
+        self.on_cpu: list[float] = []  # the GUI thread's CPU seconds at each beat
+        path = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+        self._fd = os.open(path, os.O_RDONLY) if os.path.exists(path) else None
         self._timer = QTimer()
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(1)
         self._timer.timeout.connect(self._beat)
 
+    def _cpu(self) -> float:
+        if self._fd is None:
+            return float("nan")
+        return int(os.pread(self._fd, 100, 0).split()[0]) / 1e9
+
     def _beat(self) -> None:
         self.beats.append(time.perf_counter())
+        self.on_cpu.append(self._cpu())
 
     def start(self) -> None:
         self.beats.clear()
+        self.on_cpu.clear()
+        self._beat()
         self._timer.start()
 
     def stop(self) -> None:
         self._timer.stop()
+        self._beat()
+
+    @property
+    def count(self) -> int:
+        return max(0, len(self.beats) - 2)
 
     def longest(self, start: float, end: float) -> float:
-        """The longest silence (ms) in [start, end], the stretch before the first beat too."""
-        points = [start, *(beat for beat in self.beats if start < beat <= end), end]
-        return max(after - before for before, after in itertools.pairwise(points)) * 1e3
+        """The longest silence (ms) in [start, end]."""
+        return longest_silence(self.beats, start, end)
+
+    def longest_slice(self) -> tuple[float, float]:
+        """Since `start()`: the longest silence (ms), and the GUI thread's CPU in it (ms)."""
+        gaps = [
+            (self.beats[i + 1] - self.beats[i], self.on_cpu[i + 1] - self.on_cpu[i])
+            for i in range(len(self.beats) - 1)
+        ]
+        gap, cpu = max(gaps, default=(float("nan"), float("nan")))
+        return gap * 1e3, cpu * 1e3
 
 
 if __name__ == "__main__":
