@@ -653,7 +653,7 @@ def _talk(
                 sampler = subprocess.Popen(
                     [
                         *(py_spy, "record", "--pid", str(app.pid), "--native", "--threads"),
-                        *("--rate", "200", "--format", "raw", "--output", str(samples)),
+                        *("--rate", "100", "--format", "raw", "--output", str(samples)),
                     ],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -698,10 +698,15 @@ def _talk(
     return result
 
 
-def py_spy_summary(samples: Path, count: int = 22) -> str:
-    """Per thread, its share of the samples, and the frames that held the most of them:
-    by their own time (the innermost frame: C++ too, with --native) and, for app/
-    frames, by inclusive time."""
+# Innermost frames of a thread that waits (the event loop idle, a read, a lock).
+_WAITING = ("poll ", "read ", "syscall ", "pthread_cond_", "epoll_wait", "select ", "recv")
+
+
+def py_spy_summary(samples: Path, count: int = 20) -> str:
+    """Per kind of thread (by name; a reply worker is a new thread each turn), its busy
+    samples (those not waiting) and the frames that held the most of them: by their
+    own time (the innermost frame: C++ too, with --native) and, for app/ frames, by
+    inclusive time."""
     if not samples.exists():
         return "\n(py-spy wrote nothing)\n"
     threads: dict[str, dict[str, Any]] = {}
@@ -709,28 +714,37 @@ def py_spy_summary(samples: Path, count: int = 22) -> str:
         stack, _, number = line.rpartition(" ")
         if not number.isdigit():
             continue
+        hits = int(number)
         frames = stack.split(";")
-        thread = next((f for f in frames if f.startswith("thread ")), "?")
+        thread = next((f for f in frames if f.startswith("thread ")), "thread ?")
+        name = thread.split(": ", 1)[-1] if ": " in thread else thread
         code = [f for f in frames if not f.startswith(("thread ", "process "))]
-        entry = threads.setdefault(thread, {"total": 0, "own": {}, "inclusive": {}})
-        entry["total"] += int(number)
-        if code:
-            own = code[-1]
-            entry["own"][own] = entry["own"].get(own, 0) + int(number)
+        entry = threads.setdefault(name, {"total": 0, "busy": 0, "own": {}, "inclusive": {}})
+        entry["total"] += hits
+        if not code or code[-1].startswith(_WAITING):
+            continue
+        entry["busy"] += hits
+        entry["own"][code[-1]] = entry["own"].get(code[-1], 0) + hits
         for frame in set(code):
-            if "/app/" in frame or frame.startswith("app/"):
-                entry["inclusive"][frame] = entry["inclusive"].get(frame, 0) + int(number)
-    everything = sum(entry["total"] for entry in threads.values()) or 1
-    out = [f"\n=== py-spy --native, every thread, the whole cell ({everything:,} samples) ==="]
-    for thread, entry in sorted(threads.items(), key=lambda kv: -kv[1]["total"])[:4]:
-        total = entry["total"]
-        out.append(f"--- {thread}: {total:,} samples ({total / everything:.0%}) ---")
-        out.append("  own time (innermost frame):")
+            if "(app/" in frame:
+                entry["inclusive"][frame] = entry["inclusive"].get(frame, 0) + hits
+    busy = sum(entry["busy"] for entry in threads.values()) or 1
+    out = [
+        f"\n=== py-spy --native, the whole cell: {busy:,} busy samples (not waiting), "
+        "every thread ==="
+    ]
+    for name, entry in sorted(threads.items(), key=lambda kv: -kv[1]["busy"])[:3]:
+        mine = entry["busy"] or 1
+        out.append(
+            f"--- {name}: {entry['busy']:,} busy samples ({entry['busy'] / busy:.0%} of all), "
+            f"of {entry['total']:,} ---"
+        )
+        out.append("  own time (innermost frame), share of the thread's busy samples:")
         for frame, hits in sorted(entry["own"].items(), key=lambda kv: -kv[1])[:count]:
-            out.append(f"    {hits / total:6.1%}  {frame[:150]}")
+            out.append(f"    {hits / mine:6.1%}  {frame[:140]}")
         out.append("  inclusive, app/ frames:")
         for frame, hits in sorted(entry["inclusive"].items(), key=lambda kv: -kv[1])[:count]:
-            out.append(f"    {hits / total:6.1%}  {frame[:150]}")
+            out.append(f"    {hits / mine:6.1%}  {frame[:140]}")
     return "\n".join(out) + "\n"
 
 
