@@ -49,7 +49,7 @@ def main() -> None:
         store.close()
         cairn = open_cairn(paths)
         cairn.window.show()
-        cairn.controller.start()
+        cairn.controller.service.start()
         cairn.controller.counter.load()
         app.processEvents()
         samples = []
@@ -57,8 +57,8 @@ def main() -> None:
         for index in range(60):
             draft += "typing a few more words " if index % 5 else "\n"
             start = time.perf_counter()
-            cairn.controller.set_draft(draft)
-            cairn.window.gauge.repaint()
+            cairn.controller.service.current.gauge.set_draft(draft)
+            cairn.window.header.gauge.repaint()
             samples.append((time.perf_counter() - start) * 1000)
         cairn.window.close()
         cairn.close()

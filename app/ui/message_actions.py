@@ -179,6 +179,7 @@ class MessageActions(QObject):
         self._transcript = transcript
         self._composer = composer
         self._controller = controller
+        self._chat = controller.service
         self._bars: dict[MessageWidget, MessageBar] = {}
         self._hovered: MessageWidget | None = None
         self.editing: Message | None = None
@@ -215,20 +216,22 @@ class MessageActions(QObject):
         menu.insertSeparator(first)
         if message.role is Role.USER:
             edit = _action(menu, f"{EDIT_ACTION} message", lambda: self.begin_edit(widget))
-            edit.setEnabled(not self._controller.busy)
+            edit.setEnabled(not self._chat.current.state.activity.busy)
             menu.insertAction(first, edit)
         else:
             regenerate = _action(
-                menu, f"{REGENERATE_ACTION} reply", lambda: self._controller.regenerate(message)
+                menu,
+                f"{REGENERATE_ACTION} reply",
+                lambda: self._chat.current.versions.regenerate(message),
             )
             regenerate.setShortcut(QKeySequence(REGENERATE_SHORTCUT))
-            regenerate.setEnabled(self._controller.can_regenerate(message))
+            regenerate.setEnabled(self._chat.current.versions.can_regenerate(message))
             menu.insertAction(first, regenerate)
-            if self._controller.can_continue(message):
+            if self._chat.current.endings.can_continue(message):
                 go_on = _action(
                     menu,
                     f"{CONTINUE_ACTION} reply",
-                    lambda: self._controller.continue_reply(message),
+                    lambda: self._chat.current.endings.continue_reply(message),
                 )
                 menu.insertAction(first, go_on)
         if message.version_count > 1:
@@ -248,7 +251,7 @@ class MessageActions(QObject):
         """Ctrl+R: Claude's latest reply, written again."""
         widgets = self._transcript.message_widgets()
         if widgets and widgets[-1].message.role is Role.ASSISTANT:
-            self._controller.regenerate(widgets[-1].message)
+            self._chat.current.versions.regenerate(widgets[-1].message)
 
     def edit_latest(self) -> bool:
         """Up in an empty composer: edit your last message."""
@@ -261,7 +264,7 @@ class MessageActions(QObject):
 
     def begin_edit(self, widget: MessageWidget) -> bool:
         """Put the message in the composer to edit it; Enter sends it as a new version."""
-        if not self._controller.begin_edit(widget.message):
+        if not self._chat.current.versions.begin_edit(widget.message):
             return False
         if self.editing is None:
             self._draft = self._composer.text()
@@ -282,7 +285,7 @@ class MessageActions(QObject):
         self._draft = ""
 
     def _send_edit(self, message_id: int, text: str) -> None:
-        if self._controller.edit_message(message_id, text):
+        if self._chat.current.versions.edit(message_id, text):
             self._leave_edit()
             self._composer.set_text(self._draft)
             self._draft = ""
@@ -309,7 +312,9 @@ class MessageActions(QObject):
         bar = MessageBar(widget)
         bar.copy_requested.connect(lambda: _copy(widget.message.content))
         bar.edit_requested.connect(lambda: self.begin_edit(widget))
-        bar.regenerate_requested.connect(lambda: self._controller.regenerate(widget.message))
+        bar.regenerate_requested.connect(
+            lambda: self._chat.current.versions.regenerate(widget.message)
+        )
         bar.version_requested.connect(lambda number: self._show_version(widget, number))
         header: QHBoxLayout = widget._header
         header.insertWidget(header.indexOf(widget._time) + 1, bar)
@@ -329,14 +334,14 @@ class MessageActions(QObject):
         bar.refresh(
             editing=self.editing is not None and self.editing.id == message.id,
             hovered=hovered,
-            can_edit=message.role is Role.USER and not self._controller.busy,
+            can_edit=message.role is Role.USER and not self._chat.current.state.activity.busy,
             can_regenerate=message.role is Role.ASSISTANT
-            and self._controller.can_regenerate(message),
+            and self._chat.current.versions.can_regenerate(message),
         )
 
     def _show_version(self, widget: MessageWidget, number: int) -> None:
         self.cancel_edit()
-        self._controller.show_version(widget.message.id, number)
+        self._chat.current.versions.show(widget.message.id, number)
 
     # --- events
 
@@ -391,7 +396,12 @@ class MessageActions(QObject):
             self.cancel_edit()
             return True
         empty = not self._composer.editor.toPlainText()
-        if key == Qt.Key.Key_Up and empty and not editing and not self._controller.busy:
+        if (
+            key == Qt.Key.Key_Up
+            and empty
+            and not editing
+            and not self._chat.current.state.activity.busy
+        ):
             return self.edit_latest()
         return False
 

@@ -68,6 +68,7 @@ class MessageJump(QObject):
     ) -> None:
         super().__init__(parent)
         self._controller = controller
+        self._chat = controller.service
         self._transcript = transcript
         self._load_earlier = load_earlier
         self.pending: Place | None = None
@@ -78,11 +79,11 @@ class MessageJump(QObject):
     def go(self, place: Place) -> None:
         """Open `place`'s conversation (if not on screen) and go there once it is shown."""
         self.pending = place
-        current = self._controller.current
+        current = self._chat.current.state.session
         if current is not None and current.id == place.session_id:
             self._try_later()
         else:
-            self._controller.open_session(place.session_id)
+            self._chat.open_session(place.session_id)
 
     # -- inside -------------------------------------------------------------------------
 
@@ -92,7 +93,7 @@ class MessageJump(QObject):
 
     def _try(self) -> None:
         place = self.pending
-        current = self._controller.current
+        current = self._chat.current.state.session
         if place is None or current is None or current.id != place.session_id:
             return
         if self._transcript.building:

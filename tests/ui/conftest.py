@@ -73,7 +73,7 @@ def open_window(
         # model list came (a message sent before waits for it: tests/unit/chat).
         service = session.controller.service
         qtbot.waitUntil(
-            lambda: service.model_wait.settled or not service.has_api_key(), timeout=45_000
+            lambda: service.model_wait.settled or not service.credentials.has_key(), timeout=45_000
         )
         return session
 

@@ -28,11 +28,15 @@ from tests.fakes.anthropic_server import FakeAnthropicServer
 def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def widgets(cairn: CairnSession) -> list[MessageWidget]:
@@ -176,7 +180,7 @@ def test_versions_survive_a_restart(
 ) -> None:
     chat(qtbot, cairn, fake_server)
     fake_server.add_reply("Porto, then.")
-    cairn.controller.regenerate(widgets(cairn)[-1].message)
+    cairn.controller.service.current.versions.regenerate(widgets(cairn)[-1].message)
     qtbot.waitUntil(lambda: texts(cairn)[-1] == "Porto, then.", timeout=15_000)
     wait_idle(qtbot, cairn)
     cairn.window.close()
@@ -198,12 +202,12 @@ def test_regenerate_while_a_reply_streams_says_why(
     fake_server.add_reply("One two three four five six seven", chunk_delay=0.2)
     cairn.window.composer.editor.setPlainText("More?")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: cairn.controller.busy)
+    qtbot.waitUntil(lambda: cairn.controller.service.current.state.activity.busy)
 
-    assert not cairn.controller.regenerate(earlier)
+    assert not cairn.controller.service.current.versions.regenerate(earlier)
     qtbot.waitUntil(lambda: cairn.window.banner.isVisible())
     assert "still writing" in cairn.window.banner.text_label.text()
-    cairn.controller.stop()
+    cairn.controller.service.current.turns.stop()
     wait_idle(qtbot, cairn)
     assert texts(cairn)[1] == "**Lisbon** is lovely."  # the earlier reply is untouched
 

@@ -3,6 +3,8 @@ originals unfold, and the message is outlined."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from PySide6.QtCore import QObject, Signal
 from pytestqt.qtbot import QtBot
 
@@ -13,18 +15,25 @@ from app.ui.transcript import TranscriptView
 from tests.ui.fakes_history import START, trip_history
 
 
+class FakeChat:
+    """What MessageJump uses of the chat service: the conversation on screen, opening one."""
+
+    def __init__(self) -> None:
+        self.current = SimpleNamespace(state=SimpleNamespace(session=None))
+        self.opened: list[str] = []
+
+    def open_session(self, session_id: str) -> None:
+        self.opened.append(session_id)
+
+
 class FakeController(QObject):
-    """What MessageJump uses of the controller: the current conversation and opening one."""
+    """What MessageJump uses of the controller: a signal, and the service."""
 
     summaries_changed = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
-        self.current: Session | None = None
-        self.opened: list[str] = []
-
-    def open_session(self, session_id: str) -> None:
-        self.opened.append(session_id)
+        self.service = FakeChat()
 
 
 def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
@@ -59,8 +68,8 @@ def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
 
     # Not on screen yet: the jump opens it, and goes there once the page is built.
     jump.go(Place("trip", 10, compressed.id))
-    assert controller.opened == ["trip"] and jump.pending is not None
-    controller.current = Session(
+    assert controller.service.opened == ["trip"] and jump.pending is not None
+    controller.service.current.state.session = Session(
         id="trip", title="Trip to Lisbon", created_at=START, updated_at=START, model="m"
     )
     with qtbot.waitSignal(jump.arrived):
@@ -77,9 +86,9 @@ def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
     # On screen already: a live message, at once (no opening).
     with qtbot.waitSignal(jump.arrived):
         jump.go(Place("trip", 14))
-    assert controller.opened == ["trip"]
+    assert controller.service.opened == ["trip"]
     widget = next(w for w in transcript.message_widgets() if w.message.seq == 14)
     assert jump.flash.parent() is widget
     # A message of another conversation opening: nothing happens here until it is current.
     jump.go(Place("other", 3))
-    assert controller.opened == ["trip", "other"] and jump.pending == Place("other", 3)
+    assert controller.service.opened == ["trip", "other"] and jump.pending == Place("other", 3)

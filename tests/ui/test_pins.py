@@ -155,6 +155,6 @@ def test_a_pinned_message_is_never_condensed_in_the_app(
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
     (stored,) = cairn.store.messages_by_id({target.message.id})
     assert stored.pinned and stored.summary_id is None
-    assert cairn.controller.service.current.tail.find(target.message.id) is not None
-    assert cairn.controller.service.current.summaries, "the others were condensed"
+    assert cairn.controller.service.current.state.tail.find(target.message.id) is not None
+    assert cairn.controller.service.current.state.summaries, "the others were condensed"
     chat(qtbot, cairn, "Still there?")

@@ -23,7 +23,9 @@ def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
 
 
 def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def widgets(cairn: CairnSession) -> list[MessageWidget]:
