@@ -75,7 +75,6 @@ class OriginalsDeletion(QObject):
         self.dialog: QMessageBox | None = None
         self.conversation_action = QAction(CONVERSATION_ACTION, window)
         self.conversation_action.triggered.connect(self.ask_for_conversation)
-        transcript.delete_originals_requested.connect(self.ask_for_summary)
 
     def ask_for_summary(self, summary_id: str) -> None:
         session = self._chat.current.state.session

@@ -36,7 +36,7 @@ from app.ui.reply_notifier import ReplyNotifier
 from app.ui.restore_dialog import restore_action
 from app.ui.settings_actions import SettingsActions
 from app.ui.sidebar import Sidebar
-from app.ui.summary_actions import SummaryActions
+from app.ui.summary_actions import CardActions, SummaryActions
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_lookups import TranscriptLookups
 from app.ui.unsaved_mark import TranscriptUnsaved
@@ -75,7 +75,9 @@ class MainWindow(QMainWindow):
 
         self.sidebar = Sidebar(self)
         self.header = WindowHeader(self)
-        self.transcript = TranscriptView(self)
+        # A summary card's "Delete original messages…" asks first (`deletion`).
+        cards = CardActions(chat, lambda summary_id: self.deletion.ask_for_summary(summary_id))
+        self.transcript = TranscriptView(self, cards=cards)
         self.composer = Composer(self)
         self.banner = Banner(self)
         self.status_label = QLabel(self)

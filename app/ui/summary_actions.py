@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMessageBox, QToolButton, QWidget
 
 from app.chat.events import SummaryPreview, SummaryReport
+from app.chat.service import ChatService
+from app.core.models import Message
+from app.core.summary import Summary
 from app.ui.banner import Banner, BannerKind
 from app.ui.controller import ChatController
 from app.ui.summarize_dialog import SummarizeDialog
@@ -59,7 +65,6 @@ class SummaryActions(QObject):
         self._chat = chat = controller.service
         self._window = window
         self._banner = banner
-        self._transcript = transcript
         self._header: QWidget | None = None
         self.summarize_dialog: SummarizeDialog | None = None
         self.preview_dialog: SummaryPreviewDialog | None = None
@@ -91,28 +96,10 @@ class SummaryActions(QObject):
         banner.action_requested.connect(self._banner_action)
         controller.summaries_changed.connect(transcript.set_summaries)
         controller.summary_made.connect(self._summary_made)
-        transcript.undo_requested.connect(
-            lambda summary_id: chat.current.condensing.undo(summary_id)
-        )
-        transcript.retry_requested.connect(
-            lambda summary_id: chat.current.condensing.retry_with_claude(summary_id)
-        )
-        transcript.originals_requested.connect(self._show_originals)
-        transcript.children_requested.connect(
-            lambda summary_id: transcript.show_children(
-                summary_id, chat.summary_children(summary_id)
-            )
-        )
         controller.summary_progress.connect(self._summary_progress)
         controller.summary_previewed.connect(self.show_summary_preview)
         self.progress.cancel_requested.connect(lambda: chat.current.condensing.cancel())
         self.update_actions()
-
-    def _show_originals(self, summary_id: str) -> None:
-        messages = self._chat.archive.originals(summary_id)
-        # None left: say when they were deleted, if they were.
-        deleted_on = None if messages else self._chat.backups.originals_deleted_on(summary_id)
-        self._transcript.show_originals(summary_id, messages, deleted_on)
 
     def follow_width_of(self, header: QWidget) -> None:
         """Show the button as a symbol only while `header` is narrow."""
@@ -225,3 +212,31 @@ class SummaryActions(QObject):
         self.history_dialog = SummaryHistoryDialog(self._chat.summary_history(), self._window)
         self.history_dialog.open()
         return self.history_dialog
+
+
+class CardActions:
+    """What the transcript's summary cards ask of the chat service (their `CardHost`):
+    the originals and parts they show, and what their buttons do."""
+
+    def __init__(self, chat: ChatService, delete_originals: Callable[[str], None]) -> None:
+        """`delete_originals` asks first (`OriginalsDeletion.ask_for_summary`)."""
+        self._chat = chat
+        self._delete_originals = delete_originals
+
+    def originals(self, summary_id: str) -> tuple[Sequence[Message], datetime | None]:
+        messages = self._chat.archive.originals(summary_id)
+        # None left: say when they were deleted, if they were.
+        deleted_on = None if messages else self._chat.backups.originals_deleted_on(summary_id)
+        return messages, deleted_on
+
+    def children(self, summary_id: str) -> Sequence[Summary]:
+        return self._chat.summary_children(summary_id)
+
+    def undo(self, summary_id: str) -> None:
+        self._chat.current.condensing.undo(summary_id)
+
+    def retry_with_claude(self, summary_id: str) -> None:
+        self._chat.current.condensing.retry_with_claude(summary_id)
+
+    def delete_originals(self, summary_id: str) -> None:
+        self._delete_originals(summary_id)

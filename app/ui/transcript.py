@@ -47,7 +47,7 @@ from app.core.models import Message
 from app.core.summary import Summary
 from app.ui.jump_latest import JumpToLatest
 from app.ui.pill_button import PillButton
-from app.ui.summary_block import SummaryBlock
+from app.ui.summary_block import NOTHING_ARCHIVED, CardHost, SummaryBlock
 from app.ui.transcript_blocks import (
     muted_text_colour,
     paint_focus_ring,
@@ -249,13 +249,6 @@ class TranscriptView(QWidget):
         pin_requested(int, bool): a message's pin was set (True) or cleared (its id).
         page_built(): every message of the page `set_messages` was given is
             built (at once, or after the first paint; see `building`).
-        originals_requested(str): a summary card wants its originals (answer with
-            `show_originals`).
-        children_requested(str): a compressed summary's card wants its parts (answer
-            with `show_children`).
-        undo_requested(str): the user asked to undo a summary.
-        delete_originals_requested(str): the user asked to delete a summary's originals.
-        retry_requested(str): the user asked Claude to write a basic summary again.
         message_built(MessageWidget): a message's widget was made (lookups go on it).
 
     Messages an active summary covers are kept but not shown: the summary's card
@@ -266,11 +259,6 @@ class TranscriptView(QWidget):
     link_activated = Signal(str)
     pin_requested = Signal(int, bool)
     page_built = Signal()
-    originals_requested = Signal(str)
-    children_requested = Signal(str)
-    undo_requested = Signal(str)
-    delete_originals_requested = Signal(str)
-    retry_requested = Signal(str)
     message_built = Signal(object)
 
     def __init__(
@@ -279,9 +267,12 @@ class TranscriptView(QWidget):
         *,
         open_url: Callable[[QUrl], object] = QDesktopServices.openUrl,
         clock: Callable[[], datetime] = _local_now,
+        cards: CardHost = NOTHING_ARCHIVED,
     ) -> None:
         """`open_url` opens a link (the system browser; tests pass a fake);
-        `clock` gives "now" for the timestamps ("14:05" today, with the date otherwise)."""
+        `clock` gives "now" for the timestamps ("14:05" today, with the date otherwise);
+        `cards` is what the summary cards ask for their originals and parts, and to undo,
+        rewrite or delete (the window's; on its own, a transcript has no archive)."""
         super().__init__(parent)
         self._open_url = open_url
         self._clock = clock
@@ -318,12 +309,16 @@ class TranscriptView(QWidget):
         self._column_layout.addStretch(1)
         self._scroll.setWidget(self._content)
 
-        self._cards = SummaryCards(self._column, self._column_layout, clock, self)
-        self._cards.originals_requested.connect(self.originals_requested)
-        self._cards.children_requested.connect(self.children_requested)
-        self._cards.undo_requested.connect(self.undo_requested)
-        self._cards.delete_originals_requested.connect(self.delete_originals_requested)
-        self._cards.retry_requested.connect(self.retry_requested)
+        # A card grows downwards as its originals unfold: it stays where it is on
+        # screen (not the bottom) while it does.
+        self._cards = SummaryCards(
+            self._column,
+            self._column_layout,
+            clock,
+            cards,
+            lambda card: self._keeper.hold(self._cards.top_level(card)),
+            self,
+        )
         self._pages = PageBuilder(
             self._column,
             insert=self._insert,
@@ -514,23 +509,6 @@ class TranscriptView(QWidget):
     def summary_blocks(self) -> Sequence[SummaryBlock]:
         """The cards in the column, oldest first."""
         return self._cards.summary_blocks()
-
-    def show_originals(
-        self, summary_id: str, messages: Sequence[Message], deleted_on: datetime | None = None
-    ) -> None:
-        """The originals a card asked for (none, and when, once deleted)."""
-        block = self._cards.summary_block(summary_id)
-        if block is None:
-            return
-        # The card grows downwards: keep it where it is on screen, not the bottom.
-        self._keeper.hold(self._cards.top_level(block))
-        block.show_originals(messages, deleted_on)
-
-    def show_children(self, summary_id: str, summaries: Sequence[Summary]) -> None:
-        """The parts a compressed summary's card asked for."""
-        block = self._cards.summary_block(summary_id)
-        if block is not None:
-            block.show_children(summaries)
 
     def _hide_widget(self, widget: MessageWidget) -> None:
         self._widgets.remove(widget)

@@ -3,16 +3,43 @@ originals unfold, and the message is outlined."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from types import SimpleNamespace
 
 from PySide6.QtCore import QObject, Signal
 from pytestqt.qtbot import QtBot
 
 from app.core.models import Message, Session
+from app.core.summary import Summary
 from app.ui.history_source import Place
 from app.ui.message_jump import Flash, MessageJump
 from app.ui.transcript import TranscriptView
 from tests.ui.fakes_history import START, trip_history
+
+
+class ArchivedCards:
+    """What the cards read of the archive: each summary's originals and parts."""
+
+    def __init__(
+        self, originals: dict[str, list[Message]], children: dict[str, list[Summary]]
+    ) -> None:
+        self._originals = originals
+        self._children = children
+
+    def originals(self, summary_id: str) -> tuple[list[Message], datetime | None]:
+        return self._originals.get(summary_id, []), None
+
+    def children(self, summary_id: str) -> list[Summary]:
+        return self._children.get(summary_id, [])
+
+    def undo(self, summary_id: str) -> None:
+        raise AssertionError("nothing is undone here")
+
+    def retry_with_claude(self, summary_id: str) -> None:
+        raise AssertionError("nothing is rewritten here")
+
+    def delete_originals(self, summary_id: str) -> None:
+        raise AssertionError("nothing is deleted here")
 
 
 class FakeChat:
@@ -47,21 +74,15 @@ def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
     active = [s for s in summaries if s.parent_id is None]
     messages: list[Message] = conversation.messages
 
-    transcript = TranscriptView()
+    cards = ArchivedCards(
+        originals={s.id: [m for m in messages if m.summary_id == s.id] for s in summaries},
+        children={s.id: [p for p in parts if p.parent_id == s.id] for s in summaries},
+    )
+    transcript = TranscriptView(cards=cards)
     qtbot.addWidget(transcript)
     transcript.resize(700, 500)
     transcript.show()
     qtbot.waitExposed(transcript)
-    transcript.children_requested.connect(
-        lambda summary_id: transcript.show_children(
-            summary_id, [p for p in parts if p.parent_id == summary_id]
-        )
-    )
-    transcript.originals_requested.connect(
-        lambda summary_id: transcript.show_originals(
-            summary_id, [m for m in messages if m.summary_id == summary_id]
-        )
-    )
     controller = FakeController()
     loaded: list[int] = []
     jump = MessageJump(controller, transcript, lambda: loaded.append(1))  # type: ignore[arg-type]
