@@ -1,11 +1,11 @@
 """The chat service: Cairn's conversations, settings, models and key, without Qt.
 
-`ChatService` is what a front end talks to (the window, through its thin
-controller; tests and the command line directly). It owns every piece of
-state the window shows: the list of conversations, the one on screen (a
-`Conversation`), the models, the settings. The front end calls its methods
-and listens to `ChatEvents`; it never reads the store to find out what
-changed. Everything runs on one thread (the loop's); background work comes
+`ChatService` is what a front end talks to (the window, whose controller turns
+its events into Qt signals; tests directly). It owns every piece of state the
+window shows: the list of conversations, the one on screen (a `Conversation`,
+whose parts the front end acts on), the models, the settings. The front end calls
+its methods and its parts', and listens to `ChatEvents`; it never reads the store
+to find out what changed. Everything runs on one thread (the loop's); background work comes
 back there through the `JobRunner`.
 """
 

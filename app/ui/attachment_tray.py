@@ -64,7 +64,7 @@ class AttachmentTray(QWidget):
     """The composer's files: a chip each (× removes it), and why a file was refused.
 
     Attributes:
-        prepare: reads, checks and keeps a file in the background (the controller's).
+        prepare: reads, checks and keeps a file in the background (the chat service's).
         thumbnails: the pictures' thumbnails.
         dialog: the paperclip's file dialog while it is open.
         native_dialog: use the system's file dialog (tests drive Qt's own).

@@ -96,11 +96,6 @@ class ChatController(QObject):
         self.service.shutdown()
         self.loop.close()
 
-    @property
-    def running_tasks(self) -> int:
-        """Background tasks and timers still alive (0 once shut down)."""
-        return self.service.runner.running + self.loop.active_timers
-
 
 class _SignalEvents(ChatEvents):
     """The service's events, emitted as the controller's signals."""

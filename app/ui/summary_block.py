@@ -532,14 +532,6 @@ class SummaryBlock(QWidget):
             found.extend(child.blocks())
         return found
 
-    def original_top(self, seq: int) -> QPoint | None:
-        """Where the original `seq` starts, in this card's coordinates; None if not shown."""
-        view = self._originals
-        top = view.top_of(seq) if view is not None else None
-        if view is None or top is None:
-            return None
-        return view.mapTo(self, QPoint(0, top))
-
     def copy(self) -> None:
         text = summary_markdown(self.summary)
         QApplication.clipboard().setText(text)

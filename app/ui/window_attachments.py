@@ -182,7 +182,8 @@ def _has_files(message: Message) -> bool:
 def wire_attachments(
     window: QWidget, composer: Composer, transcript: TranscriptView, controller: ChatController
 ) -> TranscriptAttachments:
-    """Connect the composer's tray, the window's drops and the transcript to the controller."""
+    """Connect the composer's tray, the window's drops and the transcript to the chat
+    service's files (`ChatService.attachments`) and the controller's signals."""
     chat = controller.service
     thumbnails = Thumbnails(chat.attachments.preparer.files, chat.runner, window)
     tray = composer.attachments

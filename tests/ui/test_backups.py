@@ -12,6 +12,7 @@ from app.ui.delete_originals_dialog import DeleteOriginalsDialog
 from app.ui.restore_dialog import RestoreDialog, backup_text, human_size
 from app.ui.summary_block import SummaryBlock
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.ui.conftest import running_tasks
 
 
 def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
@@ -107,7 +108,7 @@ def test_the_conversation_menu_asks_and_cancel_keeps_everything(
 def test_restore_from_backup_in_the_file_menu(qtbot: QtBot, cairn: CairnSession) -> None:
     backups = cairn.controller.service.backups
     qtbot.waitUntil(lambda: bool(backups.list()), timeout=10_000)  # taken after start-up
-    qtbot.waitUntil(lambda: cairn.controller.running_tasks == 0, timeout=10_000)
+    qtbot.waitUntil(lambda: running_tasks(cairn) == 0, timeout=10_000)
     chat(qtbot, cairn, "Written after the backup")
     assert cairn.controller.service.current.state.session is not None
     file_menu = cairn.window.menuBar().actions()[0].menu()

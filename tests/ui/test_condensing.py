@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from pytestqt.qtbot import QtBot
 
 from app.core.caching import minimum_cacheable_tokens
@@ -187,10 +187,10 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
     target = summary.first_seq + 1
     block.source_clicked(target)
     qtbot.wait(50)
-    start = block.original_top(target)
+    start = originals.top_of(target)
     assert start is not None
     viewport = transcript.scroll_area.viewport()
-    top = block.mapTo(viewport, start).y()
+    top = originals.mapTo(viewport, QPoint(0, start)).y()
     assert 0 <= top < viewport.height(), top
     # ... and the original it came from is the one there (its header names its time).
     message = originals.message(target)
