@@ -53,6 +53,7 @@ from app.core.summary import (
     dated_text,
     short_day,
 )
+from app.ui.message_header import format_timestamp
 from app.ui.transcript_blocks import (
     MarkdownView,
     blend,
@@ -63,7 +64,6 @@ from app.ui.transcript_blocks import (
     scaled_font,
     set_text_colour,
 )
-from app.ui.transcript_message import format_timestamp
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "basic summary"

@@ -144,9 +144,7 @@ class TranscriptAttachments(QObject):
             return
         strip = AttachmentStrip(files, self._thumbnails, widget)
         strip.set_left_out(self._left_out.get(message.id, set()))
-        layout = widget.layout()
-        if isinstance(layout, QVBoxLayout):
-            layout.insertWidget(1, strip)
+        widget.add_above_text(strip)
         typed, _names = split_attachment_line(message.content)
         if typed.strip():
             widget.set_text(typed)  # the chips name the files: the line is not repeated

@@ -102,7 +102,7 @@ def test_escape_stops_and_keeps_partial_reply(
     assert len(text) < len("".join(words)), "the stream really stopped early"
     widget = cairn.window.transcript.message_widgets()[-1]
     assert widget.text == text
-    assert widget.status_note() == "Stopped"
+    assert widget.note.text() == "Stopped"
     assert cairn.window.composer.button.text() == "Send"
 
 
@@ -201,7 +201,7 @@ def test_error_in_the_middle_keeps_what_arrived(
     wait_idle(qtbot, cairn)
     role, text, status = stored(cairn)[-1]
     assert (role, text, status) == (Role.ASSISTANT, "The first half ", MessageStatus.ERROR)
-    assert cairn.window.transcript.message_widgets()[-1].status_note() == "Reply failed"
+    assert cairn.window.transcript.message_widgets()[-1].note.text() == "Reply failed"
     assert cairn.window.banner.isVisible()
 
 

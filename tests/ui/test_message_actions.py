@@ -14,12 +14,8 @@ from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from app.ui.app import CairnSession
-from app.ui.message_actions import (
-    COPY_ACTION,
-    COPY_PLAIN_ACTION,
-    EDITING_NOTE,
-    MessageBar,
-)
+from app.ui.message_actions import COPY_PLAIN_ACTION, EDITING_NOTE
+from app.ui.message_bar import COPY_ACTION, MessageBar
 from app.ui.transcript_blocks import MarkdownView
 from app.ui.transcript_message import MessageWidget
 from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -67,7 +63,7 @@ def open_menu(qtbot: QtBot, target: MessageWidget, on_text: bool = False) -> QMe
     """Right-click the message (or its text) and return the menu that opened."""
     where = target
     if on_text:
-        (where,) = [b for b in target.blocks() if isinstance(b, MarkdownView)] or [target]
+        (where,) = [b for b in target.body.blocks() if isinstance(b, MarkdownView)] or [target]
         where = where.viewport() if isinstance(where, MarkdownView) else where
     event = QContextMenuEvent(
         QContextMenuEvent.Reason.Mouse, QPoint(5, 5), where.mapToGlobal(QPoint(5, 5))

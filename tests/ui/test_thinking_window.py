@@ -96,8 +96,8 @@ def test_a_refusal_offers_another_model_with_its_explanation(
     chat(qtbot, cairn, "Write me something risky")
     reply = cairn.window.transcript.message_widgets()[-1]
     assert reply.message.status is MessageStatus.DECLINED
-    qtbot.waitUntil(lambda: "Another model often answers" in reply.status_note())
-    note = reply.status_note()
+    qtbot.waitUntil(lambda: "Another model often answers" in reply.note.text())
+    note = reply.note.text()
     assert "could enable cyber harm" in note, "the API's explanation"
     assert "Claude Opus 5.5" in note, "the next listed model, said in words"
     fake_server.add_reply("Here is a safe answer.")

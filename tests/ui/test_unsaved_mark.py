@@ -71,7 +71,7 @@ def test_the_kept_reply_says_not_saved_yet_until_it_is(
     qtbot.waitUntil(lambda: bool(window.transcript.message_widgets()), timeout=15_000)
     reply = last_reply(cairn)
     assert (reply.text, reply.message.status) == (REPLY, MessageStatus.COMPLETE)
-    assert not reply.is_typing()
+    assert not reply.body.is_typing()
     assert marks(cairn) == [(reply.message.id, UNSAVED_TEXT)]
 
     small_disk.free()
