@@ -64,6 +64,7 @@ from app.ui.transcript_blocks import (
     scaled_font,
     set_text_colour,
 )
+from app.ui.transcript_frame import settle_layout
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "basic summary"
@@ -687,8 +688,7 @@ class SummaryBlock(QWidget):
         while widget is not None and not isinstance(widget, QScrollArea):
             widget = widget.parentWidget()
         if isinstance(widget, QScrollArea):
-            for _ in range(4):
-                QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+            settle_layout()
             top = view.top_of(seq)
             content = widget.widget()
             if top is not None and content is not None:

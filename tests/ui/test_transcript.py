@@ -22,7 +22,7 @@ from pytestqt.qtbot import QtBot
 from app.core.models import Message, MessageStatus, Role
 from app.ui.message_header import format_timestamp
 from app.ui.message_text import HUGE_MESSAGE_CHARS, user_bubble_colour
-from app.ui.transcript import EMPTY_HINT, TranscriptView
+from app.ui.transcript import TranscriptView
 from app.ui.transcript_blocks import (
     CodeBlock,
     HugeTextView,
@@ -30,6 +30,7 @@ from app.ui.transcript_blocks import (
     code_background,
     muted_text_colour,
 )
+from app.ui.transcript_frame import EMPTY_HINT
 from app.ui.transcript_message import MessageWidget
 from app.ui.transcript_text import display_text, utf16_to_index
 
