@@ -5,8 +5,8 @@ its events into Qt signals; tests directly). It owns every piece of state the
 window shows: the list of conversations, the one on screen (a `Conversation`,
 whose parts the front end acts on), the models, the settings. The front end calls
 its methods and its parts', and listens to `ChatEvents`; it never reads the store
-to find out what changed. Everything runs on one thread (the loop's); background work comes
-back there through the `JobRunner`.
+to find out what changed. Everything runs on one thread (the loop's); background
+work comes back there through the `JobRunner`.
 """
 
 from __future__ import annotations
