@@ -44,7 +44,6 @@ from app.core.context import ContextBuilder
 from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
 from app.core.models import Message, Session
 from app.core.settings import AppSettings, save_settings
-from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary
 from app.core.tokens import TokenCounter, default_counter
 from app.secrets.keystore import KeyStore
@@ -370,10 +369,6 @@ class ChatService:
     def settings(self) -> AppSettings:
         """The settings in force (a copy: change them with `update_settings`)."""
         return self._settings.model_copy(deep=True)
-
-    @property
-    def summarization(self) -> SummarizationConfig:
-        return self._settings.summarization
 
     def update_settings(self, settings: AppSettings) -> None:
         """Save new settings and put them in force; the next decision follows them."""

@@ -522,7 +522,7 @@ def test_summary_settings_govern_the_next_decision_and_survive_a_restart(
     chat.service.shutdown()
 
     again = start_chat(settings=None)
-    assert again.service.summarization == counted, "the setting survived the restart"
+    assert again.service.settings.summarization == counted, "the setting survived the restart"
     settings = again.service.settings
     settings.summarization = counted.with_changes(auto_summarize=True)
     again.service.update_settings(settings)
