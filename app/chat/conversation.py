@@ -15,7 +15,8 @@ From the bottom up (each part may use those listed before it):
 - `outgoing`: the files of the next message (`app.chat.attachments`);
 - `gauge`: the draft, and the figures of the next request;
 - `unsaved`: a reply the disk did not take, kept until it can be;
-- `condensing`: summaries — the trigger, the job, its preview, undo; and pins;
+- `condensing`: summaries — the trigger, the job, its preview, undo;
+- `pins`: messages never condensed;
 - `model`, `instructions`: the model it uses, Claude's instructions;
 - `versions`: edit, regenerate, other versions;
 - `endings`: Continue, and a reply that ended other than complete;
@@ -31,6 +32,7 @@ from app.chat.gauge import ConversationGauge
 from app.chat.instructions import ConversationInstructions
 from app.chat.model_use import ModelInUse
 from app.chat.opening import ConversationOpening
+from app.chat.pins import Pins
 from app.chat.reply_endings import ReplyEndings
 from app.chat.state import ConversationState, Shared
 from app.chat.summaries import ConversationSummaries
@@ -50,6 +52,7 @@ class Conversation:
         self.gauge = ConversationGauge(state, self.outgoing)
         self.unsaved = UnsavedReply(state)
         self.condensing = ConversationSummaries(state, self.gauge)
+        self.pins = Pins(state)
         self.model = ModelInUse(state, self.gauge)
         self.instructions = ConversationInstructions(state, self.gauge)
         self.versions = MessageVersions(state, self.gauge, self.condensing, self.model)

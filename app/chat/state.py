@@ -3,7 +3,7 @@
 A conversation is assembled (`app.chat.conversation`) from parts, each owning one
 concern: the files of the next message (`attachments.Outgoing`), the gauge and the
 draft (`gauge`), a reply the disk did not take (`unsaved`), summaries (`summaries`),
-the model (`model_use`), instructions (`instructions`), versions (`versions`), how
+pins (`pins`), the model (`model_use`), instructions (`instructions`), versions (`versions`), how
 replies end (`reply_endings`), a turn — the message sent, the reply streamed
 (`turns`) — and opening a stored conversation (`opening`). Every part depends on
 this module, and on the parts below it, never on one above it nor on the

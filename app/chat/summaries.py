@@ -82,17 +82,6 @@ class ConversationSummaries:
         self._job.cancel()
         return True
 
-    def pin(self, message_id: int, pinned: bool = True) -> None:
-        """Pin a live message (never condensed) or unpin it."""
-        state = self._state
-        try:
-            message = self._shared.store.set_pinned(message_id, pinned)
-        except UserFacingError as error:
-            state.error(error)
-            return
-        state.tail.set_pinned(message_id, pinned)
-        state.tell(lambda events: events.message_updated(message))
-
     # --- starting a summary
 
     def summarize(self, instructions: str | None = None, keep_recent: int | None = None) -> bool:

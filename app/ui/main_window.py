@@ -136,7 +136,7 @@ class MainWindow(QMainWindow):
         self.sidebar.delete_requested.connect(self._confirm_delete)
         self.transcript.earlier_requested.connect(self._load_earlier)
         self.transcript.pin_requested.connect(
-            lambda message_id, pinned: chat.current.condensing.pin(message_id, pinned)
+            lambda message_id, pinned: chat.current.pins.pin(message_id, pinned)
         )
         self.header.model_picked.connect(lambda model_id: chat.current.model.select(model_id))
         self.header.settings_button.clicked.connect(self.settings.open_settings)

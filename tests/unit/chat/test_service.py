@@ -493,7 +493,7 @@ def test_pinned_messages_are_never_condensed(start_chat: StartChat) -> None:
     for turn in range(8):
         chat.send(f"Question {turn}")
     pinned = chat.stored()[2]
-    chat.service.current.condensing.pin(pinned.id)
+    chat.service.current.pins.pin(pinned.id)
     assert chat.events.named("message_updated")[-1][0].pinned
     assert chat.service.current.condensing.summarize()
     chat.idle()
