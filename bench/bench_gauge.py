@@ -50,7 +50,7 @@ def main() -> None:
         cairn = open_cairn(paths)
         cairn.window.show()
         cairn.controller.service.start()
-        cairn.controller.counter.load()
+        cairn.controller.service.counter.load()
         app.processEvents()
         samples = []
         draft = ""
