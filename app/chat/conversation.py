@@ -32,6 +32,7 @@ from app.chat.summaries import CANCELLING as CANCELLING
 from app.chat.summaries import ConversationSummaries
 from app.chat.summary_process import SummaryProcess
 from app.chat.unsaved import UnsavedReply
+from app.chat.uploads import FileUploads
 from app.chat.versions import MessageVersions
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
@@ -105,6 +106,8 @@ class Shared:
     default_instructions: Callable[[], str] = lambda: ""
     # Settings → "Think longer" (app.core.thinking).
     think_longer: Callable[[], bool] = lambda: False
+    # Files uploaded once through the Files API (None: always base64).
+    uploads: FileUploads | None = None
 
 
 class Conversation:
@@ -354,6 +357,7 @@ class Conversation:
                 lambda: shared.model_choice.switched(self, old, new)
             ),
             lookups=shared.lookups(self.session.id, self.tell),
+            uploads=shared.uploads,
         )
         self._reply, self._thinking_shown = reply, ""
         self._reply_job = shared.runner.start(
