@@ -1009,9 +1009,7 @@ class FakeAnthropicServer:
                 tokens += FAKE_MESSAGE_OVERHEAD + count_text_tokens(
                     text_of_content(message.get("content", ""))
                 )
-                tokens += file_tokens(
-                    message.get("content"), count_text_tokens, self.files.lookup
-                )
+                tokens += file_tokens(message.get("content"), count_text_tokens, self.files.lookup)
         if body.get("tools"):
             tokens += count_text_tokens(json.dumps(body["tools"]))
             choice = body.get("tool_choice")

@@ -226,9 +226,7 @@ def file_tokens(
     return tokens
 
 
-def request_too_large(
-    headers: Mapping[str, str], limit: int = MAX_REQUEST_BYTES
-) -> str | None:
+def request_too_large(headers: Mapping[str, str], limit: int = MAX_REQUEST_BYTES) -> str | None:
     """The 413 message for a body over 32 MB (errors: "Request size limits"; the Files
     API's `limit` is 500 MB), else None."""
     try:
