@@ -260,6 +260,7 @@ class ReplyJob:
                     model=result.model,
                     thinking=self._shown_thinking(result.thinking),
                     thinking_seconds=result.thinking_seconds or None,
+                    refusal=result.refusal.explanation if result.refusal else None,
                 )
                 changed: tuple[Message, ...] = ()
                 if status is MessageStatus.DECLINED:

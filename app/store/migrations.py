@@ -606,6 +606,17 @@ _UPLOADS = Migration(
     ),
 )
 
+_REFUSALS = Migration(
+    version=12,
+    description="why Claude declined a reply, as the API explained it",
+    statements=(
+        # A declined reply's `stop_details.explanation`, shown beside "Ask another model"
+        # after a restart too, and exported; NULL when the API gave none
+        # (https://platform.claude.com/docs/build-with-claude/handling-stop-reasons).
+        "ALTER TABLE message ADD COLUMN refusal TEXT",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -618,6 +629,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _ATTACHMENTS,
     _THINKING,
     _UPLOADS,
+    _REFUSALS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

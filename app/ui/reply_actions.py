@@ -44,9 +44,8 @@ class ReplyActions(QObject):
         self._transcript = transcript
         self._controller = controller
         self._offered: MessageWidget | None = None
-        self._explanations: dict[int, str | None] = {}  # a declined reply's, this session
-        controller.reply_declined.connect(self._declined)
         for signal in (
+            controller.reply_declined,
             controller.conversation_opened,
             controller.message_added,
             controller.message_updated,
@@ -69,9 +68,8 @@ class ReplyActions(QObject):
             elif message.status is MessageStatus.DECLINED and message.role is Role.ASSISTANT:
                 model = self._controller.another_model(message)
                 if model is not None:
-                    explanation = self._explanations.get(message.id)
-                    action = ANOTHER_MODEL_ACTION
-                    note = declined_note(explanation, model.display_name)
+                    action = ANOTHER_MODEL_ACTION  # the explanation is kept with the reply
+                    note = declined_note(message.refusal, model.display_name)
         target = newest if action else None
         old = self._offered
         if old is not None and old is not target and isValid(old):
@@ -93,7 +91,3 @@ class ReplyActions(QObject):
             self._controller.continue_reply(widget.message)
         else:
             self._controller.retry()
-
-    def _declined(self, message_id: int, explanation: object) -> None:
-        self._explanations[message_id] = explanation if isinstance(explanation, str) else None
-        self.refresh()

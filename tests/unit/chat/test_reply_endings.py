@@ -130,6 +130,9 @@ def test_a_declined_exchange_is_kept_but_left_out_of_later_requests(
     question, reply = chat.stored()[2:]
     assert reply.content == "I can" and reply.status is MessageStatus.DECLINED
     assert question.status is MessageStatus.DECLINED
+    # Why, as the API explained it (stop_details), kept with the reply: not in memory only.
+    assert reply.refusal == "This request was declined because it could enable cyber harm."
+    assert question.refusal is None
     updated = [message for (message,) in chat.events.named("message_updated")]
     assert any(m.id == question.id and m.status is MessageStatus.DECLINED for m in updated)
 
