@@ -147,12 +147,12 @@ class _Load:
         )
 
     def fits(self, model: ModelInfo, share: float = 1.0) -> bool:
-        many = self.images > MANY_IMAGES and self.large_images > 0
+        # With a picture past 2000 px among them, at most 20 pictures; else the window's.
+        most = MANY_IMAGES if self.large_images else max_images(model)
         return (
             self.pages <= MAX_REQUEST_PDF_PAGES * share
             and self.bytes <= file_bytes_budget(model) * share
-            and self.images <= max_images(model) * share
-            and not many
+            and self.images <= most * share
         )
 
 
