@@ -516,6 +516,8 @@ class MessageWidget(QWidget):
             self._note.hide()
         if self._offer[0] or self._action is not None:
             self._action = _show_action(self, self._action, self._offer[0] if note else "")
+            # Tab lands on the button, not the note: a screen reader hears the note with it.
+            self._action.setAccessibleDescription(note or "")
         showing_bubble = bool(self._blocks) or waiting
         if self._bubble.isVisibleTo(self) != showing_bubble:
             self._bubble.setVisible(showing_bubble)
