@@ -40,10 +40,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from app import __version__
 from app.core.errors import StorageError, UserFacingError
 from app.core.models import Usage
+from app.core.platform import fsync_folder, replace_file
 from app.core.summary import SummaryContent
 from app.core.thinking import thought_for
 from app.store.attachments import AttachmentFiles, sha256_of
-from app.store.database import fsync_folder
 from app.store.export_lookups import (
     LOOKUPS_QUERY,
     insert_lookups,
@@ -654,7 +654,7 @@ def _atomic_file(target: Path) -> Iterator[IO[str]]:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, target)
+        replace_file(temporary, target)
     except OSError as error:
         _remove(temporary)
         raise _write_error(target, error) from error
