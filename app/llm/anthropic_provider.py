@@ -523,20 +523,8 @@ class AnthropicProvider:
         client = self._client(self._max_retries)
         arguments = self._message_arguments(request)
         del arguments["max_tokens"]
-        call = _Call(self._sockets, on_retry or _ignore_retry, cancel)
-        if cancel is not None:
-            cancel.on_cancel(call.abort)
-        context_token = _current_call.set(call)
-        try:
-            with _api_errors():
-                return client.messages.count_tokens(**arguments).input_tokens
-        except (_CallCancelled, ApiError) as error:
-            if cancel is not None and cancel.cancelled:
-                raise RequestStoppedError("Stopped.") from error
-            raise
-        finally:
-            call.finish()
-            _current_call.reset(context_token)
+        with self._stoppable_call(cancel, on_retry), _api_errors():
+            return client.messages.count_tokens(**arguments).input_tokens
 
     # -- the Files API (app.llm.provider.FileStorage)
 
@@ -563,7 +551,7 @@ class AnthropicProvider:
         found: FilesSupport = "none"
         for support, headers in (("ga", {}), ("beta", {"anthropic-beta": FILES_BETA})):
             try:
-                with self._files_call(cancel):
+                with self._stoppable_call(cancel):
                     client.files.list(limit=1, extra_headers=headers)
             except anthropic.APIStatusError as error:
                 if error.status_code in _NOT_OFFERED:
@@ -589,7 +577,7 @@ class AnthropicProvider:
         (https://platform.claude.com/docs/en/api/files/upload). Stop (`cancel`) ends it at
         once, raising `RequestStoppedError`."""
         client = self._client(self._max_retries)
-        with _api_errors(), self._files_call(cancel):
+        with _api_errors(), self._stoppable_call(cancel):
             uploaded = client.files.upload(
                 file=(upload_name(name), data, media_type), extra_headers=self._files_headers()
             )
@@ -601,7 +589,7 @@ class AnthropicProvider:
 
         client = self._client(self._max_retries)
         try:
-            with self._files_call(cancel):
+            with self._stoppable_call(cancel):
                 client.files.retrieve_metadata(file_id, extra_headers=self._files_headers())
         except anthropic.NotFoundError:
             return False
@@ -616,17 +604,19 @@ class AnthropicProvider:
         import anthropic
 
         client = self._client(self._max_retries)
-        with _api_errors(), self._files_call(cancel):
+        with _api_errors(), self._stoppable_call(cancel):
             try:
                 client.files.delete(file_id, extra_headers=self._files_headers())
             except anthropic.NotFoundError:
                 logger.info("The server had let the file go already")
 
     @contextlib.contextmanager
-    def _files_call(self, cancel: CancelToken | None) -> Iterator[None]:
-        """A Files API call that Stop (`cancel`) ends at once, as a reply's: its socket is
-        shut, its wait before a retry cut short; `RequestStoppedError` then."""
-        call = _Call(self._sockets, _ignore_retry, cancel)
+    def _stoppable_call(
+        self, cancel: CancelToken | None, on_retry: RetryCallback | None = None
+    ) -> Iterator[None]:
+        """A call that Stop (`cancel`) ends at once, as a reply's: its socket is shut, its
+        wait before a retry (told to `on_retry`) cut short; `RequestStoppedError` then."""
+        call = _Call(self._sockets, on_retry or _ignore_retry, cancel)
         if cancel is not None:
             cancel.on_cancel(call.abort)
         context_token = _current_call.set(call)

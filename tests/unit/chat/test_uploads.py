@@ -11,16 +11,13 @@ from typing import Any
 import pytest
 
 import app.chat.uploads as uploads_module
-from app.chat.attachments import ComposerAttachments
-from app.core.attachments import Attachment
-from app.core.errors import UserFacingError
-from app.core.settings import AppSettings
 from app.store.uploads import UploadStore
 from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer
 from tests.fakes.files_api import FILES_BETA, FILES_PATH
 from tests.fakes.sample_files import pdf, png
 from tests.fakes.server_fixtures import HAIKU_4_5, SONNET_5_5
 from tests.unit.chat.conftest import Chat
+from tests.unit.chat.test_attachment_limits import attach, start
 
 StartChat = Callable[..., Chat]
 
@@ -29,23 +26,6 @@ StartChat = Callable[..., Chat]
 def fake_server() -> Iterator[FakeAnthropicServer]:
     with FakeAnthropicServer(models=(SONNET_5_5, HAIKU_4_5)) as server:
         yield server
-
-
-def start(start_chat: StartChat) -> Chat:
-    return start_chat(settings=AppSettings().model_copy(update={"model": SONNET_5_5.id}))
-
-
-def attach(chat: Chat, *files: tuple[str, bytes]) -> list[Attachment]:
-    preparer = ComposerAttachments(chat.service, chat.paths.database).preparer
-    prepared: list[Attachment] = []
-    for name, data in files:
-        results: list[Attachment | UserFacingError] = []
-        preparer.prepare(name, lambda data=data: data, results.append, results.append)
-        chat.run_until(lambda results=results: bool(results))
-        assert isinstance(results[0], Attachment), results[0]
-        prepared.append(results[0])
-    chat.service.current.outgoing.set(prepared)
-    return prepared
 
 
 def sources(body: dict[str, Any]) -> list[dict[str, Any]]:
