@@ -92,6 +92,8 @@ class Shared:
     default_instructions: Callable[[], str] = lambda: ""
     # Settings → "Think longer" (app.core.thinking).
     think_longer: Callable[[], bool] = lambda: False
+    # Files uploaded once through the Files API (None: always base64).
+    uploads: FileUploads | None = None
 
 
 class Turns(Protocol):

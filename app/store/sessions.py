@@ -56,7 +56,7 @@ _MESSAGE_COLUMNS = (
     "WHERE v.version_of = message.version_of AND v.seq <= message.seq) END, "
     "CASE WHEN version_of IS NULL THEN 1 ELSE (SELECT count(*) FROM message AS v "
     "WHERE v.version_of = message.version_of) END, "
-    "thinking, thinking_seconds"
+    "thinking, thinking_seconds, refusal"
 )
 
 
@@ -264,9 +264,11 @@ class SessionStore:
         token_estimate: int | None = None,
         thinking: str | None = None,
         thinking_seconds: float | None = None,
+        refusal: str | None = None,
     ) -> Message:
         """Store a reply's final text and status; `usage`/`model` kept when None, and
-        its thinking (what is shown, and for how long it thought) kept when None.
+        its thinking (what is shown, and for how long it thought) and a refusal's
+        explanation kept when None.
 
         The final text's token estimate is counted here unless given.
         """
@@ -281,7 +283,8 @@ class SessionStore:
                 "UPDATE message SET content = ?, status = ?, usage = coalesce(?, usage), "
                 "model = coalesce(?, model), token_estimate = ?, "
                 "thinking = coalesce(?, thinking), "
-                "thinking_seconds = coalesce(?, thinking_seconds) WHERE id = ?",
+                "thinking_seconds = coalesce(?, thinking_seconds), "
+                "refusal = coalesce(?, refusal) WHERE id = ?",
                 (
                     content,
                     MessageStatus(status).value,
@@ -290,6 +293,7 @@ class SessionStore:
                     token_estimate,
                     thinking,
                     thinking_seconds,
+                    refusal,
                     message_id,
                 ),
             )
@@ -495,6 +499,7 @@ def _message_from_row(row: Any) -> Message:
         version_count,
         thinking,
         thinking_seconds,
+        refusal,
     ) = row
     return Message(
         id=message_id,
@@ -514,4 +519,5 @@ def _message_from_row(row: Any) -> Message:
         version_count=version_count,
         thinking=thinking,
         thinking_seconds=thinking_seconds,
+        refusal=refusal,
     )

@@ -62,7 +62,7 @@ class MessageNote:
         elif self._label is not None:
             self._label.hide()
         if self._offer[0] or self._button is not None:
-            self._show_action(self._offer[0] if note else "")
+            self._show_action(self._offer[0] if note else "", note or "")
 
     def text(self) -> str:
         """The note shown ("" when none), as a screen reader says it."""
@@ -97,7 +97,7 @@ class MessageNote:
             self._row = row
         return self._label
 
-    def _show_action(self, text: str) -> None:
+    def _show_action(self, text: str, note: str) -> None:
         """The button of the action offered, beside the note; hidden when `text` is ""."""
         button = self._button
         if button is None:
@@ -108,6 +108,8 @@ class MessageNote:
             self._row.insertWidget(self._row.indexOf(label) + 1, button)
         button.setText(text)
         button.setAccessibleName(text)
+        # Tab lands on the button, not the note: a screen reader hears the note with it.
+        button.setAccessibleDescription(note)
         button.setVisible(bool(text))
 
 

@@ -56,6 +56,11 @@ def breakpoints(system: object, messages: list[ApiMessage]) -> int:
 @pytest.mark.parametrize(
     ("model_id", "tokens"),
     [
+        ("claude-opus-5-5", 512),
+        ("claude-haiku-5-5", 512),
+        ("claude-fable-5-1", 512),
+        ("claude-sonnet-5-5", 512),
+        ("claude-sonnet-5", 1_024),
         ("claude-opus-4-6", 4_096),
         ("claude-haiku-4-5-20251001", 4_096),
         ("claude-sonnet-4-6", 1_024),
