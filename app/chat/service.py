@@ -142,8 +142,8 @@ class ChatService:
             deps.database,
             self.runner,
             loop,
-            self._credentials.provider,
-            found=lambda: events.context_changed(self.current.context_state()),
+            self.credentials.provider,
+            found=lambda: self.current.gauge.tell(),
         )
         self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.

@@ -30,6 +30,7 @@ from app.chat.loop import EventLoop
 from app.chat.model_fallback import ModelChoice
 from app.chat.runner import JobRunner
 from app.chat.summary_process import SummaryProcess
+from app.chat.uploads import FileUploads
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder
