@@ -108,7 +108,7 @@ def test_a_declined_replys_explanation_is_still_there_after_a_restart(
     again = reopen(cairn, open_window)
     qtbot.waitUntil(lambda: len(widgets(again)) == 2 and action(widgets(again)[-1]) is not None)
     reply = widgets(again)[-1]
-    assert "This request was declined because it could enable cyber harm." in reply.status_note()
+    assert "This request was declined because it could enable cyber harm." in reply.note.text()
     button = action(reply)
     assert button is not None and button.text() == "Ask another model"
 

@@ -89,7 +89,7 @@ def test_think_longer_is_offered_only_where_the_model_has_a_setting_for_it(
         settings,
         models=[sonnet, plain],
         selected_model=sonnet.id,
-        keys=cairn.controller,
+        keys=cairn.controller.service.credentials,
         paths=AppPaths.from_environment(),
     )
     qtbot.addWidget(dialog)

@@ -320,7 +320,7 @@ def thinking_chat(
 ) -> Chat:
     fake_server.models = [model]
     chat = start_chat(settings=AppSettings().model_copy(update={"model": model.id}))
-    chat.run_until(lambda: chat.service.selected_model == model.id)
+    chat.run_until(lambda: chat.service.current.state.model_id == model.id)
     return chat
 
 
@@ -367,7 +367,7 @@ def test_continue_after_max_tokens_on_a_model_that_always_thinks(
     assert cut.content and words("story", 900).startswith(cut.content)
 
     fake_server.add_reply(" and that is the end.")
-    assert chat.service.continue_reply(cut)
+    assert chat.service.current.endings.continue_reply(cut)
     chat.idle()
     assert chat.events.named("error_raised") == []
     reply = chat.stored()[-1]

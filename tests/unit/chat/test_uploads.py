@@ -125,7 +125,7 @@ def test_a_file_the_server_lost_is_uploaded_again_and_the_request_sent_once_more
 
     assert chat.events.named("error_raised") == []
     assert chat.stored()[-1].content == "Still a chart."
-    assert chat.service.current.model_id == SONNET_5_5.id  # not taken for the model's 404
+    assert chat.service.current.state.model_id == SONNET_5_5.id  # not taken for the model's 404
     again = fake_server.files.uploads[-1]
     assert again.id != lost.id and again.data == lost.data
     assert sources(messages_requests(fake_server)[-1]) == [{"type": "file", "file_id": again.id}]
@@ -146,7 +146,7 @@ def test_a_404_that_is_not_about_a_file_is_still_the_models(
     fake_server.add_reply("Haiku here.")
     chat.send("Again?")
     assert chat.stored()[-1].content == "Haiku here."
-    assert chat.service.current.model_id == HAIKU_4_5.id
+    assert chat.service.current.state.model_id == HAIKU_4_5.id
     assert len(fake_server.files.uploads) == 1  # nothing uploaded again
 
 
@@ -167,7 +167,7 @@ def test_deleting_a_conversation_deletes_its_uploads_on_the_server(
     chat = start(start_chat)
     attach(chat, ("report.pdf", pdf(2)), ("shared.png", png(30, 20)))
     chat.send("Keep these.")
-    first = chat.service.current.session_id
+    first = chat.service.current.state.session_id
     chat.service.new_conversation()
     attach(chat, ("shared.png", png(30, 20)))  # the same picture in another conversation
     chat.send("And this.")
@@ -189,7 +189,7 @@ def test_uploads_the_server_could_not_delete_are_deleted_later(
     attach(chat, ("report.pdf", pdf(2)))
     chat.send("Keep this.")
     (report,) = fake_server.files.uploads
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     # The server fails the deletion (three times: the SDK's two retries too).
     fake_server.add_error(500, path=f"{FILES_PATH}/{report.id}", times=3)
@@ -209,9 +209,9 @@ def test_deleting_archived_originals_deletes_their_files_uploads(
     chat.send("An old picture.")
     for turn in range(7):
         chat.send(f"Question {turn}")
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     chat.idle()
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     assert chat.service.backups.count_archived(session_id) > 0
     (old,) = fake_server.files.uploads
@@ -228,7 +228,7 @@ def test_the_gauge_plans_with_references_once_the_server_is_known(
     for index in range(9):
         attach(chat, (f"scan{index}.png", heavy + bytes([index])))
         chat.send(f"Read scan {index}.")
-    state = chat.service.current.context_state()
+    state = chat.service.current.gauge.measure()
     assert state is not None
     assert state.files_left_out == ()  # 31 MB of pictures, none left out: by reference
 
