@@ -180,12 +180,13 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
     transcript.scroll_to_bottom()
     target = summary.first_seq + 1
     block.source_clicked(target)
-    qtbot.wait(50)
-    start = block.original_top(target)
-    assert start is not None
     viewport = transcript.scroll_area.viewport()
-    top = block.mapTo(viewport, start).y()
-    assert 0 <= top < viewport.height(), top
+
+    def target_top() -> int | None:
+        start = block.original_top(target)
+        return None if start is None else block.mapTo(viewport, start).y()
+
+    qtbot.waitUntil(lambda: (top := target_top()) is not None and 0 <= top < viewport.height())
     # ... and the original it came from is the one there (its header names its time).
     message = originals.message(target)
     assert message is not None and message.content[:30] in originals.toPlainText()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 import re
 import string
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -1014,19 +1013,21 @@ def test_the_fold_finds_what_ignorecase_matches() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        ",".join(str(i % 10) for i in range(6_000)),  # a CSV row: once quadratic (seconds)
-        "111," * 3_000 + "1 USD",
-        "a." * 6_000 + "@",
-        ".A" * 6_000 + "()",
-        "1. " * 4_000,
-        "```\n" + "x = f(y)  # TODO: check\n" * 2_000 + "```",
+        ",".join(str(i % 10) for i in range(60_000)),  # a CSV row: once quadratic
+        "111," * 30_000 + "1 USD",
+        "a." * 60_000 + "@",
+        ".A" * 60_000 + "()",
+        "1. " * 40_000,
+        "```\n" + "x = f(y)  # TODO: check\n" * 20_000 + "```",
     ],
 )
 def test_pathological_text_takes_linear_time(text: str) -> None:
-    start = time.perf_counter()
-    extract_facets([message(1, Role.USER, text)])
+    """No clock: at these sizes linear work takes a fraction of a second and quadratic work
+    (the CSV row took seconds at a tenth of its length) many minutes, so a regression
+    fails on the test's time limit (pyproject.toml), far from any machine's noise."""
+    facets = extract_facets([message(1, Role.USER, text)])
 
-    assert time.perf_counter() - start < 2.0
+    assert len(facets.entities) <= extract.MAX_ENTITIES
 
 
 def test_a_long_run_without_whitespace_is_not_read_for_entities() -> None:
