@@ -84,18 +84,17 @@ class Condenser:
         trigger: SummaryTrigger,
         decision: Decision | None = None,
         instructions: str | None = None,
-        keep_recent: int | None = None,
         cancelled: Callable[[], bool] = lambda: False,
         review: Review | None = None,
     ) -> EngineOutcome:
         """Condense, keep the memory in budget, and make the next request fit.
 
-        Callable from a worker thread. `decision` is what `decide` said (asked
-        again when None, as a manual request when `trigger` is MANUAL).
-        A summary for room (the threshold, an emergency) condenses the oldest
-        messages just far enough to bring the next request down to
-        `target_ratio`; one the user asked for (or a count trigger) condenses
-        everything but the newest `keep_recent` (at least `preserve_recent`).
+        Callable from a worker thread. `decision` is what the policy said (asked
+        again when None, as a manual request when `trigger` is MANUAL); the newest
+        `decision.preserve_recent` messages stay. A summary for room (the threshold,
+        an emergency) condenses the oldest messages just far enough to bring the next
+        request down to `target_ratio`; one the user asked for (or a count trigger)
+        condenses everything else.
         """
         live = self.repo.live_messages(session_id)
         active = self.repo.active_summaries(session_id)
@@ -117,18 +116,11 @@ class Condenser:
         reason = decision.reason.value if decision.summarize else "budget"
 
         if decision.summarize:
-            floor = decision.preserve_recent
             for_room = decision.reason in _FOR_ROOM
-            if decision.reason is Reason.EMERGENCY:
-                # However many of the newest messages the target lets stay: one pass
-                # brings the request back under the reset level, not two messages at a time.
-                floor = MIN_PRESERVE_RECENT
-            elif not for_room and keep_recent is not None:
-                floor = max(floor, keep_recent)
             self._condense(
                 context,
                 step,
-                preserve_recent=floor,
+                preserve_recent=decision.preserve_recent,
                 trigger=trigger,
                 reason=reason,
                 instructions=instructions,

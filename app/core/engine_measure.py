@@ -78,6 +78,7 @@ class EngineMeasure:
         active: Sequence[Summary],
         memory: TriggerMemory,
         manual: bool,
+        keep_recent: int | None = None,
     ) -> PolicyInput:
         unpinned = [m for m in live if not m.pinned]
         return PolicyInput(
@@ -86,7 +87,7 @@ class EngineMeasure:
             memory=memory,
             summary_depth=max((s.depth for s in active), default=0),
             manual=manual,
-            tail_tokens=tuple(self.message_tokens(m) for m in unpinned),
+            keep_recent=keep_recent,
         )
 
     def message_tokens(self, message: Message) -> int:
