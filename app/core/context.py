@@ -49,6 +49,7 @@ from app.core.errors import (
 from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer
 from app.core.models import Message, Role
+from app.core.ratios import DEFAULT_TRIGGER_RATIO
 from app.core.recall import RecallBlock
 from app.core.summary import Summary, SummaryTier
 from app.core.tokens import (
@@ -62,7 +63,6 @@ log = logging.getLogger(__name__)
 
 # The most a chat reply may write (the controller's REPLY_TOKENS): kept free in the window.
 REPLY_TOKENS = 8_192
-DEFAULT_TRIGGER_RATIO = 0.8
 # Within this share of the usable window (either side), an exact count is worth a request.
 NEAR_LIMIT_MARGIN = 0.05
 
@@ -110,7 +110,7 @@ class ContextState:
 
     breakdown: ContextBreakdown
     context_window: int
-    trigger_ratio: float = 0.8
+    trigger_ratio: float = DEFAULT_TRIGGER_RATIO
     model_known: bool = True
     estimate_flagged: bool = False
     calibrated: bool = False

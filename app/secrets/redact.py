@@ -49,14 +49,6 @@ def register_secret(value: str) -> None:
         _registered_secrets = tuple(sorted((*_registered_secrets, value), key=len, reverse=True))
 
 
-def unregister_secret(value: str) -> None:
-    """Stop redacting a literal registered before (mainly for tests)."""
-    global _registered_secrets
-    value = value.strip()
-    with _secrets_lock:
-        _registered_secrets = tuple(s for s in _registered_secrets if s != value)
-
-
 def redact(text: str) -> str:
     """Return `text` with every API key and auth header value replaced by `[redacted]`."""
     for secret in _registered_secrets:
