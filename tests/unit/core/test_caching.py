@@ -179,7 +179,7 @@ def test_a_model_without_a_known_price_is_named_not_priced() -> None:
     )
 
     assert use.cost == 1_000 * 3_000 + 100 * 15_000
-    assert use.unpriced == ("someone-elses",)
+    assert use.unpriced == ("someone-elses-model",)
     assert use.output == 200
 
 
