@@ -13,9 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import shutil
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.core.errors import StorageError
+from app.core.files import atomic_write
 from app.core.summarization_config import SummarizationConfig, describe_errors
 
 log = logging.getLogger(__name__)
@@ -190,33 +189,12 @@ def _aside_name(path: Path) -> Path:
     return path.with_name(f"{path.name}.damaged-{stamp}")
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a crash leaves either the old or the new file."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that a crash leaves either the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-
-
 def save_settings(path: Path, settings: AppSettings) -> None:
     """Write `settings` atomically; a newer file's schema_version is kept, never lowered."""
     data = settings.model_dump(mode="json")
     data["schema_version"] = max(SETTINGS_SCHEMA_VERSION, int(data.get("schema_version", 0)))
     try:
-        atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as error:
         raise StorageError(
             f"Cairn could not save your settings in {path.parent} ({error.strerror}). "

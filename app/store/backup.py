@@ -27,7 +27,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.core.errors import StorageError, UserFacingError
-from app.store.database import BUSY_TIMEOUT_MS, fsync_folder, run_quick_check
+from app.core.files import fsync_folder
+from app.store.database import BUSY_TIMEOUT_MS, run_quick_check
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 
 log = logging.getLogger(__name__)

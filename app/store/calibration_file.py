@@ -15,8 +15,8 @@ from datetime import datetime
 from pathlib import Path
 
 from app.core.calibration import Calibrations
+from app.core.files import atomic_write
 from app.core.paths import AppPaths
-from app.core.settings import atomic_write_text
 from app.store.sessions import utc_now
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class CalibrationFile:
         """Write the calibrations; False (and a warning in the log) when the disk refused."""
         text = json.dumps(calibrations.to_dict(), indent=2, sort_keys=True) + "\n"
         try:
-            atomic_write_text(self.path, text)
+            atomic_write(self.path, text)
         except OSError as error:
             log.warning("Could not save the token calibration to %s: %s", self.path, error)
             return False

@@ -48,7 +48,6 @@ import logging
 import os
 import shutil
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -59,6 +58,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
+from app.core.files import atomic_write, fsync_folder
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
@@ -594,14 +594,8 @@ def _update_state(database: Path, change: Callable[[_State | None], _State]) -> 
     with _STATE_LOCK:
         state = change(_read_state(database))
         path = _state_path(database)
-        temporary = path.with_name(path.name + ".tmp")
         try:
-            with temporary.open("w", encoding="utf-8") as file:
-                json.dump(_state_to_json(state), file, indent=1)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-            fsync_folder(path.parent)
+            atomic_write(path, json.dumps(_state_to_json(state), indent=1))
         except OSError as error:
             log.warning("Cannot write %s (%r); the next start checks the database.", path, error)
 
@@ -764,17 +758,6 @@ def _copy_durably(source: Path, copy: Path) -> None:
         shutil.copyfileobj(reader, writer, _COPY_CHUNK)
         writer.flush()
         os.fsync(writer.fileno())
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make the new names durable before the old file goes (POSIX only)."""
-    if sys.platform == "win32":
-        return
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _unreadable(database: Path, error: OSError) -> StorageError:

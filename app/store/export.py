@@ -25,10 +25,9 @@ import json
 import logging
 import os
 import sqlite3
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain
@@ -39,10 +38,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app import __version__
 from app.core.errors import StorageError, UserFacingError
+from app.core.files import atomic_text_file
 from app.core.models import Usage
 from app.core.summary import SummaryContent
 from app.store.attachments import AttachmentFiles, sha256_of
-from app.store.database import fsync_folder
 from app.store.export_lookups import (
     LOOKUPS_QUERY,
     insert_lookups,
@@ -612,27 +611,12 @@ def _markdown_summary(summary: dict[str, Any]) -> str:
 
 @contextmanager
 def _atomic_file(target: Path) -> Iterator[IO[str]]:
-    """A text file written beside `target` and moved over it only when complete."""
+    """`atomic_text_file`, its failures said as an ExportError."""
     try:
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
-    except OSError as error:
-        raise _write_error(target, error) from error
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
+        with atomic_text_file(target) as stream:
             yield stream
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
     except OSError as error:
-        _remove(temporary)
         raise _write_error(target, error) from error
-    except BaseException:
-        _remove(temporary)
-        raise
-    with suppress(OSError):  # the file is complete; only its durability is at stake
-        fsync_folder(target.parent)
 
 
 def _write_error(target: Path, error: OSError) -> ExportError:
@@ -641,11 +625,6 @@ def _write_error(target: Path, error: OSError) -> ExportError:
         "exists, that you may write to it and that the disk has room, then try again.",
         detail=repr(error),
     )
-
-
-def _remove(path: str) -> None:
-    with suppress(OSError):
-        os.unlink(path)
 
 
 # --- importing ---------------------------------------------------------------------

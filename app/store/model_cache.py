@@ -16,8 +16,8 @@ from pathlib import Path
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo, clean_model_list
 from app.core.errors import ApiError
+from app.core.files import atomic_write
 from app.core.paths import AppPaths
-from app.core.settings import atomic_write_text
 from app.store.sessions import utc_now
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class ModelCache:
             "models": [model.model_dump() for model in cached.models],
         }
         try:
-            atomic_write_text(self.path, json.dumps(data, indent=2) + "\n")
+            atomic_write(self.path, json.dumps(data, indent=2) + "\n")
         except OSError as error:
             log.warning("Could not save the model cache to %s: %s", self.path, error)
             return None
