@@ -37,6 +37,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app import __version__
+from app.core.dates import stamp
 from app.core.errors import StorageError, UserFacingError
 from app.core.files import atomic_text_file
 from app.core.models import Usage
@@ -539,11 +540,9 @@ def _with_content(row: dict[str, Any], files: AttachmentFiles) -> None:
 _AUTHOR = {"user": "You", "assistant": "Claude"}
 
 
-def _when(stamp: str) -> str:
-    moment = datetime.fromisoformat(stamp)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
+def _when(text: str) -> str:
+    """A stored time as the reader's local time: "2026-03-05 14:05"."""
+    return stamp(datetime.fromisoformat(text))
 
 
 def _quote(text: str) -> str:

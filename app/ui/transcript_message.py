@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.dates import full_timestamp, timestamp
 from app.core.lookup import Lookup
 from app.core.models import Message, MessageStatus, Role
 from app.ui.lookup_line import LookupLine
@@ -72,28 +73,6 @@ DECLINED_QUESTION_NOTE: Final = "Left out of what Claude sees"
 
 _Block = MarkdownView | CodeBlock | HugeTextView
 _BlockT = TypeVar("_BlockT", MarkdownView, CodeBlock, HugeTextView)
-
-
-def format_timestamp(moment: datetime, now: datetime) -> str:
-    """ "14:05" for today, "3 Mar 14:05" this year, "3 Mar 2024 14:05" before.
-
-    An aware time is shown in the local zone; a naive one is taken as local
-    already.
-    """
-    local = moment.astimezone() if moment.tzinfo else moment
-    local_now = now.astimezone() if now.tzinfo else now
-    clock = f"{local:%H:%M}"
-    if local.date() == local_now.date():
-        return clock
-    if local.year == local_now.year:
-        return f"{local.day} {local:%b} {clock}"
-    return f"{local.day} {local:%b} {local.year} {clock}"
-
-
-def full_timestamp(moment: datetime) -> str:
-    """The long form for a tooltip: "Tuesday 3 March 2026, 14:05"."""
-    local = moment.astimezone() if moment.tzinfo else moment
-    return f"{local:%A} {local.day} {local:%B %Y, %H:%M}"
 
 
 class _Bubble(QWidget):
@@ -233,7 +212,7 @@ class MessageWidget(QWidget):
         name_font = QFont(self.font())
         name_font.setWeight(QFont.Weight.DemiBold)
         self._name.setFont(name_font)
-        stamp = format_timestamp(message.created_at, now)
+        stamp = timestamp(message.created_at, now)
         self.setAccessibleName(f"{self._name.text()}, {stamp}")
         self._time = QLabel(stamp, self)
         self._time.setToolTip(full_timestamp(message.created_at))

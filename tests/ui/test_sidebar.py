@@ -14,8 +14,9 @@ from PySide6.QtTest import QSignalSpy, QTest
 from PySide6.QtWidgets import QApplication, QLineEdit, QMenu
 from pytestqt.qtbot import QtBot
 
+from app.core.dates import friendly_date
 from app.core.models import Session
-from app.ui.sidebar import SESSION_ID_ROLE, SessionListModel, Sidebar, friendly_date
+from app.ui.sidebar import SESSION_ID_ROLE, SessionListModel, Sidebar
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
 

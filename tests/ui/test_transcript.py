@@ -19,6 +19,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QLabel, QScrollBar, QWidget
 from pytestqt.qtbot import QtBot
 
+from app.core.dates import timestamp
 from app.core.models import Message, MessageStatus, Role
 from app.ui.transcript import EMPTY_HINT, TranscriptView
 from app.ui.transcript_blocks import (
@@ -31,7 +32,6 @@ from app.ui.transcript_blocks import (
 from app.ui.transcript_message import (
     HUGE_MESSAGE_CHARS,
     MessageWidget,
-    format_timestamp,
     user_bubble_colour,
 )
 from app.ui.transcript_text import display_text, utf16_to_index
@@ -338,16 +338,9 @@ def test_header_says_who_spoke_and_when(view: TranscriptView) -> None:
     user_labels = [label.text() for label in assistant(view, 1).findChildren(QLabel)]
     claude_labels = [label.text() for label in assistant(view, 2).findChildren(QLabel)]
     assert "You" in user_labels
-    assert format_timestamp(yesterday, NOW) in user_labels
+    assert timestamp(yesterday, NOW) in user_labels
     assert "Claude" in claude_labels
-    assert format_timestamp(NOW, NOW) in claude_labels
-
-
-def test_timestamps_name_the_day_only_when_it_is_not_today() -> None:
-    now = datetime(2026, 3, 5, 14, 30)
-    assert format_timestamp(datetime(2026, 3, 5, 9, 7), now) == "09:07"
-    assert format_timestamp(datetime(2026, 3, 3, 14, 5), now) == "3 Mar 14:05"
-    assert format_timestamp(datetime(2025, 12, 31, 23, 59), now) == "31 Dec 2025 23:59"
+    assert timestamp(NOW, NOW) in claude_labels
 
 
 # --- streaming --------------------------------------------------------------
