@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
 
 from app.core.dates import full_timestamp, timestamp
 from app.core.lookup import Lookup
+from app.core.markdown_blocks import GrowingTextSplitter, SegmentKind
 from app.core.models import Message, MessageStatus, Role
 from app.ui.lookup_line import LookupLine
-from app.ui.markdown_blocks import GrowingTextSplitter, SegmentKind
 from app.ui.transcript_blocks import (
     CodeBlock,
     HugeTextView,
