@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 
 from app.core.attachments import split_attachment_line
-from app.core.extract import redact_secrets
 from app.core.models import Message
+from app.core.redaction import redact_secrets
 from app.core.summary import Summary
 from app.core.tokens import TokenCounter
 

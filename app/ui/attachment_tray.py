@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QObject, Qt, Signal
-from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QImage, QPalette
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from app.core.attachments import (
@@ -33,7 +33,7 @@ from app.ui.attachment_chips import (
     chip_for,
     refresh_thumbnail,
 )
-from app.ui.transcript_blocks import set_text_colour
+from app.ui.theme import error_text_colour, set_text_colour
 
 if TYPE_CHECKING:
     from app.ui.composer import Composer
@@ -184,7 +184,7 @@ class AttachmentTray(QWidget):
     def _refused(self, chip: AttachmentChip, error: UserFacingError) -> None:
         self._remove(chip)
         self.refusal.setText(error.message)
-        set_text_colour(self.refusal, _error_colour(self.palette()))
+        set_text_colour(self.refusal, error_text_colour(self.palette()))
         self.refusal.show()
         self.show()
 
@@ -210,12 +210,6 @@ class AttachmentTray(QWidget):
             self._remove(chip)
         self.refusal.hide()
         self.hide()
-
-
-def _error_colour(palette: QPalette) -> QColor:
-    """A red readable on this palette's Base (as the transcript's notes use)."""
-    dark_theme = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
-    return QColor("#f2a7a2") if dark_theme else QColor("#b3261e")
 
 
 class _FileDrops(QObject):

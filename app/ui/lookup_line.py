@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWi
 from app.core.dates import timestamp
 from app.core.lookup import Lookup, summary_line
 from app.core.models import Message, Role
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 
 if TYPE_CHECKING:
     from app.ui.controller import ChatController

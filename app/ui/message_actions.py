@@ -42,8 +42,8 @@ from app.core.models import Message, Role
 from app.ui.composer import Composer
 from app.ui.controller import ChatController
 from app.ui.reply_actions import CONTINUE_ACTION
+from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 from app.ui.transcript import TranscriptView
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
 from app.ui.transcript_message import MessageWidget
 
 COPY_ACTION: Final = "Copy"

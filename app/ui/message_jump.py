@@ -18,8 +18,8 @@ from app.core.summary import SummaryTier
 from app.ui.controller import ChatController
 from app.ui.history_source import Place
 from app.ui.summary_block import SummaryBlock
+from app.ui.theme import paint_focus_ring
 from app.ui.transcript import TranscriptView
-from app.ui.transcript_blocks import paint_focus_ring
 
 FLASH_MS = 1600
 _MARGIN = 48  # space above the target, so it does not touch the top edge

@@ -53,8 +53,7 @@ from app.core.summary import (
     archived_facts_note,
     dated_text,
 )
-from app.ui.transcript_blocks import (
-    MarkdownView,
+from app.ui.theme import (
     blend,
     code_background,
     code_border,
@@ -63,6 +62,7 @@ from app.ui.transcript_blocks import (
     scaled_font,
     set_text_colour,
 )
+from app.ui.transcript_blocks import MarkdownView
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "basic summary"

@@ -48,12 +48,7 @@ from app.core.summary import Summary
 from app.ui.jump_latest import JumpToLatest
 from app.ui.pill_button import PillButton
 from app.ui.summary_block import SummaryBlock
-from app.ui.transcript_blocks import (
-    muted_text_colour,
-    paint_focus_ring,
-    scaled_font,
-    set_text_colour,
-)
+from app.ui.theme import muted_text_colour, paint_focus_ring, scaled_font, set_text_colour
 from app.ui.transcript_cards import SummaryCards, layout_index
 from app.ui.transcript_message import MessageWidget
 from app.ui.transcript_pages import PageBuilder, first_screen_start

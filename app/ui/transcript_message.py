@@ -8,7 +8,6 @@ from typing import Final, TypeVar
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
-    QColor,
     QContextMenuEvent,
     QEnterEvent,
     QFocusEvent,
@@ -37,17 +36,15 @@ from app.core.lookup import Lookup
 from app.core.markdown_blocks import GrowingTextSplitter, SegmentKind
 from app.core.models import Message, MessageStatus, Role
 from app.ui.lookup_line import LookupLine
-from app.ui.transcript_blocks import (
-    CodeBlock,
-    HugeTextView,
-    MarkdownView,
-    TypingIndicator,
-    blend,
+from app.ui.theme import (
+    error_text_colour,
     muted_text_colour,
     paint_focus_ring,
     scaled_font,
     set_text_colour,
+    user_bubble_colour,
 )
+from app.ui.transcript_blocks import CodeBlock, HugeTextView, MarkdownView, TypingIndicator
 
 # Above this many characters a message is shown as plain text: laying out
 # Markdown that long would freeze the window.
@@ -105,19 +102,6 @@ class _TintedBubble(_Bubble):
         painter.setBrush(user_bubble_colour(self.palette()))
         painter.drawRoundedRect(QRectF(self.rect()), _BUBBLE_RADIUS, _BUBBLE_RADIUS)
         painter.end()
-
-
-def user_bubble_colour(palette: QPalette) -> QColor:
-    """Base tinted a little towards Highlight: distinct, and body text keeps its contrast."""
-    return blend(
-        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Highlight), 0.16
-    )
-
-
-def _error_colour(palette: QPalette) -> QColor:
-    """A red readable on this palette's Base (dark red on light, pale red on dark)."""
-    dark_theme = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
-    return QColor("#f2a7a2") if dark_theme else QColor("#b3261e")
 
 
 class PinButton(QToolButton):
@@ -551,7 +535,7 @@ class MessageWidget(QWidget):
         if self._note is None:
             return
         colour = (
-            _error_colour(self.palette())
+            error_text_colour(self.palette())
             if self.message.status is MessageStatus.ERROR
             else muted_text_colour(self.palette())
         )

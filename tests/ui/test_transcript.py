@@ -21,19 +21,10 @@ from pytestqt.qtbot import QtBot
 
 from app.core.dates import timestamp
 from app.core.models import Message, MessageStatus, Role
+from app.ui.theme import code_background, muted_text_colour, user_bubble_colour
 from app.ui.transcript import EMPTY_HINT, TranscriptView
-from app.ui.transcript_blocks import (
-    CodeBlock,
-    HugeTextView,
-    MarkdownView,
-    code_background,
-    muted_text_colour,
-)
-from app.ui.transcript_message import (
-    HUGE_MESSAGE_CHARS,
-    MessageWidget,
-    user_bubble_colour,
-)
+from app.ui.transcript_blocks import CodeBlock, HugeTextView, MarkdownView
+from app.ui.transcript_message import HUGE_MESSAGE_CHARS, MessageWidget
 from app.ui.transcript_text import display_text, utf16_to_index
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)

@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import app.secrets.redact as redact_module
-from app.secrets.redact import REDACTED, RedactingFilter, redact, register_secret
+from app.core.redaction import REDACTED
+from app.secrets.redact import RedactingFilter, redact, register_secret
 
 KEY = "sk-ant-api03-R4nd0m_Key-Value-XYZ"
 KEY_CHARACTERS = string.ascii_letters + string.digits + "_-"
@@ -57,7 +58,7 @@ def redacted_log() -> Iterator[tuple[logging.Logger, io.StringIO]]:
         ("[(b'x-api-key', b'secret123')]", "[(b'x-api-key', b'[redacted]')]"),
         ("('X-Api-Key', 'secret123')", "('X-Api-Key', '[redacted]')"),
         (
-            f"[('x-api-key', '{KEY}'), ('authorization', 'Bearer tok')]",
+            f"[('x-api-key', '{KEY}'), ('authorization', 'Bearer tok-12345')]",
             "[('x-api-key', '[redacted]'), ('authorization', 'Bearer [redacted]')]",
         ),
     ],
