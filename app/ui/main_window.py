@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer
@@ -54,6 +55,8 @@ from app.ui.unsaved_mark import TranscriptUnsaved
 CHANGE_KEY_ACTION = "Change key…"
 DRAFT_DEBOUNCE_MS = 150
 TITLE_MIN_WIDTH = 90
+
+log = logging.getLogger(__name__)
 
 
 class ElidedLabel(QLabel):
@@ -381,6 +384,8 @@ class MainWindow(QMainWindow):
     # -- messages to the user ----------------------------------------------------------
 
     def show_error(self, error: UserFacingError) -> None:
+        # What the user was told, for whoever reads the log to help them (redacted there).
+        log.info("Told the user: %s — %s", error.title, error.message)
         action = None
         if isinstance(error, ApiKeyRejectedError | ApiKeyMissingError):
             action = CHANGE_KEY_ACTION
