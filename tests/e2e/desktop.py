@@ -28,7 +28,7 @@ SHOTS_ROOT = REPO / "build" / "journeys"
 SCREEN_SIZE = (1280, 800)
 TOOLS = ("Xvfb", "xdotool", "xclip")
 # The longest any one step may take before the journey fails (a hang guard, not a timing).
-STEP_SECONDS = 45.0
+STEP_SECONDS = 30.0
 _POLL_SECONDS = 0.05
 
 
@@ -184,7 +184,7 @@ class Desktop:
     # --- the person's hands
 
     def click(self, x: int, y: int) -> None:
-        self._run("xdotool", "mousemove", "--sync", str(x), str(y), "click", "1")
+        self._run("xdotool", "mousemove", str(x), str(y), "click", "1")
 
     def key(self, *keys: str) -> None:
         """Press each key (xdotool names: "Return", "ctrl+shift+s", "alt+f") in turn."""

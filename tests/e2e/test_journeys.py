@@ -10,14 +10,26 @@ do not matter, so the journeys hold however strict it becomes.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
+
+from app.core.catalog import ModelInfo
 from tests.e2e.conftest import StartCairn
 from tests.e2e.desktop import Cairn, Desktop, Journey, files_under, wait_until
 from tests.e2e.fake_server_process import RemoteFakeServer
+from tests.fakes.sample_files import png
+
+# A hang guard for a whole journey (each step has its own, desktop.STEP_SECONDS).
+pytestmark = pytest.mark.timeout(240)
 
 KEY = "sk-ant-api03-journey-key-0123456789abcdef"
 WELCOME = "Connect Cairn to Claude — Cairn"
+# A model whose window fills after a few long turns, so summaries come soon.
+SMALL = ModelInfo(
+    id="claude-small", display_name="Claude Small", max_input_tokens=4_000, max_tokens=400
+)
 
 
 def send(app: Cairn, text: str) -> None:
@@ -105,3 +117,176 @@ def test_chat_and_stop(
     wait_for_replies(app, 1)
     journey.shot("next-reply")
     app.quit()
+
+
+# --- a long conversation: summarized, summarized on request, found again ------------
+
+
+def words(label: str, count: int) -> str:
+    return " ".join(f"{label}{index}" for index in range(count))
+
+
+def summaries(app: Cairn, trigger: str) -> list[tuple[str, int, int]]:
+    return [
+        (str(row[0]), int(row[1]), int(row[2]))
+        for row in app.query(
+            "SELECT id, first_seq, last_seq FROM summary WHERE state = 'active' AND trigger = ?",
+            (trigger,),
+        )
+    ]
+
+
+def test_a_long_conversation_is_summarized_and_its_originals_found_in_history(
+    desktop: Desktop, journey: Journey, start_cairn: StartCairn, fake_api: RemoteFakeServer
+) -> None:
+    fake_api.call("__setattr__", "models", [SMALL])
+    app = start_cairn(api_key=KEY)
+    app.main_window()
+
+    # Long messages, pasted, until Cairn condenses the oldest by itself.
+    turn = 0
+    while not summaries(app, "auto"):
+        assert turn < 30, "no automatic summary after 30 turns"
+        fake_api.call("add_reply", f"Answer {turn}: " + words("answer", 60))
+        marker = " The zebra7 password hint is here." if turn == 0 else ""
+        paste_and_send(app, f"Question {turn}:{marker} " + words("detail", 60))
+        wait_for_replies(app, turn + 1)
+        turn += 1
+    journey.shot("summarized-automatically")
+
+    # Summarize now, checked in its preview first.
+    for extra in range(turn, turn + 8):
+        fake_api.call("add_reply", f"Answer {extra}: " + words("answer", 20))
+        paste_and_send(app, f"Question {extra}: " + words("more", 20))
+        wait_for_replies(app, extra + 1)
+    app.focus()
+    desktop.key("ctrl+shift+s")
+    preview = re.compile(r"Check the summary.*")
+    desktop.wait_for_window(preview)
+    journey.shot("summarize-now-preview")
+    desktop.key("Return")  # Accept
+    desktop.wait_until_closed(preview)
+    wait_until(lambda: summaries(app, "manual"), "the summary asked for, on disk")
+    journey.shot("summarized-on-request")
+
+    # History: the words of an archived message find it; Enter opens it in the window.
+    window = app.focus()
+    desktop.key("ctrl+shift+h")
+    desktop.wait_for_window("History — Cairn")
+    desktop.type("zebra7")
+    journey.shot("history-search")
+
+    def opened() -> bool:
+        # The best hit (the archived message itself) is selected once listed, and Enter
+        # opens it; until then Enter finds nothing to open: try again.
+        desktop.key("Return")
+        try:
+            wait_until(lambda: desktop.focused_window_id() == window.id, "focus", timeout=1)
+        except AssertionError:
+            return False
+        return True
+
+    wait_until(opened, "the archived message opened in the main window")
+    # History stays open over the window (this screen has no window manager to lower
+    # it): close it, as a person would, to read the message: back to History with its
+    # shortcut, Esc clears the search, Esc closes it.
+    desktop.key("ctrl+shift+h")
+    desktop.key("Escape", "Escape")
+    desktop.wait_until_closed("History — Cairn")
+    journey.shot("archived-message-opened")
+    app.quit()
+
+
+# --- export, and import on another computer -------------------------------------------
+
+
+def test_export_and_import_on_another_computer(
+    desktop: Desktop, journey: Journey, start_cairn: StartCairn, tmp_path: Path
+) -> None:
+    app = start_cairn(api_key=KEY, home=tmp_path / "first-computer")
+    send(app, "Plan the trip to Lisbon in May")
+    wait_for_replies(app, 1)
+    exported = tmp_path / "moving" / "lisbon.json"
+    exported.parent.mkdir()
+
+    app.focus()
+    desktop.key("alt+f", "e")  # File → Export conversation…
+    dialog = re.compile(r"Export “Plan the trip to Lisbon in May”.*")
+    desktop.wait_for_window(dialog)
+    desktop.key("ctrl+a")
+    desktop.type(str(exported))
+    journey.shot("export-dialog")
+    desktop.key("Return")
+    desktop.wait_until_closed(dialog)
+    wait_until(exported.exists, "the exported file")
+    app.quit()
+    assert "Plan the trip to Lisbon in May" in exported.read_text(encoding="utf-8")
+
+    other = start_cairn(api_key=KEY, home=tmp_path / "second-computer")
+    other.focus()
+    desktop.key("alt+f", "i")  # File → Import…
+    dialog = re.compile(r"Import conversations.*")
+    desktop.wait_for_window(dialog)
+    desktop.key("ctrl+a")
+    desktop.type(str(exported))
+    desktop.key("Return")
+    desktop.wait_until_closed(dialog)
+    wait_until(
+        lambda: [m[1] for m in other.messages()][:1] == ["Plan the trip to Lisbon in May"],
+        "the imported conversation on disk",
+    )
+    journey.shot("imported")
+    other.quit()
+
+
+# --- a picture --------------------------------------------------------------------------
+
+
+def test_attach_a_picture(
+    desktop: Desktop, journey: Journey, start_cairn: StartCairn, fake_api: RemoteFakeServer
+) -> None:
+    app = start_cairn(api_key=KEY)
+    # A picture copied in another program, pasted into the message.
+    desktop.copy(png(64, 48), "image/png")
+    app.focus()
+    desktop.key("ctrl+v")
+    desktop.type("What colour is this picture?")
+    journey.shot("picture-attached")
+    desktop.key("Return")
+    wait_for_replies(app, 1)
+    journey.shot("reply")
+
+    (kind, width, height) = wait_until(
+        lambda: app.query("SELECT kind, width, height FROM attachment"), "the picture on disk"
+    )[0]
+    assert (kind, width, height) == ("image", 64, 48)
+    sent = fake_api.call("requests_to", "/v1/messages")[-1].body["messages"][-1]["content"]
+    assert [block["type"] for block in sent if block["type"] == "image"] == ["image"]
+    app.quit()
+
+
+# --- offline, then back -----------------------------------------------------------------
+
+
+def test_an_offline_error_and_its_retry(
+    desktop: Desktop, journey: Journey, start_cairn: StartCairn, fake_api: RemoteFakeServer
+) -> None:
+    app = start_cairn(api_key=KEY)
+    send(app, "Hello before the network goes")
+    wait_for_replies(app, 1)
+
+    port = fake_api.port
+    fake_api.stop()  # the network is gone: nobody answers at that address
+    send(app, "Are you still there?")
+    app.wait_for_log(r"Told the user: Can't reach Claude")
+    journey.shot("offline-error")
+
+    back = RemoteFakeServer(port=port)  # the network is back
+    try:
+        # From the message box, Tab reaches the paperclip, then the error's Retry.
+        desktop.key("Tab", "Tab", "space")
+        wait_for_replies(app, 2)
+        journey.shot("retried")
+        app.quit()
+    finally:
+        back.stop()
