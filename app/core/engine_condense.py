@@ -201,12 +201,7 @@ class Condenser:
                 self.recorder.stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
                 return
             started = self._clock()
-            before = self.measure.state(
-                context.session_id,
-                model=context.model,
-                system_prompt=context.system_prompt,
-                draft=context.draft,
-            )
+            before = self.measure.now(context)
             result = self.draft_run(context, step, run, trigger=trigger, instructions=instructions)
             self.recorder.commit(context, step, result, before, started, reason)
             if step.stopped is not None:
@@ -253,12 +248,7 @@ class Condenser:
             started = self._clock()
             result = self.draft_run(context, step, run, trigger=trigger, instructions=instructions)
             if result.draft is None:
-                before = self.measure.state(
-                    context.session_id,
-                    model=context.model,
-                    system_prompt=context.system_prompt,
-                    draft=context.draft,
-                )
+                before = self.measure.now(context)
                 self.recorder.commit(context, step, result, before, started, reason)
                 return
             results.append((result, self.measure.fit(context.model, result.draft)[0]))
@@ -274,12 +264,7 @@ class Condenser:
             raise ValueError(f"review returned {len(answer)} drafts for {len(results)}")
         for (result, draft), reviewed in zip(results, answer, strict=True):
             started = self._clock()
-            before = self.measure.state(
-                context.session_id,
-                model=context.model,
-                system_prompt=context.system_prompt,
-                draft=context.draft,
-            )
+            before = self.measure.now(context)
             # Only the content may change: what a draft covers is the engine's to say.
             edited = draft.model_copy(update={"content": reviewed.content})
             self.recorder.commit(

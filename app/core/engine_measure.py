@@ -53,6 +53,15 @@ class EngineMeasure:
         active = self.repo.active_summaries(session_id)
         return self.estimate(model, system_prompt, active, live, draft)
 
+    def now(self, context: RunContext) -> ContextState:
+        """The figures of the request a run is making room for, as it stands now."""
+        return self.state(
+            context.session_id,
+            model=context.model,
+            system_prompt=context.system_prompt,
+            draft=context.draft,
+        )
+
     def estimate(
         self,
         model: ModelInfo,

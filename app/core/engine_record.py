@@ -82,12 +82,7 @@ class EngineRecorder:
             except SummaryConflictError as error:
                 outcome, detail = EventOutcome.CONFLICT, str(error)
                 log.info("A summary was not saved: the conversation changed (%s)", error)
-        after = self.measure.state(
-            context.session_id,
-            model=context.model,
-            system_prompt=context.system_prompt,
-            draft=context.draft,
-        )
+        after = self.measure.now(context)
         self.record(
             context.session_id,
             EventKind.SUMMARIZE,
@@ -111,12 +106,7 @@ class EngineRecorder:
     def stop(
         self, context: RunContext, step: Step, outcome: EventOutcome, reason: str, detail: str
     ) -> None:
-        state = self.measure.state(
-            context.session_id,
-            model=context.model,
-            system_prompt=context.system_prompt,
-            draft=context.draft,
-        )
+        state = self.measure.now(context)
         self.record(
             context.session_id,
             EventKind.SUMMARIZE,

@@ -290,9 +290,8 @@ def find_files(text: str) -> Iterator[Span]:
     yield from _in_stretches(_FILE, text, features)
 
 
-def _in_stretches(pattern: re.Pattern[str], text: str, features: Sequence[int]) -> Iterator[Span]:
-    """The spans of `pattern.finditer(text)` for a pattern whose matches hold no space and
-    one of `features`: read between the spaces around each feature."""
+def _stretches(text: str, features: Sequence[int]) -> Iterator[Span]:
+    """The stretches between spaces that hold `features` (ascending), each once."""
     end = 0
     for feature in features:
         if feature < end:
@@ -301,6 +300,13 @@ def _in_stretches(pattern: re.Pattern[str], text: str, features: Sequence[int]) 
         end = text.find(" ", feature)
         if end == -1:
             end = len(text)
+        yield start, end
+
+
+def _in_stretches(pattern: re.Pattern[str], text: str, features: Sequence[int]) -> Iterator[Span]:
+    """The spans of `pattern.finditer(text)` for a pattern whose matches hold no space and
+    one of `features`: read between the spaces around each feature."""
+    for start, end in _stretches(text, features):
         yield from (match.span() for match in pattern.finditer(text, start, end))
 
 
@@ -391,14 +397,7 @@ def _find_identifiers(text: str) -> Iterator[Span]:
     if not features:
         return
     features.sort()
-    end = 0
-    for feature in features:
-        if feature < end:
-            continue
-        start = text.rfind(" ", 0, feature) + 1
-        end = text.find(" ", feature)
-        if end == -1:
-            end = len(text)
+    for start, end in _stretches(text, features):
         if text.find("()", start, end) == -1:
             # No call here: the rest needs no stretches (and reads each once).
             yield from (match.span() for match in _IDENTIFIER_NO_CALL.finditer(text, start, end))

@@ -340,22 +340,18 @@ def _redact_piece(text: str) -> str:
             rf"\g<1>{REDACTED}",
             _EXTEND_QUERY_VALUE,
         )
-    if holds_any(folded, _PASSWORD_LABELS):
-        text = _sub_at(
-            _PASSWORD_ASSIGNMENT,
-            text,
-            positions(fold(text), _PASSWORD_LABELS),
-            rf"\g<1>{REDACTED}",
-            _EXTEND_VALUE,
-        )
-    if holds_any(folded, _KEY_LABELS):
-        text = _sub_at(
-            _KEY_ASSIGNMENT,
-            text,
-            positions(fold(text), _KEY_LABELS),
-            rf"\g<1>{REDACTED}",
-            _EXTEND_VALUE,
-        )
+    for assignment, labels in (
+        (_PASSWORD_ASSIGNMENT, _PASSWORD_LABELS),
+        (_KEY_ASSIGNMENT, _KEY_LABELS),
+    ):
+        if holds_any(folded, labels):
+            text = _sub_at(
+                assignment,
+                text,
+                positions(fold(text), labels),
+                rf"\g<1>{REDACTED}",
+                _EXTEND_VALUE,
+            )
     return _redact_long_tokens(text)
 
 

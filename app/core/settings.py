@@ -128,18 +128,12 @@ def load_settings(path: Path) -> SettingsLoadResult:
     try:
         settings.summarization = SummarizationConfig.model_validate(summarization)
     except ValidationError as error:
-        aside = _aside_name(path)
-        with contextlib.suppress(OSError):
-            shutil.copy2(path, aside)
-        problems = " ".join(describe_errors(error))
-        log.warning(
-            "Summary settings in %s were not valid (%s); copied to %s", path, problems, aside
-        )
+        problems, copy = _copied_aside(path, error, "Summary")
         return SettingsLoadResult(
             settings=settings,
             notice="Your summary settings could not be read, so they are back to their "
             f"defaults ({problems}). Your other settings are kept; the old file is "
-            f"kept as {aside.name}.",
+            f"kept as {copy}.",
         )
     return SettingsLoadResult(settings=settings, notice=recall_notice)
 
@@ -152,19 +146,28 @@ def _load_recall(settings: AppSettings, recall: object, path: Path) -> str | Non
     try:
         settings.recall = RecallSettings.model_validate(recall)
     except ValidationError as error:
-        aside = _aside_name(path)
-        with contextlib.suppress(OSError):
-            shutil.copy2(path, aside)
-        problems = " ".join(describe_errors(error))
-        log.warning(
-            "Recall settings in %s were not valid (%s); copied to %s", path, problems, aside
-        )
+        problems, aside = _copied_aside(path, error, "Recall")
         return (
             "Your settings for looking up earlier messages could not be read, so they are "
             f"back to their defaults ({problems}). Your other settings are kept; the old "
-            f"file is kept as {aside.name}."
+            f"file is kept as {aside}."
         )
     return None
+
+
+def _copied_aside(path: Path, error: ValidationError, section: str) -> tuple[str, str]:
+    """A section of the settings file is damaged: copy the file aside and log why.
+
+    Returns the problems in plain words and the copy's name, for the notice.
+    """
+    aside = _aside_name(path)
+    with contextlib.suppress(OSError):
+        shutil.copy2(path, aside)
+    problems = " ".join(describe_errors(error))
+    log.warning(
+        "%s settings in %s were not valid (%s); copied to %s", section, path, problems, aside
+    )
+    return problems, aside.name
 
 
 def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:

@@ -367,12 +367,7 @@ class SessionStore:
         """The live tail: messages no summary covers (summary_id NULL), oldest first:
         what the next request sends; O(tail) through the `message_live` index."""
         with self._read("load the conversation"):
-            rows = self._connection.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM message "
-                "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-        return [_message_from_row(row) for row in rows]
+            return read_live_messages(self._connection, session_id)
 
     def recall_index(self) -> RecallIndex:
         """The archive of any conversation, searched on this store's connection (recall)."""
@@ -446,6 +441,17 @@ class SessionStore:
 
 # Larger than any seq a session will reach; keeps one query plan for both cases.
 _NO_UPPER_SEQ = (1 << 63) - 1
+
+
+def read_live_messages(connection: sqlite3.Connection, session_id: str) -> list[Message]:
+    """The live tail: messages no summary covers (summary_id NULL), oldest first: what the
+    next request sends; O(tail) through the `message_live` index."""
+    rows = connection.execute(
+        f"SELECT {_MESSAGE_COLUMNS} FROM message "
+        "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
+        (session_id,),
+    ).fetchall()
+    return [_message_from_row(row) for row in rows]
 
 
 def _stamp(moment: datetime) -> str:
