@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.caching import CacheUse
 from app.core.live_tail import LiveTail, TailEntry
@@ -152,19 +152,19 @@ class SessionStore:
 
     def rename_session(self, session_id: str, title: str) -> Session:
         """Give the conversation a new title."""
-        with self._write("rename the conversation") as cursor:
-            cursor.execute(
-                "UPDATE session SET title = ?, version = version + 1 WHERE id = ?",
-                (title, session_id),
-            )
-            return self._updated_session(cursor, session_id)
+        return self._set_session("title", title, session_id, "rename the conversation")
 
     def set_session_model(self, session_id: str, model: str) -> Session:
         """Choose the model that answers in this conversation from now on."""
-        with self._write("change the conversation's model") as cursor:
+        return self._set_session("model", model, session_id, "change the conversation's model")
+
+    def _set_session(
+        self, column: Literal["title", "model"], value: str, session_id: str, doing: str
+    ) -> Session:
+        with self._write(doing) as cursor:
             cursor.execute(
-                "UPDATE session SET model = ?, version = version + 1 WHERE id = ?",
-                (model, session_id),
+                f"UPDATE session SET {column} = ?, version = version + 1 WHERE id = ?",
+                (value, session_id),
             )
             return self._updated_session(cursor, session_id)
 
