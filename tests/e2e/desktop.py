@@ -172,6 +172,19 @@ class Desktop:
     def focused_window_id(self) -> str:
         return self._run("xdotool", "getwindowfocus").strip()
 
+    def focused_window_name(self) -> str:
+        return self._run("xdotool", "getwindowfocus", "getwindowname").strip()
+
+    def wait_for_focus(self, title: str | re.Pattern[str]) -> None:
+        """Until the window titled `title` has the keyboard (keys sent before would go
+        to the window that had it)."""
+
+        def focused() -> bool:
+            name = self.focused_window_name()
+            return name == title if isinstance(title, str) else bool(title.fullmatch(name))
+
+        wait_until(focused, f"the keyboard in {title!r}")
+
     def screenshot(self, path: Path) -> None:
         """The whole screen, as a PNG at `path`."""
         path.parent.mkdir(parents=True, exist_ok=True)

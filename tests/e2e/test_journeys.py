@@ -163,6 +163,7 @@ def test_a_long_conversation_is_summarized_and_its_originals_found_in_history(
     desktop.key("ctrl+shift+s")
     preview = re.compile(r"Check the summary.*")
     desktop.wait_for_window(preview)
+    desktop.wait_for_focus(preview)
     journey.shot("summarize-now-preview")
     desktop.key("Return")  # Accept
     desktop.wait_until_closed(preview)
@@ -173,6 +174,7 @@ def test_a_long_conversation_is_summarized_and_its_originals_found_in_history(
     window = app.focus()
     desktop.key("ctrl+shift+h")
     desktop.wait_for_window("History — Cairn")
+    desktop.wait_for_focus("History — Cairn")
     desktop.type("zebra7")
     journey.shot("history-search")
 
@@ -191,6 +193,7 @@ def test_a_long_conversation_is_summarized_and_its_originals_found_in_history(
     # it): close it, as a person would, to read the message: back to History with its
     # shortcut, Esc clears the search, Esc closes it.
     desktop.key("ctrl+shift+h")
+    desktop.wait_for_focus("History — Cairn")
     desktop.key("Escape", "Escape")
     desktop.wait_until_closed("History — Cairn")
     journey.shot("archived-message-opened")
@@ -213,6 +216,7 @@ def test_export_and_import_on_another_computer(
     desktop.key("alt+f", "e")  # File → Export conversation…
     dialog = re.compile(r"Export “Plan the trip to Lisbon in May”.*")
     desktop.wait_for_window(dialog)
+    desktop.wait_for_focus(dialog)
     desktop.key("ctrl+a")
     desktop.type(str(exported))
     journey.shot("export-dialog")
@@ -227,6 +231,7 @@ def test_export_and_import_on_another_computer(
     desktop.key("alt+f", "i")  # File → Import…
     dialog = re.compile(r"Import conversations.*")
     desktop.wait_for_window(dialog)
+    desktop.wait_for_focus(dialog)
     desktop.key("ctrl+a")
     desktop.type(str(exported))
     desktop.key("Return")
