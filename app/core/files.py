@@ -2,9 +2,10 @@
 
 One way for every file Cairn writes whole (settings, caches, attachments, the
 database's check record, exports): a temporary file in the same folder, written,
-flushed and fsynced, renamed over the target with `os.replace`, then the folder
+flushed and fsynced, renamed over the target (`platform.replace_file`: `os.replace`,
+retried a moment while another Windows program holds the target), then the folder
 fsynced so the new name itself survives a power cut (on POSIX a rename lives in the
-folder, and is only durable once the folder is).
+folder, and is only durable once the folder is; app.core.platform).
 """
 
 from __future__ import annotations
@@ -12,23 +13,12 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-
-def fsync_folder(folder: Path) -> None:
-    """Make the names in `folder` durable, a rename's above all (POSIX only: Windows
-    has no way to open a folder for it, and its renames are journaled)."""
-    if sys.platform == "win32":
-        return
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+from app.core.platform import fsync_folder, replace_file
 
 
 @contextlib.contextmanager
@@ -48,7 +38,7 @@ def atomic_file(path: Path) -> Iterator[BinaryIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        replace_file(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)

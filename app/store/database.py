@@ -58,8 +58,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
-from app.core.files import atomic_write, fsync_folder
+from app.core.files import atomic_write
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
+from app.core.platform import (
+    fsync_folder,
+    sqlite_durability_pragmas,
+    sqlite_uri,
+)
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 from app.store.salvage import salvage
@@ -379,6 +384,8 @@ def _connect(database: Path, *, mode: str | None) -> sqlite3.Connection:
         # FULL: a durable commit costs well under a millisecond, and a user's
         # words are worth it (DESIGN §7).
         connection.execute("PRAGMA synchronous = FULL")
+        for pragma in sqlite_durability_pragmas():  # macOS: to the disk, not its cache
+            connection.execute(pragma)
     except sqlite3.Error as error:
         connection.close()
         raise translate(error, action=_OPEN_ACTION, database=database) from error
@@ -386,8 +393,7 @@ def _connect(database: Path, *, mode: str | None) -> sqlite3.Connection:
 
 
 def _uri(database: Path, mode: str) -> str:
-    # as_uri() percent-encodes '?', '#' and '%', which would otherwise cut the path.
-    return f"{database.resolve().as_uri()}?mode={mode}"
+    return sqlite_uri(database.resolve(), mode)
 
 
 def _ensure_folder(folder: Path) -> None:

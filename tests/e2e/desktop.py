@@ -111,6 +111,7 @@ class Desktop:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            encoding="utf-8",
         )
 
     def close(self) -> None:

@@ -21,8 +21,9 @@ from tests.e2e.desktop import Cairn, Desktop, Journey, files_under, wait_until
 from tests.e2e.fake_server_process import RemoteFakeServer
 from tests.fakes.sample_files import png
 
-# A hang guard for a whole journey (each step has its own, desktop.STEP_SECONDS).
-pytestmark = pytest.mark.timeout(240)
+# A hang guard for a whole journey (each step has its own, desktop.STEP_SECONDS); the
+# screen is an Xvfb of their own (Linux's: skipped elsewhere, tests/conftest.py).
+pytestmark = [pytest.mark.timeout(240), pytest.mark.xvfb]
 
 KEY = "sk-ant-api03-journey-key-0123456789abcdef"
 WELCOME = "Connect Cairn to Claude — Cairn"
@@ -203,6 +204,19 @@ def test_a_long_conversation_is_summarized_and_its_originals_found_in_history(
 # --- export, and import on another computer -------------------------------------------
 
 
+def choose_file(desktop: Desktop, title: str, path: Path, journey: Journey | None = None) -> None:
+    """In the file dialog titled `title`: type the whole path over the name, and Enter."""
+    dialog = re.compile(title)
+    desktop.wait_for_window(dialog)
+    desktop.wait_for_focus(dialog)
+    desktop.key("ctrl+a")
+    desktop.type(str(path))
+    if journey is not None:
+        journey.shot("file-dialog")
+    desktop.key("Return")
+    desktop.wait_until_closed(dialog)
+
+
 def test_export_and_import_on_another_computer(
     desktop: Desktop, journey: Journey, start_cairn: StartCairn, tmp_path: Path
 ) -> None:
@@ -214,14 +228,7 @@ def test_export_and_import_on_another_computer(
 
     app.focus()
     desktop.key("alt+f", "e")  # File → Export conversation…
-    dialog = re.compile(r"Export “Plan the trip to Lisbon in May”.*")
-    desktop.wait_for_window(dialog)
-    desktop.wait_for_focus(dialog)
-    desktop.key("ctrl+a")
-    desktop.type(str(exported))
-    journey.shot("export-dialog")
-    desktop.key("Return")
-    desktop.wait_until_closed(dialog)
+    choose_file(desktop, r"Export “Plan the trip to Lisbon in May”.*", exported, journey)
     wait_until(exported.exists, "the exported file")
     app.quit()
     assert "Plan the trip to Lisbon in May" in exported.read_text(encoding="utf-8")
@@ -229,13 +236,7 @@ def test_export_and_import_on_another_computer(
     other = start_cairn(api_key=KEY, home=tmp_path / "second-computer")
     other.focus()
     desktop.key("alt+f", "i")  # File → Import…
-    dialog = re.compile(r"Import conversations.*")
-    desktop.wait_for_window(dialog)
-    desktop.wait_for_focus(dialog)
-    desktop.key("ctrl+a")
-    desktop.type(str(exported))
-    desktop.key("Return")
-    desktop.wait_until_closed(dialog)
+    choose_file(desktop, r"Import conversations.*", exported)
     wait_until(
         lambda: [m[1] for m in other.messages()][:1] == ["Plan the trip to Lisbon in May"],
         "the imported conversation on disk",
