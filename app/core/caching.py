@@ -177,10 +177,6 @@ class CacheUse:
             () if cost is not None else (model or "unknown",),
         )
 
-    def plus(self, usage: Usage, model: str | None = None) -> CacheUse:
-        """These totals with one more reply's usage (by `model`: priced when known)."""
-        return self.combined(CacheUse.of(usage, model))
-
     def combined(self, other: CacheUse) -> CacheUse:
         """These totals and `other`'s together."""
         return CacheUse(

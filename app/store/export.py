@@ -25,10 +25,9 @@ import json
 import logging
 import os
 import sqlite3
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain
@@ -38,9 +37,10 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app import __version__
+from app.core.dates import stamp
 from app.core.errors import StorageError, UserFacingError
+from app.core.files import atomic_text_file
 from app.core.models import Usage
-from app.core.platform import fsync_folder, replace_file
 from app.core.summary import SummaryContent
 from app.core.thinking import thought_for
 from app.store.attachments import AttachmentFiles, sha256_of
@@ -551,11 +551,9 @@ def _with_content(row: dict[str, Any], files: AttachmentFiles) -> None:
 _AUTHOR = {"user": "You", "assistant": "Claude"}
 
 
-def _when(stamp: str) -> str:
-    moment = datetime.fromisoformat(stamp)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
+def _when(text: str) -> str:
+    """A stored time as the reader's local time: "2026-03-05 14:05"."""
+    return stamp(datetime.fromisoformat(text))
 
 
 def _quote(text: str) -> str:
@@ -642,27 +640,12 @@ def _markdown_summary(summary: dict[str, Any]) -> str:
 
 @contextmanager
 def _atomic_file(target: Path) -> Iterator[IO[str]]:
-    """A text file written beside `target` and moved over it only when complete."""
+    """`atomic_text_file`, its failures said as an ExportError."""
     try:
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
-    except OSError as error:
-        raise _write_error(target, error) from error
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
+        with atomic_text_file(target) as stream:
             yield stream
-            stream.flush()
-            os.fsync(stream.fileno())
-        replace_file(temporary, target)
     except OSError as error:
-        _remove(temporary)
         raise _write_error(target, error) from error
-    except BaseException:
-        _remove(temporary)
-        raise
-    with suppress(OSError):  # the file is complete; only its durability is at stake
-        fsync_folder(target.parent)
 
 
 def _write_error(target: Path, error: OSError) -> ExportError:
@@ -671,11 +654,6 @@ def _write_error(target: Path, error: OSError) -> ExportError:
         "exists, that you may write to it and that the disk has room, then try again.",
         detail=repr(error),
     )
-
-
-def _remove(path: str) -> None:
-    with suppress(OSError):
-        os.unlink(path)
 
 
 # --- importing ---------------------------------------------------------------------

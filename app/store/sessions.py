@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.caching import CacheUse
 from app.core.live_tail import LiveTail, TailEntry
@@ -153,19 +153,19 @@ class SessionStore:
 
     def rename_session(self, session_id: str, title: str) -> Session:
         """Give the conversation a new title."""
-        with self._write("rename the conversation") as cursor:
-            cursor.execute(
-                "UPDATE session SET title = ?, version = version + 1 WHERE id = ?",
-                (title, session_id),
-            )
-            return self._updated_session(cursor, session_id)
+        return self._set_session("title", title, session_id, "rename the conversation")
 
     def set_session_model(self, session_id: str, model: str) -> Session:
         """Choose the model that answers in this conversation from now on."""
-        with self._write("change the conversation's model") as cursor:
+        return self._set_session("model", model, session_id, "change the conversation's model")
+
+    def _set_session(
+        self, column: Literal["title", "model"], value: str, session_id: str, doing: str
+    ) -> Session:
+        with self._write(doing) as cursor:
             cursor.execute(
-                "UPDATE session SET model = ?, version = version + 1 WHERE id = ?",
-                (model, session_id),
+                f"UPDATE session SET {column} = ?, version = version + 1 WHERE id = ?",
+                (value, session_id),
             )
             return self._updated_session(cursor, session_id)
 
@@ -379,12 +379,7 @@ class SessionStore:
         """The live tail: messages no summary covers (summary_id NULL), oldest first:
         what the next request sends; O(tail) through the `message_live` index."""
         with self._read("load the conversation"):
-            rows = self._connection.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM message "
-                "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-        return [_message_from_row(row) for row in rows]
+            return read_live_messages(self._connection, session_id)
 
     def recall_index(self) -> RecallIndex:
         """The archive of any conversation, searched on this store's connection (recall)."""
@@ -458,6 +453,17 @@ class SessionStore:
 
 # Larger than any seq a session will reach; keeps one query plan for both cases.
 _NO_UPPER_SEQ = (1 << 63) - 1
+
+
+def read_live_messages(connection: sqlite3.Connection, session_id: str) -> list[Message]:
+    """The live tail: messages no summary covers (summary_id NULL), oldest first: what the
+    next request sends; O(tail) through the `message_live` index."""
+    rows = connection.execute(
+        f"SELECT {_MESSAGE_COLUMNS} FROM message "
+        "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
+        (session_id,),
+    ).fetchall()
+    return [_message_from_row(row) for row in rows]
 
 
 def _stamp(moment: datetime) -> str:

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.core.models import Message, MessageStatus, Role
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import error_text_colour, muted_text_colour, scaled_font, set_text_colour
 
 STATUS_NOTES: Final = {
     MessageStatus.STOPPED: "Stopped",
@@ -21,12 +20,6 @@ STATUS_NOTES: Final = {
 }
 # A question whose reply Claude declined: it stays here, but is not sent again.
 DECLINED_QUESTION_NOTE: Final = "Left out of what Claude sees"
-
-
-def _error_colour(palette: QPalette) -> QColor:
-    """A red readable on this palette's Base (dark red on light, pale red on dark)."""
-    dark_theme = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
-    return QColor("#f2a7a2") if dark_theme else QColor("#b3261e")
 
 
 class MessageNote:
@@ -75,7 +68,7 @@ class MessageNote:
             return
         palette = self._owner.palette()
         colour = (
-            _error_colour(palette)
+            error_text_colour(palette)
             if message.status is MessageStatus.ERROR
             else muted_text_colour(palette)
         )

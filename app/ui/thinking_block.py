@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.thinking import thought_for
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 
 THINKING_NOW = "Thinking…"
 

@@ -4,7 +4,6 @@ and continued once, a paused turn continued by itself, and no empty failed row."
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -263,10 +262,8 @@ def test_stop_during_a_retry_wait_ends_at_once_and_leaves_no_empty_row(
         lambda: any("retrying" in text for (text,) in chat.events.named("status_changed"))
     )
     assert ("Claude is busy — retrying in 30 s…",) in chat.events.named("status_changed")
-    started = time.monotonic()
     chat.service.current.turns.stop()
-    chat.idle()
-    assert time.monotonic() - started < 2.0
+    chat.idle()  # gives up (TimeoutError) well before the 30 s wait would end
     assert [m.content for m in chat.stored()] == ["Are you there?"]
     assert len(chat.events.named("message_removed")) == 1
     assert not chat.events.named("error_raised")
@@ -300,10 +297,8 @@ def test_an_exact_count_near_the_limit_is_stoppable_and_its_retries_shown(
         lambda: any("retrying" in text for (text,) in chat.events.named("status_changed"))
     )
     sent_before = len(fake_server.requests_to("/v1/messages"))
-    started = time.monotonic()
     chat.service.current.turns.stop()
-    chat.idle()
-    assert time.monotonic() - started < 2.0
+    chat.idle()  # gives up (TimeoutError) well before the 30 s wait would end
     assert len(fake_server.requests_to("/v1/messages")) == sent_before, "nothing was sent after"
     assert chat.stored()[-1].content == text
     assert len(fake_server.requests_to("/v1/messages/count_tokens")) == 1
