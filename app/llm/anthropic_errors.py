@@ -14,7 +14,7 @@ import email.utils
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -116,7 +116,9 @@ def _error_code_of(body: object) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+def parse_retry_after(
+    headers: Mapping[str, str], *, now: Callable[[], float] = time.time
+) -> float | None:
     """Seconds the server asked us to wait, for the error message; None when it did not say.
 
     Read from the API's `retry-after` header (seconds, or an HTTP date) and its
@@ -140,7 +142,7 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     date = email.utils.parsedate_tz(value)
     if date is None:
         return None
-    return _positive(email.utils.mktime_tz(date) - time.time())
+    return _positive(email.utils.mktime_tz(date) - now())
 
 
 def _positive(seconds: float) -> float | None:
