@@ -62,8 +62,8 @@ from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFac
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
-from app.store.salvage import salvage
-from app.store.wal_check import wal_damage
+from app.store.salvage import salvage_all
+from app.store.wal_check import WalDamage, rebuild, wal_damage
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,7 @@ DAMAGE_FOUND_MESSAGE = (
 )
 
 _OPEN_ACTION = "open your conversations"
+_EMPTY_FILE = "the file is empty (0 bytes)"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
 _USER_VERSION_OFFSET = 60  # https://www.sqlite.org/fileformat.html#the_database_header
@@ -144,7 +145,9 @@ def open_database(
     damage = _damage_from_header(database)
     _check_writable(database)
     # Before SQLite opens the file, which would replay the log and drop what follows a break.
-    wal_notice = _keep_damaged_wal(database) if damage is None else None
+    wal = _keep_damaged_wal(database) if damage is None else None
+    if wal is not None and wal.damaged is not None:
+        damage = wal.damaged
     state = _read_state(database)
     check_reason: str | None = None
     last_check = state.last_check if state is not None else None
@@ -161,11 +164,23 @@ def open_database(
     notice = None
     if damage is not None:
         log.warning("The database %s is damaged (%s); setting it aside.", database, damage)
-        set_aside = _set_aside(database)
-        notice = (
-            f"Cairn found a damaged database and set it aside as {set_aside.name} "
-            f"(in {set_aside.parent}); a fresh one was started. Nothing was deleted."
-        )
+        if wal is not None and wal.damaged is not None:
+            set_aside = wal.kept  # copied already, as it was found
+            _remove_damaged(database, set_aside)
+            notice = "Cairn set the damaged files aside and started a fresh database."
+        else:
+            set_aside = _set_aside(database)
+            notice = (
+                f"Cairn found a damaged database and set it aside as {set_aside.name} "
+                f"(in {set_aside.parent}); a fresh one was started. Nothing was deleted."
+            )
+            if damage == _EMPTY_FILE:
+                notice = (
+                    "Cairn found its database file empty (0 bytes): something outside Cairn "
+                    f"emptied it. It was set aside as {set_aside.name} (in {set_aside.parent}) "
+                    "and a fresh one was started. Your daily backups are kept: File → Restore "
+                    "from backup… puts your conversations back as they were."
+                )
     if not _has_content(database):
         last_check = moment  # nothing to check in a fresh database
     # Before the first write, so a crash from here on counts as an unclean shutdown.
@@ -179,13 +194,20 @@ def open_database(
             log.warning("The database %s stays in %s journal mode (no WAL here).", database, mode)
         migrate(connection)
         if set_aside is not None:
-            notice = f"{notice} {salvage(set_aside, connection).sentence()}"
+            # The log's picture first: it holds what SQLite's own reading skips.
+            pictures = [wal.picture] if wal is not None and wal.picture is not None else []
+            report = salvage_all([*pictures, set_aside], connection)
+            notice = f"{notice} {report.sentence()}"
     except (sqlite3.Error, UnicodeError) as error:
         connection.close()
         raise translate(error, action=_OPEN_ACTION, database=database) from error
     except BaseException:
         connection.close()
         raise
+    finally:
+        if wal is not None and wal.picture is not None:
+            wal.picture.unlink(missing_ok=True)
+    wal_notice = wal.notice if wal is not None else None
     return OpenResult(
         connection,
         database,
@@ -339,6 +361,17 @@ def mark_clean_shutdown(path: Path | str) -> None:
     )
 
 
+def checkpoint(connection: sqlite3.Connection) -> None:
+    """Copy what the write-ahead log holds into the database file, without waiting for
+    anyone (PASSIVE): the fewer saved changes live only in the log, the less a damaged
+    or lost log can take. Called after each completed reply and summary; a checkpoint
+    that cannot run now (busy, read-only) is simply left for the next one."""
+    try:
+        connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    except sqlite3.Error as error:
+        log.debug("Passive checkpoint skipped: %s", error)
+
+
 def connect(path: Path | str) -> sqlite3.Connection:
     """A further connection, for another thread, to a database `open_database` prepared.
 
@@ -421,8 +454,11 @@ def _damage_from_header(database: Path) -> str | None:
     Returns why the file is not a database, or None; refuses a newer schema.
     """
     try:
-        if not database.exists() or database.stat().st_size == 0:
-            return None  # SQLite treats an empty file as an empty database
+        if not database.exists():
+            return None
+        if database.stat().st_size == 0:
+            # SQLite would take it for a new database; Cairn never leaves one empty.
+            return _EMPTY_FILE
         with database.open("rb") as file:
             header = file.read(_HEADER_SIZE)
     except OSError as error:
@@ -698,32 +734,69 @@ def _set_aside(database: Path) -> Path:
             "then start Cairn again.",
             detail=repr(error),
         ) from error
+    # The WAL goes first: a stale -wal beside a fresh database must never be replayed.
+    _remove_damaged(database, target)
+    return target
+
+
+@dataclass(frozen=True)
+class _WalOutcome:
+    """What `_keep_damaged_wal` did: the words to say, and what is left to salvage.
+
+    Attributes:
+        notice: plain words for the user.
+        kept: the copy of the files as they were (database, -wal, -shm).
+        damaged: why the database must be set aside after all (the log's picture of it
+            is not sound), or None.
+        picture: the database as the whole log describes it, to salvage from, when
+            `damaged`; a scratch file removed after use.
+    """
+
+    notice: str
+    kept: Path
+    damaged: str | None = None
+    picture: Path | None = None
+
+
+def _remove_damaged(database: Path, kept: Path) -> None:
+    """Remove the damaged files once `kept` holds their copy (the log first)."""
     try:
-        # The WAL goes first: a stale -wal beside a fresh database must never be replayed.
         for suffix in (*_SIDE_FILES, ""):
             _side(database, suffix).unlink(missing_ok=True)
     except OSError as error:
         raise StorageError(
-            f"Cairn found a damaged database ({database}) and copied it to {target.name}, "
+            f"Cairn found a damaged database ({database}) and copied it to {kept.name}, "
             f"but could not remove the damaged file: {error.strerror or error}. Close other "
             "programs that may use it, then start Cairn again.",
             detail=repr(error),
         ) from error
-    return target
 
 
-def _keep_damaged_wal(database: Path) -> str | None:
-    """When the write-ahead log is damaged, copy it and the file aside (as a damaged
-    database is) before SQLite reads them; the words to tell the user, or None."""
-    if not _has_content(database):
+def _keep_damaged_wal(database: Path) -> _WalOutcome | None:
+    """When the write-ahead log is damaged, copy the database, -wal and -shm aside
+    before SQLite reads them, then read back what SQLite would skip.
+
+    The log's frames are applied to the database in a scratch file (`rebuild`); when
+    that picture passes SQLite's integrity check it becomes the database, and nothing
+    the log held is lost. Otherwise the caller sets the database aside and salvages
+    from the picture and the copy, row by row. Returns None when the log is sound.
+    """
+    if not database.exists():
         return None
+    wal, shm = _side(database, "-wal"), _side(database, "-shm")
     try:
-        damage = wal_damage(_side(database, "-wal"))
+        damage = wal_damage(wal, shm)
     except OSError as error:
         raise _unreadable(database, error) from error
     if damage is None:
         return None
-    log.warning("The write-ahead log of %s is damaged (%s).", database, damage.reason)
+    log.warning(
+        "The write-ahead log of %s is damaged (%s): %s%d saved changes SQLite would skip.",
+        database,
+        damage.reason,
+        "" if damage.exact else "at least ",
+        damage.lost_transactions,
+    )
     target = _free_name(database, datetime.now().strftime("%Y%m%d-%H%M%S"))
     try:
         for suffix in ("", *_SIDE_FILES):
@@ -737,12 +810,97 @@ def _keep_damaged_wal(database: Path) -> str | None:
             "changed. Free some space on the disk, then start Cairn again.",
             detail=repr(error),
         ) from error
-    changes = "change" if damage.lost_transactions == 1 else "changes"
-    return (
-        f"Cairn found damage in the record of your latest changes: the last "
-        f"{damage.lost_transactions} saved {changes} could not be read and may be missing. "
-        f"A copy of the files as they were is kept as {target.name} (in {target.parent})."
+    kept = f"A copy of the files as they were is kept as {target.name} (in {target.parent})."
+    count = _changes(damage.lost_transactions, exact=damage.exact)
+    lead = "Cairn found damage in the record of your latest changes"
+    if not damage.placements:
+        are = "is" if damage.lost_transactions == 1 else "are"
+        return _WalOutcome(f"{lead}: {count} could not be read and {are} missing. {kept}", target)
+    picture = _rebuilt(database, wal, damage)
+    if picture is None:
+        return _WalOutcome(
+            f"{lead}: {count} could not be read by the database itself. {kept}",
+            target,
+            damaged="the write-ahead log is damaged and cannot be rebuilt",
+        )
+    problem = _picture_problem(picture)
+    if problem is not None:
+        log.warning("The database rebuilt from its log is not sound: %s", problem)
+        return _WalOutcome(
+            f"{lead}: {count} could not be read by the database itself. {kept}",
+            target,
+            damaged=f"the write-ahead log is damaged ({problem})",
+            picture=picture,
+        )
+    try:
+        for suffix in _SIDE_FILES:  # the log goes first: it must never be replayed again
+            _side(database, suffix).unlink(missing_ok=True)
+        os.replace(picture, database)
+        fsync_folder(database.parent)
+    except OSError as error:
+        picture.unlink(missing_ok=True)
+        raise StorageError(
+            f"Cairn found damage in the record of your latest changes and repaired it, but "
+            f"could not put the repaired file in place: {error.strerror or error}. A copy "
+            f"of the files as they were is kept as {target.name}. Start Cairn again.",
+            detail=repr(error),
+        ) from error
+    read_back = damage.lost_transactions - damage.cut_transactions
+    repaired = (
+        f"{lead} and repaired it: the {_changes(read_back, exact=True)} the database "
+        "would have skipped were read back from it."
     )
+    if not damage.exact and not damage.cut_transactions:
+        repaired = (
+            f"{lead} and repaired it: what the database would have skipped was read back "
+            "from it as far as it could be."
+        )
+    missing = ""
+    if damage.cut_transactions:
+        missing = (
+            f" But {_changes(damage.cut_transactions, exact=False)} were cut off its end "
+            "and are missing."
+        )
+    return _WalOutcome(f"{repaired}{missing} {kept}", target)
+
+
+def _changes(count: int, *, exact: bool) -> str:
+    """ "the last 3 saved changes", "at least the last 30 saved changes"."""
+    noun = "saved change" if count == 1 else "saved changes"
+    return f"{'' if exact else 'at least '}the last {count:,} {noun}"
+
+
+def _rebuilt(database: Path, wal: Path, damage: WalDamage) -> Path | None:
+    """The database as the whole log describes it, in a scratch file beside it."""
+    picture = database.with_name(f".{database.name}.rebuilt-{os.getpid()}")
+    try:
+        picture.unlink(missing_ok=True)
+        rebuild(database, wal, damage, picture)
+    except OSError as error:
+        log.warning("Cannot rebuild %s from its log: %r", database, error)
+        picture.unlink(missing_ok=True)
+        return None
+    return picture
+
+
+def _picture_problem(picture: Path) -> str | None:
+    """Why the rebuilt database cannot be used as it is (a full integrity check), or None."""
+    try:
+        # immutable: a scratch file no one else opens; no -shm or -wal beside it.
+        uri = f"{_uri(picture, 'ro')}&immutable=1"
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as error:
+        return str(error)
+    try:
+        version = user_version(connection)
+        if version > SCHEMA_VERSION:
+            return f"user_version {version}"
+        rows = [str(row[0]) for row in connection.execute("PRAGMA integrity_check(5)")]
+    except sqlite3.Error as error:
+        return str(error)
+    finally:
+        connection.close()
+    return None if rows == ["ok"] else "; ".join(rows)
 
 
 def _side(database: Path, suffix: str) -> Path:

@@ -67,6 +67,19 @@ class SalvageReport:
         )
 
 
+def salvage_all(sources: list[Path], target: sqlite3.Connection) -> SalvageReport:
+    """Salvage from each of `sources` in turn (the newest picture first): a row already
+    recovered from an earlier source is kept as it came; the report sums them."""
+    reports = [salvage(source, target) for source in sources]
+    totals = [report.total_messages for report in reports if report.total_messages is not None]
+    return SalvageReport(
+        sessions=max((report.sessions for report in reports), default=0),
+        messages=sum(report.messages for report in reports),
+        total_messages=max(totals) if totals else None,
+        summaries_kept=any(report.summaries_kept for report in reports),
+    )
+
+
 def salvage(damaged: Path, target: sqlite3.Connection) -> SalvageReport:
     """Copy what `damaged` still holds into `target` (a fresh, migrated database)."""
     with tempfile.TemporaryDirectory(prefix="cairn-salvage-") as scratch:
@@ -98,7 +111,8 @@ def _salvage(source: sqlite3.Connection, target: sqlite3.Connection) -> SalvageR
     session_columns = _shared_columns(source, target, "session")
     message_columns = _shared_columns(source, target, "message")
     summary_columns = _shared_columns(source, target, "summary")
-    kept_sessions: set[str] = set()
+    # Conversations already there (salvaged from another copy) take their messages.
+    kept_sessions = {str(row[0]) for row in target.execute("SELECT id FROM session")}
     target.execute("BEGIN IMMEDIATE")
     try:
         for row in sessions:

@@ -30,7 +30,7 @@ from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
 from app.store.cache_use import read_cache_use
-from app.store.database import connect
+from app.store.database import checkpoint, connect
 from app.store.errors import (
     MessageArchivedError,
     MessageNotFoundError,
@@ -295,6 +295,7 @@ class SessionStore:
             row = cursor.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE id = ?", (message_id,)
             ).fetchone()
+        checkpoint(self._connection)  # a finished reply: out of the log into the file
         return _message_from_row(row)
 
     def set_pinned(self, message_id: int, pinned: bool) -> Message:

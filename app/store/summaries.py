@@ -42,6 +42,7 @@ from app.core.summary import (
     SummaryTrigger,
     UndoResult,
 )
+from app.store.database import checkpoint
 from app.store.errors import SummaryNotActiveError, SummaryNotFoundError
 from app.store.originals import OriginalsDeletedError, chain_has_originals, without_originals
 from app.store.owned import ConnectionStore
@@ -178,6 +179,7 @@ class SummaryStore(ConnectionStore):
                     (summary_id, json.dumps(draft.summary_ids)),
                 )
             _bump_version(cursor, draft.session_id)
+        checkpoint(self._connection)  # a summary saved: out of the log into the file
         return draft.committed(summary_id, now, draft.content)
 
     def replace_summary(self, summary_id: str, draft: SummaryDraft) -> Summary:
@@ -226,6 +228,7 @@ class SummaryStore(ConnectionStore):
             )
             cursor.execute("UPDATE summary SET state = 'undone' WHERE id = ?", (summary_id,))
             _bump_version(cursor, session_id)
+        checkpoint(self._connection)
         return draft.committed(new_id, now, draft.content)
 
     def undo_summary(self, summary_id: str, *, budget_tokens: int | None = None) -> UndoResult:
