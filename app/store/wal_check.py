@@ -132,15 +132,15 @@ def wal_damage(wal: Path, shm: Path | None = None) -> WalDamage | None:
     index = read_index(shm) if shm is not None else None
     if len(data) < WAL_HEADER_SIZE:
         if index is not None and index.committed_frames > index.backfilled:
-            missing = index.pages[index.backfilled : index.committed_frames]
+            emptied = index.pages[index.backfilled : index.committed_frames]
             return WalDamage(
                 "the log was emptied",
-                _fewest_transactions(missing),
+                _fewest_transactions(emptied),
                 exact=False,
                 frames=0,
                 page_size=index.page_size,
-                missing_frames=len(missing),
-                cut_transactions=_fewest_transactions(missing),
+                missing_frames=len(emptied),
+                cut_transactions=_fewest_transactions(emptied),
             )
         return None
     header = struct.unpack(">8I", data[:WAL_HEADER_SIZE])
@@ -363,7 +363,7 @@ def _placements(
 def _fewest_transactions(pages: Sequence[int]) -> int:
     """The fewest transactions that can have written frames holding `pages`, in order:
     SQLite writes a page once per transaction, so a page seen again starts a new one."""
-    transactions, seen = 1, set()
+    transactions, seen = 1, set[int]()
     for page in pages:
         if page in seen:
             transactions += 1
