@@ -366,3 +366,72 @@ def test_what_belongs_to_a_message_comes_back_with_it(tmp_path: Path) -> None:
     copy = SessionStore(connection, database=tmp_path / "fresh.db")
     assert [m.content for m in copy.live_messages(session.id)] == live_before
     copy.close()
+
+
+# --- a damaged beginning ----------------------------------------------------------------
+
+
+def schema_pages(database: Path) -> list[int]:
+    """The pages of sqlite_schema (page 1 and its children), 0-based."""
+    connection = sqlite3.connect(database)
+    try:
+        rows = connection.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'"
+        ).fetchall()
+    finally:
+        connection.close()
+    return sorted(int(row[0]) - 1 for row in rows)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["signature", "page size", "signature and page size", "page 1", "the schema"],
+)
+def test_a_damaged_beginning_is_rebuilt_and_its_rows_read(tmp_path: Path, damage: str) -> None:
+    database = fill(tmp_path / "cairn.db", 4, 50)
+    if damage == "the schema":
+        for page in schema_pages(database):
+            damage_pages(database, page, 1)
+    with database.open("r+b") as file:
+        if "signature" in damage:
+            file.write(b"\x00" * 16)
+        if "page size" in damage:
+            file.seek(16)
+            file.write(b"\x00\x00")
+        if damage == "page 1":
+            file.write(b"\x00" * PAGE)
+
+    notice, recovered = salvaged(database)
+
+    assert recovered == 200, damage
+    assert f"Recovered {recovered:,}" in notice
+    if damage in ("signature", "page size", "signature and page size"):
+        assert "was rebuilt from the rest of it" in notice
+    store = SessionStore.open(database)
+    try:
+        sessions = store.list_sessions()
+        assert len(sessions) == 4
+        for session in sessions:
+            texts = [message.content for message in store.messages(session.id)]
+            assert len(texts) == 50 and texts[0].startswith("Message 0 of walk")
+    finally:
+        store.close()
+
+
+def test_a_deleted_conversation_stays_deleted_when_pages_are_read(tmp_path: Path) -> None:
+    database = fill(tmp_path / "cairn.db", 3, 20)
+    store = SessionStore.open(database)
+    gone = next(s for s in store.list_sessions() if s.title == "Walk 1")
+    store.delete_session(gone.id)
+    store.close()
+    mark_clean_shutdown(database)
+    damage_pages(database, 0, 1)
+
+    salvaged(database)
+    store = SessionStore.open(database)
+    try:
+        titles = sorted(session.title for session in store.list_sessions())
+    finally:
+        store.close()
+    assert "Walk 1" not in titles
+    assert "Recovered conversation" not in titles
