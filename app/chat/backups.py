@@ -21,7 +21,16 @@ from typing import TypeVar
 from app.chat.events import ChatEvents
 from app.chat.runner import Job, JobRunner
 from app.core.errors import UserFacingError
-from app.store.backup import BackupInfo, list_backups, restore, take_daily_backup
+from app.store.backup import (
+    BackupInfo,
+    backup_folder,
+    daily_name,
+    list_backups,
+    mend_texts,
+    restore,
+    take_daily_backup,
+)
+from app.store.checksums import Repair
 from app.store.originals import OriginalsStore
 
 log = logging.getLogger(__name__)
@@ -61,31 +70,47 @@ class Backups:
         self._reload = reload
         self._summaries_touched = summaries_touched
         self._today = today
-        self._backup_job: Job[Path | None] | None = None
+        self._backup_job: Job[tuple[Path | None, Repair]] | None = None
         self._restore_job: Job[Path] | None = None
         self._failure_said = False
 
     # --- the daily backup
 
     def start_daily(self) -> None:
-        """Take today's backup in the background, unless it exists (after start-up)."""
+        """Take today's backup in the background, unless it exists (after start-up).
+
+        Every text is checked against its checksum first, and one the disk altered is
+        put back from an older backup, so the new one never carries the damage.
+        """
         if self._backup_job is not None and not self._backup_job.finished:
             return
         database, today = self.database, self._today()
+
+        def work(job: Job[tuple[Path | None, Repair]]) -> tuple[Path | None, Repair]:
+            if (backup_folder(database) / daily_name(today)).exists():
+                return None, Repair()
+            repair = mend_texts(database)
+            made = take_daily_backup(database, today=today, cancelled=lambda: job.cancelled)
+            return made, repair
+
         self._backup_job = self._runner.start(
-            Job(
-                "backup",
-                lambda job: take_daily_backup(
-                    database, today=today, cancelled=lambda: job.cancelled
-                ),
-                done=self._backed_up,
-                failed=self._backup_failed,
-            )
+            Job("backup", work, done=self._backed_up, failed=self._backup_failed)
         )
 
-    def _backed_up(self, path: Path | None) -> None:
+    def _backed_up(self, outcome: tuple[Path | None, Repair]) -> None:
+        path, repair = outcome
         if path is not None:
             log.info("Backed up the conversations to %s", path)
+        self.texts_mended(repair)
+
+    def texts_mended(self, repair: Repair) -> None:
+        """Say what `mend_texts` found (nothing when it found nothing), and show the
+        conversations again so what was put back or marked is what is on screen."""
+        sentence = repair.sentence()
+        if sentence is None:
+            return
+        self._reload()
+        self._events.notice_raised("Some texts were damaged on the disk", sentence)
 
     def _backup_failed(self, error: UserFacingError) -> None:
         log.warning("The daily backup failed: %s (%s)", error.message, error.detail)

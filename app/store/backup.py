@@ -27,7 +27,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.core.errors import StorageError, UserFacingError
-from app.store.database import BUSY_TIMEOUT_MS, fsync_folder, run_quick_check
+from app.store.checksums import Repair, altered_in_copy, find_altered, put_back
+from app.store.database import BUSY_TIMEOUT_MS, connect, fsync_folder, run_quick_check
+from app.store.errors import translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 
 log = logging.getLogger(__name__)
@@ -98,8 +100,51 @@ def take_daily_backup(
     _ensure_folder(folder)
     if not copy_database(database, target, cancelled=cancelled):
         return None
+    _verify_copy(target)  # before any older backup is pruned for it
     prune(folder)
     return target
+
+
+def mend_texts(database: Path) -> Repair:
+    """Find the texts of `database` that changed on the disk since they were written
+    (their checksum no longer matches) and put each back from the newest backup holding
+    it intact; mark the rest damaged. Raises `StorageError` in plain words."""
+    try:
+        connection = connect(database)
+    except sqlite3.Error as error:
+        raise translate(error, action="check your conversations", database=database) from error
+    try:
+        altered = find_altered(connection)
+        return put_back(connection, altered, [info.path for info in list_backups(database)])
+    except sqlite3.Error as error:
+        raise translate(error, action="check your conversations", database=database) from error
+    finally:
+        connection.close()
+
+
+def _verify_copy(copy: Path) -> None:
+    """Read the new backup back: every page (quick_check) and every text's checksum.
+    A copy that does not read back as written is removed, never kept as a backup."""
+    try:
+        connection = _open(copy, "ro")
+        try:
+            sound = run_quick_check(connection) == ["ok"]
+        finally:
+            connection.close()
+        altered = altered_in_copy(copy) if sound else 0
+    except sqlite3.Error as error:
+        sound, altered = False, 0
+        log.warning("Cannot read back the backup %s: %r", copy, error)
+    if sound and not altered:
+        return
+    _remove_quietly(copy)
+    log.warning("The backup %s did not read back as written (%d texts); removed.", copy, altered)
+    raise StorageError(
+        f"The backup Cairn just made in {copy.parent} did not read back as it was written, "
+        "so it was not kept; the older backups stay. The disk may be failing: copy your "
+        "conversations elsewhere (File → Export all conversations…).",
+        title="Backup not made",
+    )
 
 
 def list_backups(database: Path) -> list[BackupInfo]:

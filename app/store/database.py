@@ -178,9 +178,13 @@ def open_database(
                 notice = (
                     "Cairn found its database file empty (0 bytes): something outside Cairn "
                     f"emptied it. It was set aside as {set_aside.name} (in {set_aside.parent}) "
-                    "and a fresh one was started. Your daily backups are kept: File → Restore "
-                    "from backup… puts your conversations back as they were."
+                    "and a fresh one was started."
                 )
+                if any((database.parent / "backups").glob("cairn-*.db")):
+                    notice += (
+                        " Your backups are kept: File → Restore from backup… puts your "
+                        "conversations back as they were."
+                    )
     if not _has_content(database):
         last_check = moment  # nothing to check in a fresh database
     # Before the first write, so a crash from here on counts as an unclean shutdown.
@@ -193,7 +197,9 @@ def open_database(
         if str(mode).lower() != "wal":
             log.warning("The database %s stays in %s journal mode (no WAL here).", database, mode)
         migrate(connection)
-        if set_aside is not None:
+        if set_aside is not None and not (
+            damage == _EMPTY_FILE and not _side(set_aside, "-wal").exists()
+        ):
             # The log's picture first: it holds what SQLite's own reading skips.
             pictures = [wal.picture] if wal is not None and wal.picture is not None else []
             report = salvage_all([*pictures, set_aside], connection)

@@ -42,6 +42,7 @@ from app.core.errors import StorageError, UserFacingError
 from app.core.models import Usage
 from app.core.summary import SummaryContent
 from app.store.attachments import AttachmentFiles, sha256_of
+from app.store.checksums import summary_checksum, text_checksum
 from app.store.database import fsync_folder
 from app.store.export_lookups import (
     LOOKUPS_QUERY,
@@ -845,8 +846,8 @@ def _insert(
         ),
     )
     cursor.executemany(
-        f"INSERT INTO summary (session_id, {_SUMMARY_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO summary (session_id, {_SUMMARY_COLUMNS}, checksum) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 session_id,
@@ -867,13 +868,14 @@ def _insert(
                 s.instructions,
                 s.state,
                 s.created_at,
+                summary_checksum(s.narrative, _json(s.key_points) or "[]", _json(s.facets) or "{}"),
             )
             for s in conversation.summaries
         ],
     )
     cursor.executemany(
-        f"INSERT INTO message (session_id, {_MESSAGE_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO message (session_id, {_MESSAGE_COLUMNS}, checksum) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 session_id,
@@ -887,6 +889,7 @@ def _insert(
                 m.status,
                 summary_id(m.summary_id),
                 int(m.pinned),
+                text_checksum(m.content),
             )
             for m in conversation.messages
         ],

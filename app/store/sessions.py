@@ -30,6 +30,7 @@ from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
 from app.store.cache_use import read_cache_use
+from app.store.checksums import text_checksum
 from app.store.database import checkpoint, connect
 from app.store.errors import (
     MessageArchivedError,
@@ -50,7 +51,7 @@ Clock = Callable[[], datetime]
 _SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
 _MESSAGE_COLUMNS = (
     "id, session_id, seq, role, content, created_at, token_estimate, usage, model, status, "
-    "summary_id, pinned, version_of, "
+    "summary_id, pinned, version_of, damaged, "
     # Which version it is, of how many (app.store.versions): counted for grouped rows only.
     "CASE WHEN version_of IS NULL THEN 1 ELSE (SELECT count(*) FROM message AS v "
     "WHERE v.version_of = message.version_of AND v.seq <= message.seq) END, "
@@ -246,8 +247,9 @@ class SessionStore:
         """
         with self._write("save the reply") as cursor:
             cursor.execute(
-                "UPDATE message SET content = ?, token_estimate = NULL WHERE id = ?",
-                (content, message_id),
+                "UPDATE message SET content = ?, checksum = ?, damaged = 0, "
+                "token_estimate = NULL WHERE id = ?",
+                (content, text_checksum(content), message_id),
             )
             if cursor.rowcount == 0:
                 raise MessageNotFoundError(message_id)
@@ -274,10 +276,12 @@ class SessionStore:
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save the reply") as cursor:
             cursor.execute(
-                "UPDATE message SET content = ?, status = ?, usage = coalesce(?, usage), "
-                "model = coalesce(?, model), token_estimate = ? WHERE id = ?",
+                "UPDATE message SET content = ?, checksum = ?, damaged = 0, status = ?, "
+                "usage = coalesce(?, usage), model = coalesce(?, model), token_estimate = ? "
+                "WHERE id = ?",
                 (
                     content,
+                    text_checksum(content),
                     MessageStatus(status).value,
                     usage_json,
                     model,
@@ -484,6 +488,7 @@ def _message_from_row(row: Any) -> Message:
         summary_id,
         pinned,
         version_of,
+        damaged,
         version_number,
         version_count,
     ) = row
@@ -501,6 +506,7 @@ def _message_from_row(row: Any) -> Message:
         summary_id=summary_id,
         pinned=bool(pinned),
         version_of=version_of,
+        damaged=bool(damaged),
         version_number=version_number,
         version_count=version_count,
     )

@@ -42,6 +42,7 @@ from app.core.summary import (
     SummaryTrigger,
     UndoResult,
 )
+from app.store.checksums import summary_checksum
 from app.store.database import checkpoint
 from app.store.errors import SummaryNotActiveError, SummaryNotFoundError
 from app.store.originals import OriginalsDeletedError, chain_has_originals, without_originals
@@ -392,9 +393,10 @@ def _insert_active(
 ) -> None:
     """Insert `draft` as the active summary `summary_id` (what it covers is marked apart)."""
     content = draft.content
+    key_points, facets = _key_points_json(content), _facets_json(content)
     cursor.execute(
-        f"INSERT INTO summary ({_SUMMARY_COLUMNS}) "
-        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)",
+        f"INSERT INTO summary ({_SUMMARY_COLUMNS}, checksum) "
+        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
         (
             summary_id,
             draft.session_id,
@@ -403,8 +405,8 @@ def _insert_active(
             draft.first_seq,
             draft.last_seq,
             content.narrative,
-            _key_points_json(content),
-            _facets_json(content),
+            key_points,
+            facets,
             draft.source_tokens,
             draft.summary_tokens,
             draft.mode.value,
@@ -412,6 +414,7 @@ def _insert_active(
             draft.trigger.value,
             draft.instructions,
             _stamp(now),
+            summary_checksum(content.narrative, key_points, facets),
         ),
     )
 

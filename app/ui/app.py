@@ -24,9 +24,12 @@ from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
 from app.logs import setup_logging, teardown_logging
 from app.secrets.keystore import KeyStore
+from app.store.backup import mend_texts
 from app.store.calibration_file import CalibrationFile
+from app.store.checksums import Repair
 from app.store.database import (
     CheckCancel,
+    CheckOutcome,
     CheckResult,
     check_database,
     mark_clean_shutdown,
@@ -124,23 +127,34 @@ class CairnSession:
             self.controller.loop.call_later(BACKGROUND_CHECK_DELAY_SECONDS, self._check_database)
 
     def _check_database(self) -> None:
-        """The integrity check open_database skipped (a clean shutdown), on a worker."""
+        """The integrity check open_database skipped (a clean shutdown), then every text
+        against its checksum, on a worker."""
         cancel, database = CheckCancel(), self.database
+
+        def work(job: Job[tuple[CheckResult, Repair]]) -> tuple[CheckResult, Repair]:
+            result = check_database(database, cancel=cancel)
+            if result.outcome is not CheckOutcome.OK or job.cancelled:
+                return result, Repair()
+            return result, mend_texts(database)
+
         self.controller.service.runner.start(
             Job(
                 "check-database",
-                lambda _job: check_database(database, cancel=cancel),
+                work,
                 done=self._database_checked,
+                failed=lambda error: log.warning("Checking the texts failed: %s", error),
                 on_cancel=cancel.cancel,
             )
         )
 
-    def _database_checked(self, result: CheckResult) -> None:
+    def _database_checked(self, outcome: tuple[CheckResult, Repair]) -> None:
+        result, repair = outcome
         log.info("Background database check: %s (%s)", result.outcome.name, result.detail)
         if result.damaged and result.message:
             self.window.show_error(
                 StorageError(result.message, title="Your conversations need attention")
             )
+        self.controller.service.backups.texts_mended(repair)
 
     def close(self) -> None:
         """Stop everything, then record a clean shutdown (the next start can skip the check)."""

@@ -69,6 +69,10 @@ STATUS_NOTES: Final = {
 }
 # A question whose reply Claude declined: it stays here, but is not sent again.
 DECLINED_QUESTION_NOTE: Final = "Left out of what Claude sees"
+# Its text changed on the disk and no backup held it intact (app/store/checksums.py).
+DAMAGED_NOTE: Final = (
+    "Damaged on the disk: no intact copy was found, so this may not be what was written"
+)
 
 _Block = MarkdownView | CodeBlock | HugeTextView
 _BlockT = TypeVar("_BlockT", MarkdownView, CodeBlock, HugeTextView)
@@ -486,7 +490,8 @@ class MessageWidget(QWidget):
         note = _note_for(self.message, self._offer[1])
         if note is not None:
             label = self._note_label()
-            label.setText(("⚠ " if status is MessageStatus.ERROR else "■ ") + note)
+            warn = status is MessageStatus.ERROR or self.message.damaged
+            label.setText(("⚠ " if warn else "■ ") + note)
             label.setAccessibleName(note)
             self._apply_note_colour()
             label.show()
@@ -573,7 +578,7 @@ class MessageWidget(QWidget):
             return
         colour = (
             _error_colour(self.palette())
-            if self.message.status is MessageStatus.ERROR
+            if self.message.status is MessageStatus.ERROR or self.message.damaged
             else muted_text_colour(self.palette())
         )
         set_text_colour(self._note, colour)
@@ -586,6 +591,8 @@ class MessageWidget(QWidget):
 
 def _note_for(message: Message, fallback: str) -> str | None:
     """The note under `message`: its status's, else `fallback` (an offer's), else none."""
+    if message.damaged:
+        return DAMAGED_NOTE
     if message.role is Role.USER and message.status is MessageStatus.DECLINED:
         return DECLINED_QUESTION_NOTE
     return STATUS_NOTES.get(message.status) or fallback or None
