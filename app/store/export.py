@@ -21,9 +21,11 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+import io
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import tempfile
 import uuid
@@ -41,7 +43,7 @@ from app import __version__
 from app.core.errors import StorageError, UserFacingError
 from app.core.models import Usage
 from app.core.summary import SummaryContent
-from app.store.attachments import AttachmentFiles, sha256_of
+from app.store.attachments import AttachmentFiles, Staging, move_in, sha256_of
 from app.store.checksums import summary_checksum, text_checksum
 from app.store.database import fsync_folder
 from app.store.export_lookups import (
@@ -51,6 +53,7 @@ from app.store.export_lookups import (
     lookups_by_reply,
     markdown_lookup_line,
 )
+from app.store.export_reader import ExportReadError, read_json
 from app.store.transactions import translated_errors, write_transaction
 
 FORMAT_NAME = "cairn-export"
@@ -322,6 +325,9 @@ class ConversationRecord(BaseModel):
         known = set(seqs)
         if any(a.message_seq not in known for a in self.attachments):
             problems.append("a file is attached to a message the file does not have")
+        places = [(a.message_seq, a.ordinal) for a in self.attachments]
+        if len(set(places)) != len(places):
+            problems.append("a message has two attached files in the same place")
         for attachment in self.attachments:
             content = attachment.content()
             if content is not None and sha256_of(content) != attachment.sha256:
@@ -661,7 +667,8 @@ class ImportResult:
 
 
 def read_export(source: Path | str) -> ExportFile:
-    """Read and check an export file; writes nothing. Raises `ImportRefusedError`."""
+    """Read and check an export file, as a stream with limits (app.store.export_reader);
+    writes nothing. Raises `ImportRefusedError` in plain words, naming the place."""
     path = Path(source)
     try:
         with path.open("rb") as stream:
@@ -672,31 +679,39 @@ def read_export(source: Path | str) -> ExportFile:
                     f"the limit is {MAX_IMPORT_BYTES // 1024**3} GB). Export fewer "
                     "conversations per file and import them one file at a time."
                 )
-            raw = stream.read()
+            return _checked(_read(stream, path.name), path.name)
     except OSError as error:
         raise ImportRefusedError(
             f"Cairn couldn't read {path}: {error.strerror or error}.", detail=repr(error)
         ) from error
-    return parse_export(raw, name=path.name)
 
 
 def parse_export(raw: bytes, *, name: str = "This file") -> ExportFile:
     """Check the bytes of an export file; raises `ImportRefusedError` saying what is wrong."""
+    return _checked(_read(io.BytesIO(raw), name), name)
+
+
+def _read(stream: IO[bytes], name: str) -> Any:
+    head = stream.read(512)
+    stream.seek(0)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise ImportRefusedError(
-            f"{name} is not a Cairn export: it is not a text file.", detail=repr(error)
-        ) from error
-    except json.JSONDecodeError as error:
-        ours = raw.lstrip().startswith(b"{") and FORMAT_NAME.encode() in raw[:512]
-        raise ImportRefusedError(
-            f"{name} is a Cairn export that is cut short or damaged, so it can't be read. "
-            "It may not have been copied completely; export it again."
-            if ours
-            else f"{name} is not a Cairn export: it is damaged or not a JSON file.",
-            detail=repr(error),
-        ) from error
+        return read_json(stream)
+    except ExportReadError as error:
+        where = f" (at {error.place})" if error.place else ""
+        ours = head.lstrip().startswith(b"{") and FORMAT_NAME.encode() in head
+        if ours and error.cut_short:
+            message = (
+                f"{name} is a Cairn export that is cut short, so it can't be read. It may "
+                "not have been copied completely; export it again."
+            )
+        elif ours:
+            message = f"{name} is a Cairn export that is damaged: {error.problem}{where}."
+        else:
+            message = f"{name} is not a Cairn export: {error.problem}{where}."
+        raise ImportRefusedError(message, detail=repr(error)) from error
+
+
+def _checked(data: Any, name: str) -> ExportFile:
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
         raise ImportRefusedError(
             f"{name} is not a Cairn export. Choose a file made by Cairn's Export, in JSON."
@@ -761,8 +776,35 @@ def import_conversations(
     """
     ids: list[str] = []
     titles: list[str] = []
-    if database is not None:  # the files first: a row never names bytes not on disk
-        _keep_files(export, AttachmentFiles(database))
+    # The files wait in a folder of their own until the rows naming them are committed:
+    # a refused or failed import leaves nothing behind.
+    files = AttachmentFiles(database) if database is not None else None
+    staging = None
+    if files is not None:
+        _finish_earlier_imports(connection, files)
+        staging = files.staging()
+    try:
+        if staging is not None:
+            _stage_files(export, staging)
+        _insert_all(connection, export, as_copy, database, new_id, ids, titles)
+    except BaseException:
+        if staging is not None:
+            staging.discard()
+        raise
+    if staging is not None:
+        staging.commit()
+    return ImportResult(ids, titles)
+
+
+def _insert_all(
+    connection: sqlite3.Connection,
+    export: ExportFile,
+    as_copy: bool,
+    database: Path | None,
+    new_id: Callable[[], str],
+    ids: list[str],
+    titles: list[str],
+) -> None:
     with write_transaction(connection, "import the conversations", database) as cursor:
         if not as_copy:
             present = [
@@ -796,18 +838,35 @@ def import_conversations(
             session_id, title = _insert(cursor, conversation, as_copy=as_copy, new_id=new_id)
             ids.append(session_id)
             titles.append(title)
-    return ImportResult(ids, titles)
 
 
-def _keep_files(export: ExportFile, files: AttachmentFiles) -> None:
-    """Put the attached files the export holds into the attachments folder (each
-    checked against its sha256 when the file was read); `StorageError` when the disk
-    refuses, before anything is imported."""
+def _stage_files(export: ExportFile, staging: Staging) -> None:
+    """Stage the attached files the export holds (each checked against its sha256 when
+    the file was read); `StorageError` when the disk refuses, before any row is written."""
     for conversation in export.conversations:
         for attachment in conversation.attachments:
             content = attachment.content()
             if content is not None:
-                files.put(content, attachment.sha256)
+                staging.put(content, attachment.sha256)
+
+
+def _finish_earlier_imports(connection: sqlite3.Connection, files: AttachmentFiles) -> None:
+    """Files an earlier import staged and never moved: in place if a row names them (it
+    committed, then Cairn stopped), else removed (it never committed)."""
+    leftovers = files.staged_leftovers()
+    if not leftovers:
+        return
+    named = {
+        str(row[0])
+        for row in connection.execute(
+            "SELECT DISTINCT sha256 FROM attachment WHERE sha256 IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps([path.name for path in leftovers]),),
+        )
+    }
+    move_in(files, [path for path in leftovers if path.name in named])
+    for folder in {path.parent for path in leftovers}:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _json(value: Any) -> str | None:
