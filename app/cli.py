@@ -78,6 +78,9 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
         help="json: complete, can be imported back; markdown: for reading "
         "(default: from FILE's extension, .md for markdown, else json)",
     )
+    parser.add_argument(
+        "--force", action="store_true", help="replace FILE if it exists (default: refuse)"
+    )
     parser.add_argument("file", metavar="FILE", type=Path, help="the file to write")
 
 
@@ -95,6 +98,7 @@ def _export(args: argparse.Namespace, context: Context) -> int:
             fmt=fmt,
             session_ids=args.conversation,
             database=context.paths.database,
+            replace=args.force,
         )
     noun = "conversation" if result.conversations == 1 else "conversations"
     print(

@@ -27,10 +27,8 @@ import logging
 import os
 import shutil
 import sqlite3
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain
@@ -45,7 +43,11 @@ from app.core.models import Usage
 from app.core.summary import SummaryContent
 from app.store.attachments import AttachmentFiles, Staging, move_in, sha256_of
 from app.store.checksums import summary_checksum, text_checksum
-from app.store.database import fsync_folder
+from app.store.export_file import (
+    ExportError,
+    atomic_export,
+    export_target,
+)
 from app.store.export_lookups import (
     LOOKUPS_QUERY,
     insert_lookups,
@@ -69,12 +71,6 @@ COPY_SUFFIX = " (copy)"
 class ExportFormat(enum.StrEnum):
     JSON = "json"
     MARKDOWN = "markdown"
-
-
-class ExportError(UserFacingError):
-    """The export file could not be written; nothing was changed."""
-
-    title = "Couldn't export"
 
 
 class ImportRefusedError(UserFacingError):
@@ -412,20 +408,22 @@ def export_conversations(
     session_ids: Sequence[str] | None = None,
     database: Path | None = None,
     now: datetime | None = None,
+    replace: bool = False,
 ) -> ExportResult:
     """Write the conversations `session_ids` (None: all, oldest first) to `destination`.
 
-    Raises `ExportError` when a conversation is not there or the file cannot be
-    written (the destination is then left as it was), `StorageError` when the
-    database cannot be read.
+    Raises `ExportExistsError` when the file exists and `replace` is False, and
+    `ExportError` when a conversation is not there or the file cannot be written
+    (app.store.export_file: only ordinary files); the destination is then left as it
+    was. `StorageError` when the database cannot be read.
     """
-    target = Path(destination)
+    target = export_target(destination, replace=replace)
     moment = (now or datetime.now(UTC)).isoformat()
     with translated_errors("read your conversations", database):
         connection.execute("BEGIN")  # one snapshot for the whole export (WAL: no lock held)
         try:
             ids = _session_ids(connection, session_ids)
-            with _atomic_file(target) as stream:
+            with atomic_export(target, replace=replace) as stream:
                 if fmt is ExportFormat.JSON:
                     files = AttachmentFiles(database) if database is not None else None
                     _write_json(connection, ids, stream, moment, files)
@@ -615,44 +613,6 @@ def _markdown_summary(summary: dict[str, Any]) -> str:
     if points:
         lines += ["", *(f"- {point}" for point in points)]
     return "\n" + _quote("\n".join(lines)) + "\n"
-
-
-@contextmanager
-def _atomic_file(target: Path) -> Iterator[IO[str]]:
-    """A text file written beside `target` and moved over it only when complete."""
-    try:
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
-    except OSError as error:
-        raise _write_error(target, error) from error
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
-            yield stream
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except OSError as error:
-        _remove(temporary)
-        raise _write_error(target, error) from error
-    except BaseException:
-        _remove(temporary)
-        raise
-    with suppress(OSError):  # the file is complete; only its durability is at stake
-        fsync_folder(target.parent)
-
-
-def _write_error(target: Path, error: OSError) -> ExportError:
-    return ExportError(
-        f"Cairn couldn't write {target}: {error.strerror or error}. Check that the folder "
-        "exists, that you may write to it and that the disk has room, then try again.",
-        detail=repr(error),
-    )
-
-
-def _remove(path: str) -> None:
-    with suppress(OSError):
-        os.unlink(path)
 
 
 # --- importing ---------------------------------------------------------------------

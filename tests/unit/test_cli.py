@@ -212,3 +212,59 @@ def test_search_without_conversations_says_so(paths: AppPaths) -> None:
     code, out, err = _run("search", "anything")
     assert code == 1 and out == ""
     assert "There are no conversations to search yet" in err
+
+
+def test_export_never_clobbers_without_force(paths: AppPaths, tmp_path: Path) -> None:
+    _fill(paths, "Roses")
+    target = tmp_path / "out.json"
+    target.write_text("keep me", encoding="utf-8")
+
+    code, _out, err = _run("export", str(target))
+    assert code == 1
+    assert "already exists" in err and "--force" in err
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+    code, out, _err = _run("export", "--force", str(target))
+    assert code == 0 and "Exported 1 conversation" in out
+    assert target.read_text(encoding="utf-8").startswith("{")
+
+
+@pytest.mark.parametrize("name", ["", "folder", "/dev/null", "link-to-folder"])
+def test_export_writes_only_ordinary_files(paths: AppPaths, tmp_path: Path, name: str) -> None:
+    _fill(paths, "Roses")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link-to-folder").symlink_to(tmp_path / "folder")
+    target = name if name in ("", "/dev/null") else str(tmp_path / name)
+
+    code, _out, err = _run("export", "--force", target)
+
+    assert code == 1
+    said = ("Choose a file name", "is a folder", "not an ordinary file")
+    assert any(words in err for words in said), err
+    assert Path("/dev/null").is_char_device()
+    assert list((tmp_path / "folder").iterdir()) == []
+
+
+def test_export_through_a_link_replaces_the_file_it_points_to(
+    paths: AppPaths, tmp_path: Path
+) -> None:
+    _fill(paths, "Roses")
+    real = tmp_path / "real.json"
+    real.write_text("old", encoding="utf-8")
+    real.chmod(0o644)  # shared on purpose by its owner: replacing it keeps that
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+
+    code, _out, _err = _run("export", "--force", str(link))
+
+    assert code == 0
+    assert link.is_symlink(), "the link stays a link"
+    assert real.read_text(encoding="utf-8").startswith("{")
+    assert real.stat().st_mode & 0o777 == 0o644
+
+
+def test_an_export_is_readable_by_its_owner_alone(paths: AppPaths, tmp_path: Path) -> None:
+    _fill(paths, "Roses")
+    target = tmp_path / "private.json"
+    assert _run("export", str(target))[0] == 0
+    assert target.stat().st_mode & 0o777 == 0o600
