@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +27,13 @@ from app import APP_NAME, __version__
 from app.core.errors import AlreadyRunningError, CairnError, StorageError, UserFacingError
 from app.core.paths import AppPaths
 from app.core.search import Author, SearchOrder, SearchQuery
-from app.store.database import connect, mark_clean_shutdown, open_database
+from app.store.database import (
+    can_write,
+    connect,
+    mark_clean_shutdown,
+    open_database,
+    open_read_only,
+)
 from app.store.export import (
     AlreadyImportedError,
     ExportFormat,
@@ -211,6 +218,16 @@ def _reading(
     """A connection for reading: beside a running Cairn, or on its own when it is closed."""
     if not paths.database.is_file():
         raise StorageError(f"{nothing} (no database in {paths.data_dir}).")
+    if not can_write(paths.database):
+        # Reading needs no write: a read-only folder (a backup disk, a locked share) is read
+        # as it is, nothing written beside it. No lock: no one can write there either.
+        with tempfile.TemporaryDirectory(prefix="cairn-read-only-") as scratch:
+            opened = open_read_only(paths.database, Path(scratch))
+            try:
+                yield opened.connection
+            finally:
+                opened.connection.close()
+        return
     lock = InstanceLock(paths.data_dir)
     try:
         lock.acquire()

@@ -82,6 +82,9 @@ class ServiceDependencies:
     calibration_file: CalibrationFile
     model_cache: ModelCache
     counter: TokenCounter = field(default_factory=default_counter)
+    # The data folder may only be read (app.store.database.open_read_only): nothing is
+    # written at start (no recovery, no count, no backup); writes asked for are refused.
+    read_only: bool = False
 
 
 class ChatService:
@@ -139,7 +142,7 @@ class ChatService:
 
     def start(self) -> None:
         """Show the newest conversation, then warm up the tokenizer and list the models."""
-        recovered = self._deps.store.recover_interrupted()
+        recovered = 0 if self._deps.read_only else self._deps.store.recover_interrupted()
         sessions = self._deps.store.list_sessions()
         if sessions:
             self._show(self._conversation_for(sessions[0]))
@@ -181,8 +184,12 @@ class ChatService:
             return
         counter, open_store = self.counter, self._deps.open_store
 
+        read_only = self._deps.read_only
+
         def load_and_backfill(_job: object) -> int:
             counter.load()
+            if read_only:
+                return 0
             store = open_store()
             try:
                 return store.backfill_token_estimates(counter.count)
@@ -192,7 +199,8 @@ class ChatService:
         self.runner.start(
             Job("warm-up", load_and_backfill, done=self._counted, failed=self._count_failed)
         )
-        self.backups.start_daily()
+        if not self._deps.read_only:
+            self.backups.start_daily()
         if self.has_api_key():
             self.refresh_models()
 

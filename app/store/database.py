@@ -388,6 +388,9 @@ def connect(path: Path | str) -> sqlite3.Connection:
         raise StorageError(
             f"Cairn's database file ({database}) is missing. Start Cairn again to create it.",
         )
+    reading_only = _READ_ONLY.get(database.resolve())
+    if reading_only is not None:
+        return _connect_read_only(*reading_only)
     # mode=rw: a missing file is an error here, never silently a new empty database.
     connection = _connect(database, mode="rw")
     try:
@@ -418,10 +421,95 @@ def _connect(database: Path, *, mode: str | None) -> sqlite3.Connection:
         # FULL: a durable commit costs well under a millisecond, and a user's
         # words are worth it (DESIGN §7).
         connection.execute("PRAGMA synchronous = FULL")
+        # What is deleted is overwritten, not left in free pages a salvage or another
+        # program could read back (gone means gone); on by default in some builds only.
+        connection.execute("PRAGMA secure_delete = ON")
     except sqlite3.Error as error:
         connection.close()
         raise translate(error, action=_OPEN_ACTION, database=database) from error
     return connection
+
+
+# --- a folder Cairn may only read ------------------------------------------------------
+
+# Databases opened read-only in this process: the file to read, and whether SQLite must
+# take it as immutable (no log beside it, none can appear: nobody may write there).
+_READ_ONLY: dict[Path, tuple[Path, bool]] = {}
+
+
+def can_write(database: Path) -> bool:
+    """Whether Cairn may write its database (and so its folder: the log and index)."""
+    folder = database.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    return not database.exists() or os.access(database, os.R_OK | os.W_OK)
+
+
+def open_read_only(path: Path | str, scratch: Path) -> OpenResult:
+    """Open a database in a folder Cairn may not write, for reading only.
+
+    Nothing is written beside it, not even the state file. A database with a log
+    beside it, or from an older Cairn, is read from a copy in `scratch` (brought up
+    to date there); otherwise straight from the file. Every later `connect` to it in
+    this process reads the same way. Raises `StorageError`, `DatabaseTooNewError`.
+    """
+    database = Path(path)
+    if not database.is_file() or not _has_content(database):
+        raise StorageError(f"There are no conversations yet in {database.parent}.")
+    damage = _damage_from_header(database)
+    if damage is not None:
+        raise StorageError(
+            f"Cairn's database ({database}) is damaged, and its folder is read-only, so "
+            "Cairn can't set it aside. Open Cairn where it may write to repair it.",
+            detail=damage,
+        )
+    source, immutable = database, not _wal_has_frames(database)
+    connection = _connect_read_only(source, immutable)
+    try:
+        current = user_version(connection) == SCHEMA_VERSION
+    except sqlite3.Error as error:
+        connection.close()
+        raise translate(error, action=_OPEN_ACTION, database=database) from error
+    if not current or not immutable:
+        connection.close()
+        source, immutable = _read_only_copy(database, scratch), False
+        connection = _connect_read_only(source, immutable)
+    _READ_ONLY[database.resolve()] = (source, immutable)
+    log.info("Reading %s read-only (%s).", database, "a copy" if source != database else "as is")
+    return OpenResult(connection, database, checked=True, check_reason=None)
+
+
+def _connect_read_only(source: Path, immutable: bool) -> sqlite3.Connection:
+    uri = _uri(source, "ro") + ("&immutable=1" if immutable else "")
+    try:
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
+        connection.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as error:
+        raise translate(error, action=_OPEN_ACTION, database=source) from error
+    return connection
+
+
+def _read_only_copy(database: Path, scratch: Path) -> Path:
+    """A copy of the database and its log in `scratch`, up to date, for reading."""
+    scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
+    copy = scratch / database.name
+    try:
+        for suffix in ("", "-wal"):
+            if _side(database, suffix).exists():
+                shutil.copyfile(_side(database, suffix), _side(copy, suffix))
+        connection = sqlite3.connect(copy, isolation_level=None)
+        try:
+            _refuse_if_too_new(user_version(connection), database)
+            migrate(connection)
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            connection.close()
+    except OSError as error:
+        raise _unreadable(database, error) from error
+    except sqlite3.Error as error:
+        raise translate(error, action=_OPEN_ACTION, database=database) from error
+    return copy
 
 
 def _uri(database: Path, mode: str) -> str:

@@ -129,6 +129,7 @@ class Composer(QWidget):
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
         self._streaming = False
+        self.read_only: str | None = None
         self.editing: int | None = None
         self.editor.submitted.connect(self._submit)
         self.editor.textChanged.connect(self._update_button)
@@ -140,6 +141,15 @@ class Composer(QWidget):
     @property
     def streaming(self) -> bool:
         return self._streaming
+
+    def set_read_only(self, reason: str) -> None:
+        """Nothing can be saved (a read-only data folder): the box says so, Send stays off."""
+        self.read_only = reason
+        self.editor.setReadOnly(True)
+        self.editor.setPlaceholderText(reason)
+        self.editor.setToolTip(reason)
+        self.paperclip.setEnabled(False)
+        self._update_button()
 
     def set_streaming(self, streaming: bool) -> None:
         """While a reply is written, Send turns into Stop."""
@@ -167,7 +177,7 @@ class Composer(QWidget):
 
     def _has_text(self) -> bool:
         """Something to send: words, or files (once they are all read)."""
-        if self.attachments.busy:
+        if self.attachments.busy or self.read_only is not None:
             return False
         return has_visible_text(self.editor.toPlainText()) or bool(self.attachments.attachments())
 

@@ -16,6 +16,7 @@ from app.cli import CAIRN_IS_OPEN, command_names, main
 from app.core.paths import AppPaths
 from app.store import InstanceLock, SessionStore, open_database
 from app.store.database import mark_clean_shutdown
+from tests.fakes.read_only import read_only
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -268,3 +269,35 @@ def test_an_export_is_readable_by_its_owner_alone(paths: AppPaths, tmp_path: Pat
     target = tmp_path / "private.json"
     assert _run("export", str(target))[0] == 0
     assert target.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("left_open", [False, True])
+def test_search_and_export_read_a_read_only_folder(
+    paths: AppPaths, tmp_path: Path, left_open: bool
+) -> None:
+    """Reading needs no write: a read-only data folder is read as it is, nothing added."""
+    _fill(paths, "Roses", "Tulips")
+    if left_open:  # as a crash leaves it: the log still holds the latest changes
+        opened = open_database(paths.database)
+        store = SessionStore(opened.connection, database=opened.path)
+        store.create_session("Left in the log", "claude-sonnet-4-6")
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{paths.database}{suffix}")
+            copy = tmp_path / f"frozen.db{suffix}"
+            copy.write_bytes(source.read_bytes())
+        store.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+            copy = tmp_path / f"frozen.db{suffix}"
+            copy.rename(f"{paths.database}{suffix}")
+    before = sorted(path.name for path in paths.data_dir.iterdir())
+    with read_only(paths.data_dir):
+        code, out, err = _run("search", "Hello")
+        assert code == 0, err
+        assert "Roses" in out and "Tulips" in out
+        target = tmp_path / "out.json"
+        code, out, err = _run("export", str(target))
+        assert code == 0, err
+        titles = [c["session"]["title"] for c in json.loads(target.read_text())["conversations"]]
+        assert "Roses" in titles and ("Left in the log" in titles) == left_open
+    assert sorted(path.name for path in paths.data_dir.iterdir()) == before
