@@ -251,6 +251,7 @@ def _writing(paths: AppPaths) -> Iterator[sqlite3.Connection]:
     """The database, with the instance lock held: no window writes meanwhile."""
     try:
         paths.ensure()
+        paths.make_private()
     except OSError as error:
         raise StorageError(
             f"Cairn can't create its folders ({error.strerror}: {error.filename}). "

@@ -85,6 +85,8 @@ class AttachmentFiles:
         if target.exists() and target.stat().st_size == len(data):
             return digest
         try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            target.parent.mkdir(exist_ok=True, mode=0o700)
             atomic_write_bytes(target, data)
         except OSError as error:
             raise StorageError(

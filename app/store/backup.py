@@ -28,7 +28,13 @@ from pathlib import Path
 
 from app.core.errors import StorageError, UserFacingError
 from app.store.checksums import Repair, altered_in_copy, find_altered, put_back
-from app.store.database import BUSY_TIMEOUT_MS, connect, fsync_folder, run_quick_check
+from app.store.database import (
+    BUSY_TIMEOUT_MS,
+    PRIVATE,
+    connect,
+    fsync_folder,
+    run_quick_check,
+)
 from app.store.errors import translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 
@@ -202,6 +208,8 @@ def copy_database(
     partial = target.with_name(target.name + _PARTIAL_SUFFIX)
     partial.unlink(missing_ok=True)
     try:
+        # Created empty and private first: SQLite takes the file as it finds it.
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE))
         reader = _open(source, "ro")
         try:
             writer = sqlite3.connect(partial, isolation_level=None)
@@ -386,7 +394,7 @@ def _free_before_restore_name(folder: Path, moment: datetime) -> Path:
 
 def _ensure_folder(folder: Path) -> None:
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as error:
         raise StorageError(
             f"Cairn couldn't create its backup folder ({folder}): {_reason(error)}. "

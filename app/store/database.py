@@ -76,6 +76,10 @@ DAMAGE_FOUND_MESSAGE = (
 )
 
 _OPEN_ACTION = "open your conversations"
+# Files Cairn keeps are readable by the user alone (SQLite gives -wal and -shm the mode
+# of the database file); on Windows the profile's permissions do that.
+PRIVATE = 0o600
+_BINARY = getattr(os, "O_BINARY", 0)
 _EMPTY_FILE = "the file is empty (0 bytes)"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
@@ -190,6 +194,7 @@ def open_database(
     # Before the first write, so a crash from here on counts as an unclean shutdown.
     _update_state(database, lambda _: _State(in_use=True, last_check=last_check))
     connection = _connect(database, mode=None)
+    _make_private(database)  # before the log and its index are made beside it
     try:
         # Checked again before the first write: the file may have changed since.
         _refuse_if_too_new(user_version(connection), database)
@@ -512,6 +517,16 @@ def _read_only_copy(database: Path, scratch: Path) -> Path:
     return copy
 
 
+def _make_private(database: Path) -> None:
+    if sys.platform == "win32":
+        return
+    try:
+        if database.stat().st_mode & 0o077:
+            database.chmod(PRIVATE)
+    except OSError as error:
+        log.warning("Cannot make %s private: %r", database, error)
+
+
 def _uri(database: Path, mode: str) -> str:
     # as_uri() percent-encodes '?', '#' and '%', which would otherwise cut the path.
     return f"{database.resolve().as_uri()}?mode={mode}"
@@ -726,7 +741,8 @@ def _update_state(database: Path, change: Callable[[_State | None], _State]) -> 
         path = _state_path(database)
         temporary = path.with_name(path.name + ".tmp")
         try:
-            with temporary.open("w", encoding="utf-8") as file:
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
                 json.dump(_state_to_json(state), file, indent=1)
                 file.flush()
                 os.fsync(file.fileno())
@@ -1011,8 +1027,10 @@ def _free_name(database: Path, stamp: str) -> Path:
 
 
 def _copy_durably(source: Path, copy: Path) -> None:
-    # "xb": never overwrite an existing file, not even an older damaged copy.
-    with source.open("rb") as reader, copy.open("xb") as writer:
+    # O_EXCL: never overwrite an existing file, not even an older damaged copy; 0600:
+    # a copy of the conversations is as private as they are.
+    descriptor = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, PRIVATE)
+    with source.open("rb") as reader, os.fdopen(descriptor, "wb") as writer:
         shutil.copyfileobj(reader, writer, _COPY_CHUNK)
         writer.flush()
         os.fsync(writer.fileno())

@@ -201,6 +201,7 @@ def open_cairn(
         ) from error
     setup_logging(paths.log_dir)
     log.info("Starting %s %s", APP_NAME, __version__)
+    paths.make_private()  # said once in the log, when something was open to others
     loaded = load_settings(paths.settings_file)
     app = QApplication.instance()
     if isinstance(app, QApplication):
