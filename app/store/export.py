@@ -66,6 +66,8 @@ MAX_IMPORT_BYTES = 2 * 1024**3
 MAX_IMPORT_CONVERSATIONS = 100_000
 
 COPY_SUFFIX = " (copy)"
+# Where the audit trail of a deleted conversation goes when it is imported again.
+PAST_LIFE = "deleted:"
 
 
 class ExportFormat(enum.StrEnum):
@@ -794,6 +796,13 @@ def _insert_all(
                 )
         # Summaries point at each other (parent_id) in either order; checked at COMMIT.
         cursor.execute("PRAGMA defer_foreign_keys = ON")
+        if not as_copy:
+            # A conversation deleted here before comes back with the file's own log: the
+            # trail of its past life (its deletion last) stays, under a name of its own.
+            cursor.executemany(
+                "UPDATE event SET session_id = ? || session_id WHERE session_id = ?",
+                [(PAST_LIFE, c.session.id) for c in export.conversations],
+            )
         for conversation in export.conversations:
             session_id, title = _insert(cursor, conversation, as_copy=as_copy, new_id=new_id)
             ids.append(session_id)

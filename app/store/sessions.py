@@ -29,6 +29,7 @@ from app.core.caching import CacheUse
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
+from app.store.attachment_files import files_of, forget_files
 from app.store.cache_use import read_cache_use
 from app.store.checksums import text_checksum
 from app.store.database import checkpoint, connect
@@ -172,13 +173,15 @@ class SessionStore:
     def delete_session(self, session_id: str) -> None:
         """Delete the conversation and, by ON DELETE CASCADE, its messages and summaries.
 
-        The deletion is recorded in the audit trail (`event`), which outlives it.
+        The deletion is recorded in the audit trail (`event`), which outlives it; the
+        attached files no other message uses go with it.
         """
         now = self._now()
         with self._write("delete the conversation") as cursor:
             (messages,) = cursor.execute(
                 "SELECT count(*) FROM message WHERE session_id = ?", (session_id,)
             ).fetchone()
+            files = files_of(cursor, "SELECT id FROM message WHERE session_id = ?", (session_id,))
             cursor.execute("DELETE FROM session WHERE id = ?", (session_id,))
             if cursor.rowcount == 0:
                 raise SessionNotFoundError(session_id)
@@ -187,6 +190,7 @@ class SessionStore:
                 "VALUES (?, 'delete_originals', 'ok', 'conversation deleted', ?, ?)",
                 (session_id, f"{messages} messages", _stamp(now)),
             )
+        forget_files(self._connection, self.database, files)
 
     # --- messages --------------------------------------------------------------
 
