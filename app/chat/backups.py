@@ -58,11 +58,13 @@ class Backups:
         busy: Callable[[], bool],
         reload: Callable[[], None],
         summaries_touched: Callable[[str], None],
+        post: Callable[[Callable[[], None]], None],
         today: Callable[[], date] = date.today,
     ) -> None:
         """`busy`: whether a reply or summary runs; `reload`: show the conversations
         afresh after a restore; `summaries_touched(session_id)`: tell the window
-        about that conversation's summaries again."""
+        about that conversation's summaries again; `post(callback)`: run it on the
+        loop's thread (a restore's progress)."""
         self.database = database
         self._runner = runner
         self._events = events
@@ -71,7 +73,8 @@ class Backups:
         self._summaries_touched = summaries_touched
         self._today = today
         self._backup_job: Job[tuple[Path | None, Repair]] | None = None
-        self._restore_job: Job[Path] | None = None
+        self._restore_job: Job[Path | None] | None = None
+        self._post = post
         self._failure_said = False
 
     # --- the daily backup
@@ -133,19 +136,39 @@ class Backups:
         if self._busy() or self.restoring:
             self._events.error_raised(UserFacingError(BUSY_MESSAGE, title="Not just now"))
             return False
-        database, daily = self.database, self._backup_job
+        database, daily, events = self.database, self._backup_job, self._events
+        shown = [-1]
 
-        def work(_job: Job[Path]) -> Path:
+        def progressed(share: float) -> None:
+            percent = int(share * 100)
+            if percent != shown[0]:  # at most a hundred deliveries, whatever the size
+                shown[0] = percent
+                self._post(lambda: events.restore_progressed(share))
+
+        def work(job: Job[Path | None]) -> Path | None:
             if daily is not None:
                 daily.wait()  # a backup being written finishes first
-            return restore(database, backup)
+            return restore(database, backup, progressed=progressed, cancelled=lambda: job.cancelled)
 
+        self._events.restore_progressed(0.0)
         self._restore_job = self._runner.start(
             Job("restore", work, done=self._restored, failed=self._restore_failed)
         )
         return True
 
-    def _restored(self, before: Path) -> None:
+    def cancel_restore(self) -> None:
+        """Stop the restore under way, if it has not begun its last step (the swap):
+        everything stays as it was, and a notice says so."""
+        if self._restore_job is not None and not self._restore_job.finished:
+            self._restore_job.cancel()
+
+    def _restored(self, before: Path | None) -> None:
+        self._events.restore_progressed(None)
+        if before is None:
+            self._events.notice_raised(
+                "Restore cancelled", "The restore was stopped; nothing was changed."
+            )
+            return
         self._reload()
         self._events.notice_raised(
             "Backup restored",
@@ -154,6 +177,7 @@ class Backups:
         )
 
     def _restore_failed(self, error: UserFacingError) -> None:
+        self._events.restore_progressed(None)
         log.warning("Restore failed: %s (%s)", error.message, error.detail)
         self._events.error_raised(error)
 

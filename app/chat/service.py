@@ -513,6 +513,7 @@ def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backup
         busy=busy,
         reload=service.start,
         summaries_touched=summaries_touched,
+        post=service.loop.post,
     )
 
 

@@ -27,6 +27,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.core.errors import StorageError, UserFacingError
+from app.store.backup_files import keep_files, prune_files, put_back_files
 from app.store.checksums import Repair, altered_in_copy, find_altered, put_back
 from app.store.database import (
     BUSY_TIMEOUT_MS,
@@ -107,7 +108,16 @@ def take_daily_backup(
     if not copy_database(database, target, cancelled=cancelled):
         return None
     _verify_copy(target)  # before any older backup is pruned for it
+    kept = keep_files(database, target)  # the attached files too: a backup restores whole
+    log.info(
+        "Backup %s: %d attached files copied, %d kept already, %d missing.",
+        target.name,
+        kept.copied,
+        kept.already,
+        kept.missing,
+    )
     prune(folder)
+    prune_files(folder, [info.path for info in list_backups(database)])
     return target
 
 
@@ -200,6 +210,7 @@ def copy_database(
     *,
     cancelled: Callable[[], bool] = lambda: False,
     pages: int = PAGES_PER_STEP,
+    progressed: Callable[[float], None] = lambda _share: None,
 ) -> bool:
     """Copy the database `source` to the new file `target` (temporary name, fsync, rename).
 
@@ -224,7 +235,11 @@ def copy_database(
                     reader.execute("SELECT count(*) FROM sqlite_schema").fetchone()
                 flush = os.open(partial, os.O_RDONLY)
                 try:
-                    reader.backup(writer, pages=pages, progress=_between_steps(cancelled, flush))
+                    reader.backup(
+                        writer,
+                        pages=pages,
+                        progress=_between_steps(cancelled, flush, progressed),
+                    )
                 finally:
                     os.close(flush)
                 if snapshot:
@@ -292,31 +307,60 @@ def check_backup(path: Path) -> int:
     return version
 
 
-def restore(database: Path, backup: Path, *, now: datetime | None = None) -> Path:
+def restore(
+    database: Path,
+    backup: Path,
+    *,
+    now: datetime | None = None,
+    progressed: Callable[[float], None] = lambda _share: None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Path | None:
     """Replace the contents of the live `database` with `backup`, while Cairn runs.
 
     First checks the backup (`check_backup`), brings a copy of an older one up to
     this Cairn's schema (the chosen file itself is never altered), and backs the
     current database up as `cairn-before-restore-<time>.db`; then copies the
     backup over the live database with the backup API, so every open connection
-    sees the restored data. Returns the before-restore backup. Raises
-    `BackupRefusedError` or `StorageError` in plain words, the database unchanged.
-    Every job writing to the database must have stopped.
+    sees the restored data, and puts back the attached files it names. Returns the
+    before-restore backup. Raises `BackupRefusedError` or `StorageError` in plain
+    words, the database unchanged. Every job writing to the database must have stopped.
+
+    `progressed(share)` is told how far it is (0 to 1) as it goes; `cancelled()` is
+    asked between steps, and until the last one (the swap, one step) a cancel leaves
+    everything as it was and returns None.
     """
+    progressed(0.0)
     check_backup(backup)
+    progressed(0.15)
     folder = backup_folder(database)
     _ensure_folder(folder)
     moment = (now or datetime.now(UTC)).astimezone()
     working = folder / f".restore-{moment:%Y%m%d-%H%M%S}.db"
+    before: Path | None = None
+
+    def part(start: float, size: float) -> Callable[[float], None]:
+        return lambda share: progressed(start + size * share)
+
     try:
-        copy_database(backup, working, pages=-1)
+        if cancelled() or not copy_database(
+            backup, working, cancelled=cancelled, progressed=part(0.15, 0.25)
+        ):
+            return None
         connection = sqlite3.connect(working, isolation_level=None)
         try:
             migrate(connection)
         finally:
             connection.close()
+        progressed(0.45)
         before = _free_before_restore_name(folder, moment)
-        copy_database(database, before)
+        if cancelled() or not copy_database(
+            database, before, cancelled=cancelled, progressed=part(0.45, 0.35)
+        ):
+            return None
+        if cancelled():
+            _remove_quietly(before)
+            return None
+        progressed(0.8)
         source = _open(working, "ro")
         try:
             live = _open(database, "rw")
@@ -336,7 +380,16 @@ def restore(database: Path, backup: Path, *, now: datetime | None = None) -> Pat
         ) from error
     finally:
         _remove_quietly(working)
-    log.info("Restored %s from %s; the data before is in %s.", database, backup, before)
+    progressed(0.95)
+    files = put_back_files(database, folder)
+    progressed(1.0)
+    log.info(
+        "Restored %s from %s (%d attached files put back); the data before is in %s.",
+        database,
+        backup,
+        files,
+        before,
+    )
     return before
 
 
@@ -347,10 +400,13 @@ class _Cancelled(Exception):
     pass
 
 
-def _between_steps(cancelled: Callable[[], bool], flush: int) -> Callable[[int, int, int], None]:
-    def progress(_status: int, remaining: int, _total: int) -> None:
+def _between_steps(
+    cancelled: Callable[[], bool], flush: int, progressed: Callable[[float], None]
+) -> Callable[[int, int, int], None]:
+    def progress(_status: int, remaining: int, total: int) -> None:
         if cancelled():
             raise _Cancelled  # the backup API stops and re-raises it
+        progressed(1 - remaining / total if total else 1.0)
         # Written to disk a step at a time: one flush of the whole file at the end
         # stalls the app's own commits (each one fsyncs) for half a second.
         os.fsync(flush)

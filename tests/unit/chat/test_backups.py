@@ -87,6 +87,9 @@ def test_restore_round_trip(start_chat: StartChat) -> None:
 
     (title, text), *_ = chat.events.named("notice_raised")
     assert title == "Backup restored" and "cairn-before-restore-" in text
+    shares = [share for (share,) in chat.events.named("restore_progressed")]
+    assert shares[0] == 0.0 and shares[-2] == 1.0 and shares[-1] is None
+    assert shares[:-1] == sorted(shares[:-1]), "progress only goes forward"
     listed, current_id = chat.events.named("sessions_listed")[-1]
     assert [s.id for s in listed] == [kept.id] and current_id == kept.id
     assert chat.stored()[0].content == "Before the backup"
@@ -95,6 +98,24 @@ def test_restore_round_trip(start_chat: StartChat) -> None:
     # The restored conversation goes on.
     chat.send("After the restore")
     assert chat.stored()[-2].content == "After the restore"
+
+
+def test_a_cancelled_restore_changes_nothing(start_chat: StartChat) -> None:
+    chat = started(start_chat)
+    chat.send("Said after the backup")
+    (backup,) = chat.service.backups.list()
+    chat.events.clear()
+
+    assert chat.service.backups.restore(backup.path)
+    chat.service.backups.cancel_restore()
+    chat.run_until(lambda: bool(chat.events.named("notice_raised")))
+
+    (title, text), *_ = chat.events.named("notice_raised")
+    assert title == "Restore cancelled" and "nothing was changed" in text
+    assert chat.events.named("restore_progressed")[-1] == (None,)
+    assert [m.content for m in chat.stored()][:1] == ["Said after the backup"]
+    assert [info.before_restore for info in chat.service.backups.list()] == [False]
+    assert not list(backup.path.parent.glob(".restore-*")), "nothing left behind"
 
 
 def test_restore_waits_for_a_reply_to_finish(
