@@ -211,6 +211,8 @@ class Conversation:
     def _loaded(self, loaded: LoadedConversation) -> None:
         self.loaded = True
         self.tail = self.unsaved.over_tail(loaded.tail)
+        if self.session is not None:
+            self.outgoing.load(self.session.id)  # what the gauge needs of the files
         self.summaries = list(loaded.summaries)
         self.condensing.load_trigger(loaded.trigger_state, self.tail.last_seq)
         self._set_activity(Activity.IDLE)
@@ -250,6 +252,7 @@ class Conversation:
             return False
         tokens = self.outgoing.tokens(text)
         try:
+            self.outgoing.check(self._shared.model_info(self.model_id)[0])
             self.gauge.check_fits(text, tokens)
         except ContextOverflowError as error:
             # Condensing earlier messages makes room, unless the message alone is too large.

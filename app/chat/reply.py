@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from app.chat.attachments import attachment_blocks
+from app.chat.attachments import AttachedFiles, attachment_blocks, explain_too_large
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.model_fallback import model_unavailable
 from app.chat.recall import AutomaticRecall
@@ -131,6 +131,7 @@ class ReplyJob:
         self._earlier_status: MessageStatus | None = None  # and its status then
         self._notified = False
         self._guessed = False  # the request carries a file whose tokens are a guess
+        self._files: AttachedFiles | None = None  # the files the last request built carries
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
         self._quoted = 0  # raw tokens the last request built quoted from the archive
@@ -179,6 +180,7 @@ class ReplyJob:
                     self._cancel,
                 )
             except UserFacingError as error:
+                error = explain_too_large(error, self._files)  # a 413 names the largest file
                 partial = error.partial_text if isinstance(error, ApiError) else ""
                 received = self.take_text()[len(self._prefix) :]
                 if isinstance(error, ModelNotFoundError) and not (partial or received):
@@ -294,7 +296,9 @@ class ReplyJob:
             )
 
         tail = store.live_messages(request.session_id)
-        files = attachment_blocks(store.database, tail)
+        # Inside the API's limits on a whole request's files: the oldest may go as a note.
+        files = attachment_blocks(store.database, tail, request.model, self._builder.counter.count)
+        self._files = files
         self._guessed = files.guessed  # a PDF counted per page: its usage can't calibrate
         lookups = self._lookups
         tools = lookups.offer(archived=bool(request.summaries)) if lookups is not None else None
@@ -309,6 +313,7 @@ class ReplyJob:
             recall=self._recall(store, tail, tools) if recall else None,
             tools=tools,
             files=files.blocks,
+            files_saved=files.plan.saved_tokens,
         )
         if recall:  # what the gauge counts: the quotes of the reply's first request
             self._quoted = built.raw_recall_tokens

@@ -46,6 +46,7 @@ from app.core.errors import (
     InvalidInputError,
     MessageTooLargeError,
 )
+from app.core.file_limits import LeftOutFile
 from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer
 from app.core.models import Message, Role
@@ -106,6 +107,8 @@ class ContextState:
         model_name: the model's display name, for explanations.
         recall_allowed: the most the next request may quote from the archive (its budget,
             capped to the room left); 0 when recall is off or nothing is archived.
+        files_left_out: earlier files the next request does not re-send (the API's limits
+            on a whole request's files), each named in a one-line note instead.
     """
 
     breakdown: ContextBreakdown
@@ -117,6 +120,7 @@ class ContextState:
     counted_exactly: bool = False
     model_name: str = ""
     recall_allowed: int = 0
+    files_left_out: tuple[LeftOutFile, ...] = ()
 
     @property
     def used(self) -> int:
@@ -318,6 +322,7 @@ class ContextBuilder:
         recall_budget_ratio: float = 0.0,
         recall_quoted: int = 0,
         draft_tokens: int | None = None,
+        files_saved: int = 0,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
 
@@ -328,8 +333,12 @@ class ContextBuilder:
         `recall_budget_ratio` (recall on), the recall block counts as `recall_quoted`
         raw tokens (what the last request quoted) within what the next one may quote.
         `draft_tokens` counts the draft when the caller knows better (its attachments).
+        `files_saved`: raw tokens the tail's stored estimates count for files the request
+        will not re-send (app/core/file_limits.py), less their notes'.
         """
-        tally = self._tally(system_prompt, summaries, tail, draft, tail_tally, draft_tokens)
+        tally = self._tally(
+            system_prompt, summaries, tail, draft, tail_tally, draft_tokens, files_saved
+        )
         measure = _Measure(model, max_output, trigger_ratio, model_known)
         offered = self._offer(tally, tools, measure)
         state = self._state(tally, measure)
@@ -357,6 +366,7 @@ class ContextBuilder:
         recall: RecallBlock | None = None,
         tools: ToolOffer | None = None,
         files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
+        files_saved: int = 0,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
@@ -367,14 +377,14 @@ class ContextBuilder:
         (caching.py says why); `tools` are offered only when they fit with the room they
         need; recall goes first, then the tools: a request that fits without them never
         fails with them. `files`: the attachments' blocks by message id (counted in the
-        messages' stored estimates).
+        messages' stored estimates, less `files_saved` for the files left out as a note).
 
         Raises:
             InvalidInputError: there is no user message to send.
             MessageTooLargeError: the new message alone exceeds what the model can read.
             ContextOverflowError: the conversation with the new message would not fit.
         """
-        tally = self._tally(system_prompt, summaries, tail, draft)
+        tally = self._tally(system_prompt, summaries, tail, draft, files_saved=files_saved)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
         measure = _Measure(model, max_output, trigger_ratio, model_known)
@@ -406,6 +416,7 @@ class ContextBuilder:
         draft: str,
         draft_tokens: int | None = None,
         model_known: bool = True,
+        files_saved: int = 0,
     ) -> ContextState:
         """The figures of the request `draft` would make, or the error `build_request`
         would raise for it — from the tail's tally, without building anything.
@@ -413,7 +424,9 @@ class ContextBuilder:
         What the send path asks on the GUI thread: O(draft), whatever the history;
         nothing at all when the caller counted the draft already (`draft_tokens`).
         """
-        tally = self._tally(system_prompt, summaries, (), draft, tail_tally, draft_tokens)
+        tally = self._tally(
+            system_prompt, summaries, (), draft, tail_tally, draft_tokens, files_saved
+        )
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
         state = self._state(tally, _Measure(model, None, DEFAULT_TRIGGER_RATIO, model_known))
@@ -502,11 +515,12 @@ class ContextBuilder:
         draft: str,
         tail_tally: TailTally | None = None,
         draft_tokens: int | None = None,
+        files_saved: int = 0,
     ) -> _Tally:
         tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self._cached_count(system_prompt))
         tally.memory = self.memory_tokens(summaries)
         history = tail_tally if tail_tally is not None else tally_messages(tail, self.counter.count)
-        tally.history = history.history
+        tally.history = max(0, history.history - files_saved)
         tally.turns = history.turns
         last_role, last_turn = history.last_role, history.last_turn
         if draft.strip():

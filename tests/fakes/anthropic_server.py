@@ -35,7 +35,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
-from tests.fakes.file_blocks import FileBlockError, check_file_blocks, file_tokens
+from tests.fakes.file_blocks import (
+    FileBlockError,
+    check_file_blocks,
+    check_request_files,
+    file_tokens,
+    request_too_large,
+)
 from tests.fakes.prompt_cache import MAX_BREAKPOINTS, PromptCache
 
 logger = logging.getLogger(__name__)
@@ -956,6 +962,10 @@ class FakeAnthropicServer:
         if route is None:
             exchange.send_error(HttpError(404, f"{request.method} {request.path} not found."))
             return
+        too_large = request_too_large(request.headers)  # before the API: file_blocks.py
+        if too_large is not None:
+            exchange.send_error(HttpError(413, too_large))
+            return
         refusal = self._check_headers(request)
         if refusal is not None:
             exchange.send_error(refusal)
@@ -1075,6 +1085,10 @@ class FakeAnthropicServer:
         if tool_error is not None:
             return tool_error
         known = self._find_model(model)
+        try:  # the files of the whole request (file_blocks.py)
+            check_request_files(messages, known.max_input_tokens if known else None)
+        except FileBlockError as error:
+            return HttpError(400, str(error))
         if known is None:
             # A model that does not exist, or that the key cannot use: 404
             # `not_found_error` (https://docs.claude.com/en/api/errors).
