@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.models import MessageStatus, Role  # noqa: E402
-from app.store import SessionStore, open_database  # noqa: E402
-from app.store.checksums import text_checksum  # noqa: E402
-from app.store.database import checkpoint  # noqa: E402
+from app.core.models import MessageStatus, Role
+from app.store import SessionStore, open_database
+from app.store.checksums import text_checksum
+from app.store.database import checkpoint
 
 PROSE = (
     "We walked the ridge above the lake at dawn, counted eleven herons, and agreed to "
@@ -91,8 +91,8 @@ def main() -> None:
     for size in (200, 2_000, 20_000):
         text = (PROSE * (size // len(PROSE) + 1))[:size]
         appends = timed(
-            lambda text=text: store.append_message(
-                session_id, Role.USER, text, token_estimate=size // 4
+            lambda text=text, tokens=size // 4: store.append_message(
+                session_id, Role.USER, text, token_estimate=tokens
             ),
             args.turns,
         )

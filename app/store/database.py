@@ -574,9 +574,31 @@ def _damage_from_header(database: Path) -> str | None:
         raise _unreadable(database, error) from error
     if len(header) < _HEADER_SIZE or not header.startswith(_SQLITE_MAGIC):
         return "file is not a database"
+    if not _sound_header(header):
+        # Its version number cannot be trusted either: damage, not a newer Cairn's file.
+        return "the file's header is damaged"
     offset = _USER_VERSION_OFFSET
     _refuse_if_too_new(int.from_bytes(header[offset : offset + 4], "big"), database)
     return None
+
+
+def _sound_header(header: bytes) -> bool:
+    """Whether the fixed fields of the header hold what SQLite writes there
+    (https://www.sqlite.org/fileformat.html#the_database_header)."""
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    return (
+        512 <= page_size <= 65536
+        and page_size & (page_size - 1) == 0
+        and header[18] in (1, 2)
+        and header[19] in (1, 2)
+        and header[21:24] == b"\x40\x20\x20"
+        and 1 <= int.from_bytes(header[44:48], "big") <= 4  # schema format
+        and 1 <= int.from_bytes(header[56:60], "big") <= 3  # text encoding
+        and not any(header[72:92])  # reserved: zero
+        # A Cairn a hundred migrations newer than this one: a damaged number, not a file.
+        and int.from_bytes(header[60:64], "big") <= SCHEMA_VERSION + 100
+    )
 
 
 class _Stopped(Exception):

@@ -2,10 +2,11 @@
 it (its write-ahead log and index beside it), then zeroed, cut or flipped at random
 places in the main file, the log or the index.
 
-Whatever the damage, Cairn opens (a fresh database when nothing else can be had), and
-nothing is dropped silently: when fewer messages come back than were saved, the user
-is told, and a copy of the files as they were is set aside. Bounded: a few dozen
-examples, no deadline.
+Whatever the damage, Cairn opens (a fresh database when nothing else can be had), or
+refuses a header that says "a newer Cairn" leaving the files untouched; and nothing is
+dropped silently: when fewer messages come back than were saved, the user is told, and
+a copy of the files as they were is set aside, unless the log and its index were both
+hurt, which leaves no witness of what the log held. Bounded: a few dozen examples.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.core.errors import DatabaseTooNewError
 from app.core.models import Role
 from app.store import SessionStore, open_database
 
@@ -97,7 +99,13 @@ def test_damage_is_noticed_counted_and_kept_never_silently_dropped(
     for side, how, offset, length in hurt:
         apply(Path(f"{database}{side}"), how, offset, length)
 
-    opened = open_database(database)
+    before = {side: Path(f"{database}{side}").read_bytes() for side in SIDES}
+    try:
+        opened = open_database(database)
+    except DatabaseTooNewError:
+        # Four bytes of the header say "a newer Cairn": refused, the files untouched.
+        assert {side: Path(f"{database}{side}").read_bytes() for side in SIDES} == before
+        return
     try:
         found = opened.connection.execute(
             "SELECT count(*) FROM message WHERE content LIKE 'Message %'"
@@ -107,6 +115,14 @@ def test_damage_is_noticed_counted_and_kept_never_silently_dropped(
 
     assert found <= SAVED
     kept = [path for path in folder.iterdir() if ".damaged-" in path.name]
+    # The index (-shm) is the only witness of how long the log was: with its header hurt
+    # too, a log cut short or blanked looks like a shorter log, to SQLite and to Cairn.
+    # (The passive checkpoint after each reply keeps what only the log holds small.)
+    witness_lost = any(
+        side == "-shm" and (how == "cut" or offset < 136) for side, how, offset, _ in hurt
+    )
+    if witness_lost and any(side == "-wal" for side, *_ in hurt):
+        return
     if found < SAVED:
         assert opened.notice is not None, f"{SAVED - found} messages dropped silently: {hurt}"
         assert kept, f"no copy set aside: {hurt}"
