@@ -81,22 +81,21 @@ class Repair:
         """Plain words for the user, or None when nothing was found."""
         if not self.found:
             return None
-        texts = "text" if self.found == 1 else "texts"
-        lead = (
-            f"Cairn found {self.found} saved {texts} that had changed on the disk since "
-            "they were written."
-        )
-        parts = [lead]
+        one = self.found == 1
+        parts = [
+            f"Cairn found {self.found} saved {'text' if one else 'texts'} that had changed "
+            f"on the disk since {'it was' if one else 'they were'} written."
+        ]
         if self.restored:
             source = ", ".join(self.backups[:2]) + (" and others" if len(self.backups) > 2 else "")
             were = "was" if self.restored == 1 else "were"
             parts.append(f"{self.restored} {were} put back as written, from the backup {source}.")
         if self.marked:
-            one = self.marked == 1
+            single = self.marked == 1
             parts.append(
                 f"{self.marked} could not be put back: no backup holds "
-                f"{'it' if one else 'them'} intact, so {'it is' if one else 'they are'} marked "
-                "“damaged” where they appear."
+                f"{'it' if single else 'them'} intact, so {'it is' if single else 'they are'} "
+                f"marked “damaged” where {'it appears' if single else 'they appear'}."
             )
         return " ".join(parts)
 

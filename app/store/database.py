@@ -103,7 +103,13 @@ IntegrityCheck = Callable[[sqlite3.Connection], list[str]]
 
 def run_quick_check(connection: sqlite3.Connection) -> list[str]:
     """`PRAGMA quick_check`: every page and b-tree read, without the index cross-checks."""
-    rows = connection.execute(f"PRAGMA quick_check({_CHECK_ROWS:d})").fetchall()
+    # Its report may quote damaged bytes that are not UTF-8: read them, never fail on them.
+    factory = connection.text_factory
+    connection.text_factory = lambda raw: raw.decode("utf-8", "replace")
+    try:
+        rows = connection.execute(f"PRAGMA quick_check({_CHECK_ROWS:d})").fetchall()
+    finally:
+        connection.text_factory = factory
     return [str(row[0]) for row in rows]
 
 
@@ -979,7 +985,7 @@ def _keep_damaged_wal(database: Path) -> _WalOutcome | None:
         ) from error
     read_back = damage.lost_transactions - damage.cut_transactions
     repaired = (
-        f"{lead} and repaired it: the {_changes(read_back, exact=True)} the database "
+        f"{lead} and repaired it: {_changes(read_back, exact=True)} the database "
         "would have skipped were read back from it."
     )
     if not damage.exact and not damage.cut_transactions:
