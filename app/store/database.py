@@ -599,8 +599,8 @@ def _sound_header(header: bytes) -> bool:
         and header[18] in (1, 2)
         and header[19] in (1, 2)
         and header[21:24] == b"\x40\x20\x20"
-        and 1 <= int.from_bytes(header[44:48], "big") <= 4  # schema format
-        and 1 <= int.from_bytes(header[56:60], "big") <= 3  # text encoding
+        and int.from_bytes(header[44:48], "big") <= 4  # schema format (0: nothing yet)
+        and int.from_bytes(header[56:60], "big") <= 3  # text encoding (0: not yet)
         and not any(header[72:92])  # reserved: zero
         # A Cairn a hundred migrations newer than this one: a damaged number, not a file.
         and int.from_bytes(header[60:64], "big") <= SCHEMA_VERSION + 100
