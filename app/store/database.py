@@ -81,6 +81,7 @@ _OPEN_ACTION = "open your conversations"
 PRIVATE = 0o600
 _BINARY = getattr(os, "O_BINARY", 0)
 _EMPTY_FILE = "the file is empty (0 bytes)"
+_REPAIRED = "Cairn found damage in the record of your latest changes and repaired it"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
 _USER_VERSION_OFFSET = 60  # https://www.sqlite.org/fileformat.html#the_database_header
@@ -125,6 +126,7 @@ class OpenResult:
         checked: whether the integrity check ran at open; when it did not, run
             `check_database` on a worker thread after the first paint.
         check_reason: why the check ran at open (for the log), or None.
+        notice_title: the notice's title, when there is one.
     """
 
     connection: sqlite3.Connection
@@ -133,6 +135,7 @@ class OpenResult:
     set_aside: Path | None = None
     checked: bool = False
     check_reason: str | None = None
+    notice_title: str = "Your conversations were set aside"
 
 
 def open_database(
@@ -232,7 +235,17 @@ def open_database(
         set_aside,
         checked=check_reason is not None,
         check_reason=check_reason,
+        notice_title=_title(set_aside, wal),
     )
+
+
+def _title(set_aside: Path | None, wal: _WalOutcome | None) -> str:
+    """The notice's title: what happened, in a few words."""
+    if set_aside is not None:
+        return "Your conversations were set aside"
+    if wal is not None and wal.notice.startswith(_REPAIRED):
+        return "Damage found and repaired"
+    return "Some recent changes are missing"
 
 
 class CheckOutcome(enum.Enum):
@@ -602,8 +615,6 @@ def _sound_header(header: bytes) -> bool:
         and int.from_bytes(header[44:48], "big") <= 4  # schema format (0: nothing yet)
         and int.from_bytes(header[56:60], "big") <= 3  # text encoding (0: not yet)
         and not any(header[72:92])  # reserved: zero
-        # A Cairn a hundred migrations newer than this one: a damaged number, not a file.
-        and int.from_bytes(header[60:64], "big") <= SCHEMA_VERSION + 100
     )
 
 
@@ -950,7 +961,7 @@ def _keep_damaged_wal(database: Path) -> _WalOutcome | None:
         ) from error
     kept = f"A copy of the files as they were is kept as {target.name} (in {target.parent})."
     count = _changes(damage.lost_transactions, exact=damage.exact)
-    lead = "Cairn found damage in the record of your latest changes"
+    lead = _REPAIRED.split(" and")[0]
     if not damage.placements:
         are = "is" if damage.lost_transactions == 1 else "are"
         return _WalOutcome(f"{lead}: {count} could not be read and {are} missing. {kept}", target)

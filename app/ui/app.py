@@ -243,7 +243,7 @@ def open_cairn(
         window.composer.set_read_only(READ_ONLY_PLACEHOLDER)
         notices.append(("Read-only", read_only_notice(paths.data_dir)))
     if opened.notice:
-        notices.append(("Your conversations were set aside", opened.notice))
+        notices.append((opened.notice_title, opened.notice))
     if loaded.notice:
         notices.append(("Settings reset", loaded.notice))
     return CairnSession(
