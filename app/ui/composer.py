@@ -23,6 +23,7 @@ from app.core.text import (
 )
 from app.ui.attachment_chips import paperclip_icon
 from app.ui.attachment_tray import AttachmentTray, carries_files
+from app.ui.contrast import readable_on
 
 MAX_VISIBLE_LINES = 8
 
@@ -198,7 +199,12 @@ class Composer(QWidget):
         """Say under the box what happened to a paste (refused, or changed visibly)."""
         self.note.setText(("⚠ " if refused else "") + text)
         self.note.setProperty("refused", refused)
-        colour = self.palette().color(QPalette.ColorRole.PlaceholderText)
+        # Readable (4.5:1) on the window behind it, in either theme.
+        palette = self.palette()
+        colour = readable_on(
+            palette.color(QPalette.ColorRole.PlaceholderText),
+            [palette.color(QPalette.ColorRole.Window)],
+        )
         self.note.setStyleSheet(f"color: {colour.name()};")
         self.note.show()
         self._note_edits = 0 if refused else -1  # a kept paste's own change must not clear it

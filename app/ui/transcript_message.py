@@ -70,9 +70,8 @@ STATUS_NOTES: Final = {
 # A question whose reply Claude declined: it stays here, but is not sent again.
 DECLINED_QUESTION_NOTE: Final = "Left out of what Claude sees"
 # Its text changed on the disk and no backup held it intact (app/store/checksums.py).
-DAMAGED_NOTE: Final = (
-    "Damaged on the disk: no intact copy was found, so this may not be what was written"
-)
+# Short enough for one line of the narrowest column (800 px wide window).
+DAMAGED_NOTE: Final = "Damaged on the disk: may not be what was written"
 
 _Block = MarkdownView | CodeBlock | HugeTextView
 _BlockT = TypeVar("_BlockT", MarkdownView, CodeBlock, HugeTextView)
