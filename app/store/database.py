@@ -644,6 +644,9 @@ def _damage_from_sqlite(
         if cancel is not None:
             cancel._watch(connection)
         results = integrity_check(connection)
+    except UnicodeDecodeError as error:
+        # SQLite's own message quoted damaged bytes (a broken schema): damage all the same.
+        return f"the database reported damage in bytes that are not text ({error.reason})"
     except sqlite3.Error as error:
         if is_damage(error):
             return str(error)
@@ -1045,7 +1048,7 @@ def _picture_problem(picture: Path) -> str | None:
         if version > SCHEMA_VERSION:
             return f"user_version {version}"
         rows = [str(row[0]) for row in connection.execute("PRAGMA integrity_check(5)")]
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeError) as error:
         return str(error)
     finally:
         connection.close()

@@ -149,6 +149,9 @@ class _Rows:
 def _rows_through_sqlite(copy: Path, target: sqlite3.Connection) -> _Rows | None:
     try:
         source = sqlite3.connect(copy, isolation_level=None)
+        # A damaged text comes back with U+FFFD where its bytes are not UTF-8; its
+        # checksum then marks it damaged, never shown as if it were what was written.
+        source.text_factory = lambda raw: raw.decode("utf-8", "replace")
         # Tolerates a schema that names pages the damage took (a truncated file):
         # without it nothing at all can be read. Only ever read here, on a scratch copy.
         source.execute("PRAGMA writable_schema = ON")
@@ -366,7 +369,7 @@ def _readable_rows(source: sqlite3.Connection, table: str, key: str) -> Iterator
                 f"SELECT {key}, {listed} FROM {table} WHERE {key} > ? ORDER BY {key} LIMIT ?",
                 (after, _BATCH),
             ).fetchall()
-        except sqlite3.DatabaseError as error:  # damage (a scratch copy: nothing else)
+        except (sqlite3.DatabaseError, UnicodeError) as error:  # damage (a scratch copy)
             log.info("Damage in %s after %s %d: %s", table, key, after, error)
             if last is None or after >= last:
                 return
@@ -392,7 +395,7 @@ def _one_row(
         row = source.execute(
             f"SELECT {key}, {listed} FROM {table} WHERE {key} = ?", (value,)
         ).fetchone()
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, UnicodeError):
         return None
     return tuple(row) if row is not None else None
 
@@ -406,7 +409,7 @@ def _largest_key(source: sqlite3.Connection, table: str, key: str) -> int | None
         try:
             parameters: tuple[str, ...] = (table,) if "?" in query else ()
             row = source.execute(query, parameters).fetchone()
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, UnicodeError):
             continue
         if row is not None and row[0] is not None:
             return int(row[0])
@@ -419,7 +422,7 @@ def _whole_table(source: sqlite3.Connection, table: str) -> tuple[list[dict[str,
         return [], False
     try:
         rows = source.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid").fetchall()
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, UnicodeError):
         return [], False
     return [dict(zip(columns, row, strict=True)) for row in rows], True
 
@@ -434,7 +437,7 @@ def _total_messages(source: sqlite3.Connection, recovered: int) -> int | None:
     ):
         try:
             row = source.execute(query).fetchone()
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, UnicodeError):
             continue
         if row is not None and row[0] is not None:
             counts.append(int(row[0]))
@@ -444,7 +447,7 @@ def _total_messages(source: sqlite3.Connection, recovered: int) -> int | None:
 def _columns(source: sqlite3.Connection, table: str) -> list[str]:
     try:
         return [str(row[1]) for row in source.execute(f"PRAGMA table_info({table})")]
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, UnicodeError):
         return []
 
 
