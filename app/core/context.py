@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 
 # The most a chat reply may write (the controller's REPLY_TOKENS): kept free in the window.
 REPLY_TOKENS = 8_192
+# A reply that thinks first: its thinking shares the limit (`reserved_output`).
+THINKING_REPLY_TOKENS = 32_000
 DEFAULT_TRIGGER_RATIO = 0.8
 # Within this share of the usable window (either side), an exact count is worth a request.
 NEAR_LIMIT_MARGIN = 0.05
@@ -192,8 +194,14 @@ def memory_block_text(summaries: Sequence[Summary]) -> str:
 
 
 def reserved_output(model: ModelInfo) -> int:
-    """Tokens kept free for a chat reply: the model's output limit, at most REPLY_TOKENS."""
-    return max(1, min(model.max_tokens, REPLY_TOKENS))
+    """Tokens kept free for a chat reply (its `max_tokens`): REPLY_TOKENS, or
+    THINKING_REPLY_TOKENS on a model that thinks by default, since "the tokens Claude
+    spends reasoning … count toward max_tokens alongside the response text"
+    (https://platform.claude.com/docs/build-with-claude/thinking); never more than the
+    model writes, nor more than an eighth of its window, so the conversation keeps
+    the room (DESIGN §3, invariant 3: request + max_tokens ≤ the window)."""
+    wanted = THINKING_REPLY_TOKENS if model.thinking in ("always", "adaptive") else REPLY_TOKENS
+    return max(1, min(model.max_tokens, wanted, max(REPLY_TOKENS, model.max_input_tokens // 8)))
 
 
 def format_token_count(tokens: int) -> str:

@@ -72,6 +72,8 @@ class AppSettings(BaseModel):
     default_instructions: str = ""
     # Tell the user when a reply finishes while Cairn's window is in the background.
     notify_when_done: bool = True
+    # "Think longer": a higher effort where the model takes one (app.core.thinking).
+    think_longer: bool = False
 
     def new_conversation_instructions(self) -> str:
         """The instructions a new conversation starts with: trimmed, within the limit."""

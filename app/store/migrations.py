@@ -583,6 +583,19 @@ _CHECKSUMS = Migration(
     then=_fill_checksums,
 )
 
+_THINKING = Migration(
+    # After the `disk` migration (10); 12 once `recall` (11) lands beside them.
+    version=11,
+    description="the thinking shown above a reply (summarized) and how long it took",
+    statements=(
+        # The readable thinking of a reply ("Thought for N s", expand to read): kept with
+        # it in the archive and export, never sent back to Claude nor summarized as the
+        # reply's text (app.core.conversation sends `content` only).
+        "ALTER TABLE message ADD COLUMN thinking TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE message ADD COLUMN thinking_seconds REAL",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -594,6 +607,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _MESSAGE_VERSIONS,
     _ATTACHMENTS,
     _CHECKSUMS,
+    _THINKING,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

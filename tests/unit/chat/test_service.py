@@ -568,7 +568,8 @@ def test_shutdown_stops_every_reply_and_waits(
     pieces = [f"part{i} " for i in range(500)]
     fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.05)
     assert chat.service.send("A very long one")
-    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    # The thinking comes first (today's models think by default): wait for the text.
+    chat.run_until(lambda: any(text for _id, text in chat.events.named("message_text_changed")))
     chat.service.shutdown()
     assert chat.service.runner.running == 0
     reply = chat.store.messages(chat.service.current.session_id or "")[-1]
