@@ -165,9 +165,11 @@ class RestoreProgress(QProgressDialog):
             self.hide()
             return
         percent = round(share * 100)
-        self.setValue(percent)
         self.setLabelText(f"Restoring… {percent} %")
         self.shown.append(self.labelText())
+        # Last: a modal progress dialog runs the event loop in setValue, and a later
+        # progress (or the end) may be shown from inside it.
+        self.setValue(percent)
 
     def _cancel(self) -> None:
         if self._done:
