@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from app.core.errors import UserFacingError
+from app.store.database import fsync_folder
 
 PRIVATE = 0o600
 GROUP_SHARED = 0o660
@@ -102,7 +103,7 @@ def atomic_export(target: Path, *, replace: bool) -> Iterator[IO[str]]:
         _remove(temporary)
         raise
     with suppress(OSError):  # the file is complete; only its durability is at stake
-        _fsync_folder(target.parent)
+        fsync_folder(target.parent)
 
 
 def write_error(target: Path, error: OSError) -> ExportError:
@@ -154,16 +155,6 @@ def _set_mode(descriptor: int, existing: int | None, folder: Path) -> None:
             if folder.stat().st_mode & stat.S_ISGID:
                 mode = GROUP_SHARED
     os.fchmod(descriptor, mode)
-
-
-def _fsync_folder(folder: Path) -> None:
-    if sys.platform == "win32":
-        return
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _remove(path: str) -> None:
