@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import shutil
 import sqlite3
 import uuid
@@ -20,6 +19,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from app.core.errors import StorageError
+from app.core.platform import replace_file
 from app.core.settings import atomic_write_bytes
 
 log = logging.getLogger(__name__)
@@ -191,6 +191,6 @@ def move_in(files: AttachmentFiles, staged: Iterable[Path]) -> None:
             if target.exists() and target.stat().st_size == source.stat().st_size:
                 source.unlink()
             else:
-                os.replace(source, target)
+                replace_file(source, target)
         except OSError as error:
             log.warning("Cannot move the imported file %s into place: %r", source, error)

@@ -60,6 +60,12 @@ from typing import Any, TypeVar
 
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
+from app.core.platform import (
+    fsync_folder,
+    replace_file,
+    sqlite_durability_pragmas,
+    sqlite_uri,
+)
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 from app.store.salvage import salvage_all
@@ -445,6 +451,8 @@ def _connect(database: Path, *, mode: str | None) -> sqlite3.Connection:
         # FULL: a durable commit costs well under a millisecond, and a user's
         # words are worth it (DESIGN §7).
         connection.execute("PRAGMA synchronous = FULL")
+        for pragma in sqlite_durability_pragmas():  # macOS: to the disk, not its cache
+            connection.execute(pragma)
         # What is deleted is overwritten, not left in free pages a salvage or another
         # program could read back (gone means gone); on by default in some builds only.
         connection.execute("PRAGMA secure_delete = ON")
@@ -547,8 +555,7 @@ def _make_private(database: Path) -> None:
 
 
 def _uri(database: Path, mode: str) -> str:
-    # as_uri() percent-encodes '?', '#' and '%', which would otherwise cut the path.
-    return f"{database.resolve().as_uri()}?mode={mode}"
+    return sqlite_uri(database.resolve(), mode)
 
 
 def _ensure_folder(folder: Path) -> None:
@@ -788,7 +795,7 @@ def _update_state(database: Path, change: Callable[[_State | None], _State]) -> 
                 json.dump(_state_to_json(state), file, indent=1)
                 file.flush()
                 os.fsync(file.fileno())
-            os.replace(temporary, path)
+            replace_file(temporary, path)
             fsync_folder(path.parent)
         except OSError as error:
             log.warning("Cannot write %s (%r); the next start checks the database.", path, error)
@@ -987,7 +994,7 @@ def _keep_damaged_wal(database: Path) -> _WalOutcome | None:
     try:
         for suffix in _SIDE_FILES:  # the log goes first: it must never be replayed again
             _side(database, suffix).unlink(missing_ok=True)
-        os.replace(picture, database)
+        replace_file(picture, database)
         fsync_folder(database.parent)
     except OSError as error:
         picture.unlink(missing_ok=True)
@@ -1076,17 +1083,6 @@ def _copy_durably(source: Path, copy: Path) -> None:
         shutil.copyfileobj(reader, writer, _COPY_CHUNK)
         writer.flush()
         os.fsync(writer.fileno())
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make the new names durable before the old file goes (POSIX only)."""
-    if sys.platform == "win32":
-        return
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _unreadable(database: Path, error: OSError) -> StorageError:

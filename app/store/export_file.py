@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from app.core.errors import UserFacingError
-from app.store.database import fsync_folder
+from app.core.platform import fsync_folder, replace_file
 
 PRIVATE = 0o600
 GROUP_SHARED = 0o660
@@ -121,7 +121,7 @@ def write_error(target: Path, error: OSError) -> ExportError:
 
 def _put_in_place(temporary: str, target: Path, *, replace: bool) -> None:
     if replace:
-        os.replace(temporary, target)
+        replace_file(temporary, target)
         return
     try:
         # A link fails if a file took the name since it was checked: nothing is clobbered.
@@ -131,9 +131,9 @@ def _put_in_place(temporary: str, target: Path, *, replace: bool) -> None:
             raise
         if target.exists():  # a file system without links (FAT): check once more
             raise FileExistsError(errno.EEXIST, "exists", str(target)) from error
-        os.replace(temporary, target)
+        replace_file(temporary, target)
         return
-    os.unlink(temporary)
+    _remove(temporary)  # the export is in place; a leftover name costs nothing
 
 
 def _mode_of(target: Path) -> int | None:

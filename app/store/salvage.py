@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -106,7 +107,10 @@ def salvage(damaged: Path, target: sqlite3.Connection) -> SalvageReport:
     The scratch copy's header is mended first where the rest of the file vouches for
     it; when SQLite still finds no message, the rows are read from the pages directly.
     """
-    with tempfile.TemporaryDirectory(prefix="cairn-salvage-") as scratch:
+    # ignore_cleanup_errors: a scanner holding the scratch copy a moment (Windows) must
+    # not turn a salvage into a failure; the scratch folder is the system's to clear then.
+    folder = tempfile.TemporaryDirectory(prefix="cairn-salvage-", ignore_cleanup_errors=True)
+    with folder as scratch:
         copy = Path(scratch) / "damaged.db"
         shutil.copyfile(damaged, copy)
         for suffix in _SIDE_FILES:
@@ -149,16 +153,21 @@ class _Rows:
 def _rows_through_sqlite(copy: Path, target: sqlite3.Connection) -> _Rows | None:
     try:
         source = sqlite3.connect(copy, isolation_level=None)
+    except sqlite3.Error as error:
+        log.info("SQLite cannot open the damaged copy: %s", error)
+        return None
+    # Closed on every way out, before the scratch folder goes: Windows deletes no open file.
+    with closing(source):
         # A damaged text comes back with U+FFFD where its bytes are not UTF-8; its
         # checksum then marks it damaged, never shown as if it were what was written.
         source.text_factory = lambda raw: raw.decode("utf-8", "replace")
-        # Tolerates a schema that names pages the damage took (a truncated file):
-        # without it nothing at all can be read. Only ever read here, on a scratch copy.
-        source.execute("PRAGMA writable_schema = ON")
-    except sqlite3.Error as error:
-        log.info("SQLite cannot read the damaged copy: %s", error)
-        return None
-    try:
+        try:
+            # Tolerates a schema that names pages the damage took (a truncated file):
+            # without it nothing at all can be read. Only ever read here, on a scratch copy.
+            source.execute("PRAGMA writable_schema = ON")
+        except sqlite3.Error as error:
+            log.info("SQLite cannot read the damaged copy: %s", error)
+            return None
         summaries, whole = _whole_table(source, "summary")
         messages = list(_readable_rows(source, "message", "id"))
         return _Rows(
@@ -170,8 +179,6 @@ def _rows_through_sqlite(copy: Path, target: sqlite3.Connection) -> _Rows | None
             columns={table: _shared_columns(source, target, table) for table in _TABLES},
             total=_total_messages(source, len(messages)),
         )
-    finally:
-        source.close()
 
 
 def _rows_from_pages(copy: Path, target: sqlite3.Connection) -> _Rows | None:

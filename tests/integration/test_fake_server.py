@@ -618,6 +618,10 @@ def test_one_model_can_be_fetched(
 # --- by hand --------------------------------------------------------------------------
 
 
+@pytest.mark.skipif(
+    sys.platform == "win32",
+    reason="Ctrl+C is a console event on Windows: Popen.send_signal(SIGINT) is POSIX only",
+)
 def test_it_runs_by_hand_until_ctrl_c() -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.anthropic_server", "--port", "0", "--chunk-delay", "0"],
@@ -626,6 +630,7 @@ def test_it_runs_by_hand_until_ctrl_c() -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        encoding="utf-8",
     )
     try:
         assert process.stdout is not None

@@ -69,7 +69,7 @@ def test_a_file_is_attached_by_dropping_it_on_the_window(
     qtbot: QtBot, cairn: CairnSession, tmp_path: Path
 ) -> None:
     notes = tmp_path / "notes.txt"
-    notes.write_text("Meeting at 10:30 in room 4417")
+    notes.write_text("Meeting at 10:30 in room 4417", encoding="utf-8")
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(notes))])
     # As a drag from the file manager comes: it enters (Qt then knows where it goes), then drops.

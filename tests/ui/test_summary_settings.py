@@ -108,7 +108,9 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     mode.setCurrentIndex(mode.findData(SummaryMode.RULE.value))
     dialog.buttons.accepted.emit()
     assert not dialog.isVisible()
-    saved = json.loads(AppPaths.from_environment().settings_file.read_text())["summarization"]
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text(encoding="utf-8"))[
+        "summarization"
+    ]
     assert saved["auto_summarize"] is False and saved["mode"] == "rule"
     assert saved["preview_automatic"] is True
     assert saved["trigger_ratio"] == 0.75 and saved["reset_ratio"] == 0.6

@@ -3,8 +3,6 @@ against the fake server through the real SDK and a real SQLite file."""
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -597,8 +595,8 @@ def test_a_summary_that_fails_says_so_and_changes_nothing(
         # The child is killed mid-summary: what a crash of the summary process looks like.
         def kill() -> bool:
             child = process._process
-            if child is not None and child.is_alive() and child.pid is not None:
-                os.kill(child.pid, signal.SIGKILL)
+            if child is not None and child.is_alive():
+                child.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
                 child.join(5)
             return False
 
