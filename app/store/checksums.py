@@ -1,4 +1,4 @@
-"""A checksum of every message's text and every summary's content (migration 10).
+"""A checksum of every message's text and every summary's content (migration 13).
 
 SQLite keeps no checksum of its pages: one bit flipped inside a message's text, on
 the disk or in a backup, reads back as a different message without a word. Each

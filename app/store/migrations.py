@@ -546,6 +546,19 @@ _ATTACHMENTS = Migration(
     ),
 )
 
+_THINKING = Migration(
+    # Number 12 once the `disk` (10) and `recall` (11) migrations land beside it.
+    version=10,
+    description="the thinking shown above a reply (summarized) and how long it took",
+    statements=(
+        # The readable thinking of a reply ("Thought for N s", expand to read): kept with
+        # it in the archive and export, never sent back to Claude nor summarized as the
+        # reply's text (app.core.conversation sends `content` only).
+        "ALTER TABLE message ADD COLUMN thinking TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE message ADD COLUMN thinking_seconds REAL",
+    ),
+)
+
 
 def _fill_checksums(connection: sqlite3.Connection) -> None:
     """Give every message and summary already kept its checksum."""
@@ -568,7 +581,7 @@ def _fill_checksums(connection: sqlite3.Connection) -> None:
 
 
 _CHECKSUMS = Migration(
-    version=10,
+    version=13,  # 11 and 12 are files-api's (uploads, refusals)
     description="a checksum of each message's text and each summary; a mark for damaged ones",
     statements=(
         # app/store/checksums.py: a 64-bit BLAKE2b of the text as written, so a bit the
@@ -583,19 +596,6 @@ _CHECKSUMS = Migration(
     then=_fill_checksums,
 )
 
-_THINKING = Migration(
-    # After the `disk` migration (10); 12 once `recall` (11) lands beside them.
-    version=11,
-    description="the thinking shown above a reply (summarized) and how long it took",
-    statements=(
-        # The readable thinking of a reply ("Thought for N s", expand to read): kept with
-        # it in the archive and export, never sent back to Claude nor summarized as the
-        # reply's text (app.core.conversation sends `content` only).
-        "ALTER TABLE message ADD COLUMN thinking TEXT NOT NULL DEFAULT ''",
-        "ALTER TABLE message ADD COLUMN thinking_seconds REAL",
-    ),
-)
-
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -606,8 +606,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     _ARCHIVE_LOOKUPS,
     _MESSAGE_VERSIONS,
     _ATTACHMENTS,
-    _CHECKSUMS,
     _THINKING,
+    _CHECKSUMS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

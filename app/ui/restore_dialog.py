@@ -70,6 +70,7 @@ class RestoreDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self._controller = controller
+        self._chat = controller.service
         self.backups = list(backups)
         self.confirm_box: QMessageBox | None = None
         self.setWindowTitle("Restore from backup")
@@ -117,7 +118,7 @@ class RestoreDialog(QDialog):
 
         def restore() -> None:
             parent = self.parentWidget()
-            if self._controller.backups.restore(info.path) and parent is not None:
+            if self._chat.backups.restore(info.path) and parent is not None:
                 RestoreProgress(self._controller, parent).show()
             self.accept()
 
@@ -175,7 +176,7 @@ class RestoreProgress(QProgressDialog):
         if self._done:
             return
         self.setLabelText("Stopping the restore…")
-        self._controller.backups.cancel_restore()
+        self._controller.service.backups.cancel_restore()
 
 
 def restore_action(window: QWidget, controller: ChatController) -> QAction:
@@ -183,7 +184,7 @@ def restore_action(window: QWidget, controller: ChatController) -> QAction:
     action = QAction(ACTION_TEXT, window)
 
     def open_dialog() -> None:
-        dialog = RestoreDialog(controller, window, controller.backups.list())
+        dialog = RestoreDialog(controller, window, controller.service.backups.list())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
 
