@@ -10,13 +10,13 @@ import errno
 import logging
 import os
 import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
 from app import APP_NAME
+from app.core.platform import has_posix_permissions
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class AppPaths:
         folders sit in the user's own profile, whose permissions already keep other
         accounts out; nothing is changed there.
         """
-        if sys.platform == "win32":
+        if not has_posix_permissions():
             return 0, 0
         folders = files = 0
         for top in dict.fromkeys((self.data_dir, self.config_dir, self.log_dir)):

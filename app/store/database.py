@@ -48,7 +48,6 @@ import logging
 import os
 import shutil
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -62,6 +61,7 @@ from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFac
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
 from app.core.platform import (
     fsync_folder,
+    has_posix_permissions,
     replace_file,
     sqlite_durability_pragmas,
     sqlite_uri,
@@ -545,7 +545,7 @@ def _read_only_copy(database: Path, scratch: Path) -> Path:
 
 
 def _make_private(database: Path) -> None:
-    if sys.platform == "win32":
+    if not has_posix_permissions():
         return
     try:
         if database.stat().st_mode & 0o077:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -27,7 +26,12 @@ from pathlib import Path
 from typing import IO
 
 from app.core.errors import UserFacingError
-from app.core.platform import fsync_folder, replace_file
+from app.core.platform import (
+    fsync_folder,
+    has_posix_permissions,
+    replace_file,
+    set_descriptor_mode,
+)
 
 PRIVATE = 0o600
 GROUP_SHARED = 0o660
@@ -145,7 +149,7 @@ def _mode_of(target: Path) -> int | None:
 
 def _set_mode(descriptor: int, existing: int | None, folder: Path) -> None:
     """0600, a replaced file's own permissions, or a shared group folder's."""
-    if sys.platform == "win32":
+    if not has_posix_permissions():
         return  # the folder's ACLs decide; a new file in the user's profile is private
     mode = PRIVATE
     if existing is not None:
@@ -154,7 +158,7 @@ def _set_mode(descriptor: int, existing: int | None, folder: Path) -> None:
         with suppress(OSError):
             if folder.stat().st_mode & stat.S_ISGID:
                 mode = GROUP_SHARED
-    os.fchmod(descriptor, mode)
+    set_descriptor_mode(descriptor, mode)
 
 
 def _remove(path: str) -> None:

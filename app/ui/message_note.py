@@ -77,11 +77,7 @@ class MessageNote:
         if self._label is None:
             return
         palette = self._owner.palette()
-        colour = (
-            _error_colour(palette)
-            if _warns(message)
-            else muted_text_colour(palette)
-        )
+        colour = _error_colour(palette) if _warns(message) else muted_text_colour(palette)
         set_text_colour(self._label, colour)
 
     def _note_label(self) -> QLabel:

@@ -300,6 +300,9 @@ def test_search_and_export_read_a_read_only_folder(
         target = tmp_path / "out.json"
         code, out, err = _run("export", str(target))
         assert code == 0, err
-        titles = [c["session"]["title"] for c in json.loads(target.read_text())["conversations"]]
+        titles = [
+            c["session"]["title"]
+            for c in json.loads(target.read_text(encoding="utf-8"))["conversations"]
+        ]
         assert "Roses" in titles and ("Left in the log" in titles) == left_open
     assert sorted(path.name for path in paths.data_dir.iterdir()) == before
