@@ -73,7 +73,7 @@ class Backups:
         self._summaries_touched = summaries_touched
         self._today = today
         self._backup_job: Job[tuple[Path | None, Repair]] | None = None
-        self._restore_job: Job[Path | None] | None = None
+        self._restore_job: Job[tuple[Path | None, Repair]] | None = None
         self._post = post
         self._failure_said = False
 
@@ -145,10 +145,15 @@ class Backups:
                 shown[0] = percent
                 self._post(lambda: events.restore_progressed(share))
 
-        def work(job: Job[Path | None]) -> Path | None:
+        def work(job: Job[tuple[Path | None, Repair]]) -> tuple[Path | None, Repair]:
             if daily is not None:
                 daily.wait()  # a backup being written finishes first
-            return restore(database, backup, progressed=progressed, cancelled=lambda: job.cancelled)
+            before = restore(
+                database, backup, progressed=progressed, cancelled=lambda: job.cancelled
+            )
+            # A backup can rot on the disk too (quick_check cannot see a flipped bit in a
+            # text): what it brought back is checked, and mended from the other backups.
+            return before, (mend_texts(database) if before is not None else Repair())
 
         self._events.restore_progressed(0.0)
         self._restore_job = self._runner.start(
@@ -162,7 +167,8 @@ class Backups:
         if self._restore_job is not None and not self._restore_job.finished:
             self._restore_job.cancel()
 
-    def _restored(self, before: Path | None) -> None:
+    def _restored(self, outcome: tuple[Path | None, Repair]) -> None:
+        before, repair = outcome
         self._events.restore_progressed(None)
         if before is None:
             self._events.notice_raised(
@@ -175,6 +181,7 @@ class Backups:
             "Your conversations are back as they were in the backup. What you had just "
             f"before is kept as a backup too ({before.name}), so you can go back to it.",
         )
+        self.texts_mended(repair)
 
     def _restore_failed(self, error: UserFacingError) -> None:
         self._events.restore_progressed(None)

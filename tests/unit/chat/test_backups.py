@@ -171,3 +171,33 @@ def test_deleting_a_summarys_originals_then_undo_is_refused(start_chat: StartCha
         assert reader.check_coverage(session_id) == []
     finally:
         reader.close()
+
+
+def test_a_text_that_rotted_in_the_backup_is_found_after_the_restore(
+    start_chat: StartChat,
+) -> None:
+    """quick_check cannot see a flipped bit inside a text: the restored texts are checked
+    against their checksums and put back from a backup holding them intact (here the
+    one made just before the restore), said in words."""
+    chat = started(start_chat)
+    chat.send("The gate code is 4471")
+    (today,) = chat.service.backups.list()
+    today.path.unlink()
+    chat.service.backups.start_daily()
+    chat.run_until(lambda: chat.service.runner.running == 0)
+    (backup,) = chat.service.backups.list()
+    rotted = sqlite3.connect(backup.path)  # what a flipped bit does: the checksum stays
+    rotted.execute("UPDATE message SET content = 'The gate code is 4470' WHERE role = 'user'")
+    rotted.commit()
+    rotted.close()
+    chat.events.clear()
+
+    assert chat.service.backups.restore(backup.path)
+    chat.run_until(lambda: len(chat.events.named("notice_raised")) == 2)
+
+    (restored, _), (title, text) = chat.events.named("notice_raised")
+    assert restored == "Backup restored"
+    assert title == "Some texts were damaged on the disk"
+    assert "put back as written, from the backup cairn-before-restore-" in text
+    (question, *_) = chat.stored()
+    assert question.content == "The gate code is 4471" and not question.damaged
