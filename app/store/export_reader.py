@@ -21,6 +21,7 @@ import re
 from typing import IO, Any
 
 import ijson
+from ijson.backends import python as python_backend
 
 MAX_DEPTH = 32
 MAX_TEXT_CHARACTERS = 256 * 1024**2
@@ -28,6 +29,7 @@ MAX_NUMBER_DIGITS = 40
 SMALLEST_INTEGER = -(1 << 63)
 LARGEST_INTEGER = (1 << 63) - 1
 _HALF_CHARACTER = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class ExportReadError(ValueError):
@@ -47,7 +49,42 @@ class ExportReadError(ValueError):
 
 
 def read_json(stream: IO[bytes]) -> Any:
-    """The JSON value `stream` holds, built as it is read; raises `ExportReadError`."""
+    """The JSON value `stream` holds, built as it is read; raises `ExportReadError`.
+
+    yajl writes an escaped half-character (`\\ud800` alone) as "?", silently: a file
+    that escapes any surrogate at all (Cairn's own never do) is read again from its
+    start with ijson's Python reader, which keeps it, so it is refused with its place.
+    """
+    watch = _EscapeWatch(stream)
+    try:
+        value = _build(ijson.parse(watch, use_float=True))
+    except ExportReadError:
+        if not watch.seen:
+            raise
+    else:
+        if not watch.seen:
+            return value
+    stream.seek(0)
+    return _build(python_backend.parse(stream, use_float=True))
+
+
+class _EscapeWatch:
+    """Passes `stream`'s bytes through, noting whether a surrogate escape went by."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._tail = b""
+        self.seen = False
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._stream.read(size)
+        if not self.seen and _SURROGATE_ESCAPE.search(self._tail + chunk):
+            self.seen = True
+        self._tail = chunk[-5:]
+        return chunk
+
+
+def _build(events: Any) -> Any:
     root: list[Any] = []
     containers: list[Any] = [root]
     path: list[str | int] = []
@@ -90,7 +127,7 @@ def read_json(stream: IO[bytes]) -> Any:
         return " → ".join(str(item) for item in (*path, part))
 
     try:
-        for _prefix, event, value in ijson.parse(stream, use_float=True):
+        for _prefix, event, value in events:
             if event == "map_key":
                 key = value
             elif event == "start_map":
@@ -110,17 +147,21 @@ def read_json(stream: IO[bytes]) -> Any:
         said = str(error).lower()
         if "utf8" in said or ("invalid char" in said and not path):
             raise ExportReadError("it is not a text file", place()) from error
+        if "integer overflow" in said:  # past 2^63: yajl stops there
+            raise ExportReadError(
+                "it holds a number too large for Cairn to keep", here(key)
+            ) from error
         cut = "incomplete" in said or "premature" in said
         raise ExportReadError(
             "it is cut short" if cut else "it is damaged or not a JSON file",
-            place(),
+            place() if cut else here(key),
             cut_short=cut,
         ) from error
+    except UnicodeError as error:  # a ValueError too: before the numbers' case
+        raise ExportReadError("it is not UTF-8 text", place()) from error
     except (ValueError, OverflowError) as error:
         # A number Python refuses to read (thousands of digits) stops yajl's reading.
-        raise ExportReadError("it holds a number too long to read", place()) from error
-    except UnicodeError as error:
-        raise ExportReadError("it is not UTF-8 text", place()) from error
+        raise ExportReadError("it holds a number too long to read", here(key)) from error
     if not root:
         raise ExportReadError("it is empty", "", cut_short=True)
     return root[0]
