@@ -736,7 +736,10 @@ def _checked(data: Any, name: str) -> ExportFile:
 
 def _first_problem(error: ValidationError) -> str:
     first = error.errors()[0]
-    where = " → ".join(str(part) for part in first["loc"])
+    # Positions counted from 1, as the reader counts them (app/store/export_reader.py).
+    where = " → ".join(
+        str(part + 1 if isinstance(part, int) else part) for part in first["loc"]
+    )
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
