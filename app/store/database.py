@@ -181,6 +181,7 @@ def open_database(
             last_check = moment
     set_aside = None
     notice = None
+    repaired = False
     if damage is not None:
         log.warning("The database %s is damaged (%s); setting it aside.", database, damage)
         if wal is not None and wal.damaged is not None:
@@ -224,6 +225,12 @@ def open_database(
             pictures = [wal.picture] if wal is not None and wal.picture is not None else []
             report = salvage_all([*pictures, set_aside], connection)
             notice = f"{notice} {report.sentence()}"
+            repaired = report.whole and damage != _EMPTY_FILE
+            if repaired:
+                notice = (
+                    f"Cairn found a damaged database and repaired it. {report.sentence()} "
+                    f"The damaged file is kept as {set_aside.name} (in {set_aside.parent})."
+                )
     except (sqlite3.Error, UnicodeError) as error:
         connection.close()
         raise translate(error, action=_OPEN_ACTION, database=database) from error
@@ -241,14 +248,15 @@ def open_database(
         set_aside,
         checked=check_reason is not None,
         check_reason=check_reason,
-        notice_title=_title(set_aside, wal),
+        notice_title=_title(set_aside, wal, repaired),
     )
 
 
-def _title(set_aside: Path | None, wal: _WalOutcome | None) -> str:
-    """The notice's title: what happened, in a few words."""
+def _title(set_aside: Path | None, wal: _WalOutcome | None, repaired: bool) -> str:
+    """The notice's title: what happened, in a few words (`repaired`: every message the
+    damaged file held was recovered from it)."""
     if set_aside is not None:
-        return "Your conversations were set aside"
+        return "Damaged database repaired" if repaired else "Your conversations were set aside"
     if wal is not None and wal.notice.startswith(_REPAIRED):
         return "Damage found and repaired"
     return "Some recent changes are missing"

