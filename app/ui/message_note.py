@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
@@ -90,7 +91,9 @@ class MessageNote:
             row = QHBoxLayout()
             row.setContentsMargins(4 if self._is_user else 0, 0, 4 if self._is_user else 0, 0)
             if self._is_user:
-                row.addStretch(1)
+                # The whole row, its text to the right under the bubble: a stretch beside
+                # it would halve its width and wrap a note that fits (the damaged mark).
+                self._label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
             row.addWidget(self._label, 1)
             self._column.addLayout(row)
             self._row = row

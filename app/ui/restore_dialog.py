@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMessageBox,
+    QProgressBar,
     QProgressDialog,
     QPushButton,
     QVBoxLayout,
@@ -145,6 +146,10 @@ class RestoreProgress(QProgressDialog):
 
     def __init__(self, controller: ChatController, parent: QWidget) -> None:
         super().__init__("Restoring…", "Cancel", 0, 100, parent)
+        bar = QProgressBar(self)
+        bar.setTextVisible(False)  # the label says "Restoring… 40 %" already
+        bar.setAccessibleName("Restore progress")
+        self.setBar(bar)
         self.setWindowTitle("Restoring from a backup")
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.setMinimumDuration(0)
