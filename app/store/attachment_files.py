@@ -19,8 +19,8 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from app.core.errors import StorageError
+from app.core.files import atomic_write
 from app.core.platform import replace_file
-from app.core.settings import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class AttachmentFiles:
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             target.parent.mkdir(exist_ok=True, mode=0o700)
-            atomic_write_bytes(target, data)
+            atomic_write(target, data)
         except OSError as error:
             raise StorageError(
                 f"Cairn could not keep a copy of the file in {self.folder} ({error.strerror}). "
@@ -163,7 +163,7 @@ class Staging:
             return  # already kept: nothing to move in
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            atomic_write_bytes(self.folder / sha256, data)
+            atomic_write(self.folder / sha256, data)
         except OSError as error:
             raise StorageError(
                 f"Cairn could not keep a copy of an attached file in {self._files.folder} "

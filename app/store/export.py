@@ -38,6 +38,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app import __version__
+from app.core.dates import stamp
 from app.core.errors import StorageError, UserFacingError
 from app.core.models import Usage
 from app.core.summary import SummaryContent
@@ -152,6 +153,8 @@ class MessageRecord(BaseModel):
     # The thinking shown above a reply, and how long it took (absent: none).
     thinking: str = ""
     thinking_seconds: float | None = Field(default=None, ge=0)
+    # Why Claude declined the reply, as the API explained it (absent: none).
+    refusal: str | None = None
 
     _dates = field_validator("created_at")(_check_timestamp)
 
@@ -381,7 +384,7 @@ _SESSION_COLUMNS = (
 )
 _MESSAGE_COLUMNS = (
     "seq, role, content, created_at, token_estimate, usage, model, status, summary_id, pinned, "
-    "thinking, thinking_seconds"
+    "thinking, thinking_seconds, refusal"
 )
 _SUMMARY_COLUMNS = (
     "id, tier, parent_id, depth, first_seq, last_seq, narrative, key_points, facets, "
@@ -484,7 +487,7 @@ def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -
 
 
 _VERSION_LINKS = frozenset({"version_of", "shelved_by"})
-_THINKING_COLUMNS = frozenset({"thinking", "thinking_seconds"})
+_THINKING_COLUMNS = frozenset({"thinking", "thinking_seconds", "refusal"})
 
 
 def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterator[dict[str, Any]]:
@@ -503,7 +506,7 @@ def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterato
                 del record[link]  # only a message with versions says so
         for name in _THINKING_COLUMNS & record.keys():
             if not record[name]:
-                del record[name]  # only a reply Claude thought about says so
+                del record[name]  # only a reply Claude thought about (or declined) says so
         yield record
 
 
@@ -556,11 +559,9 @@ def _with_content(row: dict[str, Any], files: AttachmentFiles) -> None:
 _AUTHOR = {"user": "You", "assistant": "Claude"}
 
 
-def _when(stamp: str) -> str:
-    moment = datetime.fromisoformat(stamp)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
+def _when(text: str) -> str:
+    """A stored time as the reader's local time: "2026-03-05 14:05"."""
+    return stamp(datetime.fromisoformat(text))
 
 
 def _quote(text: str) -> str:
@@ -602,12 +603,22 @@ def markdown_conversation(record: dict[str, Any]) -> Iterator[str]:
         searched = lookups.get(message["seq"])
         looked = f"\n\n{markdown_lookup_line(searched)}" if searched else ""
         thought = _markdown_thinking(message.get("thinking"), message.get("thinking_seconds"))
+        declined = _markdown_refusal(message)
         yield (
             f"\n### {_AUTHOR[message['role']]}, {_when(message['created_at'])}{archived}{pinned}"
-            f"{looked}{thought}\n\n{message['content']}\n"
+            f"{looked}{thought}\n\n{message['content']}{declined}\n"
         )
     for summary in pending:
         yield _markdown_summary(summary)
+
+
+def _markdown_refusal(message: dict[str, Any]) -> str:
+    """A declined reply says so, with the API's explanation when it gave one."""
+    if message.get("status") != "declined":
+        return ""
+    why = message.get("refusal")
+    said = f": {why.strip()}" if isinstance(why, str) and why.strip() else "."
+    return f"\n\n*(Claude declined to answer{said})*"
 
 
 def _markdown_thinking(thinking: object, seconds: object) -> str:
@@ -737,9 +748,7 @@ def _checked(data: Any, name: str) -> ExportFile:
 def _first_problem(error: ValidationError) -> str:
     first = error.errors()[0]
     # Positions counted from 1, as the reader counts them (app/store/export_reader.py).
-    where = " → ".join(
-        str(part + 1 if isinstance(part, int) else part) for part in first["loc"]
-    )
+    where = " → ".join(str(part + 1 if isinstance(part, int) else part) for part in first["loc"])
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
@@ -924,7 +933,7 @@ def _insert(
     )
     cursor.executemany(
         f"INSERT INTO message (session_id, {_MESSAGE_COLUMNS}, checksum) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 session_id,
@@ -940,6 +949,7 @@ def _insert(
                 int(m.pinned),
                 m.thinking,
                 m.thinking_seconds,
+                m.refusal,
                 text_checksum(m.content),
             )
             for m in conversation.messages
