@@ -57,12 +57,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.core.attachments import Attachment, AttachmentKind  # noqa: E402
 from app.core.errors import UserFacingError  # noqa: E402
 from app.core.models import Role  # noqa: E402
 from app.core.paths import AppPaths  # noqa: E402
 from app.store import SessionStore, open_database  # noqa: E402
-from app.store.attachments import AttachmentFiles, AttachmentStore, sha256_of  # noqa: E402
+from app.store.attachments import AttachmentFiles  # noqa: E402
 from app.store.backup import backup_folder, mend_texts, take_daily_backup  # noqa: E402
 from app.store.database import mark_clean_shutdown  # noqa: E402
 from app.store.export import (  # noqa: E402
@@ -73,6 +72,17 @@ from app.store.export import (  # noqa: E402
     parse_export,
 )
 from app.store.wal_check import FRAME_HEADER_SIZE, WAL_HEADER_SIZE, wal_damage  # noqa: E402
+from tests.fakes.export_world import (  # noqa: E402
+    HOSTILE_NUMBERS,
+    HOSTILE_TEXTS,
+    WRITTEN_LATER,
+    counts,
+    essentials,
+    export_world,
+    files_in,
+    places,
+    said,
+)
 
 PAGE = 4096
 SIDES = ("", "-wal", "-shm")
@@ -333,6 +343,8 @@ def trial_main_file(work: Path) -> None:
         ),
     }
     lines = []
+    salvaged: list[int] = []
+    noticed = 0
     for index, (name, damage) in enumerate(damages.items()):
         folder = work / "main" / str(index)
         folder.mkdir()
@@ -342,72 +354,23 @@ def trial_main_file(work: Path) -> None:
                 shutil.copyfile(extra, folder / extra.name)
         damage(folder / "cairn.db")
         result = open_and_count(folder / "cairn.db")
+        salvaged.append(result.messages)
+        noticed += result.notice is not None
         lines.append(
             f"  {name}: salvaged {result.messages}/{saved}, noticed={result.notice is not None}, "
             f"copy kept={result.kept > 0}\n    notice: {result.notice}"
         )
-    report("Main file damaged at its beginning", len(damages), "\n".join(lines))
+    summary = (
+        f"salvaged {', '.join(f'{n}/{saved}' for n in salvaged)} messages; noticed "
+        f"{noticed}/{len(damages)}"
+    )
+    report("Main file damaged at its beginning", len(damages), "\n".join([summary, *lines]))
 
 
 # --- 3. imports -------------------------------------------------------------------------
 
-TABLES = ("session", "message", "summary", "event", "lookup", "attachment")
-HOSTILE_NUMBERS = [2**63, -(2**63) - 1, 2**64, -1, 0, 1.5, 1e308, -0.0, 10**30]
-HOSTILE_TEXTS = ["", "\ud800", "a\udfffb", "\x00", "\ufeffhi", "x" * 5000, "🦩" * 300]
-WRITTEN_LATER = {
-    "@deep-40@": "[" * 40 + "1" + "]" * 40,
-    "@deep-1000@": "[" * 1000 + "1" + "]" * 1000,
-    "@deep-5000@": "{" + '"a":{' * 5000 + "}" * 5001,
-    "@digits-5000@": "7" * 5000,
-    "@nan@": "NaN",
-    "@infinity@": "Infinity",
-}
-
-
-def export_world(folder: Path) -> tuple[Path, dict[str, Any]]:
-    source = folder / "source" / "cairn.db"
-    source.parent.mkdir(parents=True)
-    opened = open_database(source)
-    store = SessionStore(opened.connection, database=source)
-    session = store.create_session("Trip to Lyon", "claude-sonnet-4-6")
-    first = store.append_message(session.id, Role.USER, "The gate code is 4471 ☕")
-    store.append_message(session.id, Role.ASSISTANT, "Noted: 4471.")
-    picture = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
-    AttachmentFiles(source).put(picture)
-    AttachmentStore(opened.connection, database=source).add(
-        first.id,
-        [
-            Attachment(
-                sha256=sha256_of(picture),
-                name="gate.txt",
-                media_type="text/plain",
-                kind=AttachmentKind.TEXT,
-                size=len(picture),
-                tokens=10,
-            )
-        ],
-    )
-    path = folder / "export.json"
-    export_conversations(opened.connection, path, fmt=ExportFormat.JSON, database=source)
-    store.close()
-    target = folder / "target" / "cairn.db"
-    target.parent.mkdir()
-    opened = open_database(target)
-    store = SessionStore(opened.connection, database=target)
-    kept = store.create_session("Already here", "claude-sonnet-4-6")
-    store.append_message(kept.id, Role.USER, "Keep me")
-    store.close()
-    return target, json.loads(path.read_text(encoding="utf-8"))
-
-
-def places(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield path
-    if isinstance(data, dict):
-        for key, value in data.items():
-            yield from places(value, (*path, key))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            yield from places(value, (*path, index))
+HOSTILE_TEXTS_MORE = (*HOSTILE_TEXTS, "🦩" * 300)
+WRITTEN_LATER_MORE = {**WRITTEN_LATER, "@infinity@": "Infinity"}
 
 
 def random_value(rng: random.Random, depth: int = 0) -> Any:
@@ -419,9 +382,9 @@ def random_value(rng: random.Random, depth: int = 0) -> Any:
     if kind == 2:
         return rng.choice([*HOSTILE_NUMBERS, rng.randint(-1000, 1000)])
     if kind in (3, 4):
-        return rng.choice([*HOSTILE_TEXTS, "hello", "2026-01-01T00:00:00+00:00", "user"])
+        return rng.choice([*HOSTILE_TEXTS_MORE, "hello", "2026-01-01T00:00:00+00:00", "user"])
     if kind == 5:
-        return rng.choice(sorted(WRITTEN_LATER))
+        return rng.choice(sorted(WRITTEN_LATER_MORE))
     if kind == 6:
         return [random_value(rng, depth + 1) for _ in range(rng.randrange(3))]
     return {rng.choice(["a", "id", "role", ""]): random_value(rng, depth + 1)}
@@ -478,11 +441,11 @@ def mutate(rng: random.Random, valid: dict[str, Any]) -> bytes:
         elif action == "duplicate" and isinstance(parent, list):
             parent.append(copy.deepcopy(parent[last]))
         elif action == "later":
-            parent[last] = rng.choice(sorted(WRITTEN_LATER))
+            parent[last] = rng.choice(sorted(WRITTEN_LATER_MORE))
         else:
             parent[last] = rng.choice(HOSTILE_NUMBERS)
     text = json.dumps(data, ensure_ascii=rng.random() < 0.5)
-    for token, written in WRITTEN_LATER.items():
+    for token, written in WRITTEN_LATER_MORE.items():
         text = text.replace(f'"{token}"', written)
     raw = text.encode("utf-8", "surrogatepass")
     damage = rng.choice(["none"] * 8 + ["cut", "flip"])
@@ -533,14 +496,6 @@ def named_cases(valid: dict[str, Any]) -> list[tuple[str, bytes]]:
         attachment["data"] = base64.b64encode(b"other bytes").decode()
     cases.append(("an attached file whose bytes are not its sha256", json.dumps(bad_file).encode()))
     return cases
-
-
-def counts(connection: sqlite3.Connection) -> dict[str, int]:
-    return {t: connection.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
-
-
-def files_in(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*")} if folder.exists() else set()
 
 
 DATABASE_WORDS = ("sqlite", "misuse", "constraint", "unique", "foreign key", "database disk")
@@ -645,19 +600,11 @@ def imported_exactly(
     )
     again = json.loads(out.read_text(encoding="utf-8"))["conversations"]
 
-    def said(item: dict[str, Any]) -> dict[str, Any]:
-        return {
-            key: value
-            for key, value in item.items()
-            if key not in ("summary_id", "file")
-            and value is not None
-            and (key, value) != ("thinking", "")
-        }
-
     for given, back in zip(export.conversations, again, strict=True):
-        expected = given.model_dump(mode="json", exclude_none=False)
+        expected = essentials(given.model_dump(mode="json", exclude_none=False))
+        got = essentials(back)
         for part in ("messages", "events", "lookups", "attachments"):
-            if [said(i) for i in expected.get(part, [])] != [said(i) for i in back.get(part, [])]:
+            if [said(i) for i in expected.get(part, [])] != [said(i) for i in got.get(part, [])]:
                 return False
     for attachment in (a for c in export.conversations for a in c.attachments):
         if attachment.data is not None and AttachmentFiles(target).read(
@@ -739,7 +686,13 @@ def trial_export(work: Path) -> None:
     fresh = work / "fresh.json"
     code, said = run_cli(home, "export", str(fresh))
     lines.append(f"  a new file: exit {code}, mode {stat.S_IMODE(fresh.stat().st_mode):o}: {said}")
-    report("cairn export never clobbers", 7, "\n".join(lines))
+    refused = sum(" exit 1" in line for line in lines)
+    summary = (
+        f"{refused} refused in words (existing file without --force, /dev/full, empty name, "
+        f"folder, link to a device), {len(lines) - refused} written (--force; a new file, 0600); "
+        "nothing clobbered"
+    )
+    report("cairn export never clobbers", len(lines), "\n".join([summary, *lines]))
 
 
 def trial_read_only(work: Path) -> None:
@@ -766,7 +719,11 @@ def trial_read_only(work: Path) -> None:
         code, said = run_cli(home, "export", str(out))
         lines.append(f"  cairn export: exit {code}: {said[:160]}")
         after = sorted(p.name for p in folder.iterdir())
-        lines.append(f"  the folder unchanged: {before == after}")
+        lines.insert(
+            0,
+            f"search exit {lines[0].split('exit ')[1][0]}, export exit "
+            f"{lines[1].split('exit ')[1][0]}; the folder unchanged: {before == after}",
+        )
     finally:
         subprocess.run(undo, check=True)
     report("Read-only data folder: cairn search / export", 2, "\n".join(lines))
@@ -785,8 +742,8 @@ def trial_empty_database(work: Path) -> None:
     report(
         "A 0-byte cairn.db at start",
         1,
-        f"  noticed={opened.notice is not None}, set aside as {kept}, "
-        f"title '{opened.notice_title}'\n"
+        f"noticed={opened.notice is not None}, set aside ({len(kept)} copy), "
+        f"title '{opened.notice_title}'\n  {kept}\n"
         f"  notice: {opened.notice}",
     )
 
@@ -845,7 +802,14 @@ def trial_flipped_bits(work: Path) -> None:
             f"{'as written' if content.startswith(victim) else 'ALTERED'}"
             f"{' (marked on screen)' if damaged else ''}\n    said: {repair.sentence()}"
         )
-    report("One bit flipped in a message's text", 3, "\n".join(lines))
+    written = sum("as written" in line for line in lines)
+    marked = sum("(marked on screen)" in line for line in lines)
+    found = sum(": found 1," in line for line in lines)
+    summary = (
+        f"found {found}/3; put back as written {written}/3; marked damaged on screen "
+        f"{marked}/3 (where no backup held the text intact)"
+    )
+    report("One bit flipped in a message's text", 3, "\n".join([summary, *lines]))
 
 
 def mode(path: Path) -> str:
@@ -884,7 +848,8 @@ def trial_permissions(work: Path) -> None:
         )
     finally:
         os.umask(old_umask)
-    report("Who can read the conversations", 2, "\n".join(lines))
+    summary = lines[0].strip() + "; an old 0755/0644 folder tightened at start"
+    report("Who can read the conversations", 2, "\n".join([summary, *lines]))
 
 
 # --- 6. the composer (offscreen) --------------------------------------------------------
@@ -932,7 +897,16 @@ def trial_composer() -> None:
             f"the box holds {len(box.text())} characters; note: {box.note.text()[:120]}"
         )
         box.close()
-    report("The composer: what was typed is sent as typed or refused in words", 5, "\n".join(lines))
+    summary = (
+        "lone surrogate refused with a note, BOM left out with a note, other text exact; "
+        f"10 MB paste refused in {min(times) * 1e3:.0f}-{max(times) * 1e3:.0f} ms (widget, "
+        "offscreen; the real window: bench/bench_paste.py)"
+    )
+    report(
+        "The composer: what was typed is sent as typed or refused in words",
+        len(lines),
+        "\n".join([summary, *lines]),
+    )
 
 
 def main() -> None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.attachments import Attachment, AttachmentKind
 from app.core.errors import UserFacingError
-from app.core.models import Role
-from app.store import SessionStore, open_database
-from app.store.attachments import AttachmentFiles, AttachmentStore, sha256_of
+from app.store import open_database
+from app.store.attachments import AttachmentFiles
 from app.store.export import (
     ExportFormat,
     ImportRefusedError,
@@ -33,64 +29,35 @@ from app.store.export import (
     import_conversations,
     parse_export,
 )
-from tests.fakes.sample_files import png
-
-TABLES = ("session", "message", "summary", "event", "lookup", "attachment")
+from tests.fakes.export_world import (
+    HOSTILE_NUMBERS,
+    HOSTILE_TEXTS,
+    WRITTEN_LATER,
+    counts,
+    essentials,
+    export_world,
+    files_in,
+    places,
+    said,
+)
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, Any]]]:
+def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """A database to import into, and a valid export (with an attached file) to mutate."""
-    folder = tmp_path_factory.mktemp("fuzz")
-    source = folder / "source" / "cairn.db"
-    source.parent.mkdir()
-    opened = open_database(source)
-    store = SessionStore(opened.connection, database=source)
-    session = store.create_session("Trip to Lyon", "claude-sonnet-4-6")
-    first = store.append_message(session.id, Role.USER, "The gate code is 4471 ☕")
-    store.append_message(session.id, Role.ASSISTANT, "Noted: 4471.")
-    picture = png(2, 2)
-    AttachmentFiles(source).put(picture)
-    AttachmentStore(opened.connection, database=source).add(
-        first.id,
-        [
-            Attachment(
-                sha256=sha256_of(picture),
-                name="gate.png",
-                media_type="image/png",
-                kind=AttachmentKind.IMAGE,
-                size=len(picture),
-                tokens=10,
-                width=2,
-                height=2,
-            )
-        ],
-    )
-    path = folder / "export.json"
-    export_conversations(opened.connection, path, fmt=ExportFormat.JSON, database=source)
-    store.close()
-    target = folder / "target" / "cairn.db"
-    target.parent.mkdir()
-    open_database(target).connection.close()
-    yield target, json.loads(path.read_text(encoding="utf-8"))
-
-
-def counts(connection: sqlite3.Connection) -> dict[str, int]:
-    return {t: connection.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
-
-
-def files_in(folder: Path) -> set[str]:
-    return (
-        {str(path.relative_to(folder)) for path in folder.rglob("*")} if folder.exists() else set()
-    )
+    return export_world(tmp_path_factory.mktemp("fuzz"))
 
 
 # --- mutations ---------------------------------------------------------------------------
 
-HOSTILE_NUMBERS = st.sampled_from([2**63, -(2**63) - 1, 2**64, -1, 0, 1.5, 1e308, -0.0])
-HOSTILE_TEXTS = st.sampled_from(["", "\ud800", "a\udfffb", "\x00", "\ufeffhi", "x" * 5000])
+NUMBERS = st.sampled_from(HOSTILE_NUMBERS)
 LEAVES = st.one_of(
-    st.none(), st.booleans(), st.integers(), HOSTILE_NUMBERS, st.text(max_size=20), HOSTILE_TEXTS
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    NUMBERS,
+    st.text(max_size=20),
+    st.sampled_from(HOSTILE_TEXTS),
 )
 VALUES = st.recursive(
     LEAVES,
@@ -99,26 +66,6 @@ VALUES = st.recursive(
     ),
     max_leaves=8,
 )
-
-
-def places(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield path
-    if isinstance(data, dict):
-        for key, value in data.items():
-            yield from places(value, (*path, key))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            yield from places(value, (*path, index))
-
-
-# Written into the bytes after json.dumps, which cannot write them itself.
-WRITTEN_LATER = {
-    "@deep-40@": "[" * 40 + "1" + "]" * 40,
-    "@deep-1000@": "[" * 1000 + "1" + "]" * 1000,
-    "@deep-5000@": "{" + '"a":{' * 5000 + "}" * 5001,
-    "@digits-5000@": "7" * 5000,
-    "@nan@": "NaN",
-}
 
 
 @st.composite
@@ -140,7 +87,7 @@ def mutated(draw: st.DrawFn, valid: dict[str, Any]) -> bytes:
         elif action == "later":
             parent[last] = draw(st.sampled_from(sorted(WRITTEN_LATER)))
         else:
-            parent[last] = draw(HOSTILE_NUMBERS)
+            parent[last] = draw(NUMBERS)
     text = json.dumps(data, ensure_ascii=draw(st.booleans()))
     for token, written in WRITTEN_LATER.items():
         text = text.replace(f'"{token}"', written)
@@ -152,24 +99,6 @@ def mutated(draw: st.DrawFn, valid: dict[str, Any]) -> bytes:
         at = draw(st.integers(0, len(raw) - 1))
         raw = raw[:at] + bytes([raw[at] ^ draw(st.integers(1, 255))]) + raw[at + 1 :]
     return raw
-
-
-def said(item: dict[str, Any]) -> dict[str, Any]:
-    """A record's fields that carry something (the export leaves out empty thinking and
-    None; summary ids are new under a copy)."""
-    return {
-        key: value
-        for key, value in item.items()
-        if key != "summary_id" and value is not None and (key, value) != ("thinking", "")
-    }
-
-
-def essentials(conversation: dict[str, Any]) -> dict[str, Any]:
-    """What an import must keep exactly (where the bytes of a file lie aside)."""
-    kept = copy.deepcopy(conversation)
-    for attachment in kept.get("attachments", []):
-        attachment.pop("file", None)
-    return kept
 
 
 @pytest.fixture(scope="module")
