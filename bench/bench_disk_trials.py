@@ -860,6 +860,7 @@ def trial_composer() -> None:
     from PySide6.QtCore import QByteArray, QMimeData
     from PySide6.QtWidgets import QApplication
 
+    from app.core.text import MAX_COMPOSER_CHARACTERS
     from app.ui.composer import Composer
 
     app = QApplication.instance() or QApplication(["bench"])
@@ -902,6 +903,18 @@ def trial_composer() -> None:
         f"10 MB paste refused in {min(times) * 1e3:.0f}-{max(times) * 1e3:.0f} ms (widget, "
         "offscreen; the real window: bench/bench_paste.py)"
     )
+    # The largest paste taken: just under the limit, in lines of a log.
+    line = "2026-11-28 10:00:00 INFO a line of a log file, 0123456789 abcdef\n"
+    accepted = (line * (MAX_COMPOSER_CHARACTERS // len(line) - 1)).encode()
+    box = Composer()
+    box.show()
+    took = paste(box, accepted)
+    lines.append(
+        f"  a {len(accepted) / 1e6:.2f} MB paste (under the limit): {took * 1e3:.0f} ms until "
+        f"taken; the box holds {len(box.text()):,} characters"
+    )
+    box.close()
+    summary += f"; {len(accepted) / 1e6:.2f} MB accepted in {took * 1e3:.0f} ms"
     report(
         "The composer: what was typed is sent as typed or refused in words",
         len(lines),
