@@ -179,12 +179,15 @@ class Backups:
             )
             return
         self._reload()
-        self._events.notice_raised(
-            "Backup restored",
+        # One notice: the window shows one at a time, and what the check found belongs
+        # to the restore it followed.
+        text = (
             "Your conversations are back as they were in the backup. What you had just "
-            f"before is kept as a backup too ({before.name}), so you can go back to it.",
+            f"before is kept as a backup too ({before.name}), so you can go back to it."
         )
-        self.texts_mended(repair)
+        self._events.notice_raised(
+            "Backup restored", " ".join(filter(None, (text, repair.sentence())))
+        )
 
     def _restore_failed(self, error: UserFacingError) -> None:
         self._events.restore_progressed(None)
