@@ -802,7 +802,7 @@ def trial_flipped_bits(work: Path) -> None:
             f"{'as written' if content.startswith(victim) else 'ALTERED'}"
             f"{' (marked on screen)' if damaged else ''}\n    said: {repair.sentence()}"
         )
-    written = sum("as written" in line for line in lines)
+    written = sum("the text now as written" in line for line in lines)
     marked = sum("(marked on screen)" in line for line in lines)
     found = sum(": found 1," in line for line in lines)
     summary = (
