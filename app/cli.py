@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,7 +29,13 @@ from app.core.errors import AlreadyRunningError, CairnError, StorageError, UserF
 from app.core.paths import AppPaths
 from app.core.platform import utf8_stream
 from app.core.search import Author, SearchOrder, SearchQuery
-from app.store.database import connect, mark_clean_shutdown, open_database
+from app.store.database import (
+    can_write,
+    connect,
+    mark_clean_shutdown,
+    open_database,
+    open_read_only,
+)
 from app.store.export import (
     AlreadyImportedError,
     ExportFormat,
@@ -80,6 +87,9 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
         help="json: complete, can be imported back; markdown: for reading "
         "(default: from FILE's extension, .md for markdown, else json)",
     )
+    parser.add_argument(
+        "--force", action="store_true", help="replace FILE if it exists (default: refuse)"
+    )
     parser.add_argument("file", metavar="FILE", type=Path, help="the file to write")
 
 
@@ -97,6 +107,7 @@ def _export(args: argparse.Namespace, context: Context) -> int:
             fmt=fmt,
             session_ids=args.conversation,
             database=context.paths.database,
+            replace=args.force,
         )
     noun = "conversation" if result.conversations == 1 else "conversations"
     print(
@@ -209,6 +220,16 @@ def _reading(
     """A connection for reading: beside a running Cairn, or on its own when it is closed."""
     if not paths.database.is_file():
         raise StorageError(f"{nothing} (no database in {paths.data_dir}).")
+    if not can_write(paths.database):
+        # Reading needs no write: a read-only folder (a backup disk, a locked share) is read
+        # as it is, nothing written beside it. No lock: no one can write there either.
+        with tempfile.TemporaryDirectory(prefix="cairn-read-only-") as scratch:
+            opened = open_read_only(paths.database, Path(scratch))
+            try:
+                yield opened.connection
+            finally:
+                opened.connection.close()
+        return
     lock = InstanceLock(paths.data_dir)
     try:
         lock.acquire()
@@ -232,6 +253,7 @@ def _writing(paths: AppPaths) -> Iterator[sqlite3.Connection]:
     """The database, with the instance lock held: no window writes meanwhile."""
     try:
         paths.ensure()
+        paths.make_private()
     except OSError as error:
         raise StorageError(
             f"Cairn can't create its folders ({error.strerror}: {error.filename}). "

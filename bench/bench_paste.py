@@ -194,12 +194,18 @@ def app_child(megabytes: float) -> None:
         watch = BannerPaint()
         banner.installEventFilter(watch)
         sent_before = len(service.current.state.tail)
+        refused_at_paste = not editor.toPlainText()  # the composer's note said why (issue 21)
         enter.start()
-        QTest.keyClick(editor, Qt.Key.Key_Return)
-        yield lambda: bool(painted) or (len(service.current.state.tail) > sent_before and idle())
+        if not refused_at_paste:
+            QTest.keyClick(editor, Qt.Key.Key_Return)
+            yield (
+                lambda: bool(painted) or (len(service.current.state.tail) > sent_before and idle())
+            )
         enter.stop(painted[0] if painted else None)
         heartbeat.stop()
         banner.removeEventFilter(watch)
+        if refused_at_paste:
+            painted.append(0.0)
         result = {
             "characters": len(text),
             "bytes": len(text.encode()),
@@ -207,7 +213,11 @@ def app_child(megabytes: float) -> None:
             "settle": settle.figures(heartbeat),
             "enter": enter.figures(heartbeat),
             "refused": bool(painted),
-            "banner": banner.title_label.text() if hasattr(banner, "title_label") else "",
+            "banner": window.composer.note.text()
+            if refused_at_paste
+            else banner.title_label.text()
+            if hasattr(banner, "title_label")
+            else "",
             "composer": len(editor.toPlainText()),
         }
         print("PASTE " + json.dumps(result), flush=True)
@@ -275,7 +285,7 @@ def main() -> None:
         f"from Ctrl+V to the refusal on screen, medians summed: GUI CPU {total / 1000:.2f} s, "
         f"wall {wall / 1000:.2f} s; "
         + (
-            f"refused: banner “{first['banner']}”"
+            f"refused: “{first['banner'][:120]}”"
             if first["refused"]
             else "not refused: the message was sent"
         )

@@ -21,7 +21,16 @@ from typing import TypeVar
 from app.chat.events import ChatEvents
 from app.chat.runner import Job, JobRunner
 from app.core.errors import UserFacingError
-from app.store.backup import BackupInfo, list_backups, restore, take_daily_backup
+from app.store.backup import (
+    BackupInfo,
+    backup_folder,
+    daily_name,
+    list_backups,
+    mend_texts,
+    restore,
+    take_daily_backup,
+)
+from app.store.checksums import Repair
 from app.store.originals import OriginalsStore
 
 log = logging.getLogger(__name__)
@@ -49,13 +58,15 @@ class Backups:
         busy: Callable[[], bool],
         reload: Callable[[], None],
         summaries_touched: Callable[[str], None],
+        post: Callable[[Callable[[], None]], None],
         today: Callable[[], date] = date.today,
         originals_deleted: Callable[[], None] = lambda: None,
     ) -> None:
         """`busy`: whether a reply or summary runs; `reload`: show the conversations
         afresh after a restore; `summaries_touched(session_id)`: tell the window
-        about that conversation's summaries again; `originals_deleted`: archived
-        messages were deleted (their files' uploads go too: app.chat.uploads)."""
+        about that conversation's summaries again; `post(callback)`: run it on the
+        loop's thread (a restore's progress); `originals_deleted`: archived messages
+        were deleted (their files' uploads go too: app.chat.uploads)."""
         self.database = database
         self._runner = runner
         self._events = events
@@ -64,31 +75,48 @@ class Backups:
         self._summaries_touched = summaries_touched
         self._originals_deleted = originals_deleted
         self._today = today
-        self._backup_job: Job[Path | None] | None = None
-        self._restore_job: Job[Path] | None = None
+        self._backup_job: Job[tuple[Path | None, Repair]] | None = None
+        self._restore_job: Job[tuple[Path | None, Repair]] | None = None
+        self._post = post
         self._failure_said = False
 
     # --- the daily backup
 
     def start_daily(self) -> None:
-        """Take today's backup in the background, unless it exists (after start-up)."""
+        """Take today's backup in the background, unless it exists (after start-up).
+
+        Every text is checked against its checksum first, and one the disk altered is
+        put back from an older backup, so the new one never carries the damage.
+        """
         if self._backup_job is not None and not self._backup_job.finished:
             return
         database, today = self.database, self._today()
+
+        def work(job: Job[tuple[Path | None, Repair]]) -> tuple[Path | None, Repair]:
+            if (backup_folder(database) / daily_name(today)).exists():
+                return None, Repair()
+            repair = mend_texts(database)
+            made = take_daily_backup(database, today=today, cancelled=lambda: job.cancelled)
+            return made, repair
+
         self._backup_job = self._runner.start(
-            Job(
-                "backup",
-                lambda job: take_daily_backup(
-                    database, today=today, cancelled=lambda: job.cancelled
-                ),
-                done=self._backed_up,
-                failed=self._backup_failed,
-            )
+            Job("backup", work, done=self._backed_up, failed=self._backup_failed)
         )
 
-    def _backed_up(self, path: Path | None) -> None:
+    def _backed_up(self, outcome: tuple[Path | None, Repair]) -> None:
+        path, repair = outcome
         if path is not None:
             log.info("Backed up the conversations to %s", path)
+        self.texts_mended(repair)
+
+    def texts_mended(self, repair: Repair) -> None:
+        """Say what `mend_texts` found (nothing when it found nothing), and show the
+        conversations again so what was put back or marked is what is on screen."""
+        sentence = repair.sentence()
+        if sentence is None:
+            return
+        self._reload()
+        self._events.notice_raised("Some texts were damaged on the disk", sentence)
 
     def _backup_failed(self, error: UserFacingError) -> None:
         log.warning("The daily backup failed: %s (%s)", error.message, error.detail)
@@ -111,27 +139,58 @@ class Backups:
         if self._busy() or self.restoring:
             self._events.error_raised(UserFacingError(BUSY_MESSAGE, title="Not just now"))
             return False
-        database, daily = self.database, self._backup_job
+        database, daily, events = self.database, self._backup_job, self._events
+        shown = [-1]
 
-        def work(_job: Job[Path]) -> Path:
+        def progressed(share: float) -> None:
+            percent = int(share * 100)
+            if percent != shown[0]:  # at most a hundred deliveries, whatever the size
+                shown[0] = percent
+                self._post(lambda: events.restore_progressed(share))
+
+        def work(job: Job[tuple[Path | None, Repair]]) -> tuple[Path | None, Repair]:
             if daily is not None:
                 daily.wait()  # a backup being written finishes first
-            return restore(database, backup)
+            before = restore(
+                database, backup, progressed=progressed, cancelled=lambda: job.cancelled
+            )
+            # A backup can rot on the disk too (quick_check cannot see a flipped bit in a
+            # text): what it brought back is checked, and mended from the other backups.
+            return before, (mend_texts(database) if before is not None else Repair())
 
+        self._events.restore_progressed(0.0)
         self._restore_job = self._runner.start(
             Job("restore", work, done=self._restored, failed=self._restore_failed)
         )
         return True
 
-    def _restored(self, before: Path) -> None:
+    def cancel_restore(self) -> None:
+        """Stop the restore under way, if it has not begun its last step (the swap):
+        everything stays as it was, and a notice says so."""
+        if self._restore_job is not None and not self._restore_job.finished:
+            self._restore_job.cancel()
+
+    def _restored(self, outcome: tuple[Path | None, Repair]) -> None:
+        before, repair = outcome
+        self._events.restore_progressed(None)
+        if before is None:
+            self._events.notice_raised(
+                "Restore cancelled", "The restore was stopped; nothing was changed."
+            )
+            return
         self._reload()
-        self._events.notice_raised(
-            "Backup restored",
+        # One notice: the window shows one at a time, and what the check found belongs
+        # to the restore it followed.
+        text = (
             "Your conversations are back as they were in the backup. What you had just "
-            f"before is kept as a backup too ({before.name}), so you can go back to it.",
+            f"before is kept as a backup too ({before.name}), so you can go back to it."
+        )
+        self._events.notice_raised(
+            "Backup restored", " ".join(filter(None, (text, repair.sentence())))
         )
 
     def _restore_failed(self, error: UserFacingError) -> None:
+        self._events.restore_progressed(None)
         log.warning("Restore failed: %s (%s)", error.message, error.detail)
         self._events.error_raised(error)
 

@@ -181,6 +181,10 @@ class ChatEvents:
         """A summary is being made: what it does now ("Asking Claude for a summary");
         None once it ended (its outcome is said by a notice)."""
 
+    def restore_progressed(self, share: float | None) -> None:
+        """A restore is under way: how far (0 to 1); None once it ended (its outcome is
+        said by a notice or an error)."""
+
     def lookup_made(self, lookup: Lookup) -> None:
         """Claude searched the archive while writing reply `lookup.message_id` (saved
         already): show the lookup on that reply."""

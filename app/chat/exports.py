@@ -54,9 +54,15 @@ class Exports:
         self.running = 0
 
     def export(
-        self, destination: Path, fmt: ExportFormat, session_ids: Sequence[str] | None = None
+        self,
+        destination: Path,
+        fmt: ExportFormat,
+        session_ids: Sequence[str] | None = None,
+        *,
+        replace: bool = False,
     ) -> None:
-        """Write the conversations `session_ids` (None: all) to `destination`."""
+        """Write the conversations `session_ids` (None: all) to `destination`; an existing
+        file is replaced only with `replace` (the user said so), else refused in words."""
         database = self._database
         wanted = None if session_ids is None else list(session_ids)
 
@@ -64,7 +70,12 @@ class Exports:
             connection = connect(database)
             try:
                 return export_conversations(
-                    connection, destination, fmt=fmt, session_ids=wanted, database=database
+                    connection,
+                    destination,
+                    fmt=fmt,
+                    session_ids=wanted,
+                    database=database,
+                    replace=replace,
                 )
             finally:
                 connection.close()

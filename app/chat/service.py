@@ -83,6 +83,9 @@ class ServiceDependencies:
     calibration_file: CalibrationFile
     model_cache: ModelCache
     counter: TokenCounter = field(default_factory=default_counter)
+    # The data folder may only be read (app.store.database.open_read_only): nothing is
+    # written at start (no recovery, no count, no backup); writes asked for are refused.
+    read_only: bool = False
 
 
 class ChatService:
@@ -169,7 +172,7 @@ class ChatService:
 
     def start(self) -> None:
         """Show the newest conversation, then warm up the tokenizer and list the models."""
-        recovered = self._deps.store.recover_interrupted()
+        recovered = 0 if self._deps.read_only else self._deps.store.recover_interrupted()
         sessions = self._deps.store.list_sessions()
         if sessions:
             self._show(self._conversation_for(sessions[0]))
@@ -212,8 +215,12 @@ class ChatService:
             return
         counter, open_store = self.counter, self._deps.open_store
 
+        read_only = self._deps.read_only
+
         def load_and_backfill(_job: object) -> int:
             counter.load()
+            if read_only:
+                return 0
             store = open_store()
             try:
                 return store.backfill_token_estimates(counter.count)
@@ -223,10 +230,12 @@ class ChatService:
         self.runner.start(
             Job("warm-up", load_and_backfill, done=self._counted, failed=self._count_failed)
         )
-        self.backups.start_daily()
+        if not self._deps.read_only:
+            self.backups.start_daily()
         if self.credentials.has_key():
             self.refresh_models()
-            self.uploads.purge()  # what was left to delete; and whether the server keeps files
+            if not self._deps.read_only:  # it writes what it deleted
+                self.uploads.purge()  # what was left to delete; and whether the server keeps files
 
     def _counted(self, backfilled: int) -> None:
         if backfilled:
@@ -457,6 +466,7 @@ def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backup
         busy=busy,
         reload=service.start,
         summaries_touched=summaries_touched,
+        post=service.loop.post,
         originals_deleted=service.uploads.purge,
     )
 

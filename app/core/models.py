@@ -92,6 +92,9 @@ class Message(BaseModel):
     # Its versions (an edited question, a regenerated reply): the first version's id,
     # None while there is only one; and which one this is, of how many ("‹ 2 / 3 ›").
     version_of: int | None = None
+    # Its text changed on the disk and no backup held it intact (app/store/checksums.py):
+    # shown marked, never as if it were what was written.
+    damaged: bool = False
     version_number: int = 1
     version_count: int = 1
     # Claude's thinking shown above a reply (summarized; never sent back nor summarized

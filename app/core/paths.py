@@ -7,13 +7,18 @@ point Cairn at one directory.
 from __future__ import annotations
 
 import errno
+import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
 from app import APP_NAME
+from app.core.platform import has_posix_permissions
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,59 @@ class AppPaths:
         )
 
     def ensure(self) -> None:
-        """Create the folders; raises OSError when the disk refuses."""
+        """Create the folders, readable by the user alone; raises OSError when the disk
+        refuses."""
         for folder in (self.data_dir, self.config_dir, self.log_dir):
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
+
+    def make_private(self) -> tuple[int, int]:
+        """Make Cairn's folders and what they hold readable by the user alone (folders
+        0700, files 0600), on POSIX systems; returns how many folders and files were
+        open to others, and says so once in the log.
+
+        A folder already 0700 is left unwalked: no other account can reach inside it,
+        so this costs one `stat` per folder at each start once done. On Windows the
+        folders sit in the user's own profile, whose permissions already keep other
+        accounts out; nothing is changed there.
+        """
+        if not has_posix_permissions():
+            return 0, 0
+        folders = files = 0
+        for top in dict.fromkeys((self.data_dir, self.config_dir, self.log_dir)):
+            try:
+                if stat.S_IMODE(top.stat().st_mode) & 0o077 == 0:
+                    continue
+            except OSError:
+                continue
+            for place, _subfolders, names in os.walk(top):
+                folders += _tighten(Path(place), PRIVATE_FOLDER)
+                for name in names:
+                    files += _tighten(Path(place) / name, PRIVATE_FILE)
+        if folders or files:
+            log.info(
+                "Made Cairn's folders private (readable by you alone): %d folders and %d "
+                "files could be read by other accounts on this computer.",
+                folders,
+                files,
+            )
+        return folders, files
+
+
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+
+
+def _tighten(path: Path, mode: int) -> int:
+    """Set `mode` on `path` (never through a link) when it is open to others; 1 if so."""
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode) or stat.S_IMODE(info.st_mode) & 0o077 == 0:
+            return 0
+        path.chmod(mode)
+    except OSError as error:
+        log.warning("Cannot make %s private: %r", path, error)
+        return 0
+    return 1
 
 
 FOLDER_ERROR_TITLE = "Cairn can't create its folder"

@@ -55,6 +55,24 @@ def fsync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
+# --- who may read Cairn's files ------------------------------------------------------
+
+
+def has_posix_permissions() -> bool:
+    """Whether files carry POSIX permission bits Cairn should tighten (0700/0600).
+
+    On Windows the data sits in the user's own profile, whose ACLs already keep other
+    accounts out; `chmod` there only toggles read-only, so nothing is changed.
+    """
+    return not is_windows()
+
+
+def set_descriptor_mode(descriptor: int, mode: int) -> None:
+    """`fchmod` an open file on POSIX; nothing on Windows (see `has_posix_permissions`)."""
+    if has_posix_permissions():
+        os.fchmod(descriptor, mode)
+
+
 def sqlite_durability_pragmas() -> tuple[str, ...]:
     """Pragmas that make `synchronous = FULL` reach the disk itself on this system.
 

@@ -46,6 +46,41 @@ def has_visible_text(text: str) -> bool:
     )
 
 
+# What the message box takes: beyond these a text box relays out for seconds at each key
+# (measured: a 10 MB paste froze the window 16 s), and no model reads that much in one
+# message. A longer text goes as an attached file.
+MAX_COMPOSER_CHARACTERS = 1_000_000
+MAX_COMPOSER_LINE = 100_000
+BYTE_ORDER_MARK = "\ufeff"
+
+
+def paste_problem(text: str, already: int) -> str | None:
+    """Why `text` cannot be pasted into a message box holding `already` characters, in
+    plain words, or None. Looks at each character at most once, and only when pasted."""
+    total = already + len(text)
+    attach = "Attach it as a text file instead (the paperclip), or paste a part of it."
+    if total > MAX_COMPOSER_CHARACTERS:
+        return (
+            f"This text is too long to paste into a message ({len(text):,} characters; a "
+            f"message holds up to {MAX_COMPOSER_CHARACTERS:,}). Nothing was pasted. {attach}"
+        )
+    longest = max((len(line) for line in text.splitlines()), default=0)
+    if longest > MAX_COMPOSER_LINE:
+        return (
+            f"This text has a line of {longest:,} characters, too long for the message box "
+            f"(up to {MAX_COMPOSER_LINE:,} on one line). Nothing was pasted. {attach}"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            "The pasted text contains a damaged character (often half of an emoji that was "
+            f"cut when copying, at position {error.start + 1}). Nothing was pasted: copy the "
+            "text again, or paste it without that character."
+        )
+    return None
+
+
 def _unified_line_breaks(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 

@@ -1,4 +1,4 @@
-"""Keeping the files of a message (table `attachment`, migration 9; DESIGN §2).
+"""Which message has which files (table `attachment`, migration 9; DESIGN §2).
 
 The bytes are kept in a folder beside the database, each file under its sha256
 ("attachments/ab/ab12…"), so the same picture attached twice is kept once and a
@@ -10,77 +10,34 @@ has which file are written when the message is stored.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection, Sequence
-from pathlib import Path
 
 from app.core.attachments import Attachment, AttachmentKind
-from app.core.errors import StorageError
-from app.core.files import atomic_write
+from app.store.attachment_files import (
+    FOLDER_NAME,
+    AttachmentFiles,
+    Staging,
+    files_of,
+    forget_files,
+    move_in,
+    sha256_of,
+)
 from app.store.batches import in_batches
 from app.store.owned import ConnectionStore
 from app.store.transactions import translated_errors, write_transaction
 
-FOLDER_NAME = "attachments"
+__all__ = [
+    "FOLDER_NAME",
+    "AttachmentFiles",
+    "AttachmentStore",
+    "Staging",
+    "files_of",
+    "forget_files",
+    "move_in",
+    "sha256_of",
+]
+
 _COLUMNS = "sha256, name, media_type, kind, size, tokens, estimated, width, height, pages"
-
-
-def sha256_of(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-class AttachmentFiles:
-    """The content-addressed folder of attachment bytes beside `cairn.db`."""
-
-    def __init__(self, database: Path) -> None:
-        self.folder = database.parent / FOLDER_NAME
-
-    def path(self, sha256: str) -> Path:
-        return self.folder / sha256[:2] / sha256
-
-    def put(self, data: bytes, sha256: str | None = None) -> str:
-        """Keep `data` (once, whatever it is called); returns its sha256.
-
-        Raises:
-            StorageError: the disk did not take it (full, read-only), in plain words.
-        """
-        digest = sha256 if sha256 is not None else sha256_of(data)
-        target = self.path(digest)
-        if target.exists() and target.stat().st_size == len(data):
-            return digest
-        try:
-            atomic_write(target, data)
-        except OSError as error:
-            raise StorageError(
-                f"Cairn could not keep a copy of the file in {self.folder} ({error.strerror}). "
-                "Free some disk space and attach it again.",
-                title="Can't keep the file",
-                detail=repr(error),
-            ) from error
-        return digest
-
-    def read(self, sha256: str) -> bytes:
-        """The bytes kept under `sha256`, checked against it.
-
-        Raises:
-            StorageError: the file is missing or damaged.
-        """
-        try:
-            data = self.path(sha256).read_bytes()
-        except OSError as error:
-            raise StorageError(
-                f"An attached file is missing from {self.folder}. The message can't be "
-                "sent with it; attach the file again in a new message.",
-                title="An attached file is missing",
-                detail=repr(error),
-            ) from error
-        if sha256_of(data) != sha256:
-            raise StorageError(
-                f"An attached file in {self.folder} is damaged. Attach the file again "
-                "in a new message.",
-                title="An attached file is damaged",
-            )
-        return data
 
 
 class AttachmentStore(ConnectionStore):

@@ -28,7 +28,10 @@ from pathlib import Path
 
 from app.core.errors import StorageError, UserFacingError
 from app.core.platform import fsync_folder, replace_file, sqlite_uri
-from app.store.database import BUSY_TIMEOUT_MS, run_quick_check
+from app.store.backup_files import keep_files, prune_files, put_back_files
+from app.store.checksums import Repair, altered_in_copy, find_altered, put_back
+from app.store.database import BUSY_TIMEOUT_MS, PRIVATE, connect, run_quick_check
+from app.store.errors import translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 
 log = logging.getLogger(__name__)
@@ -99,8 +102,60 @@ def take_daily_backup(
     _ensure_folder(folder)
     if not copy_database(database, target, cancelled=cancelled):
         return None
+    _verify_copy(target)  # before any older backup is pruned for it
+    kept = keep_files(database, target)  # the attached files too: a backup restores whole
+    log.info(
+        "Backup %s: %d attached files copied, %d kept already, %d missing.",
+        target.name,
+        kept.copied,
+        kept.already,
+        kept.missing,
+    )
     prune(folder)
+    prune_files(folder, [info.path for info in list_backups(database)])
     return target
+
+
+def mend_texts(database: Path) -> Repair:
+    """Find the texts of `database` that changed on the disk since they were written
+    (their checksum no longer matches) and put each back from the newest backup holding
+    it intact; mark the rest damaged. Raises `StorageError` in plain words."""
+    try:
+        connection = connect(database)
+    except sqlite3.Error as error:
+        raise translate(error, action="check your conversations", database=database) from error
+    try:
+        altered = find_altered(connection)
+        return put_back(connection, altered, [info.path for info in list_backups(database)])
+    except sqlite3.Error as error:
+        raise translate(error, action="check your conversations", database=database) from error
+    finally:
+        connection.close()
+
+
+def _verify_copy(copy: Path) -> None:
+    """Read the new backup back: every page (quick_check) and every text's checksum.
+    A copy that does not read back as written is removed, never kept as a backup."""
+    try:
+        connection = _open(copy, "ro")
+        try:
+            sound = run_quick_check(connection) == ["ok"]
+        finally:
+            connection.close()
+        altered = altered_in_copy(copy) if sound else 0
+    except sqlite3.Error as error:
+        sound, altered = False, 0
+        log.warning("Cannot read back the backup %s: %r", copy, error)
+    if sound and not altered:
+        return
+    _remove_quietly(copy)
+    log.warning("The backup %s did not read back as written (%d texts); removed.", copy, altered)
+    raise StorageError(
+        f"The backup Cairn just made in {copy.parent} did not read back as it was written, "
+        "so it was not kept; the older backups stay. The disk may be failing: copy your "
+        "conversations elsewhere (File → Export all conversations…).",
+        title="Backup not made",
+    )
 
 
 def list_backups(database: Path) -> list[BackupInfo]:
@@ -150,6 +205,7 @@ def copy_database(
     *,
     cancelled: Callable[[], bool] = lambda: False,
     pages: int = PAGES_PER_STEP,
+    progressed: Callable[[float], None] = lambda _share: None,
 ) -> bool:
     """Copy the database `source` to the new file `target` (temporary name, fsync, rename).
 
@@ -158,6 +214,8 @@ def copy_database(
     partial = target.with_name(target.name + _PARTIAL_SUFFIX)
     partial.unlink(missing_ok=True)
     try:
+        # Created empty and private first: SQLite takes the file as it finds it.
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE))
         reader = _open(source, "ro")
         try:
             writer = sqlite3.connect(partial, isolation_level=None)
@@ -173,7 +231,11 @@ def copy_database(
                 # Read-write: Windows refuses to fsync a descriptor opened for reading.
                 flush = os.open(partial, os.O_RDWR)
                 try:
-                    reader.backup(writer, pages=pages, progress=_between_steps(cancelled, flush))
+                    reader.backup(
+                        writer,
+                        pages=pages,
+                        progress=_between_steps(cancelled, flush, progressed),
+                    )
                 finally:
                     os.close(flush)
                 if snapshot:
@@ -241,31 +303,60 @@ def check_backup(path: Path) -> int:
     return version
 
 
-def restore(database: Path, backup: Path, *, now: datetime | None = None) -> Path:
+def restore(
+    database: Path,
+    backup: Path,
+    *,
+    now: datetime | None = None,
+    progressed: Callable[[float], None] = lambda _share: None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Path | None:
     """Replace the contents of the live `database` with `backup`, while Cairn runs.
 
     First checks the backup (`check_backup`), brings a copy of an older one up to
     this Cairn's schema (the chosen file itself is never altered), and backs the
     current database up as `cairn-before-restore-<time>.db`; then copies the
     backup over the live database with the backup API, so every open connection
-    sees the restored data. Returns the before-restore backup. Raises
-    `BackupRefusedError` or `StorageError` in plain words, the database unchanged.
-    Every job writing to the database must have stopped.
+    sees the restored data, and puts back the attached files it names. Returns the
+    before-restore backup. Raises `BackupRefusedError` or `StorageError` in plain
+    words, the database unchanged. Every job writing to the database must have stopped.
+
+    `progressed(share)` is told how far it is (0 to 1) as it goes; `cancelled()` is
+    asked between steps, and until the last one (the swap, one step) a cancel leaves
+    everything as it was and returns None.
     """
+    progressed(0.0)
     check_backup(backup)
+    progressed(0.15)
     folder = backup_folder(database)
     _ensure_folder(folder)
     moment = (now or datetime.now(UTC)).astimezone()
     working = folder / f".restore-{moment:%Y%m%d-%H%M%S}.db"
+    before: Path | None = None
+
+    def part(start: float, size: float) -> Callable[[float], None]:
+        return lambda share: progressed(start + size * share)
+
     try:
-        copy_database(backup, working, pages=-1)
+        if cancelled() or not copy_database(
+            backup, working, cancelled=cancelled, progressed=part(0.15, 0.25)
+        ):
+            return None
         connection = sqlite3.connect(working, isolation_level=None)
         try:
             migrate(connection)
         finally:
             connection.close()
+        progressed(0.45)
         before = _free_before_restore_name(folder, moment)
-        copy_database(database, before)
+        if cancelled() or not copy_database(
+            database, before, cancelled=cancelled, progressed=part(0.45, 0.35)
+        ):
+            return None
+        if cancelled():
+            _remove_quietly(before)
+            return None
+        progressed(0.8)
         source = _open(working, "ro")
         try:
             live = _open(database, "rw")
@@ -285,7 +376,16 @@ def restore(database: Path, backup: Path, *, now: datetime | None = None) -> Pat
         ) from error
     finally:
         _remove_quietly(working)
-    log.info("Restored %s from %s; the data before is in %s.", database, backup, before)
+    progressed(0.95)
+    files = put_back_files(database, folder)
+    progressed(1.0)
+    log.info(
+        "Restored %s from %s (%d attached files put back); the data before is in %s.",
+        database,
+        backup,
+        files,
+        before,
+    )
     return before
 
 
@@ -296,10 +396,13 @@ class _Cancelled(Exception):
     pass
 
 
-def _between_steps(cancelled: Callable[[], bool], flush: int) -> Callable[[int, int, int], None]:
-    def progress(_status: int, remaining: int, _total: int) -> None:
+def _between_steps(
+    cancelled: Callable[[], bool], flush: int, progressed: Callable[[float], None]
+) -> Callable[[int, int, int], None]:
+    def progress(_status: int, remaining: int, total: int) -> None:
         if cancelled():
             raise _Cancelled  # the backup API stops and re-raises it
+        progressed(1 - remaining / total if total else 1.0)
         # Written to disk a step at a time: one flush of the whole file at the end
         # stalls the app's own commits (each one fsyncs) for half a second.
         os.fsync(flush)
@@ -342,7 +445,7 @@ def _free_before_restore_name(folder: Path, moment: datetime) -> Path:
 
 def _ensure_folder(folder: Path) -> None:
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as error:
         raise StorageError(
             f"Cairn couldn't create its backup folder ({folder}): {_reason(error)}. "

@@ -62,13 +62,15 @@ from app.core.files import atomic_write
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
 from app.core.platform import (
     fsync_folder,
+    has_posix_permissions,
+    replace_file,
     sqlite_durability_pragmas,
     sqlite_uri,
 )
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
-from app.store.salvage import salvage
-from app.store.wal_check import wal_damage
+from app.store.salvage import salvage_all
+from app.store.wal_check import WalDamage, rebuild, wal_damage
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,12 @@ DAMAGE_FOUND_MESSAGE = (
 )
 
 _OPEN_ACTION = "open your conversations"
+# Files Cairn keeps are readable by the user alone (SQLite gives -wal and -shm the mode
+# of the database file); on Windows the profile's permissions do that.
+PRIVATE = 0o600
+_BINARY = getattr(os, "O_BINARY", 0)
+_EMPTY_FILE = "the file is empty (0 bytes)"
+_REPAIRED = "Cairn found damage in the record of your latest changes and repaired it"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
 _USER_VERSION_OFFSET = 60  # https://www.sqlite.org/fileformat.html#the_database_header
@@ -103,7 +111,13 @@ IntegrityCheck = Callable[[sqlite3.Connection], list[str]]
 
 def run_quick_check(connection: sqlite3.Connection) -> list[str]:
     """`PRAGMA quick_check`: every page and b-tree read, without the index cross-checks."""
-    rows = connection.execute(f"PRAGMA quick_check({_CHECK_ROWS:d})").fetchall()
+    # Its report may quote damaged bytes that are not UTF-8: read them, never fail on them.
+    factory = connection.text_factory
+    connection.text_factory = lambda raw: raw.decode("utf-8", "replace")
+    try:
+        rows = connection.execute(f"PRAGMA quick_check({_CHECK_ROWS:d})").fetchall()
+    finally:
+        connection.text_factory = factory
     return [str(row[0]) for row in rows]
 
 
@@ -119,6 +133,7 @@ class OpenResult:
         checked: whether the integrity check ran at open; when it did not, run
             `check_database` on a worker thread after the first paint.
         check_reason: why the check ran at open (for the log), or None.
+        notice_title: the notice's title, when there is one.
     """
 
     connection: sqlite3.Connection
@@ -127,6 +142,7 @@ class OpenResult:
     set_aside: Path | None = None
     checked: bool = False
     check_reason: str | None = None
+    notice_title: str = "Your conversations were set aside"
 
 
 def open_database(
@@ -149,7 +165,9 @@ def open_database(
     damage = _damage_from_header(database)
     _check_writable(database)
     # Before SQLite opens the file, which would replay the log and drop what follows a break.
-    wal_notice = _keep_damaged_wal(database) if damage is None else None
+    wal = _keep_damaged_wal(database) if damage is None else None
+    if wal is not None and wal.damaged is not None:
+        damage = wal.damaged
     state = _read_state(database)
     check_reason: str | None = None
     last_check = state.last_check if state is not None else None
@@ -164,18 +182,36 @@ def open_database(
             last_check = moment
     set_aside = None
     notice = None
+    repaired = False
     if damage is not None:
         log.warning("The database %s is damaged (%s); setting it aside.", database, damage)
-        set_aside = _set_aside(database)
-        notice = (
-            f"Cairn found a damaged database and set it aside as {set_aside.name} "
-            f"(in {set_aside.parent}); a fresh one was started. Nothing was deleted."
-        )
+        if wal is not None and wal.damaged is not None:
+            set_aside = wal.kept  # copied already, as it was found
+            _remove_damaged(database, set_aside)
+            notice = "Cairn set the damaged files aside and started a fresh database."
+        else:
+            set_aside = _set_aside(database)
+            notice = (
+                f"Cairn found a damaged database and set it aside as {set_aside.name} "
+                f"(in {set_aside.parent}); a fresh one was started. Nothing was deleted."
+            )
+            if damage == _EMPTY_FILE:
+                notice = (
+                    "Cairn found its database file empty (0 bytes): something outside Cairn "
+                    f"emptied it. It was set aside as {set_aside.name} (in {set_aside.parent}) "
+                    "and a fresh one was started."
+                )
+                if any((database.parent / "backups").glob("cairn-*.db")):
+                    notice += (
+                        " Your backups are kept: File → Restore from backup… puts your "
+                        "conversations back as they were."
+                    )
     if not _has_content(database):
         last_check = moment  # nothing to check in a fresh database
     # Before the first write, so a crash from here on counts as an unclean shutdown.
     _update_state(database, lambda _: _State(in_use=True, last_check=last_check))
     connection = _connect(database, mode=None)
+    _make_private(database)  # before the log and its index are made beside it
     try:
         # Checked again before the first write: the file may have changed since.
         _refuse_if_too_new(user_version(connection), database)
@@ -183,14 +219,29 @@ def open_database(
         if str(mode).lower() != "wal":
             log.warning("The database %s stays in %s journal mode (no WAL here).", database, mode)
         migrate(connection)
-        if set_aside is not None:
-            notice = f"{notice} {salvage(set_aside, connection).sentence()}"
+        if set_aside is not None and not (
+            damage == _EMPTY_FILE and not _side(set_aside, "-wal").exists()
+        ):
+            # The log's picture first: it holds what SQLite's own reading skips.
+            pictures = [wal.picture] if wal is not None and wal.picture is not None else []
+            report = salvage_all([*pictures, set_aside], connection)
+            notice = f"{notice} {report.sentence()}"
+            repaired = report.whole and damage != _EMPTY_FILE
+            if repaired:
+                notice = (
+                    f"Cairn found a damaged database and repaired it. {report.sentence()} "
+                    f"The damaged file is kept as {set_aside.name} (in {set_aside.parent})."
+                )
     except (sqlite3.Error, UnicodeError) as error:
         connection.close()
         raise translate(error, action=_OPEN_ACTION, database=database) from error
     except BaseException:
         connection.close()
         raise
+    finally:
+        if wal is not None and wal.picture is not None:
+            wal.picture.unlink(missing_ok=True)
+    wal_notice = wal.notice if wal is not None else None
     return OpenResult(
         connection,
         database,
@@ -198,7 +249,18 @@ def open_database(
         set_aside,
         checked=check_reason is not None,
         check_reason=check_reason,
+        notice_title=_title(set_aside, wal, repaired),
     )
+
+
+def _title(set_aside: Path | None, wal: _WalOutcome | None, repaired: bool) -> str:
+    """The notice's title: what happened, in a few words (`repaired`: every message the
+    damaged file held was recovered from it)."""
+    if set_aside is not None:
+        return "Damaged database repaired" if repaired else "Your conversations were set aside"
+    if wal is not None and wal.notice.startswith(_REPAIRED):
+        return "Damage found and repaired"
+    return "Some recent changes are missing"
 
 
 class CheckOutcome(enum.Enum):
@@ -344,6 +406,17 @@ def mark_clean_shutdown(path: Path | str) -> None:
     )
 
 
+def checkpoint(connection: sqlite3.Connection) -> None:
+    """Copy what the write-ahead log holds into the database file, without waiting for
+    anyone (PASSIVE): the fewer saved changes live only in the log, the less a damaged
+    or lost log can take. Called after each completed reply and summary; a checkpoint
+    that cannot run now (busy, read-only) is simply left for the next one."""
+    try:
+        connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    except sqlite3.Error as error:
+        log.debug("Passive checkpoint skipped: %s", error)
+
+
 def connect(path: Path | str) -> sqlite3.Connection:
     """A further connection, for another thread, to a database `open_database` prepared.
 
@@ -354,6 +427,9 @@ def connect(path: Path | str) -> sqlite3.Connection:
         raise StorageError(
             f"Cairn's database file ({database}) is missing. Start Cairn again to create it.",
         )
+    reading_only = _READ_ONLY.get(database.resolve())
+    if reading_only is not None:
+        return _connect_read_only(*reading_only)
     # mode=rw: a missing file is an error here, never silently a new empty database.
     connection = _connect(database, mode="rw")
     try:
@@ -386,10 +462,105 @@ def _connect(database: Path, *, mode: str | None) -> sqlite3.Connection:
         connection.execute("PRAGMA synchronous = FULL")
         for pragma in sqlite_durability_pragmas():  # macOS: to the disk, not its cache
             connection.execute(pragma)
+        # What is deleted is overwritten, not left in free pages a salvage or another
+        # program could read back (gone means gone); on by default in some builds only.
+        connection.execute("PRAGMA secure_delete = ON")
     except sqlite3.Error as error:
         connection.close()
         raise translate(error, action=_OPEN_ACTION, database=database) from error
     return connection
+
+
+# --- a folder Cairn may only read ------------------------------------------------------
+
+# Databases opened read-only in this process: the file to read, and whether SQLite must
+# take it as immutable (no log beside it, none can appear: nobody may write there).
+_READ_ONLY: dict[Path, tuple[Path, bool]] = {}
+
+
+def can_write(database: Path) -> bool:
+    """Whether Cairn may write its database (and so its folder: the log and index)."""
+    folder = database.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    return not database.exists() or os.access(database, os.R_OK | os.W_OK)
+
+
+def open_read_only(path: Path | str, scratch: Path) -> OpenResult:
+    """Open a database in a folder Cairn may not write, for reading only.
+
+    Nothing is written beside it, not even the state file. A database with a log
+    beside it, or from an older Cairn, is read from a copy in `scratch` (brought up
+    to date there); otherwise straight from the file. Every later `connect` to it in
+    this process reads the same way. Raises `StorageError`, `DatabaseTooNewError`.
+    """
+    database = Path(path)
+    if not database.is_file() or not _has_content(database):
+        raise StorageError(f"There are no conversations yet in {database.parent}.")
+    damage = _damage_from_header(database)
+    if damage is not None:
+        raise StorageError(
+            f"Cairn's database ({database}) is damaged, and its folder is read-only, so "
+            "Cairn can't set it aside. Open Cairn where it may write to repair it.",
+            detail=damage,
+        )
+    source, immutable = database, not _wal_has_frames(database)
+    connection = _connect_read_only(source, immutable)
+    try:
+        current = user_version(connection) == SCHEMA_VERSION
+    except sqlite3.Error as error:
+        connection.close()
+        raise translate(error, action=_OPEN_ACTION, database=database) from error
+    if not current or not immutable:
+        connection.close()
+        source, immutable = _read_only_copy(database, scratch), False
+        connection = _connect_read_only(source, immutable)
+    _READ_ONLY[database.resolve()] = (source, immutable)
+    log.info("Reading %s read-only (%s).", database, "a copy" if source != database else "as is")
+    return OpenResult(connection, database, checked=True, check_reason=None)
+
+
+def _connect_read_only(source: Path, immutable: bool) -> sqlite3.Connection:
+    uri = _uri(source, "ro") + ("&immutable=1" if immutable else "")
+    try:
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
+        connection.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as error:
+        raise translate(error, action=_OPEN_ACTION, database=source) from error
+    return connection
+
+
+def _read_only_copy(database: Path, scratch: Path) -> Path:
+    """A copy of the database and its log in `scratch`, up to date, for reading."""
+    scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
+    copy = scratch / database.name
+    try:
+        for suffix in ("", "-wal"):
+            if _side(database, suffix).exists():
+                shutil.copyfile(_side(database, suffix), _side(copy, suffix))
+        connection = sqlite3.connect(copy, isolation_level=None)
+        try:
+            _refuse_if_too_new(user_version(connection), database)
+            migrate(connection)
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            connection.close()
+    except OSError as error:
+        raise _unreadable(database, error) from error
+    except sqlite3.Error as error:
+        raise translate(error, action=_OPEN_ACTION, database=database) from error
+    return copy
+
+
+def _make_private(database: Path) -> None:
+    if not has_posix_permissions():
+        return
+    try:
+        if database.stat().st_mode & 0o077:
+            database.chmod(PRIVATE)
+    except OSError as error:
+        log.warning("Cannot make %s private: %r", database, error)
 
 
 def _uri(database: Path, mode: str) -> str:
@@ -427,17 +598,40 @@ def _damage_from_header(database: Path) -> str | None:
     Returns why the file is not a database, or None; refuses a newer schema.
     """
     try:
-        if not database.exists() or database.stat().st_size == 0:
-            return None  # SQLite treats an empty file as an empty database
+        if not database.exists():
+            return None
+        if database.stat().st_size == 0:
+            # SQLite would take it for a new database; Cairn never leaves one empty.
+            return _EMPTY_FILE
         with database.open("rb") as file:
             header = file.read(_HEADER_SIZE)
     except OSError as error:
         raise _unreadable(database, error) from error
     if len(header) < _HEADER_SIZE or not header.startswith(_SQLITE_MAGIC):
         return "file is not a database"
+    if not _sound_header(header):
+        # Its version number cannot be trusted either: damage, not a newer Cairn's file.
+        return "the file's header is damaged"
     offset = _USER_VERSION_OFFSET
     _refuse_if_too_new(int.from_bytes(header[offset : offset + 4], "big"), database)
     return None
+
+
+def _sound_header(header: bytes) -> bool:
+    """Whether the fixed fields of the header hold what SQLite writes there
+    (https://www.sqlite.org/fileformat.html#the_database_header)."""
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    return (
+        512 <= page_size <= 65536
+        and page_size & (page_size - 1) == 0
+        and header[18] in (1, 2)
+        and header[19] in (1, 2)
+        and header[21:24] == b"\x40\x20\x20"
+        and int.from_bytes(header[44:48], "big") <= 4  # schema format (0: nothing yet)
+        and int.from_bytes(header[56:60], "big") <= 3  # text encoding (0: not yet)
+        and not any(header[72:92])  # reserved: zero
+    )
 
 
 class _Stopped(Exception):
@@ -466,6 +660,9 @@ def _damage_from_sqlite(
         if cancel is not None:
             cancel._watch(connection)
         results = integrity_check(connection)
+    except UnicodeDecodeError as error:
+        # SQLite's own message quoted damaged bytes (a broken schema): damage all the same.
+        return f"the database reported damage in bytes that are not text ({error.reason})"
     except sqlite3.Error as error:
         if is_damage(error):
             return str(error)
@@ -698,32 +895,69 @@ def _set_aside(database: Path) -> Path:
             "then start Cairn again.",
             detail=repr(error),
         ) from error
+    # The WAL goes first: a stale -wal beside a fresh database must never be replayed.
+    _remove_damaged(database, target)
+    return target
+
+
+@dataclass(frozen=True)
+class _WalOutcome:
+    """What `_keep_damaged_wal` did: the words to say, and what is left to salvage.
+
+    Attributes:
+        notice: plain words for the user.
+        kept: the copy of the files as they were (database, -wal, -shm).
+        damaged: why the database must be set aside after all (the log's picture of it
+            is not sound), or None.
+        picture: the database as the whole log describes it, to salvage from, when
+            `damaged`; a scratch file removed after use.
+    """
+
+    notice: str
+    kept: Path
+    damaged: str | None = None
+    picture: Path | None = None
+
+
+def _remove_damaged(database: Path, kept: Path) -> None:
+    """Remove the damaged files once `kept` holds their copy (the log first)."""
     try:
-        # The WAL goes first: a stale -wal beside a fresh database must never be replayed.
         for suffix in (*_SIDE_FILES, ""):
             _side(database, suffix).unlink(missing_ok=True)
     except OSError as error:
         raise StorageError(
-            f"Cairn found a damaged database ({database}) and copied it to {target.name}, "
+            f"Cairn found a damaged database ({database}) and copied it to {kept.name}, "
             f"but could not remove the damaged file: {error.strerror or error}. Close other "
             "programs that may use it, then start Cairn again.",
             detail=repr(error),
         ) from error
-    return target
 
 
-def _keep_damaged_wal(database: Path) -> str | None:
-    """When the write-ahead log is damaged, copy it and the file aside (as a damaged
-    database is) before SQLite reads them; the words to tell the user, or None."""
-    if not _has_content(database):
+def _keep_damaged_wal(database: Path) -> _WalOutcome | None:
+    """When the write-ahead log is damaged, copy the database, -wal and -shm aside
+    before SQLite reads them, then read back what SQLite would skip.
+
+    The log's frames are applied to the database in a scratch file (`rebuild`); when
+    that picture passes SQLite's integrity check it becomes the database, and nothing
+    the log held is lost. Otherwise the caller sets the database aside and salvages
+    from the picture and the copy, row by row. Returns None when the log is sound.
+    """
+    if not database.exists():
         return None
+    wal, shm = _side(database, "-wal"), _side(database, "-shm")
     try:
-        damage = wal_damage(_side(database, "-wal"))
+        damage = wal_damage(wal, shm)
     except OSError as error:
         raise _unreadable(database, error) from error
     if damage is None:
         return None
-    log.warning("The write-ahead log of %s is damaged (%s).", database, damage.reason)
+    log.warning(
+        "The write-ahead log of %s is damaged (%s): %s%d saved changes SQLite would skip.",
+        database,
+        damage.reason,
+        "" if damage.exact else "at least ",
+        damage.lost_transactions,
+    )
     target = _free_name(database, datetime.now().strftime("%Y%m%d-%H%M%S"))
     try:
         for suffix in ("", *_SIDE_FILES):
@@ -737,12 +971,97 @@ def _keep_damaged_wal(database: Path) -> str | None:
             "changed. Free some space on the disk, then start Cairn again.",
             detail=repr(error),
         ) from error
-    changes = "change" if damage.lost_transactions == 1 else "changes"
-    return (
-        f"Cairn found damage in the record of your latest changes: the last "
-        f"{damage.lost_transactions} saved {changes} could not be read and may be missing. "
-        f"A copy of the files as they were is kept as {target.name} (in {target.parent})."
+    kept = f"A copy of the files as they were is kept as {target.name} (in {target.parent})."
+    count = _changes(damage.lost_transactions, exact=damage.exact)
+    lead = _REPAIRED.split(" and")[0]
+    if not damage.placements:
+        are = "is" if damage.lost_transactions == 1 else "are"
+        return _WalOutcome(f"{lead}: {count} could not be read and {are} missing. {kept}", target)
+    picture = _rebuilt(database, wal, damage)
+    if picture is None:
+        return _WalOutcome(
+            f"{lead}: {count} could not be read by the database itself. {kept}",
+            target,
+            damaged="the write-ahead log is damaged and cannot be rebuilt",
+        )
+    problem = _picture_problem(picture)
+    if problem is not None:
+        log.warning("The database rebuilt from its log is not sound: %s", problem)
+        return _WalOutcome(
+            f"{lead}: {count} could not be read by the database itself. {kept}",
+            target,
+            damaged=f"the write-ahead log is damaged ({problem})",
+            picture=picture,
+        )
+    try:
+        for suffix in _SIDE_FILES:  # the log goes first: it must never be replayed again
+            _side(database, suffix).unlink(missing_ok=True)
+        replace_file(picture, database)
+        fsync_folder(database.parent)
+    except OSError as error:
+        picture.unlink(missing_ok=True)
+        raise StorageError(
+            f"Cairn found damage in the record of your latest changes and repaired it, but "
+            f"could not put the repaired file in place: {error.strerror or error}. A copy "
+            f"of the files as they were is kept as {target.name}. Start Cairn again.",
+            detail=repr(error),
+        ) from error
+    read_back = damage.lost_transactions - damage.cut_transactions
+    repaired = (
+        f"{lead} and repaired it: {_changes(read_back, exact=True)} the database "
+        "would have skipped were read back from it."
     )
+    if not damage.exact and not damage.cut_transactions:
+        repaired = (
+            f"{lead} and repaired it: what the database would have skipped was read back "
+            "from it as far as it could be."
+        )
+    missing = ""
+    if damage.cut_transactions:
+        missing = (
+            f" But {_changes(damage.cut_transactions, exact=False)} were cut off its end "
+            "and are missing."
+        )
+    return _WalOutcome(f"{repaired}{missing} {kept}", target)
+
+
+def _changes(count: int, *, exact: bool) -> str:
+    """ "the last 3 saved changes", "at least the last 30 saved changes"."""
+    noun = "saved change" if count == 1 else "saved changes"
+    return f"{'' if exact else 'at least '}the last {count:,} {noun}"
+
+
+def _rebuilt(database: Path, wal: Path, damage: WalDamage) -> Path | None:
+    """The database as the whole log describes it, in a scratch file beside it."""
+    picture = database.with_name(f".{database.name}.rebuilt-{os.getpid()}")
+    try:
+        picture.unlink(missing_ok=True)
+        rebuild(database, wal, damage, picture)
+    except OSError as error:
+        log.warning("Cannot rebuild %s from its log: %r", database, error)
+        picture.unlink(missing_ok=True)
+        return None
+    return picture
+
+
+def _picture_problem(picture: Path) -> str | None:
+    """Why the rebuilt database cannot be used as it is (a full integrity check), or None."""
+    try:
+        # immutable: a scratch file no one else opens; no -shm or -wal beside it.
+        uri = f"{_uri(picture, 'ro')}&immutable=1"
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as error:
+        return str(error)
+    try:
+        version = user_version(connection)
+        if version > SCHEMA_VERSION:
+            return f"user_version {version}"
+        rows = [str(row[0]) for row in connection.execute("PRAGMA integrity_check(5)")]
+    except (sqlite3.Error, UnicodeError) as error:
+        return str(error)
+    finally:
+        connection.close()
+    return None if rows == ["ok"] else "; ".join(rows)
 
 
 def _side(database: Path, suffix: str) -> Path:
@@ -759,8 +1078,10 @@ def _free_name(database: Path, stamp: str) -> Path:
 
 
 def _copy_durably(source: Path, copy: Path) -> None:
-    # "xb": never overwrite an existing file, not even an older damaged copy.
-    with source.open("rb") as reader, copy.open("xb") as writer:
+    # O_EXCL: never overwrite an existing file, not even an older damaged copy; 0600:
+    # a copy of the conversations is as private as they are.
+    descriptor = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, PRIVATE)
+    with source.open("rb") as reader, os.fdopen(descriptor, "wb") as writer:
         shutil.copyfileobj(reader, writer, _COPY_CHUNK)
         writer.flush()
         os.fsync(writer.fileno())

@@ -21,13 +21,14 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+import io
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain
@@ -39,11 +40,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from app import __version__
 from app.core.dates import stamp
 from app.core.errors import StorageError, UserFacingError
-from app.core.files import atomic_text_file
 from app.core.models import Usage
 from app.core.summary import SummaryContent
 from app.core.thinking import thought_for
-from app.store.attachments import AttachmentFiles, sha256_of
+from app.store.attachments import AttachmentFiles, Staging, move_in, sha256_of
+from app.store.checksums import summary_checksum, text_checksum
+from app.store.export_file import (
+    ExportError,
+    atomic_export,
+    export_target,
+)
 from app.store.export_lookups import (
     LOOKUPS_QUERY,
     insert_lookups,
@@ -51,6 +57,7 @@ from app.store.export_lookups import (
     lookups_by_reply,
     markdown_lookup_line,
 )
+from app.store.export_reader import ExportReadError, read_json
 from app.store.transactions import translated_errors, write_transaction
 
 FORMAT_NAME = "cairn-export"
@@ -61,17 +68,13 @@ MAX_IMPORT_BYTES = 2 * 1024**3
 MAX_IMPORT_CONVERSATIONS = 100_000
 
 COPY_SUFFIX = " (copy)"
+# Where the audit trail of a deleted conversation goes when it is imported again.
+PAST_LIFE = "deleted:"
 
 
 class ExportFormat(enum.StrEnum):
     JSON = "json"
     MARKDOWN = "markdown"
-
-
-class ExportError(UserFacingError):
-    """The export file could not be written; nothing was changed."""
-
-    title = "Couldn't export"
 
 
 class ImportRefusedError(UserFacingError):
@@ -327,6 +330,9 @@ class ConversationRecord(BaseModel):
         known = set(seqs)
         if any(a.message_seq not in known for a in self.attachments):
             problems.append("a file is attached to a message the file does not have")
+        places = [(a.message_seq, a.ordinal) for a in self.attachments]
+        if len(set(places)) != len(places):
+            problems.append("a message has two attached files in the same place")
         for attachment in self.attachments:
             content = attachment.content()
             if content is not None and sha256_of(content) != attachment.sha256:
@@ -412,20 +418,22 @@ def export_conversations(
     session_ids: Sequence[str] | None = None,
     database: Path | None = None,
     now: datetime | None = None,
+    replace: bool = False,
 ) -> ExportResult:
     """Write the conversations `session_ids` (None: all, oldest first) to `destination`.
 
-    Raises `ExportError` when a conversation is not there or the file cannot be
-    written (the destination is then left as it was), `StorageError` when the
-    database cannot be read.
+    Raises `ExportExistsError` when the file exists and `replace` is False, and
+    `ExportError` when a conversation is not there or the file cannot be written
+    (app.store.export_file: only ordinary files); the destination is then left as it
+    was. `StorageError` when the database cannot be read.
     """
-    target = Path(destination)
+    target = export_target(destination, replace=replace)
     moment = (now or datetime.now(UTC)).isoformat()
     with translated_errors("read your conversations", database):
         connection.execute("BEGIN")  # one snapshot for the whole export (WAL: no lock held)
         try:
             ids = _session_ids(connection, session_ids)
-            with _atomic_file(target) as stream:
+            with atomic_export(target, replace=replace) as stream:
                 if fmt is ExportFormat.JSON:
                     files = AttachmentFiles(database) if database is not None else None
                     _write_json(connection, ids, stream, moment, files)
@@ -638,24 +646,6 @@ def _markdown_summary(summary: dict[str, Any]) -> str:
     return "\n" + _quote("\n".join(lines)) + "\n"
 
 
-@contextmanager
-def _atomic_file(target: Path) -> Iterator[IO[str]]:
-    """`atomic_text_file`, its failures said as an ExportError."""
-    try:
-        with atomic_text_file(target) as stream:
-            yield stream
-    except OSError as error:
-        raise _write_error(target, error) from error
-
-
-def _write_error(target: Path, error: OSError) -> ExportError:
-    return ExportError(
-        f"Cairn couldn't write {target}: {error.strerror or error}. Check that the folder "
-        "exists, that you may write to it and that the disk has room, then try again.",
-        detail=repr(error),
-    )
-
-
 # --- importing ---------------------------------------------------------------------
 
 
@@ -668,7 +658,8 @@ class ImportResult:
 
 
 def read_export(source: Path | str) -> ExportFile:
-    """Read and check an export file; writes nothing. Raises `ImportRefusedError`."""
+    """Read and check an export file, as a stream with limits (app.store.export_reader);
+    writes nothing. Raises `ImportRefusedError` in plain words, naming the place."""
     path = Path(source)
     try:
         with path.open("rb") as stream:
@@ -679,31 +670,39 @@ def read_export(source: Path | str) -> ExportFile:
                     f"the limit is {MAX_IMPORT_BYTES // 1024**3} GB). Export fewer "
                     "conversations per file and import them one file at a time."
                 )
-            raw = stream.read()
+            return _checked(_read(stream, path.name), path.name)
     except OSError as error:
         raise ImportRefusedError(
             f"Cairn couldn't read {path}: {error.strerror or error}.", detail=repr(error)
         ) from error
-    return parse_export(raw, name=path.name)
 
 
 def parse_export(raw: bytes, *, name: str = "This file") -> ExportFile:
     """Check the bytes of an export file; raises `ImportRefusedError` saying what is wrong."""
+    return _checked(_read(io.BytesIO(raw), name), name)
+
+
+def _read(stream: IO[bytes], name: str) -> Any:
+    head = stream.read(512)
+    stream.seek(0)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise ImportRefusedError(
-            f"{name} is not a Cairn export: it is not a text file.", detail=repr(error)
-        ) from error
-    except json.JSONDecodeError as error:
-        ours = raw.lstrip().startswith(b"{") and FORMAT_NAME.encode() in raw[:512]
-        raise ImportRefusedError(
-            f"{name} is a Cairn export that is cut short or damaged, so it can't be read. "
-            "It may not have been copied completely; export it again."
-            if ours
-            else f"{name} is not a Cairn export: it is damaged or not a JSON file.",
-            detail=repr(error),
-        ) from error
+        return read_json(stream)
+    except ExportReadError as error:
+        where = f" (at {error.place})" if error.place else ""
+        ours = head.lstrip().startswith(b"{") and FORMAT_NAME.encode() in head
+        if ours and error.cut_short:
+            message = (
+                f"{name} is a Cairn export that is cut short, so it can't be read. It may "
+                "not have been copied completely; export it again."
+            )
+        elif ours:
+            message = f"{name} is a Cairn export that is damaged: {error.problem}{where}."
+        else:
+            message = f"{name} is not a Cairn export: {error.problem}{where}."
+        raise ImportRefusedError(message, detail=repr(error)) from error
+
+
+def _checked(data: Any, name: str) -> ExportFile:
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
         raise ImportRefusedError(
             f"{name} is not a Cairn export. Choose a file made by Cairn's Export, in JSON."
@@ -748,7 +747,8 @@ def parse_export(raw: bytes, *, name: str = "This file") -> ExportFile:
 
 def _first_problem(error: ValidationError) -> str:
     first = error.errors()[0]
-    where = " → ".join(str(part) for part in first["loc"])
+    # Positions counted from 1, as the reader counts them (app/store/export_reader.py).
+    where = " → ".join(str(part + 1 if isinstance(part, int) else part) for part in first["loc"])
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
@@ -768,8 +768,35 @@ def import_conversations(
     """
     ids: list[str] = []
     titles: list[str] = []
-    if database is not None:  # the files first: a row never names bytes not on disk
-        _keep_files(export, AttachmentFiles(database))
+    # The files wait in a folder of their own until the rows naming them are committed:
+    # a refused or failed import leaves nothing behind.
+    files = AttachmentFiles(database) if database is not None else None
+    staging = None
+    if files is not None:
+        _finish_earlier_imports(connection, files)
+        staging = files.staging()
+    try:
+        if staging is not None:
+            _stage_files(export, staging)
+        _insert_all(connection, export, as_copy, database, new_id, ids, titles)
+    except BaseException:
+        if staging is not None:
+            staging.discard()
+        raise
+    if staging is not None:
+        staging.commit()
+    return ImportResult(ids, titles)
+
+
+def _insert_all(
+    connection: sqlite3.Connection,
+    export: ExportFile,
+    as_copy: bool,
+    database: Path | None,
+    new_id: Callable[[], str],
+    ids: list[str],
+    titles: list[str],
+) -> None:
     with write_transaction(connection, "import the conversations", database) as cursor:
         if not as_copy:
             present = [
@@ -799,22 +826,46 @@ def import_conversations(
                 )
         # Summaries point at each other (parent_id) in either order; checked at COMMIT.
         cursor.execute("PRAGMA defer_foreign_keys = ON")
+        if not as_copy:
+            # A conversation deleted here before comes back with the file's own log: the
+            # trail of its past life (its deletion last) stays, under a name of its own.
+            cursor.executemany(
+                "UPDATE event SET session_id = ? || session_id WHERE session_id = ?",
+                [(PAST_LIFE, c.session.id) for c in export.conversations],
+            )
         for conversation in export.conversations:
             session_id, title = _insert(cursor, conversation, as_copy=as_copy, new_id=new_id)
             ids.append(session_id)
             titles.append(title)
-    return ImportResult(ids, titles)
 
 
-def _keep_files(export: ExportFile, files: AttachmentFiles) -> None:
-    """Put the attached files the export holds into the attachments folder (each
-    checked against its sha256 when the file was read); `StorageError` when the disk
-    refuses, before anything is imported."""
+def _stage_files(export: ExportFile, staging: Staging) -> None:
+    """Stage the attached files the export holds (each checked against its sha256 when
+    the file was read); `StorageError` when the disk refuses, before any row is written."""
     for conversation in export.conversations:
         for attachment in conversation.attachments:
             content = attachment.content()
             if content is not None:
-                files.put(content, attachment.sha256)
+                staging.put(content, attachment.sha256)
+
+
+def _finish_earlier_imports(connection: sqlite3.Connection, files: AttachmentFiles) -> None:
+    """Files an earlier import staged and never moved: in place if a row names them (it
+    committed, then Cairn stopped), else removed (it never committed)."""
+    leftovers = files.staged_leftovers()
+    if not leftovers:
+        return
+    named = {
+        str(row[0])
+        for row in connection.execute(
+            "SELECT DISTINCT sha256 FROM attachment WHERE sha256 IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps([path.name for path in leftovers]),),
+        )
+    }
+    move_in(files, [path for path in leftovers if path.name in named])
+    for folder in {path.parent for path in leftovers}:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _json(value: Any) -> str | None:
@@ -853,8 +904,8 @@ def _insert(
         ),
     )
     cursor.executemany(
-        f"INSERT INTO summary (session_id, {_SUMMARY_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO summary (session_id, {_SUMMARY_COLUMNS}, checksum) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 session_id,
@@ -875,13 +926,14 @@ def _insert(
                 s.instructions,
                 s.state,
                 s.created_at,
+                summary_checksum(s.narrative, _json(s.key_points) or "[]", _json(s.facets) or "{}"),
             )
             for s in conversation.summaries
         ],
     )
     cursor.executemany(
-        f"INSERT INTO message (session_id, {_MESSAGE_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO message (session_id, {_MESSAGE_COLUMNS}, checksum) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 session_id,
@@ -898,6 +950,7 @@ def _insert(
                 m.thinking,
                 m.thinking_seconds,
                 m.refusal,
+                text_checksum(m.content),
             )
             for m in conversation.messages
         ],

@@ -50,7 +50,7 @@ class InstanceLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Not inherited by child processes (PEP 446), so a program Cairn
             # starts cannot keep the lock alive after Cairn quits.
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as error:
             raise StorageError(
                 f"Cairn can't create its lock file in {self.path.parent}: "

@@ -12,6 +12,8 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.store.checksums import summary_checksum, text_checksum
+
 log = logging.getLogger(__name__)
 
 # Every character str.strip() strips (str.isspace), as SQLite's trim() takes them.
@@ -617,6 +619,43 @@ _REFUSALS = Migration(
     ),
 )
 
+
+def _fill_checksums(connection: sqlite3.Connection) -> None:
+    """Give every message and summary already kept its checksum."""
+    connection.executemany(
+        "UPDATE message SET checksum = ? WHERE id = ?",
+        (
+            (text_checksum(str(content)), message_id)
+            for message_id, content in connection.execute("SELECT id, content FROM message")
+        ),
+    )
+    connection.executemany(
+        "UPDATE summary SET checksum = ? WHERE id = ?",
+        (
+            (summary_checksum(str(narrative), str(key_points), str(facets)), summary_id)
+            for summary_id, narrative, key_points, facets in connection.execute(
+                "SELECT id, narrative, key_points, facets FROM summary"
+            ).fetchall()
+        ),
+    )
+
+
+_CHECKSUMS = Migration(
+    version=13,
+    description="a checksum of each message's text and each summary; a mark for damaged ones",
+    statements=(
+        # app/store/checksums.py: a 64-bit BLAKE2b of the text as written, so a bit the
+        # disk flipped is found; `damaged` marks a text no backup could put back.
+        "ALTER TABLE message ADD COLUMN checksum INTEGER",
+        "ALTER TABLE message ADD COLUMN damaged INTEGER NOT NULL DEFAULT 0 "
+        "CHECK (damaged IN (0, 1))",
+        "ALTER TABLE summary ADD COLUMN checksum INTEGER",
+        "ALTER TABLE summary ADD COLUMN damaged INTEGER NOT NULL DEFAULT 0 "
+        "CHECK (damaged IN (0, 1))",
+    ),
+    then=_fill_checksums,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -630,6 +669,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _THINKING,
     _UPLOADS,
     _REFUSALS,
+    _CHECKSUMS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core.errors import UserFacingError
+from app.store.attachment_files import files_of, forget_files
 from app.store.errors import SummaryNotFoundError
 from app.store.owned import ConnectionStore
 from app.store.sessions import _stamp
@@ -86,12 +87,18 @@ class OriginalsStore(ConnectionStore):
             if row is None:
                 raise SummaryNotFoundError(summary_id)
             session_id = str(row[0])
+            files = files_of(
+                cursor,
+                f"SELECT id FROM message WHERE summary_id IN ({_CHAIN}SELECT id FROM chain)",
+                (summary_id,),
+            )
             # The chain in a subquery: a DELETE that starts with WITH reports no rowcount.
             deleted = cursor.execute(
                 f"DELETE FROM message WHERE summary_id IN ({_CHAIN}SELECT id FROM chain)",
                 (summary_id,),
             ).rowcount
             self._record(cursor, session_id, summary_id, deleted)
+        forget_files(self._connection, self.database, files)
         return deleted
 
     def delete_archived(self, session_id: str) -> int:
@@ -99,11 +106,17 @@ class OriginalsStore(ConnectionStore):
         with write_transaction(
             self._connection, "delete the original messages", self.database
         ) as cursor:
+            files = files_of(
+                cursor,
+                "SELECT id FROM message WHERE session_id = ? AND summary_id IS NOT NULL",
+                (session_id,),
+            )
             deleted = cursor.execute(
                 "DELETE FROM message WHERE session_id = ? AND summary_id IS NOT NULL",
                 (session_id,),
             ).rowcount
             self._record(cursor, session_id, None, deleted)
+        forget_files(self._connection, self.database, files)
         return deleted
 
     def deleted_on(self, summary_id: str) -> datetime | None:

@@ -29,8 +29,10 @@ from app.core.caching import CacheUse
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
+from app.store.attachment_files import files_of, forget_files
 from app.store.cache_use import read_cache_use
-from app.store.database import connect
+from app.store.checksums import text_checksum
+from app.store.database import checkpoint, connect
 from app.store.errors import (
     MessageArchivedError,
     MessageNotFoundError,
@@ -50,7 +52,7 @@ Clock = Callable[[], datetime]
 _SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
 _MESSAGE_COLUMNS = (
     "id, session_id, seq, role, content, created_at, token_estimate, usage, model, status, "
-    "summary_id, pinned, version_of, "
+    "summary_id, pinned, version_of, damaged, "
     # Which version it is, of how many (app.store.versions): counted for grouped rows only.
     "CASE WHEN version_of IS NULL THEN 1 ELSE (SELECT count(*) FROM message AS v "
     "WHERE v.version_of = message.version_of AND v.seq <= message.seq) END, "
@@ -172,13 +174,15 @@ class SessionStore:
     def delete_session(self, session_id: str) -> None:
         """Delete the conversation and, by ON DELETE CASCADE, its messages and summaries.
 
-        The deletion is recorded in the audit trail (`event`), which outlives it.
+        The deletion is recorded in the audit trail (`event`), which outlives it; the
+        attached files no other message uses go with it.
         """
         now = self._now()
         with self._write("delete the conversation") as cursor:
             (messages,) = cursor.execute(
                 "SELECT count(*) FROM message WHERE session_id = ?", (session_id,)
             ).fetchone()
+            files = files_of(cursor, "SELECT id FROM message WHERE session_id = ?", (session_id,))
             cursor.execute("DELETE FROM session WHERE id = ?", (session_id,))
             if cursor.rowcount == 0:
                 raise SessionNotFoundError(session_id)
@@ -187,6 +191,7 @@ class SessionStore:
                 "VALUES (?, 'delete_originals', 'ok', 'conversation deleted', ?, ?)",
                 (session_id, f"{messages} messages", _stamp(now)),
             )
+        forget_files(self._connection, self.database, files)
 
     # --- messages --------------------------------------------------------------
 
@@ -247,8 +252,9 @@ class SessionStore:
         """
         with self._write("save the reply") as cursor:
             cursor.execute(
-                "UPDATE message SET content = ?, token_estimate = NULL WHERE id = ?",
-                (content, message_id),
+                "UPDATE message SET content = ?, checksum = ?, damaged = 0, "
+                "token_estimate = NULL WHERE id = ?",
+                (content, text_checksum(content), message_id),
             )
             if cursor.rowcount == 0:
                 raise MessageNotFoundError(message_id)
@@ -280,13 +286,14 @@ class SessionStore:
         usage_json = usage.model_dump_json() if usage is not None else None
         with self._write("save the reply") as cursor:
             cursor.execute(
-                "UPDATE message SET content = ?, status = ?, usage = coalesce(?, usage), "
-                "model = coalesce(?, model), token_estimate = ?, "
+                "UPDATE message SET content = ?, checksum = ?, damaged = 0, status = ?, "
+                "usage = coalesce(?, usage), model = coalesce(?, model), token_estimate = ?, "
                 "thinking = coalesce(?, thinking), "
                 "thinking_seconds = coalesce(?, thinking_seconds), "
                 "refusal = coalesce(?, refusal) WHERE id = ?",
                 (
                     content,
+                    text_checksum(content),
                     MessageStatus(status).value,
                     usage_json,
                     model,
@@ -307,6 +314,7 @@ class SessionStore:
             row = cursor.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE id = ?", (message_id,)
             ).fetchone()
+        checkpoint(self._connection)  # a finished reply: out of the log into the file
         return _message_from_row(row)
 
     def set_pinned(self, message_id: int, pinned: bool) -> Message:
@@ -501,6 +509,7 @@ def _message_from_row(row: Any) -> Message:
         summary_id,
         pinned,
         version_of,
+        damaged,
         version_number,
         version_count,
         thinking,
@@ -521,6 +530,7 @@ def _message_from_row(row: Any) -> Message:
         summary_id=summary_id,
         pinned=bool(pinned),
         version_of=version_of,
+        damaged=bool(damaged),
         version_number=version_number,
         version_count=version_count,
         thinking=thinking,

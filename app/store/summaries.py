@@ -42,6 +42,8 @@ from app.core.summary import (
     SummaryTrigger,
     UndoResult,
 )
+from app.store.checksums import summary_checksum
+from app.store.database import checkpoint
 from app.store.errors import SummaryNotActiveError, SummaryNotFoundError
 from app.store.originals import OriginalsDeletedError, chain_has_originals, without_originals
 from app.store.owned import ConnectionStore
@@ -173,6 +175,7 @@ class SummaryStore(ConnectionStore):
                     (summary_id, json.dumps(draft.summary_ids)),
                 )
             _bump_version(cursor, draft.session_id)
+        checkpoint(self._connection)  # a summary saved: out of the log into the file
         return draft.committed(summary_id, now, draft.content)
 
     def replace_summary(self, summary_id: str, draft: SummaryDraft) -> Summary:
@@ -221,6 +224,7 @@ class SummaryStore(ConnectionStore):
             )
             cursor.execute("UPDATE summary SET state = 'undone' WHERE id = ?", (summary_id,))
             _bump_version(cursor, session_id)
+        checkpoint(self._connection)
         return draft.committed(new_id, now, draft.content)
 
     def undo_summary(self, summary_id: str, *, budget_tokens: int | None = None) -> UndoResult:
@@ -384,9 +388,10 @@ def _insert_active(
 ) -> None:
     """Insert `draft` as the active summary `summary_id` (what it covers is marked apart)."""
     content = draft.content
+    key_points, facets = _key_points_json(content), _facets_json(content)
     cursor.execute(
-        f"INSERT INTO summary ({_SUMMARY_COLUMNS}) "
-        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)",
+        f"INSERT INTO summary ({_SUMMARY_COLUMNS}, checksum) "
+        "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
         (
             summary_id,
             draft.session_id,
@@ -395,8 +400,8 @@ def _insert_active(
             draft.first_seq,
             draft.last_seq,
             content.narrative,
-            _key_points_json(content),
-            _facets_json(content),
+            key_points,
+            facets,
             draft.source_tokens,
             draft.summary_tokens,
             draft.mode.value,
@@ -404,6 +409,7 @@ def _insert_active(
             draft.trigger.value,
             draft.instructions,
             _stamp(now),
+            summary_checksum(content.narrative, key_points, facets),
         ),
     )
 

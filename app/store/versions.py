@@ -22,6 +22,7 @@ from pathlib import Path
 
 from app.core.errors import InvalidInputError
 from app.core.models import MessageStatus, Role
+from app.store.checksums import text_checksum
 from app.store.errors import MessageNotFoundError, SessionNotFoundError
 from app.store.migrations import SQL_WHITESPACE
 from app.store.transactions import write_transaction
@@ -183,8 +184,8 @@ def insert_message(
     (seq,) = cursor.execute("SELECT last_seq FROM session WHERE id = ?", (session_id,)).fetchone()
     cursor.execute(
         "INSERT INTO message (session_id, seq, role, content, created_at, "
-        "token_estimate, usage, model, status, version_of) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "token_estimate, usage, model, status, version_of, checksum) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             session_id,
             seq,
@@ -196,6 +197,7 @@ def insert_message(
             model,
             MessageStatus(status).value,
             version_of,
+            text_checksum(content),
         ),
     )
     message_id = cursor.lastrowid

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gc
 import logging
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +26,18 @@ from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
 from app.logs import setup_logging, teardown_logging
 from app.secrets.keystore import KeyStore
+from app.store.backup import mend_texts
 from app.store.calibration_file import CalibrationFile
+from app.store.checksums import Repair
 from app.store.database import (
     CheckCancel,
+    CheckOutcome,
     CheckResult,
+    can_write,
     check_database,
     mark_clean_shutdown,
     open_database,
+    open_read_only,
 )
 from app.store.instance_lock import InstanceLock
 from app.store.model_cache import ModelCache
@@ -43,6 +50,17 @@ from app.ui.smoke import smoke_from_environment
 from app.ui.theme import apply_theme
 
 log = logging.getLogger(__name__)
+
+READ_ONLY_PLACEHOLDER = "Read-only: Cairn can't save new messages here"
+
+
+def read_only_notice(folder: Path) -> str:
+    return (
+        f"Cairn can't write to its data folder ({folder}), so it opened your conversations "
+        "read-only: you can read, search and export them, but nothing new can be saved. "
+        "Make the folder writable, then start Cairn again to write."
+    )
+
 
 DESKTOP_FILE_NAME = "io.github.cairn_chat.Cairn"
 # The integrity check that open_database skipped runs this long after the first
@@ -99,6 +117,9 @@ class CairnSession:
     notices: list[tuple[str, str]] = field(default_factory=list)
     # The app sets this; tests, which open many windows in one process, do not.
     freeze_startup: bool = False
+    # Where a read-only folder's database is read from (a copy), removed at close; set
+    # only in read-only mode, where nothing is recorded at close.
+    scratch: Path | None = None
     started: bool = False
     _first_paint: QObject | None = None
 
@@ -120,33 +141,47 @@ class CairnSession:
         if self.freeze_startup:
             set_aside_from_collections()
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
-        if not self.checked_at_open:
+        if not self.checked_at_open and self.scratch is None:
             self.controller.loop.call_later(BACKGROUND_CHECK_DELAY_SECONDS, self._check_database)
 
     def _check_database(self) -> None:
-        """The integrity check open_database skipped (a clean shutdown), on a worker."""
+        """The integrity check open_database skipped (a clean shutdown), then every text
+        against its checksum, on a worker."""
         cancel, database = CheckCancel(), self.database
+
+        def work(job: Job[tuple[CheckResult, Repair]]) -> tuple[CheckResult, Repair]:
+            result = check_database(database, cancel=cancel)
+            if result.outcome is not CheckOutcome.OK or job.cancelled:
+                return result, Repair()
+            return result, mend_texts(database)
+
         self.controller.service.runner.start(
             Job(
                 "check-database",
-                lambda _job: check_database(database, cancel=cancel),
+                work,
                 done=self._database_checked,
+                failed=lambda error: log.warning("Checking the texts failed: %s", error),
                 on_cancel=cancel.cancel,
             )
         )
 
-    def _database_checked(self, result: CheckResult) -> None:
+    def _database_checked(self, outcome: tuple[CheckResult, Repair]) -> None:
+        result, repair = outcome
         log.info("Background database check: %s (%s)", result.outcome.name, result.detail)
         if result.damaged and result.message:
             self.window.show_error(
                 StorageError(result.message, title="Your conversations need attention")
             )
+        self.controller.service.backups.texts_mended(repair)
 
     def close(self) -> None:
         """Stop everything, then record a clean shutdown (the next start can skip the check)."""
         self.controller.shutdown()
         self.store.close()
-        mark_clean_shutdown(self.database)
+        if self.scratch is None:
+            mark_clean_shutdown(self.database)
+        else:
+            shutil.rmtree(self.scratch, ignore_errors=True)
         self.lock.release()
         teardown_logging()
 
@@ -166,17 +201,25 @@ def open_cairn(
         ) from error
     setup_logging(paths.log_dir)
     log.info("Starting %s %s", APP_NAME, __version__)
+    paths.make_private()  # said once in the log, when something was open to others
     loaded = load_settings(paths.settings_file)
     app = QApplication.instance()
     if isinstance(app, QApplication):
         apply_theme(app, loaded.settings.theme)
     lock = InstanceLock(paths.data_dir)
-    lock.acquire()
-    try:
-        opened = open_database(paths.database)
-    except BaseException:
-        lock.release()
-        raise
+    read_only = paths.database.exists() and not can_write(paths.database)
+    scratch: Path | None = None
+    if read_only:
+        # Nothing can be written there, so no other Cairn can either: no lock to take.
+        scratch = Path(tempfile.mkdtemp(prefix="cairn-read-only-"))
+        opened = open_read_only(paths.database, scratch)
+    else:
+        lock.acquire()
+        try:
+            opened = open_database(paths.database)
+        except BaseException:
+            lock.release()
+            raise
     store = SessionStore(opened.connection, database=opened.path)
     database = paths.database
     deps = ServiceDependencies(
@@ -190,13 +233,17 @@ def open_cairn(
         settings_path=paths.settings_file,
         calibration_file=CalibrationFile.in_data_dir(paths),
         model_cache=ModelCache.in_data_dir(paths),
+        read_only=read_only,
     )
     controller = ChatController(deps)
     window = MainWindow(controller, paths)
     QuitGuard(window, controller)  # a reply only in memory is not lost by closing
     notices: list[tuple[str, str]] = []
+    if read_only:
+        window.composer.set_read_only(READ_ONLY_PLACEHOLDER)
+        notices.append(("Read-only", read_only_notice(paths.data_dir)))
     if opened.notice:
-        notices.append(("Your conversations were set aside", opened.notice))
+        notices.append((opened.notice_title, opened.notice))
     if loaded.notice:
         notices.append(("Settings reset", loaded.notice))
     return CairnSession(
@@ -207,6 +254,7 @@ def open_cairn(
         opened.path,
         checked_at_open=opened.checked,
         notices=notices,
+        scratch=scratch,
     )
 
 

@@ -6,6 +6,7 @@ from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -14,9 +15,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.text import has_visible_text, restore_pasted_line_breaks
+from app.core.text import (
+    BYTE_ORDER_MARK,
+    has_visible_text,
+    paste_problem,
+    restore_pasted_line_breaks,
+)
 from app.ui.attachment_chips import paperclip_icon
 from app.ui.attachment_tray import AttachmentTray, carries_files
+from app.ui.contrast import readable_on
 
 MAX_VISIBLE_LINES = 8
 
@@ -34,6 +41,7 @@ class MessageEdit(QPlainTextEdit):
 
     submitted = Signal()
     files_given = Signal(QMimeData)  # files or a picture pasted or dropped: attach them
+    paste_noted = Signal(str, bool)  # what happened to a paste, in words; whether refused
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,9 +63,24 @@ class MessageEdit(QPlainTextEdit):
         if carries_files(source):
             self.files_given.emit(source)
             return
-        if source.hasText() and "\r" in source.text():
-            self.pasted.append(source.text())
-        super().insertFromMimeData(source)
+        text = pasted_text(source)
+        if text is None:
+            super().insertFromMimeData(source)
+            return
+        problem = paste_problem(text, self.document().characterCount() - 1)
+        if problem is not None:
+            self.paste_noted.emit(problem, True)
+            return
+        if text.startswith(BYTE_ORDER_MARK):
+            # An invisible mark some programs put first; said, never silently dropped.
+            text = text[len(BYTE_ORDER_MARK) :]
+            self.paste_noted.emit(
+                "An invisible byte-order mark at the start of the pasted text was left out.",
+                False,
+            )
+        if "\r" in text:
+            self.pasted.append(text)
+        self.insertPlainText(text)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
@@ -85,6 +108,27 @@ class MessageEdit(QPlainTextEdit):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fit_height()  # the text size changed (Ctrl+plus): lines are taller
+
+
+def pasted_text(source: QMimeData) -> str | None:
+    """The text of a paste or drop as it was copied, or None when it carries none.
+
+    Read from the bytes when there are some: Qt's own reading turns a half-character
+    into U+FFFD and drops a leading byte-order mark, silently. A half-character
+    (UTF-8 of a lone surrogate) comes back as one, for `paste_problem` to refuse.
+    """
+    for mime in ("text/plain;charset=utf-8", "text/plain"):
+        if not source.hasFormat(mime):
+            continue
+        raw = bytes(source.data(mime).data())
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            try:
+                return raw.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                break  # another encoding: Qt knows the system's
+    return source.text() if source.hasText() else None
 
 
 class Composer(QWidget):
@@ -124,22 +168,62 @@ class Composer(QWidget):
         outer.addWidget(self.attachments)
         layout = QHBoxLayout()
         outer.addLayout(layout)
+        # What happened to the last paste, when it was not pasted as it was copied.
+        self.note = QLabel(self)
+        self.note.setWordWrap(True)
+        self.note.setAccessibleName("Note about the pasted text")
+        self.note.hide()
+        outer.addWidget(self.note)
         layout.setSpacing(8)
         layout.addWidget(self.paperclip, 0, Qt.AlignmentFlag.AlignBottom)
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
         self._streaming = False
+        self._note_edits = 0
+        self.read_only: str | None = None
         self.editing: int | None = None
         self.editor.submitted.connect(self._submit)
         self.editor.textChanged.connect(self._update_button)
         self.button.clicked.connect(self._button_clicked)
         self.editor.files_given.connect(self.attachments.add_mime)
+        self.editor.paste_noted.connect(self.show_note)
+        self.editor.textChanged.connect(self._clear_note)
         self.attachments.changed.connect(self._update_button)
         self._update_button()
 
     @property
     def streaming(self) -> bool:
         return self._streaming
+
+    def show_note(self, text: str, refused: bool) -> None:
+        """Say under the box what happened to a paste (refused, or changed visibly)."""
+        self.note.setText(("⚠ " if refused else "") + text)
+        self.note.setProperty("refused", refused)
+        # Readable (4.5:1) on the window behind it, in either theme.
+        palette = self.palette()
+        colour = readable_on(
+            palette.color(QPalette.ColorRole.PlaceholderText),
+            [palette.color(QPalette.ColorRole.Window)],
+        )
+        self.note.setStyleSheet(f"color: {colour.name()};")
+        self.note.show()
+        self._note_edits = 0 if refused else -1  # a kept paste's own change must not clear it
+
+    def _clear_note(self) -> None:
+        if not self.note.isVisible():
+            return
+        self._note_edits += 1
+        if self._note_edits > 0:
+            self.note.hide()
+
+    def set_read_only(self, reason: str) -> None:
+        """Nothing can be saved (a read-only data folder): the box says so, Send stays off."""
+        self.read_only = reason
+        self.editor.setReadOnly(True)
+        self.editor.setPlaceholderText(reason)
+        self.editor.setToolTip(reason)
+        self.paperclip.setEnabled(False)
+        self._update_button()
 
     def set_streaming(self, streaming: bool) -> None:
         """While a reply is written, Send turns into Stop."""
@@ -167,7 +251,7 @@ class Composer(QWidget):
 
     def _has_text(self) -> bool:
         """Something to send: words, or files (once they are all read)."""
-        if self.attachments.busy:
+        if self.attachments.busy or self.read_only is not None:
             return False
         return has_visible_text(self.editor.toPlainText()) or bool(self.attachments.attachments())
 

@@ -85,6 +85,7 @@ class ChatController(QObject):
     summary_progress = Signal(object)
     summary_previewed = Signal(object)
     lookup_made = Signal(object)
+    restore_progressed = Signal(object)
 
     def __init__(self, deps: ServiceDependencies, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -179,3 +180,6 @@ class _SignalEvents(ChatEvents):
 
     def lookup_made(self, lookup: Lookup) -> None:
         self._c.lookup_made.emit(lookup)
+
+    def restore_progressed(self, share: float | None) -> None:
+        self._c.restore_progressed.emit(share)

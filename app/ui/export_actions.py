@@ -11,10 +11,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from app.chat.exports import ExportFormat
 from app.core.platform import portable_file_name
+from app.ui.confirm import ask_to_confirm
 from app.ui.controller import ChatController
 
 JSON_FILTER = "JSON, complete: can be imported back (*.json)"
@@ -32,6 +33,7 @@ class ExportActions(QObject):
     Attributes:
         export_action, export_all_action, import_action, import_copy_action: for the menu.
         dialog: the file dialog on screen, or None.
+        replace_box: the "Replace?" question on screen, or None.
         native_dialogs: use the system's file dialog (tests turn it off to drive Qt's own).
         folder: where the next dialog opens (the last folder used).
     """
@@ -42,6 +44,7 @@ class ExportActions(QObject):
         self._chat = controller.service
         self._window = window
         self.dialog: QFileDialog | None = None
+        self.replace_box: QMessageBox | None = None
         self.native_dialogs = True
         self.folder = Path.home()
         self.export_action = QAction("&Export conversation…", window)
@@ -91,6 +94,8 @@ class ExportActions(QObject):
         dialog = self._dialog(title)
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setFileMode(QFileDialog.FileMode.AnyFile)
+        # Cairn asks itself ("Replace?"), after the dialog, in the same words everywhere.
+        dialog.setOption(QFileDialog.Option.DontConfirmOverwrite, True)
         dialog.setNameFilters([JSON_FILTER, MARKDOWN_FILTER])
         dialog.setDefaultSuffix("json")
         dialog.filterSelected.connect(lambda chosen: dialog.setDefaultSuffix(_FORMATS[chosen][1]))
@@ -106,7 +111,20 @@ class ExportActions(QObject):
         fmt = _FORMATS.get(name_filter, (ExportFormat.JSON, "json"))[0]
         if path.suffix.lower() in (".md", ".markdown"):
             fmt = ExportFormat.MARKDOWN
-        self._chat.exports.export(path, fmt, session_ids)
+        exports = self._chat.exports
+        if not path.is_file():
+            exports.export(path, fmt, session_ids)  # a device or folder is refused in words
+            return
+        self.replace_box = ask_to_confirm(
+            self._window,
+            title="Replace?",
+            text=f"“{path.name}” already exists. Replace it?",
+            detail=f"It is in {path.parent}. Replacing it writes the export in its place; "
+            "what the file holds now is lost.",
+            action="Replace",
+            on_confirm=lambda: exports.export(path, fmt, session_ids, replace=True),
+            closed=lambda: setattr(self, "replace_box", None),
+        )
 
     # -- importing ------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.core.models import Message, MessageStatus, Role
@@ -20,6 +21,9 @@ STATUS_NOTES: Final = {
 }
 # A question whose reply Claude declined: it stays here, but is not sent again.
 DECLINED_QUESTION_NOTE: Final = "Left out of what Claude sees"
+# Its text changed on the disk and no backup held it intact (app/store/checksums.py).
+# Short enough for one line of the narrowest column (800 px wide window).
+DAMAGED_NOTE: Final = "Damaged on the disk: may not be what was written"
 
 
 class MessageNote:
@@ -48,7 +52,7 @@ class MessageNote:
         note = _note_for(message, self._offer[1])
         if note is not None:
             label = self._note_label()
-            label.setText(("⚠ " if message.status is MessageStatus.ERROR else "■ ") + note)
+            label.setText(("⚠ " if _warns(message) else "■ ") + note)
             label.setAccessibleName(note)
             self.apply_palette(message)
             label.show()
@@ -67,11 +71,7 @@ class MessageNote:
         if self._label is None:
             return
         palette = self._owner.palette()
-        colour = (
-            error_text_colour(palette)
-            if message.status is MessageStatus.ERROR
-            else muted_text_colour(palette)
-        )
+        colour = error_text_colour(palette) if _warns(message) else muted_text_colour(palette)
         set_text_colour(self._label, colour)
 
     def _note_label(self) -> QLabel:
@@ -84,7 +84,9 @@ class MessageNote:
             row = QHBoxLayout()
             row.setContentsMargins(4 if self._is_user else 0, 0, 4 if self._is_user else 0, 0)
             if self._is_user:
-                row.addStretch(1)
+                # The whole row, its text to the right under the bubble: a stretch beside
+                # it would halve its width and wrap a note that fits (the damaged mark).
+                self._label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
             row.addWidget(self._label, 1)
             self._column.addLayout(row)
             self._row = row
@@ -108,9 +110,16 @@ class MessageNote:
 
 def _note_for(message: Message, fallback: str) -> str | None:
     """The note under `message`: its status's, else `fallback` (an offer's), else none."""
+    if message.damaged:
+        return DAMAGED_NOTE
     if message.role is Role.USER and message.status is MessageStatus.DECLINED:
         return DECLINED_QUESTION_NOTE
     note = STATUS_NOTES.get(message.status)
     if note and fallback and message.status is MessageStatus.DECLINED:
         return f"{note}. {fallback}"  # the explanation, and "Ask another model"
     return note or fallback or None
+
+
+def _warns(message: Message) -> bool:
+    """A failed reply, or a text the disk altered: the note is a warning (⚠, in red)."""
+    return message.status is MessageStatus.ERROR or message.damaged

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMessageBox,
+    QProgressBar,
+    QProgressDialog,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -71,8 +73,9 @@ class RestoreDialog(QDialog):
         self.setMinimumWidth(440)
         layout = QVBoxLayout(self)
         intro = QLabel(
-            "Cairn keeps a copy of your conversations each day, for the last 7 days. "
-            "Restoring one puts your conversations back as they were then."
+            "Cairn keeps a copy of your conversations each day, for the last 7 days, with "
+            "the files attached to them. Restoring one puts your conversations back as "
+            "they were then."
             if self.backups
             else "There are no backups yet. Cairn makes one each day, a moment after it starts."
         )
@@ -110,7 +113,9 @@ class RestoreDialog(QDialog):
             return
 
         def restore() -> None:
-            self._chat.backups.restore(info.path)
+            parent = self.parentWidget()
+            if self._chat.backups.restore(info.path) and parent is not None:
+                RestoreProgress(self._controller, parent).show()
             self.accept()
 
         self.confirm_box = ask_to_confirm(
@@ -123,6 +128,55 @@ class RestoreDialog(QDialog):
             on_confirm=restore,
             closed=lambda: setattr(self, "confirm_box", None),
         )
+
+
+class RestoreProgress(QProgressDialog):
+    """ "Restoring… 40 %", with Cancel, while a restore runs; it closes itself when the
+    restore ends (its outcome is said by a notice). Cancel stops it unharmed, unless
+    its last step (the swap, a moment) has begun.
+
+    Attributes:
+        shown: the labels it showed, in order.
+    """
+
+    def __init__(self, controller: ChatController, parent: QWidget) -> None:
+        super().__init__("Restoring…", "Cancel", 0, 100, parent)
+        bar = QProgressBar(self)
+        bar.setTextVisible(False)  # the label says "Restoring… 40 %" already
+        bar.setAccessibleName("Restore progress")
+        self.setBar(bar)
+        self.setWindowTitle("Restoring from a backup")
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.setMinimumDuration(0)
+        self.setAutoClose(False)
+        self.setAutoReset(False)
+        self.setAccessibleName("Restoring from a backup")
+        self.shown: list[str] = []
+        self._done = False
+        self._controller = controller
+        self.canceled.connect(self._cancel)
+        controller.restore_progressed.connect(self._progressed)
+        self._progressed(0.0)
+
+    def _progressed(self, share: float | None) -> None:
+        if self._done:
+            return  # a later restore shows a dialog of its own
+        if share is None:
+            self._done = True  # before hiding: hiding says "canceled" too
+            self.hide()
+            return
+        percent = round(share * 100)
+        self.setLabelText(f"Restoring… {percent} %")
+        self.shown.append(self.labelText())
+        # Last: a modal progress dialog runs the event loop in setValue, and a later
+        # progress (or the end) may be shown from inside it.
+        self.setValue(percent)
+
+    def _cancel(self) -> None:
+        if self._done:
+            return
+        self.setLabelText("Stopping the restore…")
+        self._controller.service.backups.cancel_restore()
 
 
 def restore_action(window: QWidget, controller: ChatController) -> QAction:

@@ -102,14 +102,20 @@ def test_a_streaming_reply_survives_reopening_as_stopped(database: Path) -> None
         again.close()
 
 
-def test_an_empty_file_becomes_a_fresh_database(database: Path) -> None:
+def test_an_empty_file_is_set_aside_and_said(database: Path) -> None:
+    """Cairn never leaves its database empty: 0 bytes means something else emptied it."""
     database.parent.mkdir(parents=True)
     database.write_bytes(b"")
-    store = open_store(database)
+    result = open_database(database)
+    store = SessionStore(result.connection, database=result.path)
     try:
         assert store.list_sessions() == []
     finally:
         store.close()
+    assert result.notice is not None
+    assert "found its database file empty (0 bytes)" in result.notice
+    assert "backup" not in result.notice, "no backup to speak of yet"
+    assert result.set_aside is not None and result.set_aside.stat().st_size == 0
 
 
 # --- damaged files -------------------------------------------------------------------
@@ -124,9 +130,13 @@ def assert_set_aside(database: Path, original: bytes, caplog: pytest.LogCaptureF
         assert result.set_aside.parent == database.parent
         assert result.set_aside.read_bytes() == original
         assert result.notice is not None
-        assert result.notice.startswith("Cairn found a damaged database and set it aside as ")
         assert result.set_aside.name in result.notice
-        assert "a fresh one was started. Nothing was deleted." in result.notice
+        if result.notice_title == "Damaged database repaired":  # every message came back
+            assert result.notice.startswith("Cairn found a damaged database and repaired it. ")
+            assert re.search(r"Recovered (\d+) of \1 messages", result.notice)
+        else:
+            assert result.notice.startswith("Cairn found a damaged database and set it aside as ")
+            assert "a fresh one was started. Nothing was deleted." in result.notice
         # The fresh database holds what could be salvaged from the copy, and works.
         assert "Recovered " in result.notice or "No conversation could be read" in result.notice
         store.create_session("a new start", MODEL)

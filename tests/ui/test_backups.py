@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.app import CairnSession
 from app.ui.delete_originals_dialog import DeleteOriginalsDialog
-from app.ui.restore_dialog import RestoreDialog, backup_text, human_size
+from app.ui.restore_dialog import RestoreDialog, RestoreProgress, backup_text, human_size
 from app.ui.summary_block import SummaryBlock
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.ui.conftest import running_tasks
@@ -130,9 +130,14 @@ def test_restore_from_backup_in_the_file_menu(qtbot: QtBot, cairn: CairnSession)
     assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
     (restore,) = [b for b in box.buttons() if b.text() == "Restore"]
     restore.click()
+    (progress,) = cairn.window.findChildren(RestoreProgress)  # shown at once
+    labels = progress.shown
 
     banner = cairn.window.banner
     qtbot.waitUntil(lambda: banner.title_label.text() == "Backup restored", timeout=10_000)
+    qtbot.waitUntil(lambda: not progress.isVisible())
+    assert labels[0] == "Restoring… 0 %" and labels[-1] == "Restoring… 100 %"
+    assert any(label.startswith("Restoring… ") and label.endswith(" %") for label in labels)
     # The backup was taken before anything was said: the conversation is gone ...
     assert cairn.controller.service.current.state.session is None
     assert cairn.window.sidebar.list.model().rowCount() == 0

@@ -115,3 +115,29 @@ def test_export_all_then_import_as_a_copy(
     sidebar = session.window.sidebar
     qtbot.waitUntil(lambda: len(sidebar.session_ids()) == 4)
     assert banner.text_label.text() == "Imported 2 conversations: “Roses (copy)”, “Tulips (copy)”."
+
+
+def test_an_existing_file_is_replaced_only_after_asking(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str, tmp_path: Path
+) -> None:
+    _fill("Roses")
+    session = open_window()
+    actions = _actions(session)
+    target = tmp_path / "roses.json"
+    target.write_text("keep me", encoding="utf-8")
+    actions.export_all()
+    _choose(qtbot, actions.dialog, target)
+    box = actions.replace_box
+    assert box is not None and box.text() == "“roses.json” already exists. Replace it?"
+    box.reject()  # Cancel
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+    actions.export_all()
+    _choose(qtbot, actions.dialog, target)
+    box = actions.replace_box
+    assert box is not None
+    (replace,) = [b for b in box.buttons() if b.text() == "Replace"]
+    replace.click()
+    banner = session.window.banner
+    qtbot.waitUntil(lambda: banner.isVisible() and "Exported" in banner.text_label.text())
+    assert json.loads(target.read_text(encoding="utf-8"))["format"] == "cairn-export"

@@ -15,8 +15,11 @@ from pytestqt.qtbot import QtBot
 
 from app.__main__ import display_problem
 from app.core.paths import AppPaths
+from app.store import SessionStore, open_database
+from app.store.database import mark_clean_shutdown
 from app.store.instance_lock import InstanceLock
-from app.ui.app import CairnSession, launch
+from app.ui.app import READ_ONLY_PLACEHOLDER, CairnSession, launch
+from tests.fakes.read_only import read_only
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -148,3 +151,29 @@ def test_no_display_is_explained_in_one_line() -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "xvfb-run" in lines[0]
+
+
+def test_a_read_only_data_folder_opens_read_only_and_says_so(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    opened = open_database(paths.database)
+    store = SessionStore(opened.connection, database=opened.path)
+    session = store.create_session("Roses", "claude-sonnet-4-6")
+    store.append_message(session.id, "user", "Prune in March?")
+    store.close()
+    mark_clean_shutdown(opened.path)
+    before = sorted(path.name for path in paths.data_dir.iterdir())
+    with read_only(paths.data_dir):
+        cairn = open_window()
+        window = cairn.window
+        qtbot.waitUntil(lambda: window.sidebar.titles() == ["Roses"])
+        assert window.banner.isVisible()
+        assert "opened your conversations read-only" in window.banner.text_label.text()
+        assert window.composer.editor.isReadOnly()
+        assert window.composer.editor.placeholderText() == READ_ONLY_PLACEHOLDER
+        assert not window.composer.button.isEnabled()
+        window.close()
+        cairn.close()
+        assert sorted(path.name for path in paths.data_dir.iterdir()) == before

@@ -16,6 +16,7 @@ from app.cli import CAIRN_IS_OPEN, command_names, main
 from app.core.paths import AppPaths
 from app.store import InstanceLock, SessionStore, open_database
 from app.store.database import mark_clean_shutdown
+from tests.fakes.read_only import read_only
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -214,3 +215,94 @@ def test_search_without_conversations_says_so(paths: AppPaths) -> None:
     code, out, err = _run("search", "anything")
     assert code == 1 and out == ""
     assert "There are no conversations to search yet" in err
+
+
+def test_export_never_clobbers_without_force(paths: AppPaths, tmp_path: Path) -> None:
+    _fill(paths, "Roses")
+    target = tmp_path / "out.json"
+    target.write_text("keep me", encoding="utf-8")
+
+    code, _out, err = _run("export", str(target))
+    assert code == 1
+    assert "already exists" in err and "--force" in err
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+    code, out, _err = _run("export", "--force", str(target))
+    assert code == 0 and "Exported 1 conversation" in out
+    assert target.read_text(encoding="utf-8").startswith("{")
+
+
+@pytest.mark.parametrize("name", ["", "folder", "/dev/null", "link-to-folder"])
+def test_export_writes_only_ordinary_files(paths: AppPaths, tmp_path: Path, name: str) -> None:
+    _fill(paths, "Roses")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link-to-folder").symlink_to(tmp_path / "folder")
+    target = name if name in ("", "/dev/null") else str(tmp_path / name)
+
+    code, _out, err = _run("export", "--force", target)
+
+    assert code == 1
+    said = ("Choose a file name", "is a folder", "not an ordinary file")
+    assert any(words in err for words in said), err
+    assert Path("/dev/null").is_char_device()
+    assert list((tmp_path / "folder").iterdir()) == []
+
+
+def test_export_through_a_link_replaces_the_file_it_points_to(
+    paths: AppPaths, tmp_path: Path
+) -> None:
+    _fill(paths, "Roses")
+    real = tmp_path / "real.json"
+    real.write_text("old", encoding="utf-8")
+    real.chmod(0o644)  # shared on purpose by its owner: replacing it keeps that
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+
+    code, _out, _err = _run("export", "--force", str(link))
+
+    assert code == 0
+    assert link.is_symlink(), "the link stays a link"
+    assert real.read_text(encoding="utf-8").startswith("{")
+    assert real.stat().st_mode & 0o777 == 0o644
+
+
+def test_an_export_is_readable_by_its_owner_alone(paths: AppPaths, tmp_path: Path) -> None:
+    _fill(paths, "Roses")
+    target = tmp_path / "private.json"
+    assert _run("export", str(target))[0] == 0
+    assert target.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("left_open", [False, True])
+def test_search_and_export_read_a_read_only_folder(
+    paths: AppPaths, tmp_path: Path, left_open: bool
+) -> None:
+    """Reading needs no write: a read-only data folder is read as it is, nothing added."""
+    _fill(paths, "Roses", "Tulips")
+    if left_open:  # as a crash leaves it: the log still holds the latest changes
+        opened = open_database(paths.database)
+        store = SessionStore(opened.connection, database=opened.path)
+        store.create_session("Left in the log", "claude-sonnet-4-6")
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{paths.database}{suffix}")
+            copy = tmp_path / f"frozen.db{suffix}"
+            copy.write_bytes(source.read_bytes())
+        store.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+            copy = tmp_path / f"frozen.db{suffix}"
+            copy.rename(f"{paths.database}{suffix}")
+    before = sorted(path.name for path in paths.data_dir.iterdir())
+    with read_only(paths.data_dir):
+        code, out, err = _run("search", "Hello")
+        assert code == 0, err
+        assert "Roses" in out and "Tulips" in out
+        target = tmp_path / "out.json"
+        code, out, err = _run("export", str(target))
+        assert code == 0, err
+        titles = [
+            c["session"]["title"]
+            for c in json.loads(target.read_text(encoding="utf-8"))["conversations"]
+        ]
+        assert "Roses" in titles and ("Left in the log" in titles) == left_open
+    assert sorted(path.name for path in paths.data_dir.iterdir()) == before

@@ -107,6 +107,9 @@ class RecordingEvents(ChatEvents):
     def notice_raised(self, title: str, text: str) -> None:
         self.seen.append(("notice_raised", (title, text)))
 
+    def restore_progressed(self, share: float | None) -> None:
+        self.seen.append(("restore_progressed", (share,)))
+
     def status_changed(self, text: str) -> None:
         self.seen.append(("status_changed", (text,)))
 

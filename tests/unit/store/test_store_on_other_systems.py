@@ -176,9 +176,12 @@ def test_an_export_waits_out_a_program_holding_its_file(
     sessions: SessionStore, database: Path, tmp_path: Path, busy_twice: list[str]
 ) -> None:
     target = tmp_path / "Lisbon.json"
+    target.write_text("an older export", encoding="utf-8")  # replaced: the path that swaps
     connection = connect(database)
     try:
-        export_conversations(connection, target, fmt=ExportFormat.JSON, database=database)
+        export_conversations(
+            connection, target, fmt=ExportFormat.JSON, database=database, replace=True
+        )
     finally:
         connection.close()
 
