@@ -14,25 +14,19 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from datetime import date
 from typing import Protocol
 
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder
+from app.core.conversation import local_day
 from app.core.errors import StorageError
 from app.core.lookup import ToolOffer
 from app.core.models import Message, Role
-from app.core.recall import (
-    ArchivedMatch,
-    RecallBlock,
-    RecallTerm,
-    fit_recall,
-    fold,
-    salient_terms,
-)
-from app.core.recall_kinds import wanted_kinds
+from app.core.recall import RecallBlock, RecallQuery, fit_recall, recall_query
+from app.core.recall_rank import RecallPool, rank_pool
 from app.core.settings import RecallSettings
 from app.core.summary import Summary
-from app.store.recall import QUESTION_CANDIDATES
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +34,9 @@ log = logging.getLogger(__name__)
 class ArchiveLookup(Protocol):
     """Where archived messages are found: `app.store.recall.RecallIndex`, or a fake."""
 
-    def archived_matches(
-        self,
-        session_id: str,
-        terms: Sequence[RecallTerm],
-        limit: int = ...,
-        *,
-        other_forms: bool = False,
-    ) -> list[ArchivedMatch]: ...
+    def pool(self, session_id: str, query: RecallQuery, depth: int = ...) -> RecallPool: ...
+
+    def participants(self, session_id: str) -> frozenset[str]: ...
 
 
 class AutomaticRecall:
@@ -79,30 +68,30 @@ class AutomaticRecall:
         if self.budget_ratio <= 0 or not summaries:
             return None  # nothing archived without a summary
         newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
-        terms = salient_terms(newest.content) if newest is not None else []
-        if not terms:
+        if newest is None:
             return None
         budget = self.raw_budget(model, system_prompt, summaries, tail, model_known, tools)
         if budget <= 0:
             return None
-        wanted = wanted_kinds(newest.content, fold) if newest is not None else frozenset()
+        today = date.fromordinal(local_day(newest.created_at))
         try:
-            if wanted:  # a question: a deeper pool, and words said in another form
-                matches = index.archived_matches(
-                    session_id, terms, QUESTION_CANDIDATES, other_forms=True
-                )
-            else:
-                matches = index.archived_matches(session_id, terms)
+            participants = index.participants(session_id)
+            query = recall_query(newest.content, today, participants)
+            if not query.terms and query.days is None:
+                return None
+            pool = index.pool(session_id, query)
         except StorageError as error:
             log.warning("Could not look in the archive; the reply goes without recall: %s", error)
             return None
+        ranked = rank_pool(pool, query)
         return fit_recall(
-            matches,
-            terms,
+            pool.matches,
+            query.terms,
             budget,
             self.builder.counter.count,
             exclude_seqs={m.seq for m in tail},
-            wanted=wanted,
+            wanted=query.wanted,
+            ordered=((r.match, r.partner) for r in ranked),
         )
 
     def raw_budget(

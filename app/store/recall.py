@@ -1,47 +1,80 @@
-"""The archive of one conversation, searched for automatic recall (issue 12, DESIGN §3).
+"""The archive of one conversation, searched for automatic recall (issues 12, 22; DESIGN §3).
 
-`RecallIndex.archived_matches` returns the archived messages of a conversation
-(covered by a summary: `summary_id` set, which includes the sources of compressed
-summaries) that hold any of a message's salient terms, best first by bm25 from the
-full-text index of migration 5, or read with LIKE where this SQLite has no FTS5.
+`RecallIndex.pool` gathers the candidates for a message's query among the archived
+messages of a conversation (covered by a summary: `summary_id` set, which includes the
+sources of compressed summaries) from the full-text index of migration 5 — or with
+LIKE where this SQLite has no FTS5 — and `app.core.recall_rank` ranks them with
+Cairn's own scoring. Any-word semantics: a message holding one of the terms is a
+candidate; one holding several ranks higher.
 
-It is the reusable "search one conversation's archive" of the store: any caller
-that needs archived originals for a few terms (the recall block, a search tool)
-can use it. Like the other stores it wraps one connection of the calling thread.
+`RecallIndex.participants` learns the names the conversation's people are greeted by
+("Hi Maya!"): they are never search terms.
 
-Cost: the index is read only between the conversation's first and last message
-ids, and a term that matches more than COMMON_AT_MOST messages there is left out
-(it says little about which message is meant, and bm25 would have to score every
-match): a turn costs a few index lookups, whatever the archive holds.
+Cost, whatever the archive holds (bench/bench_recall.py: ≤ 5 ms a turn at 100,000
+archived messages, common words included): the index is read only between the
+conversation's first and last message ids; each term's messages are counted up to
+COUNT_AT_MOST in one statement; a rarer term's messages are read whole (rowids only), a
+common term's only where they also hold another term, newest first (no bm25, which
+costs a count of every match); only the best `POOL` are read in full, with the turns
+around them. Like the other stores it wraps one connection of the calling thread.
 """
 
 from __future__ import annotations
 
+import heapq
+import re
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from app.core.conversation import local_day
 from app.core.models import Role
-from app.core.recall import ArchivedMatch, RecallTerm
+from app.core.recall import ArchivedMatch, RecallQuery, RecallTerm, fold, is_common_word
+from app.core.recall_dates import DayRange
+from app.core.recall_rank import RecallPool, term_values
 from app.store.database import connect
 from app.store.migrations import FTS_TABLE
 from app.store.search import _escape_like, _has_index
 from app.store.transactions import translated_errors
 
-# Candidates read for ranking: the block holds far fewer quotes than this.
-CANDIDATES = 16
-# For a question (it asks for a kind of fact): the message that answered it may rank
-# below talk of the same subject by bm25, and is found by the kind it holds.
-QUESTION_CANDIDATES = 32
-# A term matching more of the conversation's messages than this is too common to rank by.
-COMMON_AT_MOST = 300
+# Candidates read in full for ranking (the block holds far fewer quotes than this), and
+# of those, the best whose neighbouring turns are read too.
+POOL = 60
+NEIGHBOURED = 30
+# A term in at most this many of the conversation's messages: all of them are candidates.
+RARE_AT_MOST = 800
+# A term in more: the newest of its messages that also hold another term, at most this many.
+COMMON_ROWS = 400
+# Counting a term's messages stops here (its rarity is known well enough past it).
+COUNT_AT_MOST = 5_000
+# Of the days a question names: the messages written then, when no term finds any.
+DAY_ROWS = 40
+# Greetings read to learn who is talking (the participants' own names).
+GREETING_ROWS = 150
+# Learned again once the conversation has this many more messages.
+PARTICIPANTS_AGE = 200
+# Kept for callers that name the old depths: a pool is always this deep now.
+CANDIDATES = QUESTION_CANDIDATES = POOL
 
 _COLUMNS = "m.id, m.seq, m.role, m.created_at, m.content"
+_GREETING_WORDS = (
+    "hi hello hey hiya dear morning evening afternoon night thanks thank cheers welcome "
+    "care bye soon"
+)
+# "Hi Maya", "Good morning, Maya", "Thanks Claude" at the start; ", Maya!" ending a sentence.
+_ADDRESSED = re.compile(
+    r"^\W*(?:hi|hello|hey|hiya|dear|morning|evening|afternoon|good\s+\w+|thanks|thank\s+you|"
+    r"cheers|welcome\s+back|night)\b[,!]?\s+([A-Z][\w'’-]+)"
+    r"|,\s*([A-Z][\w'’-]+)\s*[.!?]",
+    re.MULTILINE,
+)
+_participants_cache: dict[tuple[str, str], tuple[frozenset[str], int]] = {}
 
 
 class RecallIndex:
-    """Finds a conversation's archived messages that hold given terms.
+    """Finds a conversation's archived messages for a message's query.
 
     Attributes:
         database: the file behind the connection, named in error messages.
@@ -64,54 +97,214 @@ class RecallIndex:
         """Close the connection (only for one made by `open`)."""
         self._connection.close()
 
-    def archived_matches(
-        self,
-        session_id: str,
-        terms: Sequence[RecallTerm],
-        limit: int = CANDIDATES,
-        *,
-        other_forms: bool = False,
-    ) -> list[ArchivedMatch]:
-        """Archived messages of `session_id` holding any of `terms`, best first (bm25;
-        newest first without the index), at most `limit`.
+    # --- who is talking
 
-        With `other_forms`, a word in no message as written is looked up in its other
-        forms ("insurer" → "insurance"): a lookup a form, so only for a question.
-        """
-        if not terms or limit <= 0:
-            return []
+    def participants(self, session_id: str) -> frozenset[str]:
+        """The folded names the conversation's people are greeted and thanked by ("maya"
+        in "Hi Maya!", "claude" in "Thanks Claude"): never search terms. Learned from the
+        newest greetings, again every `PARTICIPANTS_AGE` messages."""
         with translated_errors("look in the archive", self.database):
-            if self.indexed:
-                return self._indexed(session_id, terms, limit, other_forms)
-            return self._scanned(session_id, terms, limit)
+            bounds = self._id_range(session_id)
+            if bounds is None:
+                return frozenset()
+            key = (str(self.database), session_id)
+            known = _participants_cache.get(key)
+            if known is not None and bounds[1] - known[1] < PARTICIPANTS_AGE:
+                return known[0]
+            names = self._greeted(session_id, *bounds)
+        _participants_cache[key] = (names, bounds[1])
+        return names
 
-    def _indexed(
-        self, session_id: str, terms: Sequence[RecallTerm], limit: int, other_forms: bool
+    def _greeted(self, session_id: str, low: int, high: int) -> frozenset[str]:
+        if self.indexed:
+            words = " OR ".join(f'"{word}"' for word in _GREETING_WORDS.split())
+            rows = self._connection.execute(
+                f"SELECT m.content FROM (SELECT rowid AS doc_id FROM {FTS_TABLE} WHERE "
+                f"{FTS_TABLE} MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?) "
+                "AS hit JOIN message AS m ON m.id = hit.doc_id WHERE m.session_id = ?",
+                (words, low, high, GREETING_ROWS * 2, session_id),
+            ).fetchall()
+        else:
+            rows = self._connection.execute(
+                "SELECT content FROM message WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+                (session_id, GREETING_ROWS * 2),
+            ).fetchall()
+        counts: Counter[str] = Counter()
+        for (content,) in rows[:GREETING_ROWS]:
+            for match in _ADDRESSED.finditer(str(content)[:400]):
+                name = fold(match.group(1) or match.group(2))
+                if len(name) >= 3 and not is_common_word(name):
+                    counts[name] += 1
+        return frozenset(name for name, seen in counts.items() if seen >= 3) | {"claude"}
+
+    # --- the pool
+
+    def pool(self, session_id: str, query: RecallQuery, depth: int = POOL) -> RecallPool:
+        """The candidates for `query` among the archived messages of `session_id`, with
+        the turns around the best of them and each term's frequency (`recall_rank`)."""
+        if not query.terms and (query.days is None or not query.days.exact):
+            return RecallPool()
+        with translated_errors("look in the archive", self.database):
+            bounds = self._id_range(session_id)
+            if bounds is None:
+                return RecallPool()
+            if not self.indexed:
+                return self._scanned(session_id, query.terms, depth)
+            return self._pooled(session_id, query, depth, bounds)
+
+    def archived_matches(
+        self, session_id: str, terms: Sequence[RecallTerm], limit: int = POOL, **_: object
     ) -> list[ArchivedMatch]:
-        bounds = self._id_range(session_id)
-        if bounds is None:
-            return []
+        """Archived messages of `session_id` holding any of `terms`, at most `limit` (the
+        pool's candidates, unranked)."""
+        return list(self.pool(session_id, RecallQuery(tuple(terms)), limit).matches)
+
+    def _pooled(
+        self, session_id: str, query: RecallQuery, depth: int, bounds: tuple[int, int]
+    ) -> RecallPool:
         low, high = bounds
-        phrases = [_phrase(term) for term in terms]
-        counts = self._counts(phrases, low, high)
-        if other_forms:
-            unseen = [t for t, n in zip(terms, counts, strict=True) if not n and t.forms[1:]]
-            phrases += [_other_forms(term) for term in unseen]
-            counts += self._counts(phrases[len(counts) :], low, high) if unseen else []
-        # Not asked again: a phrase in no message here, nor one in too many of them.
-        telling = [p for p, n in zip(phrases, counts, strict=True) if 0 < n <= COMMON_AT_MOST]
-        if not telling:
+        terms = query.terms
+        expressions = [_expression(term) for term in terms]
+        counts = self._counts(expressions, low, high) if expressions else []
+        present = [i for i, count in enumerate(counts) if count > 0]
+        found: dict[int, set[int]] = {}
+        for i in present:
+            others = [expressions[j] for j in present if j != i]
+            if counts[i] <= RARE_AT_MOST:
+                found[i] = self._rowids(expressions[i], low, high)
+            elif others:
+                together = f"{expressions[i]} AND ({' OR '.join(others)})"
+                found[i] = self._rowids(together, low, high, newest=COMMON_ROWS)
+            else:
+                found[i] = self._rowids(expressions[i], low, high, newest=COMMON_ROWS)
+        in_days: tuple[int, int] | None = None
+        extra: set[int] = set()
+        if query.days is not None:
+            in_days = self._ids_between(session_id, query.days)
+        if in_days is not None:
+            for i in present:
+                if counts[i] > RARE_AT_MOST:
+                    found[i] |= self._rowids(expressions[i], *in_days, newest=COMMON_ROWS)
+            if query.days is not None and query.days.exact:
+                extra = self._day_rows(session_id, *in_days)
+        size = self._size(session_id) or (high - low + 1)
+        values = term_values(terms, counts, size)
+        scores: dict[int, float] = dict.fromkeys(extra, 0.0)
+        for i, ids in found.items():
+            for doc_id in ids:
+                scores[doc_id] = scores.get(doc_id, 0.0) + values[i]
+        if in_days is not None:
+            for doc_id in scores:
+                if in_days[0] <= doc_id <= in_days[1]:
+                    scores[doc_id] = scores[doc_id] * 2.5 + 0.01
+        best = heapq.nlargest(depth * 2, scores, key=lambda doc_id: (scores[doc_id], doc_id))
+
+        def held(doc_id: int) -> frozenset[int]:
+            return frozenset(i for i, ids in found.items() if doc_id in ids)
+
+        rows = self._rows_by_id(session_id, best)
+        rows.sort(key=lambda row: -scores.get(int(str(row[0])), 0.0))
+        matches = [_match(row, held(int(str(row[0])))) for row in rows[:depth]]
+        around = {m.seq + step for m in matches[:NEIGHBOURED] for step in (-1, 1)}
+        around -= {m.seq for m in matches}
+        neighbours = {m.seq: m for m in matches}
+        for row in self._rows_by_seq(session_id, sorted(around)):
+            neighbour = _match(row, held(int(str(row[0]))))
+            neighbours[neighbour.seq] = neighbour
+        return RecallPool(tuple(matches), neighbours, tuple(counts), size)
+
+    def _rowids(
+        self, expression: str, low: int, high: int, *, newest: int | None = None
+    ) -> set[int]:
+        limit = f" ORDER BY rowid DESC LIMIT {int(newest)}" if newest is not None else ""
+        return {
+            int(doc_id)
+            for (doc_id,) in self._connection.execute(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+                f"AND rowid BETWEEN ? AND ?{limit}",
+                (expression, low, high),
+            )
+        }
+
+    def _rows_by_id(self, session_id: str, ids: Sequence[int]) -> list[tuple[object, ...]]:
+        if not ids:
             return []
-        rows = self._connection.execute(
-            f"SELECT {_COLUMNS}, hit.rank FROM ("
-            f"SELECT rowid AS doc_id, bm25({FTS_TABLE}) AS rank FROM {FTS_TABLE} "
-            f"WHERE {FTS_TABLE} MATCH ? AND rowid BETWEEN ? AND ? LIMIT -1) AS hit "
-            "JOIN message AS m ON m.id = hit.doc_id "
-            "WHERE m.session_id = ? AND m.summary_id IS NOT NULL "
-            "ORDER BY hit.rank, m.seq DESC LIMIT ?",
-            (" OR ".join(telling), low, high, session_id, limit),
+        marks = ", ".join("?" * len(ids))
+        return self._connection.execute(
+            f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.id IN ({marks}) "
+            "AND m.session_id = ? AND m.summary_id IS NOT NULL",
+            (*ids, session_id),
         ).fetchall()
-        return [_match(row) for row in rows]
+
+    def _rows_by_seq(self, session_id: str, seqs: Sequence[int]) -> list[tuple[object, ...]]:
+        if not seqs:
+            return []
+        marks = ", ".join("?" * len(seqs))
+        return self._connection.execute(
+            f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.session_id = ? "
+            f"AND m.seq IN ({marks}) AND m.summary_id IS NOT NULL",
+            (session_id, *seqs),
+        ).fetchall()
+
+    def _day_rows(self, session_id: str, low: int, high: int) -> set[int]:
+        """The ids of the archived messages written on the days asked about (the first)."""
+        return {
+            int(doc_id)
+            for (doc_id,) in self._connection.execute(
+                "SELECT id FROM message WHERE session_id = ? AND id BETWEEN ? AND ? "
+                "AND summary_id IS NOT NULL ORDER BY seq LIMIT ?",
+                (session_id, low, high, DAY_ROWS),
+            )
+        }
+
+    def _ids_between(self, session_id: str, days: DayRange) -> tuple[int, int] | None:
+        """The ids of the first and last of the conversation's messages written on `days`
+        (local), found by bisecting its seqs: a message's time grows with its seq."""
+        first = self._first_seq_on_or_after(session_id, days.first.toordinal())
+        after = self._first_seq_on_or_after(session_id, days.last.toordinal() + 1)
+        if first is None or (after is not None and after[0] <= first[0]):
+            return None
+        last_id = self._connection.execute(
+            "SELECT id FROM message WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+            (session_id, after[0] if after is not None else 2**62),
+        ).fetchone()
+        if last_id is None:
+            return None
+        return first[1], int(last_id[0])
+
+    def _first_seq_on_or_after(self, session_id: str, day: int) -> tuple[int, int] | None:
+        """(seq, id) of the first message written on local day `day` or later."""
+        bounds = self._connection.execute(
+            "SELECT min(seq), max(seq) FROM message WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if bounds is None or bounds[0] is None:
+            return None
+        low, high = int(bounds[0]), int(bounds[1]) + 1
+        while low < high:
+            middle = (low + high) // 2
+            row = self._connection.execute(
+                "SELECT seq, created_at FROM message WHERE session_id = ? AND seq >= ? "
+                "ORDER BY seq LIMIT 1",
+                (session_id, middle),
+            ).fetchone()
+            if row is None or local_day(datetime.fromisoformat(str(row[1]))) >= day:
+                high = middle
+            else:
+                low = int(row[0]) + 1
+        row = self._connection.execute(
+            "SELECT seq, id, created_at FROM message WHERE session_id = ? AND seq >= ? "
+            "ORDER BY seq LIMIT 1",
+            (session_id, low),
+        ).fetchone()
+        if row is None or local_day(datetime.fromisoformat(str(row[2]))) < day:
+            return None
+        return int(row[0]), int(row[1])
+
+    def _size(self, session_id: str) -> int:
+        row = self._connection.execute(
+            "SELECT messages FROM session_count WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
 
     def _id_range(self, session_id: str) -> tuple[int, int] | None:
         """The conversation's first and last message ids (ids grow with seq)."""
@@ -125,23 +318,23 @@ class RecallIndex:
         return min(int(first), int(last)), max(int(first), int(last))
 
     def _counts(self, phrases: Sequence[str], low: int, high: int) -> list[int]:
-        """How many of the conversation's index rows hold each phrase, up to one past
-        COMMON_AT_MOST: one statement for all of them."""
+        """How many of the conversation's index rows hold each expression, up to
+        COUNT_AT_MOST: one statement for all of them."""
         one = (
             f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
             "AND rowid BETWEEN ? AND ? LIMIT ?))"
         )
-        parameters = [v for p in phrases for v in (p, low, high, COMMON_AT_MOST + 1)]
+        parameters = [v for p in phrases for v in (p, low, high, COUNT_AT_MOST)]
         row = self._connection.execute(
             f"SELECT {', '.join([one] * len(phrases))}", parameters
         ).fetchone()
         return [int(count) for count in row]
 
-    def _scanned(
-        self, session_id: str, terms: Sequence[RecallTerm], limit: int
-    ) -> list[ArchivedMatch]:
+    def _scanned(self, session_id: str, terms: Sequence[RecallTerm], limit: int) -> RecallPool:
         # Without the index: each word of a term as a LIKE pattern (all of them required),
-        # any term; `rank_matches` then orders by what they hold.
+        # any term; the ranking reads what they hold from the text.
+        if not terms:
+            return RecallPool()
         clauses: list[str] = []
         parameters: list[object] = [session_id]
         for term in terms:
@@ -155,21 +348,24 @@ class RecallIndex:
             f"({' OR '.join(clauses)}) ORDER BY m.seq DESC LIMIT ?",
             (*parameters, limit * 4),
         ).fetchall()
-        return [_match(row) for row in rows]
+        matches = tuple(_match(row) for row in rows)
+        around = sorted({m.seq + step for m in matches[:NEIGHBOURED] for step in (-1, 1)})
+        neighbours = {m.seq: m for m in matches}
+        for row in self._rows_by_seq(session_id, around):
+            neighbour = _match(row)
+            neighbours.setdefault(neighbour.seq, neighbour)
+        return RecallPool(matches, neighbours)
 
 
-def _other_forms(term: RecallTerm) -> str:
-    """The term's other forms, each an exact word, joined by OR: never a prefix query,
-    which would read every word of the index that starts so."""
-    return " OR ".join(f'"{form}"' for form in term.forms[1:])
+def _expression(term: RecallTerm) -> str:
+    """An FTS expression for the term: its words as a phrase, or any of its forms or
+    alternatives, each an FTS string (never an operator, never a prefix query)."""
+    phrases = [" ".join(term.words), *term.forms, *(" ".join(a) for a in term.alternatives)]
+    quoted = dict.fromkeys('"' + phrase.replace('"', "") + '"' for phrase in phrases if phrase)
+    return "(" + " OR ".join(quoted) + ")"
 
 
-def _phrase(term: RecallTerm) -> str:
-    """An FTS phrase of the term's words: never read as an operator."""
-    return '"' + " ".join(term.words) + '"'
-
-
-def _match(row: tuple[object, ...]) -> ArchivedMatch:
+def _match(row: Sequence[object], held: frozenset[int] | None = None) -> ArchivedMatch:
     message_id, seq, role, created_at, content, rank = row
     return ArchivedMatch(
         message_id=int(str(message_id)),
@@ -178,4 +374,5 @@ def _match(row: tuple[object, ...]) -> ArchivedMatch:
         created_at=datetime.fromisoformat(str(created_at)),
         content=str(content),
         rank=float(str(rank)),
+        held=held,
     )

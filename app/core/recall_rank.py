@@ -1,0 +1,158 @@
+"""Ranking what the archive found for a message: Cairn's own scoring (issue 22, items 1–3).
+
+The index (`app.store.recall.RecallIndex.pool`) hands over a deep pool of candidates:
+every archived message holding a rarer term, those holding a common one together with
+another, the ones written on the days asked about, and the turns around the best of
+them. Each is scored here:
+
+- its terms, each worth its weight times how rare it is in the conversation (a word in
+  half the messages says little; "octopus" says a lot) — a common word still counts, so
+  a question made of common words still finds the message that holds most of them;
+- the turn it answers: a reply holds what its question asked about ("What does the
+  guitar look like?" — "A deep blue one with an octopus…"), so part of the score of the
+  turn before it is its own, and the quote brings that turn along (`Ranked.partner`);
+- the days asked about ("in April", "last week"): messages written then rank first;
+- who said it, when the question says ("what did Claude suggest");
+- the kind of fact asked for (recall_kinds), near its terms.
+
+Pure: no sqlite3, no Qt. Deterministic for the same pool and query.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from app.core.conversation import local_day
+from app.core.recall import (
+    ArchivedMatch,
+    RecallQuery,
+    RecallTerm,
+    fact_near,
+    fold,
+    held_terms,
+)
+
+# The share of the score of the turn a message answers that counts as its own.
+CONTEXT_SHARE = 0.6
+# A message written on the days asked about; one within `DAY_SLACK` days of a loose
+# range ("in May", "a few weeks ago") counts a little more than one far from it.
+IN_DAYS = 2.5
+NEAR_DAYS = 1.3
+OUT_OF_DAYS = 0.6
+DAY_SLACK = 3
+# Written by the side the question asks about ("what did Claude suggest").
+RIGHT_SIDE = 1.3
+# Holding a fact of the kind asked for, near its terms.
+KIND_FACTOR = 1.35
+# A message that holds no term but was written on an exact day asked about ("what did
+# we talk about last Tuesday?").
+ON_THE_DAY = 0.5
+# A term's rarity: log((messages + 1) / (holding + 0.5)), never below this.
+LEAST_RARITY = 0.2
+
+
+@dataclass(frozen=True)
+class RecallPool:
+    """What the index found for a query.
+
+    Attributes:
+        matches: the candidates (archived messages of the conversation).
+        neighbours: archived turns just before or after a candidate, by seq (candidates
+            included), for the turn a message answers and the quote's partner.
+        frequency: per term of the query, how many of the conversation's messages hold
+            it (capped); empty when unknown (no index: every term counts as rare).
+        size: how many messages the conversation has.
+    """
+
+    matches: tuple[ArchivedMatch, ...] = ()
+    neighbours: Mapping[int, ArchivedMatch] = field(default_factory=dict)
+    frequency: tuple[int, ...] = ()
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A candidate with its score, and the turn it should be quoted with (or None)."""
+
+    match: ArchivedMatch
+    score: float
+    partner: ArchivedMatch | None = None
+
+
+def term_values(terms: Sequence[RecallTerm], frequency: Sequence[int], size: int) -> list[float]:
+    """What holding each term is worth: its weight times its rarity in the conversation."""
+    if len(frequency) != len(terms) or size <= 0:
+        return [term.weight for term in terms]
+    return [
+        term.weight * max(LEAST_RARITY, math.log((size + 1) / (held + 0.5)))
+        for term, held in zip(terms, frequency, strict=True)
+    ]
+
+
+def own_score(held: frozenset[int], values: Sequence[float]) -> float:
+    return sum(values[index] for index in held)
+
+
+def rank_pool(
+    pool: RecallPool, query: RecallQuery, *, day_of: Callable[[ArchivedMatch], date] | None = None
+) -> list[Ranked]:
+    """The pool's messages, best first, each with the turn to quote it with."""
+    terms = query.terms
+    values = term_values(terms, pool.frequency, pool.size)
+    day_of = day_of or _day
+    everyone = {m.seq: m for m in pool.neighbours.values()} | {m.seq: m for m in pool.matches}
+    held_cache: dict[int, frozenset[int]] = {}
+
+    def held(match: ArchivedMatch) -> frozenset[int]:
+        known = held_cache.get(match.seq)
+        if known is None:
+            known = match.held if match.held is not None else held_terms(match.content, terms)
+            held_cache[match.seq] = known
+        return known
+
+    subject = any(not term.cue for term in terms)
+    ranked: list[Ranked] = []
+    for match in everyone.values():
+        own = own_score(held(match), values)
+        before = everyone.get(match.seq - 1)
+        context = 0.0
+        if before is not None and before.role is not match.role:
+            context = CONTEXT_SHARE * own_score(held(before), values)
+        score = own + context
+        days = query.days
+        if score <= 0:
+            if days is None or not days.exact or not days.holds(day_of(match)):
+                continue
+            score = ON_THE_DAY
+        if days is not None:
+            day = day_of(match)
+            if days.holds(day):
+                score *= IN_DAYS
+            elif not days.exact and days.near(day, DAY_SLACK):
+                score *= NEAR_DAYS
+            else:
+                score *= OUT_OF_DAYS
+        if query.role is not None and match.role is query.role:
+            score *= RIGHT_SIDE
+        topical = any(not terms[i].cue for i in held(match))
+        wanted = query.wanted and (topical or not subject)
+        if wanted and fact_near(match.content, terms, query.wanted):
+            score *= KIND_FACTOR
+        partner = None
+        if context > own and before is not None:
+            partner = before  # it answers that turn: the question gives it its meaning
+        elif match.content.rstrip().endswith("?"):
+            partner = everyone.get(match.seq + 1)  # a question: its answer
+        ranked.append(Ranked(match, score, partner))
+    ranked.sort(key=lambda r: (-r.score, r.match.rank, -r.match.seq))
+    return ranked
+
+
+def _day(match: ArchivedMatch) -> date:
+    return date.fromordinal(local_day(match.created_at))
+
+
+__all__ = ["Ranked", "RecallPool", "fold", "rank_pool", "term_values"]
