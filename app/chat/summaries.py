@@ -30,7 +30,7 @@ from app.core.policy import (
     nothing_to_condense,
 )
 from app.core.summarization_config import MIN_PRESERVE_RECENT
-from app.core.summary import SummaryDraft, SummaryMode, SummaryTrigger
+from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
 
 if TYPE_CHECKING:
     from app.chat.conversation import Conversation, Shared
@@ -407,6 +407,7 @@ class ConversationSummaries:
             manual=manual,
             tail_tokens=conversation.tail.unpinned_tokens(),
             pinned_tokens=conversation.tail.pinned_tokens,
+            archived_tokens=_archived_tokens(conversation.summaries),
         )
 
     def observe(self, new_messages: int, state: ContextState | None = None) -> None:
@@ -497,3 +498,11 @@ class _Answer:
     def wait(self) -> Sequence[SummaryDraft] | None:
         self._given.wait()
         return self._drafts
+
+
+def _archived_tokens(summaries: Sequence[Summary]) -> int | None:
+    """The archived originals' tokens, when every active summary covers messages (a
+    compressed summary keeps only its summaries' sizes): None when unknown."""
+    if any(s.tier is not SummaryTier.CONDENSED for s in summaries):
+        return None
+    return sum(s.source_tokens for s in summaries)

@@ -31,6 +31,11 @@ an emergency, the user's own request — flagged `at_max_depth` for the engine;
 the optional triggers that are not about room (`message_count`,
 `force_refresh`) are held back with reason `depth`.
 
+While the whole conversation fits (every message verbatim, archived ones included,
+within the usable window) no automatic trigger condenses: summaries exist to make
+room, and verbatim beats any summary (issue 22). Reason `fits`; an emergency, or the
+user's own request, still condenses.
+
 Emergency (the next request would not fit): always on, even with automatic
 summaries off; it ignores the cooldown, the hysteresis and `min_messages`. The
 engine then condenses, in one pass, just enough to bring the request down to
@@ -65,6 +70,7 @@ class Reason(StrEnum):
     COOLDOWN = "cooldown"
     HYSTERESIS = "hysteresis"
     DEPTH = "depth"
+    FITS = "fits"  # the whole conversation fits: nothing is condensed (issue 22)
 
 
 SUMMARIZING_REASONS: frozenset[Reason] = frozenset(
@@ -150,6 +156,10 @@ class PolicyInput:
             given, there is one per message of `live_messages`.
         pinned_tokens: tokens of the pinned live messages (never summarized, so they stay
             whatever happens); counted as kept by an emergency.
+        archived_tokens: tokens of the archived originals (covered by summaries), when
+            known; None when they are not (the whole conversation is then taken not to
+            fit once something is archived). With none archived, the whole conversation
+            is the live tail.
     """
 
     state: ContextState
@@ -159,6 +169,19 @@ class PolicyInput:
     manual: bool = False
     tail_tokens: tuple[int, ...] = ()
     pinned_tokens: int = 0
+    archived_tokens: int | None = None
+
+    @property
+    def whole_fits(self) -> bool:
+        """Whether every message, verbatim, would fit in the next request: summaries exist
+        only to make room, and verbatim beats any summary (DESIGN §5)."""
+        if self.summary_depth == 0:
+            return self.state.fits
+        if self.archived_tokens is None:
+            return False
+        b = self.state.breakdown
+        whole = self.state.used - b.memory + self.archived_tokens
+        return whole <= self.state.usable
 
     def __post_init__(self) -> None:
         if self.live_messages < 0 or self.summary_depth < 0:
@@ -331,6 +354,13 @@ class TriggerPolicy:
             )
 
         due = self._due(inp)
+        if due is not None and inp.whole_fits:
+            return self._hold(
+                Reason.FITS,
+                f"No summary needed: the whole conversation fits ({usage} of what Claude "
+                "can read), so Claude reads every message word for word.",
+                at_max_depth,
+            )
         if due is None:
             return self._hold(
                 Reason.NOT_DUE,
