@@ -260,6 +260,11 @@ class Conversation:
         except UserFacingError as error:
             self.error(error)
             return False
+        # It fits, but would leave recall less than its floor: older messages give way
+        # first; when nothing can be condensed, it goes as it is.
+        squeezed = self.session is not None and self.gauge.squeezes_recall(text, tokens)
+        if squeezed and self._start_emergency(text):
+            return False
         try:
             self.unsaved.save()  # the reply the disk refused goes first
             message = self._store_question(text, tokens)

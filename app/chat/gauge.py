@@ -78,6 +78,12 @@ class ConversationGauge:
             recall_quoted=recall_quoted,
         )
 
+    def squeezes_recall(self, text: str, tokens: int) -> bool:
+        """Whether sending `text` now would leave the recall block less than its floor:
+        then the live tail gives way first (an emergency summary), when it can."""
+        state = self.state(text, tokens)
+        return state is not None and state.recall_floor > 0 and not state.required.fits
+
     def check_fits(self, text: str, tokens: int) -> None:
         """Raise, in plain words with the numbers, when `text` cannot be sent as things
         stand (without the tool and the recall block: they give way first)."""

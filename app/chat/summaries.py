@@ -28,6 +28,7 @@ from app.core.policy import (
     TriggerMemory,
     TriggerPolicy,
     nothing_to_condense,
+    whole_conversation_tokens,
 )
 from app.core.summarization_config import MIN_PRESERVE_RECENT
 from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
@@ -132,7 +133,8 @@ class ConversationSummaries:
     def start_emergency(self, text: str) -> bool:
         """`text` would not fit: condense earlier messages so that it does; False when the
         policy finds nothing to condense."""
-        state = self._conversation.gauge.required(text)
+        gauge = self._conversation.gauge
+        state = gauge.state(text) or gauge.required(text)  # recall's floor counts
         decision = self._policy().should_summarize(self._policy_input(state, manual=False))
         if not decision.summarize:
             return False
@@ -407,7 +409,9 @@ class ConversationSummaries:
             manual=manual,
             tail_tokens=conversation.tail.unpinned_tokens(),
             pinned_tokens=conversation.tail.pinned_tokens,
-            archived_tokens=_archived_tokens(conversation.summaries),
+            whole_tokens=whole_conversation_tokens(
+                state.required, _archived_tokens(conversation.summaries)
+            ),
         )
 
     def observe(self, new_messages: int, state: ContextState | None = None) -> None:
@@ -501,8 +505,8 @@ class _Answer:
 
 
 def _archived_tokens(summaries: Sequence[Summary]) -> int | None:
-    """The archived originals' tokens, when every active summary covers messages (a
-    compressed summary keeps only its summaries' sizes): None when unknown."""
+    """The archived originals' tokens (raw), when every active summary covers messages
+    (a compressed summary keeps only its summaries' sizes): None when unknown."""
     if any(s.tier is not SummaryTier.CONDENSED for s in summaries):
         return None
     return sum(s.source_tokens for s in summaries)

@@ -32,7 +32,8 @@ the optional triggers that are not about room (`message_count`,
 `force_refresh`) are held back with reason `depth`.
 
 While the whole conversation fits (every message verbatim, archived ones included,
-within the usable window) no automatic trigger condenses: summaries exist to make
+within the usable window) the threshold does not condense (unless
+`condense_while_it_fits` says so; the count triggers the user set still do): summaries exist to make
 room, and verbatim beats any summary (issue 22). Reason `fits`; an emergency, or the
 user's own request, still condenses.
 
@@ -139,6 +140,14 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def whole_conversation_tokens(state: ContextState, archived: int | None) -> int | None:
+    """The tokens of `state`'s request with every archived original back in place of the
+    summaries (`archived`: their tokens; 0 when nothing is archived), or None."""
+    if archived is None:
+        return None
+    return state.used - state.breakdown.memory + archived
+
+
 @dataclass(frozen=True)
 class PolicyInput:
     """Everything `should_summarize` looks at.
@@ -156,10 +165,9 @@ class PolicyInput:
             given, there is one per message of `live_messages`.
         pinned_tokens: tokens of the pinned live messages (never summarized, so they stay
             whatever happens); counted as kept by an emergency.
-        archived_tokens: tokens of the archived originals (covered by summaries), when
-            known; None when they are not (the whole conversation is then taken not to
-            fit once something is archived). With none archived, the whole conversation
-            is the live tail.
+        whole_tokens: tokens (calibrated) of a request carrying the whole conversation
+            verbatim, archived originals included, when the caller knows them; None
+            when it does not (then only the usual triggers apply).
     """
 
     state: ContextState
@@ -169,19 +177,13 @@ class PolicyInput:
     manual: bool = False
     tail_tokens: tuple[int, ...] = ()
     pinned_tokens: int = 0
-    archived_tokens: int | None = None
+    whole_tokens: int | None = None
 
     @property
     def whole_fits(self) -> bool:
         """Whether every message, verbatim, would fit in the next request: summaries exist
         only to make room, and verbatim beats any summary (DESIGN §5)."""
-        if self.summary_depth == 0:
-            return self.state.fits
-        if self.archived_tokens is None:
-            return False
-        b = self.state.breakdown
-        whole = self.state.used - b.memory + self.archived_tokens
-        return whole <= self.state.usable
+        return self.whole_tokens is not None and self.whole_tokens <= self.state.usable
 
     def __post_init__(self) -> None:
         if self.live_messages < 0 or self.summary_depth < 0:
@@ -354,7 +356,8 @@ class TriggerPolicy:
             )
 
         due = self._due(inp)
-        if due is not None and inp.whole_fits:
+        # The threshold only: a count or refresh trigger is the user's own choice.
+        if due is Reason.THRESHOLD and inp.whole_fits and not config.condense_while_it_fits:
             return self._hold(
                 Reason.FITS,
                 f"No summary needed: the whole conversation fits ({usage} of what Claude "

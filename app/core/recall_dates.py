@@ -58,15 +58,15 @@ _UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30}
 _UNITS |= {"year": 365, "years": 365, "fortnight": 14, "fortnights": 14}
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _COUNTS |= {"couple": 2, "few": 3, "several": 4}
-# Words that only place a question in time: never search terms (the month and weekday
-# names, and these). Short abbreviations that are also words ("mar", "sat", "sun",
-# "may", "wed") are calendar words only next to a day number (`_DAY_MONTH`).
+# Words that only place a question in time: never search terms (the month names, and
+# these). Short abbreviations that are also words ("mar", "sat", "sun", "may", "wed")
+# are calendar words only next to a day number (`_DAY_MONTH`); a weekday only in a date
+# ("on Monday", "last Friday": `date_spans`), since "the Saturday class" names a thing.
 _CALENDAR_TEXT = """
     today yesterday tonight tomorrow week weeks weekend weekends month months year years
     day days fortnight ago last past previous recently recent lately earlier early mid
     late spring summer autumn fall winter morning afternoon evening night
     january february march april june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday
     """
 _CALENDAR = frozenset(_CALENDAR_TEXT.split())
 
@@ -103,6 +103,7 @@ _DAY_MONTH = re.compile(
 _MONTH_DAY = re.compile(
     rf"\b({_WORD})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.IGNORECASE
 )
+_ON_WEEKDAY = re.compile(rf"\b(?:on|last|this|next|since)\s+({_WORD})\b", re.IGNORECASE)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _AGO = re.compile(
     rf"\b(?:(\d+)|({'|'.join(_COUNTS)}))\s+(?:of\s+)?({'|'.join(_UNITS)})\s+ago\b", re.IGNORECASE
@@ -123,6 +124,7 @@ def date_spans(text: str) -> list[tuple[int, int]]:
     """Where `text` names a date ("21 May 2026", "May 3rd", "2026-05-21", "two weeks
     ago"): its day numbers and years are not search terms."""
     spans = [m.span() for m in _ISO.finditer(text)] + [m.span() for m in _AGO.finditer(text)]
+    spans += [m.span() for m in _ON_WEEKDAY.finditer(text) if _fold(m.group(1)) in _WEEKDAYS]
     for pattern, name_group in ((_DAY_MONTH, 2), (_MONTH_DAY, 1)):
         spans += [m.span() for m in pattern.finditer(text) if _fold(m.group(name_group)) in _MONTHS]
     return spans

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from app.core.conversation import local_day
+from app.core.models import Role
 from app.core.recall import (
     ArchivedMatch,
     RecallQuery,
@@ -35,8 +36,11 @@ from app.core.recall import (
     held_terms,
 )
 
-# The share of the score of the turn a message answers that counts as its own.
+# The share of the score of the turn a message answers that counts as its own, and of
+# the turn before that (Claude asks "What does it look like?" about the guitar named
+# just before; the answer names neither).
 CONTEXT_SHARE = 0.6
+EARLIER_SHARE = 0.3
 # A message written on the days asked about; one within `DAY_SLACK` days of a loose
 # range ("in May", "a few weeks ago") counts a little more than one far from it.
 IN_DAYS = 2.5
@@ -121,6 +125,9 @@ def rank_pool(
         context = 0.0
         if before is not None and before.role is not match.role:
             context = CONTEXT_SHARE * own_score(held(before), values)
+            earlier = everyone.get(match.seq - 2)
+            if earlier is not None:
+                context += EARLIER_SHARE * own_score(held(earlier), values)
         score = own + context
         days = query.days
         if score <= 0:
@@ -142,8 +149,9 @@ def rank_pool(
         if wanted and fact_near(match.content, terms, query.wanted):
             score *= KIND_FACTOR
         partner = None
-        if context > own and before is not None:
-            partner = before  # it answers that turn: the question gives it its meaning
+        answers = before is not None and before.role is not match.role
+        if answers and (context > own or match.role is Role.ASSISTANT):
+            partner = before  # what it answers gives it its meaning (a reply, always)
         elif match.content.rstrip().endswith("?"):
             partner = everyone.get(match.seq + 1)  # a question: its answer
         ranked.append(Ranked(match, score, partner))

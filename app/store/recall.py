@@ -42,7 +42,7 @@ from app.store.transactions import translated_errors
 # Candidates read in full for ranking (the block holds far fewer quotes than this), and
 # of those, the best whose neighbouring turns are read too.
 POOL = 60
-NEIGHBOURED = 30
+NEIGHBOURED = POOL
 # A term in at most this many of the conversation's messages: all of them are candidates.
 RARE_AT_MOST = 800
 # A term in more: the newest of its messages that also hold another term, at most this many.
@@ -205,7 +205,7 @@ class RecallIndex:
         rows = self._rows_by_id(session_id, best)
         rows.sort(key=lambda row: -scores.get(int(str(row[0])), 0.0))
         matches = [_match(row, held(int(str(row[0])))) for row in rows[:depth]]
-        around = {m.seq + step for m in matches[:NEIGHBOURED] for step in (-1, 1)}
+        around = {m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)}
         around -= {m.seq for m in matches}
         neighbours = {m.seq: m for m in matches}
         for row in self._rows_by_seq(session_id, sorted(around)):
@@ -349,7 +349,7 @@ class RecallIndex:
             (*parameters, limit * 4),
         ).fetchall()
         matches = tuple(_match(row) for row in rows)
-        around = sorted({m.seq + step for m in matches[:NEIGHBOURED] for step in (-1, 1)})
+        around = sorted({m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)})
         neighbours = {m.seq: m for m in matches}
         for row in self._rows_by_seq(session_id, around):
             neighbour = _match(row)

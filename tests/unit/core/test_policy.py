@@ -679,3 +679,16 @@ def test_an_emergency_always_fires_and_what_it_keeps_fits(
             + sum(tail[-keep:]) * scale
         )
         assert after <= inp.state.usable + 1e-6
+
+
+def test_the_threshold_waits_while_the_whole_conversation_fits() -> None:
+    """Verbatim beats any summary: the threshold holds while everything fits (issue 22)."""
+    state = state_at(0.85)
+    fits = PolicyInput(state=state, live_messages=40, whole_tokens=state.used)
+    decision = TriggerPolicy().should_summarize(fits)
+    assert not decision.summarize and decision.reason is Reason.FITS
+    early = TriggerPolicy(SummarizationConfig(condense_while_it_fits=True))
+    assert early.should_summarize(fits).reason is Reason.THRESHOLD
+    # Once the archived originals would not fit back in, the threshold applies.
+    archived = PolicyInput(state=state, live_messages=40, whole_tokens=state.usable + 1)
+    assert TriggerPolicy().should_summarize(archived).reason is Reason.THRESHOLD

@@ -124,10 +124,10 @@ def test_a_code_is_found_as_a_phrase_not_as_syntax(archive: Archive) -> None:
     assert [m.seq for m in ranked][:1] == [1]
 
 
-def test_a_word_in_most_messages_is_left_out_of_the_index_query(
+def test_a_word_in_most_messages_still_counts_with_another(
     database: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(recall_module, "COMMON_AT_MOST", 5)
+    monkeypatch.setattr(recall_module, "RARE_AT_MOST", 5)
     result = open_database(database)
     sessions = SessionStore(result.connection, database=result.path, clock=clock)
     summaries = SummaryStore.open(database, clock=clock)
@@ -135,9 +135,13 @@ def test_a_word_in_most_messages_is_left_out_of_the_index_query(
     session_id = sessions.create_session("House", MODEL).id
     say(archive, session_id, [*chatter(20), "the garden gate is green", "ok"])
     condense(archive, session_id, 22)
-    matches = archive.index.archived_matches(session_id, salient_terms("garden gate"))
-    assert [m.seq for m in matches] == [21]  # "garden" is everywhere: only "gate" is asked
-    assert archive.index.archived_matches(session_id, salient_terms("garden")) == []
+    terms = salient_terms("garden gate")
+    matches = archive.index.archived_matches(session_id, terms)
+    # "garden" is everywhere: read only where another term is too, yet it still counts.
+    assert [m.seq for m in matches] == [21]
+    assert matches[0].held == frozenset({0, 1})
+    alone = archive.index.archived_matches(session_id, salient_terms("garden"))
+    assert 21 in [m.seq for m in alone]  # a common word alone: its newest messages
     summaries.close()
     sessions.close()
 
@@ -169,6 +173,5 @@ def test_a_word_never_said_as_written_is_found_in_another_form(archive: Archive)
     say(archive, session_id, texts)
     condense(archive, session_id, 30)
     terms = salient_terms("Which insurer did we go with?")
-    found = archive.index.archived_matches(session_id, terms, other_forms=True)
+    found = archive.index.archived_matches(session_id, terms)
     assert [m.seq for m in found] == ([7] if archive.index.indexed else [])
-    assert archive.index.archived_matches(session_id, terms) == []  # as written only
