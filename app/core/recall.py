@@ -217,6 +217,8 @@ def recall_query(text: str, today: date, participants: Collection[str] = ()) -> 
     them): never search terms — a person rarely writes their own name, so it finds the
     other side's greetings.
     """
+    if len(text) > 2 * TERMS_FROM_CHARS:  # a pasted page: its ends, as for its terms
+        text = text[:TERMS_FROM_CHARS] + "\n" + text[-TERMS_FROM_CHARS:]
     days = asked_about(text, today)
     return RecallQuery(
         terms=tuple(salient_terms(text, participants=participants)),

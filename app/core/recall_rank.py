@@ -49,8 +49,9 @@ OUT_OF_DAYS = 0.6
 DAY_SLACK = 3
 # Written by the side the question asks about ("what did Claude suggest").
 RIGHT_SIDE = 1.3
-# Holding a fact of the kind asked for, near its terms.
+# Holding a fact of the kind asked for, near its terms; looked for in the best this many.
 KIND_FACTOR = 1.35
+KIND_READ = 60
 # A message that holds no term but was written on an exact day asked about ("what did
 # we talk about last Tuesday?").
 ON_THE_DAY = 0.5
@@ -144,10 +145,6 @@ def rank_pool(
                 score *= OUT_OF_DAYS
         if query.role is not None and match.role is query.role:
             score *= RIGHT_SIDE
-        topical = any(not terms[i].cue for i in held(match))
-        wanted = query.wanted and (topical or not subject)
-        if wanted and fact_near(match.content, terms, query.wanted):
-            score *= KIND_FACTOR
         partner = None
         answers = before is not None and before.role is not match.role
         if answers and (context > own or match.role is Role.ASSISTANT):
@@ -155,7 +152,22 @@ def rank_pool(
         elif match.content.rstrip().endswith("?"):
             partner = everyone.get(match.seq + 1)  # a question: its answer
         ranked.append(Ranked(match, score, partner))
-    ranked.sort(key=lambda r: (-r.score, r.match.rank, -r.match.seq))
+    # Equal scores: the shorter message first (it is more about what it holds), then the
+    # newest.
+    ranked.sort(key=lambda r: (-r.score, len(r.match.content), -r.match.seq))
+    if query.wanted:
+        # The kind of fact asked for, near the terms: read in the best few only (finding
+        # facts costs a pass of the fact ledger's finders over the text).
+        best = ranked[:KIND_READ]
+        for n, item in enumerate(best):
+            match = item.match
+            topical = any(not terms[i].cue for i in held(match))
+            wanted = topical or not subject
+            if wanted and fact_near(match.content, terms, query.wanted):
+                best[n] = Ranked(match, item.score * KIND_FACTOR, item.partner)
+        ranked = (
+            sorted(best, key=lambda r: (-r.score, r.match.rank, -r.match.seq)) + ranked[KIND_READ:]
+        )
     return ranked
 
 

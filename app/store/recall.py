@@ -44,11 +44,11 @@ from app.store.transactions import translated_errors
 POOL = 60
 NEIGHBOURED = POOL
 # A term in at most this many of the conversation's messages: all of them are candidates.
-RARE_AT_MOST = 800
+RARE_AT_MOST = 300
 # A term in more: the newest of its messages that also hold another term, at most this many.
-COMMON_ROWS = 400
+COMMON_ROWS = 100
 # Counting a term's messages stops here (its rarity is known well enough past it).
-COUNT_AT_MOST = 5_000
+COUNT_AT_MOST = 2_000
 # Of the days a question names: the messages written then, when no term finds any.
 DAY_ROWS = 40
 # Greetings read to learn who is talking (the participants' own names).
@@ -165,18 +165,37 @@ class RecallIndex:
         low, high = bounds
         terms = query.terms
         expressions = [_expression(term) for term in terms]
-        counts = self._counts(expressions, low, high) if expressions else []
-        present = [i for i, count in enumerate(counts) if count > 0]
+        # One read a term: its rowids, newest first, one past RARE_AT_MOST; only a common
+        # term is counted further (its rarity) and read again where another term is too.
         found: dict[int, set[int]] = {}
-        for i in present:
+        counts: list[int] = []
+        for n, expression in enumerate(expressions):
+            ids = self._rowids(expression, low, high, newest=RARE_AT_MOST + 1)
+            if not ids and query.wanted and len(terms[n].forms) > 2:
+                # A question, about a word never said so: perhaps in a rarer form.
+                expressions[n] = _expression(terms[n], every_form=True)
+                ids = self._rowids(expressions[n], low, high, newest=RARE_AT_MOST + 1)
+            counts.append(len(ids))
+            found[n] = ids
+        common = [i for i, count in enumerate(counts) if count > RARE_AT_MOST]
+        if common:
+            more = self._counts([expressions[i] for i in common], low, high)
+            for i, count in zip(common, more, strict=True):
+                counts[i] = count
+        present = [i for i, count in enumerate(counts) if count > 0]
+        if common and len(present) >= 2:
+            # The messages holding every term found: few, and the likeliest, however old.
+            every = " AND ".join(expressions[i] for i in present)
+            holding_all = self._rowids(every, low, high, newest=COMMON_ROWS)
+            for i in present:
+                found[i] |= holding_all
+        for i in common:
             others = [expressions[j] for j in present if j != i]
-            if counts[i] <= RARE_AT_MOST:
-                found[i] = self._rowids(expressions[i], low, high)
-            elif others:
+            if others:
                 together = f"{expressions[i]} AND ({' OR '.join(others)})"
                 found[i] = self._rowids(together, low, high, newest=COMMON_ROWS)
             else:
-                found[i] = self._rowids(expressions[i], low, high, newest=COMMON_ROWS)
+                found[i] = set(sorted(found[i], reverse=True)[:COMMON_ROWS])
         in_days: tuple[int, int] | None = None
         extra: set[int] = set()
         if query.days is not None:
@@ -231,8 +250,9 @@ class RecallIndex:
             return []
         marks = ", ".join("?" * len(ids))
         return self._connection.execute(
+            # "+": by rowid, never by an index over a whole conversation's messages.
             f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.id IN ({marks}) "
-            "AND m.session_id = ? AND m.summary_id IS NOT NULL",
+            "AND +m.session_id = ? AND +m.summary_id IS NOT NULL",
             (*ids, session_id),
         ).fetchall()
 
@@ -241,8 +261,9 @@ class RecallIndex:
             return []
         marks = ", ".join("?" * len(seqs))
         return self._connection.execute(
+            # "+": by (session_id, seq), never the archived messages' own index.
             f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.session_id = ? "
-            f"AND m.seq IN ({marks}) AND m.summary_id IS NOT NULL",
+            f"AND m.seq IN ({marks}) AND +m.summary_id IS NOT NULL",
             (session_id, *seqs),
         ).fetchall()
 
@@ -251,8 +272,8 @@ class RecallIndex:
         return {
             int(doc_id)
             for (doc_id,) in self._connection.execute(
-                "SELECT id FROM message WHERE session_id = ? AND id BETWEEN ? AND ? "
-                "AND summary_id IS NOT NULL ORDER BY seq LIMIT ?",
+                "SELECT id FROM message WHERE session_id = ? AND +id BETWEEN ? AND ? "
+                "AND +summary_id IS NOT NULL ORDER BY seq LIMIT ?",
                 (session_id, low, high, DAY_ROWS),
             )
         }
@@ -274,12 +295,16 @@ class RecallIndex:
 
     def _first_seq_on_or_after(self, session_id: str, day: int) -> tuple[int, int] | None:
         """(seq, id) of the first message written on local day `day` or later."""
-        bounds = self._connection.execute(
-            "SELECT min(seq), max(seq) FROM message WHERE session_id = ?", (session_id,)
+        # Two index seeks (min() and max() together would scan the conversation's seqs).
+        first = self._connection.execute(
+            "SELECT seq FROM message WHERE session_id = ? ORDER BY seq LIMIT 1", (session_id,)
         ).fetchone()
-        if bounds is None or bounds[0] is None:
+        last = self._connection.execute(
+            "SELECT seq FROM message WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (session_id,)
+        ).fetchone()
+        if first is None or last is None:
             return None
-        low, high = int(bounds[0]), int(bounds[1]) + 1
+        low, high = int(first[0]), int(last[0]) + 1
         while low < high:
             middle = (low + high) // 2
             row = self._connection.execute(
@@ -357,10 +382,21 @@ class RecallIndex:
         return RecallPool(matches, neighbours)
 
 
-def _expression(term: RecallTerm) -> str:
-    """An FTS expression for the term: its words as a phrase, or any of its forms or
-    alternatives, each an FTS string (never an operator, never a prefix query)."""
-    phrases = [" ".join(term.words), *term.forms, *(" ".join(a) for a in term.alternatives)]
+# The forms looked up first: each costs a seek in the index (about 15 µs at 100,000
+# messages), so the rarer ones ("insurer" → "insurance") only when these find nothing.
+_FIRST_FORMS = ("", "s", "es", "ed", "d", "ing")
+
+
+def _expression(term: RecallTerm, *, every_form: bool = False) -> str:
+    """An FTS expression for the term: its words as a phrase, or any of its forms (the
+    commonest unless `every_form`) or alternatives, each an FTS string (never an
+    operator, never a prefix query)."""
+    forms = term.forms
+    if not every_form and len(forms) > 2:
+        word = forms[0]
+        near = {word + end for end in _FIRST_FORMS} | {word[:-1] + "ing", word + "d"}
+        forms = tuple(f for f in forms if f in near or any(f + end == word for end in _FIRST_FORMS))
+    phrases = [" ".join(term.words), *forms, *(" ".join(a) for a in term.alternatives)]
     quoted = dict.fromkeys('"' + phrase.replace('"', "") + '"' for phrase in phrases if phrase)
     return "(" + " OR ".join(quoted) + ")"
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from app.core.models import Role
-from app.core.recall import fit_recall, fold, rank_matches, salient_terms
+from app.core.recall import fit_recall, fold, rank_matches, recall_query, salient_terms
 from app.core.recall_kinds import wanted_kinds
 from app.core.summary import SummaryContent, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
 from app.core.tokens import default_counter
@@ -172,6 +173,7 @@ def test_a_word_never_said_as_written_is_found_in_another_form(archive: Archive)
     texts[6] = "We talked it over and chose Clearwater Cover for the insurance."
     say(archive, session_id, texts)
     condense(archive, session_id, 30)
-    terms = salient_terms("Which insurer did we go with?")
-    found = archive.index.archived_matches(session_id, terms)
+    # A question: a word never said as written is looked up in its rarer forms too.
+    query = recall_query("Which insurer did we go with?", date(2026, 6, 30))
+    found = archive.index.pool(session_id, query).matches
     assert [m.seq for m in found] == ([7] if archive.index.indexed else [])
