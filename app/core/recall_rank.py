@@ -124,9 +124,10 @@ def rank_pool(
         own = own_score(held(match), values)
         before = everyone.get(match.seq - 1)
         context = 0.0
-        if before is not None and before.role is not match.role:
+        if before is not None and _answers(match, before):
             context = CONTEXT_SHARE * own_score(held(before), values)
             earlier = everyone.get(match.seq - 2)
+            # The user answering Claude's question about what they said just before.
             if earlier is not None:
                 context += EARLIER_SHARE * own_score(held(earlier), values)
         score = own + context
@@ -146,8 +147,11 @@ def rank_pool(
         if query.role is not None and match.role is query.role:
             score *= RIGHT_SIDE
         partner = None
-        answers = before is not None and before.role is not match.role
-        if answers and (context > own or match.role is Role.ASSISTANT):
+        if (
+            before is not None
+            and _answers(match, before)
+            and (context > own or match.role is Role.ASSISTANT)
+        ):
             partner = before  # what it answers gives it its meaning (a reply, always)
         elif match.content.rstrip().endswith("?"):
             partner = everyone.get(match.seq + 1)  # a question: its answer
@@ -169,6 +173,14 @@ def rank_pool(
             sorted(best, key=lambda r: (-r.score, r.match.rank, -r.match.seq)) + ranked[KIND_READ:]
         )
     return ranked
+
+
+def _answers(match: ArchivedMatch, before: ArchivedMatch) -> bool:
+    """Whether `match` answers the turn `before` it: Claude's reply always answers the
+    user's turn; the user's turn answers Claude's only when Claude asked something."""
+    if before.role is match.role:
+        return False
+    return match.role is Role.ASSISTANT or "?" in before.content[-300:]
 
 
 def _day(match: ArchivedMatch) -> date:

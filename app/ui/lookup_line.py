@@ -1,4 +1,4 @@
-"""The archive searches on a reply: "Looked in the archive: 2 earlier messages".
+"""The archive searches on a reply: "Looked in earlier messages: 2 found".
 
 `LookupLine` is the collapsed line on a reply (a button, reachable by Tab, Space or
 Enter opens it) that unfolds to what was sent to Claude: each query and the excerpts

@@ -1,4 +1,4 @@
-"""The lookup line on a reply: "Looked in the archive: 2 earlier messages", collapsed,
+"""The lookup line on a reply: "Looked in earlier messages: 2 found", collapsed,
 opened by mouse or keyboard to what was sent, told live and shown again after a restart."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_the_lookup_shows_on_the_reply_opens_by_keyboard_and_survives_a_restart(
 
     line = line_of_last_reply(cairn)
     assert line is not None
-    assert line.toggle.text() == "Looked in the archive: 2 earlier messages"
+    assert line.toggle.text() == "Looked in earlier messages: 2 found"
     assert line.toggle.accessibleName().endswith(", collapsed")
     assert not line.details.isVisibleTo(line)
     assert line.toggle.focusPolicy() & Qt.FocusPolicy.TabFocus
@@ -80,7 +80,7 @@ def test_the_lookup_shows_on_the_reply_opens_by_keyboard_and_survives_a_restart(
     qtbot.waitUntil(lambda: bool(again.window.transcript.message_widgets()), timeout=15_000)
     restored = line_of_last_reply(again)
     assert restored is not None
-    assert restored.toggle.text() == "Looked in the archive: 2 earlier messages"
+    assert restored.toggle.text() == "Looked in earlier messages: 2 found"
     assert restored.details.text() == shown
     # Only the reply that looked has a line.
     others = again.window.transcript.message_widgets()[:-1]
@@ -95,12 +95,12 @@ def test_nothing_found_and_across_conversations_are_said_plainly(qtbot: QtBot) -
     qtbot.addWidget(host)
     line = LookupLine(host)
     line.set_lookups(lookups)
-    assert line.toggle.text() == "Looked in the archive: 1 earlier message"
+    assert line.toggle.text() == "Looked in earlier messages: 1 found"
     text = details_text(lookups)
     assert "#5 · Claude · " in text and "in “Moving house”: It is, enjoy it." in text
     assert text.endswith("Searched for “zebra” — nothing found")
     line.set_lookups(lookups[1:])
-    assert line.toggle.text() == "Looked in the archive: nothing found"
+    assert line.toggle.text() == "Looked in earlier messages: nothing found"
 
 
 def test_a_crash_mid_lookup_leaves_no_reply_streaming_and_keeps_the_lookup(

@@ -203,10 +203,10 @@ def test_markdown_is_readable(connection: sqlite3.Connection, filled: str, tmp_p
     assert "Message 10 ☕" in text
     # The reply that searched the archive says so, in one line, before its text.
     looked = (
-        "_Looked in the archive: 2 earlier messages — "
+        "_Looked in earlier messages: 2 found — "
         "searched for “gate \\*code\\*”, “lunch menu”._"
     )
-    assert text.count("Looked in the archive") == 1
+    assert text.count("Looked in earlier messages") == 1
     assert text.index(looked) < text.index("Message 6 ☕")
     # The summary sits before the first message it covers.
     assert text.index("Summary of messages 1–4") < text.index("Message 1 ☕")
