@@ -341,6 +341,7 @@ class Conversation:
             ),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
+            recall_across=shared.recall().across_conversations,
             provider=provider,
             open_store=shared.open_store,
             calibrations=shared.calibrations,

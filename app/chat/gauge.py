@@ -49,6 +49,7 @@ class ConversationGauge:
             tools=tool_offer(settings, archived=bool(self._conversation.summaries)),
             recall_budget_ratio=recall_budget(settings),
             recall_quoted=self.quoted,
+            recall_elsewhere=settings.across_conversations,
         )
 
     def required(
@@ -59,6 +60,7 @@ class ConversationGauge:
         tools: ToolOffer | None = None,
         recall_budget_ratio: float = 0.0,
         recall_quoted: int = 0,
+        recall_elsewhere: bool = False,
     ) -> ContextState:
         """The figures of the next request with `draft`; without the parts that give way
         (the tool, the quotes) unless they are given (as `estimate_state` takes them)."""
@@ -76,6 +78,7 @@ class ConversationGauge:
             tools=tools,
             recall_budget_ratio=recall_budget_ratio,
             recall_quoted=recall_quoted,
+            recall_elsewhere=recall_elsewhere,
         )
 
     def squeezes_recall(self, text: str, tokens: int) -> bool:

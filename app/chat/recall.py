@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 from typing import Protocol
 
@@ -30,6 +31,9 @@ from app.core.summary import Summary
 
 log = logging.getLogger(__name__)
 
+# What a message of another conversation scores beside one of this conversation.
+ELSEWHERE_SHARE = 0.8
+
 
 class ArchiveLookup(Protocol):
     """Where archived messages are found: `app.store.recall.RecallIndex`, or a fake."""
@@ -38,6 +42,10 @@ class ArchiveLookup(Protocol):
 
     def participants(self, session_id: str) -> frozenset[str]: ...
 
+    def pool_elsewhere(
+        self, session_id: str, query: RecallQuery, depth: int = ...
+    ) -> RecallPool: ...
+
 
 class AutomaticRecall:
     """Builds the recall block for a reply.
@@ -45,11 +53,14 @@ class AutomaticRecall:
     Attributes:
         builder: measures the request without recall, to know the room left.
         budget_ratio: the share of the window recall may use (0: recall is off).
+        across: the user lets Cairn look in their other conversations too (Settings →
+            Memory); never without it.
     """
 
-    def __init__(self, builder: ContextBuilder, budget_ratio: float) -> None:
+    def __init__(self, builder: ContextBuilder, budget_ratio: float, across: bool = False) -> None:
         self.builder = builder
         self.budget_ratio = budget_ratio
+        self.across = across
 
     def gather(
         self,
@@ -65,8 +76,8 @@ class AutomaticRecall:
     ) -> RecallBlock | None:
         """The recall block for the newest user message of `tail`, or None; it leaves the
         room `tools` take when offered."""
-        if self.budget_ratio <= 0 or not summaries:
-            return None  # nothing archived without a summary
+        if self.budget_ratio <= 0 or not (summaries or self.across):
+            return None  # nothing archived without a summary, and no other conversation
         newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
         if newest is None:
             return None
@@ -79,11 +90,18 @@ class AutomaticRecall:
             query = recall_query(newest.content, today, participants)
             if not query.terms and query.days is None:
                 return None
-            pool = index.pool(session_id, query)
+            pool = index.pool(session_id, query) if summaries else RecallPool()
+            elsewhere = index.pool_elsewhere(session_id, query) if self.across else RecallPool()
         except StorageError as error:
             log.warning("Could not look in the archive; the reply goes without recall: %s", error)
             return None
         ranked = rank_pool(pool, query)
+        if elsewhere.matches:
+            # This conversation first at equal scores: the user is talking about it.
+            theirs = [
+                replace(r, score=r.score * ELSEWHERE_SHARE) for r in rank_pool(elsewhere, query)
+            ]
+            ranked = sorted([*ranked, *theirs], key=lambda r: -r.score)
         return fit_recall(
             pool.matches,
             query.terms,
@@ -112,6 +130,7 @@ class AutomaticRecall:
             model_known=model_known,
             tools=tools,
             recall_budget_ratio=self.budget_ratio,
+            recall_elsewhere=self.across,
         )
         calibrations = self.builder.calibrations
         ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0

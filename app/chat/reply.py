@@ -110,6 +110,7 @@ class ReplyJob:
         on_model_switched: Callable[[str, str], None],
         recall_budget_ratio: float = 0.0,
         lookups: ArchiveLookups | None = None,
+        recall_across: bool = False,
     ) -> None:
         self.request = request
         self._builder = builder
@@ -123,6 +124,7 @@ class ReplyJob:
         self._on_model_switched = on_model_switched
         self._switched_from: ModelInfo | None = None  # the model that answered 404
         self._recall_budget_ratio = recall_budget_ratio
+        self._recall_across = recall_across  # Settings → Memory: other conversations too
         self._lookups = lookups  # the archive tool's loop (None: no tools offered)
         self._cancel = CancelToken()
         self._lock = threading.Lock()
@@ -319,7 +321,9 @@ class ReplyJob:
     ) -> RecallBlock | None:
         """The recall block for the newest question of `tail` (None: off, or nothing found)."""
         request = self.request
-        return AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
+        return AutomaticRecall(
+            self._builder, self._recall_budget_ratio, self._recall_across
+        ).gather(
             store.recall_index(),
             session_id=request.session_id,
             model=request.model,

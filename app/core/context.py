@@ -336,6 +336,7 @@ class ContextBuilder:
         recall_budget_ratio: float = 0.0,
         recall_quoted: int = 0,
         draft_tokens: int | None = None,
+        recall_elsewhere: bool = False,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
 
@@ -346,12 +347,14 @@ class ContextBuilder:
         `recall_budget_ratio` (recall on), the recall block counts as `recall_quoted`
         raw tokens (what the last request quoted) within what the next one may quote.
         `draft_tokens` counts the draft when the caller knows better (its attachments).
+        `recall_elsewhere`: recall may quote the user's other conversations (Settings →
+        Memory), so it has room even before this one has a summary.
         """
         tally = self._tally(system_prompt, summaries, tail, draft, tail_tally, draft_tokens)
         measure = _Measure(model, max_output, trigger_ratio, model_known)
         offered = self._offer(tally, tools, measure)
         state = self._state(tally, measure)
-        if recall_budget_ratio <= 0 or not summaries:
+        if recall_budget_ratio <= 0 or not (summaries or recall_elsewhere):
             return state  # nothing archived without a summary: nothing to quote
         calibration = self._calibration(model)
         kept = calibration.apply(offered.room_needed) if offered is not None else 0

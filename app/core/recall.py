@@ -36,6 +36,11 @@ RECALL_PREAMBLE = (
     "for word, each with its date and message number. Where a summary and a quote "
     "disagree, the quote is what was actually said."
 )
+# Added to the preamble when a quote comes from another conversation (Settings → Memory).
+OTHER_CONVERSATIONS_NOTE = (
+    " The user lets Cairn look in their other conversations too: a quote from one names "
+    "it (“in …”)."
+)
 # The preamble when the budget is small (a small window): the heading alone, and who added it.
 RECALL_PREAMBLE_SHORT = f"# {RECALL_HEADING} (added by Cairn, not written by the user)"
 # A quote that does not fit is tried again shorter, down to about this many characters.
@@ -156,6 +161,9 @@ class ArchivedMatch:
     content: str
     rank: float = 0.0
     held: frozenset[int] | None = None
+    # Set for a message of another conversation (Settings → Memory): where it was said.
+    session_id: str = ""
+    conversation: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,13 +187,15 @@ class RecallQuery:
 
 @dataclass(frozen=True)
 class RecallQuote:
-    """One quote of the block: an exact excerpt of an archived message."""
+    """One quote of the block: an exact excerpt of an archived message (of another
+    conversation, named by its title, when `conversation` is set)."""
 
     message_id: int
     seq: int
     role: Role
     created_at: datetime
     excerpt: str
+    conversation: str = ""
 
 
 @dataclass(frozen=True)
@@ -555,11 +565,12 @@ def quote_heading(quote: RecallQuote, *, compact: bool = False) -> str:
     """The line before a quote: its message number, date and who wrote it; `compact` for
     a small budget ("[#12 · 3 Mar 2026 · the user]", five tokens fewer)."""
     who = "the user" if quote.role is Role.USER else "you (Claude)"
+    where = f" · in “{quote.conversation}”" if quote.conversation else ""
     if compact:
         day = date.fromordinal(local_day(quote.created_at))
-        return f"[#{quote.seq} · {day.day} {day:%b} {day.year} · {who}]"
+        return f"[#{quote.seq}{where} · {day.day} {day:%b} {day.year} · {who}]"
     day_line = date_line(local_day(quote.created_at)).strip("[]")
-    return f"[message #{quote.seq} · {day_line} · {who} wrote]"
+    return f"[message #{quote.seq}{where} · {day_line} · {who} wrote]"
 
 
 def quote_text(quote: RecallQuote, *, compact: bool = False) -> str:
@@ -574,7 +585,9 @@ def recall_block_text(
     """The block's text, quotes oldest first; "" when there are none."""
     if not quotes:
         return ""
-    ordered = sorted(quotes, key=lambda q: q.seq)
+    ordered = sorted(quotes, key=lambda q: (q.conversation, q.seq))
+    if any(q.conversation for q in quotes) and preamble == RECALL_PREAMBLE:
+        preamble += OTHER_CONVERSATIONS_NOTE
     return "\n\n".join([preamble, *(quote_text(q, compact=compact) for q in ordered)])
 
 
@@ -610,7 +623,7 @@ def fit_recall(
         tokens = count(preamble)
     room = budget - tokens
     chosen: list[RecallQuote] = []
-    seen: set[int] = set(exclude_seqs)
+    seen: set[tuple[str, int]] = {("", seq) for seq in exclude_seqs}
     overhead = 0  # a heading's tokens and the line breaks around it, counted once
     if ordered is None:
         ordered = ((match, None) for match in rank_matches(matches, terms, wanted))
@@ -618,9 +631,9 @@ def fit_recall(
         if len(chosen) >= max_quotes or room < max(overhead + 4, SMALLEST_QUOTE_TOKENS):
             break
         for match in (best, partner):
-            if match is None or match.seq in seen or len(chosen) >= max_quotes:
+            if match is None or _where(match) in seen or len(chosen) >= max_quotes:
                 continue
-            if match is partner and best.seq not in seen:
+            if match is partner and _where(best) not in seen:
                 break  # the quote itself did not fit: its partner means nothing alone
             if not overhead:
                 overhead = count(quote_heading(_quote(match, ""), compact=compact)) + 3
@@ -630,18 +643,25 @@ def fit_recall(
             if fitted is None:
                 continue
             quote, cost = fitted
-            seen.add(match.seq)
+            seen.add(_where(match))
             chosen.append(quote)
             room -= cost
             tokens += cost
     if not chosen:
         return None
-    quotes = tuple(sorted(chosen, key=lambda q: q.seq))
+    quotes = tuple(sorted(chosen, key=lambda q: (q.conversation, q.seq)))
     return RecallBlock(recall_block_text(quotes, preamble, compact=compact), tokens, quotes)
 
 
+def _where(match: ArchivedMatch) -> tuple[str, int]:
+    """A message's place: its conversation (this one: "") and seq."""
+    return match.session_id, match.seq
+
+
 def _quote(match: ArchivedMatch, text: str) -> RecallQuote:
-    return RecallQuote(match.message_id, match.seq, match.role, match.created_at, text)
+    return RecallQuote(
+        match.message_id, match.seq, match.role, match.created_at, text, match.conversation
+    )
 
 
 def _fitted_quote(

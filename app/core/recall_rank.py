@@ -108,25 +108,27 @@ def rank_pool(
     terms = query.terms
     values = term_values(terms, pool.frequency, pool.size)
     day_of = day_of or _day
-    everyone = {m.seq: m for m in pool.neighbours.values()} | {m.seq: m for m in pool.matches}
-    held_cache: dict[int, frozenset[int]] = {}
+    everyone = {(m.session_id, m.seq): m for m in pool.neighbours.values()}
+    everyone |= {(m.session_id, m.seq): m for m in pool.matches}
+    held_cache: dict[tuple[str, int], frozenset[int]] = {}
 
     def held(match: ArchivedMatch) -> frozenset[int]:
-        known = held_cache.get(match.seq)
+        key = (match.session_id, match.seq)
+        known = held_cache.get(key)
         if known is None:
             known = match.held if match.held is not None else held_terms(match.content, terms)
-            held_cache[match.seq] = known
+            held_cache[key] = known
         return known
 
     subject = any(not term.cue for term in terms)
     ranked: list[Ranked] = []
     for match in everyone.values():
         own = own_score(held(match), values)
-        before = everyone.get(match.seq - 1)
+        before = everyone.get((match.session_id, match.seq - 1))
         context = 0.0
         if before is not None and _answers(match, before):
             context = CONTEXT_SHARE * own_score(held(before), values)
-            earlier = everyone.get(match.seq - 2)
+            earlier = everyone.get((match.session_id, match.seq - 2))
             # The user answering Claude's question about what they said just before.
             if earlier is not None:
                 context += EARLIER_SHARE * own_score(held(earlier), values)
@@ -154,7 +156,7 @@ def rank_pool(
         ):
             partner = before  # what it answers gives it its meaning (a reply, always)
         elif match.content.rstrip().endswith("?"):
-            partner = everyone.get(match.seq + 1)  # a question: its answer
+            partner = everyone.get((match.session_id, match.seq + 1))  # a question: its answer
         ranked.append(Ranked(match, score, partner))
     # Equal scores: the shorter message first (it is more about what it holds), then the
     # newest.

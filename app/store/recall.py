@@ -26,8 +26,10 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from app.core.conversation import local_day
 from app.core.models import Role
@@ -152,6 +154,20 @@ class RecallIndex:
                 return self._scanned(session_id, query.terms, depth)
             return self._pooled(session_id, query, depth, bounds)
 
+    def pool_elsewhere(
+        self, session_id: str, query: RecallQuery, depth: int = POOL // 2
+    ) -> RecallPool:
+        """The candidates for `query` in every conversation but `session_id` (the user's
+        consent, Settings → Memory), each naming its conversation; no neighbours."""
+        if not query.terms or not self.indexed:
+            return RecallPool()
+        with translated_errors("look in your other conversations", self.database):
+            (high,) = self._connection.execute("SELECT max(id) FROM message").fetchone()
+            if high is None:
+                return RecallPool()
+            plain = RecallQuery(query.terms, query.wanted, None, query.role)
+            return self._pooled(session_id, plain, depth, (1, int(high)), elsewhere=True)
+
     def archived_matches(
         self, session_id: str, terms: Sequence[RecallTerm], limit: int = POOL, **_: object
     ) -> list[ArchivedMatch]:
@@ -160,7 +176,13 @@ class RecallIndex:
         return list(self.pool(session_id, RecallQuery(tuple(terms)), limit).matches)
 
     def _pooled(
-        self, session_id: str, query: RecallQuery, depth: int, bounds: tuple[int, int]
+        self,
+        session_id: str,
+        query: RecallQuery,
+        depth: int,
+        bounds: tuple[int, int],
+        *,
+        elsewhere: bool = False,
     ) -> RecallPool:
         low, high = bounds
         terms = query.terms
@@ -206,7 +228,7 @@ class RecallIndex:
                     found[i] |= self._rowids(expressions[i], *in_days, newest=COMMON_ROWS)
             if query.days is not None and query.days.exact:
                 extra = self._day_rows(session_id, *in_days)
-        size = self._size(session_id) or (high - low + 1)
+        size = (high - low + 1) if elsewhere else self._size(session_id) or (high - low + 1)
         values = term_values(terms, counts, size)
         scores: dict[int, float] = dict.fromkeys(extra, 0.0)
         for i, ids in found.items():
@@ -221,6 +243,16 @@ class RecallIndex:
         def held(doc_id: int) -> frozenset[int]:
             return frozenset(i for i, ids in found.items() if doc_id in ids)
 
+        if elsewhere:
+            rows = self._rows_elsewhere(session_id, best)
+            rows.sort(key=lambda row: -scores.get(int(str(row[0])), 0.0))
+            theirs = tuple(
+                replace(
+                    _match(row[:6], held(int(str(row[0])))), session_id=row[6], conversation=row[7]
+                )
+                for row in rows[:depth]
+            )
+            return RecallPool(theirs, {}, tuple(counts), size)
         rows = self._rows_by_id(session_id, best)
         rows.sort(key=lambda row: -scores.get(int(str(row[0])), 0.0))
         matches = [_match(row, held(int(str(row[0])))) for row in rows[:depth]]
@@ -253,6 +285,19 @@ class RecallIndex:
             # "+": by rowid, never by an index over a whole conversation's messages.
             f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.id IN ({marks}) "
             "AND +m.session_id = ? AND +m.summary_id IS NOT NULL",
+            (*ids, session_id),
+        ).fetchall()
+
+    def _rows_elsewhere(self, session_id: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+        """Messages of other conversations (any, live or archived), with their conversation's
+        id and title."""
+        if not ids:
+            return []
+        marks = ", ".join("?" * len(ids))
+        return self._connection.execute(
+            f"SELECT {_COLUMNS}, 0.0, s.id, s.title FROM message AS m "
+            "JOIN session AS s ON s.id = m.session_id "
+            f"WHERE m.id IN ({marks}) AND +m.session_id != ? AND m.shelved_by IS NULL",
             (*ids, session_id),
         ).fetchall()
 

@@ -202,10 +202,7 @@ def test_markdown_is_readable(connection: sqlite3.Connection, filled: str, tmp_p
     assert "(merged into a later summary)" in text and "(undone)" in text
     assert "Message 10 ☕" in text
     # The reply that searched the archive says so, in one line, before its text.
-    looked = (
-        "_Looked in earlier messages: 2 found — "
-        "searched for “gate \\*code\\*”, “lunch menu”._"
-    )
+    looked = "_Looked in earlier messages: 2 found — searched for “gate \\*code\\*”, “lunch menu”._"
     assert text.count("Looked in earlier messages") == 1
     assert text.index(looked) < text.index("Message 6 ☕")
     # The summary sits before the first message it covers.

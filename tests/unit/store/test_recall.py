@@ -177,3 +177,21 @@ def test_a_word_never_said_as_written_is_found_in_another_form(archive: Archive)
     query = recall_query("Which insurer did we go with?", date(2026, 6, 30))
     found = archive.index.pool(session_id, query).matches
     assert [m.seq for m in found] == ([7] if archive.index.indexed else [])
+
+
+def test_other_conversations_are_searched_only_when_asked_and_name_themselves(
+    archive: Archive,
+) -> None:
+    here = archive.sessions.create_session("House", MODEL).id
+    there = archive.sessions.create_session("Holiday in Porto", MODEL).id
+    say(archive, here, chatter(4))
+    say(archive, there, ["We booked the guesthouse by the river in Porto.", "Lovely."])
+    query = recall_query("Which guesthouse did we book?", date(2026, 6, 30))
+    assert archive.index.pool(here, query).matches == ()  # this conversation only
+    found = archive.index.pool_elsewhere(here, query).matches
+    if not archive.index.indexed:
+        assert found == ()  # without the index, never across
+        return
+    assert [(m.conversation, m.seq) for m in found] == [("Holiday in Porto", 1)]
+    block = fit_recall(found, query.terms, 400, default_counter().count, ordered=[(found[0], None)])
+    assert block is not None and "in “Holiday in Porto”" in block.text
