@@ -9,14 +9,16 @@ page come with the page (read once when it is shown).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.lookup import Lookup, summary_line
 from app.core.models import Message, Role
+from app.ui.history_source import Place
 from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
 
 if TYPE_CHECKING:
@@ -25,6 +27,24 @@ if TYPE_CHECKING:
     from app.ui.transcript_message import MessageWidget
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
+
+
+def details_html(lookups: Sequence[Lookup]) -> str:
+    """`details_text` with each excerpt of this conversation a link that opens it."""
+    parts: list[str] = []
+    for lookup in lookups:
+        found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
+        lines = [html.escape(f"Searched for “{lookup.query}” — {found}")]
+        for hit in lookup.hits:
+            where = f" in “{hit.conversation}”" if hit.conversation else ""
+            author = _AUTHORS.get(hit.author, hit.author)
+            when = f"{hit.created_at.astimezone():%d %b %Y %H:%M}"
+            label = html.escape(f"#{hit.seq} · {author} · {when}{where}")
+            if not hit.conversation and hit.seq > 0:
+                label = f'<a href="seq:{hit.seq}">{label}</a>'
+            lines.append(f"{label}: {html.escape(hit.text)}")
+        parts.append("<br>".join(lines))
+    return "<br><br>".join(parts)
 
 
 def details_text(lookups: Sequence[Lookup]) -> str:
@@ -47,8 +67,14 @@ class LookupLine(QWidget):
 
     Attributes:
         toggle: the line itself (a button; checked when open).
-        details: the queries and excerpts (hidden while collapsed).
+        details: the queries and excerpts (hidden while collapsed); an excerpt of this
+            conversation is a link that opens the original.
+
+    Signals:
+        open_requested(int): the user asked to see message `seq` of this conversation.
     """
+
+    open_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -66,11 +92,15 @@ class LookupLine(QWidget):
         self.toggle.toggled.connect(self._toggled)
         self.details = QLabel(self)
         self.details.setWordWrap(True)
-        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setTextFormat(Qt.TextFormat.RichText)
+        self.details.setOpenExternalLinks(False)
+        self.details.linkActivated.connect(self._link)
         self.details.setFont(scaled_font(self.font(), 0.9))
         self.details.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
             | Qt.TextInteractionFlag.TextSelectableByKeyboard
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
         )
         self.details.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.details.setContentsMargins(18, 0, 0, 4)
@@ -87,8 +117,12 @@ class LookupLine(QWidget):
     def set_lookups(self, lookups: Sequence[Lookup]) -> None:
         self._lookups = tuple(lookups)
         self.toggle.setText(summary_line(self._lookups))
-        self.details.setText(details_text(self._lookups))
+        self.details.setText(details_html(self._lookups))
         self._name()
+
+    def _link(self, target: str) -> None:
+        if target.startswith("seq:") and target[4:].isdigit():
+            self.open_requested.emit(int(target[4:]))
 
     def _toggled(self, open_: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)
@@ -116,7 +150,13 @@ class LookupLine(QWidget):
 
 
 class TranscriptLookups(QObject):
-    """Puts each reply's lookups on its message in the transcript."""
+    """Puts each reply's lookups on its message in the transcript.
+
+    Signals:
+        open_requested(object): the user asked to see a message a lookup found (a Place).
+    """
+
+    open_requested = Signal(object)
 
     def __init__(self, controller: ChatController, transcript: TranscriptView) -> None:
         super().__init__(transcript)
@@ -150,9 +190,32 @@ class TranscriptLookups(QObject):
         lookups = self._shown.get(widget.message.id)
         if lookups:
             widget.set_lookups(lookups)
+            self._wire(widget)
 
     def _show(self, message_id: int, lookups: tuple[Lookup, ...]) -> None:
         self._shown[message_id] = lookups
         widget = self._transcript.message_widget(message_id)
         if widget is not None:
             widget.set_lookups(lookups)
+            self._wire(widget)
+
+    def _wire(self, widget: MessageWidget) -> None:
+        """Let the line's excerpts open their originals (once per line)."""
+        line = widget.lookup_line
+        if line is not None and not line.property("cairnOpensOriginals"):
+            line.setProperty("cairnOpensOriginals", True)
+            line.open_requested.connect(self._open)
+
+    def _open(self, seq: int) -> None:
+        current = self._controller.current
+        if current is None:
+            return
+        covering = next(
+            (
+                block.summary.id
+                for block in self._transcript.summary_blocks()
+                if block.summary.first_seq <= seq <= block.summary.last_seq
+            ),
+            None,
+        )
+        self.open_requested.emit(Place(current.id, seq, covering))

@@ -296,6 +296,11 @@ class MessageWidget(QWidget):
             self._splitter.reset()  # the text will not grow: keep no copy of it
         self._show_pin()
 
+    @property
+    def lookup_line(self) -> LookupLine | None:
+        """The line of this reply's archive searches, once it has any."""
+        return self._lookups
+
     def set_lookups(self, lookups: Sequence[Lookup]) -> None:
         """Show the archive searches Claude ran for this reply, collapsed, above its text."""
         if self._lookups is None:

@@ -103,6 +103,20 @@ def test_nothing_found_and_across_conversations_are_said_plainly(qtbot: QtBot) -
     assert line.toggle.text() == "Looked in earlier messages: nothing found"
 
 
+def test_an_excerpt_of_this_conversation_opens_its_original(qtbot: QtBot) -> None:
+    when = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
+    here = LookupHit(3, "user", when, "We chose the blue van.")
+    there = LookupHit(9, "user", when, "The van was blue.", conversation="Old move")
+    host = QWidget()
+    qtbot.addWidget(host)
+    line = LookupLine(host)
+    line.set_lookups([Lookup(1, 1, "van", (here, there), when)])
+    assert line.details.text().count('href="seq:') == 1, "only this conversation's opens"
+    with qtbot.waitSignal(line.open_requested) as opened:
+        line.details.linkActivated.emit("seq:3")
+    assert opened.args == [3]
+
+
 def test_a_crash_mid_lookup_leaves_no_reply_streaming_and_keeps_the_lookup(
     qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
 ) -> None:
