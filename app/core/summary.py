@@ -80,11 +80,14 @@ class ActionItem(BaseModel):
     day: date | None = None
 
 
+# "error": an error message the user pasted, word for word (issue 22).
 FactKind = Literal[
-    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier"
-]
+    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier",
+    "error",
+]  # fmt: skip
 FACT_KINDS: tuple[FactKind, ...] = (
-    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier"
+    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier",
+    "error",
 )  # fmt: skip
 
 
