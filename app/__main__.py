@@ -1,5 +1,7 @@
 """`python -m app` and the `cairn` command: check for a screen, then start the window."""
 
+# portability: platform branches live here (only X11 and Wayland need a display found).
+
 from __future__ import annotations
 
 import multiprocessing

@@ -25,6 +25,7 @@ from typing import TextIO
 from app import APP_NAME, __version__
 from app.core.errors import AlreadyRunningError, CairnError, StorageError, UserFacingError
 from app.core.paths import AppPaths
+from app.core.platform import utf8_stream
 from app.core.search import Author, SearchOrder, SearchQuery
 from app.store.database import connect, mark_clean_shutdown, open_database
 from app.store.export import (
@@ -292,8 +293,9 @@ def main(
     err: TextIO | None = None,
 ) -> int:
     """Run one subcommand; returns the exit code (0 done, 1 refused or failed, 2 usage)."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    # UTF-8 whatever the console: a redirect on Windows is cp1252 otherwise.
+    out = out or utf8_stream(sys.stdout)
+    err = err or utf8_stream(sys.stderr)
     parser = build_parser()
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))

@@ -14,6 +14,18 @@ Scenarios (each on a fresh data folder):
 - sonnet-200k: Claude Sonnet 4.6 (minimum cacheable 1,024 tokens), a 200k window:
   nothing is condensed, the conversation simply grows.
 - opus-200k: Claude Opus 4.6 (minimum 4,096 tokens): the first turns are too short.
+- files-*: Claude Sonnet 5.5 (`claude-sonnet-5-5`, a 1M window), 50 turns with files:
+  two 60-page PDFs of 2 MB (turns 1 and 2), then a 3000×2000 picture of 1.5 MB every
+  other turn (25 in all), against the fake's request-wide limits (file_blocks.py):
+  - files-before: every file re-sent every turn, as main did before issue 19 item 4
+    (the strict fake refuses the requests that break a limit: counted as "refused");
+  - files-every-turn: the oldest files left out exactly as far as needed, one more each
+    turn (no steps);
+  - files-after: this branch: left out in steps (app/core/file_limits.py, STEP_SHARE).
+  For them it also prints the request body per turn (MB, what the fake received) beside
+  the same requests with each file as a Files API reference (`{"type": "file",
+  "file_id": …}`, https://platform.claude.com/docs/en/build-with-claude/files), and the
+  time the SDK's JSON encoder takes for each body.
 
 Figures: the cache-read share of all input tokens (read / (input + written + read)),
 the written share, and the input cost relative to sending the same tokens uncached
@@ -24,23 +36,29 @@ Not a pass/fail test.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
+import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import keyring  # noqa: E402
 
+from app.chat.attachments import AttachmentPreparer, ComposerAttachments  # noqa: E402
 from app.chat.events import Activity, ChatEvents  # noqa: E402
 from app.chat.loop import QueueLoop  # noqa: E402
 from app.chat.service import ChatService, ServiceDependencies  # noqa: E402
+from app.core.attachments import Attachment  # noqa: E402
 from app.core.catalog import FALLBACK_MODELS, ModelInfo  # noqa: E402
 from app.core.errors import UserFacingError  # noqa: E402
 from app.core.models import Role, Usage  # noqa: E402
@@ -56,11 +74,19 @@ from app.store.database import open_database  # noqa: E402
 from app.store.model_cache import ModelCache  # noqa: E402
 from app.store.sessions import SessionStore  # noqa: E402
 from app.store.summaries import SummaryStore  # noqa: E402
-from tests.fakes.anthropic_server import FakeAnthropicServer  # noqa: E402
+from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer  # noqa: E402
 from tests.fakes.keyring_backend import MemoryKeyring  # noqa: E402
+from tests.fakes.sample_files import pdf_in_object_streams, png  # noqa: E402
 
 SONNET = FALLBACK_MODELS[0]
 OPUS = next(model for model in FALLBACK_MODELS if model.id.startswith("claude-opus"))
+# https://platform.claude.com/docs/en/models/sonnet-5-5/overview: 1M tokens, 128K output.
+SONNET_5_5 = ModelInfo(
+    id="claude-sonnet-5-5",
+    display_name="Claude Sonnet 5.5",
+    max_input_tokens=1_000_000,
+    max_tokens=128_000,
+)
 
 WORDS = [
     "route",
@@ -128,6 +154,12 @@ class Figures:
     written: int = 0
     read: int = 0
     summaries: int = 0
+    refused: int = 0  # requests the fake refused (files over a request-wide limit)
+    left_out: int = 0  # files named in a note in the last request
+    body_mb: float = 0.0  # the mean request body, base64 files
+    file_id_mb: float = 0.0  # the same requests with Files API references
+    encode_ms: float = 0.0  # the SDK's JSON encoding of a body, base64 files
+    file_id_encode_ms: float = 0.0
 
     @property
     def total(self) -> int:
@@ -140,13 +172,68 @@ class Figures:
 
     def line(self) -> str:
         cost = (self.input + 1.25 * self.written + 0.1 * self.read) / self.total
-        return (
-            f"{self.name:<12} {self.turns:>5} {self.total:>11,} {self.read / self.total:>9.1%} "
+        line = (
+            f"{self.name:<16} {self.turns:>5} {self.total:>11,} {self.read / self.total:>9.1%} "
             f"{self.written / self.total:>9.1%} {cost:>9.2f}× {self.summaries:>9}"
         )
+        if self.name.startswith("files"):
+            line += (
+                f" {self.refused:>7} {self.left_out:>8}   body {self.body_mb:.1f} MB "
+                f"(file_id {self.file_id_mb:.3f} MB), encode {self.encode_ms:.0f} ms "
+                f"(file_id {self.file_id_encode_ms:.1f} ms)"
+            )
+        return line
 
 
-def run(name: str, model: ModelInfo, turns: int) -> Figures:
+def photo(width: int, height: int, size: int, seed: int) -> bytes:
+    """A PNG header of `width` × `height` px made `size` bytes long (a photo's weight)."""
+    head = png(width, height, (seed % 255, 90, 160))
+    return head + random.Random(seed).randbytes(max(0, size - len(head)))
+
+
+def turn_files(turn: int) -> list[tuple[str, bytes]]:
+    """The files the files-* scenarios attach on `turn`."""
+    if turn in (0, 1):
+        pages = pdf_in_object_streams(60, padding=2_000_000)
+        return [(("report.pdf", "annex.pdf")[turn], pages)]
+    if turn % 2 == 0:
+        return [(f"site{turn // 2:02}.png", photo(3000, 2000, 1_500_000, turn))]
+    return []
+
+
+def as_file_ids(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with each base64 file as a Files API reference (upload once, then by id)."""
+    messages = []
+    for message in body["messages"]:
+        content = message["content"]
+        if isinstance(content, list):
+            content = [
+                {**block, "source": {"type": "file", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"}}
+                if block.get("source", {}).get("type") == "base64"
+                else block
+                for block in content
+            ]
+        messages.append({**message, "content": content})
+    return {**body, "messages": messages}
+
+
+def body_figures(figures: Figures, bodies: Sequence[dict[str, Any]]) -> None:
+    """Mean body size and the SDK encoder's time, base64 against file ids."""
+    from anthropic._utils._json import openapi_dumps
+
+    def measure(each: Sequence[dict[str, Any]]) -> tuple[float, float]:
+        size, elapsed = 0, 0.0
+        for body in each:
+            started = time.perf_counter()
+            size += len(openapi_dumps(body))
+            elapsed += time.perf_counter() - started
+        return size / len(each) / 1e6, elapsed / len(each) * 1000
+
+    figures.body_mb, figures.encode_ms = measure(bodies)
+    figures.file_id_mb, figures.file_id_encode_ms = measure([as_file_ids(b) for b in bodies])
+
+
+def run(name: str, model: ModelInfo, turns: int, files: bool = False) -> Figures:
     home = Path(tempfile.mkdtemp(prefix="cairn-bench-cache-"))
     os.environ["CAIRN_HOME"] = str(home)
     paths = AppPaths.from_environment()
@@ -193,13 +280,31 @@ def run(name: str, model: ModelInfo, turns: int) -> Figures:
         service.start()
         loop.run_until(lambda: service.counter.ready and service.runner.running == 0, 60)
         loop.run_until(lambda: service.selected_model == model.id, 60)
-        for _turn in range(turns):
+        preparer = ComposerAttachments(service, database).preparer if files else None
+        for turn in range(turns):
             server.add_reply(prose(rng, rng.randint(120, 320)))
+            if preparer is not None:
+                attach(loop, preparer, service, turn_files(turn))
             if not service.send(prose(rng, rng.randint(30, 160))):
+                if events.problems and files:
+                    figures.refused += 1  # refused before sending (never on this path)
+                    events.problems.clear()
+                    continue
                 loop.run_until(lambda: service.current.activity is Activity.REPLYING, 120)
             loop.run_until(idle, 120)
+            if files and events.problems:
+                figures.refused += len(events.problems)
+                events.problems.clear()
         if events.problems:
             raise RuntimeError(f"the conversation went wrong: {events.problems}")
+        if files:
+            bodies = [r.body for r in server.requests_to(MESSAGES_PATH)]
+            body_figures(figures, bodies)
+            last = json.dumps(bodies[-1]["messages"], ensure_ascii=False)
+            figures.left_out = sum(
+                note.count(",") + 1
+                for note in re.findall(r"\[earlier files?: ([^\]]*) — not re-sent\]", last)
+            )
         session_id = service.current.session_id
         assert session_id is not None
         for message in store.messages(session_id):
@@ -216,19 +321,57 @@ def run(name: str, model: ModelInfo, turns: int) -> Figures:
     return figures
 
 
+def attach(
+    loop: QueueLoop,
+    preparer: AttachmentPreparer,
+    service: ChatService,
+    files: Sequence[tuple[str, bytes]],
+) -> None:
+    """Prepare `files` as the composer does and hand them to the conversation."""
+    prepared: list[Attachment] = []
+    for name, data in files:
+        results: list[object] = []
+        preparer.prepare(name, lambda data=data: data, results.append, results.append)
+        loop.run_until(lambda results=results: bool(results), 60)
+        assert isinstance(results[0], Attachment), results[0]
+        prepared.append(results[0])
+    service.current.outgoing.set(prepared)
+
+
+def run_files(mode: str, turns: int) -> Figures:
+    """A files-* scenario (see the module notes): `mode` is before, every-turn or after."""
+    import app.chat.attachments as chat_attachments
+    import app.core.file_limits as file_limits
+
+    plan, step = chat_attachments.plan_files, file_limits.STEP_SHARE
+    if mode == "before":  # every file re-sent, as main did
+        chat_attachments.plan_files = lambda *_args, **_kw: file_limits.FilePlan()  # type: ignore[assignment]
+    elif mode == "every-turn":
+        file_limits.STEP_SHARE = 1e-9
+    try:
+        return run(f"files-{mode}", SONNET_5_5, turns, files=True)
+    finally:
+        chat_attachments.plan_files, file_limits.STEP_SHARE = plan, step
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument("--files-only", action="store_true", help="only the files-* scenarios")
     args = parser.parse_args(argv)
     backend = MemoryKeyring()
     backend.passwords[(SERVICE_NAME, USERNAME)] = "sk-ant-bench-cache-key"
     keyring.set_keyring(backend)
+    parser_args = args
     print(
-        f"{'scenario':<12} {'turns':>5} {'input all':>11} {'read':>9} {'written':>9} "
-        f"{'cost':>10} {'summaries':>9}"
+        f"{'scenario':<16} {'turns':>5} {'input all':>11} {'read':>9} {'written':>9} "
+        f"{'cost':>10} {'summaries':>9} {'refused':>7} {'left out':>8}"
     )
-    for name, model in (("sonnet-200k", SONNET), ("opus-200k", OPUS)):
-        print(run(name, model, args.turns).line(), flush=True)
+    if not parser_args.files_only:
+        for name, model in (("sonnet-200k", SONNET), ("opus-200k", OPUS)):
+            print(run(name, model, args.turns).line(), flush=True)
+    for mode in ("before", "every-turn", "after"):
+        print(run_files(mode, args.turns).line(), flush=True)
     print(
         "read / written: shares of all input tokens; cost: input cost against no caching "
         "(reads 0.1×, writes 1.25×)"

@@ -4,18 +4,24 @@ Run: .venv/bin/python bench/bench_startup.py [--runs N] [--db-size-mb N]
 
 Each run is a fresh process under the offscreen platform. The child prints the
 wall-clock time of the main window's first paint; the parent subtracts the time
-it started the child. Prints figures; not a pass/fail test.
+it started the child. Beside each figure, in the same run (its runs alternated
+with the app's), the first paint of a bare Qt window: a fresh interpreter that
+imports QtWidgets, shows an empty QMainWindow and notes its first paint — the
+floor no Qt app can go under on this machine. Prints figures and the load
+average; not a pass/fail test.
 
-Without --db-size-mb, each run gets a fresh CAIRN_HOME with one conversation of
-200 messages, so the window has something to show.
+Without --db-size-mb, two kinds of runs: an empty CAIRN_HOME (the first start,
+nothing to read), and a fresh CAIRN_HOME with one conversation of 200 messages,
+so the window has something to show.
 
 With --db-size-mb N, the runs share a database of about N MB of realistic
 conversations (built once and cached in /tmp/cairn-bench/), and are measured
-twice: after a clean shutdown (the integrity check is left for after the first
-paint) and after a crash (the child is killed, so `open_database` checks the
-file before the window appears). It also times `open_database` alone in this
-process, both ways, and `check_database`, the check the app runs after its
-first paint.
+after a clean shutdown (the integrity check is left for after the first paint),
+after a crash (the child is killed, so `open_database` checks the file before the
+window appears) with the file in the page cache, and after a crash with the file
+evicted from it first (posix_fadvise DONTNEED, as after a reboot). It also times
+`open_database` alone in this process, both ways, and `check_database`, the check
+the app runs after its first paint.
 """
 
 from __future__ import annotations
@@ -93,6 +99,63 @@ sys.exit(main())
 """
 
 
+# A bare Qt window: the same interpreter and platform, nothing of Cairn's.
+BARE_CHILD = r"""
+import sys, time
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+app = QApplication(sys.argv)
+window = QMainWindow()
+window.resize(1000, 700)
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and watched is window:
+            print(f"PAINT {time.time():.6f}", flush=True)
+            window.removeEventFilter(self)
+            QTimer.singleShot(0, app.quit)
+        return False
+
+hook = FirstPaint()
+window.installEventFilter(hook)
+window.show()
+sys.exit(app.exec())
+"""
+
+
+def bare_paint() -> float:
+    """Milliseconds from launching a bare Qt window's process to its first paint."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    started = time.time()
+    result = subprocess.run(
+        [sys.executable, "-c", BARE_CHILD],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    for line in result.stdout.splitlines():
+        if line.startswith("PAINT "):
+            return (float(line.split()[1]) - started) * 1000
+    raise RuntimeError(f"the bare window reported no paint:\n{result.stdout}\n{result.stderr}")
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def evict(database: Path) -> None:
+    """Drop the database (and its WAL) from the page cache, as after a reboot."""
+    for path in (database, database.with_name(database.name + "-wal")):
+        if path.exists():
+            with open(path, "rb") as file:
+                os.fsync(file.fileno())
+                os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+
+
 class Run:
     """What one child reported, in milliseconds from its launch."""
 
@@ -148,9 +211,10 @@ def launch(home: Path, *, crash: bool = False) -> Run:
     )
 
 
-def one_run() -> Run:
+def one_run(*, empty: bool = False) -> Run:
     with tempfile.TemporaryDirectory() as home:
-        prepare_home(Path(home))
+        if not empty:
+            prepare_home(Path(home))
         return launch(Path(home))
 
 
@@ -163,22 +227,21 @@ def describe(label: str, values: list[float]) -> str:
 
 def small_home(runs: int) -> None:
     one_run()  # warm the page cache, as a second launch of a desktop app would be
-    results = [one_run() for _ in range(runs)]
-    bare = []
-    for _ in range(runs):
-        started = time.time()
-        subprocess.run([sys.executable, "-c", "import PySide6.QtWidgets"], check=True, timeout=60)
-        bare.append((time.time() - started) * 1000)
-    print(f"cold start to first paint, {runs} runs (offscreen):")
-    print("  " + describe("first paint", [run.painted for run in results]))
-    print(
-        f"  conversation (newest 50 of {NEWEST_MESSAGES} messages) on screen: median "
-        f"{statistics.median(run.filled for run in results):.1f} ms"
-    )
-    print(
-        f"  for scale, a bare interpreter importing QtWidgets: median "
-        f"{statistics.median(bare):.1f} ms"
-    )
+    bare_paint()
+    print(f"cold start to first paint, {runs} runs each (offscreen); load {load_average()}")
+    for empty in (True, False):
+        results, bare = [], []
+        for _ in range(runs):
+            results.append(one_run(empty=empty))
+            bare.append(bare_paint())
+        label = "empty folder" if empty else f"{NEWEST_MESSAGES} messages"
+        print("  " + describe(f"{label:<13} first paint", [run.painted for run in results]))
+        print("  " + describe(f"{'':<13} bare Qt    ", bare) + f"   (load {load_average()})")
+        if not empty:
+            print(
+                f"  conversation (newest 50 of {NEWEST_MESSAGES} messages) on screen: median "
+                f"{statistics.median(run.filled for run in results):.1f} ms"
+            )
 
 
 # --- a large database --------------------------------------------------------------------
@@ -358,10 +421,12 @@ def large_database(size_mb: int, runs: int) -> None:
             mark_clean_shutdown(database)
         checks = [_timed(lambda: check_database(database)) for _ in range(runs)]
 
-        # The whole app.
+        # The whole app, each kind of run alternated with a bare Qt window's.
         launch(home)  # warm up: imports and page cache
+        bare_paint()
         marked_by_bench = 0
         clean: list[Run] = []
+        bare: dict[str, list[float]] = {"clean": [], "crash": [], "cold": []}
         for _ in range(runs):
             if _in_use(database):
                 # The app did not record its clean close (not wired yet): do it for it,
@@ -369,24 +434,42 @@ def large_database(size_mb: int, runs: int) -> None:
                 mark_clean_shutdown(database)
                 marked_by_bench += 1
             clean.append(launch(home))
+            bare["clean"].append(bare_paint())
         launch(home, crash=True)
-        unclean = [launch(home, crash=True) for _ in range(runs)]
+        unclean: list[Run] = []
+        for _ in range(runs):
+            unclean.append(launch(home, crash=True))
+            bare["crash"].append(bare_paint())
+        cold: list[Run] = []
+        for _ in range(runs):
+            evict(database)
+            cold.append(launch(home, crash=True))
+            bare["cold"].append(bare_paint())
 
-    print(f"database of {megabytes:.0f} MB ({template}), {runs} runs each, offscreen, warm cache")
+    print(
+        f"database of {megabytes:.0f} MB ({template}), {runs} runs each, offscreen; "
+        f"load {load_average()}"
+    )
     print("open_database alone, in-process:")
     print("  " + describe("after a clean shutdown  ", clean_open))
     print("  " + describe("after an unclean one    ", unclean_open))
     print("  " + describe("check_database (worker) ", checks))
     print("whole app, launch to first paint:")
-    for label, results in (("after a clean shutdown", clean), ("after a crash", unclean)):
+    for label, results, kind in (
+        ("after a clean shutdown", clean, "clean"),
+        ("after a crash", unclean, "crash"),
+        ("after a crash, evicted", cold, "cold"),
+    ):
         checked_at_open = sum(run.checked for run in results)
         print("  " + describe(f"{label:22} first paint", [run.painted for run in results]))
+        print("  " + describe(f"{'':22} bare Qt    ", bare[kind]))
         print("  " + describe(f"{'':22} conversation", [run.filled for run in results]))
         print(
             "  "
             + describe(f"{'':22} open_database", [run.opened for run in results])
             + f"   (checked at open in {checked_at_open} of {len(results)})"
         )
+    print(f"  load average at end: {load_average()}")
     if marked_by_bench:
         print(
             f"  note: the app did not mark its clean close in {marked_by_bench} of {runs} runs; "

@@ -1,4 +1,10 @@
-"""The whole turn as the app does it, beside LangChain's ConversationSummaryBufferMemory.
+"""The chat layer's part of a turn, without Qt, beside LangChain's summary-buffer memory.
+
+A layer bench: no window, the fake server in this process, only the loop thread's CPU
+counted. It is not the figure of a turn as a person feels it, and its ratio to
+LangChain is not Cairn's: that figure — the real window, every thread, the request as
+it leaves, LangChain in the same run — is bench/bench_path.py's. Use this one to see
+what the chat layer (`ChatService` and below) costs on its own.
 
 Run: .venv/bin/python bench/bench_turn.py [--turns 30] [--quick] [--cells 26k:1k,155k:100k]
      [--profile] [--system-keyring]
@@ -869,8 +875,8 @@ def main() -> None:
     callbacks = statistics.median(turn.callbacks for r in results for turn in r.cairn)
     print()
     print(
-        f"loop-thread calls a turn (send + callbacks), median: {callbacks:.0f}; "
-        f"target: Cairn ≤ {TARGET_MS:.0f} ms at 155k live, flat in history, ≥ 40× LangChain"
+        f"loop-thread calls a turn (send + callbacks), median: {callbacks:.0f}; the chat "
+        "layer alone: the turn in the real window, every thread, is bench/bench_path.py's"
     )
     print(
         f"load average at end {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}; "

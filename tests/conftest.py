@@ -4,6 +4,7 @@ failure on unexpected error logs (Qt warnings fail through qt_log_level_fail).""
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,21 @@ import pytest
 
 from tests.fakes.keyring_backend import MemoryKeyring
 from tests.fakes.server_fixtures import fake_server  # noqa: F401  (fixture)
+
+# Markers for what only Linux has (pyproject.toml): the reason each is skipped elsewhere.
+LINUX_ONLY = {
+    "real_keyring": "the Secret Service (gnome-keyring on D-Bus) is Linux's",
+    "xvfb": "an X server (Xvfb) is Linux's; Windows and macOS always have a screen",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if sys.platform.startswith("linux"):
+        return
+    for item in items:
+        for marker, reason in LINUX_ONLY.items():
+            if item.get_closest_marker(marker):
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(autouse=True)

@@ -6,14 +6,17 @@
   gauge counts them, and they are stored with the message (rows beside it, the
   names in its text, so summaries, search and export name them).
 - `attachment_blocks` turns the stored files of the live tail into the content
-  blocks of the request, on the reply's thread.
+  blocks of the request, on the reply's thread, inside the API's limits for a whole
+  request (app/core/file_limits.py): the oldest files that would break them go as a
+  one-line note naming them. The gauge (`Outgoing.plan`) makes the same plan from the
+  files' rows it keeps, so the window says exactly which files are not re-sent.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,9 +26,13 @@ from app.core.attachments import (
     AttachmentRefusedError,
     content_block,
     describe,
+    say_size,
     with_attachment_line,
 )
-from app.core.errors import ApiError, StorageError, UserFacingError
+from app.core.catalog import ModelInfo
+from app.core.errors import ApiError, RequestTooLargeError, StorageError, UserFacingError
+from app.core.file_limits import FilePlan, check_message, plan_files
+from app.core.live_tail import LiveTail
 from app.core.models import Message, Role
 from app.core.tokens import TokenCounter
 from app.llm.provider import ChatProvider, ChatRequest
@@ -154,17 +161,77 @@ class ComposerAttachments:
             self._store = None
 
 
+# The draft's stand-in for a message id in a plan: no stored message has id 0.
+DRAFT_ID = 0
+
+
 class Outgoing:
-    """A conversation's files waiting to go with its next message.
+    """A conversation's files waiting to go with its next message, and the files of its
+    earlier messages (what the next request re-sends, or names in a note).
 
     Attributes:
         draft: the files attached in the composer, in order.
+        earlier: the files of the conversation's stored messages that have any: by
+            message id, its seq and its files (read when it opens, kept up to date).
     """
 
     def __init__(self, shared: Shared, changed: Callable[[], None]) -> None:
         self._shared = shared
         self._changed = changed
         self.draft: tuple[Attachment, ...] = ()
+        self.earlier: dict[int, tuple[int, tuple[Attachment, ...]]] = {}
+
+    def load(self, session_id: str) -> None:
+        """Read the conversation's files' rows (in a job), then tell the gauge."""
+        database = self._shared.database
+
+        def work(_job: object) -> dict[int, tuple[int, tuple[Attachment, ...]]]:
+            store = AttachmentStore.open(database)
+            try:
+                return store.for_session(session_id)
+            finally:
+                store.close()
+
+        def done(found: dict[int, tuple[int, tuple[Attachment, ...]]]) -> None:
+            self.earlier = {**found, **self.earlier}
+            if found:
+                self._changed()
+
+        self._shared.runner.start(
+            Job(
+                "files",
+                work,
+                done=done,
+                failed=lambda error: log.warning("Could not read the files: %s", error),
+            )
+        )
+
+    def plan(self, tail: LiveTail, model: ModelInfo) -> FilePlan:
+        """Which earlier files the next request (the draft's) re-sends, as `attachment_blocks`
+        will decide it. A draft whose files alone break a limit is refused when sent
+        (`check`); until then it counts as if it were sent without them."""
+        live = sorted(
+            (seq, message_id, files)
+            for message_id, (seq, files) in self.earlier.items()
+            if tail.holds(message_id, seq)
+        )
+        files = [(message_id, files) for _seq, message_id, files in live]
+        if self.draft:
+            files.append((DRAFT_ID, self.draft))
+        count = self._shared.counter.count
+        try:
+            return plan_files(files, model, count, newest=DRAFT_ID)
+        except AttachmentRefusedError:
+            return plan_files(files[:-1], model, count, newest=DRAFT_ID)
+
+    def check(self, model: ModelInfo) -> None:
+        """Refuse, in words naming the file and the limit, a draft whose files alone break
+        the API's limits on a request.
+
+        Raises:
+            AttachmentRefusedError: what to do instead.
+        """
+        check_message(self.draft, model)
 
     def set(self, attachments: Sequence[Attachment]) -> None:
         """The composer's files now (the gauge counts them with the draft)."""
@@ -197,6 +264,7 @@ class Outgoing:
                 files.add(message.id, self.draft)
             finally:
                 files.close()
+            self.earlier[message.id] = (message.seq, self.draft)
             self.draft = ()
         return message
 
@@ -206,18 +274,34 @@ class AttachedFiles:
     """The live tail's files as the request sends them.
 
     Attributes:
-        blocks: the content blocks by message id.
+        blocks: the content blocks by message id (a file left out: a note in its place).
         guessed: some file's tokens are an offline estimate (a PDF counted per page): the
             reply's usage then says nothing reliable about the tokenizer's calibration.
+        plan: which files are re-sent, which are named in a note instead.
+        sent: the files the request carries.
     """
 
     blocks: dict[int, list[dict[str, Any]]]
     guessed: bool = False
+    plan: FilePlan = field(default_factory=FilePlan)
+    sent: tuple[Attachment, ...] = ()
 
 
-def attachment_blocks(database: Path | None, tail: Sequence[Message]) -> AttachedFiles:
-    """The tail's attached files, read from the archive (on a job's thread)."""
-    ids = [m.id for m in tail if m.role is Role.USER and m.content.rstrip().endswith("]")]
+def attachment_blocks(
+    database: Path | None,
+    tail: Sequence[Message],
+    model: ModelInfo,
+    count: Callable[[str], int],
+) -> AttachedFiles:
+    """The tail's attached files, read from the archive (on a job's thread), inside the
+    API's limits on a whole request (`plan_files`).
+
+    Raises:
+        AttachmentRefusedError: the newest message's files alone break a limit (a model
+            with a smaller window was chosen since it was sent, say).
+    """
+    users = [m for m in tail if m.role is Role.USER]
+    ids = [m.id for m in users if m.content.rstrip().endswith("]")]
     if database is None or not ids:
         return AttachedFiles({})
     store = AttachmentStore.open(database)
@@ -225,13 +309,41 @@ def attachment_blocks(database: Path | None, tail: Sequence[Message]) -> Attache
         found = store.for_messages(ids)
     finally:
         store.close()
+    ordered = [(m.id, found[m.id]) for m in tail if m.id in found]
+    newest = users[-1].id if users else None
+    plan = plan_files(ordered, model, count, newest=newest)
     files = AttachmentFiles(database)
+    blocks: dict[int, list[dict[str, Any]]] = {}
+    sent: list[Attachment] = []
+    for message_id, attachments in ordered:
+        kept = [a for index, a in enumerate(attachments) if plan.sends(message_id, index)]
+        sent.extend(kept)
+        blocks[message_id] = [_block(files, a) for a in kept]
+        if message_id in plan.notes:
+            blocks[message_id].append({"type": "text", "text": plan.notes[message_id]})
     return AttachedFiles(
-        {
-            message_id: [_block(files, a) for a in attachments]
-            for message_id, attachments in found.items()
-        },
-        guessed=any(a.estimated for attachments in found.values() for a in attachments),
+        blocks,
+        guessed=any(a.estimated for a in sent),
+        plan=plan,
+        sent=tuple(sent),
+    )
+
+
+def explain_too_large(error: UserFacingError, files: AttachedFiles | None) -> UserFacingError:
+    """A 413 `request_too_large` (over 32 MB: https://platform.claude.com/docs/en/api/errors)
+    for a request that carried files says which file is the largest: condensing earlier
+    messages cannot make a message's own files smaller."""
+    if not isinstance(error, RequestTooLargeError) or files is None or not files.sent:
+        return error
+    if "type=request_too_large" not in (error.detail or ""):
+        return error  # a context overflow said as a 400: condensing does help there
+    largest = max(files.sent, key=lambda a: a.size)
+    return RequestTooLargeError(
+        f"“{largest.name}” ({say_size(largest.size)}) is too large to send with the rest of "
+        "this conversation: Claude takes at most 32 MB in one request, files included. "
+        f"Send a smaller copy of “{largest.name}” (fewer pages, or a smaller picture), or "
+        "start a new conversation for it.",
+        detail=error.detail,
     )
 
 

@@ -43,7 +43,7 @@ from app.core.errors import (
     UserFacingError,
 )
 from app.core.live_tail import LiveTail, TailEntry
-from app.core.models import Message, Role, Session
+from app.core.models import Message, MessageStatus, Role, Session
 from app.core.settings import RecallSettings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary
@@ -103,6 +103,8 @@ class Shared:
     lookups: LookupsFactory = no_lookups
     # The instructions a new conversation starts with (Settings).
     default_instructions: Callable[[], str] = lambda: ""
+    # Settings → "Think longer" (app.core.thinking).
+    think_longer: Callable[[], bool] = lambda: False
 
 
 class Conversation:
@@ -145,6 +147,7 @@ class Conversation:
         self._reply_job: Job[ReplyOutcome] | None = None
         self._text_timer: Timer | None = None
         self._last_text_at = float("-inf")
+        self._thinking_shown = ""  # the reply's thinking as last told
 
     # --- reading
 
@@ -211,6 +214,8 @@ class Conversation:
     def _loaded(self, loaded: LoadedConversation) -> None:
         self.loaded = True
         self.tail = self.unsaved.over_tail(loaded.tail)
+        if self.session is not None:
+            self.outgoing.load(self.session.id)  # what the gauge needs of the files
         self.summaries = list(loaded.summaries)
         self.condensing.load_trigger(loaded.trigger_state, self.tail.last_seq)
         self._set_activity(Activity.IDLE)
@@ -250,6 +255,7 @@ class Conversation:
             return False
         tokens = self.outgoing.tokens(text)
         try:
+            self.outgoing.check(self._shared.model_info(self.model_id)[0])
             self.gauge.check_fits(text, tokens)
         except ContextOverflowError as error:
             # Condensing earlier messages makes room, unless the message alone is too large.
@@ -338,6 +344,7 @@ class Conversation:
                 continuing,
                 fallback=fallback,
                 replacing=replacing,
+                think_longer=shared.think_longer(),
             ),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
@@ -354,7 +361,7 @@ class Conversation:
             ),
             lookups=shared.lookups(self.session.id, self.tell),
         )
-        self._reply = reply
+        self._reply, self._thinking_shown = reply, ""
         self._reply_job = shared.runner.start(
             Job(
                 "reply",
@@ -384,7 +391,11 @@ class Conversation:
             return
         self._last_text_at = _now()
         text, message_id = reply.take_text(), reply.message_id
+        thinking = reply.thinking_so_far()
         self._status("")
+        if thinking != self._thinking_shown:
+            self._thinking_shown = thinking
+            self.tell(lambda events: events.message_thinking_changed(message_id, thinking))
         self.tell(lambda events: events.message_text_changed(message_id, text))
 
     def _reply_done(self, outcome: ReplyOutcome) -> None:
@@ -398,6 +409,9 @@ class Conversation:
             self.session = self.session.model_copy(update={"updated_at": utc_now()})
             self._shared.session_changed(self.session)
         self._status("")
+        if message is not None and message.status is MessageStatus.DECLINED:
+            declined, explanation = message.id, outcome.refusal_explanation
+            self.tell(lambda events: events.reply_declined(declined, explanation))
         self._set_activity(Activity.IDLE)
         self.endings.reply_done(outcome)
         state = self.context_state(draft="")

@@ -121,6 +121,13 @@ class ChatEvents:
     def message_text_changed(self, message_id: int, text: str) -> None:
         """A reply's text so far (at most about 30 times a second)."""
 
+    def message_thinking_changed(self, message_id: int, thinking: str) -> None:
+        """A reply's thinking so far (shown above it, collapsed), as its text is."""
+
+    def reply_declined(self, message_id: int, explanation: str | None) -> None:
+        """Claude declined a reply: the explanation the API gave (None: none), to show
+        beside "Ask another model"."""
+
     def message_updated(self, message: Message) -> None:
         """A message changed: a reply finished, stopped or failed; a pin."""
 

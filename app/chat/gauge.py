@@ -5,13 +5,16 @@ The gauge counts what the next request will carry: the system prompt, the memory
 block, the live tail, the draft — and, once something is archived, the archive tool
 (its definition and the API's tool-use prompt, when the request has room for them) and
 the recall block, counted as much as the last request quoted (its exact size depends
-on the message, known only when it is sent), within what the next one may quote. The
+on the message, known only when it is sent), within what the next one may quote. Files
+of earlier messages the request will not re-send (the API's limits on a whole
+request's files) count as their one-line note, and the figures name them. The
 check before sending leaves both out: they are dropped before a request would not fit,
 so they never stop a message from being sent.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from app.chat.lookups import tool_offer
@@ -66,7 +69,8 @@ class ConversationGauge:
         (the tool, the quotes) unless they are given (as `estimate_state` takes them)."""
         shared, conversation = self._shared, self._conversation
         model, known = shared.model_info(conversation.model_id)
-        return shared.builder.estimate_state(
+        files = conversation.outgoing.plan(conversation.tail, model)
+        state = shared.builder.estimate_state(
             model=model,
             system_prompt=conversation.system_prompt,
             summaries=conversation.summaries,
@@ -79,7 +83,9 @@ class ConversationGauge:
             recall_budget_ratio=recall_budget_ratio,
             recall_quoted=recall_quoted,
             recall_elsewhere=recall_elsewhere,
+            files_saved=files.saved_tokens,
         )
+        return replace(state, files_left_out=files.left_out) if files.left_out else state
 
     def squeezes_recall(self, text: str, tokens: int) -> bool:
         """Whether sending `text` now would leave the recall block less than its floor:
@@ -92,6 +98,7 @@ class ConversationGauge:
         stand (without the tool and the recall block: they give way first)."""
         conversation = self._conversation
         model, known = self._shared.model_info(conversation.model_id)
+        files = conversation.outgoing.plan(conversation.tail, model)
         self._shared.builder.check_fits(
             model=model,
             system_prompt=conversation.system_prompt,
@@ -100,4 +107,5 @@ class ConversationGauge:
             draft=text,
             draft_tokens=tokens,
             model_known=known,
+            files_saved=files.saved_tokens,
         )

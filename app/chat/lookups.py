@@ -311,6 +311,7 @@ class _Run:
         self._message_id = message_id
         self._text = ""
         self._round_text = ""
+        self._rounds_started = 0
         self._searched = 0
         self._search: ArchiveSearch | None = None
         self._lookups: LookupStore | None = None
@@ -332,8 +333,14 @@ class _Run:
         limit = self._owner.settings.max_lookups
         turns: list[dict[str, Any]] = []
         first_usage: Usage | None = None
-        output_tokens = 0
-        round_callbacks = replace(callbacks, on_text=self._joining(callbacks.on_text))
+        total_usage: Usage | None = None
+        thinking: list[str] = []
+        thinking_seconds = 0.0
+        round_callbacks = replace(
+            callbacks,
+            on_text=self._joining(callbacks.on_text),
+            on_thinking=self._joining_thinking(callbacks.on_thinking),
+        )
         while True:
             last_round = self._searched >= limit or self._room < MIN_ANSWER_TOKENS
             this = replace(
@@ -342,6 +349,7 @@ class _Run:
                 tool_turns=tuple(turns),
             )
             self._round_text = ""
+            self._rounds_started += 1
             try:
                 result = self._provider.stream_reply(this, round_callbacks, cancel)
             except ApiError as error:
@@ -349,15 +357,23 @@ class _Run:
                 raise
             if result.usage is not None:
                 first_usage = first_usage or result.usage
-                output_tokens += result.usage.output_tokens
-            usage = (
-                None
-                if first_usage is None or result.usage is None
-                else first_usage.model_copy(update={"output_tokens": output_tokens})
+                total_usage = result.usage.plus(total_usage)
+            if result.thinking:
+                thinking.append(result.thinking)
+            thinking_seconds += result.thinking_seconds
+            # The cost is every round's (issue 19: look-ups cost what each request
+            # cost); calibration compares the first request (its tools counted in the
+            # estimate too) with its estimate.
+            done = replace(
+                result,
+                text=self._text,
+                usage=None if result.usage is None else total_usage,
+                first_input_tokens=None if first_usage is None else first_usage.total_input_tokens,
+                thinking="\n\n".join(thinking),
+                thinking_seconds=thinking_seconds,
+                tool_calls=(),
+                content=(),
             )
-            # Calibration compares the first request (its tools counted in the estimate
-            # too) with its estimate; the output is the whole reply's.
-            done = replace(result, text=self._text, usage=usage, tool_calls=(), content=())
             if result.cancelled or result.stop_reason != "tool_use" or not result.tool_calls:
                 return done
             if last_round:  # told not to use tools, it did: take what it wrote
@@ -378,6 +394,19 @@ class _Run:
             self._round_text += delta
             self._text += delta
             on_text(delta)
+
+        return joined
+
+    def _joining_thinking(self, on_thinking: Callable[[str], None]) -> Callable[[str], None]:
+        """Thinking arrives as one text too: a later round's starts on a new paragraph."""
+        rounds_seen: set[int] = set()
+
+        def joined(delta: str) -> None:
+            if self._rounds_started not in rounds_seen and delta:
+                if rounds_seen:
+                    delta = ROUND_SEPARATOR + delta.lstrip("\n")
+                rounds_seen.add(self._rounds_started)
+            on_thinking(delta)
 
         return joined
 

@@ -83,6 +83,13 @@ class ModelChoice:
         following = next_model(model_id, models)
         return None if following is None else model_limits(following, models)
 
+    def use_here(self, conversation: Conversation, model_id: str) -> None:
+        """Use `model_id` in `conversation` only (Ask another model), and show it."""
+        if model_id != conversation.model_id:
+            self._use(conversation, model_id, for_new_conversations=False)
+        models = self._models()
+        conversation.tell(lambda events: events.models_changed(models, model_id))
+
     def select(self, conversation: Conversation, model_id: str) -> None:
         """The picker changed: use `model_id` in `conversation` and for new ones."""
         if not model_id or model_id == conversation.model_id:

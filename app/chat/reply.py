@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from app.chat.attachments import attachment_blocks
+from app.chat.attachments import AttachedFiles, attachment_blocks, explain_too_large
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.model_fallback import model_unavailable
 from app.chat.recall import AutomaticRecall
@@ -30,6 +30,7 @@ from app.core.lookup import ToolOffer
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
 from app.core.summary import Summary
+from app.core.thinking import thinking_request
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
 from app.store.errors import MessageNotFoundError, RecordNotFoundError
@@ -57,6 +58,8 @@ class ReplyRequest:
     fallback: tuple[ModelInfo, bool] | None = None
     # Claude's reply to write again (app.chat.versions): the new one becomes its next version.
     replacing: int | None = None
+    # Settings → "Think longer" when the reply started (app.core.thinking).
+    think_longer: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ class ReplyOutcome:
     discarded: int | None = None
     not_saved: NotSaved | None = None
     quoted: int = 0
+    # With a refusal: its explanation from `stop_details`, None when the API gave none.
+    refusal_explanation: str | None = None
 
 
 class ReplyJob:
@@ -129,10 +134,13 @@ class ReplyJob:
         self._cancel = CancelToken()
         self._lock = threading.Lock()
         self._text = ""
+        self._thinking = ""  # the thinking shown above the reply, so far
         self._prefix = ""  # the text of the reply this job goes on writing, as it was
         self._earlier_status: MessageStatus | None = None  # and its status then
+        self._earlier_usage: Usage | None = None  # and what it cost so far
         self._notified = False
         self._guessed = False  # the request carries a file whose tokens are a guess
+        self._files: AttachedFiles | None = None  # the files the last request built carries
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
         self._quoted = 0  # raw tokens the last request built quoted from the archive
@@ -146,6 +154,20 @@ class ReplyJob:
         with self._lock:
             self._notified = False
             return self._text
+
+    def thinking_so_far(self) -> str:
+        """The thinking shown above the reply so far (armed with the text)."""
+        with self._lock:
+            return self._thinking
+
+    def _thinking_arrived(self, delta: str) -> None:
+        """A `thinking_delta`: shown above the reply as it comes, never in its text."""
+        with self._lock:
+            self._thinking += delta
+            notify = not self._notified
+            self._notified = True
+        if notify:
+            self._on_text()
 
     # --- on the worker thread
 
@@ -166,21 +188,39 @@ class ReplyJob:
         self.message_id, self._row = placeholder.id, placeholder
         self._on_started(placeholder.model_copy(update={"status": MessageStatus.STREAMING}))
         pauses = 0
-        draft = CONTINUE_PROMPT if self._continues(placeholder, MessageStatus.PAUSED) else ""
+        # Going on with a reply (Continue, or a paused turn) sends its text as Claude's
+        # turn and then a user turn asking to go on: never a prefill, which models from
+        # Claude 4.6 on refuse (app.chat.stop_reasons.CONTINUE_PROMPT).
+        draft = CONTINUE_PROMPT if self.request.continuing is not None else ""
         while True:
             try:
                 # Recall goes with a new reply's first request only (see `_build`).
                 fresh = self.request.continuing is None and not pauses
-                built = self._build(store, "" if pauses else draft, recall=fresh)
+                built = self._build(store, CONTINUE_PROMPT if pauses else draft, recall=fresh)
                 stream: StreamFunction = self._provider.stream_reply
                 if self._lookups is not None:
                     stream = self._lookups.bind(self._provider, store, placeholder.id, built)
+                thinking = thinking_request(
+                    self.request.model, built.max_tokens, think_longer=self.request.think_longer
+                )
                 result = stream(
-                    ChatRequest(built.model, built.messages, built.max_tokens, built.system),
-                    StreamCallbacks(on_text=self._text_arrived(store), on_retry=self._on_retry),
+                    ChatRequest(
+                        built.model,
+                        built.messages,
+                        built.max_tokens,
+                        built.system,
+                        thinking=thinking.thinking,
+                        output_config=thinking.output_config,
+                    ),
+                    StreamCallbacks(
+                        on_text=self._text_arrived(store),
+                        on_retry=self._on_retry,
+                        on_thinking=self._thinking_arrived,
+                    ),
                     self._cancel,
                 )
             except UserFacingError as error:
+                error = explain_too_large(error, self._files)  # a 413 names the largest file
                 partial = error.partial_text if isinstance(error, ApiError) else ""
                 received = self.take_text()[len(self._prefix) :]
                 if isinstance(error, ModelNotFoundError) and not (partial or received):
@@ -204,8 +244,18 @@ class ReplyJob:
                 nothing = result.cancelled and self._earlier_status is None and not text.strip()
                 if nothing and self._discard(store, placeholder.id):
                     return ReplyOutcome(None, discarded=placeholder.id)
+                # What the reply cost: every request of it, a continuation's added to
+                # the text it goes on from (cache_use sums the stored usage).
+                usage = None if result.usage is None else result.usage.plus(self._earlier_usage)
+                self._earlier_usage = usage or self._earlier_usage
                 message = store.finish_message(
-                    placeholder.id, text, status, usage=result.usage, model=result.model
+                    placeholder.id,
+                    text,
+                    status,
+                    usage=usage,
+                    model=result.model,
+                    thinking=self._shown_thinking(result.thinking),
+                    thinking_seconds=result.thinking_seconds or None,
                 )
                 changed: tuple[Message, ...] = ()
                 if status is MessageStatus.DECLINED:
@@ -219,13 +269,29 @@ class ReplyJob:
             with self._lock:
                 self._text = text
             if result.usage is not None:
-                self._learn(built, result.usage.total_input_tokens)
+                first = result.first_input_tokens
+                self._learn(built, result.usage.total_input_tokens if first is None else first)
             if status is MessageStatus.PAUSED and pauses < MAX_PAUSE_CONTINUATIONS:
-                # The docs' way on: the paused turn goes back as Claude's, as it is.
+                # The paused turn goes back as Claude's turn, followed by a user turn
+                # asking to go on ("send the assistant content back to continue":
+                # https://platform.claude.com/docs/build-with-claude/handling-stop-reasons),
+                # so the request still ends with the user on every model.
                 pauses += 1
                 self._prefix, self._earlier_status = text, status
                 continue
-            return ReplyOutcome(message, stop_reason=result.stop_reason, changed=changed)
+            return ReplyOutcome(
+                message,
+                stop_reason=result.stop_reason,
+                changed=changed,
+                refusal_explanation=result.refusal.explanation if result.refusal else None,
+            )
+
+    def _shown_thinking(self, final: str) -> str | None:
+        """The thinking to keep with the reply: the streamed text (every round of a tool
+        loop), else the final message's; None keeps what the row has (a continuation)."""
+        with self._lock:
+            streamed = self._thinking.strip()
+        return streamed or final.strip() or None
 
     def _placeholder(self, store: SessionStore) -> Message:
         """The row the reply streams into: a new one, or the reply it goes on writing."""
@@ -245,6 +311,7 @@ class ReplyJob:
         if message is None:
             raise MessageNotFoundError(request.continuing)
         self._prefix, self._earlier_status = message.content, message.status
+        self._earlier_usage = message.usage
         with self._lock:
             self._text = self._prefix
         return message
@@ -269,10 +336,6 @@ class ReplyJob:
             return store.replies.discard_empty(message_id)
         return store.versions.discard_regenerated(message_id, replacing)
 
-    def _continues(self, message: Message, status: MessageStatus) -> bool:
-        """Whether this job goes on writing `message`, and it was not saved as `status`."""
-        return self.request.continuing is not None and message.status is not status
-
     def _build(self, store: SessionStore, draft: str = "", *, recall: bool = True) -> BuiltRequest:
         """The request, built once here: near the limit the server counts it exactly.
 
@@ -296,7 +359,9 @@ class ReplyJob:
             )
 
         tail = store.live_messages(request.session_id)
-        files = attachment_blocks(store.database, tail)
+        # Inside the API's limits on a whole request's files: the oldest may go as a note.
+        files = attachment_blocks(store.database, tail, request.model, self._builder.counter.count)
+        self._files = files
         self._guessed = files.guessed  # a PDF counted per page: its usage can't calibrate
         lookups = self._lookups
         tools = lookups.offer(archived=bool(request.summaries)) if lookups is not None else None
@@ -311,6 +376,7 @@ class ReplyJob:
             recall=self._recall(store, tail, tools) if recall else None,
             tools=tools,
             files=files.blocks,
+            files_saved=files.plan.saved_tokens,
         )
         if recall:  # what the gauge counts: the quotes of the reply's first request
             self._quoted = built.raw_recall_tokens

@@ -535,6 +535,7 @@ def _shared(
         session_changed=service.cache_use.following(events.session_changed),
         recall=lambda: service._settings.recall,
         default_instructions=lambda: service._settings.new_conversation_instructions(),
+        think_longer=lambda: service._settings.think_longer,
         lookups=lambda session_id, tell: ArchiveLookups.for_reply(
             service._settings.recall,
             deps.database,

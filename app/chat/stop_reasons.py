@@ -8,7 +8,8 @@ https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons:
 - `model_context_window_exceeded`: cut off because the context window filled; Cairn
   condenses earlier messages and continues it once (`Conversation` does).
 - `pause_turn`: the API paused a long turn; "send the assistant content back to
-  continue": Cairn does so by itself, at most `MAX_PAUSE_CONTINUATIONS` times.
+  continue": Cairn does so by itself, at most `MAX_PAUSE_CONTINUATIONS` times, as
+  Claude's turn followed by `CONTINUE_PROMPT` (never a prefill).
 - `refusal`: Claude declined; the exchange is kept but no longer sent.
 - `tool_use`: the archive tool's loop (app/chat/reply.py) answers it; seen here, the
   reply is complete as far as its text goes.
@@ -37,7 +38,7 @@ class StopReason(StrEnum):
 # A paused turn is continued by itself at most this often; then the user decides.
 MAX_PAUSE_CONTINUATIONS = 3
 
-# The last user turn of a request that continues a reply cut off at its length limit.
+# The last user turn of a request that continues a reply cut off, stopped or paused.
 # Not a prefill (the request ending with the partial reply): models from Claude 4.6 on
 # refuse a prefilled last assistant turn with a 400
 # (https://platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-6#prefill-removal),

@@ -9,10 +9,12 @@ if it fails before any text arrives (offline, say), the earlier reply is shown a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from app.chat.events import Activity
+from app.chat.events import Activity, ChatEvents
 from app.chat.reply import ReplyOutcome
+from app.core.catalog import ModelInfo
 from app.core.errors import InvalidInputError, StorageError, UserFacingError
 from app.core.live_tail import TailEntry
 from app.core.models import Message, MessageStatus, Role
@@ -62,6 +64,54 @@ class MessageVersions:
         """One of the user's messages in the live context."""
         return message.role is Role.USER and self._conversation.tail.find(message.id) is not None
 
+    def another_model(self, message: Message) -> ModelInfo | None:
+        """The model "Ask another model" asks for a declined reply: the next listed one
+        (the catalog's ranking); None when the reply is not Claude's latest declined
+        one, or no other model is listed."""
+        conversation = self._conversation
+        entry = conversation.tail.find(message.id)
+        if (
+            message.status is not MessageStatus.DECLINED
+            or message.role is not Role.ASSISTANT
+            or entry is None
+            or entry.seq != conversation.tail.last_seq
+        ):
+            return None
+        following = self._shared.model_choice.fallback(conversation.model_id)
+        return None if following is None else following[0]
+
+    def ask_another_model(self, message: Message) -> bool:
+        """Claude declined `message`: ask the same question of the next listed model,
+        as a new version of the reply ("retry on a fallback model":
+        https://platform.claude.com/docs/build-with-claude/handling-stop-reasons)."""
+        if not self._idle() or self._conversation.session is None:
+            return False
+        model = self.another_model(message)
+        if model is None:
+            return self._refuse(
+                "No other model is available to your API key, so this question can't be "
+                "asked again. Edit your message to ask differently.",
+                "Can't ask another model",
+            )
+        if self._shared.provider() is None:
+            self._shared.events.key_needed()
+            return False
+        conversation, shared = self._conversation, self._shared
+        try:
+            restored = shared.store.messages_by_id(
+                shared.store.replies.restore_declined(message.id)
+            )
+        except StorageError as error:
+            conversation.error(error)
+            return False
+        for question in restored:
+            conversation.tail.replace(TailEntry.of(question, shared.counter.count))
+            conversation.tell(_message_updated(question))
+        shared.model_choice.use_here(conversation, model.id)
+        self.replacing = message
+        conversation._start_reply(replacing=message.id)
+        return True
+
     def begin_edit(self, message: Message) -> bool:
         """Whether `message` can be edited now; if not, say why in words."""
         if not self._idle():
@@ -80,8 +130,8 @@ class MessageVersions:
             return False
         if message.status is MessageStatus.DECLINED:
             return self._refuse(
-                "Claude declined this question, so asking again gives the same answer. "
-                "Edit your message to ask differently.",
+                "Claude declined this question. Another model often answers it: use "
+                "Ask another model, or edit your message to ask differently.",
                 "Can't regenerate this reply",
             )
         if not self.can_regenerate(message):
@@ -179,3 +229,7 @@ class MessageVersions:
     def _refuse(self, words: str, title: str) -> bool:
         self._conversation.error(InvalidInputError(words, title=title))
         return False
+
+
+def _message_updated(message: Message) -> Callable[[ChatEvents], None]:
+    return lambda events: events.message_updated(message)

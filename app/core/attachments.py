@@ -19,6 +19,8 @@ network. The figures follow Anthropic's documentation:
 from __future__ import annotations
 
 import base64
+import io
+import logging
 import math
 import re
 import struct
@@ -29,6 +31,8 @@ from pathlib import PurePath
 from typing import Any
 
 from app.core.errors import UserFacingError
+
+log = logging.getLogger(__name__)
 
 IMAGE_MEDIA_TYPES = {
     ".png": "image/png",
@@ -97,15 +101,18 @@ _CONVERT_FIRST = {
     ".svg": "save it as PNG first",
 }
 
-MAX_IMAGE_BYTES = 5 * 1024 * 1024  # vision: "5MB per image" (base64 of it must fit)
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # vision: 5 MB an image, measured on its base64 as sent
 MAX_IMAGE_SIDE = 8000  # vision: larger than 8000x8000 px is rejected
 RESIZE_LONG_EDGE = 1568  # vision: scaled down beyond this long edge
 RESIZE_TOKENS = 1600  # vision: …or beyond about this many tokens
 PIXELS_PER_TOKEN = 750  # vision: tokens = width * height / 750
-MAX_REQUEST_BYTES = 32 * 1024 * 1024  # pdf-support: maximum request size
-# Base64 makes 3 bytes 4: what of a 32 MB request a PDF's own bytes may take, with
-# room left for the conversation around it.
-MAX_PDF_BYTES = MAX_REQUEST_BYTES * 3 // 4 - 512 * 1024
+# errors ("Request size limits") and pdf-support: a request of at most 32 MB, read as
+# 32,000,000 bytes (the smaller reading of "MB").
+MAX_REQUEST_BYTES = 32_000_000
+# Base64 makes 3 bytes 4: the largest PDF whose base64 fits what any model's request may
+# spend on files (app/core/file_limits.py, MIN_FILE_BYTES_BUDGET: 32 MB less the framing
+# and a million-token window's text).
+MAX_PDF_BYTES = (MAX_REQUEST_BYTES - 512 * 1024 - 6_000_000) * 3 // 4 - 256
 MAX_PDF_PAGES = 100  # pdf-support: maximum pages per request
 # Offline, a PDF is counted at the top of the documented 1,500–3,000 text tokens a page
 # plus the page's image at the API's largest unscaled size (≈1,600): marked an estimate.
@@ -184,11 +191,12 @@ def _image(name: str, data: bytes, sha256: str) -> Attachment:
             f"“{name}” is not a picture Claude can read (PNG, JPEG, GIF or WebP), or it is "
             "damaged. Open it and save it again as PNG or JPEG."
         )
-    if len(data) > MAX_IMAGE_BYTES:
+    if base64_size(len(data)) > MAX_IMAGE_BYTES:
+        # The 5 MB is what is sent, base64 (4 bytes for every 3): about 3.75 MB of file.
         raise AttachmentRefusedError(
             f"“{name}” is {say_size(len(data))}; Claude takes pictures of up to "
-            f"{say_size(MAX_IMAGE_BYTES)}. Save it smaller (as JPEG, or fewer pixels) and "
-            "attach it again."
+            f"{say_size(MAX_IMAGE_BYTES * 3 // 4)} (5 MB once encoded to send). Save it "
+            "smaller (as JPEG, or fewer pixels) and attach it again."
         )
     width, height = image_size(data, media_type)
     if width <= 0 or height <= 0:
@@ -224,6 +232,11 @@ def _pdf(name: str, data: bytes, sha256: str) -> Attachment:
             "Save a copy without the password and attach that."
         )
     pages = pdf_pages(data)
+    if pages < 0:
+        raise AttachmentRefusedError(
+            f"“{name}” looks damaged: its pages cannot be read. Open it and save it again "
+            "as PDF, then attach it again."
+        )
     if pages > MAX_PDF_PAGES:
         raise AttachmentRefusedError(
             f"“{name}” has {pages} pages; Claude reads at most {MAX_PDF_PAGES} pages of a PDF "
@@ -261,6 +274,11 @@ def _text(name: str, data: bytes, sha256: str, count: Callable[[str], int]) -> A
         size=len(data),
         tokens=count(text) + count(name) + DOCUMENT_OVERHEAD_TOKENS,
     )
+
+
+def base64_size(size: int) -> int:
+    """The length of `size` bytes in base64, as an image or PDF is sent."""
+    return 4 * math.ceil(size / 3)
 
 
 def decode_text(data: bytes) -> str | None:
@@ -361,15 +379,11 @@ def image_tokens(width: int, height: int) -> int:
 
 # --- PDFs
 
-_PAGE_OBJECT = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
-_PAGE_COUNT = re.compile(
-    rb"/Type\s*/Pages\b[^>]*?/Count\s+(\d+)|/Count\s+(\d+)[^>]*?/Type\s*/Pages"
-)
 _ENCRYPT = re.compile(rb"/Encrypt\b")
 # A large file is scanned in pieces: one regex call holds the GIL to its end, and the GUI
 # thread must get it back every few milliseconds (bench/bench_attach.py).
 _SCAN_STEP = 512 * 1024
-_SCAN_OVERLAP = 4 * 1024  # longer than any dictionary the patterns look into
+_SCAN_OVERLAP = 4 * 1024  # longer than any dictionary the pattern looks into
 
 
 def _scan(data: bytes, pattern: re.Pattern[bytes]) -> list[re.Match[bytes]]:
@@ -383,11 +397,20 @@ def _scan(data: bytes, pattern: re.Pattern[bytes]) -> list[re.Match[bytes]]:
 
 
 def pdf_pages(data: bytes) -> int:
-    """The pages of a PDF: its page objects counted, or its page tree's /Count where
-    pages sit in compressed object streams (the larger of the two)."""
-    objects = len(_scan(data, _PAGE_OBJECT))
-    counts = [int(m.group(1) or m.group(2)) for m in _scan(data, _PAGE_COUNT)]
-    return max([objects, *counts])
+    """The pages of a PDF, as a PDF reader (pypdf) finds them in its page tree; -1 when
+    the file cannot be read as a PDF.
+
+    Not a scan of the raw bytes: since PDF 1.5 the page objects may sit in compressed
+    object streams, where no `/Type /Page` can be seen.
+    """
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        return len(PdfReader(io.BytesIO(data), strict=False).pages)
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as error:
+        log.info("A PDF's pages could not be read: %s", error)
+        return -1
 
 
 # --- what is sent

@@ -34,9 +34,22 @@ CACHE_CONTROL: Final[dict[str, str]] = {"type": "ephemeral"}
 MAX_BREAKPOINTS: Final = 4
 
 # "Minimum cacheable prompt length", per model, from the prompt caching page
-# (https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations).
-# Matched on the model id's start, so dated ids ("claude-haiku-4-5-20251001") match too.
+# (https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations,
+# read 2026-11-28) and, for Sonnet 5.5, its model page ("Minimum cacheable prompt: 512
+# tokens (1,024 on Sonnet 5)": https://platform.claude.com/docs/en/models/sonnet-5-5/overview).
+# Opus 5.5, Haiku 5.5 and Fable 5.1 have no figure in the pages read: they get the
+# default below. Matched on the model id's start, the longest first, so dated ids
+# ("claude-haiku-4-5-20251001") match too.
 MINIMUM_CACHEABLE_TOKENS: Final[tuple[tuple[str, int], ...]] = (
+    ("claude-sonnet-5-5", 512),
+    ("claude-fable-5-1", 1_024),
+    ("claude-opus-5-5", 1_024),
+    ("claude-haiku-5-5", 1_024),
+    ("claude-opus-5", 512),
+    ("claude-fable-5", 512),
+    ("claude-sonnet-5", 1_024),
+    ("claude-opus-4-8", 1_024),
+    ("claude-opus-4-7", 2_048),
     ("claude-opus-4-6", 4_096),
     ("claude-opus-4-5", 4_096),
     ("claude-haiku-4-5", 4_096),

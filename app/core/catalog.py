@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,14 +25,29 @@ UNKNOWN_MODEL_MAX_OUTPUT = 4_096
 MAX_CONTEXT_WINDOW = 100_000_000
 
 
+# How a model thinks, as the models overview's "Thinking" column says
+# (https://platform.claude.com/docs/about-claude/models/overview, read 2026-11-28):
+# "always" — adaptive thinking that cannot be turned off ("Adaptive (always on)");
+# "adaptive" — on by default, `thinking: {"type": "adaptive"}`, the effort parameter;
+# "extended" — off unless a budget is asked (`{"type": "enabled", "budget_tokens": N}`);
+# "none" — a model (or an unknown one) that Cairn asks nothing of.
+ThinkingMode = Literal["always", "adaptive", "extended", "none"]
+
+
 class ModelInfo(BaseModel):
-    """A model as `GET /v1/models` describes it.
+    """A model as `GET /v1/models` describes it, with what the documentation adds.
 
     Attributes:
-        line: the API's model line ("haiku", "sonnet", "opus"…), None when it names
-            none; the API says "do not infer a line from the `id`" (SDK `ModelInfo.line`).
+        line: the model line ("haiku", "sonnet", "opus", "fable"…) as the API gives it
+            (else the bundled table's); ranking falls back on the family read from the
+            id (`family_and_version`).
         deprecated: the API lists it as `deprecated` ("closed to new adopters"): still
             usable by whoever chose it, never picked by default.
+        thinking: how it thinks (`ThinkingMode`): the server's `capabilities` when it
+            lists them, else the bundled table.
+        effort: it takes `output_config.effort` (what "Think longer" raises).
+        legacy: the documentation marks it "Legacy" (a newer model of its line exists);
+            ranked after every current model.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -42,28 +58,94 @@ class ModelInfo(BaseModel):
     max_tokens: int = DEFAULT_MAX_OUTPUT
     line: str | None = None
     deprecated: bool = False
+    thinking: ThinkingMode = "none"
+    effort: bool = False
+    legacy: bool = False
+    # It accepts `thinking: {"type": "disabled"}`, and with it a forced tool call (not
+    # Opus 5.5, Sonnet 5.5, Fable 5.1: thinking-troubleshooting, whats-new pages).
+    thinking_off: bool = True
 
 
-# Used when the server cannot be asked (offline, or an old compatible server).
-# Ordered by preference for chatting: the first one listed is the default. Limits
-# from each model's page of the documentation (checked November 2026):
-# https://platform.claude.com/docs/en/models/sonnet-4-6/overview (1M window, 128K output),
-# https://platform.claude.com/docs/en/models/opus-4-6/overview (1M, 128K),
-# https://platform.claude.com/docs/en/about-claude/models/overview (Haiku 4.5: 200K, 64K).
+# Used when the server cannot be asked (offline, or an old compatible server), and for
+# what `/v1/models` leaves out. Today's models first, by preference for chatting; the
+# legacy ones after. Each row from its model page (read 2026-11-28):
+# https://platform.claude.com/docs/en/models/sonnet-5-5/overview (1M, 128K, Adaptive),
+# https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5 (1M, 128K,
+#   Adaptive, always on), https://platform.claude.com/docs/en/models/haiku-5-5/overview
+#   (1M, 128K, Adaptive), https://platform.claude.com/docs/en/models/fable-5-1/overview
+#   (1M, 128K, Adaptive, always on); legacy: https://platform.claude.com/docs/en/models/sonnet-5/overview
+#   and opus-5/overview (1M, 128K, "Legacy"), sonnet-4-6/overview (1M, 128K, Adaptive),
+#   https://platform.claude.com/docs/en/about-claude/models/overview (Haiku 4.5: 200K,
+#   64K, Extended, effort "Not supported").
 FALLBACK_MODELS: tuple[ModelInfo, ...] = (
+    ModelInfo(
+        id="claude-sonnet-5-5",
+        display_name="Claude Sonnet 5.5",
+        max_input_tokens=1_000_000,
+        max_tokens=128_000,
+        line="sonnet",
+        thinking="adaptive",
+        effort=True,
+        thinking_off=False,
+    ),
+    ModelInfo(
+        id="claude-opus-5-5",
+        display_name="Claude Opus 5.5",
+        max_input_tokens=1_000_000,
+        max_tokens=128_000,
+        line="opus",
+        thinking="always",
+        effort=True,
+        thinking_off=False,
+    ),
+    ModelInfo(
+        id="claude-haiku-5-5",
+        display_name="Claude Haiku 5.5",
+        max_input_tokens=1_000_000,
+        max_tokens=128_000,
+        line="haiku",
+        thinking="adaptive",
+        effort=True,
+    ),
+    ModelInfo(
+        id="claude-fable-5-1",
+        display_name="Claude Fable 5.1",
+        max_input_tokens=1_000_000,
+        max_tokens=128_000,
+        line="fable",
+        thinking="always",
+        effort=True,
+        thinking_off=False,
+    ),
+    ModelInfo(
+        id="claude-sonnet-5",
+        display_name="Claude Sonnet 5",
+        max_input_tokens=1_000_000,
+        max_tokens=128_000,
+        line="sonnet",
+        thinking="adaptive",
+        effort=True,
+        legacy=True,
+    ),
+    ModelInfo(
+        id="claude-opus-5",
+        display_name="Claude Opus 5",
+        max_input_tokens=1_000_000,
+        max_tokens=128_000,
+        line="opus",
+        thinking="adaptive",
+        effort=True,
+        legacy=True,
+    ),
     ModelInfo(
         id="claude-sonnet-4-6",
         display_name="Claude Sonnet 4.6",
         max_input_tokens=1_000_000,
         max_tokens=128_000,
         line="sonnet",
-    ),
-    ModelInfo(
-        id="claude-opus-4-6",
-        display_name="Claude Opus 4.6",
-        max_input_tokens=1_000_000,
-        max_tokens=128_000,
-        line="opus",
+        thinking="adaptive",
+        effort=True,
+        legacy=True,
     ),
     ModelInfo(
         id="claude-haiku-4-5",
@@ -71,23 +153,71 @@ FALLBACK_MODELS: tuple[ModelInfo, ...] = (
         max_input_tokens=200_000,
         max_tokens=64_000,
         line="haiku",
+        thinking="extended",
+        legacy=True,
     ),
 )
+# The page and day every row above was read from (a test checks the table against the
+# fake server's `/v1/models`, which cites the same pages).
+CATALOG_SOURCE = "https://platform.claude.com/docs/about-claude/models/overview"
+CATALOG_CHECKED = "2026-11-28"
 
 # Line preference when choosing among models the server lists: a balanced model
-# first, then the strongest, then the fastest. The line is the one the API gives
-# (`ModelInfo.line`), never guessed from the id.
-_LINE_PREFERENCE = ("sonnet", "opus", "haiku")
+# first, then the strongest, then the fastest, then the slowest and dearest.
+_LINE_PREFERENCE = ("sonnet", "opus", "haiku", "fable")
+
+# "claude-<family>-<major>[-<minor>][-<date>]" (today's ids), or the older
+# "claude-<major>[-<minor>]-<family>[-<date>]" ("claude-3-5-haiku-20241022").
+_NEW_ID = re.compile(
+    r"^claude-(?P<family>[a-z]+)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?(?:-\d{8})?$"
+)
+_OLD_ID = re.compile(
+    r"^claude-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?-(?P<family>[a-z]+)(?:-\d{8})?$"
+)
 
 
-def _preference(model: ModelInfo, position: int) -> tuple[bool, int, int]:
-    rank = (
-        _LINE_PREFERENCE.index(model.line)
-        if model.line in _LINE_PREFERENCE
-        else len(_LINE_PREFERENCE)
-    )
-    # Deprecated models last; the API lists newest first, so position breaks ties by age.
-    return (model.deprecated, rank, position)
+def family_and_version(model_id: str) -> tuple[str | None, tuple[int, int]]:
+    """The family ("sonnet") and version ((5, 5)) read from a Claude model id; (None,
+    (0, 0)) for an id of another shape. Read from the id itself, so tomorrow's
+    "claude-sonnet-6" ranks above "claude-sonnet-5-5" without a new release of Cairn."""
+    match = _NEW_ID.match(model_id) or _OLD_ID.match(model_id)
+    if match is None:
+        return None, (0, 0)
+    return match.group("family"), (int(match.group("major")), int(match.group("minor") or 0))
+
+
+def _line_of(model: ModelInfo) -> str | None:
+    return model.line or family_and_version(model.id)[0]
+
+
+def _superseded(available: Sequence[ModelInfo]) -> set[str]:
+    """Ids of listed models a newer listed model of the same line replaces (or that the
+    table marks legacy)."""
+    newest: dict[str, tuple[int, int]] = {}
+    for model in available:
+        line, version = _line_of(model), family_and_version(model.id)[1]
+        if line is not None and version > newest.get(line, (0, 0)):
+            newest[line] = version
+    return {
+        model.id
+        for model in available
+        if model.legacy
+        or (
+            (line := _line_of(model)) is not None
+            and family_and_version(model.id)[1] < newest.get(line, (0, 0))
+        )
+    }
+
+
+def _preference(
+    model: ModelInfo, position: int, superseded: set[str]
+) -> tuple[bool, bool, int, tuple[int, int], int]:
+    line = _line_of(model)
+    rank = _LINE_PREFERENCE.index(line) if line in _LINE_PREFERENCE else len(_LINE_PREFERENCE)
+    major, minor = family_and_version(model.id)[1]
+    # Deprecated models last, then legacy ones; within a line the newest version first;
+    # the API lists newest first, so position breaks the remaining ties.
+    return (model.deprecated, model.id in superseded, rank, (-major, -minor), position)
 
 
 def pick_default_model(configured: str | None, available: Sequence[ModelInfo]) -> str:
@@ -105,8 +235,12 @@ def pick_default_model(configured: str | None, available: Sequence[ModelInfo]) -
 
 
 def ranked_models(available: Sequence[ModelInfo]) -> list[ModelInfo]:
-    """`available` in the order Cairn prefers them for chatting (see `_preference`)."""
-    ranked = sorted(enumerate(available), key=lambda pair: _preference(pair[1], pair[0]))
+    """`available` in the order Cairn prefers them for chatting (see `_preference`): the
+    current models of each line, newest first, before any legacy or deprecated one."""
+    superseded = _superseded(available)
+    ranked = sorted(
+        enumerate(available), key=lambda pair: _preference(pair[1], pair[0], superseded)
+    )
     return [model for _position, model in ranked]
 
 
@@ -226,7 +360,13 @@ def _clean_model(data: Mapping[str, object]) -> ModelInfo | None:
     display_name = name.strip() if isinstance(name, str) and name.strip() else model_id
     line = data.get("line")
     if not isinstance(line, str) or not line:
+        # The API's `line` ("do not infer a line from the id": the SDK's ModelInfo), else
+        # the table's; ranking alone reads the family from the id (`_line_of`).
         line = table.line if table else None
+    thinking, effort = _thinking_of(data.get("capabilities"))
+    if thinking is None:  # the server did not say: the table, else Cairn asks nothing
+        thinking = _known_thinking(data.get("thinking"), table)
+        effort = table.effort if table else data.get("effort") is True
     return ModelInfo(
         id=model_id,
         display_name=display_name,
@@ -234,7 +374,58 @@ def _clean_model(data: Mapping[str, object]) -> ModelInfo | None:
         max_tokens=output,
         line=line,
         deprecated=lifecycle == "deprecated" or data.get("deprecated") is True,
+        thinking=thinking,
+        effort=bool(effort),
+        legacy=(table.legacy if table else data.get("legacy") is True),
+        thinking_off=_thinking_off(data.get("capabilities"), table),
     )
+
+
+def _thinking_off(capabilities: object, table: ModelInfo | None) -> bool:
+    """Whether the model accepts `thinking: disabled` (`thinking.types.disabled`)."""
+    if isinstance(capabilities, Mapping) and "thinking" in capabilities:
+        return _supported(capabilities, "thinking", "types", "disabled")
+    return table.thinking_off if table is not None else True
+
+
+_THINKING_MODES: tuple[ThinkingMode, ...] = ("always", "adaptive", "extended", "none")
+
+
+def _known_thinking(value: object, table: ModelInfo | None) -> ThinkingMode:
+    if table is not None:
+        return table.thinking
+    for mode in _THINKING_MODES:
+        if value == mode:
+            return mode
+    return "none"
+
+
+def _supported(capabilities: Mapping[str, object], *path: str) -> bool:
+    node: object = capabilities
+    for key in path:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return isinstance(node, Mapping) and node.get("supported") is True
+
+
+def _thinking_of(capabilities: object) -> tuple[ThinkingMode | None, bool]:
+    """How a model thinks, from the `capabilities` object of `/v1/models` (the SDK's
+    `ModelCapabilities`: `thinking.types.{adaptive,disabled,enabled}.supported`,
+    `effort.supported`); (None, False) when the server sent none."""
+    if not isinstance(capabilities, Mapping) or "thinking" not in capabilities:
+        return None, False
+    effort = _supported(capabilities, "effort")
+    if not _supported(capabilities, "thinking"):
+        return "none", effort
+    if _supported(capabilities, "thinking", "types", "adaptive"):
+        off = _supported(capabilities, "thinking", "types", "disabled") or _supported(
+            capabilities, "thinking", "types", "between_tools"
+        )
+        if not off:  # neither "disabled" nor Sonnet 5.5's "between_tools": always on
+            return "always", effort
+        return "adaptive", effort
+    if _supported(capabilities, "thinking", "types", "enabled"):
+        return "extended", effort
+    return "none", effort
 
 
 def _limit(value: object) -> int | None:

@@ -46,6 +46,7 @@ from app.core.errors import (
     InvalidInputError,
     MessageTooLargeError,
 )
+from app.core.file_limits import LeftOutFile
 from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer
 from app.core.models import Message, Role
@@ -62,6 +63,8 @@ log = logging.getLogger(__name__)
 
 # The most a chat reply may write (the controller's REPLY_TOKENS): kept free in the window.
 REPLY_TOKENS = 8_192
+# A reply that thinks first: its thinking shares the limit (`reserved_output`).
+THINKING_REPLY_TOKENS = 32_000
 DEFAULT_TRIGGER_RATIO = 0.8
 # Within this share of the usable window (either side), an exact count is worth a request.
 NEAR_LIMIT_MARGIN = 0.05
@@ -109,6 +112,8 @@ class ContextState:
         recall_floor: the least room the recall block must keep (calibrated) when recall
             is on and something is archived: summarizing goes by it, so the live tail
             gives way before recall is squeezed below it (issue 22).
+        files_left_out: earlier files the next request does not re-send (the API's limits
+            on a whole request's files), each named in a one-line note instead.
     """
 
     breakdown: ContextBreakdown
@@ -121,6 +126,7 @@ class ContextState:
     model_name: str = ""
     recall_allowed: int = 0
     recall_floor: int = 0
+    files_left_out: tuple[LeftOutFile, ...] = ()
 
     @property
     def used(self) -> int:
@@ -206,8 +212,14 @@ def memory_block_text(summaries: Sequence[Summary]) -> str:
 
 
 def reserved_output(model: ModelInfo) -> int:
-    """Tokens kept free for a chat reply: the model's output limit, at most REPLY_TOKENS."""
-    return max(1, min(model.max_tokens, REPLY_TOKENS))
+    """Tokens kept free for a chat reply (its `max_tokens`): REPLY_TOKENS, or
+    THINKING_REPLY_TOKENS on a model that thinks by default, since "the tokens Claude
+    spends reasoning … count toward max_tokens alongside the response text"
+    (https://platform.claude.com/docs/build-with-claude/thinking); never more than the
+    model writes, nor more than an eighth of its window, so the conversation keeps
+    the room (DESIGN §3, invariant 3: request + max_tokens ≤ the window)."""
+    wanted = THINKING_REPLY_TOKENS if model.thinking in ("always", "adaptive") else REPLY_TOKENS
+    return max(1, min(model.max_tokens, wanted, max(REPLY_TOKENS, model.max_input_tokens // 8)))
 
 
 def format_token_count(tokens: int) -> str:
@@ -337,6 +349,7 @@ class ContextBuilder:
         recall_quoted: int = 0,
         draft_tokens: int | None = None,
         recall_elsewhere: bool = False,
+        files_saved: int = 0,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
 
@@ -349,8 +362,12 @@ class ContextBuilder:
         `draft_tokens` counts the draft when the caller knows better (its attachments).
         `recall_elsewhere`: recall may quote the user's other conversations (Settings →
         Memory), so it has room even before this one has a summary.
+        `files_saved`: raw tokens the tail's stored estimates count for files the request
+        will not re-send (app/core/file_limits.py), less their notes'.
         """
-        tally = self._tally(system_prompt, summaries, tail, draft, tail_tally, draft_tokens)
+        tally = self._tally(
+            system_prompt, summaries, tail, draft, tail_tally, draft_tokens, files_saved
+        )
         measure = _Measure(model, max_output, trigger_ratio, model_known)
         offered = self._offer(tally, tools, measure)
         state = self._state(tally, measure)
@@ -379,6 +396,7 @@ class ContextBuilder:
         recall: RecallBlock | None = None,
         tools: ToolOffer | None = None,
         files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
+        files_saved: int = 0,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
@@ -389,14 +407,14 @@ class ContextBuilder:
         (caching.py says why); `tools` are offered only when they fit with the room they
         need; recall goes first, then the tools: a request that fits without them never
         fails with them. `files`: the attachments' blocks by message id (counted in the
-        messages' stored estimates).
+        messages' stored estimates, less `files_saved` for the files left out as a note).
 
         Raises:
             InvalidInputError: there is no user message to send.
             MessageTooLargeError: the new message alone exceeds what the model can read.
             ContextOverflowError: the conversation with the new message would not fit.
         """
-        tally = self._tally(system_prompt, summaries, tail, draft)
+        tally = self._tally(system_prompt, summaries, tail, draft, files_saved=files_saved)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
         measure = _Measure(model, max_output, trigger_ratio, model_known)
@@ -428,6 +446,7 @@ class ContextBuilder:
         draft: str,
         draft_tokens: int | None = None,
         model_known: bool = True,
+        files_saved: int = 0,
     ) -> ContextState:
         """The figures of the request `draft` would make, or the error `build_request`
         would raise for it — from the tail's tally, without building anything.
@@ -435,7 +454,9 @@ class ContextBuilder:
         What the send path asks on the GUI thread: O(draft), whatever the history;
         nothing at all when the caller counted the draft already (`draft_tokens`).
         """
-        tally = self._tally(system_prompt, summaries, (), draft, tail_tally, draft_tokens)
+        tally = self._tally(
+            system_prompt, summaries, (), draft, tail_tally, draft_tokens, files_saved
+        )
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
         state = self._state(tally, _Measure(model, None, DEFAULT_TRIGGER_RATIO, model_known))
@@ -524,11 +545,12 @@ class ContextBuilder:
         draft: str,
         tail_tally: TailTally | None = None,
         draft_tokens: int | None = None,
+        files_saved: int = 0,
     ) -> _Tally:
         tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self._cached_count(system_prompt))
         tally.memory = self.memory_tokens(summaries)
         history = tail_tally if tail_tally is not None else tally_messages(tail, self.counter.count)
-        tally.history = history.history
+        tally.history = max(0, history.history - files_saved)
         tally.turns = history.turns
         last_role, last_turn = history.last_role, history.last_turn
         if draft.strip():

@@ -150,6 +150,13 @@ class OutOfCreditError(PermissionDeniedError):
     title = "No credit left"
 
 
+class PaymentDetailsError(PermissionDeniedError):
+    """A 402 `billing_error`: the account's payment details need attention (a card
+    declined or expired), not a lack of credit; only fixing them helps."""
+
+    title = "Payment details need attention"
+
+
 class SpendLimitError(PermissionDeniedError):
     """A spending limit (the user's own, or the usage tier's monthly cap) was reached."""
 

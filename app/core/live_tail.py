@@ -209,6 +209,11 @@ class LiveTail:
         index = self._index_of_id(message_id)
         return None if index is None else self._entry(index)
 
+    def holds(self, message_id: int, seq: int) -> bool:
+        """Whether the message with this id and seq is live: O(log entries)."""
+        index = self._index_of_seq(seq)
+        return index is not None and self._ids[index] == message_id
+
     def unpinned_tokens(self) -> tuple[int, ...]:
         """Tokens of each entry a summary could cover, oldest first (the policy's input)."""
         return tuple(self._unpinned())

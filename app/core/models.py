@@ -35,11 +35,26 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    # How many requests these counts add up (a reply's tool-loop rounds, continuations).
+    requests: int = 1
 
     @property
     def total_input_tokens(self) -> int:
         """Everything the request cost on the input side, cached or not."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def plus(self, other: Usage | None) -> Usage:
+        """The counts of two requests of one reply added up (what the reply cost)."""
+        if other is None:
+            return self
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            requests=self.requests + other.requests,
+        )
 
 
 class Session(BaseModel):
@@ -79,3 +94,7 @@ class Message(BaseModel):
     version_of: int | None = None
     version_number: int = 1
     version_count: int = 1
+    # Claude's thinking shown above a reply (summarized; never sent back nor summarized
+    # as the reply's text), and how long it thought; "" and None when it did not show any.
+    thinking: str = ""
+    thinking_seconds: float | None = None

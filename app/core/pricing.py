@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Final
@@ -37,9 +37,19 @@ class Prices:
     output: int
     cache_write: int
     cache_read: int
+    # Two bands by prompt size (Haiku 5.5: "$0.10 / MTok for prompts up to 100,000
+    # tokens, $0.50 / MTok for prompts over 100,000 tokens"): a prompt over
+    # `band_tokens` input tokens is priced at `over`.
+    band_tokens: int | None = None
+    over: Prices | None = None
 
     def cost(self, usage: Usage) -> int:
-        """What `usage` costs, in billionths of a dollar (exact)."""
+        """What `usage` costs, in billionths of a dollar (exact). A reply whose usage adds
+        up several requests is priced in the band of their average prompt."""
+        band = self.band_tokens
+        if self.over is not None and band is not None:
+            over = usage.total_input_tokens > band * max(1, usage.requests)
+            return (self.over if over else replace(self, over=None)).cost(usage)
         return (
             usage.input_tokens * self.input
             + usage.output_tokens * self.output
@@ -82,21 +92,33 @@ def parse_price_table(raw: str) -> PriceTable:
     """A price table from the JSON of resources/prices.json. Raises ValueError."""
     data = json.loads(raw)
     try:
-        families = tuple(
-            Prices(
-                family=str(row["family"]),
-                input=_thousandths(row["input"]),
-                output=_thousandths(row["output"]),
-                cache_write=_thousandths(row["cache_write"]),
-                cache_read=_thousandths(row["cache_read"]),
-            )
-            for row in data["models"]
-        )
+        families = tuple(_prices(row) for row in data["models"])
         table = PriceTable(str(data["checked"]), str(data["source"]), families)
     except (KeyError, TypeError) as error:
         raise ValueError(f"the price table is not complete: {error}") from error
     ordered = sorted(table.families, key=lambda prices: len(prices.family), reverse=True)
     return PriceTable(table.checked, table.source, tuple(ordered))
+
+
+def _prices(row: dict[str, object]) -> Prices:
+    family = str(row["family"])
+    over = row.get("over")
+    band = row.get("band_tokens")
+    if (over is None) != (band is None):
+        raise ValueError(f"{family}: 'over' and 'band_tokens' go together")
+    if band is not None and (not isinstance(band, int) or isinstance(band, bool) or band <= 0):
+        raise ValueError(f"{family}: 'band_tokens' must be a whole number of tokens")
+    if over is not None and not isinstance(over, dict):
+        raise ValueError(f"{family}: 'over' must be a price row")
+    return Prices(
+        family=family,
+        input=_thousandths(row["input"]),
+        output=_thousandths(row["output"]),
+        cache_write=_thousandths(row["cache_write"]),
+        cache_read=_thousandths(row["cache_read"]),
+        band_tokens=band,
+        over=None if over is None else _prices({"family": family, **over}),
+    )
 
 
 def _thousandths(dollars: object) -> int:

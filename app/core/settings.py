@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.core.errors import StorageError
+from app.core.platform import replace_file
 from app.core.summarization_config import SummarizationConfig, describe_errors
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,8 @@ class AppSettings(BaseModel):
     default_instructions: str = ""
     # Tell the user when a reply finishes while Cairn's window is in the background.
     notify_when_done: bool = True
+    # "Think longer": a higher effort where the model takes one (app.core.thinking).
+    think_longer: bool = False
 
     def new_conversation_instructions(self) -> str:
         """The instructions a new conversation starts with: trimmed, within the limit."""
@@ -204,7 +207,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp_name, path)
+        replace_file(temp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)

@@ -27,8 +27,13 @@ from app.core.summary import SummaryMode
 
 SUMMARIZATION_SCHEMA_VERSION = 1
 
-# Cheapest capable model first; the summarizer falls back down the list.
-DEFAULT_SUMMARIZER_MODELS: tuple[str, ...] = ("claude-haiku-4-5", "claude-sonnet-4-6")
+# Cheapest capable model first; the summarizer falls back down the list: today's Haiku
+# and Sonnet, then the legacy Haiku (models overview, read 2026-11-28).
+DEFAULT_SUMMARIZER_MODELS: tuple[str, ...] = (
+    "claude-haiku-5-5",
+    "claude-sonnet-5-5",
+    "claude-haiku-4-5",
+)
 
 # The smallest emergency tail (DESIGN §5: preserve_recent adapts down to 2).
 MIN_PRESERVE_RECENT = 2

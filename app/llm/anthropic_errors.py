@@ -25,6 +25,7 @@ from app.core.errors import (
     ModelNotFoundError,
     OutOfCreditError,
     OverloadedError,
+    PaymentDetailsError,
     PermissionDeniedError,
     RateLimitedError,
     RequestTooLargeError,
@@ -62,6 +63,7 @@ BILLING_URL = "https://platform.claude.com/settings/billing"
 _Kind: TypeAlias = Literal[
     "authentication",
     "billing",
+    "out_of_credit",
     "spend_limit",
     "on_hold",
     "permission",
@@ -264,7 +266,7 @@ def _kind_of_invalid_request(message: str) -> _Kind:
     if _CONTEXT_OVERFLOW.search(message):
         return "too_large"  # the conversation outgrew the window: condensing helps
     if _OUT_OF_CREDIT.search(message):
-        return "billing"
+        return "out_of_credit"
     if _SPEND_LIMIT_SET.search(message):
         return "spend_limit"
     return "invalid_request"
@@ -316,6 +318,18 @@ def _key_rejected(_retry_after: float | None, detail: str) -> ApiError:
     return ApiKeyRejectedError(
         "Your API key was not accepted. Check that it was copied in full in Settings, "
         "or create a new key at console.anthropic.com.",
+        detail=detail,
+    )
+
+
+def _payment_details(_retry_after: float | None, detail: str) -> ApiError:
+    # 402 `billing_error`: "There's an issue with your billing or payment information"
+    # (https://platform.claude.com/docs/en/api/errors, "HTTP errors"), which is not the
+    # out-of-credit 400 below.
+    return PaymentDetailsError(
+        "Anthropic couldn't take payment for your account. Check your payment details "
+        "on the billing page, then send your message again.",
+        link=BILLING_URL,
         detail=detail,
     )
 
@@ -431,7 +445,8 @@ def _bad_request(_retry_after: float | None, detail: str) -> ApiError:
 
 _ERROR_OF_KIND: dict[_Kind, Callable[[float | None, str], ApiError]] = {
     "authentication": _key_rejected,
-    "billing": _out_of_credit,
+    "billing": _payment_details,
+    "out_of_credit": _out_of_credit,
     "spend_limit": _spend_limit,
     "on_hold": _on_hold,
     "permission": _not_allowed,

@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from app.core.catalog import ModelInfo, clean_model_list
+from app.core.catalog import ModelInfo, clean_model_list, model_limits
 from app.core.errors import (
     ApiError,
     ApiKeyMissingError,
@@ -48,6 +48,7 @@ from app.llm.anthropic_errors import (
 from app.llm.provider import (
     CancelToken,
     ChatRequest,
+    Refusal,
     ReplyResult,
     RetryCallback,
     StreamCallbacks,
@@ -336,6 +337,8 @@ class AnthropicProvider:
         self._timeout = timeout
         self._lock = threading.Lock()
         self._sockets = _Sockets()
+        # The models the server listed last (what a model accepts: `complete_structured`).
+        self._listed: list[ModelInfo] = []
         # The client, and copies of it with other `max_retries` (same connection pool).
         self._sdk_clients: dict[int, anthropic.Anthropic] = {}
 
@@ -382,7 +385,7 @@ class AnthropicProvider:
         """
         client = self._client(self._max_retries)
         with _api_errors():
-            return clean_model_list(
+            listed = clean_model_list(
                 {
                     "id": model.id,
                     "display_name": model.display_name,
@@ -391,9 +394,14 @@ class AnthropicProvider:
                     # Optional for an Anthropic-compatible server that predates them.
                     "line": getattr(model, "line", None),
                     "lifecycle": getattr(model, "lifecycle", None),
+                    # What the model accepts (thinking types, effort): the SDK's
+                    # `ModelCapabilities`, None from a server that predates it.
+                    "capabilities": _capabilities(model),
                 }
                 for model in client.models.list(limit=_MODELS_PAGE_SIZE)
             )
+        self._listed = listed
+        return listed
 
     def check_key(self) -> None:
         """Raise `ApiKeyRejectedError` (or another ApiError) unless the key works.
@@ -433,14 +441,27 @@ class AnthropicProvider:
             "tools": [
                 {"name": tool_name, "description": tool_description, "input_schema": input_schema}
             ],
-            "tool_choice": {"type": "tool", "name": tool_name},
-            # A forced tool call cannot meet extended thinking ("Thinking may not be
-            # enabled when tool_choice forces tool use"; "Thinking isn't compatible
-            # with ... forced tool use": https://platform.claude.com/docs/en/build-with-claude/extended-thinking#feature-compatibility),
-            # so it is turned off outright. A model that cannot turn it off answers
-            # 400 (the SDK's `ThinkingTypes.disabled`), and the summarizer moves on.
-            "thinking": {"type": "disabled"},
         }
+        info = model_limits(model, self._listed)[0]
+        if info.thinking_off and info.thinking != "always":
+            # A forced tool call cannot meet thinking ("Thinking may not be enabled when
+            # tool_choice forces tool use": https://platform.claude.com/docs/en/build-with-claude/extended-thinking#feature-compatibility),
+            # so it is turned off outright.
+            arguments["tool_choice"] = {"type": "tool", "name": tool_name}
+            arguments["thinking"] = {"type": "disabled"}
+        else:
+            # Opus 5.5, Sonnet 5.5, Fable 5.1: "forced tool use returns an error" and
+            # thinking cannot be turned off
+            # (https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5).
+            # The tool is offered with `tool_choice` auto and the prompt asks for it; the
+            # reply is checked below (no call: StructuredOutputError, the next model).
+            # The least effort keeps the thinking before it short.
+            arguments["tool_choice"] = {"type": "auto"}
+            if info.effort:
+                arguments["output_config"] = {"effort": "low"}
+            system = (system + "\n\n" if system else "") + (
+                f"Answer only by calling the {tool_name} tool, once."
+            )
         if system:
             arguments["system"] = system
         call = _Call(self._sockets, on_retry or _ignore_retry, cancel=None)
@@ -569,6 +590,10 @@ class AnthropicProvider:
                 arguments["tool_choice"] = request.tool_choice
         if request.tool_turns:
             arguments["messages"].extend(dict(turn) for turn in request.tool_turns)
+        if request.thinking is not None:
+            arguments["thinking"] = dict(request.thinking)
+        if request.output_config is not None:
+            arguments["output_config"] = dict(request.output_config)
         return arguments
 
     def _stream(
@@ -580,6 +605,7 @@ class AnthropicProvider:
         received: list[str],
     ) -> ReplyResult:
         finished = False
+        thought = _ThinkingClock()
         with client.messages.stream(**self._message_arguments(request)) as stream:
             for event in stream:
                 if call.cancelled:
@@ -587,6 +613,12 @@ class AnthropicProvider:
                 if event.type == "text":
                     received.append(event.text)
                     callbacks.on_text(event.text)
+                elif event.type == "thinking":
+                    callbacks.on_thinking(event.thinking)
+                elif event.type == "content_block_start":
+                    if event.content_block.type == "thinking" and thought.started:
+                        callbacks.on_thinking("\n\n")  # a later block: a new paragraph
+                    thought.block_started(event.content_block.type)
                 elif event.type == "message_stop":
                     finished = True
             if call.cancelled:
@@ -602,6 +634,9 @@ class AnthropicProvider:
             model=message.model or request.model,
             tool_calls=tool_calls,
             content=content,
+            thinking=_thinking_text(message),
+            thinking_seconds=thought.seconds(),
+            refusal=_refusal(message),
         )
 
     @staticmethod
@@ -627,11 +662,60 @@ def _ignore_retry(_attempt: int, _wait: float | None) -> None:
     pass
 
 
+class _ThinkingClock:
+    """How long a reply thought: from its first thinking (or redacted_thinking) block's
+    start to the start of its first other block, on the stream's own events."""
+
+    def __init__(self) -> None:
+        self._started: float | None = None
+        self._ended: float | None = None
+
+    def block_started(self, kind: str) -> None:
+        now = time.monotonic()
+        if kind in ("thinking", "redacted_thinking"):
+            if self._started is None:
+                self._started = now
+        elif self._started is not None and self._ended is None:
+            self._ended = now
+
+    @property
+    def started(self) -> bool:
+        return self._started is not None
+
+    def seconds(self) -> float:
+        if self._started is None:
+            return 0.0
+        return (self._ended if self._ended is not None else time.monotonic()) - self._started
+
+
+# The fields each content block goes back with: every one the API sent (the SDK's own
+# block types), so thinking and redacted_thinking blocks return "complete and
+# unmodified", signature and data included, in their order
+# (https://platform.claude.com/docs/en/build-with-claude/extended-thinking#preserving-thinking-blocks).
+# In the order the API writes them, so the turn goes back byte for byte as it came.
+_BLOCK_FIELDS: dict[str, tuple[str, ...]] = {
+    "text": ("type", "text"),
+    "tool_use": ("type", "id", "name", "input"),
+    "thinking": ("type", "thinking", "signature"),
+    "redacted_thinking": ("type", "data"),
+}
+
+
+def _as_sent(block: Any) -> dict[str, Any]:
+    """A content block as the API sent it: its fields in the API's order (any field of a
+    block type this code does not know kept, after them)."""
+    dumped: dict[str, Any] = block.model_dump(exclude_none=True)
+    order = _BLOCK_FIELDS.get(dumped.get("type", ""), ("type",))
+    known = {key: dumped[key] for key in order if key in dumped}
+    return known | {key: value for key, value in dumped.items() if key not in known}
+
+
 def _tool_calls(message: SdkMessage) -> tuple[tuple[ToolCall, ...], tuple[dict[str, Any], ...]]:
-    """The tool_use blocks of a finished message, and its text and tool_use blocks as
-    they go back in the assistant's turn (the SDK accumulated the `input_json_delta`s
-    into each block's `input`:
-    https://platform.claude.com/docs/en/build-with-claude/streaming#input-json-delta)."""
+    """The tool_use blocks of a finished message, and every block of it as it goes back
+    in the assistant's turn (the SDK accumulated the `input_json_delta`s into each
+    block's `input`, the `thinking_delta`s and `signature_delta` into each thinking
+    block: https://platform.claude.com/docs/en/build-with-claude/streaming). An empty
+    text block is left out: the API refuses one."""
     calls = tuple(
         ToolCall(block.id, block.name, dict(block.input) if isinstance(block.input, dict) else {})
         for block in message.content
@@ -640,13 +724,33 @@ def _tool_calls(message: SdkMessage) -> tuple[tuple[ToolCall, ...], tuple[dict[s
     if not calls:
         return (), ()
     content = tuple(
-        block.model_dump(include={"type", "text"})
-        if block.type == "text"
-        else block.model_dump(include={"type", "id", "name", "input"})
-        for block in message.content
-        if block.type in ("text", "tool_use") and (block.type != "text" or block.text)
+        _as_sent(block) for block in message.content if block.type != "text" or block.text
     )
     return calls, content
+
+
+def _thinking_text(message: SdkMessage) -> str:
+    """The readable thinking of a message (summarized, or notes between tool calls)."""
+    parts = [block.thinking for block in message.content if block.type == "thinking"]
+    return "\n\n".join(part.strip() for part in parts if part.strip())
+
+
+def _refusal(message: SdkMessage) -> Refusal | None:
+    details = getattr(message, "stop_details", None)
+    if message.stop_reason != "refusal":
+        return None
+    if details is None:
+        return Refusal()
+    return Refusal(
+        category=getattr(details, "category", None),
+        explanation=getattr(details, "explanation", None),
+    )
+
+
+def _capabilities(model: object) -> dict[str, Any] | None:
+    capabilities = getattr(model, "capabilities", None)
+    dump = getattr(capabilities, "model_dump", None)
+    return dump() if callable(dump) else None
 
 
 def _usage(usage: SdkUsage) -> Usage:

@@ -31,8 +31,23 @@ class ChatRequest:
     tools: Sequence[dict[str, Any]] = ()
     tool_choice: dict[str, Any] | None = None
     # This reply's tool turns, sent after `messages`: the assistant's content blocks
-    # (text and tool_use) and the user's tool_result blocks, alternating.
+    # exactly as they came (thinking, redacted_thinking, text, tool_use, in order) and
+    # the user's tool_result blocks, alternating.
     tool_turns: Sequence[dict[str, Any]] = ()
+    # `thinking` and `output_config` as the API takes them (app.core.thinking); None
+    # leaves the model's default.
+    thinking: dict[str, Any] | None = None
+    output_config: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why Claude declined, from the message's `stop_details` (the SDK's
+    `RefusalStopDetails`): its policy category and explanation, each None when the API
+    gives none (https://platform.claude.com/docs/build-with-claude/handling-stop-reasons)."""
+
+    category: str | None = None
+    explanation: str | None = None
 
 
 @dataclass(frozen=True)
@@ -45,9 +60,19 @@ class ReplyResult:
     model: str
     cancelled: bool = False
     # With `stop_reason` "tool_use": the calls to run, and the content blocks to send
-    # back as the assistant's turn before their results.
+    # back as the assistant's turn before their results, every one as it came.
     tool_calls: tuple[ToolCall, ...] = ()
     content: tuple[dict[str, Any], ...] = ()
+    # The thinking shown to the user (summarized, or a progress note between tool
+    # calls): the text of the reply's thinking blocks; "" when there is none to show.
+    thinking: str = ""
+    # How long Claude thought, from its first thinking block to its first other block.
+    thinking_seconds: float = 0.0
+    # With `stop_reason` "refusal": what `stop_details` said.
+    refusal: Refusal | None = None
+    # The input tokens of the reply's first request, when `usage` adds up several (a tool
+    # loop's rounds): what calibration compares with the estimate; None: `usage`'s own.
+    first_input_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +131,8 @@ class StreamCallbacks:
     """Hooks a provider calls while streaming (from the worker thread)."""
 
     on_text: Callable[[str], None] = lambda _text: None
+    # Thinking text as it arrives (`thinking_delta`s), shown apart from the reply.
+    on_thinking: Callable[[str], None] = lambda _text: None
     # attempt number (2 for the first retry) and seconds until it (see `RetryCallback`)
     on_retry: RetryCallback = lambda _attempt, _wait: None
     extra: dict[str, Any] = field(default_factory=dict)

@@ -132,6 +132,20 @@ class AttachmentStore(ConnectionStore):
                     found.setdefault(int(row[0]), []).append(_attachment(row[1:]))
         return {message_id: tuple(files) for message_id, files in found.items()}
 
+    def for_session(self, session_id: str) -> dict[int, tuple[int, tuple[Attachment, ...]]]:
+        """Every message of a conversation that has files: its seq and its files, in order."""
+        found: dict[int, tuple[int, list[Attachment]]] = {}
+        with translated_errors("read the attached files", self.database):
+            rows = self._connection.execute(
+                f"SELECT a.message_id, m.seq, {', '.join('a.' + c for c in _COLUMNS.split(', '))} "
+                "FROM attachment AS a JOIN message AS m ON m.id = a.message_id "
+                "WHERE m.session_id = ? ORDER BY a.message_id, a.ordinal",
+                (session_id,),
+            ).fetchall()
+        for row in rows:
+            found.setdefault(int(row[0]), (int(row[1]), []))[1].append(_attachment(row[2:]))
+        return {message_id: (seq, tuple(files)) for message_id, (seq, files) in found.items()}
+
 
 def _attachment(row: Sequence[object]) -> Attachment:
     sha256, name, media_type, kind, size, tokens, estimated, width, height, pages = row

@@ -27,7 +27,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from app.core.errors import StorageError, UserFacingError
-from app.store.database import BUSY_TIMEOUT_MS, fsync_folder, run_quick_check
+from app.core.platform import fsync_folder, replace_file, sqlite_uri
+from app.store.database import BUSY_TIMEOUT_MS, run_quick_check
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 
 log = logging.getLogger(__name__)
@@ -169,7 +170,8 @@ def copy_database(
                 if snapshot:
                     reader.execute("BEGIN")
                     reader.execute("SELECT count(*) FROM sqlite_schema").fetchone()
-                flush = os.open(partial, os.O_RDONLY)
+                # Read-write: Windows refuses to fsync a descriptor opened for reading.
+                flush = os.open(partial, os.O_RDWR)
                 try:
                     reader.backup(writer, pages=pages, progress=_between_steps(cancelled, flush))
                 finally:
@@ -186,7 +188,7 @@ def copy_database(
             partial.unlink(missing_ok=True)
             return False
         _fsync_file(partial)
-        os.replace(partial, target)
+        replace_file(partial, target)
         fsync_folder(target.parent)
     except _Cancelled:
         partial.unlink(missing_ok=True)
@@ -312,8 +314,7 @@ def _between_steps(cancelled: Callable[[], bool], flush: int) -> Callable[[int, 
 def _open(path: Path, mode: str) -> sqlite3.Connection:
     if not path.is_file():
         raise sqlite3.OperationalError(f"{path} is missing")
-    uri = f"{path.resolve().as_uri()}?mode={mode}"
-    connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+    connection = sqlite3.connect(sqlite_uri(path.resolve(), mode), uri=True, isolation_level=None)
     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
     return connection
 

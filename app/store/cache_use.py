@@ -15,7 +15,9 @@ _CACHE_USE_SQL = (
     "SELECT model, coalesce(sum(json_extract(usage, '$.cache_read_input_tokens')), 0), "
     "coalesce(sum(json_extract(usage, '$.cache_creation_input_tokens')), 0), "
     "coalesce(sum(json_extract(usage, '$.input_tokens')), 0), "
-    "coalesce(sum(json_extract(usage, '$.output_tokens')), 0), max(seq) "
+    "coalesce(sum(json_extract(usage, '$.output_tokens')), 0), max(seq), "
+    # Requests counted, so a price banded by prompt size reads the average prompt.
+    "coalesce(sum(coalesce(json_extract(usage, '$.requests'), 1)), 0) "
     "FROM message WHERE session_id = ? AND seq > ? AND role = 'assistant' "
     "AND usage IS NOT NULL GROUP BY model"
 )
@@ -27,7 +29,7 @@ def read_cache_use(
     """The figures of the replies of `session_id` after `after_seq` that reported
     usage, and the seq of the last of them (`after_seq` when there is none)."""
     use, last = CacheUse(), after_seq
-    for model, read, written, uncached, output, last_seq in connection.execute(
+    for model, read, written, uncached, output, last_seq, requests in connection.execute(
         _CACHE_USE_SQL, (session_id, after_seq)
     ):
         usage = Usage(
@@ -35,6 +37,7 @@ def read_cache_use(
             output_tokens=int(output),
             cache_creation_input_tokens=int(written),
             cache_read_input_tokens=int(read),
+            requests=max(1, int(requests)),
         )
         use = use.combined(CacheUse.of(usage, model))
         last = max(last, int(last_seq))

@@ -48,7 +48,6 @@ import logging
 import os
 import shutil
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -60,6 +59,12 @@ from typing import Any, TypeVar
 
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
+from app.core.platform import (
+    fsync_folder,
+    replace_file,
+    sqlite_durability_pragmas,
+    sqlite_uri,
+)
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 from app.store.salvage import salvage
@@ -379,6 +384,8 @@ def _connect(database: Path, *, mode: str | None) -> sqlite3.Connection:
         # FULL: a durable commit costs well under a millisecond, and a user's
         # words are worth it (DESIGN §7).
         connection.execute("PRAGMA synchronous = FULL")
+        for pragma in sqlite_durability_pragmas():  # macOS: to the disk, not its cache
+            connection.execute(pragma)
     except sqlite3.Error as error:
         connection.close()
         raise translate(error, action=_OPEN_ACTION, database=database) from error
@@ -386,8 +393,7 @@ def _connect(database: Path, *, mode: str | None) -> sqlite3.Connection:
 
 
 def _uri(database: Path, mode: str) -> str:
-    # as_uri() percent-encodes '?', '#' and '%', which would otherwise cut the path.
-    return f"{database.resolve().as_uri()}?mode={mode}"
+    return sqlite_uri(database.resolve(), mode)
 
 
 def _ensure_folder(folder: Path) -> None:
@@ -600,7 +606,7 @@ def _update_state(database: Path, change: Callable[[_State | None], _State]) -> 
                 json.dump(_state_to_json(state), file, indent=1)
                 file.flush()
                 os.fsync(file.fileno())
-            os.replace(temporary, path)
+            replace_file(temporary, path)
             fsync_folder(path.parent)
         except OSError as error:
             log.warning("Cannot write %s (%r); the next start checks the database.", path, error)
@@ -764,17 +770,6 @@ def _copy_durably(source: Path, copy: Path) -> None:
         shutil.copyfileobj(reader, writer, _COPY_CHUNK)
         writer.flush()
         os.fsync(writer.fileno())
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make the new names durable before the old file goes (POSIX only)."""
-    if sys.platform == "win32":
-        return
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _unreadable(database: Path, error: OSError) -> StorageError:

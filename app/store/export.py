@@ -40,9 +40,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from app import __version__
 from app.core.errors import StorageError, UserFacingError
 from app.core.models import Usage
+from app.core.platform import fsync_folder, replace_file
 from app.core.summary import SummaryContent
+from app.core.thinking import thought_for
 from app.store.attachments import AttachmentFiles, sha256_of
-from app.store.database import fsync_folder
 from app.store.export_lookups import (
     LOOKUPS_QUERY,
     insert_lookups,
@@ -146,6 +147,9 @@ class MessageRecord(BaseModel):
     # a message set aside, the version heading its set-aside branch. Absent: none.
     version_of: int | None = Field(default=None, gt=0)
     shelved_by: int | None = Field(default=None, gt=0)
+    # The thinking shown above a reply, and how long it took (absent: none).
+    thinking: str = ""
+    thinking_seconds: float | None = Field(default=None, ge=0)
 
     _dates = field_validator("created_at")(_check_timestamp)
 
@@ -371,7 +375,8 @@ _SESSION_COLUMNS = (
     "id, title, created_at, updated_at, model, system_prompt, version, last_seq, trigger_state"
 )
 _MESSAGE_COLUMNS = (
-    "seq, role, content, created_at, token_estimate, usage, model, status, summary_id, pinned"
+    "seq, role, content, created_at, token_estimate, usage, model, status, summary_id, pinned, "
+    "thinking, thinking_seconds"
 )
 _SUMMARY_COLUMNS = (
     "id, tier, parent_id, depth, first_seq, last_seq, narrative, key_points, facets, "
@@ -472,6 +477,7 @@ def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -
 
 
 _VERSION_LINKS = frozenset({"version_of", "shelved_by"})
+_THINKING_COLUMNS = frozenset({"thinking", "thinking_seconds"})
 
 
 def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterator[dict[str, Any]]:
@@ -488,6 +494,9 @@ def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterato
         for link in _VERSION_LINKS & record.keys():
             if record[link] is None:
                 del record[link]  # only a message with versions says so
+        for name in _THINKING_COLUMNS & record.keys():
+            if not record[name]:
+                del record[name]  # only a reply Claude thought about says so
         yield record
 
 
@@ -585,12 +594,21 @@ def markdown_conversation(record: dict[str, Any]) -> Iterator[str]:
             pinned += " (another version, not shown in the conversation)"
         searched = lookups.get(message["seq"])
         looked = f"\n\n{markdown_lookup_line(searched)}" if searched else ""
+        thought = _markdown_thinking(message.get("thinking"), message.get("thinking_seconds"))
         yield (
             f"\n### {_AUTHOR[message['role']]}, {_when(message['created_at'])}{archived}{pinned}"
-            f"{looked}\n\n{message['content']}\n"
+            f"{looked}{thought}\n\n{message['content']}\n"
         )
     for summary in pending:
         yield _markdown_summary(summary)
+
+
+def _markdown_thinking(thinking: object, seconds: object) -> str:
+    """A reply's thinking as a quoted block headed "Thought for N s" (none: "")."""
+    if not isinstance(thinking, str) or not thinking.strip():
+        return ""
+    heading = thought_for(seconds if isinstance(seconds, int | float) else None)
+    return f"\n\n{_quote(heading + chr(10) + chr(10) + thinking)}"
 
 
 _SUMMARY_STATE = {
@@ -624,7 +642,7 @@ def _atomic_file(target: Path) -> Iterator[IO[str]]:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, target)
+        replace_file(temporary, target)
     except OSError as error:
         _remove(temporary)
         raise _write_error(target, error) from error
@@ -873,7 +891,7 @@ def _insert(
     )
     cursor.executemany(
         f"INSERT INTO message (session_id, {_MESSAGE_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 session_id,
@@ -887,6 +905,8 @@ def _insert(
                 m.status,
                 summary_id(m.summary_id),
                 int(m.pinned),
+                m.thinking,
+                m.thinking_seconds,
             )
             for m in conversation.messages
         ],

@@ -4,6 +4,8 @@ The operating system drops the lock when the process ends, crash or not, so a
 stale lock file never keeps Cairn from starting.
 """
 
+# portability: platform branches live here (msvcrt locks on Windows, fcntl elsewhere).
+
 from __future__ import annotations
 
 import os

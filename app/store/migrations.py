@@ -544,6 +544,19 @@ _ATTACHMENTS = Migration(
     ),
 )
 
+_THINKING = Migration(
+    # Number 12 once the `disk` (10) and `recall` (11) migrations land beside it.
+    version=10,
+    description="the thinking shown above a reply (summarized) and how long it took",
+    statements=(
+        # The readable thinking of a reply ("Thought for N s", expand to read): kept with
+        # it in the archive and export, never sent back to Claude nor summarized as the
+        # reply's text (app.core.conversation sends `content` only).
+        "ALTER TABLE message ADD COLUMN thinking TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE message ADD COLUMN thinking_seconds REAL",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -554,6 +567,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _ARCHIVE_LOOKUPS,
     _MESSAGE_VERSIONS,
     _ATTACHMENTS,
+    _THINKING,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

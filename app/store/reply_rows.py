@@ -70,6 +70,37 @@ class ReplyRows:
             cursor.execute("UPDATE session SET version = version + 1 WHERE id = ?", (session_id,))
         return changed
 
+    def restore_declined(self, reply_id: int) -> list[int]:
+        """The question of a declined reply goes back into what Claude sees, to be asked
+        of another model ("retry on a fallback model":
+        https://platform.claude.com/docs/build-with-claude/handling-stop-reasons): the
+        user's declined messages just before the reply become complete again. Returns
+        their ids; the reply itself stays declined (it is shelved as a version)."""
+        declined = MessageStatus.DECLINED.value
+        with write_transaction(self._connection, "save the question", self.database) as cursor:
+            row = cursor.execute(
+                "SELECT session_id, seq FROM message WHERE id = ?", (reply_id,)
+            ).fetchone()
+            if row is None:
+                raise MessageNotFoundError(reply_id)
+            session_id, seq = row
+            changed = [
+                message_id
+                for (message_id,) in cursor.execute(
+                    "SELECT id FROM message WHERE session_id = ?1 AND role = 'user' "
+                    "AND status = ?3 AND shelved_by IS NULL AND seq < ?2 "
+                    "AND seq > coalesce((SELECT max(seq) FROM message WHERE session_id = ?1 "
+                    "AND seq < ?2 AND shelved_by IS NULL AND role = 'assistant'), 0)",
+                    (session_id, seq, declined),
+                ).fetchall()
+            ]
+            cursor.executemany(
+                "UPDATE message SET status = ? WHERE id = ?",
+                [(MessageStatus.COMPLETE.value, message_id) for message_id in changed],
+            )
+            cursor.execute("UPDATE session SET version = version + 1 WHERE id = ?", (session_id,))
+        return changed
+
     def discard_empty(self, reply_id: int) -> bool:
         """Delete a reply row that received nothing (still streaming, or failed); True
         when it went. A row with any text is kept: nothing the user saw is lost."""

@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +70,10 @@ class SalvageReport:
 
 def salvage(damaged: Path, target: sqlite3.Connection) -> SalvageReport:
     """Copy what `damaged` still holds into `target` (a fresh, migrated database)."""
-    with tempfile.TemporaryDirectory(prefix="cairn-salvage-") as scratch:
+    # ignore_cleanup_errors: a scanner holding the scratch copy a moment (Windows) must
+    # not turn a salvage into a failure; the scratch folder is the system's to clear then.
+    folder = tempfile.TemporaryDirectory(prefix="cairn-salvage-", ignore_cleanup_errors=True)
+    with folder as scratch:
         copy = Path(scratch) / "damaged.db"
         shutil.copyfile(damaged, copy)
         for suffix in _SIDE_FILES:
@@ -78,16 +82,22 @@ def salvage(damaged: Path, target: sqlite3.Connection) -> SalvageReport:
                 shutil.copyfile(side, copy.with_name(copy.name + suffix))
         try:
             source = sqlite3.connect(copy, isolation_level=None)
-            # Tolerates a schema that names pages the damage took (a truncated file):
-            # without it nothing at all can be read. Only ever read here, on a scratch copy.
-            source.execute("PRAGMA writable_schema = ON")
         except sqlite3.Error as error:
-            log.warning("Nothing could be read from %s: %s", damaged, error)
-            return SalvageReport(0, 0, None, summaries_kept=False)
-        try:
+            return _nothing_read(damaged, error)
+        # Closed on every way out, before the folder goes: Windows deletes no open file.
+        with closing(source):
+            try:
+                # Tolerates a schema that names pages the damage took (a truncated file):
+                # without it nothing at all can be read. Only ever read here, on a scratch copy.
+                source.execute("PRAGMA writable_schema = ON")
+            except sqlite3.Error as error:
+                return _nothing_read(damaged, error)
             return _salvage(source, target)
-        finally:
-            source.close()
+
+
+def _nothing_read(damaged: Path, error: sqlite3.Error) -> SalvageReport:
+    log.warning("Nothing could be read from %s: %s", damaged, error)
+    return SalvageReport(0, 0, None, summaries_kept=False)
 
 
 def _salvage(source: sqlite3.Connection, target: sqlite3.Connection) -> SalvageReport:

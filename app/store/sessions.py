@@ -55,7 +55,8 @@ _MESSAGE_COLUMNS = (
     "CASE WHEN version_of IS NULL THEN 1 ELSE (SELECT count(*) FROM message AS v "
     "WHERE v.version_of = message.version_of AND v.seq <= message.seq) END, "
     "CASE WHEN version_of IS NULL THEN 1 ELSE (SELECT count(*) FROM message AS v "
-    "WHERE v.version_of = message.version_of) END"
+    "WHERE v.version_of = message.version_of) END, "
+    "thinking, thinking_seconds"
 )
 
 
@@ -261,8 +262,11 @@ class SessionStore:
         model: str | None = None,
         *,
         token_estimate: int | None = None,
+        thinking: str | None = None,
+        thinking_seconds: float | None = None,
     ) -> Message:
-        """Store a reply's final text and status; `usage`/`model` kept when None.
+        """Store a reply's final text and status; `usage`/`model` kept when None, and
+        its thinking (what is shown, and for how long it thought) kept when None.
 
         The final text's token estimate is counted here unless given.
         """
@@ -275,13 +279,17 @@ class SessionStore:
         with self._write("save the reply") as cursor:
             cursor.execute(
                 "UPDATE message SET content = ?, status = ?, usage = coalesce(?, usage), "
-                "model = coalesce(?, model), token_estimate = ? WHERE id = ?",
+                "model = coalesce(?, model), token_estimate = ?, "
+                "thinking = coalesce(?, thinking), "
+                "thinking_seconds = coalesce(?, thinking_seconds) WHERE id = ?",
                 (
                     content,
                     MessageStatus(status).value,
                     usage_json,
                     model,
                     token_estimate,
+                    thinking,
+                    thinking_seconds,
                     message_id,
                 ),
             )
@@ -485,6 +493,8 @@ def _message_from_row(row: Any) -> Message:
         version_of,
         version_number,
         version_count,
+        thinking,
+        thinking_seconds,
     ) = row
     return Message(
         id=message_id,
@@ -502,4 +512,6 @@ def _message_from_row(row: Any) -> Message:
         version_of=version_of,
         version_number=version_number,
         version_count=version_count,
+        thinking=thinking,
+        thinking_seconds=thinking_seconds,
     )

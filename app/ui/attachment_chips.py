@@ -34,6 +34,12 @@ from app.ui.transcript_blocks import blend, muted_text_colour, scaled_font, set_
 log = logging.getLogger(__name__)
 
 THUMBNAIL_SIZE = 96  # pixels, the longer side
+NOT_RESENT_TIP = (
+    "Claude no longer gets this file with your messages: with the newer files, the "
+    "conversation's files came to more than Claude takes in one message (100 PDF pages, "
+    "20 large pictures, 32 MB). Claude sees its name instead. Attach it again in a new "
+    "message to ask about it."
+)
 CHIP_HEIGHT = 56
 _THUMBS = "thumbs"
 
@@ -273,6 +279,7 @@ class AttachmentChip(QFrame):
         super().__init__(parent)
         self.name = name
         self.attachment: Attachment | None = None
+        self.not_resent = False  # Claude no longer gets it with each message
         self.has_thumbnail = False  # a picture's own thumbnail shown (not a badge)
         self.setObjectName("attachmentChip")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -318,6 +325,21 @@ class AttachmentChip(QFrame):
         self.attachment = attachment
         self.detail.setText(detail_of(attachment))
         self.set_thumbnail(thumbnail)
+
+    def set_not_resent(self, left_out: bool) -> None:
+        """Say on the chip, in words, that Claude no longer gets this file with each
+        message (the API's limits on a whole request's files): its name goes instead."""
+        if self.attachment is None or self.not_resent == left_out:
+            return
+        self.not_resent = left_out
+        detail = detail_of(self.attachment)
+        # Its tokens are not sent any more: what it is, and that it is not re-sent.
+        first = detail.split(" · ")[0]
+        self.detail.setText(f"{first} · not re-sent" if left_out else detail)
+        self.title.setToolTip(f"{self.name}\n{NOT_RESENT_TIP}" if left_out else self.name)
+        self.detail.setToolTip(NOT_RESENT_TIP if left_out else "")
+        suffix = ", not re-sent to Claude" if left_out else ""
+        self.setAccessibleName(f"Attached file {self.name}{suffix}")
 
     def set_thumbnail(self, thumbnail: QPixmap | None) -> None:
         self.has_thumbnail = thumbnail is not None

@@ -8,7 +8,7 @@ ready, or why Claude cannot take it (said in words under the chips).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,10 +22,12 @@ from app.core.attachments import (
     Attachment,
     split_attachment_line,
 )
+from app.core.context import ContextState
 from app.core.errors import UserFacingError
 from app.core.models import Message, Role
 from app.store.attachments import AttachmentFiles
 from app.ui.attachment_chips import (
+    NOT_RESENT_TIP,
     AttachmentChip,
     FlowLayout,
     PrepareFile,
@@ -33,7 +35,7 @@ from app.ui.attachment_chips import (
     chip_for,
     refresh_thumbnail,
 )
-from app.ui.transcript_blocks import set_text_colour
+from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
 
 if TYPE_CHECKING:
     from app.ui.composer import Composer
@@ -257,11 +259,42 @@ class AttachmentStrip(QWidget):
         super().__init__(parent)
         count = len(attachments)
         self.setAccessibleName(f"{count} attached file{'s' if count != 1 else ''}")
-        flow = FlowLayout(self, align_right=True)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        chips = QWidget(self)
+        flow = FlowLayout(chips, align_right=True)
         flow.setContentsMargins(0, 0, 4, 0)
-        self.chips = [chip_for(a, thumbnails, parent=self) for a in attachments]
+        self.chips = [chip_for(a, thumbnails, parent=chips) for a in attachments]
         for chip in self.chips:
             flow.addWidget(chip)
+        column.addWidget(chips)
+        # The row that says, in words, which of these files Claude no longer gets.
+        self.note = QLabel(self)
+        self.note.setObjectName("notResentNote")
+        self.note.setWordWrap(True)
+        self.note.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.note.setFont(scaled_font(self.font(), 0.85))
+        self.note.setToolTip(NOT_RESENT_TIP)
+        self.note.hide()
+        column.addWidget(self.note)
+
+    def set_left_out(self, names: Collection[str]) -> None:
+        """Mark the files Claude no longer gets with each message, and say so in a row."""
+        for chip in self.chips:
+            chip.set_not_resent(chip.name in names)
+        shown = [chip.name for chip in self.chips if chip.not_resent]
+        if not shown:
+            self.note.hide()
+            return
+        set_text_colour(self.note, muted_text_colour(self.palette()))
+        which = "this file" if len(shown) == 1 else "these files"
+        self.note.setText(
+            f"Not re-sent: {', '.join(shown)}. To stay within what Claude takes in one "
+            f"message, Claude now gets only the name of {which}."
+        )
+        self.note.setAccessibleName(self.note.text())
+        self.note.show()
 
 
 class TranscriptAttachments(QObject):
@@ -276,7 +309,9 @@ class TranscriptAttachments(QObject):
         self._transcript = transcript
         self._thumbnails = thumbnails
         self._known: dict[int, tuple[Attachment, ...]] = {}
+        self._left_out: dict[int, set[str]] = {}  # by message: files not re-sent
         controller.conversation_opened.connect(self._opened)
+        controller.context_changed.connect(self._context_changed)
         transcript.message_built.connect(self._built)
         thumbnails.ready.connect(self._thumbnail_ready)
 
@@ -295,12 +330,26 @@ class TranscriptAttachments(QObject):
         if not files:
             return
         strip = AttachmentStrip(files, self._thumbnails, widget)
+        strip.set_left_out(self._left_out.get(message.id, set()))
         layout = widget.layout()
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(1, strip)
         typed, _names = split_attachment_line(message.content)
         if typed.strip():
             widget.set_text(typed)  # the chips name the files: the line is not repeated
+
+    def _context_changed(self, state: ContextState | None) -> None:
+        """The next request's plan changed: mark the files it does not re-send."""
+        left: dict[int, set[str]] = {}
+        for file in state.files_left_out if state is not None else ():
+            left.setdefault(file.message_id, set()).add(file.name)
+        if left == self._left_out:
+            return
+        self._left_out = left
+        for widget in self._transcript.message_widgets():
+            strip = widget.findChild(AttachmentStrip)
+            if strip is not None:
+                strip.set_left_out(left.get(widget.message.id, set()))
 
     def forget_thumbnails(self) -> None:
         """Drop the thumbnails kept in memory (the bench's first open)."""

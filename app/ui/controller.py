@@ -39,7 +39,8 @@ class ChatController(QObject):
         session_removed(str): one conversation was deleted.
         conversation_opened(object, list, bool): session (None when new), newest page,
             whether earlier messages exist.
-        message_added(Message), message_text_changed(int, str), message_updated(Message),
+        message_added(Message), message_text_changed(int, str),
+        message_thinking_changed(int, str), message_updated(Message),
             message_removed(int): a message shown, its text so far, its final state; gone.
         unsaved_changed(object): the reply on screen not saved yet (its id), or None.
         activity_changed(Activity): the conversation on screen became busy or idle.
@@ -66,6 +67,8 @@ class ChatController(QObject):
     conversation_opened = Signal(object, list, bool)
     message_added = Signal(object)
     message_text_changed = Signal(int, str)
+    message_thinking_changed = Signal(int, str)
+    reply_declined = Signal(int, object)
     message_updated = Signal(object)
     message_removed = Signal(int)
     unsaved_changed = Signal(object)
@@ -205,6 +208,13 @@ class ChatController(QObject):
     def regenerate(self, message: Message) -> bool:
         return self.service.current.versions.regenerate(message)
 
+    def another_model(self, message: Message) -> ModelInfo | None:
+        """The model "Ask another model" would ask for a declined reply (None: none)."""
+        return self.service.current.versions.another_model(message)
+
+    def ask_another_model(self, message: Message) -> bool:
+        return self.service.current.versions.ask_another_model(message)
+
     def begin_edit(self, message: Message) -> bool:
         return self.service.current.versions.begin_edit(message)
 
@@ -336,6 +346,12 @@ class _SignalEvents(ChatEvents):
 
     def message_text_changed(self, message_id: int, text: str) -> None:
         self._c.message_text_changed.emit(message_id, text)
+
+    def message_thinking_changed(self, message_id: int, thinking: str) -> None:
+        self._c.message_thinking_changed.emit(message_id, thinking)
+
+    def reply_declined(self, message_id: int, explanation: str | None) -> None:
+        self._c.reply_declined.emit(message_id, explanation)
 
     def message_updated(self, message: Message) -> None:
         self._c.message_updated.emit(message)

@@ -7,7 +7,6 @@ plain words, and after an import the new conversations in the sidebar.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -15,6 +14,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from app.chat.exports import ExportFormat
+from app.core.platform import portable_file_name
 from app.ui.controller import ChatController
 
 JSON_FILTER = "JSON, complete: can be imported back (*.json)"
@@ -79,7 +79,8 @@ class ExportActions(QObject):
         session = self.controller.current
         if session is None:
             return None
-        return self._ask_where(f"Export “{session.title}”", _file_name(session.title), [session.id])
+        name = portable_file_name(session.title)
+        return self._ask_where(f"Export “{session.title}”", name, [session.id])
 
     def export_all(self) -> QFileDialog:
         """Ask where to save every conversation."""
@@ -136,9 +137,3 @@ class ExportActions(QObject):
         if self.dialog is dialog:
             self.dialog = None
         dialog.deleteLater()
-
-
-def _file_name(title: str) -> str:
-    """A file name from a conversation's title: no characters a file system refuses."""
-    cleaned = re.sub(r'[\\/:*?"<>|\x00-\x1f]+', " ", title).strip(" .")
-    return " ".join(cleaned.split())[:80] or "Conversation"

@@ -6,6 +6,7 @@ Pure Python (no Qt), so it is tested on its own.
 
 from __future__ import annotations
 
+import html
 from enum import Enum
 from typing import Final
 
@@ -156,6 +157,20 @@ def recall_notes(state: ContextState) -> list[str]:
     return lines
 
 
+def files_note(state: ContextState) -> str:
+    """Which earlier files the next message does not re-send, in plain words ("" when
+    every file goes): the API's limits hold for all of a message's files together."""
+    names = [file.name for file in state.files_left_out]
+    if not names:
+        return ""
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    which = "this earlier file" if len(names) == 1 else f"these {len(names)} earlier files"
+    return (
+        f"Not re-sent: {which} ({shown}). Together with the newer files they came to more "
+        "than Claude takes in one message, so Claude now gets their names instead."
+    )
+
+
 def accessible_description(state: ContextState | None) -> str:
     """What a screen reader says: the band's word, then the figures, in words."""
     if state is None:
@@ -166,7 +181,8 @@ def accessible_description(state: ContextState | None) -> str:
         figures = f"{pair} tokens; the next message would not fit."
     else:
         figures = f"{format_percent(state.ratio)} used, {pair} tokens."
-    return f"{current.word}: {figures} {trigger_text(state)}"
+    files = files_note(state)
+    return f"{current.word}: {figures} {trigger_text(state)}" + (f" {files}" if files else "")
 
 
 def usage_rows(use: CacheUse | None) -> list[tuple[str, str]]:
@@ -256,10 +272,13 @@ def tooltip_html(
         (band_explanation(state), trigger_text(state), room, *([prices_note()] if used else []))
     )
     noted = "<br/>".join(notes(state) + recall_notes(state))
+    files = files_note(state)
+    files_paragraph = f"<p style='margin-top: 6px'>{html.escape(files)}</p>" if files else ""
     return (
         f"{explanation}<p style='margin-bottom: 4px'>{GAUGE_NAME}:<br/><b>{headline}</b></p>"
         "<table cellspacing='0' cellpadding='1' style='border-collapse: collapse'>"
         f"{cells}</table>"
         f"<p style='margin-top: 6px; margin-bottom: 0'>{explained}</p>"
+        f"{files_paragraph}"
         f"<p style='margin-top: 6px'><i>{noted}</i></p>"
     )

@@ -214,6 +214,7 @@ class MainWindow(QMainWindow):
         self.files = wire_attachments(self, self.composer, self.transcript, controller)
         controller.message_added.connect(self.transcript.append_message)
         controller.message_text_changed.connect(self.transcript.update_message_text)
+        controller.message_thinking_changed.connect(self.transcript.update_message_thinking)
         controller.message_updated.connect(self.transcript.update_message)
         controller.message_removed.connect(self.transcript.remove_message)
         self.reply_actions = ReplyActions(self.transcript, controller, self)  # Continue, Retry

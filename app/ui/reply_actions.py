@@ -1,8 +1,10 @@
 """Where the transcript offers Continue and Retry (DESIGN §8, issue 10).
 
 Claude's latest reply, when it was cut off at its length limit, paused or stopped, offers
-Continue (the same reply goes on). A question left without a reply — one that failed
-before anything arrived leaves no row — offers Retry, also after a restart. Only while
+Continue (the same reply goes on); when Claude declined it, "Ask another model" (the
+next listed model, named, with the API's explanation when there is one). A question
+left without a reply — one that failed before anything arrived leaves no row — offers
+Retry, also after a restart. Only while
 the conversation is idle; the message widgets show the buttons, this decides where.
 """
 
@@ -21,6 +23,15 @@ from app.ui.transcript_message import MessageWidget
 CONTINUE_ACTION = "Continue"
 RETRY_ACTION = "Retry"
 NO_REPLY_NOTE = "No reply yet"
+ANOTHER_MODEL_ACTION = "Ask another model"
+
+
+def declined_note(explanation: str | None, model_name: str) -> str:
+    """What a declined reply says beside "Ask another model": the API's explanation when
+    it gave one, and that another model usually answers ("retry on a fallback model":
+    https://platform.claude.com/docs/build-with-claude/handling-stop-reasons)."""
+    why = f"{explanation.strip()} " if explanation and explanation.strip() else ""
+    return f"{why}Another model often answers: this asks {model_name} the same question."
 
 
 class ReplyActions(QObject):
@@ -33,6 +44,8 @@ class ReplyActions(QObject):
         self._transcript = transcript
         self._controller = controller
         self._offered: MessageWidget | None = None
+        self._explanations: dict[int, str | None] = {}  # a declined reply's, this session
+        controller.reply_declined.connect(self._declined)
         for signal in (
             controller.conversation_opened,
             controller.message_added,
@@ -53,6 +66,12 @@ class ReplyActions(QObject):
                 action = CONTINUE_ACTION
             elif message.role is Role.USER and message.status is not MessageStatus.DECLINED:
                 action, note = RETRY_ACTION, NO_REPLY_NOTE
+            elif message.status is MessageStatus.DECLINED and message.role is Role.ASSISTANT:
+                model = self._controller.another_model(message)
+                if model is not None:
+                    explanation = self._explanations.get(message.id)
+                    action = ANOTHER_MODEL_ACTION
+                    note = declined_note(explanation, model.display_name)
         target = newest if action else None
         old = self._offered
         if old is not None and old is not target and isValid(old):
@@ -68,7 +87,13 @@ class ReplyActions(QObject):
         widget = self._offered
         if widget is None or self._controller.activity is not Activity.IDLE:
             return
-        if widget.message.role is Role.ASSISTANT:
+        if widget.message.status is MessageStatus.DECLINED:
+            self._controller.ask_another_model(widget.message)
+        elif widget.message.role is Role.ASSISTANT:
             self._controller.continue_reply(widget.message)
         else:
             self._controller.retry()
+
+    def _declined(self, message_id: int, explanation: object) -> None:
+        self._explanations[message_id] = explanation if isinstance(explanation, str) else None
+        self.refresh()

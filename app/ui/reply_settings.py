@@ -30,6 +30,8 @@ class ReplySettingsPage(QWidget):
     Attributes:
         default_instructions: what a new conversation's instructions start as.
         notify: tell the user when a reply finishes in the background.
+        think_longer: "Think longer" (a higher effort where the model takes one:
+            app.core.thinking).
     """
 
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
@@ -54,6 +56,16 @@ class ReplySettingsPage(QWidget):
             )
         )
 
+        thinking = QGroupBox("Thinking", self)
+        self.think_longer = QCheckBox("Think longer before answering", thinking)
+        self.think_longer.setToolTip(
+            "Claude takes more time and care over each reply, where the model allows it. "
+            "Replies cost more and take longer."
+        )
+        self.think_longer.setChecked(settings.think_longer)
+        thinking_layout = QVBoxLayout(thinking)
+        thinking_layout.addWidget(self.think_longer)
+
         told = QGroupBox("When Claude has replied", self)
         self.notify = QCheckBox(
             "Tell me when a reply is ready while Cairn is in the background", told
@@ -66,6 +78,7 @@ class ReplySettingsPage(QWidget):
         layout.setContentsMargins(6, 8, 6, 4)
         layout.setSpacing(12)
         layout.addWidget(instructions, 1)
+        layout.addWidget(thinking)
         layout.addWidget(told)
         layout.addStretch(0)
 
@@ -73,5 +86,9 @@ class ReplySettingsPage(QWidget):
         """`settings` with this page's values (the instructions trimmed to the limit)."""
         text = self.default_instructions.toPlainText().strip()[:MAX_INSTRUCTIONS_CHARS]
         return settings.model_copy(
-            update={"default_instructions": text, "notify_when_done": self.notify.isChecked()}
+            update={
+                "default_instructions": text,
+                "notify_when_done": self.notify.isChecked(),
+                "think_longer": self.think_longer.isChecked(),
+            }
         )

@@ -420,6 +420,16 @@ class TranscriptView(QWidget):
             return
         widget.set_text(text)
 
+    def update_message_thinking(self, message_id: int, thinking: str) -> None:
+        """Streaming: show one reply's thinking so far, above its text."""
+        widget = self._by_id.get(message_id)
+        if widget is None:
+            self._pages.replace(
+                message_id, lambda pending: pending.model_copy(update={"thinking": thinking})
+            )
+            return
+        widget.set_thinking(thinking)
+
     def update_message(self, message: Message) -> None:
         """Show a message's final state: its text and status (complete, stopped, failed)."""
         widget = self._by_id.get(message.id)

@@ -36,6 +36,7 @@ from app.core.lookup import Lookup
 from app.core.models import Message, MessageStatus, Role
 from app.ui.lookup_line import LookupLine
 from app.ui.markdown_blocks import GrowingTextSplitter, SegmentKind
+from app.ui.thinking_block import ThinkingBlock
 from app.ui.transcript_blocks import (
     CodeBlock,
     HugeTextView,
@@ -268,6 +269,7 @@ class MessageWidget(QWidget):
         self._action: QPushButton | None = None
         self._pin: PinButton | None = None
         self._lookups: LookupLine | None = None  # the archive searches (a reply's, if any)
+        self._thinking: ThinkingBlock | None = None  # Claude's thinking (a reply's, if any)
         self._pointer_over = False
         # Reachable by Tab, so its menu (Menu key, Shift+F10) can pin it by keyboard.
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
@@ -294,12 +296,32 @@ class MessageWidget(QWidget):
             self._show_status()
         if message.status is not MessageStatus.STREAMING:
             self._splitter.reset()  # the text will not grow: keep no copy of it
+        if message.thinking or self._thinking is not None:
+            self.set_thinking(message.thinking or self.thinking_text)
         self._show_pin()
 
     @property
     def lookup_line(self) -> LookupLine | None:
         """The line of this reply's archive searches, once it has any."""
         return self._lookups
+
+    @property
+    def thinking_block(self) -> ThinkingBlock | None:
+        return self._thinking
+
+    @property
+    def thinking_text(self) -> str:
+        return self._thinking.details.text() if self._thinking is not None else ""
+
+    def set_thinking(self, thinking: str) -> None:
+        """Show Claude's thinking above the reply, collapsed ("Thought for N s")."""
+        if not thinking.strip() and self._thinking is None:
+            return
+        if self._thinking is None:
+            self._thinking = ThinkingBlock(self)
+            self._root.insertWidget(1, self._thinking)
+        streaming = self.message.status is MessageStatus.STREAMING
+        self._thinking.set_thinking(thinking, self.message.thinking_seconds, streaming=streaming)
 
     def set_lookups(self, lookups: Sequence[Lookup]) -> None:
         """Show the archive searches Claude ran for this reply, collapsed, above its text."""
@@ -526,13 +548,14 @@ class MessageWidget(QWidget):
         if self._note is None:
             self._note = QLabel(self)
             self._note.setFont(scaled_font(self.font(), 0.92))
+            # A refusal's explanation can be long: it wraps, never widens the transcript.
+            self._note.setWordWrap(True)
+            self._note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
             row = QHBoxLayout()
             row.setContentsMargins(4 if self._is_user else 0, 0, 4 if self._is_user else 0, 0)
             if self._is_user:
                 row.addStretch(1)
-            row.addWidget(self._note)
-            if not self._is_user:
-                row.addStretch(1)
+            row.addWidget(self._note, 1)
             self._root.addLayout(row)
             self._note_row = row
         return self._note
@@ -593,7 +616,10 @@ def _note_for(message: Message, fallback: str) -> str | None:
     """The note under `message`: its status's, else `fallback` (an offer's), else none."""
     if message.role is Role.USER and message.status is MessageStatus.DECLINED:
         return DECLINED_QUESTION_NOTE
-    return STATUS_NOTES.get(message.status) or fallback or None
+    note = STATUS_NOTES.get(message.status)
+    if note and fallback and message.status is MessageStatus.DECLINED:
+        return f"{note}. {fallback}"  # the explanation, and "Ask another model"
+    return note or fallback or None
 
 
 def _show_action(widget: MessageWidget, button: QPushButton | None, text: str) -> QPushButton:

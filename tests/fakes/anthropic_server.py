@@ -34,8 +34,16 @@ from typing import Any, Literal, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
+from app.core.lookup import TOOL_NAME as ARCHIVE_TOOL_NAME
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
-from tests.fakes.file_blocks import FileBlockError, check_file_blocks, file_tokens
+from tests.fakes import thinking_rules
+from tests.fakes.file_blocks import (
+    FileBlockError,
+    check_file_blocks,
+    check_request_files,
+    file_tokens,
+    request_too_large,
+)
 from tests.fakes.prompt_cache import MAX_BREAKPOINTS, PromptCache
 
 logger = logging.getLogger(__name__)
@@ -186,7 +194,60 @@ class ToolUseBlock:
         return json.dumps(self.input) if self.raw_input is None else self.raw_input
 
 
-ReplyBlock = TextBlock | ToolUseBlock
+@dataclass(frozen=True)
+class ThinkingBlock:
+    """A thinking block: its text streams as `thinking_delta`s, then its signature as one
+    `signature_delta` (https://platform.claude.com/docs/en/build-with-claude/streaming#thinking-delta).
+    The server fills `signature` (and empties `text` at display "omitted") as it answers."""
+
+    text: str
+    signature: str = ""
+    # Tokens the model spent thinking (billed as output "even when the thinking text
+    # isn't returned": https://platform.claude.com/docs/en/build-with-claude/thinking).
+    full_text: str | None = None
+
+    def deltas(self) -> tuple[str, ...]:
+        return _word_chunks(self.text) if self.text else ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "thinking", "thinking": self.text, "signature": self.signature}
+
+    def start_json(self) -> dict[str, Any]:
+        return {"type": "thinking", "thinking": "", "signature": ""}
+
+    def delta_json(self, piece: str) -> dict[str, Any]:
+        return {"type": "thinking_delta", "thinking": piece}
+
+    def output_text(self) -> str:
+        return self.full_text if self.full_text is not None else self.text
+
+
+@dataclass(frozen=True)
+class RedactedThinkingBlock:
+    """A redacted_thinking block: opaque `data`, no deltas
+    (https://platform.claude.com/docs/en/build-with-claude/extended-thinking#redacted-thinking-blocks)."""
+
+    data: str = ""
+    hidden_text: str = "redacted reasoning"
+
+    def deltas(self) -> tuple[str, ...]:
+        return ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "redacted_thinking", "data": self.data}
+
+    def start_json(self) -> dict[str, Any]:
+        return self.to_json()
+
+    def delta_json(self, piece: str) -> dict[str, Any]:
+        raise AssertionError("a redacted_thinking block has no deltas")
+
+    def output_text(self) -> str:
+        return self.hidden_text
+
+
+ReplyBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
+_THOUGHT = (ThinkingBlock, RedactedThinkingBlock)
 
 
 @dataclass(frozen=True)
@@ -234,6 +295,11 @@ class Reply:
     def text(self) -> str:
         return "".join(block.text for block in self.blocks if isinstance(block, TextBlock))
 
+    @property
+    def thinks(self) -> bool:
+        """Whether the script gave the reply its own thinking blocks."""
+        return any(isinstance(block, _THOUGHT) for block in self.blocks)
+
 
 def cut_at_max_tokens(reply: Reply, max_tokens: int) -> Reply:
     """A text reply longer than `max_tokens` output tokens, as the API sends it: cut at
@@ -241,12 +307,17 @@ def cut_at_max_tokens(reply: Reply, max_tokens: int) -> Reply:
     limit": https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons).
     The text is cut at a token, the fake's count (`count_text_tokens`) of it ≤ the limit;
     word-by-word deltas, or the script's chunks up to the cut."""
-    if not all(isinstance(block, TextBlock) for block in reply.blocks):
+    thought = tuple(block for block in reply.blocks if isinstance(block, _THOUGHT))
+    texts = tuple(block for block in reply.blocks if not isinstance(block, _THOUGHT))
+    if not all(isinstance(block, TextBlock) for block in texts) or not texts:
         return reply
-    if sum(count_text_tokens(block.output_text()) for block in reply.blocks) <= max_tokens:
+    # "Thinking tokens count toward your max_tokens limit" (the SDK's ThinkingConfigParam).
+    max_tokens -= sum(count_text_tokens(block.output_text()) for block in thought)
+    if sum(count_text_tokens(block.output_text()) for block in texts) <= max_tokens:
         return reply
+    reply = dataclasses.replace(reply, blocks=texts)
     tokens = _cl100k().encode_ordinary(reply.text)
-    keep = math.floor(max_tokens / FAKE_TOKEN_MULTIPLIER)
+    keep = max(0, math.floor(max_tokens / FAKE_TOKEN_MULTIPLIER))
     while keep > 0 and count_text_tokens(_cl100k().decode(tokens[:keep])) > max_tokens:
         keep -= 1
     text = _cl100k().decode(tokens[:keep])
@@ -262,7 +333,9 @@ def cut_at_max_tokens(reply: Reply, max_tokens: int) -> Reply:
             pieces.append(piece)
             length += len(piece)
         chunks = tuple(piece for piece in pieces if piece)
-    return dataclasses.replace(reply, blocks=(TextBlock(text, chunks),), stop_reason="max_tokens")
+    return dataclasses.replace(
+        reply, blocks=(*thought, TextBlock(text, chunks)), stop_reason="max_tokens"
+    )
 
 
 def _stop_details(stop_reason: str) -> dict[str, Any]:
@@ -475,12 +548,22 @@ _MAX_FAKE_LIST = 10
 
 
 def forced_tool_name(request: MessagesRequest) -> str | None:
-    """The tool a request forces with `tool_choice: {"type": "tool", "name": …}`, if any."""
+    """The tool a structured-output call asks for: the one `tool_choice: {"type": "tool",
+    "name": …}` forces, or, with `tool_choice` auto, the only tool offered when it is not
+    the archive tool and the system prompt asks the model to answer by calling it (how
+    the summarizer asks a model that refuses forced tool use:
+    whats-new-opus-5-5#forced-tool-use-is-not-supported)."""
     choice = request.tool_choice
-    if choice is None or choice.get("type") != "tool":
-        return None
-    name = choice.get("name")
-    return name if isinstance(name, str) else None
+    if choice is not None and choice.get("type") == "tool":
+        name = choice.get("name")
+        return name if isinstance(name, str) else None
+    tools = request.tools
+    if (choice is None or choice.get("type") == "auto") and len(tools) == 1:
+        name = tools[0].get("name")
+        asked = f"by calling the {name} tool" in request.system_text
+        if isinstance(name, str) and name != ARCHIVE_TOOL_NAME and asked:
+            return name
+    return None
 
 
 def forces_a_tool(request: RecordedRequest) -> bool:
@@ -688,11 +771,15 @@ class FakeAnthropicServer:
         self.reject_unknown_models = reject_unknown_models
         # Fields of the model list left out, as an older Anthropic-compatible server does.
         self.omitted_model_fields: set[str] = set()
-        # Models whose thinking is always on ("Adaptive (always on)" in the models
-        # overview, https://platform.claude.com/docs/en/about-claude/models/overview):
-        # they refuse `thinking: disabled` (the SDK's `ThinkingTypes.disabled`: "False
-        # exactly when a request that sends it gets a 400") and so a forced tool call.
+        # Further models whose thinking is always on ("Adaptive (always on)" in the models
+        # overview, https://platform.claude.com/docs/about-claude/models/overview), beyond
+        # those whose `ModelInfo.thinking` says so (thinking_rules.py).
         self.thinking_always_on: set[str] = set()
+        # Each tool_use id sent, with the signatures of the thinking blocks before it in
+        # its turn: what must come back unchanged (thinking_rules.returned_thinking_error).
+        self._issued_thinking: dict[str, tuple[str, ...]] = {}
+        # The content blocks of every message answered, as sent (JSON), oldest first.
+        self._sent_content: list[list[dict[str, Any]]] = []
         # Called (on the server's thread) before the model list is answered: a slow list.
         self.before_model_list: Callable[[], object] | None = None
         self._requested_port = port
@@ -892,6 +979,12 @@ class FakeAnthropicServer:
         with self._request_arrived:
             return self._request_arrived.wait_for(lambda: len(self._requests) >= count, timeout)
 
+    @property
+    def sent_content(self) -> list[list[dict[str, Any]]]:
+        """The content blocks of each message the server answered with, as sent."""
+        with self._lock:
+            return [list(blocks) for blocks in self._sent_content]
+
     def clear_requests(self) -> None:
         with self._lock:
             self._requests.clear()
@@ -956,6 +1049,10 @@ class FakeAnthropicServer:
         if route is None:
             exchange.send_error(HttpError(404, f"{request.method} {request.path} not found."))
             return
+        too_large = request_too_large(request.headers)  # before the API: file_blocks.py
+        if too_large is not None:
+            exchange.send_error(HttpError(413, too_large))
+            return
         refusal = self._check_headers(request)
         if refusal is not None:
             exchange.send_error(refusal)
@@ -1004,7 +1101,7 @@ class FakeAnthropicServer:
                 elif isinstance(item, ToolAnswer):
                     applies = path == MESSAGES_PATH and forces_tool
                 elif isinstance(item, Reply) and all(
-                    isinstance(block, TextBlock) for block in item.blocks
+                    isinstance(block, (TextBlock, *_THOUGHT)) for block in item.blocks
                 ):
                     applies = path == MESSAGES_PATH and forces_tool == item.to_tool_call
                 else:  # a reply calling a tool: not when tool_choice is "none"
@@ -1061,25 +1158,28 @@ class FakeAnthropicServer:
             # (https://platform.claude.com/docs/en/api/messages/create, `messages`).
             if self.strict and index == 0 and message["role"] != "user":
                 return HttpError(400, 'messages: first message must use the "user" role')
-        thinking = body.get("thinking")
-        if model in self.thinking_always_on:
-            if isinstance(thinking, Mapping) and thinking.get("type") == "disabled":
-                return HttpError(400, f"thinking.type: 'disabled' is not supported by {model}")
-            choice = body.get("tool_choice")
-            if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
-                # https://platform.claude.com/docs/en/build-with-claude/extended-thinking#feature-compatibility
-                return HttpError(
-                    400, "Thinking may not be enabled when tool_choice forces tool use."
-                )
         tool_error = _tool_turns_error(messages)
         if tool_error is not None:
             return tool_error
         known = self._find_model(model)
+        try:  # the files of the whole request (file_blocks.py)
+            check_request_files(messages, known.max_input_tokens if known else None)
+        except FileBlockError as error:
+            return HttpError(400, str(error))
         if known is None:
             # A model that does not exist, or that the key cannot use: 404
             # `not_found_error` (https://docs.claude.com/en/api/errors).
             if self.reject_unknown_models:
                 return HttpError(404, f"model: {model}")
+            known = ModelInfo(id=model, display_name=model)
+        # Thinking, effort, forced tools and prefill as each model takes them, and
+        # thinking blocks that come back altered (thinking_rules.py cites the pages).
+        refused = thinking_rules.request_error(
+            known, body, model in self.thinking_always_on
+        ) or thinking_rules.returned_thinking_error(known, body, self._issued_thinking)
+        if refused is not None:
+            return HttpError(400, refused)
+        if self._find_model(model) is None:
             return None
         if needs_max_tokens and isinstance(max_tokens, int):
             if max_tokens > known.max_tokens:
@@ -1118,7 +1218,9 @@ class FakeAnthropicServer:
             return
         reply = self.reply_generator(messages_request) if item is None else item
         if isinstance(reply, Reply):
-            reply = cut_at_max_tokens(reply, body["max_tokens"])
+            reply = cut_at_max_tokens(self._with_thinking(body, reply), body["max_tokens"])
+            with self._lock:
+                self._sent_content.append([block.to_json() for block in reply.blocks])
         if isinstance(reply, DroppedConnection) and not reply.text_before:
             exchange.drop()
             return
@@ -1133,6 +1235,44 @@ class FakeAnthropicServer:
             self._stream_message(exchange, messages_request, reply)
         else:
             self._send_message(exchange, messages_request, reply)
+
+    def _with_thinking(self, body: Mapping[str, Any], reply: Reply) -> Reply:
+        """`reply` as the model sends it: thinking first when thinking is on, text between
+        tool calls as thinking on the models that do so, each thinking block shown as
+        `display` says and signed for the request it answers (thinking_rules.py)."""
+        model = str(body.get("model", ""))
+        known = self._find_model(model) or ModelInfo(id=model, display_name=model)
+        plan = thinking_rules.plan(known, body, model in self.thinking_always_on)
+        blocks = list(reply.blocks)
+        if not plan.thinks:
+            blocks = [block for block in blocks if not isinstance(block, _THOUGHT)]
+            return dataclasses.replace(reply, blocks=tuple(blocks))
+        calls_tool = any(isinstance(block, ToolUseBlock) for block in blocks)
+        if calls_tool and known.id in thinking_rules.BETWEEN_CALLS_AS_THINKING:
+            blocks = [
+                ThinkingBlock(block.text) if isinstance(block, TextBlock) else block
+                for block in blocks
+            ]
+        if not any(isinstance(block, _THOUGHT) for block in blocks):
+            said = " ".join(MessagesRequest(body).last_user_text.split())[:80]
+            blocks.insert(0, ThinkingBlock(f"The user asks: {said}. I should answer plainly."))
+        prefix = thinking_rules.prefix_digest(body, list(body.get("messages", [])))
+        signed: list[ReplyBlock] = []
+        before: list[str] = []
+        for block in blocks:
+            if isinstance(block, ThinkingBlock):
+                shown = block.text if plan.display == "summarized" else ""
+                signature = thinking_rules.sign(model, prefix, shown)
+                block = ThinkingBlock(shown, signature, full_text=block.output_text())
+                before.append(signature)
+            elif isinstance(block, RedactedThinkingBlock):
+                block = dataclasses.replace(block, data=thinking_rules.sign(model, prefix, ""))
+                before.append(block.data)
+            elif isinstance(block, ToolUseBlock):
+                with self._lock:
+                    self._issued_thinking[block.id] = tuple(before)
+            signed.append(block)
+        return dataclasses.replace(reply, blocks=tuple(signed))
 
     def _message_json(self, request: MessagesRequest, model: str | None) -> dict[str, Any]:
         """The message object as `message_start` carries it: no content yet."""
@@ -1217,6 +1357,17 @@ class FakeAnthropicServer:
                         "delta": block.delta_json(piece),
                     },
                 )
+            if isinstance(block, ThinkingBlock):
+                # "a special signature_delta event … just before the content_block_stop"
+                # (https://platform.claude.com/docs/en/build-with-claude/streaming#thinking-delta).
+                exchange.send_event(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "signature_delta", "signature": block.signature},
+                    },
+                )
             if isinstance(reply, StreamError):
                 error = {"type": reply.error_type, "message": reply.message}
                 exchange.send_event(
@@ -1276,6 +1427,10 @@ class FakeAnthropicServer:
             # `lifecycle` is active, deprecated or retired; `line` null when in no line.
             "lifecycle": "deprecated" if model.deprecated else "active",
             "line": model.line,
+            # What the model accepts (the SDK's `ModelCapabilities`; thinking_rules.py).
+            "capabilities": thinking_rules.capabilities_json(
+                model, model.id in self.thinking_always_on
+            ),
         }
         return {key: value for key, value in entry.items() if key not in self.omitted_model_fields}
 

@@ -18,6 +18,22 @@ TEST_MODEL = ModelInfo(
     max_tokens=64_000,
 )
 
+# A current model with a 1M window and one with a 200k window, as the models pages say
+# (https://platform.claude.com/docs/en/models/sonnet-5-5/overview; Haiku 4.5: 200K): the
+# vision limits differ by window (600 images, or 100).
+SONNET_5_5 = ModelInfo(
+    id="claude-sonnet-5-5",
+    display_name="Claude Sonnet 5.5",
+    max_input_tokens=1_000_000,
+    max_tokens=128_000,
+)
+HAIKU_4_5 = ModelInfo(
+    id="claude-haiku-4-5",
+    display_name="Claude Haiku 4.5",
+    max_input_tokens=200_000,
+    max_tokens=64_000,
+)
+
 
 @pytest.fixture
 def fake_server() -> Iterator[FakeAnthropicServer]:

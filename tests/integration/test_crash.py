@@ -42,6 +42,7 @@ def run_until_killed(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        encoding="utf-8",
     )
     # Only there to turn a hang into a failure; the test waits on output lines.
     watchdog = threading.Timer(WATCHDOG_SECONDS, child.kill)

@@ -14,10 +14,14 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-import secretstorage
 from keyring.backends import SecretService
 
 from app.secrets.keystore import KeyStore
+
+# keyring installs SecretStorage on Linux only; elsewhere the module is skipped whole.
+secretstorage = pytest.importorskip(
+    "secretstorage", reason="the Secret Service is Linux's (SecretStorage is installed there only)"
+)
 
 REQUIRED = os.environ.get("CAIRN_REQUIRE_REAL_KEYRING") == "1"
 KEY = "sk-ant-api03-integration-test-key_0123456789"

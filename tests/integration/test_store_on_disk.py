@@ -350,7 +350,7 @@ def unwritable_folder(tmp_path: Path) -> Iterator[Path]:
     (folder / "probe").unlink()
     folder.chmod(0o755)
     blocker = tmp_path / "a-regular-file"
-    blocker.write_text("in the way")
+    blocker.write_text("in the way", encoding="utf-8")
     yield blocker / "data"
 
 
@@ -452,6 +452,7 @@ def test_the_background_check_keeps_the_apps_locks_for_another_process(tmp_path:
             capture_output=True,
             text=True,
             timeout=60,
+            encoding="utf-8",
         ).stdout.strip()
         return answer == "delete"
 

@@ -21,7 +21,7 @@ from app.llm.anthropic_provider import AnthropicProvider
 from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer
 
 KEY = "sk-ant-summarizer-test-key"
-MODEL = "claude-haiku-4-5"
+MODEL = "claude-haiku-5-5"  # the first default summarizer model
 START = datetime(2026, 3, 5, 9, 0, tzinfo=UTC)
 # Short, so a `timeout` fault (the server waits a second) costs little.
 CLIENT_TIMEOUT = 0.3
@@ -309,6 +309,8 @@ def test_the_fake_streams_the_same_structured_answer_and_malformed_json(
         ],
         "tools": [{"name": TOOL_NAME, "description": "d", "input_schema": summary_tool_schema()}],
         "tool_choice": {"type": "tool", "name": TOOL_NAME},
+        # A forced tool call needs thinking off on a model that thinks by default.
+        "thinking": {"type": "disabled"},
     }
     try:
         created = client.messages.create(**arguments)

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from app.ui.app import CairnSession
 from app.ui.attachment_tray import AttachmentStrip
 from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer
-from tests.fakes.sample_files import pdf, png
+from tests.fakes.sample_files import pdf, pdf_in_object_streams, png
 
 
 def ready(qtbot: QtBot, cairn: CairnSession, count: int) -> None:
@@ -69,7 +69,7 @@ def test_a_file_is_attached_by_dropping_it_on_the_window(
     qtbot: QtBot, cairn: CairnSession, tmp_path: Path
 ) -> None:
     notes = tmp_path / "notes.txt"
-    notes.write_text("Meeting at 10:30 in room 4417")
+    notes.write_text("Meeting at 10:30 in room 4417", encoding="utf-8")
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(notes))])
     # As a drag from the file manager comes: it enters (Qt then knows where it goes), then drops.
@@ -182,3 +182,68 @@ def test_sent_files_show_in_the_transcript_after_a_restart(
     send(qtbot, again, "And now?")
     first_turn = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
     assert base64.b64decode(first_turn[0]["source"]["data"]) == png(120, 90)
+
+
+def _strip_of_message(cairn: CairnSession, index: int) -> AttachmentStrip:
+    widgets = [w for w in cairn.window.transcript.message_widgets() if w.findChild(AttachmentStrip)]
+    strip = widgets[index].findChild(AttachmentStrip)
+    assert strip is not None
+    return strip
+
+
+def write(path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return str(path)
+
+
+def test_an_earlier_file_not_re_sent_is_said_on_its_message_and_in_the_gauge(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    # pdf-support: 100 pages for the whole request. The second 60-page PDF leaves the first
+    # out: its chip and a row under it say so, and so does the gauge's breakdown.
+    tray = cairn.window.composer.attachments
+    tray.add_file(write(tmp_path / "report.pdf", pdf_in_object_streams(60)))
+    ready(qtbot, cairn, 1)
+    fake_server.add_reply("The report.")
+    send(qtbot, cairn, "Summarize the report.")
+    first = _strip_of_message(cairn, 0)
+    assert not first.note.isVisible() and not first.chips[0].not_resent
+
+    tray.add_file(write(tmp_path / "annex.pdf", pdf_in_object_streams(60)))
+    ready(qtbot, cairn, 1)
+    fake_server.add_reply("The annex.")
+    send(qtbot, cairn, "And the annex?")
+    texts = [
+        block.get("text", "")
+        for block in fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
+    ]
+    assert "[earlier file: report.pdf — not re-sent]" in texts
+    qtbot.waitUntil(lambda: first.note.isVisible(), timeout=5_000)
+    assert first.chips[0].not_resent
+    assert first.chips[0].detail.text() == "60 pages · not re-sent"
+    assert "report.pdf" in first.note.text() and "Not re-sent" in first.note.text()
+    assert first.chips[0].accessibleName() == "Attached file report.pdf, not re-sent to Claude"
+    assert not _strip_of_message(cairn, 1).note.isVisible()
+    gauge = cairn.window.gauge
+    assert "Not re-sent: this earlier file (report.pdf)" in gauge.toolTip()
+    assert "report.pdf" in gauge.accessibleDescription()
+
+
+def test_a_message_whose_files_break_a_limit_is_refused_in_words_and_kept(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    tray = cairn.window.composer.attachments
+    tray.add_file(write(tmp_path / "part1.pdf", pdf_in_object_streams(60)))
+    ready(qtbot, cairn, 1)
+    tray.add_file(write(tmp_path / "part2.pdf", pdf_in_object_streams(60)))
+    ready(qtbot, cairn, 2)
+    composer = cairn.window.composer
+    composer.editor.setPlainText("Compare both parts.")
+    qtbot.mouseClick(composer.button, Qt.MouseButton.LeftButton)
+    banner = cairn.window.banner
+    qtbot.waitUntil(lambda: banner.isVisible(), timeout=5_000)
+    assert "“part2.pdf”" in banner.text_label.text()
+    assert "at most 100 pages in one message" in banner.text_label.text()
+    assert fake_server.requests_to(MESSAGES_PATH) == []
+    assert len(tray.attachments()) == 2
+    assert composer.editor.toPlainText() == "Compare both parts."

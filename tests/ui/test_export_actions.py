@@ -101,7 +101,7 @@ def test_export_all_then_import_as_a_copy(
     target = tmp_path / "everything.json"
     _choose(qtbot, actions.export_all(), target)
     qtbot.waitUntil(lambda: target.exists() and "Exported 2" in banner.text_label.text())
-    assert len(json.loads(target.read_text())["conversations"]) == 2
+    assert len(json.loads(target.read_text(encoding="utf-8"))["conversations"]) == 2
 
     # Already there: refused in plain words, nothing added.
     _choose(qtbot, actions.import_file(), target)

@@ -93,7 +93,7 @@ def test_the_default_from_settings_starts_each_new_conversation(
     page = settings.replies_page
     page.default_instructions.setPlainText(f"  {FRENCH}\n")
     settings.buttons.accepted.emit()
-    saved = json.loads(AppPaths.from_environment().settings_file.read_text())
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text(encoding="utf-8"))
     assert saved["default_instructions"] == FRENCH
 
     cairn.window.sidebar.new_requested.emit()

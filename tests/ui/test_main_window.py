@@ -400,7 +400,7 @@ def test_model_picker_uses_server_list(
 def test_a_withdrawn_model_switches_the_picker_and_says_so(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
-    sonnet, opus, _haiku = FALLBACK_MODELS
+    sonnet, opus = FALLBACK_MODELS[:2]
     combo = cairn.window.model_combo
     assert combo.currentData() == sonnet.id
     # Withdrawn after Cairn listed it: the API answers 404 not_found_error.
@@ -413,8 +413,8 @@ def test_a_withdrawn_model_switches_the_picker_and_says_so(
     qtbot.waitUntil(banner.isVisible)
     assert banner.title_label.text() == "Switched model"
     assert banner.text_label.text() == (
-        "Claude Sonnet 4.6 isn't available to your API key, so Cairn switched this "
-        "conversation to Claude Opus 4.6."
+        "Claude Sonnet 5.5 isn't available to your API key, so Cairn switched this "
+        "conversation to Claude Opus 5.5."
     )
     assert shown_texts(cairn) == [(Role.USER, "Hello?"), (Role.ASSISTANT, "Opus here.")]
 

@@ -53,7 +53,9 @@ def test_recall_settings_are_saved_and_survive_a_restart(
     page.max_lookups.setValue(6)
     dialog.buttons.accepted.emit()
     assert not dialog.isVisible()
-    saved = json.loads(AppPaths.from_environment().settings_file.read_text())["recall"]
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text(encoding="utf-8"))[
+        "recall"
+    ]
     assert saved == {
         "automatic": False,
         "budget_ratio": 0.12,

@@ -83,8 +83,15 @@ def test_a_declined_exchange_says_so(
     wait_idle(qtbot, cairn)
     question, reply = widgets(cairn)
     qtbot.waitUntil(lambda: question.status_note() == "Left out of what Claude sees")
-    assert reply.status_note() == "Claude declined — no longer sent to Claude"
-    assert action(reply) is None and action(question) is None
+    # The explanation from stop_details, and the next listed model, said in words.
+    assert reply.status_note() == (
+        "Claude declined — no longer sent to Claude. This request was declined because it "
+        "could enable cyber harm. Another model often answers: this asks Claude Opus 5.5 "
+        "the same question."
+    )
+    button = action(reply)
+    assert button is not None and button.text() == "Ask another model"
+    assert action(question) is None
 
 
 def test_a_failed_reply_that_received_nothing_leaves_retry_on_the_question(

@@ -54,7 +54,7 @@ def test_theme_and_address_are_saved(
     dialog.theme_combo.setCurrentIndex(dialog.theme_combo.findData("dark"))
     dialog.buttons.accepted.emit()
     assert not dialog.isVisible()
-    saved = json.loads(AppPaths.from_environment().settings_file.read_text())
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text(encoding="utf-8"))
     assert saved["theme"] == "dark"
     assert saved["api_base_url"] == fake_server.base_url
     assert "sk-ant" not in json.dumps(saved)
@@ -73,5 +73,5 @@ def test_text_size_is_set_in_settings_and_shown_at_once(qtbot: QtBot, cairn: Cai
     assert not dialog.isVisible()
     assert text_size.size == 16
     assert window.composer.editor.font().pointSize() == 16
-    saved = json.loads(AppPaths.from_environment().settings_file.read_text())
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text(encoding="utf-8"))
     assert saved["font_size"] == 16

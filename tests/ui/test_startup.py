@@ -79,7 +79,7 @@ def test_unwritable_data_folder_gets_a_clear_dialog(
 ) -> None:
     # A regular file where a folder should be: unwritable even for root.
     blocker = tmp_path / "not-a-folder"
-    blocker.write_text("")
+    blocker.write_text("", encoding="utf-8")
     monkeypatch.setenv("CAIRN_HOME", str(blocker / "home"))
     words = refused_with(qtbot, AppPaths.from_environment())
     title, text = words.split("\n", 1)
@@ -111,6 +111,7 @@ def test_second_cairn_says_it_is_already_running(qtbot: QtBot) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        encoding="utf-8",
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
@@ -125,6 +126,7 @@ def test_second_cairn_says_it_is_already_running(qtbot: QtBot) -> None:
     lock.release()
 
 
+@pytest.mark.xvfb
 def test_no_display_is_explained_in_one_line() -> None:
     assert display_problem({}, "linux") is not None
     assert display_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux") is None
@@ -135,7 +137,13 @@ def test_no_display_is_explained_in_one_line() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     env.pop("QT_QPA_PLATFORM", None)
     result = subprocess.run(
-        [sys.executable, "-m", "app"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "app"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        encoding="utf-8",
     )
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()

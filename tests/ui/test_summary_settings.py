@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.paths import AppPaths
-from app.core.summarization_config import SummarizationConfig
+from app.core.summarization_config import DEFAULT_SUMMARIZER_MODELS, SummarizationConfig
 from app.core.summary import SummaryMode
 from app.ui.app import CairnSession
 from app.ui.summary_settings import SummarySettingsPage
@@ -47,7 +47,7 @@ def test_every_setting_has_a_control_in_plain_words(qtbot: QtBot) -> None:
     assert "With Claude" in labels and "Offline rules (free, less detailed)" in labels
     models = control(page, "summarizer_models", QLineEdit)
     assert isinstance(models, QLineEdit)
-    assert models.text() == "claude-haiku-4-5, claude-sonnet-4-6"
+    assert models.text() == ", ".join(DEFAULT_SUMMARIZER_MODELS)
     assert page.config() == SummarizationConfig(), "shown as it is, it reads back the same"
     preview = control(page, "preview_automatic", QCheckBox)
     assert isinstance(preview, QCheckBox) and not preview.isChecked(), "off by default"
@@ -108,7 +108,9 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     mode.setCurrentIndex(mode.findData(SummaryMode.RULE.value))
     dialog.buttons.accepted.emit()
     assert not dialog.isVisible()
-    saved = json.loads(AppPaths.from_environment().settings_file.read_text())["summarization"]
+    saved = json.loads(AppPaths.from_environment().settings_file.read_text(encoding="utf-8"))[
+        "summarization"
+    ]
     assert saved["auto_summarize"] is False and saved["mode"] == "rule"
     assert saved["preview_automatic"] is True
     assert saved["trigger_ratio"] == 0.75 and saved["reset_ratio"] == 0.6

@@ -63,7 +63,7 @@ def test_export_all_then_import_elsewhere(
     code, out, err = _run("export", "--all", "--format", "json", str(target))
     assert (code, err) == (0, "")
     assert out.startswith("Exported 2 conversations to ")
-    assert len(json.loads(target.read_text())["conversations"]) == 2
+    assert len(json.loads(target.read_text(encoding="utf-8"))["conversations"]) == 2
     monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "elsewhere"))
     code, out, err = _run("import", str(target))
     assert (code, err) == (0, "")
@@ -76,7 +76,7 @@ def test_export_one_as_markdown_by_extension(paths: AppPaths, tmp_path: Path) ->
     target = tmp_path / "garden.md"
     code, out, _ = _run("export", "--conversation", garden, str(target))
     assert code == 0 and "Exported 1 conversation " in out
-    text = target.read_text()
+    text = target.read_text(encoding="utf-8")
     assert "## Garden" in text and "Taxes" not in text and "Hello from Garden 👋" in text
 
 
@@ -110,7 +110,7 @@ def test_refusals_say_why_and_exit_1(paths: AppPaths, tmp_path: Path) -> None:
     code, _, err = _run("export", str(tmp_path / "x.json"))
     assert code == 1 and "no conversations to export yet" in err
     foreign = tmp_path / "foreign.json"
-    foreign.write_text('{"hello": 1}')
+    foreign.write_text('{"hello": 1}', encoding="utf-8")
     code, _, err = _run("import", str(foreign))
     assert code == 1 and "not a Cairn export" in err
     assert not paths.database.exists()  # a refused import did not even create the data
@@ -165,6 +165,7 @@ def test_help_runs_as_a_process_without_qt_or_a_display(tmp_path: Path) -> None:
         cwd=ROOT,
         timeout=30,
         check=False,
+        encoding="utf-8",
     )
     assert done.returncode == 0, done.stderr
     assert "--conversation ID" in done.stdout and "--format" in done.stdout
@@ -181,6 +182,7 @@ def test_help_runs_as_a_process_without_qt_or_a_display(tmp_path: Path) -> None:
         cwd=ROOT,
         timeout=30,
         check=False,
+        encoding="utf-8",
     )
     assert done.stdout.strip() == "1 []", done.stderr
     assert "couldn't read" in done.stderr

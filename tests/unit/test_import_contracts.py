@@ -39,11 +39,13 @@ VIOLATIONS = {
 def _write_package(root: Path, files: dict[str, str]) -> None:
     for layer in ("core", "store", "llm", "secrets", "chat", "ui"):
         (root / "app" / layer).mkdir(parents=True)
-        (root / "app" / layer / "__init__.py").write_text("")
-    (root / "app" / "__init__.py").write_text("")
-    (root / "app" / "ui" / "window.py").write_text("from PySide6 import QtWidgets\n")
+        (root / "app" / layer / "__init__.py").write_text("", encoding="utf-8")
+    (root / "app" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "app" / "ui" / "window.py").write_text(
+        "from PySide6 import QtWidgets\n", encoding="utf-8"
+    )
     for name, source in files.items():
-        (root / "app" / name).write_text(source)
+        (root / "app" / name).write_text(source, encoding="utf-8")
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
@@ -58,6 +60,7 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
         check=False,
+        encoding="utf-8",
     )
     # The tiny package was analysed, not the real one (which has far more files).
     analysed = re.search(r"Analyzed (\d+) files", result.stdout)
@@ -144,6 +147,7 @@ def _loaded(*packages: str) -> dict[str, dict[str, list[str]]]:
         text=True,
         timeout=120,
         check=False,
+        encoding="utf-8",
     )
     assert result.returncode == 0, result.stderr
     report: dict[str, dict[str, list[str]]] = json.loads(result.stdout.strip().splitlines()[-1])

@@ -54,6 +54,7 @@ def test_a_test_stuck_in_a_modal_dialog_is_ended_by_the_timeout(tmp_path: Path) 
         text=True,
         timeout=20,
         check=False,
+        encoding="utf-8",
     )
     elapsed = time.monotonic() - started
 

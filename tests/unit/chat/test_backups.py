@@ -53,7 +53,7 @@ def test_a_failed_backup_is_said_once_quietly_and_loses_nothing(start_chat: Star
     for path in folder.iterdir():
         path.unlink()
     folder.rmdir()
-    folder.write_text("not a folder")
+    folder.write_text("not a folder", encoding="utf-8")
 
     chat = start_chat()
     chat.run_until(lambda: bool(chat.events.named("notice_raised")))

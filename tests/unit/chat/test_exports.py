@@ -35,7 +35,7 @@ def test_export_all_runs_as_a_job_and_says_so(
     assert chat.events.named("notice_raised") == [
         ("Export done", f"Exported 2 conversations to {target}.")
     ]
-    assert len(json.loads(target.read_text())["conversations"]) == 2
+    assert len(json.loads(target.read_text(encoding="utf-8"))["conversations"]) == 2
 
 
 def test_import_lists_the_new_conversations(
@@ -46,7 +46,7 @@ def test_import_lists_the_new_conversations(
     target = tmp_path / "plums.md"
     chat.service.exports.export(target, ExportFormat.MARKDOWN, [session_id])
     chat.run_until(lambda: chat.service.exports.running == 0)
-    assert "Plums" in target.read_text()
+    assert "Plums" in target.read_text(encoding="utf-8")
     source = tmp_path / "plums.json"
     chat.service.exports.export(source, ExportFormat.JSON, [session_id])
     chat.run_until(lambda: chat.service.exports.running == 0)

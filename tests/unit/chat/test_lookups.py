@@ -42,13 +42,14 @@ ARCHIVED = [
 LIVE = [(Role.USER, "Lovely weather today."), (Role.ASSISTANT, "It is, enjoy it.")]
 
 
-def seeded(start_chat: StartChat, **recall: Any) -> Chat:
-    """A conversation whose first four messages are condensed into a summary (archived)."""
+def seeded(start_chat: StartChat, model: str = "claude-sonnet-4-5", **recall: Any) -> Chat:
+    """A conversation whose first four messages are condensed into a summary (archived);
+    on `model` when the server lists it (else the best listed: Sonnet 5.5)."""
     paths = AppPaths.from_environment()
     paths.ensure()
     opened = open_database(paths.database)
     sessions = SessionStore(opened.connection, database=opened.path)
-    session = sessions.create_session("Moving house", "claude-sonnet-4-5")
+    session = sessions.create_session("Moving house", model)
     messages = [sessions.append_message(session.id, role, text) for role, text in ARCHIVED + LIVE]
     summaries = SummaryStore.open(paths.database)
     summaries.commit_summary(condensed(messages[:4]))
@@ -83,7 +84,10 @@ def test_claude_searches_the_archive_and_answers_with_what_it_found(
     assert second.body["messages"][:-2] == first.body["messages"]
     assistant, results = second.body["messages"][-2:]
     assert assistant["role"] == "assistant"
-    assert [block["type"] for block in assistant["content"]] == ["text", "tool_use"]
+    # Sonnet 5.5 writes its words between tool calls as thinking (whats-new-sonnet-5-5):
+    # the turn goes back exactly as it came, every block, in order.
+    assert [block["type"] for block in assistant["content"]] == ["thinking", "tool_use"]
+    assert assistant["content"] == fake_server.sent_content[0]
     assert assistant["content"][1]["input"] == {"query": "gate code"}
     assert results["role"] == "user"
     (result,) = results["content"]
@@ -92,20 +96,19 @@ def test_claude_searches_the_archive_and_answers_with_what_it_found(
     assert "Lovely weather" not in result["content"], "live messages are sent already"
 
     reply = chat.stored()[-1]
-    assert (reply.content, reply.status) == (
-        "Let me check.\n\nThe gate code is AX-7731.",
-        MessageStatus.COMPLETE,
-    )
+    assert (reply.content, reply.status) == ("The gate code is AX-7731.", MessageStatus.COMPLETE)
+    assert reply.thinking.startswith("Let me check."), "shown above the reply, not in it"
     (told,) = chat.events.named("lookup_made")
     lookup: Lookup = told[0]
     assert (lookup.message_id, lookup.ordinal, lookup.query) == (reply.id, 1, "gate code")
     assert [hit.seq for hit in lookup.hits] == [1, 2]
     assert chat.service.archive.lookups([reply.id]) == {reply.id: (lookup,)}
-    # What calibration learns is the first request's input, the tools' cost included,
-    # as in the estimate it is compared with (the tool turns after it are left out).
-    assert reply.usage is not None
-    assert reply.usage.total_input_tokens == fake_server.count_input_tokens(first.body)
-    assert reply.usage.total_input_tokens > TOOL_SYSTEM_PROMPT_TOKENS
+    # What the reply cost is both requests' (issue 19 item 8).
+    assert reply.usage is not None and reply.usage.requests == 2
+    assert reply.usage.total_input_tokens == sum(
+        fake_server.count_input_tokens(request.body) for request in (first, second)
+    )
+    assert fake_server.count_input_tokens(first.body) > TOOL_SYSTEM_PROMPT_TOKENS
 
 
 def test_the_lookups_survive_a_restart(
@@ -179,7 +182,7 @@ def test_a_call_beyond_the_bound_in_one_turn_is_refused(
 def test_stop_during_the_continued_stream_keeps_every_round(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
-    chat = seeded(start_chat)
+    chat = seeded(start_chat, "claude-sonnet-4-6")  # text between calls stays text
     fake_server.add_tool_use(TOOL_NAME, {"query": "gate"}, text_before="Looking.")
     pieces = [f"word{i} " for i in range(200)]
     fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
@@ -198,7 +201,7 @@ def test_stop_during_the_continued_stream_keeps_every_round(
 def test_stop_while_claude_writes_the_tool_call_sends_nothing_more(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
-    chat = seeded(start_chat)
+    chat = seeded(start_chat, "claude-sonnet-4-6")  # text between calls stays text
     fake_server.add_tool_use(
         TOOL_NAME,
         {"query": "gate code for the new flat"},
@@ -225,7 +228,7 @@ def test_stop_while_claude_writes_the_tool_call_sends_nothing_more(
 def test_a_server_error_mid_loop_keeps_the_text_and_the_lookup(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
-    chat = seeded(start_chat)
+    chat = seeded(start_chat, "claude-sonnet-4-6")  # text between calls stays text
     fake_server.add_tool_use(TOOL_NAME, {"query": "gate"}, text_before="Checking the archive.")
     fake_server.add_error(500, times=3, path="/v1/messages")
     chat.send("The code?")

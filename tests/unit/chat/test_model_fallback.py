@@ -16,7 +16,7 @@ from tests.unit.chat.conftest import SMALL, Chat
 
 StartChat = Callable[..., Chat]
 
-SONNET, OPUS, HAIKU = FALLBACK_MODELS  # ranked in this order
+SONNET, OPUS, HAIKU = FALLBACK_MODELS[:3]  # ranked in this order
 
 
 def asked(fake_server: FakeAnthropicServer) -> list[tuple[str, object]]:
@@ -54,8 +54,8 @@ def test_a_withdrawn_model_falls_to_the_next_listed_one_once_and_says_so(
     assert first[1] == second[1], "the same request, the question once"
     assert chat.events.named("notice_raised")[-1] == (
         SWITCHED_TITLE,
-        "Claude Sonnet 4.6 isn't available to your API key, so Cairn switched this "
-        "conversation to Claude Opus 4.6.",
+        "Claude Sonnet 5.5 isn't available to your API key, so Cairn switched this "
+        "conversation to Claude Opus 5.5.",
     )
     assert chat.events.named("models_changed")[-1][1] == OPUS.id  # the picker shows it
     assert not chat.events.named("error_raised")
@@ -114,7 +114,7 @@ def test_when_the_next_model_is_not_available_either_the_error_says_what_to_do(
     (error,) = chat.events.named("error_raised")[-1]
     assert isinstance(error, ModelNotFoundError)
     assert error.message == (
-        "Neither Claude Sonnet 4.6 nor Claude Opus 4.6 is available to your API key. "
+        "Neither Claude Sonnet 5.5 nor Claude Opus 5.5 is available to your API key. "
         "Choose another model at the top of the window or in Settings (or check your API "
         "key there), then press Retry on your question."
     )

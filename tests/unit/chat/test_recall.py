@@ -130,7 +130,9 @@ def test_a_paused_turn_goes_on_without_recall(
         r.body for r in fake_server.requests_to("/v1/messages") if not forces_a_tool(r)
     ][-2:]
     assert len(recall_texts(first)) == 1
-    assert second["messages"][-1] == {"role": "assistant", "content": "Looking. "}
+    # The paused turn goes back as Claude's, then a user turn asks to go on (no prefill).
+    assert second["messages"][-2] == {"role": "assistant", "content": "Looking. "}
+    assert second["messages"][-1]["role"] == "user"
     assert recall_texts(second) == []
 
 

@@ -157,11 +157,11 @@ def test_a_paused_turn_is_continued_by_itself(
     chat.send("Go")
     (reply,) = chat.stored()[1:]
     assert reply.content == "Part one. Part two." and reply.status is MessageStatus.COMPLETE
-    # As the docs say: the paused turn goes back as Claude's turn, as it was.
-    assert chat_requests(fake_server)[-1]["messages"][-1] == {
-        "role": "assistant",
-        "content": "Part one. ",
-    }
+    # The paused turn goes back as Claude's turn, as it was, then a user turn asks to go
+    # on: never a prefill, which models from Claude 4.6 on refuse (the fake too).
+    *_, paused, go_on = chat_requests(fake_server)[-1]["messages"]
+    assert paused == {"role": "assistant", "content": "Part one. "}
+    assert go_on["role"] == "user" and CONTINUE_PROMPT in str(go_on["content"])
 
 
 def test_a_turn_that_keeps_pausing_stops_with_continue(
@@ -179,8 +179,8 @@ def test_a_turn_that_keeps_pausing_stops_with_continue(
     assert chat.service.continue_reply(reply)
     chat.idle()
     assert chat.stored()[-1].content.endswith("Part 3. Done.")
-    # A paused reply goes on as the docs say: Claude's turn last, no prompt added.
-    assert chat_requests(fake_server)[-1]["messages"][-1]["role"] == "assistant"
+    # A paused reply goes on with Claude's turn, then a user turn: never a prefill.
+    assert chat_requests(fake_server)[-1]["messages"][-1]["role"] == "user"
 
 
 def test_a_filled_window_is_condensed_and_the_reply_continued_once(

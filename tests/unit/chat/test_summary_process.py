@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -109,12 +108,11 @@ def test_a_child_that_dies_is_said_plainly_and_replaced(
     database, session_id = conversation
     process.run(call(database, session_id), cancelled=lambda: False)
     child = process._process
-    assert child is not None and child.pid is not None
-    pid = child.pid
+    assert child is not None
 
     def killed_while_running() -> bool:
         if child.is_alive():
-            os.kill(pid, signal.SIGKILL)
+            child.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
             child.join(5)
         return False
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -55,8 +56,8 @@ def small_disk(
 ) -> Iterator[SmallDisk]:
     """CAIRN_HOME on a fresh 64 MB tmpfs (requested before `start_chat`, so the
     service is shut down before it is unmounted)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs to fill needs root")
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs Linux and root")
     mount = tmp_path / "small-disk"
     mount.mkdir()
     done = subprocess.run(
@@ -64,6 +65,7 @@ def small_disk(
         capture_output=True,
         text=True,
         check=False,
+        encoding="utf-8",
     )
     if done.returncode != 0:
         pytest.skip(f"could not mount a tmpfs: {done.stderr.strip()}")

@@ -218,4 +218,4 @@ def test_a_declined_reply_is_not_regenerated(
     assert declined.status is MessageStatus.DECLINED and declined.role is Role.ASSISTANT
     assert not chat.service.current.versions.regenerate(declined)
     (error,) = chat.events.named("error_raised")[-1]
-    assert "Edit your message" in error.message
+    assert "Ask another model" in error.message and "edit your message" in error.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
 
@@ -12,6 +13,7 @@ from app.core.attachments import (
     PDF_TOKENS_PER_PAGE,
     AttachmentKind,
     AttachmentRefusedError,
+    base64_size,
     content_block,
     describe,
     image_tokens,
@@ -19,7 +21,14 @@ from app.core.attachments import (
     split_attachment_line,
     with_attachment_line,
 )
-from tests.fakes.sample_files import gif_header, jpeg_header, pdf, png, webp_header
+from tests.fakes.sample_files import (
+    gif_header,
+    jpeg_header,
+    pdf,
+    pdf_in_object_streams,
+    png,
+    webp_header,
+)
 
 SHA = "0" * 64
 
@@ -82,7 +91,18 @@ def test_an_image_over_five_megabytes_is_refused_with_its_size() -> None:
     with pytest.raises(AttachmentRefusedError) as refused:
         describe("big.png", data, SHA, count)
     assert "“big.png” is 5.0 MB" in refused.value.message
-    assert "up to 5.0 MB" in refused.value.message
+    assert "5 MB once encoded to send" in refused.value.message
+
+
+def test_the_five_megabytes_are_measured_on_what_is_sent_not_on_the_file() -> None:
+    # vision: 5 MB an image as sent, base64 (4 bytes for every 3): a 4.6 MB PNG is
+    # 6.1 MB once encoded, and the API refuses it.
+    data = png(20, 20) + b"\x00" * (4_600_000 - len(png(20, 20)))
+    with pytest.raises(AttachmentRefusedError, match="once encoded to send"):
+        describe("photo.png", data, SHA, count)
+    fits = png(20, 20) + b"\x00" * (MAX_IMAGE_BYTES * 3 // 4 - len(png(20, 20)))
+    assert base64_size(len(fits)) <= MAX_IMAGE_BYTES
+    assert describe("photo.png", fits, SHA, count).size == len(fits)
 
 
 def test_an_image_over_8000_pixels_is_refused() -> None:
@@ -103,9 +123,24 @@ def test_a_pdf_is_counted_per_page_as_an_estimate() -> None:
     assert attachment.estimated
 
 
-def test_pdf_pages_are_found_through_the_page_tree_count() -> None:
-    compressed = b"%PDF-1.7\n1 0 obj << /Type /Pages /Kids [] /Count 42 >> endobj\n%%EOF"
-    assert pdf_pages(compressed) == 42
+def test_pdf_pages_in_compressed_object_streams_are_counted_by_a_pdf_reader() -> None:
+    # PDF 1.5 object streams hide every page object from a scan of the raw bytes.
+    data = pdf_in_object_streams(60)
+    assert re.search(rb"/Type\s*/Page\b", data) is None
+    assert pdf_pages(data) == 60
+    attachment = describe("report.pdf", data, SHA, count)
+    assert attachment.pages == 60
+    assert attachment.tokens == 60 * PDF_TOKENS_PER_PAGE
+
+
+def test_a_pdf_of_more_than_100_pages_in_object_streams_is_refused() -> None:
+    with pytest.raises(AttachmentRefusedError, match="has 120 pages"):
+        describe("book.pdf", pdf_in_object_streams(120), SHA, count)
+
+
+def test_a_pdf_whose_pages_cannot_be_read_is_refused_as_damaged() -> None:
+    with pytest.raises(AttachmentRefusedError, match="looks damaged"):
+        describe("broken.pdf", b"%PDF-1.4\nnothing here\n", SHA, count)
 
 
 def test_a_pdf_of_more_than_100_pages_is_refused() -> None:
@@ -121,7 +156,7 @@ def test_a_pdf_too_large_for_a_request_is_refused() -> None:
 
 
 def test_a_password_protected_pdf_is_refused() -> None:
-    data = pdf(1).replace(b"trailer <<", b"trailer << /Encrypt 9 0 R")
+    data = pdf(1).replace(b"trailer\n<<", b"trailer\n<< /Encrypt 9 0 R")
     with pytest.raises(AttachmentRefusedError, match="password"):
         describe("secret.pdf", data, SHA, count)
 
@@ -186,12 +221,3 @@ def test_the_summarizers_transcript_names_the_files_and_counts_only_the_text() -
     block = TranscriptBuilder(counter, 10_000, UTC).message_block(stored)
     assert "[attached: report.pdf]" in block.content
     assert block.tokens < 50
-
-
-def test_pages_are_counted_once_across_the_pieces_a_large_file_is_scanned_in() -> None:
-    from app.core import attachments
-
-    page = b"<< /Type /Page /Parent 2 0 R >>\n"
-    for shift in range(0, 40, 3):
-        head = b"%PDF-1.4\n" + b"%" * (attachments._SCAN_STEP - 12 - shift) + b"\n"
-        assert pdf_pages(head + page * 3) == 3

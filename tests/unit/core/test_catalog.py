@@ -87,14 +87,14 @@ def test_api_shaped_entries_become_models() -> None:
 def test_missing_limits_are_filled_from_the_table_or_the_safe_default() -> None:
     cleaned = clean_model_list(
         [
-            {"id": "claude-opus-4-6"},
+            {"id": "claude-opus-5"},
             {"id": "claude-unlisted", "display_name": "  "},
             {"id": "claude-small-window", "max_input_tokens": 2_000},
         ]
     )
 
-    assert cleaned[0] == find_model("claude-opus-4-6", []).model_copy(
-        update={"display_name": "claude-opus-4-6"}
+    assert cleaned[0] == find_model("claude-opus-5", []).model_copy(
+        update={"display_name": "claude-opus-5"}
     )
     assert cleaned[1] == ModelInfo(
         id="claude-unlisted",
@@ -150,8 +150,13 @@ def test_the_bundled_table_matches_the_documentation() -> None:
     limits = {model.id: (model.max_input_tokens, model.max_tokens) for model in FALLBACK_MODELS}
 
     assert limits == {
+        "claude-sonnet-5-5": (1_000_000, 128_000),
+        "claude-opus-5-5": (1_000_000, 128_000),
+        "claude-haiku-5-5": (1_000_000, 128_000),
+        "claude-fable-5-1": (1_000_000, 128_000),
+        "claude-sonnet-5": (1_000_000, 128_000),
+        "claude-opus-5": (1_000_000, 128_000),
         "claude-sonnet-4-6": (1_000_000, 128_000),
-        "claude-opus-4-6": (1_000_000, 128_000),
         "claude-haiku-4-5": (200_000, 64_000),
     }
     assert all(model.line is not None and not model.deprecated for model in FALLBACK_MODELS)

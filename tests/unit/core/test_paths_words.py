@@ -13,7 +13,7 @@ from app.core.paths import AppPaths, describe_folder_error
 
 def test_a_file_where_the_data_folder_should_be_is_said_plainly(tmp_path: Path) -> None:
     home = tmp_path / "cairn"
-    home.write_text("not a folder")
+    home.write_text("not a folder", encoding="utf-8")
     paths = AppPaths(data_dir=home / "data", config_dir=home / "config", log_dir=home / "logs")
 
     with pytest.raises(OSError) as caught:
@@ -30,7 +30,7 @@ def test_a_file_where_the_data_folder_should_be_is_said_plainly(tmp_path: Path) 
 
 def test_a_file_with_the_folder_s_own_name_is_not_named_twice(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    data.write_text("not a folder")
+    data.write_text("not a folder", encoding="utf-8")
 
     with pytest.raises(OSError) as caught:
         data.mkdir(parents=True, exist_ok=True)

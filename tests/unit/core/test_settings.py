@@ -160,7 +160,9 @@ def test_default_instructions_and_the_notice_switch_round_trip(path: Path) -> No
 
 
 def test_overlong_default_instructions_are_trimmed_not_a_reason_to_reset(path: Path) -> None:
-    path.write_text(json.dumps({"theme": "dark", "default_instructions": " x" * 30_000}))
+    path.write_text(
+        json.dumps({"theme": "dark", "default_instructions": " x" * 30_000}), encoding="utf-8"
+    )
     loaded = load_settings(path)
     assert loaded.notice is None and loaded.settings.theme == "dark"
     assert len(loaded.settings.new_conversation_instructions()) == MAX_INSTRUCTIONS_CHARS

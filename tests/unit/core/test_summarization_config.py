@@ -39,7 +39,7 @@ def test_defaults_are_those_of_the_design() -> None:
     assert config.message_trigger is None
     assert config.mode == "hybrid"
     assert config.summarizer_models == DEFAULT_SUMMARIZER_MODELS
-    assert config.summarizer_models[0] == "claude-haiku-4-5"  # the cheapest capable first
+    assert config.summarizer_models[0] == "claude-haiku-5-5"  # the cheapest capable first
     assert config.max_summary_tokens == 800
     assert config.abort_on_failure is False
     assert config.target_compression == 0.3

@@ -20,7 +20,7 @@ from app.core.errors import (
     StructuredOutputError,
 )
 from app.core.models import Message, Role
-from app.core.summarization_config import SummarizationConfig
+from app.core.summarization_config import DEFAULT_SUMMARIZER_MODELS, SummarizationConfig
 from app.core.summarizer import (
     TOOL_NAME,
     Summarizer,
@@ -189,7 +189,7 @@ def test_hybrid_merges_rule_facets_and_keeps_every_hard_fact(counter: TokenCount
     draft = result.draft
     assert draft is not None
     assert draft.mode is SummaryMode.HYBRID
-    assert draft.model == "claude-haiku-4-5"
+    assert draft.model == "claude-haiku-5-5"
     assert draft.instructions == "Focus on money."
     # The rule's decision is the LLM's, de-duplicated; the rule's action item is merged in.
     assert [p.text for p in draft.content.decisions] == ["Let's go with the short format"]
@@ -463,11 +463,11 @@ def test_a_missing_model_moves_down_the_list_and_nothing_else_does(
 
 
 def test_every_model_missing_falls_back(counter: TokenCounter) -> None:
-    complete = FakeCompletion(ModelNotFoundError("No."), ModelNotFoundError("No."))
+    complete = FakeCompletion(*(ModelNotFoundError("No.") for _ in DEFAULT_SUMMARIZER_MODELS))
 
     result = summarize(make(counter, complete))
 
-    assert len(complete.calls) == 2
+    assert [call["model"] for call in complete.calls] == list(DEFAULT_SUMMARIZER_MODELS)
     assert result.outcome is EventOutcome.FALLBACK
     assert result.error_class == "ModelNotFoundError"
 

@@ -52,6 +52,7 @@ def test_importing_the_provider_does_not_import_the_sdk() -> None:
         text=True,
         timeout=60,
         check=True,
+        encoding="utf-8",
     )
 
     assert json.loads(result.stdout) == []

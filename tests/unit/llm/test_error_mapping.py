@@ -18,6 +18,7 @@ from app.core.errors import (
     ModelNotFoundError,
     OutOfCreditError,
     OverloadedError,
+    PaymentDetailsError,
     PermissionDeniedError,
     RateLimitedError,
     RequestTooLargeError,
@@ -83,7 +84,7 @@ def _status_error(
 _STATUS_CASES = [
     (400, anthropic.BadRequestError, BadRequestError),
     (401, anthropic.AuthenticationError, ApiKeyRejectedError),
-    (402, anthropic.PaymentRequiredError, OutOfCreditError),
+    (402, anthropic.PaymentRequiredError, PaymentDetailsError),
     (403, anthropic.PermissionDeniedError, PermissionDeniedError),
     (404, anthropic.NotFoundError, ModelNotFoundError),
     (408, anthropic.RequestTimeoutError, ServerError),
@@ -240,7 +241,13 @@ def test_other_invalid_requests_stay_bad_requests() -> None:
         (anthropic.InternalServerError, 502, "api_error", ServerError, "Claude had a problem"),
         # A status the SDK has no class for is read from the body's type.
         (anthropic.APIStatusError, 418, "rate_limit_error", RateLimitedError, None),
-        (anthropic.APIStatusError, 418, "billing_error", OutOfCreditError, "No credit left"),
+        (
+            anthropic.APIStatusError,
+            418,
+            "billing_error",
+            PaymentDetailsError,
+            "Payment details need attention",
+        ),
         (anthropic.APIStatusError, 418, "something_new_error", BadRequestError, None),
     ],
 )
@@ -432,3 +439,12 @@ def test_retry_after_as_an_http_date() -> None:
 )
 def test_waits_are_described_in_words(seconds: float | None, words: str) -> None:
     assert describe_wait(seconds) == words
+
+
+def test_a_402_billing_error_asks_for_payment_details_not_credit() -> None:
+    """402 `billing_error` is "an issue with your billing or payment information"
+    (https://platform.claude.com/docs/en/api/errors), not an empty balance."""
+    error = map_sdk_error(_status_error(402, exception_class=anthropic.PaymentRequiredError))
+    assert isinstance(error, PaymentDetailsError)
+    assert "payment details" in error.message and "credit" not in error.message
+    assert error.link == BILLING_URL

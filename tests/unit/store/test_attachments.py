@@ -49,7 +49,7 @@ def test_a_damaged_or_missing_file_is_said_in_plain_words(tmp_path: Path) -> Non
 
 def test_a_full_disk_is_said_and_leaves_nothing_behind(tmp_path: Path) -> None:
     blocked = tmp_path / "attachments"
-    blocked.write_text("a file where the folder should be")
+    blocked.write_text("a file where the folder should be", encoding="utf-8")
     with pytest.raises(StorageError, match="could not keep a copy"):
         AttachmentFiles(tmp_path / "cairn.db").put(b"data")
 
@@ -90,9 +90,9 @@ def test_export_names_the_files_and_import_keeps_them(tmp_path: Path) -> None:
 
     target = tmp_path / "export.json"
     export_conversations(opened.connection, target, fmt=ExportFormat.JSON)
-    exported = json.loads(target.read_text())
+    exported = json.loads(target.read_text(encoding="utf-8"))
     schema = json.loads(
-        (Path(__file__).parents[3] / "resources" / "export-schema.json").read_text()
+        (Path(__file__).parents[3] / "resources" / "export-schema.json").read_text(encoding="utf-8")
     )
     jsonschema.Draft202012Validator(schema).validate(exported)
     record = exported["conversations"][0]
@@ -115,7 +115,7 @@ def test_export_names_the_files_and_import_keeps_them(tmp_path: Path) -> None:
     ]
     markdown = tmp_path / "export.md"
     export_conversations(opened.connection, markdown, fmt=ExportFormat.MARKDOWN)
-    assert "[attached: cat.png]" in markdown.read_text()
+    assert "[attached: cat.png]" in markdown.read_text(encoding="utf-8")
 
     imported = import_conversations(opened.connection, read_export(target), as_copy=True)
     (copy_id,) = imported.session_ids
@@ -145,9 +145,9 @@ def test_the_export_carries_the_files_to_another_computer(tmp_path: Path) -> Non
     target = tmp_path / "export.json"
     export_conversations(opened.connection, target, fmt=ExportFormat.JSON, database=database)
     store.close()
-    exported = json.loads(target.read_text())
+    exported = json.loads(target.read_text(encoding="utf-8"))
     schema = json.loads(
-        (Path(__file__).parents[3] / "resources" / "export-schema.json").read_text()
+        (Path(__file__).parents[3] / "resources" / "export-schema.json").read_text(encoding="utf-8")
     )
     jsonschema.Draft202012Validator(schema).validate(exported)
     (record,) = exported["conversations"][0]["attachments"]
@@ -160,7 +160,7 @@ def test_the_export_carries_the_files_to_another_computer(tmp_path: Path) -> Non
     assert AttachmentFiles(elsewhere).read(picture.sha256) == data
 
     record["data"] = base64.b64encode(png(31, 20)).decode()
-    target.write_text(json.dumps(exported))
+    target.write_text(json.dumps(exported), encoding="utf-8")
     with pytest.raises(ImportRefusedError, match="does not match its sha256"):
         read_export(target)
     other.connection.close()

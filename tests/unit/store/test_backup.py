@@ -89,7 +89,7 @@ def test_a_cancelled_backup_leaves_nothing(sessions: SessionStore, database: Pat
 
 def test_an_unusable_folder_is_said_in_plain_words(sessions: SessionStore, database: Path) -> None:
     sessions.create_session("t", MODEL)
-    backup_folder(database).write_text("a file where the folder should be")
+    backup_folder(database).write_text("a file where the folder should be", encoding="utf-8")
 
     with pytest.raises(StorageError, match="couldn't create its backup folder") as raised:
         take_daily_backup(database, today=DAY)
@@ -142,7 +142,7 @@ def test_a_damaged_backup_is_refused_and_nothing_changes(
     with pytest.raises(BackupRefusedError, match="Nothing was changed"):
         restore(database, damaged)
     not_a_database = tmp_path / "notes.db"
-    not_a_database.write_text("hello")
+    not_a_database.write_text("hello", encoding="utf-8")
     with pytest.raises(BackupRefusedError, match="Nothing was changed"):
         restore(database, not_a_database)
 

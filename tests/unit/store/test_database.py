@@ -156,7 +156,9 @@ def test_connect_to_a_missing_file_does_not_create_one(database: Path) -> None:
 
 def test_a_data_folder_that_cannot_be_made_is_said_in_plain_words(tmp_path: Path) -> None:
     blocker = tmp_path / "home"
-    blocker.write_text("")  # a file where the folder should be: refused even to root
+    blocker.write_text(
+        "", encoding="utf-8"
+    )  # a file where the folder should be: refused even to root
     database = blocker / "data" / "cairn.db"
 
     with pytest.raises(StorageError) as caught:
@@ -167,7 +169,7 @@ def test_a_data_folder_that_cannot_be_made_is_said_in_plain_words(tmp_path: Path
         f"Cairn can't create the folder where it keeps your conversations ({database.parent}): "
         f"there is a file where the folder should be ({blocker})."
     )
-    assert not blocker.read_text(), "the file in the way is left alone"
+    assert not blocker.read_text(encoding="utf-8"), "the file in the way is left alone"
 
 
 def test_connect_before_open_database_is_a_bug(tmp_path: Path) -> None:
@@ -316,7 +318,7 @@ def test_a_new_database_is_not_checked_and_is_marked_in_use(database: Path) -> N
     result.connection.close()
 
     assert (check.calls, result.checked, result.check_reason) == (0, False, None)
-    assert json.loads(state_file(database).read_text())["in_use"] is True
+    assert json.loads(state_file(database).read_text(encoding="utf-8"))["in_use"] is True
 
 
 def test_after_a_clean_shutdown_the_check_does_not_run_at_open(database: Path) -> None:
@@ -360,7 +362,7 @@ def test_a_database_without_a_record_is_checked(database: Path) -> None:
 
 def test_an_unreadable_record_means_a_check(database: Path) -> None:
     filled(database)
-    state_file(database).write_text("{ half a record")
+    state_file(database).write_text("{ half a record", encoding="utf-8")
 
     result, check = open_counted(database)
     result.connection.close()
@@ -492,7 +494,7 @@ def test_damage_recorded_for_a_file_since_replaced_is_checked_not_set_aside(
 
 def test_a_check_cancelled_before_it_starts_records_nothing(database: Path) -> None:
     filled(database)
-    before = state_file(database).read_text()
+    before = state_file(database).read_text(encoding="utf-8")
     cancel = CheckCancel()
     cancel.cancel()
     check = CountingCheck()
@@ -500,12 +502,12 @@ def test_a_check_cancelled_before_it_starts_records_nothing(database: Path) -> N
     result = check_database(database, cancel=cancel, integrity_check=check)
 
     assert (result.outcome, result.message, check.calls) == (CheckOutcome.INCOMPLETE, None, 0)
-    assert state_file(database).read_text() == before
+    assert state_file(database).read_text(encoding="utf-8") == before
 
 
 def test_a_cancel_from_another_thread_interrupts_a_running_check(database: Path) -> None:
     filled(database)
-    before = state_file(database).read_text()
+    before = state_file(database).read_text(encoding="utf-8")
     cancel = CheckCancel()
     started = threading.Event()
 
@@ -529,7 +531,7 @@ def test_a_cancel_from_another_thread_interrupts_a_running_check(database: Path)
 
     assert result.outcome is CheckOutcome.INCOMPLETE
     assert result.seconds < 10
-    assert state_file(database).read_text() == before
+    assert state_file(database).read_text(encoding="utf-8") == before
 
 
 def test_checking_a_garbage_file_reports_damage(database: Path) -> None:

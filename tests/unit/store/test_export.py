@@ -253,11 +253,11 @@ def test_failed_write_keeps_the_old_file(
     with pytest.raises(ExportError, match="couldn't write"):
         export_conversations(connection, target, fmt=ExportFormat.JSON)
     existing = tmp_path / "old.json"
-    existing.write_text("old")
+    existing.write_text("old", encoding="utf-8")
     connection.execute("DROP TABLE event")  # the export fails midway
     with pytest.raises(UserFacingError):
         export_conversations(connection, existing, fmt=ExportFormat.JSON)
-    assert existing.read_text() == "old"
+    assert existing.read_text(encoding="utf-8") == "old"
     assert not list(tmp_path.glob(".old.json*"))  # no temporary file left behind
 
 
@@ -278,7 +278,7 @@ def test_duplicate_is_refused_unless_as_copy(
         connection, tmp_path / "y.json", fmt=ExportFormat.JSON, session_ids=[copy_id]
     )
     assert copy.conversations == 1
-    copied = json.loads((tmp_path / "y.json").read_text())["conversations"][0]
+    copied = json.loads((tmp_path / "y.json").read_text(encoding="utf-8"))["conversations"][0]
     original = data["conversations"][0]
     old_ids = {s["id"] for s in original["summaries"]}
     assert not old_ids & {s["id"] for s in copied["summaries"]}
@@ -403,10 +403,10 @@ def test_every_bad_import_writes_nothing(
         assert phrase in caught.value.message, (what, caught.value.message)
         assert _counts(connection) == before, what
     path = tmp_path / "fine.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data), encoding="utf-8")
     import_conversations(connection, read_export(path))
     conversation["session"]["id"] = "a-third-id"  # its summaries are now in Cairn already
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(AlreadyImportedError, match="already in Cairn"):
         import_conversations(connection, read_export(path))
     assert _counts(connection)["session"] == before["session"] + 1
@@ -429,7 +429,7 @@ def test_too_large_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(export, "MAX_IMPORT_BYTES", 10)
     path = tmp_path / "big.json"
-    path.write_text('{"format": "cairn-export"}')
+    path.write_text('{"format": "cairn-export"}', encoding="utf-8")
     with pytest.raises(ImportRefusedError, match="too large"):
         read_export(path)
 
@@ -446,7 +446,7 @@ def test_a_failing_conversation_rolls_back_the_others(
     fresh = _renamed(data["conversations"][0], "new")
     data["conversations"] = [fresh, data["conversations"][0]]  # second one already exists
     path = tmp_path / "mixed.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data), encoding="utf-8")
     before = _counts(connection)
     with pytest.raises(AlreadyImportedError):
         import_conversations(connection, read_export(path))
@@ -636,7 +636,9 @@ def test_export_import_export_is_identical(
 # --- the schema and the document -------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[3]
-SCHEMA: dict[str, Any] = json.loads((ROOT / "resources" / "export-schema.json").read_text())
+SCHEMA: dict[str, Any] = json.loads(
+    (ROOT / "resources" / "export-schema.json").read_text(encoding="utf-8")
+)
 MODELS: dict[str, type[BaseModel]] = {
     "session": SessionRecord,
     "message": MessageRecord,

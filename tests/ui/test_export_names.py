@@ -1,0 +1,36 @@
+"""The name Export conversation… suggests is one Windows accepts (app/core/platform.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QLineEdit
+from pytestqt.qtbot import QtBot
+
+from app.core.paths import AppPaths
+from app.store import SessionStore, open_database
+from app.store.database import mark_clean_shutdown
+from app.ui.app import CairnSession
+
+
+def test_a_conversation_called_con_is_suggested_as_a_file_windows_accepts(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    opened = open_database(paths.database)
+    store = SessionStore(opened.connection, database=opened.path)
+    store.create_session("CON", "claude-sonnet-4-5")
+    store.close()
+    mark_clean_shutdown(opened.path)
+    session = open_window()
+    actions = session.window.exports
+    actions.native_dialogs = False
+
+    dialog = actions.export_current()
+
+    assert dialog is not None
+    qtbot.waitExposed(dialog)
+    name = dialog.findChild(QLineEdit, "fileNameEdit")
+    assert name is not None and name.text() == "CON conversation"
+    dialog.reject()

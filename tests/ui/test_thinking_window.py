@@ -1,0 +1,108 @@
+"""The real window on a thinking-always-on model (Claude Opus 5.5), against the fake server
+through the real SDK: a long conversation where Claude searches the archive. The follow-up
+request carries the turn exactly as it came (thinking first, byte for byte), no error
+banner shows, the reply is complete, and the thinking sits collapsed above it; a refusal
+offers "Ask another model" with the API's explanation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.core.lookup import TOOL_NAME
+from app.core.models import MessageStatus, Role
+from app.core.paths import AppPaths
+from app.store.database import open_database
+from app.store.sessions import SessionStore
+from app.store.summaries import SummaryStore
+from app.ui.app import CairnSession
+from app.ui.thinking_block import ThinkingBlock
+from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer
+from tests.ui.test_summarize_now import chat
+from tests.unit.chat.test_lookups import ARCHIVED
+from tests.unit.store.test_summaries import condensed
+
+ALWAYS_ON = "claude-opus-5-5"
+
+
+def seed_long_conversation(turns: int = 60) -> None:
+    """A conversation on Opus 5.5: the archived exchange about the gate code, condensed,
+    then `turns` more exchanges still live."""
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    opened = open_database(paths.database)
+    sessions = SessionStore(opened.connection, database=opened.path)
+    session = sessions.create_session("Moving house", ALWAYS_ON)
+    archived = [sessions.append_message(session.id, role, text) for role, text in ARCHIVED]
+    for turn in range(turns):
+        sessions.append_message(session.id, Role.USER, f"Box {turn}: books and plates, fragile.")
+        sessions.append_message(session.id, Role.ASSISTANT, f"Noted box {turn} as fragile.")
+    summaries = SummaryStore.open(paths.database)
+    summaries.commit_summary(condensed(archived))
+    summaries.close()
+    sessions.close()
+
+
+def test_a_lookup_on_an_always_thinking_model_goes_back_byte_identical(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    seed_long_conversation()
+    cairn = open_window()
+    qtbot.waitUntil(lambda: cairn.controller.current is not None, timeout=15_000)
+    fake_server.add_tool_use(TOOL_NAME, {"query": "gate code"}, text_before="Let me look.")
+    fake_server.add_reply("The gate code is AX-7731.")
+    fake_server.clear_requests()
+    chat(qtbot, cairn, "What was the gate code again?")
+
+    first, second = fake_server.requests_to(MESSAGES_PATH)
+    assert first.body["model"] == ALWAYS_ON
+    assert first.body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assistant = second.body["messages"][-2]
+    # Byte for byte what the server sent: the thinking (its signature too), then the call.
+    sent = fake_server.sent_content[0]
+    assert json.dumps(assistant["content"]) == json.dumps(sent)
+    assert [block["type"] for block in sent] == ["thinking", "tool_use"]
+
+    assert not cairn.window.banner.isVisible(), "no error banner"
+    reply = cairn.window.transcript.message_widgets()[-1]
+    assert reply.message.role is Role.ASSISTANT
+    assert reply.message.status is MessageStatus.COMPLETE
+    assert reply.text == "The gate code is AX-7731."
+    block = reply.findChild(ThinkingBlock)
+    assert block is not None and block.isVisible()
+    assert block.toggle.text().startswith("Thought for")
+    assert not block.details.isVisible(), "collapsed until opened"
+    block.toggle.setFocus()
+    qtbot.keyClick(block.toggle, Qt.Key.Key_Space)
+    assert block.details.isVisible() and "Let me look." in block.details.text()
+
+
+def test_a_refusal_offers_another_model_with_its_explanation(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    cairn = open_window()
+    fake_server.add_reply("I", stop_reason="refusal")
+    chat(qtbot, cairn, "Write me something risky")
+    reply = cairn.window.transcript.message_widgets()[-1]
+    assert reply.message.status is MessageStatus.DECLINED
+    qtbot.waitUntil(lambda: "Another model often answers" in reply.status_note())
+    note = reply.status_note()
+    assert "could enable cyber harm" in note, "the API's explanation"
+    assert "Claude Opus 5.5" in note, "the next listed model, said in words"
+    fake_server.add_reply("Here is a safe answer.")
+    reply.action_requested.emit()
+    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    last = fake_server.requests_to(MESSAGES_PATH)[-1].body
+    assert last["model"] == "claude-opus-5-5"
+    assert last["messages"][-1]["role"] == "user"
+    shown = cairn.window.transcript.message_widgets()[-1]
+    assert shown.text == "Here is a safe answer."
