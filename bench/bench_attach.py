@@ -177,7 +177,7 @@ def thumbs_folder() -> Path:
 
 def bench_pictures(app: Any, base_url: str, images: int, runs: int) -> None:
     from app.chat.service import PAGE_SIZE
-    from app.ui.attachment_tray import AttachmentStrip
+    from app.ui.window_attachments import AttachmentStrip
 
     expected = min(images, PAGE_SIZE // 2)
     print(f"\n2. opening a conversation with {images} pictures, {runs} runs")
@@ -206,13 +206,13 @@ def bench_pictures(app: Any, base_url: str, images: int, runs: int) -> None:
                 )
 
             # Cairn reopens the last conversation at start: leave it for a new one first.
-            controller.new_conversation()
+            controller.service.new_conversation()
             run_until(app, lambda: not strips())
             if run == 0:  # the first time: no thumbnail made yet
                 shutil.rmtree(thumbs_folder(), ignore_errors=True)
                 window.files.forget_thumbnails()
             start = time.perf_counter()
-            controller.open_session(session_id)
+            controller.service.open_session(session_id)
             run_until(app, shown)
             on_screen = time.perf_counter()
             run_until(app, thumbnails)

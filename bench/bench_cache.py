@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO))
 
 import keyring  # noqa: E402
 
-from app.chat.attachments import AttachmentPreparer, ComposerAttachments  # noqa: E402
+from app.chat.attachments import AttachmentPreparer  # noqa: E402
 from app.chat.events import Activity, ChatEvents  # noqa: E402
 from app.chat.loop import QueueLoop  # noqa: E402
 from app.chat.service import ChatService, ServiceDependencies  # noqa: E402
@@ -274,13 +274,13 @@ def run(name: str, model: ModelInfo, turns: int, files: bool = False) -> Figures
 
     def idle() -> bool:
         current = service.current
-        return current.activity is Activity.IDLE and not current.has_jobs
+        return current.state.activity is Activity.IDLE and not current.has_jobs
 
     try:
         service.start()
         loop.run_until(lambda: service.counter.ready and service.runner.running == 0, 60)
-        loop.run_until(lambda: service.selected_model == model.id, 60)
-        preparer = ComposerAttachments(service, database).preparer if files else None
+        loop.run_until(lambda: service.current.state.model_id == model.id, 60)
+        preparer = service.attachments.preparer if files else None
         for turn in range(turns):
             server.add_reply(prose(rng, rng.randint(120, 320)))
             if preparer is not None:
@@ -290,7 +290,7 @@ def run(name: str, model: ModelInfo, turns: int, files: bool = False) -> Figures
                     figures.refused += 1  # refused before sending (never on this path)
                     events.problems.clear()
                     continue
-                loop.run_until(lambda: service.current.activity is Activity.REPLYING, 120)
+                loop.run_until(lambda: service.current.state.activity is Activity.REPLYING, 120)
             loop.run_until(idle, 120)
             if files and events.problems:
                 figures.refused += len(events.problems)
@@ -305,7 +305,7 @@ def run(name: str, model: ModelInfo, turns: int, files: bool = False) -> Figures
                 note.count(",") + 1
                 for note in re.findall(r"\[earlier files?: ([^\]]*) — not re-sent\]", last)
             )
-        session_id = service.current.session_id
+        session_id = service.current.state.session_id
         assert session_id is not None
         for message in store.messages(session_id):
             if message.role is Role.ASSISTANT and message.usage is not None:

@@ -49,16 +49,16 @@ def main() -> None:
         store.close()
         cairn = open_cairn(paths)
         cairn.window.show()
-        cairn.controller.start()
-        cairn.controller.counter.load()
+        cairn.controller.service.start()
+        cairn.controller.service.counter.load()
         app.processEvents()
         samples = []
         draft = ""
         for index in range(60):
             draft += "typing a few more words " if index % 5 else "\n"
             start = time.perf_counter()
-            cairn.controller.set_draft(draft)
-            cairn.window.gauge.repaint()
+            cairn.controller.service.current.gauge.set_draft(draft)
+            cairn.window.header.gauge.repaint()
             samples.append((time.perf_counter() - start) * 1000)
         cairn.window.close()
         cairn.close()

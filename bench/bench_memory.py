@@ -104,15 +104,15 @@ def app_child(scenario: str) -> None:
             window.sidebar.select_session(BIG_CONVERSATION)
             yield (
                 lambda: (
-                    controller.current is not None
-                    and controller.current.id == BIG_CONVERSATION
-                    and controller.service.current.loaded
+                    controller.service.current.state.session is not None
+                    and controller.service.current.state.session.id == BIG_CONVERSATION
+                    and controller.service.current.state.loaded
                 )
             )
             yield settled(controller, time.perf_counter())
             yield wait(IDLE_SECONDS)
             result["open"] = snapshot()
-            result["live"] = len(controller.service.current.tail)
+            result["live"] = len(controller.service.current.state.tail)
         result["allocations"] = top_allocations()
         print("MEM " + json.dumps(result), flush=True)
 

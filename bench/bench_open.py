@@ -25,7 +25,7 @@ selects the big conversation in the sidebar as a click would
 - `gauge`: until the gauge has figures again (the live tail is read on a worker, then
   taken in on the GUI thread) and has painted them;
 - `worker` / `take-in`: the worker's read of the live tail, and the GUI thread's
-  `Conversation._loaded` that takes it in (both timed by wrapping them in this process);
+  `ConversationOpening._loaded` that takes it in (both timed by wrapping them in this process);
 - `stall`: the longest gap of a 1 ms QTimer heartbeat on the GUI thread over the whole
   switch (until the gauge painted);
 - RSS (VmRSS) before the click and after the gauge painted, each after `gc.collect()`
@@ -309,7 +309,7 @@ def child(target: str) -> None:
     from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
     from PySide6.QtWidgets import QApplication, QWidget
 
-    import app.chat.conversation as conversation_module
+    import app.chat.opening as opening_module
     from app.core.paths import AppPaths
     from app.secrets.keystore import SERVICE_NAME, USERNAME
     from app.ui.app import open_cairn
@@ -325,8 +325,8 @@ def child(target: str) -> None:
     marks: dict[str, float] = {}
     worker_seconds: list[float] = []
     take_in_seconds: list[float] = []
-    original_load = conversation_module.load_conversation
-    original_loaded = conversation_module.Conversation._loaded
+    original_load = opening_module.load_conversation
+    original_loaded = opening_module.ConversationOpening._loaded
 
     def timed_load(*args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
@@ -340,8 +340,8 @@ def child(target: str) -> None:
         original_loaded(self, loaded)
         take_in_seconds.append(time.perf_counter() - started)
 
-    conversation_module.load_conversation = timed_load  # type: ignore[assignment]
-    conversation_module.Conversation._loaded = timed_loaded  # type: ignore[method-assign]
+    opening_module.load_conversation = timed_load  # type: ignore[assignment]
+    opening_module.ConversationOpening._loaded = timed_loaded  # type: ignore[method-assign]
 
     app = QApplication([])
     beats: list[float] = []
@@ -380,13 +380,13 @@ def child(target: str) -> None:
             return (
                 time.perf_counter() - shown_at > 3.0  # the background check starts at 2 s
                 and controller.service.runner.running == 0
-                and controller.context_state() is not None
-                and controller.current is not None
-                and controller.current.id == "bench-small"
+                and controller.service.current.gauge.measure() is not None
+                and controller.service.current.state.session is not None
+                and controller.service.current.state.session.id == "bench-small"
             )
 
         run_until(settled, 120)
-        transcript, gauge = window.transcript, window.gauge
+        transcript, gauge = window.transcript, window.header.gauge
 
         class Watch(QObject):
             def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -403,7 +403,7 @@ def child(target: str) -> None:
                 return False
 
         def context_changed(state: object) -> None:
-            current = controller.current
+            current = controller.service.current.state.session
             if (
                 state is not None
                 and "clicked" in marks
@@ -438,7 +438,7 @@ def child(target: str) -> None:
         run_until(lambda: time.perf_counter() > settle_until, 5)
         gc.collect()
         rss_after, peak = rss_mib()
-        state = controller.context_state()
+        state = controller.service.current.gauge.measure()
         result = {
             "call": (marks["returned"] - clicked) * 1000,
             "paint": (marks["paint"] - clicked) * 1000,
@@ -450,7 +450,7 @@ def child(target: str) -> None:
             "rss_before": rss_before,
             "rss_after": rss_after,
             "peak": peak,
-            "live": len(controller.service.current.tail),
+            "live": len(controller.service.current.state.tail),
             "tokens": state.used if state is not None else -1,
             "shown": transcript.message_count(),
         }

@@ -160,7 +160,7 @@ def app_child(megabytes: float) -> None:
         def idle() -> bool:
             current = service.current
             return (
-                current.activity is Activity.IDLE
+                current.state.activity is Activity.IDLE
                 and not current.has_jobs
                 and service.runner.running == 0
             )
@@ -193,10 +193,10 @@ def app_child(megabytes: float) -> None:
 
         watch = BannerPaint()
         banner.installEventFilter(watch)
-        sent_before = len(service.current.tail)
+        sent_before = len(service.current.state.tail)
         enter.start()
         QTest.keyClick(editor, Qt.Key.Key_Return)
-        yield lambda: bool(painted) or (len(service.current.tail) > sent_before and idle())
+        yield lambda: bool(painted) or (len(service.current.state.tail) > sent_before and idle())
         enter.stop(painted[0] if painted else None)
         heartbeat.stop()
         banner.removeEventFilter(watch)

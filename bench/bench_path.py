@@ -369,7 +369,7 @@ def _drive(
     def idle() -> bool:
         current = service.current
         return (
-            current.activity is Activity.IDLE
+            current.state.activity is Activity.IDLE
             and not current.has_jobs
             and service.runner.running == 0
         )
@@ -379,7 +379,7 @@ def _drive(
     yield settled(controller, time.perf_counter())
     yield (
         lambda: (
-            (state := controller.context_state()) is not None
+            (state := controller.service.current.gauge.measure()) is not None
             and state.context_window == settings["window"]
         )
     )
@@ -400,9 +400,9 @@ def _drive(
         "READY "
         + json.dumps(
             {
-                "live": len(current.tail),
-                "live_tokens": current.tail.tally.history,
-                "summaries": len(current.summaries),
+                "live": len(current.state.tail),
+                "live_tokens": current.state.tail.tally.history,
+                "summaries": len(current.state.summaries),
                 "beat_us": (with_beat - poll_only * beat_seconds) / heartbeat.count * 1e6,
                 "idle_ms_per_s": poll_only * 1e3,
                 "beats_per_s": heartbeat.count / beat_seconds,
@@ -426,7 +426,7 @@ def _drive(
         editor.insertPlainText(question)
         yield wait(SETTLE_SECONDS)
         yield idle
-        tail_before, summaries_before = len(current.tail), len(current.summaries)
+        tail_before, summaries_before = len(current.state.tail), len(current.state.summaries)
         marks = Marks()
         hook.marks = marks
         first_paint.arm(marks)
@@ -453,7 +453,10 @@ def _drive(
             raise RuntimeError(f"the turn went wrong: {errors}")
         if marks.requests != 1:
             raise RuntimeError(f"expected one request, got {marks.requests}")
-        if len(current.tail) != tail_before + 2 or len(current.summaries) != summaries_before:
+        if (
+            len(current.state.tail) != tail_before + 2
+            or len(current.state.summaries) != summaries_before
+        ):
             raise RuntimeError("the turn did not add one question and one reply")
         assert marks.request_wall is not None
         if profiling:

@@ -108,10 +108,11 @@ def main() -> None:
         window = session.window
         window.resize(1280, 900)
         window.show()
-        session.controller.start()
+        session.controller.service.start()
         service = session.controller.service
         while not (service.model_wait.settled and service.counter.ready) or (
-            session.controller.busy or len(window.transcript.message_widgets()) < 2
+            session.controller.service.current.state.activity.busy
+            or len(window.transcript.message_widgets()) < 2
         ):
             app.processEvents()
             time.sleep(0.001)
@@ -138,7 +139,10 @@ def main() -> None:
                 window.composer.set_text(f"And the ascent on day {run}?")
                 pressed = time.perf_counter()
                 act()
-                while "first_paint" not in marks or session.controller.busy:
+                while (
+                    "first_paint" not in marks
+                    or session.controller.service.current.state.activity.busy
+                ):
                     app.processEvents()
                     time.sleep(0.0005)
                 if run:

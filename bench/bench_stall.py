@@ -18,7 +18,7 @@ earlier replies. The user pastes a note of about 3 % of the window and gets a sh
 reply: the gauge passes the 80 % trigger, and the automatic summary starts right after
 that reply, on its worker, in the default hybrid mode (rule extraction over the ~1,000
 messages, one forced tool call to the fake server). Should the trigger not fire, the
-bench starts the same job with `controller.summarize()` and says so.
+bench starts the same job with `condensing.summarize()` and says so.
 
 A QTimer (1 ms, precise) on the GUI thread notes every beat; a gap between two beats is
 a stall (the heartbeat is Python, so it waits for the GIL as every slot of the app
@@ -35,7 +35,7 @@ each, so 5 ms gives ~165 deltas/s, and 0.004 about 200). Phases, per run:
   or none: "before delta 1" is the summary with the reply being requested, "stream,
   after" the rest of the reply;
 - manual: a fresh window; the long reply streams, and one second in
-  `controller.summarize()` starts the same job (trigger "manual"), which then runs
+  `condensing.summarize()` starts the same job (trigger "manual"), which then runs
   entirely inside the stream: "both (manual)" is the window where both run;
 - idle: a fresh window; Summarize now with nothing streaming, the preview accepted 0.2 s
   after it opens (the usual case for Accept → updated).
@@ -897,11 +897,11 @@ class Window:
             lambda: (
                 time.perf_counter() - shown > 2.5
                 and self.controller.service.runner.running == 0
-                and self.controller.context_state() is not None
+                and self.controller.service.current.gauge.measure() is not None
             ),
             60,
         )
-        state = self.controller.context_state()
+        state = self.controller.service.current.gauge.measure()
         assert state is not None
         if state.context_window != plan.window:
             raise RuntimeError(f"the window is {state.context_window}, not {plan.window}")
@@ -1025,7 +1025,7 @@ def summary_report(window: Window, before: tuple[int, int], after: tuple[int, in
 
 def start_summary_after_note(window: Window, plan: Plan) -> None:
     """Paste the note, get the short reply; the automatic summary starts right after it
-    (or, should the trigger not fire, `controller.summarize()` starts the same job)."""
+    (or, should the trigger not fire, `condensing.summarize()` starts the same job)."""
     marks = window.marks
     window.server.script_short_reply()
     window.send(plan.note)
@@ -1034,7 +1034,7 @@ def start_summary_after_note(window: Window, plan: Plan) -> None:
         lambda: bool(marks.summary_start) or window.conversation.summarizing, 0.2, must=False
     ):
         marks.manual = True
-        if not window.controller.summarize():
+        if not window.condensing.summarize():
             raise RuntimeError("no summary could be started")
     window.run_until(lambda: bool(marks.summary_start), 30)
 
@@ -1150,8 +1150,8 @@ def run_manual_idle(window: Window) -> None:
     marks = window.marks
     before = window.summary_figures()
     marks.manual = True
-    if not window.controller.summarize():
-        raise RuntimeError("controller.summarize() started nothing")
+    if not window.condensing.summarize():
+        raise RuntimeError("condensing.summarize() started nothing")
     window.run_until(lambda: bool(marks.summary_taken), 120)
     window.idle(0.3)
     after = window.summary_figures()
@@ -1161,7 +1161,7 @@ def run_manual_idle(window: Window) -> None:
 
 
 def run_manual_mid_stream(window: Window) -> None:
-    """The long reply streams; one second in, `controller.summarize()` starts the same job
+    """The long reply streams; one second in, `condensing.summarize()` starts the same job
     the trigger starts (trigger "manual"), so that it runs entirely inside the stream."""
     marks = window.marks
     before = window.summary_figures()
@@ -1170,8 +1170,8 @@ def run_manual_mid_stream(window: Window) -> None:
     window.run_until(lambda: bool(marks.deltas) and len(marks.deltas[0]) > 0, 60)
     window.idle(1.0)
     marks.manual = True
-    if not window.controller.summarize():
-        raise RuntimeError("controller.summarize() started nothing")
+    if not window.condensing.summarize():
+        raise RuntimeError("condensing.summarize() started nothing")
     window.run_until(lambda: marks.replies_done >= 1 and bool(marks.summary_taken), 120)
     window.idle(0.3)
     after = window.summary_figures()
@@ -1233,7 +1233,7 @@ def main() -> None:
         "--phases",
         default="alone,both,manual,idle",
         help="any of: alone (each on its own), both (automatic summary, then the reply), "
-        "manual (controller.summarize() one second into the reply), idle (Summarize now "
+        "manual (condensing.summarize() one second into the reply), idle (Summarize now "
         "with nothing streaming)",
     )
     parser.add_argument(

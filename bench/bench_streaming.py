@@ -112,7 +112,7 @@ def run_once(app: QApplication, tokens: int, rate: float) -> tuple[float, float,
         )
         window = session.window
         window.show()
-        session.controller.start()
+        session.controller.service.start()
         transcript = window.transcript
         original_update = transcript.update_message_text
 
@@ -133,7 +133,7 @@ def run_once(app: QApplication, tokens: int, rate: float) -> tuple[float, float,
         window.composer.set_text("Tell me a story")
         heartbeat.start()
         window.composer.editor.submitted.emit()
-        while session.controller.busy or not beats:
+        while session.controller.service.current.state.activity.busy or not beats:
             app.processEvents()
             time.sleep(0.001)
         heartbeat.stop()

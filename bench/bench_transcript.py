@@ -58,8 +58,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from app.core.models import Message, MessageStatus, Role  # noqa: E402
+from app.ui.message_text import HUGE_MESSAGE_CHARS  # noqa: E402
 from app.ui.transcript import TranscriptView  # noqa: E402
-from app.ui.transcript_message import HUGE_MESSAGE_CHARS  # noqa: E402
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
 APP_CODE = str(REPO / "app") + os.sep

@@ -517,7 +517,7 @@ class Running:
 
     def idle(self) -> bool:
         current = self.service.current
-        return current.activity is Activity.IDLE and not current.has_jobs
+        return current.state.activity is Activity.IDLE and not current.has_jobs
 
     def close(self) -> None:
         self.service.shutdown()
@@ -561,14 +561,14 @@ def start_cairn(database: Path, server: StampingServer) -> Running:
         return (
             service.counter.ready
             and service.runner.running == 0
-            and current.session_id == SESSION_ID
-            and current.loaded
-            and current.model_id == MODEL.id
+            and current.state.session_id == SESSION_ID
+            and current.state.loaded
+            and current.state.model_id == MODEL.id
             and running.idle()
         )
 
     loop.run_until(ready, timeout=120)
-    state = service.context_state()
+    state = service.current.gauge.measure()
     assert state is not None and state.context_window == MODEL.max_input_tokens, state
     return running
 
@@ -694,8 +694,8 @@ def run_cell(
     running = start_cairn(database, server)
     try:
         conversation = running.service.current
-        tally = conversation.tail.tally
-        result = CellResult(cell, len(conversation.tail), tally.history)
+        tally = conversation.state.tail.tally
+        result = CellResult(cell, len(conversation.state.tail), tally.history)
         live_texts = [m.content for m in running.store.live_messages(SESSION_ID)]
         summary_text = conversation.summaries[0].text()
         usable = MODEL.max_input_tokens - reserved_output(MODEL)
@@ -711,7 +711,7 @@ def run_cell(
                 result.langchain.append(langchain)
         # Neither side summarized: every live message is still there, on both sides.
         assert not conversation.summarizing and len(conversation.summaries) == 1
-        assert len(conversation.tail) == result.live_messages + 2 * (warmup + turns)
+        assert len(conversation.state.tail) == result.live_messages + 2 * (warmup + turns)
         assert len(memory.chat_memory.messages) == len(live_texts) + 2 * (warmup + turns)
         assert memory.moving_summary_buffer == summary_text
         median = statistics.median(turn.cpu_ms for turn in result.cairn)

@@ -290,10 +290,10 @@ def settled(controller: Any, shown: float, *, after: float = 6.0) -> Condition:
         current = service.current
         return (
             time.perf_counter() - shown > after
-            and current.activity is Activity.IDLE
+            and current.state.activity is Activity.IDLE
             and not current.has_jobs
             and service.runner.running == 0
-            and (current.loaded or current.session is None)
+            and (current.state.loaded or current.state.session is None)
         )
 
     return done

@@ -40,8 +40,7 @@ from app.store.attachments import AttachmentFiles, AttachmentStore, sha256_of
 from app.store.sessions import SessionStore
 
 if TYPE_CHECKING:
-    from app.chat.conversation import Shared
-    from app.chat.service import ChatService
+    from app.chat.state import Shared
 
 log = logging.getLogger(__name__)
 
@@ -127,15 +126,19 @@ class ComposerAttachments:
         preparer: reads, checks and keeps a file.
     """
 
-    def __init__(self, service: ChatService, database: Path) -> None:
-        self._service = service
+    def __init__(
+        self,
+        runner: JobRunner,
+        database: Path,
+        counter: TokenCounter,
+        outgoing: Callable[[], Outgoing],
+        model: Callable[[], str],
+    ) -> None:
+        """`outgoing`: the files of the conversation on screen; `model`: its model."""
+        self._outgoing = outgoing
         self._database = database
         self.preparer = AttachmentPreparer(
-            service.runner,
-            database,
-            service.counter,
-            lambda: service.current.outgoing.provider(),
-            lambda: service.selected_model,
+            runner, database, counter, lambda: outgoing().provider(), model
         )
         self._files: tuple[Attachment, ...] = ()
         self._store: AttachmentStore | None = None
@@ -146,7 +149,7 @@ class ComposerAttachments:
 
     def hand_over(self) -> None:
         """Give the files to the conversation on screen (it may have changed meanwhile)."""
-        self._service.current.outgoing.set(self._files)
+        self._outgoing().set(self._files)
 
     def of(self, message_ids: Collection[int]) -> dict[int, tuple[Attachment, ...]]:
         if not message_ids:

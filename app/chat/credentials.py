@@ -28,8 +28,11 @@ class Credentials:
         provider_factory: ProviderFactory,
         base_url: Callable[[], str | None],
         runner: JobRunner,
+        saved: Callable[[], None] = lambda: None,
     ) -> None:
+        """`saved` is called once a key was kept (the models it offers are listed)."""
         self._keystore = keystore
+        self._saved = saved
         self._provider_factory = provider_factory
         self._base_url = base_url
         self._runner = runner
@@ -38,6 +41,9 @@ class Credentials:
     def api_key(self) -> str | None:
         """The key to use: the one the user gave Cairn, else the SDK's ANTHROPIC_API_KEY."""
         return self._keystore.get() or os.environ.get("ANTHROPIC_API_KEY") or None
+
+    def has_key(self) -> bool:
+        return self.api_key() is not None
 
     def stored_key(self) -> str | None:
         """The key Cairn keeps (not the environment's), for showing it masked."""
@@ -48,14 +54,22 @@ class Credentials:
         """False while the key is kept in memory for this session only."""
         return self._keystore.persistent
 
-    def save(self, key: str, *, session_only: bool) -> None:
-        """Keep `key` in the password store (or, asked so, in memory only)."""
+    @property
+    def env_key_present(self) -> bool:
+        """ANTHROPIC_API_KEY is set."""
+        return bool(os.environ.get("ANTHROPIC_API_KEY"))
+
+    def save(self, key: str, *, session_only: bool = False) -> None:
+        """Keep `key` in the password store (or, asked so, in memory only). Raises
+        `InvalidInputError` (not a key), `KeyringUnavailableError` (nothing saved)."""
         if session_only:
             self._keystore.set_session_only(key)
         else:
             self._keystore.set(key)
+        self._saved()
 
     def remove(self) -> None:
+        """Forget the key. Raises `KeyringUnavailableError` when the store refused."""
         self._keystore.delete()
 
     def check(self, key: str, done: Callable[[UserFacingError | None], None]) -> None:

@@ -174,7 +174,8 @@ class ChatEvents:
 
     def summary_previewed(self, preview: SummaryPreview) -> None:
         """A summary of the conversation on screen waits for the user to check it: answer
-        with `Conversation.accept_summary` or `discard_summary` (nothing is saved until then)."""
+        with `condensing.accept` or `condensing.discard` of the conversation on screen
+        (nothing is saved until then)."""
 
     def summary_progress(self, text: str | None) -> None:
         """A summary is being made: what it does now ("Asking Claude for a summary");

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from app.chat.events import ChatEvents
 from app.chat.runner import Job, JobRunner
@@ -24,9 +24,7 @@ from app.store.export import (
     import_conversations,
     read_export,
 )
-
-if TYPE_CHECKING:
-    from app.chat.service import ServiceDependencies
+from app.store.sessions import SessionStore
 
 __all__ = ["ExportFormat", "Exports"]
 
@@ -44,13 +42,14 @@ class Exports:
         self,
         runner: JobRunner,
         events: ChatEvents,
-        deps: ServiceDependencies,
+        store: SessionStore,
+        database: Path,
         current_id: Callable[[], str | None],
     ) -> None:
         self._runner = runner
         self._events = events
-        self._store = deps.store
-        self._database = deps.database
+        self._store = store
+        self._database = database
         self._current_id = current_id
         self.running = 0
 

@@ -15,45 +15,73 @@ so they never stop a message from being sent.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from app.chat.attachments import Outgoing
+from app.chat.events import Activity
 from app.chat.lookups import tool_offer
 from app.chat.recall import recall_budget
+from app.chat.state import ConversationState
 from app.core.context import ContextState
 from app.core.lookup import ToolOffer
 
-if TYPE_CHECKING:
-    from app.chat.conversation import Conversation, Shared
-
 
 class ConversationGauge:
-    """Measures one conversation's next request.
+    """Measures one conversation's next request, and tells the front end its figures.
 
     Attributes:
+        draft: the composer's text as last told (the window debounces it).
         quoted: raw tokens the last request quoted from the archive (its recall block);
             0 before any, or when it quoted nothing.
     """
 
-    def __init__(self, conversation: Conversation, shared: Shared) -> None:
-        self._conversation = conversation
-        self._shared = shared
+    def __init__(self, state: ConversationState, outgoing: Outgoing) -> None:
+        self._state = state
+        self._outgoing = outgoing
+        self.draft = ""
         self.quoted = 0
 
-    def state(self, draft: str, draft_tokens: int | None = None) -> ContextState | None:
-        """The gauge's figures for the next request with `draft` (`draft_tokens` when its
-        attachments make it more than its text); None until they can be known (no
-        tokenizer yet)."""
-        if not self._shared.counter.ready:
+    def measure(self, draft: str | None = None) -> ContextState | None:
+        """The gauge's figures for the next request with `draft` (None: the draft as
+        last told) and the files attached; None until they can be known (opening, or
+        no tokenizer yet)."""
+        if self._state.activity is Activity.LOADING:
             return None
-        settings = self._shared.recall()
+        outgoing = self._outgoing
+        text = outgoing.text(self.draft if draft is None else draft)
+        return self.with_recall(text, outgoing.draft_tokens(text))
+
+    def with_recall(self, text: str, tokens: int | None = None) -> ContextState | None:
+        """The figures of the next request with `text` as it will be stored, the tool and
+        the recall block as the settings have them; None until they can be known (no
+        tokenizer yet)."""
+        if not self._state.shared.counter.ready:
+            return None
+        settings = self._state.shared.recall()
         return self.required(
-            draft,
-            draft_tokens,
-            tools=tool_offer(settings, archived=bool(self._conversation.summaries)),
+            text,
+            tokens,
+            tools=tool_offer(settings, archived=bool(self._state.summaries)),
             recall_budget_ratio=recall_budget(settings),
             recall_quoted=self.quoted,
             recall_elsewhere=settings.across_conversations,
         )
+
+    def set_draft(self, text: str) -> None:
+        """The composer's text changed: the figures follow it."""
+        self.draft = text
+        self.tell()
+
+    def tell(self, figures: ContextState | None = None) -> None:
+        """Tell the front end the figures; `figures` when the caller has them already."""
+        if figures is None:
+            figures = self.measure()
+        self._state.tell(lambda events: events.context_changed(figures))
+
+    def memory_changed(self) -> None:
+        """The memory block changed: tell its summaries, and the figures that follow."""
+        summaries = tuple(self._state.summaries)
+        self._state.tell(lambda events: events.summaries_changed(summaries))
+        self.tell()
 
     def required(
         self,
@@ -67,14 +95,15 @@ class ConversationGauge:
     ) -> ContextState:
         """The figures of the next request with `draft`; without the parts that give way
         (the tool, the quotes) unless they are given (as `estimate_state` takes them)."""
-        shared, conversation = self._shared, self._conversation
-        model, known = shared.model_info(conversation.model_id)
-        files = conversation.outgoing.plan(conversation.tail, model)
-        state = shared.builder.estimate_state(
+        state = self._state
+        shared = state.shared
+        model, known = shared.model_info(state.model_id)
+        files = self._outgoing.plan(state.tail, model)
+        figures = shared.builder.estimate_state(
             model=model,
-            system_prompt=conversation.system_prompt,
-            summaries=conversation.summaries,
-            tail_tally=conversation.tail.tally,
+            system_prompt=state.system_prompt,
+            summaries=state.summaries,
+            tail_tally=state.tail.tally,
             draft=draft,
             draft_tokens=draft_tokens,
             trigger_ratio=shared.config().trigger_ratio,
@@ -85,25 +114,28 @@ class ConversationGauge:
             recall_elsewhere=recall_elsewhere,
             files_saved=files.saved_tokens,
         )
-        return replace(state, files_left_out=files.left_out) if files.left_out else state
+        return replace(figures, files_left_out=files.left_out) if files.left_out else figures
 
     def squeezes_recall(self, text: str, tokens: int) -> bool:
         """Whether sending `text` now would leave the recall block less than its floor:
         then the live tail gives way first (an emergency summary), when it can."""
-        state = self.state(text, tokens)
-        return state is not None and state.recall_floor > 0 and not state.required.fits
+        if self._state.activity is Activity.LOADING:
+            return False
+        figures = self.with_recall(text, tokens)
+        return figures is not None and figures.recall_floor > 0 and not figures.required.fits
 
     def check_fits(self, text: str, tokens: int) -> None:
         """Raise, in plain words with the numbers, when `text` cannot be sent as things
         stand (without the tool and the recall block: they give way first)."""
-        conversation = self._conversation
-        model, known = self._shared.model_info(conversation.model_id)
-        files = conversation.outgoing.plan(conversation.tail, model)
-        self._shared.builder.check_fits(
+        state = self._state
+        shared = state.shared
+        model, known = shared.model_info(state.model_id)
+        files = self._outgoing.plan(state.tail, model)
+        shared.builder.check_fits(
             model=model,
-            system_prompt=conversation.system_prompt,
-            summaries=conversation.summaries,
-            tail_tally=conversation.tail.tally,
+            system_prompt=state.system_prompt,
+            summaries=state.summaries,
+            tail_tally=state.tail.tally,
             draft=text,
             draft_tokens=tokens,
             model_known=known,

@@ -1,5 +1,5 @@
-"""The instructions for Claude of the conversation on screen ("How should Claude
-respond in this conversation?"), sent as its system prompt (DESIGN §3).
+"""A conversation's instructions for Claude ("How should Claude respond in this
+conversation?"), sent as its system prompt (DESIGN §3).
 
 They are never condensed: summaries cover messages only, and the instructions go
 whole into every request, counted by the gauge ("Instructions") and in the
@@ -8,54 +8,49 @@ check that a request fits.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from app.chat.conversation import Conversation
-from app.chat.events import ChatEvents
+from app.chat.gauge import ConversationGauge
+from app.chat.state import ConversationState
 from app.core.errors import StorageError
 from app.core.settings import MAX_INSTRUCTIONS_CHARS
 from app.store.errors import SessionNotFoundError
-from app.store.sessions import SessionStore
 
 
 class ConversationInstructions:
-    """Reads and sets the instructions of the conversation on screen (loop thread only).
+    """Reads and sets one conversation's instructions (loop thread only).
 
     A new conversation, not stored yet, keeps them until its first message stores
     it with them; a stored one has them saved at once.
     """
 
-    def __init__(
-        self, store: SessionStore, events: ChatEvents, current: Callable[[], Conversation]
-    ) -> None:
-        self._store = store
-        self._events = events
-        self._current = current
+    def __init__(self, state: ConversationState, gauge: ConversationGauge) -> None:
+        self._state = state
+        self._gauge = gauge
 
     def text(self) -> str:
-        """The instructions of the conversation on screen ("" for none)."""
-        return self._current().system_prompt
+        """The conversation's instructions ("" for none)."""
+        return self._state.system_prompt
 
     def set(self, text: str) -> bool:
-        """Make `text` the instructions of the conversation on screen; the next request
-        carries them. False (and an error told) when they could not be saved."""
-        conversation = self._current()
+        """Make `text` the conversation's instructions; the next request carries them.
+        False (and an error told) when they could not be saved."""
+        state = self._state
         text = text.strip()[:MAX_INSTRUCTIONS_CHARS]
-        session = conversation.session
+        session = state.session
         if session is None:
-            conversation.new_instructions = text
+            state.new_instructions = text
         elif text != session.system_prompt:
+            store = state.shared.store
             try:
-                self._store.instructions.set(session.id, text)
-                stored = self._store.get_session(session.id)
+                store.instructions.set(session.id, text)
+                stored = store.get_session(session.id)
             except StorageError as error:
-                self._events.error_raised(error)
+                state.error(error)
                 return False
             except SessionNotFoundError:
                 return False  # deleted meanwhile: nothing left to instruct
             if stored is None:
                 return False
-            conversation.session = stored
-            self._events.session_changed(stored)
-        self._events.context_changed(conversation.context_state())
+            state.session = stored
+            state.tell(lambda events: events.session_changed(stored))
+        self._gauge.tell()
         return True

@@ -106,7 +106,7 @@ TOOL_FRAMING_TOKENS = 150
 MIN_ANSWER_TOKENS = 250
 
 StreamFunction = Callable[[ChatRequest, StreamCallbacks, CancelToken], ReplyResult]
-# Tell the front end, if the conversation is on screen (`Conversation.tell`).
+# Tell the front end, if the conversation is on screen (`ConversationState.tell`).
 Tell = Callable[[Callable[[ChatEvents], None]], None]
 # The loop for a reply of conversation `session_id`, told through `tell`; None: tool off.
 LookupsFactory = Callable[[str, Tell], "ArchiveLookups | None"]

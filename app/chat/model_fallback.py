@@ -13,20 +13,12 @@ of models past a 404 the same way: `app.core.summarizer_llm.ask_for_summary`.)
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from app.core.catalog import ModelInfo, model_limits, next_model
-from app.core.errors import ModelNotFoundError, StorageError
+from app.core.errors import ModelNotFoundError
 from app.core.settings import AppSettings, save_settings
-from app.store.sessions import SessionStore
-
-if TYPE_CHECKING:
-    from app.chat.conversation import Conversation
-
-log = logging.getLogger(__name__)
 
 SWITCHED_TITLE = "Switched model"
 
@@ -57,24 +49,25 @@ def model_unavailable(
 
 
 class ModelChoice:
-    """Which model each conversation uses: the picker's choice, or the one a reply
-    switched to after a 404. Runs on the loop's thread.
-
-    The choice is kept where each part belongs: on the conversation, on its stored
-    row, and in the settings (the model new conversations start with).
+    """The models on offer, as a conversation's model changes need them: the model a
+    reply falls to after a 404, and the model new conversations start with (Settings).
+    Runs on the loop's thread; a conversation's own choice is its `ModelInUse`.
     """
 
     def __init__(
         self,
-        store: SessionStore,
         settings: Callable[[], AppSettings],
         settings_path: Path,
         models: Callable[[], Sequence[ModelInfo]],
     ) -> None:
-        self._store = store
         self._settings = settings
         self._settings_path = settings_path
         self._models = models
+
+    @property
+    def models(self) -> Sequence[ModelInfo]:
+        """The models to offer (the server's list, else the bundled one)."""
+        return self._models()
 
     def fallback(self, model_id: str) -> tuple[ModelInfo, bool] | None:
         """The model a reply asks if `model_id` answers 404, with its limits (and
@@ -83,49 +76,19 @@ class ModelChoice:
         following = next_model(model_id, models)
         return None if following is None else model_limits(following, models)
 
-    def use_here(self, conversation: Conversation, model_id: str) -> None:
-        """Use `model_id` in `conversation` only (Ask another model), and show it."""
-        if model_id != conversation.model_id:
-            self._use(conversation, model_id, for_new_conversations=False)
-        models = self._models()
-        conversation.tell(lambda events: events.models_changed(models, model_id))
+    def display_name(self, model_id: str) -> str:
+        return model_limits(model_id, self._models())[0].display_name
 
-    def select(self, conversation: Conversation, model_id: str) -> None:
-        """The picker changed: use `model_id` in `conversation` and for new ones."""
-        if not model_id or model_id == conversation.model_id:
-            return
-        self._use(conversation, model_id, for_new_conversations=True)
+    def for_new_conversations(self) -> str | None:
+        """The model Settings names for new conversations (None or "": the default)."""
+        return self._settings().model
 
-    def switched(self, conversation: Conversation, old: str, new: str) -> None:
-        """A reply of `conversation` fell from `old` (a 404) to `new`: use `new` from now
-        on, show it in the picker, and say so."""
-        if conversation.model_id != old:
-            chosen = conversation.model_id
-            log.info("A reply fell from %s to %s; the user chose %s meanwhile", old, new, chosen)
-            return
+    def use_for_new_conversations(self, model_id: str) -> None:
+        """New conversations start with `model_id` (saved with the settings).
+
+        Raises:
+            StorageError: the settings could not be saved.
+        """
         settings = self._settings()
-        self._use(conversation, new, for_new_conversations=settings.model in (None, "", old))
-        models = self._models()
-        old_name, new_name = (model_limits(name, models)[0].display_name for name in (old, new))
-        conversation.tell(lambda events: events.models_changed(models, new))
-        conversation.tell(
-            lambda events: events.notice_raised(SWITCHED_TITLE, switched_notice(old_name, new_name))
-        )
-
-    def _use(
-        self, conversation: Conversation, model_id: str, *, for_new_conversations: bool
-    ) -> None:
-        conversation.model_id = model_id
-        state = conversation.context_state()
-        conversation.tell(lambda events: events.context_changed(state))
-        try:
-            if for_new_conversations:
-                settings = self._settings()
-                settings.model = model_id
-                save_settings(self._settings_path, settings)
-            if conversation.session is not None:
-                conversation.session = self._store.set_session_model(
-                    conversation.session.id, model_id
-                )
-        except StorageError as error:
-            conversation.error(error)
+        settings.model = model_id
+        save_settings(self._settings_path, settings)

@@ -11,15 +11,12 @@ fails, the message goes anyway: waiting longer would not make a better choice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from app.chat.conversation import Conversation
 from app.chat.events import Activity
+from app.chat.loop import EventLoop, Timer
 from app.core.errors import InvalidInputError
 from app.core.text import validate_message_text
-
-if TYPE_CHECKING:
-    from app.chat.conversation import Conversation
-    from app.chat.loop import EventLoop, Timer
 
 # How long a message waits for the model list before it goes anyway.
 MODEL_LIST_WAIT_SECONDS = 10.0
@@ -46,14 +43,14 @@ class ModelListWait:
 
         A held message stays in the composer (the send answers False) until it is sent.
         """
-        if self.settled or conversation.activity is not Activity.IDLE:
+        if self.settled or conversation.state.activity is not Activity.IDLE:
             return False
         try:
             validate_message_text(text)
         except InvalidInputError:
-            return False  # refused now, in words, by `Conversation.send`
+            return False  # refused now, in words, by `ConversationTurns.send`
         self._held = (conversation, text)  # a second press replaces the first
-        conversation.tell(lambda events: events.status_changed(WAITING_STATUS))
+        conversation.state.status(WAITING_STATUS)
         if self._timer is None:
             self._timer = self._loop.call_later(MODEL_LIST_WAIT_SECONDS, self.settle)
         return True
@@ -66,13 +63,14 @@ class ModelListWait:
         if held is None:
             return
         conversation, text = held
-        conversation.tell(lambda events: events.status_changed(""))
+        state = conversation.state
+        state.status("")
         # Only where the user still is: a message is never sent into a conversation
         # they left (the text stays in that conversation's draft).
-        if conversation.deleted or conversation is not self._current():
+        if state.deleted or conversation is not self._current():
             return
-        if conversation.send(text):
-            conversation.tell(lambda events: events.pending_sent())
+        if conversation.turns.send(text):
+            state.tell(lambda events: events.pending_sent())
 
     def close(self) -> None:
         if self._timer is not None:

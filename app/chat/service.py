@@ -1,12 +1,12 @@
 """The chat service: Cairn's conversations, settings, models and key, without Qt.
 
-`ChatService` is what a front end talks to (the window, through its thin
-controller; tests and the command line directly). It owns every piece of
-state the window shows: the list of conversations, the one on screen (a
-`Conversation`), the models, the settings. The front end calls its methods
-and listens to `ChatEvents`; it never reads the store to find out what
-changed. Everything runs on one thread (the loop's); background work comes
-back there through the `JobRunner`.
+`ChatService` is what a front end talks to (the window, whose controller turns
+its events into Qt signals; tests directly). It owns every piece of state the
+window shows: the list of conversations, the one on screen (a `Conversation`,
+whose parts the front end acts on), the models, the settings. The front end calls
+its methods and its parts', and listens to `ChatEvents`; it never reads the store
+to find out what changed. Everything runs on one thread (the loop's); background
+work comes back there through the `JobRunner`.
 """
 
 from __future__ import annotations
@@ -17,20 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.chat.archive import SummaryArchive
+from app.chat.attachments import ComposerAttachments
 from app.chat.backups import Backups
 from app.chat.cache_use import CacheUseTracker
-from app.chat.conversation import Conversation, Shared
+from app.chat.conversation import Conversation
 from app.chat.credentials import Credentials
 from app.chat.credentials import ProviderFactory as ProviderFactory
 from app.chat.events import Activity, ChatEvents, HistoryEntry
 from app.chat.exports import Exports
 from app.chat.history import History
-from app.chat.instructions import ConversationInstructions
 from app.chat.lookups import ArchiveLookups
 from app.chat.loop import EventLoop
 from app.chat.model_fallback import ModelChoice
 from app.chat.model_wait import ModelListWait
 from app.chat.runner import Job, JobRunner
+from app.chat.state import Shared
 from app.chat.summary_process import SummaryProcess
 from app.core.catalog import (
     FALLBACK_MODELS,
@@ -39,12 +40,11 @@ from app.core.catalog import (
     model_limits,
     pick_default_model,
 )
-from app.core.context import ContextBuilder, ContextState
+from app.core.context import ContextBuilder
 from app.core.errors import ApiKeyRejectedError, StorageError, UserFacingError
 from app.core.models import Message, Session
 from app.core.settings import AppSettings, save_settings
-from app.core.summarization_config import SummarizationConfig
-from app.core.summary import Summary, SummaryDraft
+from app.core.summary import Summary
 from app.core.tokens import TokenCounter, default_counter
 from app.secrets.keystore import KeyStore
 from app.store.calibration_file import CalibrationFile
@@ -87,13 +87,21 @@ class ServiceDependencies:
 class ChatService:
     """Cairn's conversations and settings, for one front end (see the module notes).
 
+    A front end acts on the conversation on screen through its parts
+    (`current.turns.stop()`, `current.condensing.summarize()`,
+    `current.versions.regenerate(message)`…: `app.chat.conversation` lists them), and
+    on the rest through the service's own.
+
     Attributes:
         current: the conversation on screen.
         models: the models to offer (the server's list, else the bundled one).
         runner: runs background work; `shutdown` waits for it.
+        credentials: the API key (the key dialogs' `KeyManager`).
+        archive: what a summary stands for, and the archive searches of the replies.
         history: finding what was said, and the History window's reads.
+        attachments: the composer's files (read, checked and kept in the background),
+            handed to the conversation on screen.
         exports: export and import of conversations.
-        instructions: the instructions for Claude of the conversation on screen.
         backups: the daily backup, restoring one, deleting archived originals.
     """
 
@@ -107,21 +115,26 @@ class ChatService:
         self.calibrations = deps.calibration_file.load()
         cached = deps.model_cache.load()
         self.models: list[ModelInfo] = list(cached.models if cached else FALLBACK_MODELS)
-        self._credentials = Credentials(
+        self.credentials = Credentials(
             deps.keystore,
             deps.provider_factory,
             base_url=lambda: self._settings.api_base_url,
             runner=self.runner,
+            saved=self.refresh_models,
         )
         self._models_job: Job[list[ModelInfo]] | None = None
         self.model_wait = ModelListWait(loop, lambda: self.current)
         self._shut_down = False
         self.summary_process = SummaryProcess()
         self.cache_use = CacheUseTracker(
-            deps.store, deps.open_store, self.runner, events, lambda: self.current.session_id
+            deps.store,
+            deps.open_store,
+            self.runner,
+            events,
+            lambda: self.current.state.session_id,
         )
         self.model_choice = ModelChoice(
-            deps.store, lambda: self._settings, deps.settings_path, lambda: self.models
+            lambda: self._settings, deps.settings_path, lambda: self.models
         )
         self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.
@@ -129,11 +142,19 @@ class ChatService:
         # What a summary stands for, and the archive searches Claude ran for a reply:
         # `archive.originals(summary_id)`, `archive.lookups(message_ids)`.
         self.archive = SummaryArchive(deps.open_summaries, lambda: LookupStore.open(deps.database))
-        self.exports = Exports(self.runner, events, deps, lambda: self.current.session_id)
+        self.exports = Exports(
+            self.runner, events, deps.store, deps.database, lambda: self.current.state.session_id
+        )
         self.backups = _backups(self, deps.database, events)  # backups, restore, originals
         self.history = History.on(deps.database, self.runner, events)  # search, History window
         self.current = self._new_conversation()
-        self.instructions = ConversationInstructions(deps.store, events, lambda: self.current)
+        self.attachments = ComposerAttachments(
+            self.runner,
+            deps.database,
+            deps.counter,
+            lambda: self.current.outgoing,
+            lambda: self.current.state.model_id,
+        )
 
     # --- start and stop
 
@@ -145,14 +166,14 @@ class ChatService:
             self._show(self._conversation_for(sessions[0]))
         else:
             self._show(self._new_conversation())
-        self._events.sessions_listed(sessions, self.current.session_id)
+        self._events.sessions_listed(sessions, self.current.state.session_id)
         if recovered:
             self._events.notice_raised(
                 "Recovered",
                 "Cairn was closed while Claude was replying. The text that had arrived was "
                 f"kept in {recovered} repl{'ies' if recovered != 1 else 'y'}, marked as stopped.",
             )
-        self._events.models_changed(self.models, self.current.model_id)
+        self._events.models_changed(self.models, self.current.state.model_id)
         # Not before the conversation is on screen: loading the tokenizer and importing
         # the SDK (for the model list) are a second of work that would slow that paint.
         self.loop.call_later(WARM_UP_DELAY_SECONDS, self._warm_up)
@@ -165,7 +186,8 @@ class ChatService:
         self.archive.close()
         self.history.close()
         self.summary_process.close()
-        self._credentials.close()
+        self.credentials.close()
+        self.attachments.close()
 
     def save_unsaved(self) -> int:
         """A last try at the replies the disk did not take (before quitting); how many
@@ -193,32 +215,32 @@ class ChatService:
             Job("warm-up", load_and_backfill, done=self._counted, failed=self._count_failed)
         )
         self.backups.start_daily()
-        if self.has_api_key():
+        if self.credentials.has_key():
             self.refresh_models()
 
     def _counted(self, backfilled: int) -> None:
         if backfilled:
             log.info("Counted tokens of %d older messages", backfilled)
             current = self.current
-            if current.session is not None and current.activity is Activity.IDLE:
-                current.load()  # their estimates were guesses until now
+            if current.state.session is not None and current.state.activity is Activity.IDLE:
+                current.opening.load()  # their estimates were guesses until now
                 return
-        self._events.context_changed(self.current.context_state())
+        self._events.context_changed(self.current.gauge.measure())
 
     def _count_failed(self, error: UserFacingError) -> None:
         log.warning("Could not count older messages: %s (%s)", error.message, error.detail)
-        self._events.context_changed(self.current.context_state())
+        self._events.context_changed(self.current.gauge.measure())
 
     # --- conversations
 
     def new_conversation(self) -> None:
         """An empty conversation on screen; it is stored when its first message is sent."""
         self._show(self._new_conversation())
-        self._events.models_changed(self.models, self.current.model_id)
+        self._events.models_changed(self.models, self.current.state.model_id)
 
     def open_session(self, session_id: str) -> None:
         """Put a stored conversation on screen."""
-        if self.current.session_id == session_id:
+        if self.current.state.session_id == session_id:
             return
         conversation = self._open.get(session_id)
         if conversation is None:
@@ -228,11 +250,11 @@ class ChatService:
                 return
             conversation = self._conversation_for(session)
         self._show(conversation)
-        self._events.models_changed(self.models, conversation.model_id)
+        self._events.models_changed(self.models, conversation.state.model_id)
 
     def earlier_page(self, before_seq: int) -> tuple[list[Message], bool]:
         """The messages before `before_seq` on screen (a page), and whether more exist."""
-        session_id = self.current.session_id
+        session_id = self.current.state.session_id
         if session_id is None:
             return [], False
         page = self._deps.store.messages(session_id, before_seq=before_seq, limit=PAGE_SIZE + 1)
@@ -242,12 +264,12 @@ class ChatService:
 
     def summary_children(self, summary_id: str) -> list[Summary]:
         """The summaries a compressed summary folded in, oldest first (none for condensed)."""
-        session_id = self.current.session_id
+        session_id = self.current.state.session_id
         return [] if session_id is None else self.archive.children(session_id, summary_id)
 
     def summary_history(self) -> list[HistoryEntry]:
         """The conversation on screen's audit trail (every summary and undo), oldest first."""
-        session_id = self.current.session_id
+        session_id = self.current.state.session_id
         return [] if session_id is None else self.archive.history(session_id)
 
     def rename_session(self, session_id: str, title: str) -> None:
@@ -264,7 +286,7 @@ class ChatService:
             return
         conversation = self._open.get(session_id)
         if conversation is not None:
-            conversation.session = session
+            conversation.state.session = session
         self._events.session_changed(session)
 
     def delete_session(self, session_id: str) -> None:
@@ -277,9 +299,9 @@ class ChatService:
         # A reply still streaming into it stops; its last writes find no row, harmlessly.
         conversation = self._open.pop(session_id, None)
         if conversation is not None:
-            conversation.forget()
+            conversation.turns.forget()
         self._events.session_removed(session_id)
-        if self.current.session_id == session_id:
+        if self.current.state.session_id == session_id:
             remaining = self._deps.store.list_sessions()
             if remaining:
                 self.open_session(remaining[0].id)
@@ -293,64 +315,18 @@ class ChatService:
 
     def send(self, text: str) -> bool:
         """Send a message in the conversation on screen; False keeps it in the composer
-        (a message that waits for the model list is sent later: see `ModelListWait`)."""
+        (a message that waits for the model list is sent later: see `ModelListWait`).
+        The composer's files go with it once handed over (`attachments.hand_over`)."""
         # Before this run's list arrives (or even is asked for: it waits for the warm-up).
-        if self.has_api_key() and self.model_wait.hold(self.current, text):
+        if self.credentials.has_key() and self.model_wait.hold(self.current, text):
             return False
-        return self.current.send(text)
-
-    def retry(self) -> None:
-        self.current.retry()
-
-    def stop(self) -> None:
-        self.current.stop()
-
-    def continue_reply(self, message: Message) -> bool:
-        """Go on writing a reply cut off at its length limit, paused or stopped."""
-        return self.current.endings.continue_reply(message)
-
-    def summarize(self, instructions: str | None = None, keep_recent: int | None = None) -> bool:
-        return self.current.condensing.summarize(instructions, keep_recent)
-
-    def cancel_summary(self) -> None:
-        self.current.condensing.cancel()
-
-    def accept_summary(self, edited: Sequence[SummaryDraft] | None = None) -> None:
-        self.current.condensing.accept(edited)
-
-    def discard_summary(self) -> None:
-        self.current.condensing.discard()
-
-    def undo_summary(self, summary_id: str) -> None:
-        self.current.condensing.undo(summary_id)
-
-    def retry_summary_with_claude(self, summary_id: str) -> bool:
-        """Ask Claude to write a basic summary again (same messages covered)."""
-        return self.current.condensing.retry_with_claude(summary_id)
-
-    def pin(self, message_id: int, pinned: bool = True) -> None:
-        self.current.pin(message_id, pinned)
-
-    def set_draft(self, text: str) -> None:
-        """The composer's text changed (the window debounces it)."""
-        self.current.set_draft(text)
-
-    def context_state(self, draft: str | None = None) -> ContextState | None:
-        return self.current.context_state(draft)
+        return self.current.turns.send(text)
 
     # --- models
 
-    @property
-    def selected_model(self) -> str:
-        return self.current.model_id
-
-    def select_model(self, model_id: str) -> None:
-        """The picker changed: use it in this conversation and for new ones."""
-        self.model_choice.select(self.current, model_id)
-
     def refresh_models(self) -> None:
         """List the models in the background; keep the bundled list if that fails."""
-        provider = self._credentials.provider()
+        provider = self.credentials.provider()
         if self._models_job is not None or self._shut_down or provider is None:
             return
         cache = self._deps.model_cache
@@ -372,12 +348,11 @@ class ChatService:
             return
         self.models = list(models)
         for conversation in (self.current, *self._open.values()):
-            configured = conversation.session.model if conversation.session else None
-            conversation.model_id = pick_default_model(
-                configured or self._settings.model, self.models
-            )
-        self._events.models_changed(self.models, self.current.model_id)
-        self._events.context_changed(self.current.context_state())
+            state = conversation.state
+            configured = state.session.model if state.session else None
+            state.model_id = pick_default_model(configured or self._settings.model, self.models)
+        self._events.models_changed(self.models, self.current.state.model_id)
+        self._events.context_changed(self.current.gauge.measure())
         self.model_wait.settle()
 
     def _models_failed(self, error: UserFacingError) -> None:
@@ -388,48 +363,12 @@ class ChatService:
         if isinstance(error, ApiKeyRejectedError):
             self._events.error_raised(error)
 
-    # --- the API key
-
-    def api_key(self) -> str | None:
-        """The key to use: the one the user gave Cairn, else the SDK's ANTHROPIC_API_KEY."""
-        return self._credentials.api_key()
-
-    def has_api_key(self) -> bool:
-        return self.api_key() is not None
-
-    def stored_key(self) -> str | None:
-        """The key Cairn keeps (not the environment's), for showing it masked."""
-        return self._credentials.stored_key()
-
-    @property
-    def key_is_persistent(self) -> bool:
-        """False while the key is kept in memory for this session only."""
-        return self._credentials.persistent
-
-    def save_key(self, key: str, *, session_only: bool = False) -> None:
-        """Keep `key` in the password store (or, asked so, in memory only). Raises
-        `InvalidInputError` (not a key), `KeyringUnavailableError` (nothing saved)."""
-        self._credentials.save(key, session_only=session_only)
-        self.refresh_models()
-
-    def remove_key(self) -> None:
-        """Forget the key. Raises `KeyringUnavailableError` when the store refused."""
-        self._credentials.remove()
-
-    def check_key(self, key: str, done: Callable[[UserFacingError | None], None]) -> None:
-        """Ask the server whether `key` works; `done(None)` or `done(error)`, later."""
-        self._credentials.check(key, done)
-
     # --- settings
 
     @property
     def settings(self) -> AppSettings:
         """The settings in force (a copy: change them with `update_settings`)."""
         return self._settings.model_copy(deep=True)
-
-    @property
-    def summarization(self) -> SummarizationConfig:
-        return self._settings.summarization
 
     def update_settings(self, settings: AppSettings) -> None:
         """Save new settings and put them in force; the next decision follows them."""
@@ -439,11 +378,11 @@ class ChatService:
             save_settings(self._deps.settings_path, self._settings)
         except StorageError as error:
             self._events.error_raised(error)
-        if settings.model and settings.model != self.current.model_id:
-            self.select_model(settings.model)
+        if settings.model and settings.model != self.current.state.model_id:
+            self.current.model.select(settings.model)
         if settings.api_base_url != old.api_base_url:
             self.refresh_models()
-        self._events.context_changed(self.current.context_state())
+        self._events.context_changed(self.current.gauge.measure())
 
     # --- inside
 
@@ -459,31 +398,33 @@ class ChatService:
 
     def _show(self, conversation: Conversation) -> None:
         """Put `conversation` on screen; the one it replaces stays open while it works."""
-        previous = self.current
-        if previous is not conversation and previous.session_id is not None:
-            if (previous.has_jobs or previous.unsaved.kept) and not previous.deleted:
-                self._open[previous.session_id] = previous
+        previous, state = self.current, conversation.state
+        before = previous.state
+        if previous is not conversation and before.session_id is not None:
+            if (previous.has_jobs or previous.unsaved.kept) and not before.deleted:
+                self._open[before.session_id] = previous
             else:
-                self._open.pop(previous.session_id, None)
+                self._open.pop(before.session_id, None)
         self.current = conversation
-        if conversation.session_id is not None:
-            self._open[conversation.session_id] = conversation
+        if state.session_id is not None:
+            self._open[state.session_id] = conversation
         newest: Sequence[Message] = []
-        if conversation.session_id is not None:
-            newest = self._deps.store.messages(conversation.session_id, limit=PAGE_SIZE + 1)
+        if state.session_id is not None:
+            newest = self._deps.store.messages(state.session_id, limit=PAGE_SIZE + 1)
         page, has_earlier = conversation.unsaved.over(newest[-PAGE_SIZE:]), len(newest) > PAGE_SIZE
-        self._events.conversation_opened(conversation.session, page, has_earlier)
+        self._events.conversation_opened(state.session, page, has_earlier)
         conversation.unsaved.opened()  # a reply the disk did not take yet: its text and mark
-        self.cache_use.opened(conversation.session_id)
-        self._events.activity_changed(conversation.activity)
-        self._events.summary_progress(conversation.summary_progress)
-        if conversation.preview is not None:
-            self._events.summary_previewed(conversation.preview)
-        if conversation.loaded:
-            self._events.summaries_changed(tuple(conversation.summaries))
-            self._events.context_changed(conversation.context_state())
+        self.cache_use.opened(state.session_id)
+        self._events.activity_changed(state.activity)
+        condensing = conversation.condensing
+        self._events.summary_progress(condensing.progress)
+        if condensing.preview is not None:
+            self._events.summary_previewed(condensing.preview)
+        if state.loaded:
+            self._events.summaries_changed(tuple(state.summaries))
+            self._events.context_changed(conversation.gauge.measure())
         else:
-            conversation.load()
+            conversation.opening.load()
 
 
 def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backups:
@@ -495,8 +436,8 @@ def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backup
         return any(c.has_jobs or c.unsaved.kept for c in conversations)
 
     def summaries_touched(session_id: str) -> None:
-        if service.current.session_id == session_id:
-            events.summaries_changed(tuple(service.current.summaries))
+        if service.current.state.session_id == session_id:
+            events.summaries_changed(tuple(service.current.state.summaries))
 
     return Backups(
         database,
@@ -523,15 +464,15 @@ def _shared(
         counter=deps.counter,
         calibrations=service.calibrations,
         calibration_file=deps.calibration_file,
-        provider=service._credentials.provider,
-        api_key=service.api_key,
+        provider=service.credentials.provider,
+        api_key=service.credentials.api_key,
         base_url=lambda: service._settings.api_base_url,
         database=deps.database,
         summary_process=service.summary_process,
         config=lambda: service._settings.summarization,
         model_info=lambda model_id: model_limits(model_id, service.models),
         model_choice=service.model_choice,
-        is_current=lambda conversation: conversation is service.current,
+        is_current=lambda state: state is service.current.state,
         session_changed=service.cache_use.following(events.session_changed),
         recall=lambda: service._settings.recall,
         default_instructions=lambda: service._settings.new_conversation_instructions(),

@@ -6,7 +6,7 @@ https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons:
 - `end_turn`, `stop_sequence`: the reply is complete.
 - `max_tokens`: cut off at the length asked for; it can be continued (Continue).
 - `model_context_window_exceeded`: cut off because the context window filled; Cairn
-  condenses earlier messages and continues it once (`Conversation` does).
+  condenses earlier messages and continues it once (`ReplyEndings` does).
 - `pause_turn`: the API paused a long turn; "send the assistant content back to
   continue": Cairn does so by itself, at most `MAX_PAUSE_CONTINUATIONS` times, as
   Claude's turn followed by `CONTINUE_PROMPT` (never a prefill).

@@ -3,8 +3,8 @@
 `ConversationSummaries` is the one owner of the summary job and its state (the
 trigger's memory, the progress the window shows, the preview waiting for the
 user). It starts the job, follows its stages, and hands what the job changed
-(the memory block, the messages covered or given back) to its `Conversation`,
-which owns the live tail and the memory block (DESIGN §5–§7).
+(the memory block, the messages covered or given back) to the conversation's
+state, which holds the live tail and the memory block (DESIGN §5–§7).
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.chat.events import Activity, SummaryPreview, SummaryReport
+from app.chat.gauge import ConversationGauge
 from app.chat.jobs import ASKING_CLAUDE, SAVING, SummaryRequest, UndoOutcome, undo
 from app.chat.runner import Job
+from app.chat.state import ConversationState
 from app.chat.summary_process import SummaryCall
 from app.core.context import ContextState
 from app.core.errors import StorageError, UserFacingError
@@ -34,7 +36,6 @@ from app.core.summarization_config import MIN_PRESERVE_RECENT
 from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
 
 if TYPE_CHECKING:
-    from app.chat.conversation import Conversation, Shared
     from app.core.engine import EngineOutcome
 
 log = logging.getLogger(__name__)
@@ -55,9 +56,10 @@ class ConversationSummaries:
         preview: a summary drafted and waiting for the user to check it.
     """
 
-    def __init__(self, conversation: Conversation, shared: Shared) -> None:
-        self._conversation = conversation
-        self._shared = shared
+    def __init__(self, state: ConversationState, gauge: ConversationGauge) -> None:
+        self._state = state
+        self._shared = state.shared
+        self._gauge = gauge
         self.trigger = TriggerMemory()
         self.progress: str | None = None
         self.preview: SummaryPreview | None = None
@@ -90,10 +92,10 @@ class ConversationSummaries:
         `keep_recent`: how many of the newest messages stay as they are (at least the
         emergency floor); None keeps the setting's number.
         """
-        conversation = self._conversation
+        conversation = self._state
         if conversation.session is None or self._job is not None:
             return False
-        state = conversation.context_state(draft="")
+        state = self._gauge.measure("")
         if state is None:
             return False
         decision = self._policy().should_summarize(self._policy_input(state, manual=True))
@@ -120,9 +122,9 @@ class ConversationSummaries:
     def after_reply(self, state: ContextState | None) -> None:
         """After a reply: condense in the background when the policy says it is due.
 
-        `state` is the next request's figures without a draft (as `context_state("")`).
+        `state` is the next request's figures without a draft (as `ConversationGauge.measure("")`).
         """
-        if self._conversation.session is None or self._job is not None or state is None:
+        if self._state.session is None or self._job is not None or state is None:
             return
         policy = self._policy()
         decision = policy.should_summarize(self._policy_input(state, manual=False))
@@ -133,8 +135,8 @@ class ConversationSummaries:
     def start_emergency(self, text: str) -> bool:
         """`text` would not fit: condense earlier messages so that it does; False when the
         policy finds nothing to condense."""
-        gauge = self._conversation.gauge
-        state = gauge.state(text) or gauge.required(text)  # recall's floor counts
+        gauge = self._gauge
+        state = gauge.with_recall(text) or gauge.required(text)  # recall's floor counts
         decision = self._policy().should_summarize(self._policy_input(state, manual=False))
         if not decision.summarize:
             return False
@@ -149,7 +151,7 @@ class ConversationSummaries:
         draft: str = "",
         instructions: str | None = None,
     ) -> None:
-        conversation, shared = self._conversation, self._shared
+        conversation, shared = self._state, self._shared
         assert conversation.session is not None
         model, _known = shared.model_info(conversation.model_id)
         request = SummaryRequest(
@@ -208,7 +210,7 @@ class ConversationSummaries:
 
         When Claude still cannot be reached, the basic summary stays and a notice says so.
         """
-        conversation = self._conversation
+        conversation = self._state
         if conversation.session is None:
             return False
         if self._job is not None:
@@ -241,7 +243,7 @@ class ConversationSummaries:
             return  # a summary that has ended, or been cancelled, meanwhile
         self.preview = preview
         self._progressed(WAITING_FOR_YOU)
-        self._conversation.tell(lambda events: events.summary_previewed(preview))
+        self._state.tell(lambda events: events.summary_previewed(preview))
 
     def accept(self, edited: Sequence[SummaryDraft] | None = None) -> None:
         """Save the previewed summary: as drafted, or `edited` (one per draft, only
@@ -268,8 +270,8 @@ class ConversationSummaries:
         in the composer)."""
         if self._job is None:
             return
-        if self._conversation.activity is Activity.CONDENSING:
-            self._conversation.drop_pending()
+        if self._state.activity is Activity.CONDENSING:
+            self._state.drop_waiting()
         self._job.cancel()
         self._progressed(CANCELLING)
 
@@ -280,7 +282,7 @@ class ConversationSummaries:
         if text is not None and (job is None or (job.cancelled and text != CANCELLING)):
             return  # a late stage of a summary that has ended, or is being cancelled
         self.progress = text
-        self._conversation.tell(lambda events: events.summary_progress(text))
+        self._state.tell(lambda events: events.summary_progress(text))
 
     def _ended(self) -> bool:
         """Forget the summary's job; True when it had been cancelled."""
@@ -290,7 +292,7 @@ class ConversationSummaries:
         return job is not None and job.cancelled
 
     def _summarized(self, outcome: EngineOutcome) -> None:
-        conversation = self._conversation
+        conversation = self._state
         cancelled = self._ended()
         messages_before = len(conversation.tail)
         if (cancelled or self._discarded) and not outcome.changed:
@@ -304,21 +306,21 @@ class ConversationSummaries:
             )
         if outcome.changed:
             conversation.take_summaries(outcome.active_after, covered=outcome.covered_message_ids)
-            state = conversation.context_state(draft="")
+            state = self._gauge.measure("")
             self._remember(self._policy().after_summary(self.trigger, state), save=True)
-            conversation.tell_summaries()
+            self._gauge.memory_changed()
         if outcome.covered_messages:
             report = _report(outcome, messages_before, len(conversation.tail))
             conversation.tell(lambda events: events.summary_made(report))
-        conversation.send_pending()
+        conversation.go_on()
 
     def _rewritten(self, outcome: EngineOutcome) -> None:
-        conversation = self._conversation
+        conversation = self._state
         cancelled = self._ended()
         if outcome.changed:
             # Same messages covered: the live tail is as it was; only the card changes.
             conversation.take_summaries(outcome.active_after)
-            conversation.tell_summaries()
+            self._gauge.memory_changed()
             conversation.tell(
                 lambda events: events.notice_raised(
                     "Summary rewritten by Claude", "The messages it covers stay the same."
@@ -334,7 +336,7 @@ class ConversationSummaries:
             conversation.tell(
                 lambda events: events.notice_raised("Summary not rewritten", outcome.message)
             )
-        conversation.send_pending()
+        conversation.go_on()
 
     def _failed(self, error: UserFacingError) -> None:
         # The conversation is unchanged; the engine recorded the failed attempt.
@@ -348,14 +350,14 @@ class ConversationSummaries:
                 f"{error.message} Nothing changed: every message is still here.",
             )
         )
-        self._conversation.tell(lambda events: events.notice_raised(title, text))
-        self._conversation.send_pending()
+        self._state.tell(lambda events: events.notice_raised(title, text))
+        self._state.go_on()
 
     # --- undo
 
     def undo(self, summary_id: str) -> None:
         """Give a summary's originals back (only the newest when not all fit; said so)."""
-        conversation, shared = self._conversation, self._shared
+        conversation, shared = self._state, self._shared
         if conversation.session is None:
             return
         session_id = conversation.session.id
@@ -381,9 +383,9 @@ class ConversationSummaries:
         )
 
     def _undone(self, outcome: UndoOutcome) -> None:
-        conversation = self._conversation
+        conversation = self._state
         conversation.take_summaries(outcome.active_after, restored=outcome.restored)
-        conversation.tell_summaries()
+        self._gauge.memory_changed()
         if not outcome.result.complete:
             restored = len(outcome.restored) or len(outcome.result.restored_summary_ids)
             conversation.tell(
@@ -400,7 +402,7 @@ class ConversationSummaries:
         return TriggerPolicy(self._shared.config())
 
     def _policy_input(self, state: ContextState, *, manual: bool) -> PolicyInput:
-        conversation = self._conversation
+        conversation = self._state
         return PolicyInput(
             state=state.required,
             live_messages=conversation.tail.unpinned,
@@ -417,8 +419,8 @@ class ConversationSummaries:
     def observe(self, new_messages: int, state: ContextState | None = None) -> None:
         """Tell the trigger that messages were stored and how full it is now."""
         if state is None:
-            state = self._conversation.context_state(draft="")
-        if state is None or self._conversation.session is None:
+            state = self._gauge.measure("")
+        if state is None or self._state.session is None:
             return
         before = self.trigger
         after = self._policy().observe(before, state.required, new_messages=new_messages)
@@ -428,10 +430,10 @@ class ConversationSummaries:
         """Keep the trigger's memory; written with the session when it matters (a trigger,
         a summary, re-arming), and the seq it was taken at, so counts catch up on reopening."""
         self.trigger = memory
-        session = self._conversation.session
+        session = self._state.session
         if not save or session is None:
             return
-        state = {**memory.to_dict(), "at_seq": self._conversation.tail.last_seq}
+        state = {**memory.to_dict(), "at_seq": self._state.tail.last_seq}
         try:
             self._shared.store.set_trigger_state(session.id, state)
         except StorageError as error:

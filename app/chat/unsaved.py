@@ -17,16 +17,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from app.chat.loop import Timer
+from app.chat.state import ConversationState
 from app.core.errors import StorageError
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message
 from app.store.errors import RecordNotFoundError
-
-if TYPE_CHECKING:
-    from app.chat.conversation import Conversation, Shared
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +69,9 @@ class UnsavedReply:
         kept: the reply waiting to be saved; None when everything shown is on disk.
     """
 
-    def __init__(self, conversation: Conversation, shared: Shared) -> None:
-        self._conversation = conversation
-        self._shared = shared
+    def __init__(self, state: ConversationState) -> None:
+        self._state = state
+        self._shared = state.shared
         self.kept: NotSaved | None = None
         self._timer: Timer | None = None
 
@@ -109,7 +106,7 @@ class UnsavedReply:
         kept = self.kept
         if kept is not None:
             message_id = kept.message.id
-            self._conversation.tell(lambda events: events.unsaved_changed(message_id))
+            self._state.tell(lambda events: events.unsaved_changed(message_id))
 
     def save(self) -> None:
         """Write the kept reply now, if there is one (before anything else is stored).
@@ -138,7 +135,7 @@ class UnsavedReply:
         try:
             self.save()
         except StorageError as error:
-            self._conversation.error(error)
+            self._state.error(error)
             return False
         return True
 
@@ -148,7 +145,7 @@ class UnsavedReply:
 
     def _save_again(self) -> None:
         self._timer = None
-        if self.kept is None or self._conversation.deleted:
+        if self.kept is None or self._state.deleted:
             return
         try:
             self.save()
@@ -156,19 +153,19 @@ class UnsavedReply:
             log.info("The kept reply still can't be saved: %s", error.detail or error)
             self._save_later()
             return
-        self._conversation.tell(lambda events: events.notice_raised(SAVED_TITLE, SAVED_TEXT))
+        self._state.tell(lambda events: events.notice_raised(SAVED_TITLE, SAVED_TEXT))
 
     def _drop(self) -> None:
         if self.kept is not None:
-            self._conversation.tell(lambda events: events.unsaved_changed(None))
+            self._state.tell(lambda events: events.unsaved_changed(None))
         self.kept = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
     def _show(self, message: Message) -> None:
-        conversation = self._conversation
+        state = self._state
         entry = TailEntry.of(message, self._shared.counter.count)
-        if not conversation.tail.replace(entry):
-            conversation.tail.append(entry)
-        conversation.tell(lambda events: events.message_updated(message))
+        if not state.tail.replace(entry):
+            state.tail.append(entry)
+        state.tell(lambda events: events.message_updated(message))

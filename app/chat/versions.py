@@ -1,6 +1,6 @@
 """Edit and resend, Regenerate, and browsing a message's versions (DESIGN §8, issue 11).
 
-`MessageVersions` belongs to one `Conversation` and runs on the loop's thread. Every
+`MessageVersions` belongs to one conversation and runs on the loop's thread. Every
 version stays in the archive (app.store.versions); the conversation's live tail and
 the transcript are told exactly what left the shown path and what joined it, so
 nothing is re-read. A regeneration changes nothing until Claude's new reply has a row:
@@ -10,19 +10,19 @@ if it fails before any text arrives (offline, say), the earlier reply is shown a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from app.chat.events import Activity, ChatEvents
+from app.chat.gauge import ConversationGauge
+from app.chat.model_use import ModelInUse
 from app.chat.reply import ReplyOutcome
+from app.chat.state import ConversationState
+from app.chat.summaries import ConversationSummaries
 from app.core.catalog import ModelInfo
 from app.core.errors import InvalidInputError, StorageError, UserFacingError
 from app.core.live_tail import TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.text import validate_message_text
 from app.store.versions import SUMMARIZED_TITLE, SUMMARIZED_WORDS, BranchChange
-
-if TYPE_CHECKING:
-    from app.chat.conversation import Conversation, Shared
 
 BUSY_TITLE = "Claude is busy"
 BUSY_WORDS = {
@@ -40,16 +40,25 @@ class MessageVersions:
         replacing: Claude's reply being written again (shown until the new one starts).
     """
 
-    def __init__(self, conversation: Conversation, shared: Shared) -> None:
-        self._conversation = conversation
-        self._shared = shared
+    def __init__(
+        self,
+        state: ConversationState,
+        gauge: ConversationGauge,
+        condensing: ConversationSummaries,
+        model: ModelInUse,
+    ) -> None:
+        self._state = state
+        self._shared = state.shared
+        self._gauge = gauge
+        self._condensing = condensing
+        self._model = model
         self.replacing: Message | None = None
 
     # --- reading
 
     def can_regenerate(self, message: Message) -> bool:
         """Claude's newest shown reply, not declined, while nothing else runs."""
-        conversation = self._conversation
+        conversation = self._state
         entry = conversation.tail.find(message.id)
         return (
             conversation.activity is Activity.IDLE
@@ -62,13 +71,13 @@ class MessageVersions:
 
     def can_edit(self, message: Message) -> bool:
         """One of the user's messages in the live context."""
-        return message.role is Role.USER and self._conversation.tail.find(message.id) is not None
+        return message.role is Role.USER and self._state.tail.find(message.id) is not None
 
     def another_model(self, message: Message) -> ModelInfo | None:
         """The model "Ask another model" asks for a declined reply: the next listed one
         (the catalog's ranking); None when the reply is not Claude's latest declined
         one, or no other model is listed."""
-        conversation = self._conversation
+        conversation = self._state
         entry = conversation.tail.find(message.id)
         if (
             message.status is not MessageStatus.DECLINED
@@ -77,14 +86,14 @@ class MessageVersions:
             or entry.seq != conversation.tail.last_seq
         ):
             return None
-        following = self._shared.model_choice.fallback(conversation.model_id)
+        following = self._model.fallback()
         return None if following is None else following[0]
 
     def ask_another_model(self, message: Message) -> bool:
         """Claude declined `message`: ask the same question of the next listed model,
         as a new version of the reply ("retry on a fallback model":
         https://platform.claude.com/docs/build-with-claude/handling-stop-reasons)."""
-        if not self._idle() or self._conversation.session is None:
+        if not self._idle() or self._state.session is None:
             return False
         model = self.another_model(message)
         if model is None:
@@ -96,7 +105,7 @@ class MessageVersions:
         if self._shared.provider() is None:
             self._shared.events.key_needed()
             return False
-        conversation, shared = self._conversation, self._shared
+        conversation, shared = self._state, self._shared
         try:
             restored = shared.store.messages_by_id(
                 shared.store.replies.restore_declined(message.id)
@@ -107,9 +116,9 @@ class MessageVersions:
         for question in restored:
             conversation.tail.replace(TailEntry.of(question, shared.counter.count))
             conversation.tell(_message_updated(question))
-        shared.model_choice.use_here(conversation, model.id)
+        self._model.use_here(model.id)
         self.replacing = message
-        conversation._start_reply(replacing=message.id)
+        conversation.start_reply(replacing=message.id)
         return True
 
     def begin_edit(self, message: Message) -> bool:
@@ -126,7 +135,7 @@ class MessageVersions:
 
     def regenerate(self, message: Message) -> bool:
         """Ask Claude to write its latest reply again; the earlier one stays a version."""
-        if not self._idle() or self._conversation.session is None:
+        if not self._idle() or self._state.session is None:
             return False
         if message.status is MessageStatus.DECLINED:
             return self._refuse(
@@ -144,14 +153,14 @@ class MessageVersions:
             self._shared.events.key_needed()
             return False
         self.replacing = message
-        self._conversation._start_reply(replacing=message.id)
+        self._state.start_reply(replacing=message.id)
         return True
 
     def edit(self, message_id: int, text: str) -> bool:
         """Send `text` as a new version of the user's message `message_id`: what followed
         it leaves the conversation (kept as the earlier version's branch). False (said in
         words) keeps the text in the composer."""
-        conversation, shared = self._conversation, self._shared
+        conversation, shared = self._state, self._shared
         if not self._idle():
             return False
         try:
@@ -169,8 +178,8 @@ class MessageVersions:
             conversation.error(error)
             return False
         self._take(change, [question])
-        conversation.condensing.observe(1)
-        conversation._start_reply()
+        self._condensing.observe(1)
+        conversation.start_reply()
         return True
 
     def show(self, message_id: int, number: int) -> None:
@@ -182,34 +191,34 @@ class MessageVersions:
             change = store.versions.show(message_id, number)
             rows = store.messages_by_id(change.shown)
         except (StorageError, InvalidInputError) as error:
-            self._conversation.error(error)
+            self._state.error(error)
             return
         self._take(change, rows)
-        self._conversation.tell_summaries()  # the gauge: the context changed
+        self._gauge.memory_changed()  # the gauge: the context changed
 
     # --- a regeneration's reply
 
     def started(self, placeholder: Message) -> None:
-        """A reply's row is streaming; a regeneration's takes the place of the earlier one."""
+        """A reply's row is streaming: a regeneration's takes the place of the earlier one
+        (before the new row joins the live tail)."""
         replaced = self.replacing
         if replaced is not None and placeholder.version_of is not None:
-            self._conversation.tail.remove({replaced.id})
-            self._conversation.tell(lambda events: events.message_removed(replaced.id))
-        self._conversation.endings.started(placeholder)
+            self._state.tail.remove({replaced.id})
+            self._state.tell(lambda events: events.message_removed(replaced.id))
 
     def reply_done(self, outcome: ReplyOutcome) -> None:
         """A regeneration that received nothing shows the earlier reply again."""
         replaced, self.replacing = self.replacing, None
         if replaced is None or outcome.discarded is None:
             return
-        self._conversation.tail.append(TailEntry.of(replaced, self._shared.counter.count))
-        self._conversation.tell(lambda events: events.message_added(replaced))
+        self._state.tail.append(TailEntry.of(replaced, self._shared.counter.count))
+        self._state.tell(lambda events: events.message_added(replaced))
 
     # --- inside
 
     def _take(self, change: BranchChange, shown: list[Message]) -> None:
         """Tell the live tail and the transcript what left the shown path and what joined."""
-        conversation, count = self._conversation, self._shared.counter.count
+        conversation, count = self._state, self._shared.counter.count
         conversation.tail.remove(set(change.shelved))
         conversation.tail.restore(TailEntry.of(message, count) for message in shown)
         events = self._shared.events
@@ -221,13 +230,13 @@ class MessageVersions:
             events.message_added(message)
 
     def _idle(self) -> bool:
-        activity = self._conversation.activity
+        activity = self._state.activity
         if activity is Activity.IDLE:
             return True
         return self._refuse(BUSY_WORDS.get(activity, BUSY_WORDS[Activity.REPLYING]), BUSY_TITLE)
 
     def _refuse(self, words: str, title: str) -> bool:
-        self._conversation.error(InvalidInputError(words, title=title))
+        self._state.error(InvalidInputError(words, title=title))
         return False
 
 

@@ -116,7 +116,7 @@ class CairnSession:
         for title, text in self.notices:
             self.window.show_notice(title, text)
         self.started = True
-        self.window.ask_for_key_if_missing()
+        self.window.settings.ask_for_key_if_missing()
         if self.freeze_startup:
             set_aside_from_collections()
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
@@ -257,7 +257,7 @@ def run(argv: Sequence[str]) -> int:
         return 1
     follow_system = QGuiApplication.styleHints()
     follow_system.colorSchemeChanged.connect(
-        lambda _scheme: apply_theme(app, session.controller.settings.theme)
+        lambda _scheme: apply_theme(app, session.controller.service.settings.theme)
     )
     session.freeze_startup = True
     session.show()

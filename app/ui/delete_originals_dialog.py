@@ -69,26 +69,26 @@ class OriginalsDeletion(QObject):
     ) -> None:
         super().__init__(window)
         self._controller = controller
+        self._chat = controller.service
         self._transcript = transcript
         self._window = window
         self.dialog: QMessageBox | None = None
         self.conversation_action = QAction(CONVERSATION_ACTION, window)
         self.conversation_action.triggered.connect(self.ask_for_conversation)
-        transcript.delete_originals_requested.connect(self.ask_for_summary)
 
     def ask_for_summary(self, summary_id: str) -> None:
-        session = self._controller.current
+        session = self._chat.current.state.session
         if session is None:
             return
-        count = self._controller.backups.count_originals(summary_id)
+        count = self._chat.backups.count_originals(summary_id)
         self._ask(count, session.id, summary_id)
 
     def ask_for_conversation(self) -> None:
-        session = self._controller.current
+        session = self._chat.current.state.session
         if session is None:
             self._nothing("This conversation has no archived messages yet.")
             return
-        count = self._controller.backups.count_archived(session.id)
+        count = self._chat.backups.count_archived(session.id)
         self._ask(count, session.id, None)
 
     def _ask(self, count: int, session_id: str, summary_id: str | None) -> None:
@@ -115,7 +115,7 @@ class OriginalsDeletion(QObject):
             else:
                 for block in self._transcript.summary_blocks():
                     block.forget_originals()
-            self._controller.backups.delete_originals(session_id, summary_id)
+            self._chat.backups.delete_originals(session_id, summary_id)
 
         box.finished.connect(answered)
         self.dialog = box

@@ -39,6 +39,7 @@ class ExportActions(QObject):
     def __init__(self, controller: ChatController, window: QWidget) -> None:
         super().__init__(window)
         self.controller = controller
+        self._chat = controller.service
         self._window = window
         self.dialog: QFileDialog | None = None
         self.native_dialogs = True
@@ -70,13 +71,13 @@ class ExportActions(QObject):
         menu.aboutToShow.connect(self.update_actions)
 
     def update_actions(self) -> None:
-        self.export_action.setEnabled(self.controller.current is not None)
+        self.export_action.setEnabled(self._chat.current.state.session is not None)
 
     # -- exporting ------------------------------------------------------------------------
 
     def export_current(self) -> QFileDialog | None:
         """Ask where to save the conversation on screen; None when there is none yet."""
-        session = self.controller.current
+        session = self._chat.current.state.session
         if session is None:
             return None
         name = portable_file_name(session.title)
@@ -105,7 +106,7 @@ class ExportActions(QObject):
         fmt = _FORMATS.get(name_filter, (ExportFormat.JSON, "json"))[0]
         if path.suffix.lower() in (".md", ".markdown"):
             fmt = ExportFormat.MARKDOWN
-        self.controller.service.exports.export(path, fmt, session_ids)
+        self._chat.exports.export(path, fmt, session_ids)
 
     # -- importing ------------------------------------------------------------------------
 
@@ -121,7 +122,7 @@ class ExportActions(QObject):
 
     def _import_from(self, path: Path, as_copy: bool) -> None:
         self.folder = path.parent
-        self.controller.service.exports.import_file(path, as_copy=as_copy)
+        self._chat.exports.import_file(path, as_copy=as_copy)
 
     def _dialog(self, title: str) -> QFileDialog:
         if self.dialog is not None:

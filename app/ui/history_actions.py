@@ -54,6 +54,7 @@ class HistoryActions(QObject):
         self.source = source
         self._sidebar = sidebar
         self._controller = controller
+        self._chat = controller.service
         self._main_window = main_window
         self.window: HistoryWindow | None = None
         self.jump = MessageJump(controller, transcript, load_earlier, self)
@@ -107,7 +108,7 @@ class HistoryActions(QObject):
         menu.insertSeparator(close)
 
     def open_find(self) -> None:
-        if self._controller.current is not None:
+        if self._chat.current.state.session is not None:
             self.find_bar.open_bar()
 
     def go(self, place: Place) -> None:
@@ -134,5 +135,5 @@ class HistoryActions(QObject):
         self._from_find = False
 
     def _current_session_id(self) -> str | None:
-        current = self._controller.current
+        current = self._chat.current.state.session
         return current.id if current is not None else None

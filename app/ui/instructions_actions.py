@@ -3,17 +3,14 @@ title, and Conversation → Instructions for Claude… (Ctrl+I)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QBoxLayout, QDialog, QMenu, QToolButton
+from PySide6.QtWidgets import QDialog, QToolButton, QWidget
 
 from app.core.models import Session
+from app.ui.controller import ChatController
 from app.ui.instructions_dialog import InstructionsDialog
-
-if TYPE_CHECKING:
-    from app.ui.main_window import MainWindow
+from app.ui.window_header import WindowHeader
 
 ACTION_TEXT = "Instructions for Claude…"
 # Words, not only a mark, say whether there are any (DESIGN §8: no colour-only signals).
@@ -34,13 +31,15 @@ class InstructionsActions(QObject):
     changed to, and for a new conversation the service's answer when it opens.
 
     Attributes:
-        action: the menu action; button: the header button; dialog: the one open now.
+        action: the menu action (Conversation → Instructions for Claude…).
+        button: the header's button, right after the title.
+        dialog: the one open now.
     """
 
-    def __init__(self, window: MainWindow, menu: QMenu) -> None:
+    def __init__(self, controller: ChatController, header: WindowHeader, window: QWidget) -> None:
         super().__init__(window)
-        self._controller = controller = window.controller
-        self._header = window.header
+        self._chat = controller.service
+        self._header = header
         self._narrow = False
         self._window = window
         self._text = ""
@@ -48,19 +47,16 @@ class InstructionsActions(QObject):
         self.action = QAction(ACTION_TEXT, window)
         self.action.setShortcut(QKeySequence("Ctrl+I"))
         self.action.triggered.connect(self.edit)
-        menu.addAction(self.action)
-        self.button = QToolButton(window)
+        self.button = QToolButton(header)
         self.button.setObjectName("instructionsButton")
         self.button.setAutoRaise(True)
         self.button.setAccessibleName("Instructions for Claude")
         self.button.clicked.connect(self.edit)
-        layout = window.header.layout()
-        assert isinstance(layout, QBoxLayout)
-        layout.insertWidget(1, self.button)  # right after the title
-        window.header.installEventFilter(self)
+        header.add_after_title(self.button)
+        header.installEventFilter(self)
         controller.conversation_opened.connect(self._opened)
         controller.session_changed.connect(self._session_changed)
-        self._show(controller.instructions())
+        self._show(self._chat.current.instructions.text())
 
     def edit(self) -> None:
         """Open the dialog on the conversation's instructions (one at a time)."""
@@ -68,7 +64,9 @@ class InstructionsActions(QObject):
             self.dialog.raise_()
             return
         dialog = InstructionsDialog(
-            self._text, new_conversation=self._controller.current is None, parent=self._window
+            self._text,
+            new_conversation=self._chat.current.state.session is None,
+            parent=self._window,
         )
         dialog.finished.connect(lambda result: self._done(dialog, result))
         self.dialog = dialog
@@ -87,7 +85,7 @@ class InstructionsActions(QObject):
 
     def _done(self, dialog: InstructionsDialog, result: int) -> None:
         self.dialog = None
-        if result == QDialog.DialogCode.Accepted and self._controller.set_instructions(
+        if result == QDialog.DialogCode.Accepted and self._chat.current.instructions.set(
             dialog.text()
         ):
             self._show(dialog.text())
@@ -96,11 +94,11 @@ class InstructionsActions(QObject):
     def _opened(self, session: Session | None, _page: object, _has_earlier: bool) -> None:
         # A new conversation's come from Settings (the service decides): asked once here.
         self._show(
-            session.system_prompt if session is not None else self._controller.instructions()
+            session.system_prompt if session is not None else self._chat.current.instructions.text()
         )
 
     def _session_changed(self, session: Session) -> None:
-        current = self._controller.current
+        current = self._chat.current.state.session
         if current is not None and session.id == current.id:
             self._show(session.system_prompt)
 

@@ -29,14 +29,18 @@ WHAT_A_KEY_IS = (
 
 
 class KeyManager(Protocol):
-    """What the key and settings dialogs may do with the API key (the controller does it)."""
+    """What the key and settings dialogs may do with the API key (`app.chat.credentials`)."""
+
+    def api_key(self) -> str | None:
+        """The key in use: the one Cairn keeps, else ANTHROPIC_API_KEY."""
+        ...
 
     def stored_key(self) -> str | None:
         """The key Cairn keeps, if any (not the environment's)."""
         ...
 
     @property
-    def key_is_persistent(self) -> bool:
+    def persistent(self) -> bool:
         """False while the key is kept in memory for this session only."""
         ...
 
@@ -45,15 +49,15 @@ class KeyManager(Protocol):
         """ANTHROPIC_API_KEY is set."""
         ...
 
-    def save_key(self, key: str, *, session_only: bool = False) -> None:
+    def save(self, key: str, *, session_only: bool = False) -> None:
         """Keep the key; raises `KeyringUnavailableError` when no password store works."""
         ...
 
-    def remove_key(self) -> None:
+    def remove(self) -> None:
         """Forget the key; raises `KeyringUnavailableError` when the store refused."""
         ...
 
-    def check_key(self, key: str, done: Callable[[UserFacingError | None], None]) -> None:
+    def check(self, key: str, done: Callable[[UserFacingError | None], None]) -> None:
         """Ask the server whether `key` works, in the background; `done` says."""
         ...
 
@@ -180,7 +184,7 @@ class ApiKeyDialog(QDialog):
         self._show_status("Checking your key with Anthropic…", problem=False)
         self._checking = True
         self._set_busy(True)
-        self._keys.check_key(key, lambda error: self._checked(key, error))
+        self._keys.check(key, lambda error: self._checked(key, error))
 
     def _checked(self, key: str, error: UserFacingError | None) -> None:
         self._checking = False
@@ -208,7 +212,7 @@ class ApiKeyDialog(QDialog):
 
     def _store(self, key: str) -> None:
         try:
-            self._keys.save_key(key)
+            self._keys.save(key)
         except KeyringUnavailableError as error:
             self._show_status(error.message, problem=True)
             self.save_unchecked_button.hide()
@@ -227,7 +231,7 @@ class ApiKeyDialog(QDialog):
         if not key:
             return
         try:
-            self._keys.save_key(key, session_only=True)
+            self._keys.save(key, session_only=True)
         except UserFacingError as error:
             self._show_status(error.message, problem=True)
             return

@@ -2,29 +2,20 @@
 
 `LookupLine` is the collapsed line on a reply (a button, reachable by Tab, Space or
 Enter opens it) that unfolds to what was sent to Claude: each query and the excerpts
-returned. `TranscriptLookups` keeps the lines of the replies on screen up to date:
-lookups arrive as the controller says they happened (`lookup_made`), and those of a
-page come with the page (read once when it is shown).
+returned (`app.ui.transcript_lookups` keeps the lines of the replies on screen up to
+date).
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.lookup import Lookup, summary_line
-from app.core.models import Message, Role
-from app.ui.history_source import Place
 from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
-
-if TYPE_CHECKING:
-    from app.ui.controller import ChatController
-    from app.ui.transcript import TranscriptView
-    from app.ui.transcript_message import MessageWidget
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
 
@@ -147,75 +138,3 @@ class LookupLine(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_palette()
-
-
-class TranscriptLookups(QObject):
-    """Puts each reply's lookups on its message in the transcript.
-
-    Signals:
-        open_requested(object): the user asked to see a message a lookup found (a Place).
-    """
-
-    open_requested = Signal(object)
-
-    def __init__(self, controller: ChatController, transcript: TranscriptView) -> None:
-        super().__init__(transcript)
-        self._controller = controller
-        self._transcript = transcript
-        self._shown: dict[int, tuple[Lookup, ...]] = {}
-        # Connected after the window's own slot: the page's widgets exist by then.
-        controller.conversation_opened.connect(self._conversation_opened)
-        controller.lookup_made.connect(self.add)
-        # A page is built in slices after its first paint: each message as it is made.
-        transcript.message_built.connect(self._built)
-
-    def page_shown(self, page: Iterable[Message]) -> None:
-        """A page of messages is (about to be) put on screen: show its replies' lookups."""
-        ids = [message.id for message in page if message.role is Role.ASSISTANT]
-        for message_id, lookups in self._controller.lookups(ids).items():
-            self._show(message_id, lookups)
-
-    def add(self, lookup: Lookup) -> None:
-        """One more lookup of a reply (it happened just now)."""
-        known = self._shown.get(lookup.message_id, ())
-        if any(done.ordinal == lookup.ordinal for done in known):
-            return
-        self._show(lookup.message_id, (*known, lookup))
-
-    def _conversation_opened(self, _session: object, page: list[Message], _more: bool) -> None:
-        self._shown.clear()
-        self.page_shown(page)
-
-    def _built(self, widget: MessageWidget) -> None:
-        lookups = self._shown.get(widget.message.id)
-        if lookups:
-            widget.set_lookups(lookups)
-            self._wire(widget)
-
-    def _show(self, message_id: int, lookups: tuple[Lookup, ...]) -> None:
-        self._shown[message_id] = lookups
-        widget = self._transcript.message_widget(message_id)
-        if widget is not None:
-            widget.set_lookups(lookups)
-            self._wire(widget)
-
-    def _wire(self, widget: MessageWidget) -> None:
-        """Let the line's excerpts open their originals (once per line)."""
-        line = widget.lookup_line
-        if line is not None and not line.property("cairnOpensOriginals"):
-            line.setProperty("cairnOpensOriginals", True)
-            line.open_requested.connect(self._open)
-
-    def _open(self, seq: int) -> None:
-        current = self._controller.current
-        if current is None:
-            return
-        covering = next(
-            (
-                block.summary.id
-                for block in self._transcript.summary_blocks()
-                if block.summary.first_seq <= seq <= block.summary.last_seq
-            ),
-            None,
-        )
-        self.open_requested.emit(Place(current.id, seq, covering))

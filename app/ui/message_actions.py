@@ -1,9 +1,9 @@
 """What a user can do with a message: copy, edit and resend, regenerate, continue, and
 browse its versions ("‹ 2 / 3 ›") — on hover, in its menu, and by keyboard (issue 11).
 
-`MessageActions` puts a small bar in each message's header as the transcript builds it
-(the version arrows always, when there are versions; Copy and Edit or Regenerate while
-the pointer or the keyboard is on the message), and gives every message one menu: a
+`MessageActions` puts a `MessageBar` in each message's header as the transcript builds
+it (the version arrows always, when there are versions; Copy and Edit or Regenerate
+while the pointer or the keyboard is on the message), and gives every message one menu: a
 right-click on its text opens it too, in place of the text box's own. Ctrl+R writes
 Claude's latest reply again; Up in an empty composer edits your last message, Esc
 cancels. The service decides and refuses in words (app.chat.versions); this only asks.
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
@@ -34,27 +34,28 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QTextEdit,
-    QToolButton,
     QWidget,
 )
 
 from app.core.models import Message, Role
 from app.ui.composer import Composer
 from app.ui.controller import ChatController
+from app.ui.message_bar import (
+    COPY_ACTION,
+    EDIT_ACTION,
+    NEXT_VERSION,
+    PREVIOUS_VERSION,
+    REGENERATE_ACTION,
+    REGENERATE_SHORTCUT,
+    MessageBar,
+    version_label,
+)
 from app.ui.reply_actions import CONTINUE_ACTION
 from app.ui.transcript import TranscriptView
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
 from app.ui.transcript_message import MessageWidget
 
-COPY_ACTION: Final = "Copy"
 COPY_PLAIN_ACTION: Final = "Copy as plain text"
 COPY_SELECTION_ACTION: Final = "Copy selected text"
-EDIT_ACTION: Final = "Edit"
-REGENERATE_ACTION: Final = "Regenerate"
-PREVIOUS_VERSION: Final = "Previous version"
-NEXT_VERSION: Final = "Next version"
-REGENERATE_SHORTCUT: Final = "Ctrl+R"
-EDITING_LABEL: Final = "✎ Editing"
 EDITING_NOTE: Final = "Editing your message — Enter sends it as a new version, Esc cancels."
 
 
@@ -63,101 +64,6 @@ def plain_text(markdown: str) -> str:
     document = QTextDocument()
     document.setMarkdown(markdown)
     return document.toPlainText()
-
-
-def version_label(message: Message) -> str:
-    return f"{message.version_number} / {message.version_count}"
-
-
-class MessageBar(QWidget):
-    """A message's header bar: version arrows, and actions while it is pointed at.
-
-    Signals:
-        copy_requested(), edit_requested(), regenerate_requested(): the buttons.
-        version_requested(int): show that version (its number, from 1).
-    """
-
-    copy_requested = Signal()
-    edit_requested = Signal()
-    regenerate_requested = Signal()
-    version_requested = Signal(int)
-
-    def __init__(self, widget: MessageWidget) -> None:
-        super().__init__(widget)
-        self._widget = widget
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        self.previous = self._button("‹", PREVIOUS_VERSION, self._previous)
-        self.versions = QLabel(self)
-        self.versions.setFont(scaled_font(self.font(), 0.88))
-        self.next = self._button("›", NEXT_VERSION, self._next)
-        self.copy = self._button(COPY_ACTION, "Copy this message", self.copy_requested.emit)
-        self.edit = self._button(EDIT_ACTION, "Edit this message and send it again", None)
-        self.edit.clicked.connect(self.edit_requested)
-        self.regenerate = self._button(
-            REGENERATE_ACTION, f"Ask Claude to write this reply again ({REGENERATE_SHORTCUT})", None
-        )
-        self.regenerate.clicked.connect(self.regenerate_requested)
-        self.editing_label = QLabel(EDITING_LABEL, self)
-        self.editing_label.setFont(scaled_font(self.font(), 0.88))
-        self.editing_label.setAccessibleName("Being edited in the message box")
-        for child in (
-            self.editing_label,
-            self.previous,
-            self.versions,
-            self.next,
-            self.copy,
-            self.edit,
-        ):
-            layout.addWidget(child)
-        layout.addWidget(self.regenerate)
-        # Always there, a line (and a pin) high: the header never changes height on hover.
-        self.setFixedHeight(18)
-        for label in (self.versions, self.editing_label):
-            set_text_colour(label, muted_text_colour(self.palette()))
-
-    def _button(self, text: str, tip: str, slot: Callable[[], object] | None) -> QToolButton:
-        button = QToolButton(self)
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setAccessibleName(tip if len(text) == 1 else text)
-        button.setAutoRaise(True)
-        # The message's menu reaches every action by keyboard, as with its pin.
-        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        button.setCursor(Qt.CursorShape.PointingHandCursor)
-        # One line's height, as the pin's: showing the bar on hover must not move the text.
-        button.setFixedHeight(18)
-        button.setFont(scaled_font(self.font(), 1.15 if len(text) == 1 else 0.88))
-        if slot is not None:
-            button.clicked.connect(slot)
-        return button
-
-    def refresh(
-        self, *, hovered: bool, can_edit: bool, can_regenerate: bool, editing: bool = False
-    ) -> None:
-        """Show what applies to the message now."""
-        message = self._widget.message
-        self.editing_label.setVisible(editing)
-        several = message.version_count > 1
-        for part in (self.previous, self.versions, self.next):
-            part.setVisible(several)
-        if several:
-            self.versions.setText(version_label(message))
-            self.versions.setAccessibleName(
-                f"Version {message.version_number} of {message.version_count}"
-            )
-            self.previous.setEnabled(message.version_number > 1)
-            self.next.setEnabled(message.version_number < message.version_count)
-        self.copy.setVisible(hovered)
-        self.edit.setVisible(hovered and can_edit and not editing)
-        self.regenerate.setVisible(hovered and can_regenerate)
-
-    def _previous(self) -> None:
-        self.version_requested.emit(self._widget.message.version_number - 1)
-
-    def _next(self) -> None:
-        self.version_requested.emit(self._widget.message.version_number + 1)
 
 
 class MessageActions(QObject):
@@ -179,6 +85,7 @@ class MessageActions(QObject):
         self._transcript = transcript
         self._composer = composer
         self._controller = controller
+        self._chat = controller.service
         self._bars: dict[MessageWidget, MessageBar] = {}
         self._hovered: MessageWidget | None = None
         self.editing: Message | None = None
@@ -215,20 +122,22 @@ class MessageActions(QObject):
         menu.insertSeparator(first)
         if message.role is Role.USER:
             edit = _action(menu, f"{EDIT_ACTION} message", lambda: self.begin_edit(widget))
-            edit.setEnabled(not self._controller.busy)
+            edit.setEnabled(not self._chat.current.state.activity.busy)
             menu.insertAction(first, edit)
         else:
             regenerate = _action(
-                menu, f"{REGENERATE_ACTION} reply", lambda: self._controller.regenerate(message)
+                menu,
+                f"{REGENERATE_ACTION} reply",
+                lambda: self._chat.current.versions.regenerate(message),
             )
             regenerate.setShortcut(QKeySequence(REGENERATE_SHORTCUT))
-            regenerate.setEnabled(self._controller.can_regenerate(message))
+            regenerate.setEnabled(self._chat.current.versions.can_regenerate(message))
             menu.insertAction(first, regenerate)
-            if self._controller.can_continue(message):
+            if self._chat.current.endings.can_continue(message):
                 go_on = _action(
                     menu,
                     f"{CONTINUE_ACTION} reply",
-                    lambda: self._controller.continue_reply(message),
+                    lambda: self._chat.current.endings.continue_reply(message),
                 )
                 menu.insertAction(first, go_on)
         if message.version_count > 1:
@@ -248,7 +157,7 @@ class MessageActions(QObject):
         """Ctrl+R: Claude's latest reply, written again."""
         widgets = self._transcript.message_widgets()
         if widgets and widgets[-1].message.role is Role.ASSISTANT:
-            self._controller.regenerate(widgets[-1].message)
+            self._chat.current.versions.regenerate(widgets[-1].message)
 
     def edit_latest(self) -> bool:
         """Up in an empty composer: edit your last message."""
@@ -261,7 +170,7 @@ class MessageActions(QObject):
 
     def begin_edit(self, widget: MessageWidget) -> bool:
         """Put the message in the composer to edit it; Enter sends it as a new version."""
-        if not self._controller.begin_edit(widget.message):
+        if not self._chat.current.versions.begin_edit(widget.message):
             return False
         if self.editing is None:
             self._draft = self._composer.text()
@@ -282,7 +191,7 @@ class MessageActions(QObject):
         self._draft = ""
 
     def _send_edit(self, message_id: int, text: str) -> None:
-        if self._controller.edit_message(message_id, text):
+        if self._chat.current.versions.edit(message_id, text):
             self._leave_edit()
             self._composer.set_text(self._draft)
             self._draft = ""
@@ -309,15 +218,16 @@ class MessageActions(QObject):
         bar = MessageBar(widget)
         bar.copy_requested.connect(lambda: _copy(widget.message.content))
         bar.edit_requested.connect(lambda: self.begin_edit(widget))
-        bar.regenerate_requested.connect(lambda: self._controller.regenerate(widget.message))
+        bar.regenerate_requested.connect(
+            lambda: self._chat.current.versions.regenerate(widget.message)
+        )
         bar.version_requested.connect(lambda number: self._show_version(widget, number))
-        header: QHBoxLayout = widget._header
-        header.insertWidget(header.indexOf(widget._time) + 1, bar)
+        widget.header.add_bar(bar)
         self._bars[widget] = bar
         widget.installEventFilter(self)
         widget.destroyed.connect(lambda: self._bars.pop(widget, None))
         # A right-click on the text opens the message's menu, not the text box's own.
-        bubble = widget._bubble
+        bubble = widget.body
         bubble.installEventFilter(self)
         for view in bubble.findChildren(QAbstractScrollArea):
             view.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)
@@ -329,14 +239,14 @@ class MessageActions(QObject):
         bar.refresh(
             editing=self.editing is not None and self.editing.id == message.id,
             hovered=hovered,
-            can_edit=message.role is Role.USER and not self._controller.busy,
+            can_edit=message.role is Role.USER and not self._chat.current.state.activity.busy,
             can_regenerate=message.role is Role.ASSISTANT
-            and self._controller.can_regenerate(message),
+            and self._chat.current.versions.can_regenerate(message),
         )
 
     def _show_version(self, widget: MessageWidget, number: int) -> None:
         self.cancel_edit()
-        self._controller.show_version(widget.message.id, number)
+        self._chat.current.versions.show(widget.message.id, number)
 
     # --- events
 
@@ -391,7 +301,12 @@ class MessageActions(QObject):
             self.cancel_edit()
             return True
         empty = not self._composer.editor.toPlainText()
-        if key == Qt.Key.Key_Up and empty and not editing and not self._controller.busy:
+        if (
+            key == Qt.Key.Key_Up
+            and empty
+            and not editing
+            and not self._chat.current.state.activity.busy
+        ):
             return self.edit_latest()
         return False
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QPaintEvent
-from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from app.core.summary import SummaryTier
 from app.ui.controller import ChatController
@@ -20,6 +20,7 @@ from app.ui.history_source import Place
 from app.ui.summary_block import SummaryBlock
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_blocks import paint_focus_ring
+from app.ui.transcript_frame import settle_layout
 
 FLASH_MS = 1600
 _MARGIN = 48  # space above the target, so it does not touch the top edge
@@ -40,11 +41,6 @@ class Flash(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         paint_focus_ring(self, 8, 3.0)
-
-
-def _settle_layouts() -> None:
-    for _ in range(4):
-        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 class MessageJump(QObject):
@@ -68,6 +64,7 @@ class MessageJump(QObject):
     ) -> None:
         super().__init__(parent)
         self._controller = controller
+        self._chat = controller.service
         self._transcript = transcript
         self._load_earlier = load_earlier
         self.pending: Place | None = None
@@ -78,11 +75,11 @@ class MessageJump(QObject):
     def go(self, place: Place) -> None:
         """Open `place`'s conversation (if not on screen) and go there once it is shown."""
         self.pending = place
-        current = self._controller.current
+        current = self._chat.current.state.session
         if current is not None and current.id == place.session_id:
             self._try_later()
         else:
-            self._controller.open_session(place.session_id)
+            self._chat.open_session(place.session_id)
 
     # -- inside -------------------------------------------------------------------------
 
@@ -92,7 +89,7 @@ class MessageJump(QObject):
 
     def _try(self) -> None:
         place = self.pending
-        current = self._controller.current
+        current = self._chat.current.state.session
         if place is None or current is None or current.id != place.session_id:
             return
         if self._transcript.building:
@@ -152,7 +149,7 @@ class MessageJump(QObject):
         following = [s for s in view.seqs if s > seq]
         bottom = view.top_of(following[0]) if following else None
         height = (bottom if bottom is not None else view.height()) - top
-        _settle_layouts()
+        settle_layout()
         self._scroll_to(view, top)
         self.flash = Flash(view, QRect(0, max(0, top - 4), view.width(), max(24, height + 4)))
         return True
@@ -162,7 +159,7 @@ class MessageJump(QObject):
         self.flash = Flash(widget)
 
     def _scroll_to(self, widget: QWidget, y: int) -> None:
-        _settle_layouts()
+        settle_layout()
         scroll: QScrollArea = self._transcript.scroll_area
         content = scroll.widget()
         if content is None:

@@ -41,13 +41,14 @@ class QuitGuard(QObject):
         super().__init__(window)
         self._window = window
         self._controller = controller
+        self._chat = controller.service
         self._quitting = False
         self.question: QMessageBox | None = None
         window.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._window and event.type() == QEvent.Type.Close and not self._quitting:
-            left = self._controller.save_unsaved()
+            left = self._chat.save_unsaved()
             if left:
                 event.ignore()
                 self._ask(left)

@@ -90,11 +90,10 @@ class ReadingLayout(QObject):
         self.alignment = ComposerAlignment(transcript, composer)
         self.text_size = TextSize(
             [transcript, composer],
-            lambda: controller.settings,
-            controller.update_settings,
+            lambda: controller.service.settings,
+            controller.service.update_settings,
             window,
         )
-        self.text_size.add_menu_to(window.menuBar())
         window.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

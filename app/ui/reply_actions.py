@@ -43,6 +43,7 @@ class ReplyActions(QObject):
         super().__init__(parent)
         self._transcript = transcript
         self._controller = controller
+        self._chat = controller.service
         self._offered: MessageWidget | None = None
         self._explanations: dict[int, str | None] = {}  # a declined reply's, this session
         controller.reply_declined.connect(self._declined)
@@ -60,14 +61,14 @@ class ReplyActions(QObject):
         widgets = self._transcript.message_widgets()
         newest = widgets[-1] if widgets else None
         action, note = "", ""
-        if newest is not None and self._controller.activity is Activity.IDLE:
+        if newest is not None and self._chat.current.state.activity is Activity.IDLE:
             message = newest.message
             if message.role is Role.ASSISTANT and message.status in CONTINUABLE_STATUSES:
                 action = CONTINUE_ACTION
             elif message.role is Role.USER and message.status is not MessageStatus.DECLINED:
                 action, note = RETRY_ACTION, NO_REPLY_NOTE
             elif message.status is MessageStatus.DECLINED and message.role is Role.ASSISTANT:
-                model = self._controller.another_model(message)
+                model = self._chat.current.versions.another_model(message)
                 if model is not None:
                     explanation = self._explanations.get(message.id)
                     action = ANOTHER_MODEL_ACTION
@@ -85,14 +86,14 @@ class ReplyActions(QObject):
 
     def _clicked(self) -> None:
         widget = self._offered
-        if widget is None or self._controller.activity is not Activity.IDLE:
+        if widget is None or self._chat.current.state.activity is not Activity.IDLE:
             return
         if widget.message.status is MessageStatus.DECLINED:
-            self._controller.ask_another_model(widget.message)
+            self._chat.current.versions.ask_another_model(widget.message)
         elif widget.message.role is Role.ASSISTANT:
-            self._controller.continue_reply(widget.message)
+            self._chat.current.endings.continue_reply(widget.message)
         else:
-            self._controller.retry()
+            self._chat.current.turns.retry()
 
     def _declined(self, message_id: int, explanation: object) -> None:
         self._explanations[message_id] = explanation if isinstance(explanation, str) else None

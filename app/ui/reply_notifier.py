@@ -35,6 +35,7 @@ class ReplyNotifier(QObject):
     def __init__(self, controller: ChatController, window: QWidget) -> None:
         super().__init__(window)
         self._controller = controller
+        self._chat = controller.service
         self._window = window
         self._replying = False
         self._failed = False  # the reply that just ended ended with an error
@@ -52,7 +53,7 @@ class ReplyNotifier(QObject):
         self._title = session.title if session is not None else ""
 
     def _session_changed(self, session: Session) -> None:
-        current = self._controller.current
+        current = self._chat.current.state.session
         if current is not None and current.id == session.id:
             self._title = session.title
 
@@ -69,7 +70,7 @@ class ReplyNotifier(QObject):
             QTimer.singleShot(0, self, self._announce)
 
     def _announce(self) -> None:
-        if self._window.isActiveWindow() or not self._controller.settings.notify_when_done:
+        if self._window.isActiveWindow() or not self._chat.settings.notify_when_done:
             return
         where = f" in “{self._title}”" if self._title else ""
         if self._failed:

@@ -69,6 +69,7 @@ class RestoreDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self._controller = controller
+        self._chat = controller.service
         self.backups = list(backups)
         self.confirm_box: QMessageBox | None = None
         self.setWindowTitle("Restore from backup")
@@ -114,7 +115,7 @@ class RestoreDialog(QDialog):
             return
 
         def restore() -> None:
-            self._controller.backups.restore(info.path)
+            self._chat.backups.restore(info.path)
             self.accept()
 
         self.confirm_box = ask_to_confirm(
@@ -134,7 +135,7 @@ def restore_action(window: QWidget, controller: ChatController) -> QAction:
     action = QAction(ACTION_TEXT, window)
 
     def open_dialog() -> None:
-        dialog = RestoreDialog(controller, window, controller.backups.list())
+        dialog = RestoreDialog(controller, window, controller.service.backups.list())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
 

@@ -3,7 +3,6 @@ on a tab of their own, the summaries (`SummarySettingsPage`)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -189,11 +188,11 @@ class SettingsDialog(QDialog):
     # -- key -------------------------------------------------------------------
 
     def _current_key(self) -> str | None:
-        return self._keys.stored_key() or os.environ.get("ANTHROPIC_API_KEY") or None
+        return self._keys.api_key()
 
     def _refresh_key(self) -> None:
         stored = self._keys.stored_key()
-        if stored and self._keys.key_is_persistent:
+        if stored and self._keys.persistent:
             text = f"<b>{mask_key(stored)}</b> — saved in your system's password store."
         elif stored:
             text = (
@@ -230,7 +229,7 @@ class SettingsDialog(QDialog):
         self.key_status.show()
         self.test_key_button.setEnabled(False)
         self._testing = True
-        self._keys.check_key(key, self._tested)
+        self._keys.check(key, self._tested)
 
     def _tested(self, error: UserFacingError | None) -> None:
         self._testing = False
@@ -256,7 +255,7 @@ class SettingsDialog(QDialog):
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:
-            self._keys.remove_key()
+            self._keys.remove()
         except UserFacingError as error:
             self.key_status.setText(f"⚠ {error.message}")
             self.key_status.show()

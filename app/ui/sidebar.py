@@ -129,7 +129,7 @@ class SessionListModel(QStringListModel):
     Signals:
         title_edited(str, str): a title was edited to a new, non-empty one (id, title).
             The model does not change itself for it: its owner decides (`Sidebar`
-            shows the new title at once and asks the controller to store it).
+            shows the new title at once and asks the window to have it stored).
     """
 
     title_edited = Signal(str, str)
@@ -468,7 +468,7 @@ class Sidebar(QWidget):
         self.rename_action.triggered.connect(self.start_rename)
         self.delete_action.triggered.connect(self._delete_current)
 
-    # -- what the controller calls -----------------------------------------------------
+    # -- what the window calls ---------------------------------------------------------
 
     def set_sessions(self, sessions: Sequence[Session], current_id: str | None) -> None:
         """Show exactly `sessions` (a model reset), with `current_id` selected quietly."""
@@ -488,7 +488,7 @@ class Sidebar(QWidget):
 
     def remove_session(self, session_id: str) -> None:
         """Remove one conversation's row. If it was current, nothing is current after it:
-        which conversation opens next is the controller's call (`set_current`)."""
+        which conversation opens next is the chat service's call (`set_current`)."""
         with self._quietly():
             self.model.remove(session_id)
         if session_id == self._current_id:
@@ -614,7 +614,7 @@ class Sidebar(QWidget):
         self.empty_label.setVisible(hides_all)
 
     def _title_edited(self, session_id: str, title: str) -> None:
-        """Show the new title at once; the controller confirms it with `upsert_session`."""
+        """Show the new title at once; the chat service confirms it (`upsert_session`)."""
         session = self.model.session(session_id)
         if session is None:
             return

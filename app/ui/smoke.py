@@ -54,6 +54,7 @@ class SmokeRun(QObject):
     ) -> None:
         super().__init__(window)
         self._controller = controller
+        self._chat = controller.service
         self._message = message
         self._ready = ready
         self._turns = turns
@@ -89,7 +90,7 @@ class SmokeRun(QObject):
     def _next(self) -> None:
         if self.exit_code is not None or self._summarizing:
             return
-        if not self._ready() or not self._controller.service.model_wait.settled:
+        if not self._ready() or not self._chat.model_wait.settled:
             # (A first message waits for the model list: `ModelListWait`.)
             QTimer.singleShot(_RETRY_MS, self._next)
             return
@@ -97,18 +98,18 @@ class SmokeRun(QObject):
             counter = default_counter()
             how = "fallback estimate" if counter.flagged else counter.encoding_name
             self._say(f"tokens: {how}")
-        if self._controller.activity is not Activity.IDLE:
+        if self._chat.current.state.activity is not Activity.IDLE:
             return  # activity_changed calls again once idle
         if len(self._replied) < self._sent:
             self._finish(SMOKE_FAILED, f"reply {self._sent} did not complete")
         elif self._sent < self._turns:
-            if self._controller.send(self._message):
+            if self._chat.send(self._message):
                 self._sent += 1
             else:
                 self._finish(SMOKE_FAILED, f"message {self._sent + 1} was not sent")
         else:
             self._summarizing = True
-            if not self._controller.summarize(keep_recent=MIN_PRESERVE_RECENT):
+            if not self._chat.current.condensing.summarize(keep_recent=MIN_PRESERVE_RECENT):
                 self._finish(SMOKE_FAILED, "no summary was started")
 
     def _activity_changed(self, activity: Activity) -> None:
@@ -123,7 +124,7 @@ class SmokeRun(QObject):
 
     def _previewed(self, preview: SummaryPreview) -> None:
         self._say(f"summary drafted ({preview.condensed} messages)")
-        self._controller.accept_summary()
+        self._chat.current.condensing.accept()
 
     def _summary_made(self, report: SummaryReport) -> None:
         self._say(f"summary made ({report.condensed} messages condensed)")

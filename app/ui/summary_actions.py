@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMessageBox, QToolButton, QWidget
 
 from app.chat.events import SummaryPreview, SummaryReport
+from app.chat.service import ChatService
+from app.core.models import Message
+from app.core.summary import Summary
 from app.ui.banner import Banner, BannerKind
 from app.ui.controller import ChatController
 from app.ui.summarize_dialog import SummarizeDialog
@@ -56,9 +62,9 @@ class SummaryActions(QObject):
     ) -> None:
         super().__init__(window)
         self.controller = controller
+        self._chat = chat = controller.service
         self._window = window
         self._banner = banner
-        self._transcript = transcript
         self._header: QWidget | None = None
         self.summarize_dialog: SummarizeDialog | None = None
         self.preview_dialog: SummaryPreviewDialog | None = None
@@ -90,24 +96,10 @@ class SummaryActions(QObject):
         banner.action_requested.connect(self._banner_action)
         controller.summaries_changed.connect(transcript.set_summaries)
         controller.summary_made.connect(self._summary_made)
-        transcript.undo_requested.connect(controller.undo_summary)
-        transcript.retry_requested.connect(controller.retry_summary_with_claude)
-        transcript.originals_requested.connect(self._show_originals)
-        transcript.children_requested.connect(
-            lambda summary_id: transcript.show_children(
-                summary_id, controller.summary_children(summary_id)
-            )
-        )
         controller.summary_progress.connect(self._summary_progress)
         controller.summary_previewed.connect(self.show_summary_preview)
-        self.progress.cancel_requested.connect(controller.cancel_summary)
+        self.progress.cancel_requested.connect(lambda: chat.current.condensing.cancel())
         self.update_actions()
-
-    def _show_originals(self, summary_id: str) -> None:
-        messages = self.controller.originals(summary_id)
-        # None left: say when they were deleted, if they were.
-        deleted_on = None if messages else self.controller.backups.originals_deleted_on(summary_id)
-        self._transcript.show_originals(summary_id, messages, deleted_on)
 
     def follow_width_of(self, header: QWidget) -> None:
         """Show the button as a symbol only while `header` is narrow."""
@@ -130,7 +122,7 @@ class SummaryActions(QObject):
         """Condense older messages now (the service says when there is nothing to condense)."""
         if self.summarize_action.isEnabled():
             self._banner.hide()
-            self.controller.summarize(instructions, keep_recent)
+            self._chat.current.condensing.summarize(instructions, keep_recent)
 
     def ask_summary_instructions(self) -> SummarizeDialog | None:
         """Open "Summarize with instructions…" (or bring it forward); returns the dialog."""
@@ -139,7 +131,7 @@ class SummaryActions(QObject):
         if self.summarize_dialog is not None:
             self.summarize_dialog.raise_()
             return self.summarize_dialog
-        preserve = self.controller.settings.summarization.preserve_recent
+        preserve = self._chat.settings.summarization.preserve_recent
         dialog = SummarizeDialog(preserve, self._window)
         dialog.finished.connect(lambda result: self._summary_instructions_given(dialog, result))
         self.summarize_dialog = dialog
@@ -153,7 +145,7 @@ class SummaryActions(QObject):
 
     def update_actions(self) -> None:
         """Summarize now needs a stored conversation and no summary already running."""
-        enabled = self.controller.current is not None and not self.running
+        enabled = self._chat.current.state.session is not None and not self.running
         self.summarize_action.setEnabled(enabled)
         self.summarize_with_action.setEnabled(enabled)
 
@@ -180,9 +172,9 @@ class SummaryActions(QObject):
             return  # closed by the window, not answered by the user
         self.preview_dialog = None
         if result == QDialog.DialogCode.Accepted:
-            self.controller.accept_summary(dialog.drafts)
+            self._chat.current.condensing.accept(dialog.drafts)
         else:
-            self.controller.discard_summary()
+            self._chat.current.condensing.discard()
 
     def close_preview(self) -> None:
         """Close the preview without answering it (its summary ended, or another
@@ -208,7 +200,7 @@ class SummaryActions(QObject):
         """The banner's Undo and What happened? (its other actions are the window's)."""
         if action == UNDO_ACTION and self._undo_summary_id is not None:
             self._banner.hide()
-            self.controller.undo_summary(self._undo_summary_id)
+            self._chat.current.condensing.undo(self._undo_summary_id)
             self._undo_summary_id = None
         elif action == EXPLAIN_ACTION:
             self.explain_box = QMessageBox(
@@ -217,6 +209,34 @@ class SummaryActions(QObject):
             self.explain_box.open()
 
     def open_summary_history(self) -> SummaryHistoryDialog:
-        self.history_dialog = SummaryHistoryDialog(self.controller.summary_history(), self._window)
+        self.history_dialog = SummaryHistoryDialog(self._chat.summary_history(), self._window)
         self.history_dialog.open()
         return self.history_dialog
+
+
+class CardActions:
+    """What the transcript's summary cards ask of the chat service (their `CardHost`):
+    the originals and parts they show, and what their buttons do."""
+
+    def __init__(self, chat: ChatService, delete_originals: Callable[[str], None]) -> None:
+        """`delete_originals` asks first (`OriginalsDeletion.ask_for_summary`)."""
+        self._chat = chat
+        self._delete_originals = delete_originals
+
+    def originals(self, summary_id: str) -> tuple[Sequence[Message], datetime | None]:
+        messages = self._chat.archive.originals(summary_id)
+        # None left: say when they were deleted, if they were.
+        deleted_on = None if messages else self._chat.backups.originals_deleted_on(summary_id)
+        return messages, deleted_on
+
+    def children(self, summary_id: str) -> Sequence[Summary]:
+        return self._chat.summary_children(summary_id)
+
+    def undo(self, summary_id: str) -> None:
+        self._chat.current.condensing.undo(summary_id)
+
+    def retry_with_claude(self, summary_id: str) -> None:
+        self._chat.current.condensing.retry_with_claude(summary_id)
+
+    def delete_originals(self, summary_id: str) -> None:
+        self._delete_originals(summary_id)

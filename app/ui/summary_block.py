@@ -4,15 +4,15 @@ A collapsible card: its header says how many messages it stands for, when they
 were said and how much smaller it is; opened, it shows what the summary says,
 each point linked to the messages it came from. "Show original messages"
 unfolds the originals in place, greyed and marked as not sent to Claude. The
-card never reads anything itself: it asks (signals) and is given
-(`show_originals`, `show_children`).
+card reads and changes nothing itself: it asks its `CardHost` (the window's, given
+to the transcript), directly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Final, Protocol
 
 from PySide6.QtCore import QEvent, QPoint, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
@@ -53,6 +53,7 @@ from app.core.summary import (
     dated_text,
     short_day,
 )
+from app.ui.message_header import format_timestamp
 from app.ui.transcript_blocks import (
     MarkdownView,
     blend,
@@ -63,7 +64,7 @@ from app.ui.transcript_blocks import (
     scaled_font,
     set_text_colour,
 )
-from app.ui.transcript_message import format_timestamp
+from app.ui.transcript_frame import settle_layout
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "basic summary"
@@ -314,6 +315,54 @@ class OriginalsView(MarkdownView):
             self._render()  # the grey follows the theme
 
 
+class CardHost(Protocol):
+    """What a summary card asks for, and asks to be done (`app.ui.summary_actions.CardActions`)."""
+
+    def originals(self, summary_id: str) -> tuple[Sequence[Message], datetime | None]:
+        """The original messages a summary stands for, oldest first; when there are none
+        left, when they were deleted (None: not known)."""
+        ...
+
+    def children(self, summary_id: str) -> Sequence[Summary]:
+        """The summaries a compressed summary folded in, oldest first."""
+        ...
+
+    def undo(self, summary_id: str) -> None:
+        """Put the summary's originals back in what Claude reads."""
+        ...
+
+    def retry_with_claude(self, summary_id: str) -> None:
+        """Ask Claude to write this basic summary again."""
+        ...
+
+    def delete_originals(self, summary_id: str) -> None:
+        """Delete the summary's originals, after asking."""
+        ...
+
+
+class _NothingArchived:
+    """The host of cards shown without a window (a transcript on its own): no originals,
+    no parts, and nothing to do."""
+
+    def originals(self, summary_id: str) -> tuple[Sequence[Message], datetime | None]:
+        return (), None
+
+    def children(self, summary_id: str) -> Sequence[Summary]:
+        return ()
+
+    def undo(self, summary_id: str) -> None:
+        return None
+
+    def retry_with_claude(self, summary_id: str) -> None:
+        return None
+
+    def delete_originals(self, summary_id: str) -> None:
+        return None
+
+
+NOTHING_ARCHIVED: CardHost = _NothingArchived()
+
+
 class SummaryBlock(QWidget):
     """One summary as a collapsible card.
 
@@ -322,19 +371,9 @@ class SummaryBlock(QWidget):
         expanded: whether the card is open.
 
     Signals:
-        originals_requested(str): show this summary's originals (answer with `show_originals`).
-        children_requested(str): a compressed summary's parts (answer with `show_children`).
-        undo_requested(str): put this summary's originals back.
-        delete_originals_requested(str): delete this summary's originals (ask first).
-        retry_requested(str): ask Claude to write this basic summary again.
         copied(str): the summary was copied (its Markdown).
     """
 
-    originals_requested = Signal(str)
-    children_requested = Signal(str)
-    undo_requested = Signal(str)
-    delete_originals_requested = Signal(str)
-    retry_requested = Signal(str)
     copied = Signal(str)
 
     def __init__(
@@ -343,6 +382,8 @@ class SummaryBlock(QWidget):
         now: datetime,
         parent: QWidget | None = None,
         *,
+        host: CardHost = NOTHING_ARCHIVED,
+        unfolding: Callable[[SummaryBlock], None] = lambda _card: None,
         first_at: datetime | None = None,
         last_at: datetime | None = None,
         nested: bool = False,
@@ -350,13 +391,14 @@ class SummaryBlock(QWidget):
         super().__init__(parent)
         self.summary = summary
         self.expanded = False
+        self._host = host
+        self._unfolding = unfolding  # told before the originals unfold in this card
         self._now = now
         self._nested = nested
         self._first_at, self._last_at = first_at, last_at
         self._body: QWidget | None = None
         self._originals_box: QWidget | None = None
         self._originals: OriginalsView | None = None
-        self._originals_wanted = False
         self._pending_seq: int | None = None
         self._children: list[SummaryBlock] = []
         self._children_box: QVBoxLayout | None = None
@@ -413,7 +455,7 @@ class SummaryBlock(QWidget):
         return tuple(self._children)
 
     def show_original_messages(self, scroll_to_seq: int | None = None) -> None:
-        """Unfold the originals (asking for them the first time)."""
+        """Unfold the originals (read from the host the first time)."""
         self.set_expanded(True)
         self._pending_seq = scroll_to_seq
         if self._originals_box is not None:
@@ -421,22 +463,16 @@ class SummaryBlock(QWidget):
             self._set_originals_button(shown=True)
             self._reveal_pending()
             return
-        self._originals_wanted = True
-        self.originals_requested.emit(self.summary.id)
+        self._unfolding(self)
+        self._show_originals(*self._host.originals(self.summary.id))
 
     def hide_original_messages(self) -> None:
         if self._originals_box is not None:
             self._originals_box.hide()
             self._set_originals_button(shown=False)
 
-    def show_originals(
-        self, messages: Sequence[Message], deleted_on: datetime | None = None
-    ) -> None:
-        """The originals asked for: build them, greyed, in place (or say when they
-        were deleted)."""
-        if not self._originals_wanted:
-            return
-        self._originals_wanted = False
+    def _show_originals(self, messages: Sequence[Message], deleted_on: datetime | None) -> None:
+        """Build the originals, greyed, in place (or say when they were deleted)."""
         self.set_expanded(True)
         assert self._body is not None
         box = QWidget(self._body)
@@ -478,14 +514,14 @@ class SummaryBlock(QWidget):
             self._originals_box, self._originals = None, None
             self._set_originals_button(shown=False)
 
-    def show_children(self, summaries: Sequence[Summary]) -> None:
+    def _show_children(self, summaries: Sequence[Summary]) -> None:
         """A compressed summary's parts, each its own card."""
         if self._children_box is None or self._children:
             return
         for child in summaries:
-            block = SummaryBlock(child, self._now, self, nested=True)
-            block.originals_requested.connect(self.originals_requested)
-            block.children_requested.connect(self.children_requested)
+            block = SummaryBlock(
+                child, self._now, self, host=self._host, unfolding=self._unfolding, nested=True
+            )
             block.copied.connect(self.copied)
             self._children.append(block)
             self._children_box.addWidget(block)
@@ -496,14 +532,6 @@ class SummaryBlock(QWidget):
         for child in self._children:
             found.extend(child.blocks())
         return found
-
-    def original_top(self, seq: int) -> QPoint | None:
-        """Where the original `seq` starts, in this card's coordinates; None if not shown."""
-        view = self._originals
-        top = view.top_of(seq) if view is not None else None
-        if view is None or top is None:
-            return None
-        return view.mapTo(self, QPoint(0, top))
 
     def copy(self) -> None:
         text = summary_markdown(self.summary)
@@ -550,7 +578,7 @@ class SummaryBlock(QWidget):
         self.originals_button.clicked.connect(self._toggle_originals)
         self.undo_button = QPushButton("Undo summary", body)
         self.undo_button.setToolTip("Put the original messages back in what Claude reads")
-        self.undo_button.clicked.connect(lambda: self.undo_requested.emit(self.summary.id))
+        self.undo_button.clicked.connect(lambda: self._host.undo(self.summary.id))
         # Only a whole summary is undone, not a part of a compressed one.
         self.undo_button.setVisible(not self._nested)
         # The rare, destructive act waits in a ⋯ menu, not beside the everyday buttons.
@@ -561,14 +589,12 @@ class SummaryBlock(QWidget):
         self.more_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         more = QMenu(self.more_button)
         self.delete_action = more.addAction(DELETE_ORIGINALS_BUTTON)
-        self.delete_action.triggered.connect(
-            lambda: self.delete_originals_requested.emit(self.summary.id)
-        )
+        self.delete_action.triggered.connect(lambda: self._host.delete_originals(self.summary.id))
         self.more_button.setMenu(more)
         self.more_button.setVisible(not self._nested)
         self.retry_button = QPushButton(RETRY_BUTTON, body)
         self.retry_button.setToolTip(RETRY_TOOLTIP)
-        self.retry_button.clicked.connect(lambda: self.retry_requested.emit(self.summary.id))
+        self.retry_button.clicked.connect(lambda: self._host.retry_with_claude(self.summary.id))
         # Only a basic (rule-made) summary, and only a whole one, is written again.
         self.retry_button.setVisible(self.summary.mode is SummaryMode.RULE and not self._nested)
         self.copy_button = QPushButton("Copy", body)
@@ -588,7 +614,7 @@ class SummaryBlock(QWidget):
         self._body = body
         self._root.addWidget(body)
         if self._children_box is not None:
-            self.children_requested.emit(self.summary.id)
+            self._show_children(self._host.children(self.summary.id))
 
     def _section(
         self, layout: QVBoxLayout, parent: QWidget, title: str, points: Sequence[SourcedPoint]
@@ -662,8 +688,7 @@ class SummaryBlock(QWidget):
         while widget is not None and not isinstance(widget, QScrollArea):
             widget = widget.parentWidget()
         if isinstance(widget, QScrollArea):
-            for _ in range(4):
-                QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+            settle_layout()
             top = view.top_of(seq)
             content = widget.widget()
             if top is not None and content is not None:

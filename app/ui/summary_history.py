@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.chat.events import HistoryEntry, SummaryReport
 from app.core.summary import EventKind, EventOutcome, SummaryEvent
-from app.ui.transcript_message import full_timestamp
+from app.ui.message_header import full_timestamp
 
 BANNER_TITLE: Final = "Earlier messages condensed"
 UNDO_ACTION: Final = "Undo"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from app.chat.conversation import CANCELLING
+from app.chat.summaries import CANCELLING
 
 
 class SummaryProgress(QFrame):

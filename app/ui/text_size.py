@@ -103,12 +103,9 @@ class TextSize(QObject):
         parent.addAction(action)  # the keys work even with the menu bar hidden
         return action
 
-    def add_menu_to(self, bar: QMenuBar, before_last: bool = True) -> None:
-        """A View menu with the three sizes (before the last menu, Help)."""
-        menus = [action for action in bar.actions() if action.menu() is not None]
+    def add_menu_to(self, bar: QMenuBar) -> None:
+        """A View menu with the three sizes."""
         menu = bar.addMenu("&View")
-        if before_last and menus:
-            bar.insertMenu(menus[-1], menu)
         for action in (self.larger_action, self.smaller_action, self.reset_action):
             menu.addAction(action)
 

@@ -16,27 +16,17 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
-    QFocusEvent,
-    QFont,
-    QKeyEvent,
-    QPaintEvent,
     QPalette,
-    QResizeEvent,
 )
 from PySide6.QtWidgets import (
-    QApplication,
     QFrame,
-    QHBoxLayout,
-    QLabel,
-    QLayout,
     QScrollArea,
     QStackedLayout,
     QVBoxLayout,
@@ -46,24 +36,21 @@ from PySide6.QtWidgets import (
 from app.core.models import Message
 from app.core.summary import Summary
 from app.ui.jump_latest import JumpToLatest
-from app.ui.pill_button import PillButton
-from app.ui.summary_block import SummaryBlock
-from app.ui.transcript_blocks import (
-    muted_text_colour,
-    paint_focus_ring,
-    scaled_font,
-    set_text_colour,
-)
+from app.ui.summary_block import NOTHING_ARCHIVED, CardHost, SummaryBlock
 from app.ui.transcript_cards import SummaryCards, layout_index
+from app.ui.transcript_frame import (
+    EmptyState,
+    TranscriptScrollArea,
+    centred_column,
+    column_hidden,
+    layout_paused,
+)
 from app.ui.transcript_message import MessageWidget
-from app.ui.transcript_pages import PageBuilder, first_screen_start
+from app.ui.transcript_pages import EarlierPages, PageBuilder, first_screen_start
 from app.ui.transcript_scroll import ScrollKeeper
 
 log = logging.getLogger(__name__)
 
-EMPTY_TITLE: Final = "Ask Claude anything."
-EMPTY_HINT: Final = "Press Enter to send, Shift+Enter for a new line."
-EARLIER_BUTTON_TEXT: Final = "Show earlier messages"
 # Links in replies open in the browser only for these schemes; a "file:" or
 # "javascript:" link in model output is ignored.
 OPENABLE_SCHEMES: Final = frozenset({"http", "https", "mailto"})
@@ -75,162 +62,6 @@ _MIN_MESSAGE_WIDTH: Final = 64
 
 def _local_now() -> datetime:
     return datetime.now().astimezone()
-
-
-class _Column(QWidget):
-    """The transcript's column of messages; says when its width changed.
-
-    Messages hint their current width as their size (see
-    `MessageWidget.sizeHint`), so when the column's width changes they are
-    told to hint again, once the layout has given them the new width.
-    """
-
-    def __init__(self, on_width_changed: Callable[[], None], parent: QWidget) -> None:
-        super().__init__(parent)
-        self._on_width_changed = on_width_changed
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        if event.size().width() != event.oldSize().width():
-            self._on_width_changed()
-
-
-def _centred_column(
-    max_width: int, on_width_changed: Callable[[], None]
-) -> tuple[QWidget, QWidget]:
-    """The scroll area's content, and in it one column, centred and at most `max_width` wide.
-
-    Built from Qt's own layouts (a stretch either side of the column), so Qt
-    lays it out without calling into Python: a horizontal box asks the
-    column's height for the width the column really gets. (A QLayout
-    subclass would be another way, but PySide drops a reference to None each
-    time Qt calls a Python `itemAt` that returns None, which eventually
-    crashes the interpreter; and a widget overriding `heightForWidth` is a
-    call into Python at every layout pass.)
-    """
-    content = QWidget()
-    row = QHBoxLayout(content)
-    row.setContentsMargins(0, 0, 0, 0)
-    row.setSpacing(0)
-    column = _Column(on_width_changed, content)
-    column.setMaximumWidth(max_width)
-    row.addStretch(0)
-    row.addWidget(column, 1)
-    row.addStretch(0)
-    return content, column
-
-
-@contextmanager
-def _column_hidden(column: QWidget) -> Iterator[None]:
-    """Add many messages with the column hidden, then show it once.
-
-    Showing a widget inside a visible layout lays that layout out at once,
-    so fifty messages shown one by one would lay the column out fifty
-    times. Keyboard focus inside the column survives the hiding.
-    """
-    focused = QApplication.focusWidget()
-    keep_focus = focused is not None and column.isAncestorOf(focused)
-    column.hide()
-    try:
-        yield
-    finally:
-        column.show()
-        if keep_focus and focused is not None and focused.isVisible():
-            focused.setFocus(Qt.FocusReason.OtherFocusReason)
-
-
-@contextmanager
-def _layout_paused(layout: QLayout) -> Iterator[None]:
-    """Add messages to the visible column with its layout paused, then lay it out once.
-
-    Unlike `_column_hidden`, nothing is hidden: the messages on screen keep
-    their focus, their hover and any selection in progress. Each new
-    message lays itself out at the column's width before it is shown.
-    """
-    layout.setEnabled(False)
-    try:
-        yield
-    finally:
-        layout.setEnabled(True)
-        layout.invalidate()
-
-
-class _FocusRing(QWidget):
-    """A thin Highlight outline over the transcript while it has keyboard focus."""
-
-    def __init__(self, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.hide()
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        paint_focus_ring(self, 4)
-
-
-class _TranscriptScrollArea(QScrollArea):
-    """The scroll area, reachable by Tab: PageUp/PageDown/arrows scroll, Home/End jump."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setAccessibleName("Conversation")
-        self._ring = _FocusRing(self)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        bar = self.verticalScrollBar()
-        if event.key() == Qt.Key.Key_Home:
-            bar.setValue(bar.minimum())
-        elif event.key() == Qt.Key.Key_End:
-            bar.setValue(bar.maximum())
-        else:
-            super().keyPressEvent(event)
-
-    def focusInEvent(self, event: QFocusEvent) -> None:
-        super().focusInEvent(event)
-        # Only a keyboard user needs to see where focus went.
-        if event.reason() in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
-            self._ring.setGeometry(self.rect())
-            self._ring.raise_()
-            self._ring.show()
-
-    def focusOutEvent(self, event: QFocusEvent) -> None:
-        super().focusOutEvent(event)
-        self._ring.hide()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._ring.setGeometry(self.rect())
-
-
-class _EmptyState(QWidget):
-    """What a conversation with no messages shows: a friendly hint, centred."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.addStretch(1)
-        self.title = QLabel(EMPTY_TITLE, self)
-        title_font = scaled_font(self.font(), 1.5)
-        title_font.setWeight(QFont.Weight.DemiBold)
-        self.title.setFont(title_font)
-        self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.hint = QLabel(EMPTY_HINT, self)
-        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.hint.setWordWrap(True)
-        layout.addWidget(self.title)
-        layout.addSpacing(6)
-        layout.addWidget(self.hint)
-        layout.addStretch(1)
-        self._apply_palette()
-
-    def _apply_palette(self) -> None:
-        set_text_colour(self.hint, muted_text_colour(self.palette()))
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self._apply_palette()
 
 
 class TranscriptView(QWidget):
@@ -249,13 +80,6 @@ class TranscriptView(QWidget):
         pin_requested(int, bool): a message's pin was set (True) or cleared (its id).
         page_built(): every message of the page `set_messages` was given is
             built (at once, or after the first paint; see `building`).
-        originals_requested(str): a summary card wants its originals (answer with
-            `show_originals`).
-        children_requested(str): a compressed summary's card wants its parts (answer
-            with `show_children`).
-        undo_requested(str): the user asked to undo a summary.
-        delete_originals_requested(str): the user asked to delete a summary's originals.
-        retry_requested(str): the user asked Claude to write a basic summary again.
         message_built(MessageWidget): a message's widget was made (lookups go on it).
 
     Messages an active summary covers are kept but not shown: the summary's card
@@ -266,11 +90,6 @@ class TranscriptView(QWidget):
     link_activated = Signal(str)
     pin_requested = Signal(int, bool)
     page_built = Signal()
-    originals_requested = Signal(str)
-    children_requested = Signal(str)
-    undo_requested = Signal(str)
-    delete_originals_requested = Signal(str)
-    retry_requested = Signal(str)
     message_built = Signal(object)
 
     def __init__(
@@ -279,24 +98,25 @@ class TranscriptView(QWidget):
         *,
         open_url: Callable[[QUrl], object] = QDesktopServices.openUrl,
         clock: Callable[[], datetime] = _local_now,
+        cards: CardHost = NOTHING_ARCHIVED,
     ) -> None:
         """`open_url` opens a link (the system browser; tests pass a fake);
-        `clock` gives "now" for the timestamps ("14:05" today, with the date otherwise)."""
+        `clock` gives "now" for the timestamps ("14:05" today, with the date otherwise);
+        `cards` is what the summary cards ask for their originals and parts, and to undo,
+        rewrite or delete (the window's; on its own, a transcript has no archive)."""
         super().__init__(parent)
         self._open_url = open_url
         self._clock = clock
         self._widgets: list[MessageWidget] = []
         self._by_id: dict[int, MessageWidget] = {}
-        self._has_earlier = False
-        self._earlier_pending = False
 
         self.setBackgroundRole(QPalette.ColorRole.Base)
         self.setAutoFillBackground(True)
         self._stack = QStackedLayout(self)
-        self.empty_state = _EmptyState(self)
+        self.empty_state = EmptyState(self)
         self._stack.addWidget(self.empty_state)
 
-        self._scroll = _TranscriptScrollArea(self)
+        self._scroll = TranscriptScrollArea(self)
         self._scroll.setFrameShape(QFrame.Shape.NoFrame)
         self._scroll.setWidgetResizable(True)
         self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -304,37 +124,42 @@ class TranscriptView(QWidget):
         self._scroll.viewport().setAutoFillBackground(True)
         self._stack.addWidget(self._scroll)
 
-        self._content, self._column = _centred_column(_COLUMN_MAX_WIDTH, self._refresh_size_hints)
+        self._content, self._column = centred_column(_COLUMN_MAX_WIDTH, self._refresh_size_hints)
         self._column_layout = QVBoxLayout(self._column)
         self._column_layout.setContentsMargins(28, 16, 28, 28)
         self._column_layout.setSpacing(22)
 
-        self.earlier_button = PillButton(EARLIER_BUTTON_TEXT, self._column)
-        self.earlier_button.setAccessibleName(EARLIER_BUTTON_TEXT)
-        self.earlier_button.setToolTip("Load the messages before these")
-        self.earlier_button.clicked.connect(self._request_earlier)
-        self.earlier_button.hide()
-        self._column_layout.addWidget(self.earlier_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        self._earlier = EarlierPages(self._column, self._column_layout, self)
+        self._earlier.requested.connect(self.earlier_requested)
+        self.earlier_button = self._earlier.button
         self._column_layout.addStretch(1)
         self._scroll.setWidget(self._content)
 
-        self._cards = SummaryCards(self._column, self._column_layout, clock, self)
-        self._cards.originals_requested.connect(self.originals_requested)
-        self._cards.children_requested.connect(self.children_requested)
-        self._cards.undo_requested.connect(self.undo_requested)
-        self._cards.delete_originals_requested.connect(self.delete_originals_requested)
-        self._cards.retry_requested.connect(self.retry_requested)
+        # A card grows downwards as its originals unfold: it stays where it is on
+        # screen (not the bottom) while it does.
+        self._cards = SummaryCards(
+            self._column,
+            self._column_layout,
+            clock,
+            cards,
+            lambda card: self._keeper.hold(self._cards.top_level(card)),
+            self,
+        )
         self._pages = PageBuilder(
             self._column,
             insert=self._insert,
-            adding_slice=self._adding_slice,
-            adding_rest=self._adding_rest,
+            adding_slice=lambda: self._keeper.adding_slice(self._column_layout),
+            adding_rest=lambda: self._keeper.keeping_place(column_hidden(self._column)),
             complete=self._place_blocks,
             parent=self,
         )
         self._pages.page_built.connect(self.page_built)
         self._keeper = ScrollKeeper(
-            self._scroll, self._content, lambda: self._widgets, self._on_reached_top, self
+            self._scroll,
+            self._content,
+            lambda: self._widgets,
+            lambda: self._earlier.reached_top(self._pages.building),
+            self,
         )
         self.jump = JumpToLatest(self._scroll, self._keeper, lambda w: w is self._widgets[-1])
         self.message_built.connect(self.jump.message_built)
@@ -351,7 +176,7 @@ class TranscriptView(QWidget):
         page is complete). A view that is not on screen builds it all at once.
         """
         self._pages.stop()
-        with _column_hidden(self._column):
+        with column_hidden(self._column):
             self._remove_all()
             now = self._clock()
             first = (
@@ -363,8 +188,8 @@ class TranscriptView(QWidget):
             for message in messages[first:]:
                 self._insert(message, now)
             self._pages.start(messages[:first], now)
-            self._set_has_earlier(has_earlier)
-            self._earlier_pending = False
+            self._earlier.set_available(has_earlier)
+            self._earlier.answered()
             self._show_current_page()
         self.scroll_to_bottom()
         if self._pages.building:
@@ -380,8 +205,8 @@ class TranscriptView(QWidget):
     def prepend_messages(self, messages: Sequence[Message], *, has_earlier: bool) -> None:
         """Add an older page above the current one without moving what the user sees."""
         self._pages.finish()
-        self._earlier_pending = False
-        with self._keeping_place(_column_hidden(self._column)):
+        self._earlier.answered()
+        with self._keeper.keeping_place(column_hidden(self._column)):
             now = self._clock()
             shown_before = len(self._widgets) + self._cards.count
             fresh = [
@@ -391,12 +216,12 @@ class TranscriptView(QWidget):
             ]
             for message in fresh:
                 self._insert(message, now)
-            self._set_has_earlier(has_earlier)
+            self._earlier.set_available(has_earlier)
             self._place_blocks()
             self._show_current_page()
         if has_earlier and len(self._widgets) + self._cards.count == shown_before:
             # A page of condensed messages only shows nothing new: fetch the next one.
-            QTimer.singleShot(0, self._request_earlier)
+            QTimer.singleShot(0, self._earlier.request)
 
     def append_message(self, message: Message) -> None:
         """Add a new message at the bottom; follow it if the user was at the bottom."""
@@ -443,14 +268,16 @@ class TranscriptView(QWidget):
 
     def remove_message(self, message_id: int) -> None:
         """A reply that received nothing is gone: so is its row."""
-        _remove(self._by_id.pop(message_id, None), self._widgets, self._keeper)
+        widget = self._by_id.get(message_id)
+        if widget is not None:
+            self._take_out(widget)
 
     def clear(self) -> None:
         """Show no conversation: the empty state."""
         self._pages.stop()
         self._remove_all()
-        self._set_has_earlier(False)
-        self._earlier_pending = False
+        self._earlier.set_available(False)
+        self._earlier.answered()
         self._keeper.reset()
         self._show_current_page()
 
@@ -489,7 +316,7 @@ class TranscriptView(QWidget):
     @property
     def has_earlier(self) -> bool:
         """Older messages exist than the loaded pages (`earlier_requested` fetches them)."""
-        return self._has_earlier
+        return self._earlier.available
 
     # --- summaries -----------------------------------------------------------
 
@@ -497,7 +324,7 @@ class TranscriptView(QWidget):
         """The conversation's active summaries: each stands, as a card, where the
         messages it covers were; messages an undone summary covered come back."""
         # Messages of the page not built yet are checked as they are built.
-        with self._keeping_place(_layout_paused(self._column_layout)):
+        with self._keeper.keeping_place(layout_paused(self._column_layout)):
             self._cards.set_summaries(summaries)
             for widget in [w for w in self._widgets if self._cards.covered(w.message)]:
                 self._hide_widget(widget)
@@ -515,60 +342,23 @@ class TranscriptView(QWidget):
         """The cards in the column, oldest first."""
         return self._cards.summary_blocks()
 
-    def show_originals(
-        self, summary_id: str, messages: Sequence[Message], deleted_on: datetime | None = None
-    ) -> None:
-        """The originals a card asked for (none, and when, once deleted)."""
-        block = self._cards.summary_block(summary_id)
-        if block is None:
-            return
-        # The card grows downwards: keep it where it is on screen, not the bottom.
-        self._keeper.hold(self._cards.top_level(block))
-        block.show_originals(messages, deleted_on)
-
-    def show_children(self, summary_id: str, summaries: Sequence[Summary]) -> None:
-        """The parts a compressed summary's card asked for."""
-        block = self._cards.summary_block(summary_id)
-        if block is not None:
-            block.show_children(summaries)
-
     def _hide_widget(self, widget: MessageWidget) -> None:
+        self._take_out(widget)
+        self._cards.keep_hidden(widget.message)
+
+    def _take_out(self, widget: MessageWidget) -> None:
+        """A message's row goes: not held in place, out of the column, then deleted."""
         self._widgets.remove(widget)
         del self._by_id[widget.message.id]
         self._keeper.forget(widget)
         self._column_layout.removeWidget(widget)
         widget.hide()
         widget.deleteLater()
-        self._cards.keep_hidden(widget.message)
 
     def _place_blocks(self) -> None:
-        self._cards.place(self.oldest_seq, self._has_earlier)
+        self._cards.place(self.oldest_seq, self._earlier.available)
 
     # --- building -----------------------------------------------------------
-
-    @contextmanager
-    def _keeping_place(self, adding: AbstractContextManager[None]) -> Iterator[None]:
-        """Change the column within `adding`, keeping what the user reads (as laid out) still."""
-        _settle_layout(self)
-        self._keeper.capture()
-        with adding:
-            yield
-        _settle_layout(self)
-        self._keeper.restore()
-
-    @contextmanager
-    def _adding_slice(self) -> Iterator[None]:
-        """Add a slice of the page's older messages above what is on screen."""
-        self._keeper.capture()
-        with _layout_paused(self._column_layout):
-            yield
-        if self._keeper.anchored:
-            _settle_layout(self)
-            self._keeper.restore()
-
-    def _adding_rest(self) -> AbstractContextManager[None]:
-        """Add all that is left of the page at once."""
-        return self._keeping_place(_column_hidden(self._column))
 
     def _insert(self, message: Message, now: datetime) -> None:
         """Show `message` in its place by seq (or keep it, unshown, if a summary covers it)."""
@@ -613,24 +403,9 @@ class TranscriptView(QWidget):
         for widget in self._widgets:
             widget.refresh_size_hints()
 
-    def _set_has_earlier(self, has_earlier: bool) -> None:
-        self._has_earlier = has_earlier
-        self.earlier_button.setVisible(has_earlier)
-
     def _show_current_page(self) -> None:
-        empty = not self._widgets and not self._cards.count and not self._has_earlier
+        empty = not self._widgets and not self._cards.count and not self._earlier.available
         self._stack.setCurrentWidget(self.empty_state if empty else self._scroll)
-
-    # --- earlier messages ---------------------------------------------------
-
-    def _request_earlier(self) -> None:
-        self._earlier_pending = True
-        self.earlier_requested.emit()
-
-    def _on_reached_top(self) -> None:
-        # The rest of this page comes before an earlier one.
-        if self._has_earlier and not self._earlier_pending and not self._pages.building:
-            self._request_earlier()
 
     # --- links --------------------------------------------------------------
 
@@ -640,31 +415,3 @@ class TranscriptView(QWidget):
             return
         self.link_activated.emit(url.toString())
         self._open_url(url)
-
-
-def _settle_layout(view: QWidget) -> None:
-    """Run the pending layout passes now, so the view is right before anything paints.
-
-    Layout requests travel up one parent per pass (column, content, scroll
-    area), each posted as an event; a few rounds deliver them all.
-    """
-    if not view.isVisible():
-        return
-    for _ in range(4):
-        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-
-
-def _remove(
-    widget: MessageWidget | None, widgets: list[MessageWidget], keeper: ScrollKeeper
-) -> None:
-    """A removed message's row, if shown, leaves the column (`_drop`)."""
-    if widget is not None:
-        widgets.remove(widget)
-        _drop(widget, keeper)
-
-
-def _drop(widget: MessageWidget, keeper: ScrollKeeper) -> None:
-    """A message's row goes: not held in place, hidden, then out of the column's layout."""
-    keeper.forget(widget)
-    widget.hide()
-    widget.deleteLater()

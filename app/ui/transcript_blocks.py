@@ -97,7 +97,7 @@ def muted_text_colour(palette: QPalette) -> QColor:
 def transcript_surfaces(palette: QPalette) -> list[QColor]:
     """What text in the transcript sits on: the page, the window, code and summary
     panels (a nested card is a shade deeper), and the user's bubble
-    (`transcript_message.user_bubble_colour`)."""
+    (`message_text.user_bubble_colour`)."""
     base = palette.color(QPalette.ColorRole.Base)
     panel = code_background(palette)
     return [

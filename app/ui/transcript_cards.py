@@ -10,12 +10,12 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QBoxLayout, QWidget
 
 from app.core.models import Message
 from app.core.summary import Summary
-from app.ui.summary_block import SummaryBlock
+from app.ui.summary_block import CardHost, SummaryBlock
 from app.ui.transcript_message import MessageWidget
 
 
@@ -48,30 +48,22 @@ class SummaryCards(QObject):
     """The active summaries, their cards in the column, and the messages they cover.
 
     Until told the summaries (`set_summaries`), a message's own summary_id
-    says whether it is covered.
-
-    Signals:
-        originals_requested(str): a card wants its originals.
-        children_requested(str): a compressed summary's card wants its parts.
-        undo_requested(str): the user asked to undo a summary.
-        delete_originals_requested(str): the user asked to delete a summary's originals.
-        retry_requested(str): the user asked Claude to write a basic summary again.
+    says whether it is covered. The cards ask `host` for what they show and do.
     """
-
-    originals_requested = Signal(str)
-    children_requested = Signal(str)
-    undo_requested = Signal(str)
-    delete_originals_requested = Signal(str)
-    retry_requested = Signal(str)
 
     def __init__(
         self,
         column: QWidget,
         layout: QBoxLayout,
         clock: Callable[[], datetime],
+        host: CardHost,
+        unfolding: Callable[[SummaryBlock], None],
         parent: QObject,
     ) -> None:
+        """`unfolding` is told before a card's originals unfold (it grows downwards)."""
         super().__init__(parent)
+        self._host = host
+        self._unfolding = unfolding
         self._column = column
         self._layout = layout
         self._clock = clock
@@ -150,12 +142,15 @@ class SummaryCards(QObject):
             if has_earlier and (oldest_seq is None or oldest_seq > summary.last_seq):
                 continue
             first_at, last_at = self._dates_of(summary)
-            block = SummaryBlock(summary, now, self._column, first_at=first_at, last_at=last_at)
-            block.originals_requested.connect(self.originals_requested)
-            block.children_requested.connect(self.children_requested)
-            block.undo_requested.connect(self.undo_requested)
-            block.delete_originals_requested.connect(self.delete_originals_requested)
-            block.retry_requested.connect(self.retry_requested)
+            block = SummaryBlock(
+                summary,
+                now,
+                self._column,
+                host=self._host,
+                unfolding=self._unfolding,
+                first_at=first_at,
+                last_at=last_at,
+            )
             self._layout.insertWidget(layout_index(self._layout, summary.first_seq, False), block)
             block.show()
             self._blocks[summary.id] = block

@@ -1,4 +1,6 @@
-"""The older messages of a page just opened, built in slices after the first paint.
+"""The transcript's pages: the older messages of a page just opened, built in slices
+after the first paint (`PageBuilder`), and the pages before it, asked for once at a time
+(`EarlierPages`).
 
 Opening a page builds at once only the newest messages, those that fill the
 view; the rest follow here, in short slices between frames, so the window
@@ -13,12 +15,15 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, QSize, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QBoxLayout, QWidget
 
 from app.core.models import Message
+from app.ui.pill_button import PillButton
 from app.ui.transcript_blocks import LINE_HEIGHT_PERCENT
+
+EARLIER_BUTTON_TEXT: Final = "Show earlier messages"
 
 # Opening a page builds at once the newest messages estimated to fill this
 # many view heights (the estimate is rough: a short one would show a gap).
@@ -169,3 +174,48 @@ class PageBuilder(QObject):
             if self._pending:
                 self._slice_timer.start(0)
         return super().eventFilter(watched, event)
+
+
+class EarlierPages(QObject):
+    """The pages before those loaded: the "Show earlier messages" button, and asking for
+    the next page (the button, or scrolling to the very top), once until it comes.
+
+    Attributes:
+        button: "Show earlier messages", first in the column while there are any.
+        available: older messages exist than the loaded pages.
+
+    Signals:
+        requested(): the next earlier page is wanted (answered with the transcript's
+            `prepend_messages`).
+    """
+
+    requested = Signal()
+
+    def __init__(self, column: QWidget, layout: QBoxLayout, parent: QObject) -> None:
+        super().__init__(parent)
+        self.available = False
+        self._pending = False
+        self.button = PillButton(EARLIER_BUTTON_TEXT, column)
+        self.button.setAccessibleName(EARLIER_BUTTON_TEXT)
+        self.button.setToolTip("Load the messages before these")
+        self.button.clicked.connect(self.request)
+        self.button.hide()
+        layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignHCenter)
+
+    def set_available(self, available: bool) -> None:
+        self.available = available
+        self.button.setVisible(available)
+
+    def request(self) -> None:
+        self._pending = True
+        self.requested.emit()
+
+    def answered(self) -> None:
+        """The page asked for came (or another conversation opened): ask again at will."""
+        self._pending = False
+
+    def reached_top(self, building: bool) -> None:
+        """The user scrolled to the very top: ask for the page before, unless one was asked
+        for already, or the rest of this page (`building`) comes first."""
+        if self.available and not self._pending and not building:
+            self.request()

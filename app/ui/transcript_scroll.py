@@ -7,11 +7,14 @@ messages are added above it, and when the window is resized.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Final
 
 from PySide6.QtCore import QEvent, QObject, QPoint
-from PySide6.QtWidgets import QScrollArea, QWidget
+from PySide6.QtWidgets import QLayout, QScrollArea, QWidget
+
+from app.ui.transcript_frame import layout_paused, settle_layout
 
 # Within this many pixels of the end counts as "at the bottom".
 _BOTTOM_SLACK: Final = 8
@@ -34,11 +37,12 @@ class ScrollKeeper(QObject):
         content: QWidget,
         widgets: Callable[[], Iterable[QWidget]],
         reached_top: Callable[[], None],
-        parent: QObject,
+        view: QWidget,
     ) -> None:
         """`widgets` gives the anchor candidates, top to bottom; `reached_top` is
-        called when the user scrolls to the very top."""
-        super().__init__(parent)
+        called when the user scrolls to the very top; `view` is the transcript."""
+        super().__init__(view)
+        self._view = view
         self._scroll = scroll
         self._content = content
         self._widgets = widgets
@@ -101,6 +105,26 @@ class ScrollKeeper(QObject):
             return
         widget, offset = self._anchor
         self._set_scroll(self._content_y(widget) - offset)
+
+    @contextmanager
+    def keeping_place(self, adding: AbstractContextManager[None]) -> Iterator[None]:
+        """Change the column within `adding`, keeping what the user reads (as laid out) still."""
+        settle_layout(self._view)
+        self.capture()
+        with adding:
+            yield
+        settle_layout(self._view)
+        self.restore()
+
+    @contextmanager
+    def adding_slice(self, layout: QLayout) -> Iterator[None]:
+        """Add a slice of older messages to `layout`, above what is on screen."""
+        self.capture()
+        with layout_paused(layout):
+            yield
+        if self.anchored:
+            settle_layout(self._view)
+            self.restore()
 
     def _set_scroll(self, value: int) -> None:
         self._adjusting = True

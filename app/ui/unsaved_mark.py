@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 from shiboken6 import isValid
 
 from app.ui.transcript_blocks import scaled_font, set_text_colour
@@ -102,10 +102,8 @@ class TranscriptUnsaved(QObject):
         self._mark = None
         if widget is None:
             return
-        layout = widget.layout()
-        assert isinstance(layout, QBoxLayout)
-        # Under the reply's text and its status line: the message's own layout, so the
-        # transcript sizes the message with it.
+        # Under the reply's text and its status line, in the message: the transcript
+        # sizes the message with it.
         self._mark = UnsavedMark(widget)
-        layout.addWidget(self._mark)
+        widget.add_below(self._mark)
         self._mark.show()

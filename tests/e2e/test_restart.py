@@ -20,7 +20,9 @@ def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     # Taken (the composer empties) once stored: at once, or when the conversation is open.
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def test_everything_is_still_there_after_a_restart(
@@ -36,7 +38,9 @@ def test_everything_is_still_there_after_a_restart(
     fake_server.add_reply("About 2.1 million people live in Paris proper.")
     chat(qtbot, first, "How many people live there?")
     first.window.sidebar.start_rename()
-    first.controller.rename_session(first.controller.current.id, "Geography")  # type: ignore[union-attr]
+    first.controller.service.rename_session(
+        first.controller.service.current.state.session.id, "Geography"
+    )  # type: ignore[union-attr]
     qtbot.mouseClick(first.window.sidebar.new_button, Qt.MouseButton.LeftButton)
     fake_server.add_reply("Hello!")
     chat(qtbot, first, "Second conversation")

@@ -73,7 +73,7 @@ def open_window(
         # model list came (a message sent before waits for it: tests/unit/chat).
         service = session.controller.service
         qtbot.waitUntil(
-            lambda: service.model_wait.settled or not service.has_api_key(), timeout=45_000
+            lambda: service.model_wait.settled or not service.credentials.has_key(), timeout=45_000
         )
         return session
 
@@ -81,7 +81,7 @@ def open_window(
     for session in opened:
         session.window.close()
         session.close()
-        assert session.controller.running_tasks == 0, "a background task outlived the window"
+        assert running_tasks(session) == 0, "a background task outlived the window"
 
 
 @pytest.fixture
@@ -116,3 +116,9 @@ def on_modal(kind: type[W], act: Callable[[W], None], timeout_ms: int = 10_000) 
 
 def home_files(home: Path) -> list[Path]:
     return [path for path in home.rglob("*") if path.is_file()]
+
+
+def running_tasks(session: CairnSession) -> int:
+    """Background tasks and timers still alive (0 once the window is shut down)."""
+    controller = session.controller
+    return controller.service.runner.running + controller.loop.active_timers

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.ui.app import CairnSession
-from app.ui.attachment_tray import AttachmentStrip
+from app.ui.window_attachments import AttachmentStrip
 from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer
 from tests.fakes.sample_files import pdf, pdf_in_object_streams, png
 
@@ -27,7 +27,9 @@ def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     composer.editor.setPlainText(text)
     qtbot.mouseClick(composer.button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not composer.attachments.isVisible(), timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def last_content(fake_server: FakeAnthropicServer) -> list[dict[str, object]]:
@@ -126,20 +128,20 @@ def test_a_chip_can_be_removed_and_the_gauge_counts_what_is_attached(
     qtbot: QtBot, cairn: CairnSession, tmp_path: Path
 ) -> None:
     cairn.window.composer.editor.setPlainText("Look")
-    before = cairn.controller.context_state()
+    before = cairn.controller.service.current.gauge.measure()
     picture = tmp_path / "big.png"
     picture.write_bytes(png(1000, 1000))
     tray = cairn.window.composer.attachments
     tray.add_file(str(picture))
     ready(qtbot, cairn, 1)
-    after = cairn.controller.context_state()
+    after = cairn.controller.service.current.gauge.measure()
     assert before is not None and after is not None
     assert after.breakdown.draft - before.breakdown.draft >= 1_334
     chip = tray.chips()[0]
     assert chip.remove is not None
     qtbot.mouseClick(chip.remove, Qt.MouseButton.LeftButton)
     assert tray.chips() == []
-    emptied = cairn.controller.context_state()
+    emptied = cairn.controller.service.current.gauge.measure()
     assert emptied is not None
     assert emptied.breakdown.draft == before.breakdown.draft
 
@@ -164,14 +166,18 @@ def test_sent_files_show_in_the_transcript_after_a_restart(
     assert strip is not None
     assert [chip.name for chip in strip.chips] == ["cat.png"]
     assert widget.text == "Who is this?", "the chips name the file; the text does not repeat it"
-    session_id = cairn.controller.current.id if cairn.controller.current else None
+    session_id = (
+        cairn.controller.service.current.state.session.id
+        if cairn.controller.service.current.state.session
+        else None
+    )
     cairn.window.close()
     cairn.close()
     picture.unlink()  # moved away: the archive keeps its copy
 
     again = open_window()
     assert session_id is not None
-    again.controller.open_session(session_id)
+    again.controller.service.open_session(session_id)
     qtbot.waitUntil(lambda: bool(again.window.transcript.message_widgets()), timeout=10_000)
     first = again.window.transcript.message_widgets()[0]
     qtbot.waitUntil(lambda: first.findChild(AttachmentStrip) is not None, timeout=10_000)
@@ -224,7 +230,7 @@ def test_an_earlier_file_not_re_sent_is_said_on_its_message_and_in_the_gauge(
     assert "report.pdf" in first.note.text() and "Not re-sent" in first.note.text()
     assert first.chips[0].accessibleName() == "Attached file report.pdf, not re-sent to Claude"
     assert not _strip_of_message(cairn, 1).note.isVisible()
-    gauge = cairn.window.gauge
+    gauge = cairn.window.header.gauge
     assert "Not re-sent: this earlier file (report.pdf)" in gauge.toolTip()
     assert "report.pdf" in gauge.accessibleDescription()
 

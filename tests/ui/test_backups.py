@@ -12,21 +12,24 @@ from app.ui.delete_originals_dialog import DeleteOriginalsDialog
 from app.ui.restore_dialog import RestoreDialog, backup_text, human_size
 from app.ui.summary_block import SummaryBlock
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.ui.conftest import running_tasks
 
 
 def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=30_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=30_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=30_000
+    )
 
 
 def summarized(qtbot: QtBot, cairn: CairnSession) -> SummaryBlock:
     for turn in range(8):
         chat(qtbot, cairn, f"Question {turn}: the price is {turn * 10} EUR")
-    assert cairn.controller.service.summarize()
+    assert cairn.controller.service.current.condensing.summarize()
     qtbot.waitUntil(lambda: bool(cairn.window.transcript.summary_blocks()), timeout=30_000)
-    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=30_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.condensing.running, timeout=30_000)
     (block,) = cairn.window.transcript.summary_blocks()
     block.header.setFocus()
     qtbot.keyClick(block.header, Qt.Key.Key_Return)
@@ -85,9 +88,9 @@ def test_the_conversation_menu_asks_and_cancel_keeps_everything(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
     block = summarized(qtbot, cairn)
-    session = cairn.controller.current
+    session = cairn.controller.service.current.state.session
     assert session is not None
-    count = cairn.controller.backups.count_archived(session.id)
+    count = cairn.controller.service.backups.count_archived(session.id)
     assert count > 0
 
     cairn.window.deletion.conversation_action.trigger()
@@ -98,16 +101,16 @@ def test_the_conversation_menu_asks_and_cancel_keeps_everything(
     dialog.button(QMessageBox.StandardButton.Cancel).click()
 
     qtbot.waitUntil(lambda: cairn.window.deletion.dialog is None)
-    assert cairn.controller.backups.count_archived(session.id) == count
-    assert cairn.controller.backups.count_originals(block.summary.id) == count
+    assert cairn.controller.service.backups.count_archived(session.id) == count
+    assert cairn.controller.service.backups.count_originals(block.summary.id) == count
 
 
 def test_restore_from_backup_in_the_file_menu(qtbot: QtBot, cairn: CairnSession) -> None:
-    backups = cairn.controller.backups
+    backups = cairn.controller.service.backups
     qtbot.waitUntil(lambda: bool(backups.list()), timeout=10_000)  # taken after start-up
-    qtbot.waitUntil(lambda: cairn.controller.running_tasks == 0, timeout=10_000)
+    qtbot.waitUntil(lambda: running_tasks(cairn) == 0, timeout=10_000)
     chat(qtbot, cairn, "Written after the backup")
-    assert cairn.controller.current is not None
+    assert cairn.controller.service.current.state.session is not None
     file_menu = cairn.window.menuBar().actions()[0].menu()
     (action,) = [a for a in file_menu.actions() if a.text() == "Restore from backup…"]
 
@@ -131,7 +134,7 @@ def test_restore_from_backup_in_the_file_menu(qtbot: QtBot, cairn: CairnSession)
     banner = cairn.window.banner
     qtbot.waitUntil(lambda: banner.title_label.text() == "Backup restored", timeout=10_000)
     # The backup was taken before anything was said: the conversation is gone ...
-    assert cairn.controller.current is None
+    assert cairn.controller.service.current.state.session is None
     assert cairn.window.sidebar.list.model().rowCount() == 0
     # ... and kept in the backup made just before the restore.
     assert any(b.before_restore for b in backups.list())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from pytestqt.qtbot import QtBot
 
 from app.core.caching import minimum_cacheable_tokens
@@ -33,7 +33,9 @@ def open_small(
 ) -> CairnSession:
     fake_server.models = [SMALL]
     cairn = open_window()
-    qtbot.waitUntil(lambda: cairn.controller.selected_model == SMALL.id, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: cairn.controller.service.current.state.model_id == SMALL.id, timeout=10_000
+    )
     qtbot.waitUntil(lambda: cairn.controller.service.counter.ready, timeout=10_000)
     return cairn
 
@@ -43,7 +45,9 @@ def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     # Taken (the composer empties) once stored: at once, or when the conversation is open.
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def summaries_of(cairn: CairnSession) -> SummaryStore:
@@ -65,7 +69,7 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
         chat(qtbot, cairn, question)
         if cairn.window.banner.isVisible():
             break
-    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.condensing.running, timeout=15_000)
     banner = cairn.window.banner
     assert banner.title_label.text() == "Earlier messages condensed", banner.text_label.text()
     text = banner.text_label.text()
@@ -79,7 +83,7 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
 
     repo = summaries_of(cairn)
     try:
-        session_id = cairn.controller.current.id  # type: ignore[union-attr]
+        session_id = cairn.controller.service.current.state.session.id  # type: ignore[union-attr]
         assert repo.check_coverage(session_id) == []
         assert repo.active_summaries(session_id), "a summary was committed"
         events = repo.events(session_id)
@@ -104,7 +108,7 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
     cached = prefix >= minimum_cacheable_tokens(last["model"])
     assert memory.get("cache_control") == ({"type": "ephemeral"} if cached else None)
     assert "report_0.xlsx" in memory["text"], "the file name from the first message survives"
-    state = cairn.window.gauge.state
+    state = cairn.window.header.gauge.state
     assert state is not None and state.breakdown.memory > 0 and state.fits
 
 
@@ -122,14 +126,16 @@ def test_a_message_that_would_not_fit_is_sent_after_condensing(
     statuses: list[str] = []
     cairn.controller.status_changed.connect(statuses.append)
     big = "Now the big one: " + words("large", 900)
-    assert not cairn.controller.context_state(draft=big).fits
+    assert not cairn.controller.service.current.gauge.measure(draft=big).fits
     fake_server.add_reply("Answered after condensing.")
     cairn.window.composer.editor.setPlainText(big)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
     assert "Condensing earlier messages…" in statuses
-    session_id = cairn.controller.current.id  # type: ignore[union-attr]
+    session_id = cairn.controller.service.current.state.session.id  # type: ignore[union-attr]
     stored = cairn.store.messages(session_id)
     assert stored[-2].content == big and stored[-1].content == "Answered after condensing."
     repo = summaries_of(cairn)
@@ -152,9 +158,9 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
         chat(qtbot, cairn, f"Question {turn} about report_{turn}.xlsx: " + words("detail", 60))
         if cairn.window.banner.isVisible():
             break
-    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.condensing.running, timeout=15_000)
     transcript = cairn.window.transcript
-    (summary,) = cairn.controller.service.current.summaries
+    (summary,) = cairn.controller.service.current.state.summaries
     (block,) = transcript.summary_blocks()
     count = summary.last_seq - summary.first_seq + 1
     assert block.header_text().startswith(f"Summary of {count} earlier messages · ")
@@ -181,10 +187,10 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
     target = summary.first_seq + 1
     block.source_clicked(target)
     qtbot.wait(50)
-    start = block.original_top(target)
+    start = originals.top_of(target)
     assert start is not None
     viewport = transcript.scroll_area.viewport()
-    top = block.mapTo(viewport, start).y()
+    top = originals.mapTo(viewport, QPoint(0, start)).y()
     assert 0 <= top < viewport.height(), top
     # ... and the original it came from is the one there (its header names its time).
     message = originals.message(target)
@@ -225,9 +231,9 @@ def test_a_basic_summary_can_be_written_again_by_claude(
         chat(qtbot, cairn, f"Question {turn}: the price is {turn * 10} EUR")
     # Claude is overloaded while Summarize now runs: a basic summary stands in.
     fake_server.add_error(529, retry_after_ms=5, times=2, path="/v1/messages")
-    assert cairn.controller.service.summarize()
+    assert cairn.controller.service.current.condensing.summarize()
     qtbot.waitUntil(lambda: bool(cairn.window.transcript.summary_blocks()), timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.condensing.running, timeout=15_000)
     (basic,) = cairn.window.transcript.summary_blocks()
     assert basic.summary.mode is SummaryMode.RULE
     assert basic.header.badge.isVisibleTo(basic)

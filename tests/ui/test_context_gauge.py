@@ -27,14 +27,16 @@ MODELS = [
 
 
 def gauge_state(cairn: CairnSession) -> ContextState:
-    state = cairn.window.gauge.state
+    state = cairn.window.header.gauge.state
     assert state is not None
     return state
 
 
 def ready(qtbot: QtBot, cairn: CairnSession) -> None:
-    qtbot.waitUntil(lambda: cairn.window.gauge.state is not None, timeout=10_000)
-    qtbot.waitUntil(lambda: cairn.controller.selected_model == "claude-big", timeout=10_000)
+    qtbot.waitUntil(lambda: cairn.window.header.gauge.state is not None, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: cairn.controller.service.current.state.model_id == "claude-big", timeout=10_000
+    )
 
 
 def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
@@ -42,7 +44,9 @@ def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     # Taken (the composer empties) once stored: at once, or when the conversation is open.
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def test_gauge_follows_draft_replies_and_model(
@@ -56,25 +60,27 @@ def test_gauge_follows_draft_replies_and_model(
     ready(qtbot, cairn)
     empty = gauge_state(cairn)
     assert empty.breakdown.draft == 0 and empty.breakdown.history == 0
-    assert cairn.window.gauge.text().endswith("of 192k")
+    assert cairn.window.header.gauge.text().endswith("of 192k")
 
     qtbot.keyClicks(cairn.window.composer.editor, "How tall is Mount Everest? " * 20)
     qtbot.waitUntil(lambda: gauge_state(cairn).breakdown.draft > 100)
 
     fake_server.add_reply("About 8,849 metres. " * 30)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
     after = gauge_state(cairn)
     assert after.breakdown.draft == 0
     assert after.breakdown.history > 100, "the question and the reply now count"
 
-    combo = cairn.window.model_combo
+    combo = cairn.window.header.model_combo
     combo.setCurrentIndex(combo.findData("claude-small"))
     combo.activated.emit(combo.currentIndex())
     small = gauge_state(cairn)
     assert small.context_window == 50_000
     assert small.ratio > after.ratio
-    assert "of 46k" in cairn.window.gauge.text()
+    assert "of 46k" in cairn.window.header.gauge.text()
 
 
 def test_gauge_matches_the_server_after_a_few_replies(
@@ -91,7 +97,7 @@ def test_gauge_matches_the_server_after_a_few_replies(
         fake_server.add_reply(f"Here is a long answer about {topic}. " * 60)
         chat(qtbot, cairn, f"Tell me about {topic}, with details and examples. " * 10)
     draft = f"Tell me about {topics[3]}, with details and examples. " * 10
-    predicted = cairn.controller.context_state(draft=draft).used
+    predicted = cairn.controller.service.current.gauge.measure(draft=draft).used
     fake_server.add_reply("Fine.")
     chat(qtbot, cairn, draft)
     reported = fake_server.count_input_tokens(fake_server.requests_to("/v1/messages")[-1].body)
@@ -144,18 +150,18 @@ def test_the_breakdown_counts_the_archive_tool_and_what_was_quoted(
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     qtbot.waitUntil(lambda: gauge_state(cairn).breakdown.memory > 0, timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=15_000)
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.condensing.running, timeout=15_000)
 
     archived = gauge_state(cairn)
     assert archived.breakdown.tools > 0 and archived.breakdown.recall == 0
     assert archived.recall_allowed > 0
-    tip = cairn.window.gauge.toolTip()
+    tip = cairn.window.header.gauge.toolTip()
     assert "Archive search for Claude" in tip and "Quoted from the archive" in tip
     assert "as much as your last message had: none" in tip
 
     # The tool counts as it is sent: the gauge's share for it is the server's, within 5 %.
     draft = "Thanks! Anything else?"
-    predicted = cairn.controller.context_state(draft=draft)
+    predicted = cairn.controller.service.current.gauge.measure(draft=draft)
     assert predicted is not None
     chat(qtbot, cairn, draft)
     sent = last_chat_request(fake_server)
@@ -176,9 +182,9 @@ def test_the_breakdown_counts_the_archive_tool_and_what_was_quoted(
     assert state.used == sum(
         (parts.system, parts.tools, parts.memory, parts.recall, parts.history, parts.draft)
     )
-    tip = cairn.window.gauge.toolTip()
+    tip = cairn.window.header.gauge.toolTip()
     assert f"as much as your last message had: {format_token_count(parts.recall)} tokens." in tip
-    assert cairn.window.gauge.text().startswith(format_percent(state.ratio))
+    assert cairn.window.header.gauge.text().startswith(format_percent(state.ratio))
 
 
 def last_chat_request(fake_server: FakeAnthropicServer) -> dict[str, Any]:

@@ -23,7 +23,9 @@ def send_and_wait(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     editor = cairn.window.composer.editor
     editor.setPlainText(text)
     qtbot.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def open_dialog(cairn: CairnSession) -> InstructionsDialog:
@@ -45,7 +47,7 @@ def test_instructions_set_beside_the_title_go_with_the_next_message(
     send_and_wait(qtbot, cairn, "Hi.")
     assert last_system(fake_server) == ""
     assert window.instructions.button.text() == BUTTON_NONE
-    state = window.gauge.state
+    state = window.header.gauge.state
     assert state is not None
     before = state.breakdown.system
 
@@ -57,12 +59,15 @@ def test_instructions_set_beside_the_title_go_with_the_next_message(
     assert window.instructions.button.text() == BUTTON_SET
     assert FRENCH in window.instructions.button.toolTip()
     qtbot.waitUntil(
-        lambda: window.gauge.state is not None and window.gauge.state.breakdown.system > before
+        lambda: (
+            window.header.gauge.state is not None
+            and window.header.gauge.state.breakdown.system > before
+        )
     )
     fake_server.add_reply("Bonjour.")
     send_and_wait(qtbot, cairn, "How are you?")
     assert last_system(fake_server) == FRENCH
-    current = cairn.controller.current
+    current = cairn.controller.service.current.state.session
     assert current is not None and current.system_prompt == FRENCH
 
     # The menu reaches the same dialog, with the instructions in it.
@@ -89,7 +94,7 @@ def test_instructions_too_long_cannot_be_saved_and_say_why(
 def test_the_default_from_settings_starts_each_new_conversation(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
-    settings = cairn.window.open_settings()
+    settings = cairn.window.settings.open_settings()
     page = settings.replies_page
     page.default_instructions.setPlainText(f"  {FRENCH}\n")
     settings.buttons.accepted.emit()
@@ -128,7 +133,7 @@ def test_a_reply_ready_in_the_background_is_announced_unless_turned_off(
     assert told[1][0] == "Claude could not reply"
     assert "stopped with a problem" in told[1][1]
 
-    settings = cairn.window.open_settings()
+    settings = cairn.window.settings.open_settings()
     assert settings.replies_page.notify.isChecked(), "on by default"
     settings.replies_page.notify.setChecked(False)
     settings.buttons.accepted.emit()

@@ -51,7 +51,9 @@ def test_first_run_asks_for_a_key_checks_it_and_stores_it(
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     # The first message goes once the model list (asked for with the new key) came.
     qtbot.waitUntil(lambda: bool(fake_server.requests_to("/v1/messages")), timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
 
 
@@ -72,7 +74,7 @@ def test_without_a_password_store_the_key_is_kept_for_the_session_only(
 
     on_modal(ApiKeyDialog, fill_in)
     cairn = open_window()
-    qtbot.waitUntil(lambda: cairn.controller.has_api_key())
+    qtbot.waitUntil(lambda: cairn.controller.service.credentials.has_key())
     qtbot.waitUntil(cairn.window.banner.isVisible)
     assert "this session only" in cairn.window.banner.title_label.text()
     assert memory_keyring.passwords == {}
@@ -81,7 +83,9 @@ def test_without_a_password_store_the_key_is_kept_for_the_session_only(
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     # The first message goes once the model list (asked for with the new key) came.
     qtbot.waitUntil(lambda: bool(fake_server.requests_to("/v1/messages")), timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
 
 
@@ -99,12 +103,12 @@ def test_not_now_leaves_the_draft_and_asks_again_on_send(
 
     on_modal(ApiKeyDialog, decline)
     cairn = open_window()
-    qtbot.waitUntil(lambda: asked == [1] and cairn.window.key_dialog is None)
+    qtbot.waitUntil(lambda: asked == [1] and cairn.window.settings.key_dialog is None)
     on_modal(ApiKeyDialog, decline)
     cairn.window.composer.editor.setPlainText("A question")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: asked == [1, 1])
-    qtbot.waitUntil(lambda: cairn.window.key_dialog is None)
+    qtbot.waitUntil(lambda: cairn.window.settings.key_dialog is None)
     assert cairn.window.composer.text() == "A question"
     assert fake_server.requests_to("/v1/messages") == []
     assert cairn.store.list_sessions() == []
@@ -118,11 +122,13 @@ def test_key_from_environment_skips_the_dialog(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", GOOD_KEY)
     cairn = open_window()
-    assert cairn.controller.has_api_key()
+    assert cairn.controller.service.credentials.has_key()
     fake_server.add_reply("ok")
     cairn.window.composer.editor.setPlainText("Hi")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     # The first message goes once the model list (asked for with the new key) came.
     qtbot.waitUntil(lambda: bool(fake_server.requests_to("/v1/messages")), timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
     assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY

@@ -53,7 +53,9 @@ def test_the_lookup_shows_on_the_reply_opens_by_keyboard_and_survives_a_restart(
 ) -> None:
     seed()
     cairn = open_window()
-    qtbot.waitUntil(lambda: cairn.controller.current is not None, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: cairn.controller.service.current.state.session is not None, timeout=15_000
+    )
     fake_server.add_tool_use(TOOL_NAME, {"query": "gate code"}, text_before="Let me check.")
     fake_server.add_reply("The gate code is AX-7731.")
     chat(qtbot, cairn, "What was the gate code?")

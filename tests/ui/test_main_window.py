@@ -25,7 +25,9 @@ def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
 
 
 def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def shown_texts(cairn: CairnSession) -> list[tuple[Role, str]]:
@@ -33,7 +35,7 @@ def shown_texts(cairn: CairnSession) -> list[tuple[Role, str]]:
 
 
 def stored(cairn: CairnSession) -> list[tuple[Role, str, MessageStatus]]:
-    current = cairn.controller.current
+    current = cairn.controller.service.current.state.session
     assert current is not None
     return [(m.role, m.content, m.status) for m in cairn.store.messages(current.id)]
 
@@ -100,7 +102,7 @@ def test_escape_stops_and_keeps_partial_reply(
     assert len(text) < len("".join(words)), "the stream really stopped early"
     widget = cairn.window.transcript.message_widgets()[-1]
     assert widget.text == text
-    assert widget.status_note() == "Stopped"
+    assert widget.note.text() == "Stopped"
     assert cairn.window.composer.button.text() == "Send"
 
 
@@ -199,7 +201,7 @@ def test_error_in_the_middle_keeps_what_arrived(
     wait_idle(qtbot, cairn)
     role, text, status = stored(cairn)[-1]
     assert (role, text, status) == (Role.ASSISTANT, "The first half ", MessageStatus.ERROR)
-    assert cairn.window.transcript.message_widgets()[-1].status_note() == "Reply failed"
+    assert cairn.window.transcript.message_widgets()[-1].note.text() == "Reply failed"
     assert cairn.window.banner.isVisible()
 
 
@@ -224,7 +226,7 @@ def test_unsendable_text_is_refused_and_kept(
     # from elsewhere (a paste of broken UTF-16) is refused in plain words, and kept.
     broken = "half an emoji \ud83d here"
     cairn.window.composer.set_text("draft stays")
-    assert cairn.controller.send(broken) is False
+    assert cairn.controller.service.send(broken) is False
     assert cairn.window.banner.isVisible()
     assert "damaged character" in cairn.window.banner.text_label.text()
     assert cairn.window.composer.text() == "draft stays"
@@ -293,7 +295,9 @@ def test_huge_paste_is_stored_and_sent(
         )
     ]
     cairn = open_window()
-    qtbot.waitUntil(lambda: cairn.controller.selected_model == "claude-test-1m", timeout=10_000)
+    qtbot.waitUntil(
+        lambda: cairn.controller.service.current.state.model_id == "claude-test-1m", timeout=10_000
+    )
     text = ("A line of a very long paste, with words. " * 25 + "\n") * 1000  # about 1 MB
     fake_server.add_reply("Got it.")
     cairn.window.composer.set_text(text)
@@ -333,7 +337,11 @@ def test_conversations_create_switch_rename_delete(
     window, sidebar = cairn.window, cairn.window.sidebar
     send(qtbot, cairn, "First topic")
     wait_idle(qtbot, cairn)
-    first_id = cairn.controller.current.id if cairn.controller.current else ""
+    first_id = (
+        cairn.controller.service.current.state.session.id
+        if cairn.controller.service.current.state.session
+        else ""
+    )
     qtbot.mouseClick(sidebar.new_button, Qt.MouseButton.LeftButton)
     assert window.transcript.message_count() == 0
     send(qtbot, cairn, "Second topic")
@@ -341,7 +349,10 @@ def test_conversations_create_switch_rename_delete(
     assert sidebar.titles() == ["Second topic", "First topic"]
 
     sidebar.select_session(first_id)
-    assert cairn.controller.current is not None and cairn.controller.current.id == first_id
+    assert (
+        cairn.controller.service.current.state.session is not None
+        and cairn.controller.service.current.state.session.id == first_id
+    )
     assert shown_texts(cairn)[0] == (Role.USER, "First topic")
     assert window.windowTitle() == "First topic — Cairn"
 
@@ -356,8 +367,8 @@ def test_conversations_create_switch_rename_delete(
     next(b for b in box.buttons() if b.text() == "Delete").click()
     assert cairn.store.get_session(first_id) is None
     assert sidebar.titles() == ["Second topic"]
-    assert cairn.controller.current is not None
-    assert cairn.controller.current.title == "Second topic"
+    assert cairn.controller.service.current.state.session is not None
+    assert cairn.controller.service.current.state.session.title == "Second topic"
 
 
 def test_delete_can_be_cancelled(qtbot: QtBot, cairn: CairnSession) -> None:
@@ -385,7 +396,7 @@ def test_model_picker_uses_server_list(
         ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9", line="sonnet"),
     ]
     cairn = open_window()
-    combo = cairn.window.model_combo
+    combo = cairn.window.header.model_combo
     qtbot.waitUntil(lambda: combo.count() == 2)
     assert combo.currentData() == "claude-sonnet-9", "the best listed model is the default"
     fake_server.add_reply("hi")
@@ -394,14 +405,14 @@ def test_model_picker_uses_server_list(
     send(qtbot, cairn, "Which model?")
     wait_idle(qtbot, cairn)
     assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
-    assert cairn.controller.settings.model == "claude-opus-9"
+    assert cairn.controller.service.settings.model == "claude-opus-9"
 
 
 def test_a_withdrawn_model_switches_the_picker_and_says_so(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
     sonnet, opus = FALLBACK_MODELS[:2]
-    combo = cairn.window.model_combo
+    combo = cairn.window.header.model_combo
     assert combo.currentData() == sonnet.id
     # Withdrawn after Cairn listed it: the API answers 404 not_found_error.
     fake_server.models = [model for model in FALLBACK_MODELS if model is not sonnet]
@@ -426,6 +437,6 @@ def test_a_long_title_is_shortened_not_the_model_picker(
     send(qtbot, cairn, "A very long first message that becomes a very long title " * 3)
     wait_idle(qtbot, cairn)
     window = cairn.window
-    qtbot.waitUntil(lambda: window.title_label.text().endswith("…"))
-    assert window.title_label.full_text().startswith("A very long first message")
-    assert window.model_combo.width() >= window.model_combo.sizeHint().width()
+    qtbot.waitUntil(lambda: window.header.title_label.text().endswith("…"))
+    assert window.header.title_label.toolTip().startswith("A very long first message")
+    assert window.header.model_combo.width() >= window.header.model_combo.sizeHint().width()

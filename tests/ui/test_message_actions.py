@@ -14,12 +14,8 @@ from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from app.ui.app import CairnSession
-from app.ui.message_actions import (
-    COPY_ACTION,
-    COPY_PLAIN_ACTION,
-    EDITING_NOTE,
-    MessageBar,
-)
+from app.ui.message_actions import COPY_PLAIN_ACTION, EDITING_NOTE
+from app.ui.message_bar import COPY_ACTION, MessageBar
 from app.ui.transcript_blocks import MarkdownView
 from app.ui.transcript_message import MessageWidget
 from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -28,11 +24,15 @@ from tests.fakes.anthropic_server import FakeAnthropicServer
 def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def widgets(cairn: CairnSession) -> list[MessageWidget]:
@@ -63,7 +63,7 @@ def open_menu(qtbot: QtBot, target: MessageWidget, on_text: bool = False) -> QMe
     """Right-click the message (or its text) and return the menu that opened."""
     where = target
     if on_text:
-        (where,) = [b for b in target.blocks() if isinstance(b, MarkdownView)] or [target]
+        (where,) = [b for b in target.body.blocks() if isinstance(b, MarkdownView)] or [target]
         where = where.viewport() if isinstance(where, MarkdownView) else where
     event = QContextMenuEvent(
         QContextMenuEvent.Reason.Mouse, QPoint(5, 5), where.mapToGlobal(QPoint(5, 5))
@@ -176,7 +176,7 @@ def test_versions_survive_a_restart(
 ) -> None:
     chat(qtbot, cairn, fake_server)
     fake_server.add_reply("Porto, then.")
-    cairn.controller.regenerate(widgets(cairn)[-1].message)
+    cairn.controller.service.current.versions.regenerate(widgets(cairn)[-1].message)
     qtbot.waitUntil(lambda: texts(cairn)[-1] == "Porto, then.", timeout=15_000)
     wait_idle(qtbot, cairn)
     cairn.window.close()
@@ -198,12 +198,12 @@ def test_regenerate_while_a_reply_streams_says_why(
     fake_server.add_reply("One two three four five six seven", chunk_delay=0.2)
     cairn.window.composer.editor.setPlainText("More?")
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: cairn.controller.busy)
+    qtbot.waitUntil(lambda: cairn.controller.service.current.state.activity.busy)
 
-    assert not cairn.controller.regenerate(earlier)
+    assert not cairn.controller.service.current.versions.regenerate(earlier)
     qtbot.waitUntil(lambda: cairn.window.banner.isVisible())
     assert "still writing" in cairn.window.banner.text_label.text()
-    cairn.controller.stop()
+    cairn.controller.service.current.turns.stop()
     wait_idle(qtbot, cairn)
     assert texts(cairn)[1] == "**Lisbon** is lovely."  # the earlier reply is untouched
 

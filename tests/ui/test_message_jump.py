@@ -3,28 +3,64 @@ originals unfold, and the message is outlined."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from types import SimpleNamespace
+
 from PySide6.QtCore import QObject, Signal
 from pytestqt.qtbot import QtBot
 
 from app.core.models import Message, Session
+from app.core.summary import Summary
 from app.ui.history_source import Place
 from app.ui.message_jump import Flash, MessageJump
 from app.ui.transcript import TranscriptView
 from tests.ui.fakes_history import START, trip_history
 
 
+class ArchivedCards:
+    """What the cards read of the archive: each summary's originals and parts."""
+
+    def __init__(
+        self, originals: dict[str, list[Message]], children: dict[str, list[Summary]]
+    ) -> None:
+        self._originals = originals
+        self._children = children
+
+    def originals(self, summary_id: str) -> tuple[list[Message], datetime | None]:
+        return self._originals.get(summary_id, []), None
+
+    def children(self, summary_id: str) -> list[Summary]:
+        return self._children.get(summary_id, [])
+
+    def undo(self, summary_id: str) -> None:
+        raise AssertionError("nothing is undone here")
+
+    def retry_with_claude(self, summary_id: str) -> None:
+        raise AssertionError("nothing is rewritten here")
+
+    def delete_originals(self, summary_id: str) -> None:
+        raise AssertionError("nothing is deleted here")
+
+
+class FakeChat:
+    """What MessageJump uses of the chat service: the conversation on screen, opening one."""
+
+    def __init__(self) -> None:
+        self.current = SimpleNamespace(state=SimpleNamespace(session=None))
+        self.opened: list[str] = []
+
+    def open_session(self, session_id: str) -> None:
+        self.opened.append(session_id)
+
+
 class FakeController(QObject):
-    """What MessageJump uses of the controller: the current conversation and opening one."""
+    """What MessageJump uses of the controller: a signal, and the service."""
 
     summaries_changed = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
-        self.current: Session | None = None
-        self.opened: list[str] = []
-
-    def open_session(self, session_id: str) -> None:
-        self.opened.append(session_id)
+        self.service = FakeChat()
 
 
 def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
@@ -38,29 +74,23 @@ def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
     active = [s for s in summaries if s.parent_id is None]
     messages: list[Message] = conversation.messages
 
-    transcript = TranscriptView()
+    cards = ArchivedCards(
+        originals={s.id: [m for m in messages if m.summary_id == s.id] for s in summaries},
+        children={s.id: [p for p in parts if p.parent_id == s.id] for s in summaries},
+    )
+    transcript = TranscriptView(cards=cards)
     qtbot.addWidget(transcript)
     transcript.resize(700, 500)
     transcript.show()
     qtbot.waitExposed(transcript)
-    transcript.children_requested.connect(
-        lambda summary_id: transcript.show_children(
-            summary_id, [p for p in parts if p.parent_id == summary_id]
-        )
-    )
-    transcript.originals_requested.connect(
-        lambda summary_id: transcript.show_originals(
-            summary_id, [m for m in messages if m.summary_id == summary_id]
-        )
-    )
     controller = FakeController()
     loaded: list[int] = []
     jump = MessageJump(controller, transcript, lambda: loaded.append(1))  # type: ignore[arg-type]
 
     # Not on screen yet: the jump opens it, and goes there once the page is built.
     jump.go(Place("trip", 10, compressed.id))
-    assert controller.opened == ["trip"] and jump.pending is not None
-    controller.current = Session(
+    assert controller.service.opened == ["trip"] and jump.pending is not None
+    controller.service.current.state.session = Session(
         id="trip", title="Trip to Lisbon", created_at=START, updated_at=START, model="m"
     )
     with qtbot.waitSignal(jump.arrived):
@@ -77,9 +107,9 @@ def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
     # On screen already: a live message, at once (no opening).
     with qtbot.waitSignal(jump.arrived):
         jump.go(Place("trip", 14))
-    assert controller.opened == ["trip"]
+    assert controller.service.opened == ["trip"]
     widget = next(w for w in transcript.message_widgets() if w.message.seq == 14)
     assert jump.flash.parent() is widget
     # A message of another conversation opening: nothing happens here until it is current.
     jump.go(Place("other", 3))
-    assert controller.opened == ["trip", "other"] and jump.pending == Place("other", 3)
+    assert controller.service.opened == ["trip", "other"] and jump.pending == Place("other", 3)

@@ -21,7 +21,9 @@ def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=40_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=40_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=40_000
+    )
 
 
 def condensed_conversation(
@@ -32,7 +34,9 @@ def condensed_conversation(
     fake_server.models = [SMALL]
     cairn = open_window()
     # Generous waits: the models and the token counter come from threads, slow on a busy machine.
-    qtbot.waitUntil(lambda: cairn.controller.selected_model == SMALL.id, timeout=40_000)
+    qtbot.waitUntil(
+        lambda: cairn.controller.service.current.state.model_id == SMALL.id, timeout=40_000
+    )
     qtbot.waitUntil(lambda: cairn.controller.service.counter.ready, timeout=40_000)
     turns = 0
     for turn in range(30):
@@ -41,9 +45,9 @@ def condensed_conversation(
         turns = turn + 1
         if cairn.window.banner.isVisible():
             break
-    qtbot.waitUntil(lambda: not cairn.controller.service.current.summarizing, timeout=40_000)
-    current = cairn.controller.current
-    assert current is not None and cairn.controller.service.current.summaries
+    qtbot.waitUntil(lambda: not cairn.controller.service.current.condensing.running, timeout=40_000)
+    current = cairn.controller.service.current.state.session
+    assert current is not None and cairn.controller.service.current.state.summaries
     return cairn, current.id, turns
 
 
@@ -69,9 +73,9 @@ def test_enter_in_history_opens_at_an_archived_and_a_live_message(
 ) -> None:
     cairn, session_id, turns = condensed_conversation(qtbot, open_window, fake_server)
     window = cairn.window
-    (summary,) = cairn.controller.service.current.summaries
-    window.controller.new_conversation()  # another one on screen: opening is needed
-    qtbot.waitUntil(lambda: window.controller.current is None)
+    (summary,) = cairn.controller.service.current.state.summaries
+    window.controller.service.new_conversation()  # another one on screen: opening is needed
+    qtbot.waitUntil(lambda: window.controller.service.current.state.session is None)
 
     history_window = window.history.open_history()
     qtbot.waitExposed(history_window)
@@ -83,7 +87,7 @@ def test_enter_in_history_opens_at_an_archived_and_a_live_message(
     assert hit.summary_id == summary.id
     with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
         qtbot.keyClick(history_window.search.search_edit, Qt.Key.Key_Return)
-    current = window.controller.current
+    current = window.controller.service.current.state.session
     assert current is not None and current.id == session_id
     block = window.transcript.summary_block(summary.id)
     assert block is not None and block.expanded and block.originals_shown

@@ -13,12 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from app.core.models import Message, MessageStatus, Role
 from app.ui.app import CairnSession
-from app.ui.transcript_message import (
-    PIN_ACTION,
-    PINNED_TIP,
-    UNPIN_ACTION,
-    MessageWidget,
-)
+from app.ui.message_header import PINNED_TIP
+from app.ui.transcript_message import PIN_ACTION, UNPIN_ACTION, MessageWidget
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.ui.test_summarize_now import chat, fill, summary_done
 
@@ -63,10 +59,10 @@ def close_popups() -> None:
 
 def test_the_pin_shows_on_hover_and_pins(qtbot: QtBot, host: QWidget) -> None:
     widget = shown(qtbot, host, make_message())
-    assert widget.pin_button() is None, "no pin widget until it is wanted"
+    assert widget.header.pin is None, "no pin widget until it is wanted"
     qtbot.mouseMove(widget, QPoint(20, 10))
-    qtbot.waitUntil(lambda: widget.pin_button() is not None)
-    pin = widget.pin_button()
+    qtbot.waitUntil(lambda: widget.header.pin is not None)
+    pin = widget.header.pin
     assert pin is not None and pin.isVisible() and not pin.isChecked()
     assert pin.accessibleName() == "Pin: never condense this message"
     with qtbot.waitSignal(widget.pin_requested) as requested:
@@ -83,7 +79,7 @@ def test_the_pin_shows_on_hover_and_pins(qtbot: QtBot, host: QWidget) -> None:
 
 def test_a_pinned_message_is_marked_without_hover(qtbot: QtBot, host: QWidget) -> None:
     widget = shown(qtbot, host, make_message(pinned=True))
-    pin = widget.pin_button()
+    pin = widget.header.pin
     assert pin is not None and pin.isVisible() and pin.isChecked()
     assert pin.toolTip() == "Pinned — never condensed"
     widget.set_message(make_message(pinned=False))
@@ -93,7 +89,7 @@ def test_a_pinned_message_is_marked_without_hover(qtbot: QtBot, host: QWidget) -
 def test_a_reply_being_written_offers_no_pin(qtbot: QtBot, host: QWidget) -> None:
     widget = shown(qtbot, host, make_message(status=MessageStatus.STREAMING))
     widget.setFocus(Qt.FocusReason.TabFocusReason)
-    assert widget.pin_button() is None
+    assert widget.header.pin is None
     assert not widget.context_menu().actions()[0].isEnabled()
 
 
@@ -130,7 +126,7 @@ def test_the_menu_opens_from_the_keyboard(
     assert widget.focusPolicy() & Qt.FocusPolicy.TabFocus
     widget.setFocus(Qt.FocusReason.TabFocusReason)
     qtbot.waitUntil(widget.hasFocus)
-    pin = widget.pin_button()
+    pin = widget.header.pin
     assert pin is not None and pin.isVisible(), "focus offers the pin as hover does"
     qtbot.keyClick(widget, key, modifier)
     qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu))
@@ -149,12 +145,12 @@ def test_a_pinned_message_is_never_condensed_in_the_app(
     (action,) = target.context_menu().actions()
     action.trigger()
     qtbot.waitUntil(lambda: target.message.pinned)
-    pin = target.pin_button()
+    pin = target.header.pin
     assert pin is not None and pin.isChecked() and pin.isVisible()
     window.summaries.summarize_action.trigger()
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
     (stored,) = cairn.store.messages_by_id({target.message.id})
     assert stored.pinned and stored.summary_id is None
-    assert cairn.controller.service.current.tail.find(target.message.id) is not None
-    assert cairn.controller.service.current.summaries, "the others were condensed"
+    assert cairn.controller.service.current.state.tail.find(target.message.id) is not None
+    assert cairn.controller.service.current.state.summaries, "the others were condensed"
     chat(qtbot, cairn, "Still there?")

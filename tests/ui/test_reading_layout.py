@@ -25,7 +25,9 @@ def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def left_right(widget: QWidget, window: QWidget) -> tuple[int, int]:
@@ -162,7 +164,7 @@ def test_within_moves_a_rectangle_the_least_into_an_area() -> None:
 # Offscreen windows cannot be raised; Qt says so when a tooltip shows in a corner.
 @pytest.mark.qt_log_ignore("This plugin does not support raise")
 def test_the_gauge_breakdown_stays_on_screen_in_a_corner(qtbot: QtBot, cairn: CairnSession) -> None:
-    gauge = cairn.window.gauge
+    gauge = cairn.window.header.gauge
     available = gauge.screen().availableGeometry()
     corner = available.bottomRight() - QPoint(2, 2)
     try:

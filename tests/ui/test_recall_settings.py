@@ -44,7 +44,7 @@ def test_recall_settings_are_saved_and_survive_a_restart(
     qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
 ) -> None:
     cairn = open_window()
-    dialog = cairn.window.open_settings()
+    dialog = cairn.window.settings.open_settings()
     page = dialog.recall_page
     dialog.tabs.setCurrentWidget(page)
     page.automatic.setChecked(False)
@@ -67,10 +67,10 @@ def test_recall_settings_are_saved_and_survive_a_restart(
     cairn.close()
 
     again = open_window()
-    assert again.controller.settings.recall == RecallSettings(
+    assert again.controller.service.settings.recall == RecallSettings(
         automatic=False, budget_ratio=0.12, across_conversations=True, max_lookups=6
     )
-    dialog = again.window.open_settings()
+    dialog = again.window.settings.open_settings()
     shown = dialog.recall_page
     assert not shown.automatic.isChecked() and shown.budget.value() == 12
     assert shown.across_conversations.isChecked() and shown.max_lookups.value() == 6

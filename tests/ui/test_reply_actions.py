@@ -23,7 +23,9 @@ def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
 
 
 def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def widgets(cairn: CairnSession) -> list[MessageWidget]:
@@ -52,7 +54,7 @@ def test_a_cut_off_reply_offers_continue_which_goes_on_in_the_same_row(
     send(qtbot, cairn, "Tell me a story")
     wait_idle(qtbot, cairn)
     reply = widgets(cairn)[-1]
-    assert reply.status_note() == "Claude's reply reached its length limit"
+    assert reply.note.text() == "Claude's reply reached its length limit"
     button = action(reply)
     assert button is not None and button.text() == "Continue"
     assert action(widgets(cairn)[0]) is None
@@ -61,7 +63,7 @@ def test_a_cut_off_reply_offers_continue_which_goes_on_in_the_same_row(
     # Offered once the conversation is open and idle.
     qtbot.waitUntil(lambda: len(widgets(again)) == 2 and action(widgets(again)[-1]) is not None)
     reply = widgets(again)[-1]
-    assert reply.status_note() == "Claude's reply reached its length limit"
+    assert reply.note.text() == "Claude's reply reached its length limit"
     button = action(reply)
     assert button is not None and button.text() == "Continue"
 
@@ -71,7 +73,7 @@ def test_a_cut_off_reply_offers_continue_which_goes_on_in_the_same_row(
     wait_idle(qtbot, again)
     assert len(widgets(again)) == 2, "the same row went on"
     assert widgets(again)[-1].text == "Once upon a time, there was a cairn."
-    assert widgets(again)[-1].status_note() == ""
+    assert widgets(again)[-1].note.text() == ""
     assert action(widgets(again)[-1]) is None
 
 
@@ -82,9 +84,9 @@ def test_a_declined_exchange_says_so(
     send(qtbot, cairn, "Something Claude declines")
     wait_idle(qtbot, cairn)
     question, reply = widgets(cairn)
-    qtbot.waitUntil(lambda: question.status_note() == "Left out of what Claude sees")
+    qtbot.waitUntil(lambda: question.note.text() == "Left out of what Claude sees")
     # The explanation from stop_details, and the next listed model, said in words.
-    assert reply.status_note() == (
+    assert reply.note.text() == (
         "Claude declined — no longer sent to Claude. This request was declined because it "
         "could enable cyber harm. Another model often answers: this asks Claude Opus 5.5 "
         "the same question."
@@ -107,13 +109,13 @@ def test_a_failed_reply_that_received_nothing_leaves_retry_on_the_question(
     qtbot.waitUntil(lambda: len(widgets(cairn)) == 1)
     (question,) = widgets(cairn)
     assert question.message.role is Role.USER
-    assert question.status_note() == "No reply yet"
+    assert question.note.text() == "No reply yet"
     assert action(question) is not None
 
     again = reopen(cairn, open_window)
     qtbot.waitUntil(lambda: len(widgets(again)) == 1 and action(widgets(again)[0]) is not None)
     (question,) = widgets(again)
-    assert question.status_note() == "No reply yet"
+    assert question.note.text() == "No reply yet"
     button = action(question)
     assert button is not None and button.text() == "Retry"
     fake_server.add_reply("Yes, here.")
@@ -121,4 +123,4 @@ def test_a_failed_reply_that_received_nothing_leaves_retry_on_the_question(
     qtbot.waitUntil(lambda: len(widgets(again)) == 2, timeout=15_000)
     wait_idle(qtbot, again)
     assert widgets(again)[-1].text == "Yes, here."
-    assert question.status_note() == "" and action(question) is None
+    assert question.note.text() == "" and action(question) is None

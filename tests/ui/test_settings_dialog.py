@@ -25,7 +25,7 @@ def test_mask_key_never_shows_enough_to_use_it() -> None:
 def test_key_is_masked_tested_and_removed(
     qtbot: QtBot, cairn: CairnSession, memory_keyring: MemoryKeyring
 ) -> None:
-    dialog = cairn.window.open_settings()
+    dialog = cairn.window.settings.open_settings()
     label = dialog.key_label.text()
     assert mask_key(TEST_KEY) in label
     assert TEST_KEY not in label
@@ -38,14 +38,14 @@ def test_key_is_masked_tested_and_removed(
     assert (SERVICE_NAME, USERNAME) not in memory_keyring.passwords
     assert "No key yet" in dialog.key_label.text()
     dialog.reject()
-    assert not cairn.controller.has_api_key()
-    assert cairn.window.settings_dialog is None
+    assert not cairn.controller.service.credentials.has_key()
+    assert cairn.window.settings.settings_dialog is None
 
 
 def test_theme_and_address_are_saved(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
-    dialog = cairn.window.open_settings()
+    dialog = cairn.window.settings.open_settings()
     dialog.base_url_edit.setText("ftp://nowhere")
     dialog.buttons.accepted.emit()
     assert "http" in dialog.base_url_error.text()
@@ -66,7 +66,7 @@ def test_text_size_is_set_in_settings_and_shown_at_once(qtbot: QtBot, cairn: Cai
     window = cairn.window
     text_size = window.reading.text_size
     text_size.set_size(13)
-    dialog = window.open_settings()
+    dialog = window.settings.open_settings()
     assert dialog.text_size_spin.value() == 13, "Settings shows the size in force"
     dialog.text_size_spin.setValue(16)
     dialog.buttons.accepted.emit()

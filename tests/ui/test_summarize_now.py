@@ -16,7 +16,9 @@ def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def fill(qtbot: QtBot, cairn: CairnSession, turns: int = 8) -> None:
@@ -25,7 +27,7 @@ def fill(qtbot: QtBot, cairn: CairnSession, turns: int = 8) -> None:
 
 
 def active_summaries(cairn: CairnSession) -> int:
-    current = cairn.controller.current
+    current = cairn.controller.service.current.state.session
     assert current is not None
     repo = SummaryStore.open(AppPaths.from_environment().database)
     try:
@@ -40,7 +42,10 @@ def tool_prompts(fake_server: FakeAnthropicServer) -> list[str]:
 
 
 def summary_done(cairn: CairnSession) -> bool:
-    return not cairn.window.summaries.running and not cairn.controller.service.current.summarizing
+    return (
+        not cairn.window.summaries.running
+        and not cairn.controller.service.current.condensing.running
+    )
 
 
 def test_summarize_now_is_off_until_there_is_a_conversation_then_the_shortcut_runs_it(
@@ -93,7 +98,7 @@ def test_summarize_with_instructions_reaches_the_server(
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
     prompts = tool_prompts(fake_server)
     assert prompts and "keep every price" in prompts[-1]
-    assert len(cairn.controller.service.current.tail) >= 10, "the last 10 stay as they are"
+    assert len(cairn.controller.service.current.state.tail) >= 10, "the last 10 stay as they are"
     assert active_summaries(cairn) == 1
 
 
@@ -127,7 +132,7 @@ def test_cancel_leaves_everything_unchanged(
     assert not window.summaries.progress.isVisible()
     assert window.banner.title_label.text() == "Summary cancelled — nothing changed"
     assert active_summaries(cairn) == 0
-    assert cairn.controller.service.current.summaries == []
+    assert cairn.controller.service.current.state.summaries == []
     assert [w.message.id for w in window.transcript.message_widgets()] == shown
     assert window.summaries.summarize_action.isEnabled()
 
@@ -160,11 +165,11 @@ def test_the_header_fits_at_800_pixels_with_the_button_as_a_symbol(
     qtbot.waitUntil(lambda: window.summaries.button.text() == "⇊")
     qtbot.waitUntil(lambda: window.summaries.button.width() < 60)  # laid out again
     header = window.header
-    for widget in (window.title_label, window.model_combo, window.gauge):
+    for widget in (window.header.title_label, window.header.model_combo, window.header.gauge):
         assert widget.geometry().right() < window.summaries.button.geometry().left()
-    assert window.settings_button.geometry().right() <= header.width()
-    assert window.title_label.width() >= 90, "the title keeps a few words"
-    assert window.gauge.width() >= window.gauge.minimumSizeHint().width()
+    assert window.header.settings_button.geometry().right() <= header.width()
+    assert window.header.title_label.width() >= 90, "the title keeps a few words"
+    assert window.header.gauge.width() >= window.header.gauge.minimumSizeHint().width()
     assert window.summaries.button.accessibleName() == "Summarize now"
     window.resize(1600, 900)
     qtbot.waitUntil(lambda: window.summaries.button.text() == "Summarize now")

@@ -19,11 +19,13 @@ def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
     cairn.window.composer.editor.setPlainText(text)
     qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
 
 
 def stored(cairn: CairnSession) -> list[Summary]:
-    current = cairn.controller.current
+    current = cairn.controller.service.current.state.session
     assert current is not None
     repo = SummaryStore.open(AppPaths.from_environment().database)
     try:
@@ -45,7 +47,10 @@ def preview(qtbot: QtBot, cairn: CairnSession, previews: Previews) -> SummaryPre
 
 
 def done(cairn: CairnSession) -> bool:
-    return not cairn.window.summaries.running and not cairn.controller.service.current.summarizing
+    return (
+        not cairn.window.summaries.running
+        and not cairn.controller.service.current.condensing.running
+    )
 
 
 def blocks(cairn: CairnSession) -> list[SummaryBlock]:
@@ -152,12 +157,12 @@ def test_the_preview_waits_in_its_conversation_while_another_is_on_screen(
     qtbot: QtBot, cairn: CairnSession, previews: Previews
 ) -> None:
     preview(qtbot, cairn, previews)
-    current = cairn.controller.current
+    current = cairn.controller.service.current.state.session
     assert current is not None
-    cairn.controller.new_conversation()
+    cairn.controller.service.new_conversation()
     qtbot.waitUntil(lambda: cairn.window.summaries.preview_dialog is None, timeout=5_000)
-    assert cairn.controller.service.current.preview is None
-    cairn.controller.open_session(current.id)
+    assert cairn.controller.service.current.condensing.preview is None
+    cairn.controller.service.open_session(current.id)
     qtbot.waitUntil(lambda: cairn.window.summaries.preview_dialog is not None, timeout=5_000)
     dialog = cairn.window.summaries.preview_dialog
     assert dialog is not None

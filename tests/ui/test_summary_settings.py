@@ -88,7 +88,7 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     fake_server: FakeAnthropicServer,
 ) -> None:
     cairn = open_window()
-    dialog = cairn.window.open_settings()
+    dialog = cairn.window.settings.open_settings()
     page = dialog.summaries_page
     dialog.tabs.setCurrentWidget(page)
     spin(page, "reset_ratio").setValue(85)
@@ -118,13 +118,13 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     cairn.close()
 
     again = open_window()
-    config = again.controller.settings.summarization
+    config = again.controller.service.settings.summarization
     assert (config.auto_summarize, config.mode, config.trigger_ratio) == (
         False,
         SummaryMode.RULE,
         0.75,
     )
-    dialog = again.window.open_settings()
+    dialog = again.window.settings.open_settings()
     assert spin(dialog.summaries_page, "trigger_ratio").text() == "75 % full"
     shown = control(dialog.summaries_page, "preview_automatic", QCheckBox)
     assert isinstance(shown, QCheckBox) and shown.isChecked()

@@ -54,7 +54,9 @@ def test_a_lookup_on_an_always_thinking_model_goes_back_byte_identical(
 ) -> None:
     seed_long_conversation()
     cairn = open_window()
-    qtbot.waitUntil(lambda: cairn.controller.current is not None, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: cairn.controller.service.current.state.session is not None, timeout=15_000
+    )
     fake_server.add_tool_use(TOOL_NAME, {"query": "gate code"}, text_before="Let me look.")
     fake_server.add_reply("The gate code is AX-7731.")
     fake_server.clear_requests()
@@ -94,13 +96,15 @@ def test_a_refusal_offers_another_model_with_its_explanation(
     chat(qtbot, cairn, "Write me something risky")
     reply = cairn.window.transcript.message_widgets()[-1]
     assert reply.message.status is MessageStatus.DECLINED
-    qtbot.waitUntil(lambda: "Another model often answers" in reply.status_note())
-    note = reply.status_note()
+    qtbot.waitUntil(lambda: "Another model often answers" in reply.note.text())
+    note = reply.note.text()
     assert "could enable cyber harm" in note, "the API's explanation"
     assert "Claude Opus 5.5" in note, "the next listed model, said in words"
     fake_server.add_reply("Here is a safe answer.")
     reply.action_requested.emit()
-    qtbot.waitUntil(lambda: not cairn.controller.busy, timeout=15_000)
+    qtbot.waitUntil(
+        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
+    )
     last = fake_server.requests_to(MESSAGES_PATH)[-1].body
     assert last["model"] == "claude-opus-5-5"
     assert last["messages"][-1]["role"] == "user"

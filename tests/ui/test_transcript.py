@@ -20,7 +20,9 @@ from PySide6.QtWidgets import QApplication, QLabel, QScrollBar, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.models import Message, MessageStatus, Role
-from app.ui.transcript import EMPTY_HINT, TranscriptView
+from app.ui.message_header import format_timestamp
+from app.ui.message_text import HUGE_MESSAGE_CHARS, user_bubble_colour
+from app.ui.transcript import TranscriptView
 from app.ui.transcript_blocks import (
     CodeBlock,
     HugeTextView,
@@ -28,12 +30,8 @@ from app.ui.transcript_blocks import (
     code_background,
     muted_text_colour,
 )
-from app.ui.transcript_message import (
-    HUGE_MESSAGE_CHARS,
-    MessageWidget,
-    format_timestamp,
-    user_bubble_colour,
-)
+from app.ui.transcript_frame import EMPTY_HINT
+from app.ui.transcript_message import MessageWidget
 from app.ui.transcript_text import display_text, utf16_to_index
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
@@ -180,7 +178,7 @@ def test_markdown_becomes_headings_lists_tables_links_and_a_code_block(
     view: TranscriptView,
 ) -> None:
     view.set_messages([make_message(1, RICH_REPLY)], has_earlier=False)
-    blocks = assistant(view, 1).blocks()
+    blocks = assistant(view, 1).body.blocks()
     assert [type(block) for block in blocks] == [MarkdownView, CodeBlock, MarkdownView]
 
     prose = blocks[0]
@@ -225,7 +223,7 @@ def test_markdown_becomes_headings_lists_tables_links_and_a_code_block(
 
 def test_html_in_a_reply_is_shown_as_written(view: TranscriptView) -> None:
     view.set_messages([make_message(1, "Use <b>bold</b> or a <br> tag.")], has_earlier=False)
-    (prose,) = assistant(view, 1).blocks()
+    (prose,) = assistant(view, 1).body.blocks()
     assert isinstance(prose, MarkdownView)
     assert prose.document().toPlainText() == "Use <b>bold</b> or a <br> tag."
 
@@ -233,14 +231,14 @@ def test_html_in_a_reply_is_shown_as_written(view: TranscriptView) -> None:
 def test_user_messages_are_shown_exactly_as_typed(view: TranscriptView) -> None:
     typed = "# not a heading\n* not a list *\n```\nnot code"
     view.set_messages([make_message(1, typed, role=Role.USER)], has_earlier=False)
-    (text,) = assistant(view, 1).blocks()
+    (text,) = assistant(view, 1).body.blocks()
     assert isinstance(text, MarkdownView)
     assert text.document().toPlainText() == typed
 
 
 def test_message_text_is_selectable_and_copyable(view: TranscriptView, qtbot: QtBot) -> None:
     view.set_messages([make_message(1, "Copy *me* please")], has_earlier=False)
-    (prose,) = assistant(view, 1).blocks()
+    (prose,) = assistant(view, 1).body.blocks()
     assert isinstance(prose, MarkdownView)
     assert prose.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
     prose.setFocus()
@@ -258,7 +256,7 @@ def test_the_copy_button_copies_the_exact_code_and_says_copied(
 ) -> None:
     code = "def f():\n\treturn 'é🙂'  \n\n# trailing spaces kept   "
     view.set_messages([make_message(1, f"Here:\n```python\n{code}\n```\n")], has_earlier=False)
-    block = next(b for b in assistant(view, 1).blocks() if isinstance(b, CodeBlock))
+    block = next(b for b in assistant(view, 1).body.blocks() if isinstance(b, CodeBlock))
     button = block.copy_button
     assert button.accessibleName() == "Copy code"
     wait_until_on_screen(qtbot, button)
@@ -281,8 +279,8 @@ def test_a_long_code_line_scrolls_sideways_instead_of_wrapping(
         has_earlier=False,
     )
     wait_for_layout(qtbot, view)
-    long_view = assistant(view, 1).blocks()[0]
-    short_view = assistant(view, 2).blocks()[0]
+    long_view = assistant(view, 1).body.blocks()[0]
+    short_view = assistant(view, 2).body.blocks()[0]
     assert isinstance(long_view, CodeBlock)
     assert isinstance(short_view, CodeBlock)
     qtbot.waitUntil(lambda: long_view.code_view.horizontalScrollBar().maximum() > 0)
@@ -309,20 +307,20 @@ def test_a_reply_that_did_not_complete_says_so_in_words(
     view: TranscriptView, status: MessageStatus, note: str
 ) -> None:
     view.set_messages([make_message(1, "Partial answer", status=status)], has_earlier=False)
-    assert assistant(view, 1).status_note() == note
+    assert assistant(view, 1).note.text() == note
 
 
 def test_a_streaming_reply_shows_typing_dots_until_text_arrives(view: TranscriptView) -> None:
     view.set_messages([make_message(1, "Hi", role=Role.USER)], has_earlier=False)
     view.append_message(make_message(2, "", status=MessageStatus.STREAMING))
     reply = assistant(view, 2)
-    assert reply.is_typing()
+    assert reply.body.is_typing()
 
     view.update_message_text(2, "Hello")
-    assert not reply.is_typing()
+    assert not reply.body.is_typing()
 
     view.update_message(make_message(2, "Hello there.", status=MessageStatus.STOPPED))
-    assert reply.status_note() == "Stopped"
+    assert reply.note.text() == "Stopped"
     assert reply.text == "Hello there."
 
 
@@ -360,17 +358,17 @@ def test_streaming_updates_re_render_only_the_growing_message(
     streaming = make_message(21, "", status=MessageStatus.STREAMING)
     view.set_messages([*history, streaming], has_earlier=False)
     wait_until_built(qtbot, view)
-    before = {message.id: assistant(view, message.id).render_count for message in history}
+    before = {message.id: assistant(view, message.id).body.render_count for message in history}
 
     reply = "Sure. " * 10 + "\n\n```python\n" + "\n".join(f"line_{n} = {n}" for n in range(40))
     for end in range(10, len(reply), 25):
         view.update_message_text(21, reply[:end])
     view.update_message_text(21, reply)
 
-    after = {message.id: assistant(view, message.id).render_count for message in history}
+    after = {message.id: assistant(view, message.id).body.render_count for message in history}
     assert after == before
     growing = assistant(view, 21)
-    assert growing.render_count > 1
+    assert growing.body.render_count > 1
     assert growing.text == reply
 
 
@@ -380,13 +378,13 @@ def test_streaming_into_a_code_block_keeps_the_prose_and_block_in_place(
     view.set_messages([make_message(1, "", status=MessageStatus.STREAMING)], has_earlier=False)
     view.update_message_text(1, "Intro text.\n\n```py\nprint(1)")
     reply = assistant(view, 1)
-    prose, code = reply.blocks()
+    prose, code = reply.body.blocks()
     assert isinstance(prose, MarkdownView)
     assert isinstance(code, CodeBlock)
     assert code.code == "print(1)"  # unterminated fence: code so far
 
     view.update_message_text(1, "Intro text.\n\n```py\nprint(1)\nprint(2)\n```\nAfter.")
-    prose_after, code_after, tail = reply.blocks()
+    prose_after, code_after, tail = reply.body.blocks()
     assert prose_after is prose
     assert code_after is code
     assert prose.render_count == 1
@@ -402,7 +400,7 @@ def test_a_long_streaming_reply_re_renders_only_its_last_piece(view: TranscriptV
     for _ in range(60):
         text += paragraph
         view.update_message_text(1, text)
-    finished = assistant(view, 1).blocks()[:-1]
+    finished = assistant(view, 1).body.blocks()[:-1]
     assert len(finished) >= 2
     renders = [piece.render_count for piece in finished]
 
@@ -410,7 +408,7 @@ def test_a_long_streaming_reply_re_renders_only_its_last_piece(view: TranscriptV
         text += paragraph
         view.update_message_text(1, text)
 
-    pieces = assistant(view, 1).blocks()
+    pieces = assistant(view, 1).body.blocks()
     assert tuple(pieces[: len(finished)]) == tuple(finished)
     assert [piece.render_count for piece in finished] == renders
     assert all(isinstance(piece, MarkdownView) for piece in pieces)
@@ -585,7 +583,7 @@ def test_page_keys_inside_a_message_scroll_the_transcript(
     wait_until_built(qtbot, view)
     bar = scroll_bar(view)
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
-    last = view.message_widgets()[-1].blocks()[0]
+    last = view.message_widgets()[-1].body.blocks()[0]
     last.setFocus()
     start = bar.value()
     qtbot.keyClick(last, Qt.Key.Key_PageUp)
@@ -599,7 +597,7 @@ def test_web_links_open_in_the_browser_and_others_are_ignored(
     view: TranscriptView, qtbot: QtBot, opened: OpenedUrls
 ) -> None:
     view.set_messages([make_message(1, "[a](https://example.org)")], has_earlier=False)
-    (prose,) = assistant(view, 1).blocks()
+    (prose,) = assistant(view, 1).body.blocks()
     assert isinstance(prose, MarkdownView)
     with qtbot.waitSignal(view.link_activated) as activated:
         prose.anchorClicked.emit(QUrl("https://example.org"))
@@ -620,7 +618,7 @@ def test_a_huge_message_is_shown_as_plain_text_in_its_own_scroller(
     huge = "# not rendered\n" + ("word " * 20 + "\n") * 12_000
     assert len(huge) > HUGE_MESSAGE_CHARS
     view.set_messages([make_message(1, huge, role=Role.USER)], has_earlier=False)
-    (block,) = assistant(view, 1).blocks()
+    (block,) = assistant(view, 1).body.blocks()
     assert isinstance(block, HugeTextView)
     assert block.text_view.toPlainText().startswith("# not rendered\n")
     assert block.text_view.height() < 1000
@@ -636,7 +634,7 @@ def test_a_huge_single_line_is_cut_for_display_but_copied_exactly(
 ) -> None:
     line = "".join(f"{n}é🙂 " for n in range(40_000)) + "\r\nend\r"
     view.set_messages([make_message(1, line)], has_earlier=False)
-    (block,) = assistant(view, 1).blocks()
+    (block,) = assistant(view, 1).body.blocks()
     assert isinstance(block, HugeTextView)
     editor = block.text_view
     assert editor.document().blockCount() > 10  # laid out in pieces, not one paragraph
@@ -665,10 +663,10 @@ def test_a_streaming_reply_that_grows_huge_switches_to_plain_text(view: Transcri
     view.set_messages([make_message(1, "", status=MessageStatus.STREAMING)], has_earlier=False)
     text = "Start **bold**\n"
     view.update_message_text(1, text)
-    assert isinstance(assistant(view, 1).blocks()[0], MarkdownView)
+    assert isinstance(assistant(view, 1).body.blocks()[0], MarkdownView)
     text += "x" * HUGE_MESSAGE_CHARS
     view.update_message_text(1, text)
-    (block,) = assistant(view, 1).blocks()
+    (block,) = assistant(view, 1).body.blocks()
     assert isinstance(block, HugeTextView)
     for piece in ("tail", " more words", "\nnew line", "x" * 9000, "\r\nlast"):
         text += piece
@@ -685,7 +683,7 @@ def test_a_streaming_reply_that_grows_huge_switches_to_plain_text(view: Transcri
 
 def _check_heights(view: TranscriptView) -> None:
     for message in view.message_widgets():
-        for block in message.blocks():
+        for block in message.body.blocks():
             if isinstance(block, MarkdownView):
                 document_height = math.ceil(block.document().size().height())
                 assert block.height() == document_height, block.source_text[:40]
@@ -723,8 +721,8 @@ def test_a_user_bubble_hugs_short_text_and_wraps_long_text(
         has_earlier=False,
     )
     wait_for_layout(qtbot, view)
-    (short,) = assistant(view, 1).blocks()
-    (long,) = assistant(view, 2).blocks()
+    (short,) = assistant(view, 1).body.blocks()
+    (long,) = assistant(view, 2).body.blocks()
     assert short.width() < 100
     assert long.width() > 300
     assert long.height() > 3 * short.height()
@@ -775,7 +773,7 @@ def test_tints_keep_text_readable(palette: QPalette) -> None:
 
 def test_a_palette_change_restyles_the_rendered_text(view: TranscriptView) -> None:
     view.set_messages([make_message(1, "Run `make` now.")], has_earlier=False)
-    (prose,) = assistant(view, 1).blocks()
+    (prose,) = assistant(view, 1).body.blocks()
     assert isinstance(prose, MarkdownView)
 
     def inline_code_background() -> QColor:

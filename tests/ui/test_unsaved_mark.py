@@ -49,13 +49,13 @@ def test_the_kept_reply_says_not_saved_yet_until_it_is(
     window, controller = cairn.window, cairn.controller
     fake_server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
     window.composer.editor.setPlainText("Tell me a story")
-    controller.send(window.composer.text())
+    controller.service.send(window.composer.text())
     qtbot.waitUntil(
         lambda: bool(window.transcript.message_widgets()) and bool(last_reply(cairn).text),
         timeout=15_000,
     )
     small_disk.fill()
-    qtbot.waitUntil(lambda: not controller.busy, timeout=15_000)
+    qtbot.waitUntil(lambda: not controller.service.current.state.activity.busy, timeout=15_000)
 
     reply = last_reply(cairn)
     assert reply.text == REPLY
@@ -63,19 +63,19 @@ def test_the_kept_reply_says_not_saved_yet_until_it_is(
     assert window.banner.title_label.text() == unsaved.NOT_SAVED_TITLE
 
     # Away and back: the text shown is what arrived, with its mark, not the row on disk.
-    session = controller.current
+    session = controller.service.current.state.session
     assert session is not None
-    controller.new_conversation()
+    controller.service.new_conversation()
     assert marks(cairn) == []
-    controller.open_session(session.id)
+    controller.service.open_session(session.id)
     qtbot.waitUntil(lambda: bool(window.transcript.message_widgets()), timeout=15_000)
     reply = last_reply(cairn)
     assert (reply.text, reply.message.status) == (REPLY, MessageStatus.COMPLETE)
-    assert not reply.is_typing()
+    assert not reply.body.is_typing()
     assert marks(cairn) == [(reply.message.id, UNSAVED_TEXT)]
 
     small_disk.free()
-    controller.retry()
+    controller.service.current.turns.retry()
     assert marks(cairn) == []
     assert last_reply(cairn).text == REPLY
 
@@ -123,13 +123,13 @@ def reply_only_in_memory(
     """A reply that arrived while the disk filled up, kept in memory only; the window's guard."""
     window, controller = cairn.window, cairn.controller
     fake_server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
-    controller.send("Tell me a story")
+    controller.service.send("Tell me a story")
     qtbot.waitUntil(
         lambda: bool(window.transcript.message_widgets()) and bool(last_reply(cairn).text),
         timeout=15_000,
     )
     small_disk.fill()
-    qtbot.waitUntil(lambda: not controller.busy, timeout=15_000)
+    qtbot.waitUntil(lambda: not controller.service.current.state.activity.busy, timeout=15_000)
     guard = window.findChild(QuitGuard)
     assert guard is not None
     return cairn, guard
@@ -160,7 +160,7 @@ def test_closing_with_a_reply_only_in_memory_asks_first(
     window.close()
     assert guard.question is None
     assert not window.isVisible()
-    session = controller.current
+    session = controller.service.current.state.session
     assert session is not None
     store = SessionStore(open_database(AppPaths.from_environment().database).connection)
     assert store.messages(session.id)[-1].content == REPLY

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +24,18 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 LAYERS_CONTRACT = "Imports point downward: ui > chat > llm | store | secrets > core"
 CORE_CONTRACT = "app.core imports neither Qt, nor SQLite, nor the network, nor a higher layer"
 QT_CONTRACT = "app.chat, app.store, app.llm and app.secrets import no Qt"
+CHAT_CONTRACT = "app.chat is one-way: the service, a conversation, its parts, their state"
+CIRCLES_CONTRACT = "No circle between the modules of app.chat, nor between those of app.ui"
+
+
+def _chat_modules() -> list[str]:
+    """Every module the app.chat layers contract places (each layer's "a | b" names)."""
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = (
+        c for c in config["tool"]["importlinter"]["contracts"] if c["name"] == CHAT_CONTRACT
+    )
+    return [name.strip() for layer in contract["layers"] for name in layer.split("|")]
+
 
 # A tiny `app` with Cairn's layers: each module breaks one rule, the way a real
 # mistake would (imports inside functions included).
@@ -31,7 +44,7 @@ VIOLATIONS = {
     "core/saves.py": "def save():\n    import sqlite3\n",
     "core/fetch.py": "def fetch():\n    import urllib.request\n",
     "store/widget.py": "from PySide6 import QtWidgets\n",
-    "chat/dialog.py": "def ask():\n    import shiboken6\n",
+    "chat/gauge.py": "def ask():\n    import shiboken6\n",
     "llm/cache.py": "from app.store import widget\n",  # siblings are independent
 }
 
@@ -44,6 +57,14 @@ def _write_package(root: Path, files: dict[str, str]) -> None:
     (root / "app" / "ui" / "window.py").write_text(
         "from PySide6 import QtWidgets\n", encoding="utf-8"
     )
+    for module in _chat_modules():
+        (root / "app" / "chat" / f"{module}.py").write_text("", encoding="utf-8")
+    # As the real ones do: the assembler imports its parts, a part its state.
+    for name, source in {
+        "conversation": "from app.chat import summaries\n",
+        "summaries": "from app.chat import state\n",
+    }.items():
+        (root / "app" / "chat" / f"{name}.py").write_text(source, encoding="utf-8")
     for name, source in files.items():
         (root / "app" / name).write_text(source, encoding="utf-8")
 
@@ -64,7 +85,7 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     )
     # The tiny package was analysed, not the real one (which has far more files).
     analysed = re.search(r"Analyzed (\d+) files", result.stdout)
-    assert analysed is not None and int(analysed[1]) < 30, result.stdout + result.stderr
+    assert analysed is not None and int(analysed[1]) < 60, result.stdout + result.stderr
     return result
 
 
@@ -83,7 +104,7 @@ def test_lint_imports_notices_each_kind_of_violation(tmp_path: Path) -> None:
         ("app.core.saves", "sqlite3"),
         ("app.core.fetch", "urllib"),
         ("app.store.widget", "PySide6"),
-        ("app.chat.dialog", "shiboken6"),
+        ("app.chat.gauge", "shiboken6"),
         ("app.llm.cache", "app.store.widget"),
     ]:
         assert f"{importer} -> {imported}" in report, (importer, imported)
@@ -95,7 +116,53 @@ def test_the_same_package_without_violations_keeps_every_contract(tmp_path: Path
     result = _lint_imports(tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 kept, 0 broken" in result.stdout
+    assert "5 kept, 0 broken" in result.stdout
+
+
+# A part that imports the conversation assembling it, for type checking only, and two
+# windows of app.ui that know each other the same way: the circles DESIGN §1 forbids.
+TYPE_ONLY_CIRCLES = {
+    "chat/summaries.py": (
+        "from typing import TYPE_CHECKING\n"
+        "from app.chat import state\n"
+        "if TYPE_CHECKING:\n"
+        "    from app.chat.conversation import Conversation\n"
+    ),
+    "ui/panel.py": (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from app.ui.dialog import Dialog\n"
+    ),
+    "ui/dialog.py": "from app.ui import panel\n",
+}
+
+
+def test_a_circle_through_type_only_imports_breaks_the_chat_and_ui_contracts(
+    tmp_path: Path,
+) -> None:
+    _write_package(tmp_path, TYPE_ONLY_CIRCLES)
+
+    result = _lint_imports(tmp_path)
+
+    report = result.stdout + result.stderr
+    assert result.returncode == 1, report
+    assert "3 kept, 2 broken" in report, report
+    for contract in (CHAT_CONTRACT, CIRCLES_CONTRACT):
+        assert re.search(re.escape(contract) + r"\s+BROKEN", report), contract
+    assert "app.chat.summaries -> app.chat.conversation" in report
+    assert "No cycles are allowed in app.chat" in report
+    assert "No cycles are allowed in app.ui" in report
+
+
+def test_a_chat_module_the_layers_do_not_place_breaks_the_chat_contract(tmp_path: Path) -> None:
+    _write_package(tmp_path, {"chat/stray.py": ""})
+
+    result = _lint_imports(tmp_path)
+
+    report = result.stdout + result.stderr
+    assert result.returncode == 1, report
+    assert re.search(re.escape(CHAT_CONTRACT) + r"\s+BROKEN", report), report
+    assert "app.chat.stray" in report
 
 
 # --- at run time: what a layer loads, third-party code included ---------------------------

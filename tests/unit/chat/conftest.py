@@ -164,14 +164,14 @@ class Chat:
     def idle(self) -> None:
         """Wait until the conversation on screen is idle and no job of it runs."""
         current = lambda: self.service.current  # noqa: E731
-        self.run_until(lambda: current().activity is Activity.IDLE and not current().has_jobs)
+        self.run_until(lambda: current().state.activity is Activity.IDLE and not current().has_jobs)
 
     def send(self, text: str) -> None:
         """Send `text` and wait for the reply (or the failure) to end; a message that
         waits while earlier ones are condensed is waited for too."""
         waited = len(self.events.named("pending_sent"))
         if not self.service.send(text):
-            activity = self.service.current.activity
+            activity = self.service.current.state.activity
             assert activity in (Activity.CONDENSING, Activity.LOADING), self.events.named(
                 "error_raised"
             )
@@ -179,7 +179,7 @@ class Chat:
         self.idle()
 
     def stored(self) -> list[Message]:
-        session_id = self.service.current.session_id
+        session_id = self.service.current.state.session_id
         assert session_id is not None
         return self.store.messages(session_id)
 
@@ -223,7 +223,7 @@ def start_chat(
             counter=default_counter(),
         )
         service = ChatService(deps, loop, events)
-        events.accept = lambda: loop.post(service.accept_summary)
+        events.accept = lambda: loop.post(service.current.condensing.accept)
         chat = Chat(service, loop, events, store, paths, fake_server)
         started.append(chat)
         service.start()
@@ -231,7 +231,11 @@ def start_chat(
             lambda: (
                 service.counter.ready
                 and service.runner.running == 0
-                and (service.model_wait.settled or not service.has_api_key() or not wait_for_models)
+                and (
+                    service.model_wait.settled
+                    or not service.credentials.has_key()
+                    or not wait_for_models
+                )
             )
         )
         return chat

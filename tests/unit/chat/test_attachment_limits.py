@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from app.chat.attachments import ComposerAttachments
 from app.core.attachments import Attachment
 from app.core.errors import RequestTooLargeError, UserFacingError
 from app.core.file_limits import MANY_IMAGES, MAX_SIDE_WITH_MANY, file_bytes_budget
@@ -35,7 +34,7 @@ def start(start_chat: StartChat) -> Chat:
 
 
 def attach(chat: Chat, *files: tuple[str, bytes]) -> list[Attachment]:
-    preparer = ComposerAttachments(chat.service, chat.paths.database).preparer
+    preparer = chat.service.attachments.preparer
     prepared: list[Attachment] = []
     for name, data in files:
         results: list[Attachment | UserFacingError] = []
@@ -114,7 +113,7 @@ def test_two_60_page_pdfs_and_25_large_pictures_stay_inside_the_limits(
     noted = " ".join(notes_in(last))
     assert "report.pdf" in noted and "site00.png" in noted and "site24.png" not in noted
     # The user is told: the gauge names what is not re-sent.
-    state = chat.service.current.context_state()
+    state = chat.service.current.gauge.measure()
     assert state is not None
     left = [f.name for f in state.files_left_out]
     assert "report.pdf" in left and "site00.png" in left and "site24.png" not in left

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer, ComposerAttachments
+from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer
 from app.core.attachments import PDF_TOKENS_PER_PAGE, Attachment
 from app.core.errors import UserFacingError
 from app.store.attachments import AttachmentFiles, AttachmentStore
@@ -23,7 +23,7 @@ StartChat = Callable[..., Chat]
 
 
 def prepare(chat: Chat, name: str, data: bytes) -> Attachment | UserFacingError:
-    preparer = ComposerAttachments(chat.service, chat.paths.database).preparer
+    preparer = chat.service.attachments.preparer
     results: list[Attachment | UserFacingError] = []
     preparer.prepare(name, lambda: data, results.append, results.append)
     chat.run_until(lambda: bool(results))
@@ -90,7 +90,7 @@ def test_the_files_are_sent_again_with_the_next_turn_after_a_restart(
     fake_server.add_reply("A cat.")
     chat.send("")  # files alone: the names are the text
     assert chat.stored()[0].content == "[attached: cat.png]"
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     chat.service.shutdown()
 
@@ -125,11 +125,11 @@ def test_a_file_moved_after_attaching_is_still_sent(
 
 def test_the_gauge_counts_the_files_with_the_draft(start_chat: StartChat) -> None:
     chat = start_chat()
-    empty = chat.service.context_state("Look")
+    empty = chat.service.current.gauge.measure("Look")
     picture = prepare(chat, "photo.png", png(1000, 1000))
     assert isinstance(picture, Attachment)
     chat.service.current.outgoing.set([picture])
-    counted = chat.service.context_state("Look")
+    counted = chat.service.current.gauge.measure("Look")
     assert empty is not None
     assert counted is not None
     assert counted.breakdown.draft - empty.breakdown.draft >= picture.tokens
@@ -186,7 +186,7 @@ def test_a_reply_to_a_guessed_pdf_does_not_teach_the_calibration(
     fake_server.add_error(529, path=COUNT_TOKENS_PATH, should_retry=False, times=2)
     guessed = prepare(chat, "three.pdf", pdf(3))
     assert isinstance(guessed, Attachment) and guessed.estimated
-    model = chat.service.selected_model
+    model = chat.service.current.state.model_id
     before = chat.service.calibrations.for_model(model)
     chat.service.current.outgoing.set([guessed])
     fake_server.add_reply("Three pages.")

@@ -70,7 +70,7 @@ def test_a_failed_backup_is_said_once_quietly_and_loses_nothing(start_chat: Star
 def test_restore_round_trip(start_chat: StartChat) -> None:
     chat = started(start_chat)
     chat.send("Before the backup")
-    kept = chat.service.current.session
+    kept = chat.service.current.state.session
     assert kept is not None
     # Today's backup was taken at start-up, before anything was said: take a fresh one.
     (today,) = chat.service.backups.list()
@@ -119,10 +119,10 @@ def test_deleting_a_summarys_originals_then_undo_is_refused(start_chat: StartCha
     chat = start_chat()
     for turn in range(8):
         chat.send(f"Question {turn}")
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     chat.idle()
-    (summary,) = chat.service.current.summaries
-    session_id = chat.service.current.session_id
+    (summary,) = chat.service.current.state.summaries
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     covered = summary.last_seq - summary.first_seq + 1
     assert chat.service.backups.count_originals(summary.id) == covered
@@ -140,11 +140,11 @@ def test_deleting_a_summarys_originals_then_undo_is_refused(start_chat: StartCha
     history = chat.service.summary_history()
     assert history[-1].event.kind.value == "delete_originals"
     assert history[-1].event.detail == f"{covered} messages"
-    chat.service.undo_summary(summary.id)
+    chat.service.current.condensing.undo(summary.id)
     chat.run_until(lambda: bool(chat.events.named("error_raised")))
     (error,) = chat.events.named("error_raised")[0]
     assert "nothing to put back" in error.message
-    assert chat.service.current.summaries == [summary]
+    assert chat.service.current.state.summaries == [summary]
     reader = chat.summaries()
     try:
         assert reader.check_coverage(session_id) == []

@@ -45,7 +45,7 @@ def test_each_reply_adds_what_it_reused_and_reopening_says_the_same(
     assert last.output > 0
     assert (last.cost > 0) != bool(last.unpriced)
     assert [u.read for u in uses] == sorted(u.read for u in uses)
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
 
     chat.service.new_conversation()
@@ -61,7 +61,7 @@ def test_a_reply_off_screen_does_not_change_the_figure_on_screen(
     chat = start_chat()
     fake_server.add_reply("First.")
     chat.send(QUESTION)
-    first = chat.service.current.session_id
+    first = chat.service.current.state.session_id
     pieces = [f"part{i} " for i in range(20)]
     fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
     assert chat.service.send(f"Again: {QUESTION}")

@@ -63,7 +63,7 @@ def test_import_lists_the_new_conversations(
     chat.run_until(lambda: chat.service.exports.running == 0)
     ((sessions, current_id),) = chat.events.named("sessions_listed")
     assert sorted(s.title for s in sessions) == ["Plums", "Plums (copy)"]
-    assert current_id == chat.service.current.session_id  # the sidebar keeps its selection
+    assert current_id == chat.service.current.state.session_id  # the sidebar keeps its selection
     assert chat.events.named("notice_raised") == [
         ("Import done", "Imported 1 conversation: “Plums (copy)”.")
     ]

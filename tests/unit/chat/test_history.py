@@ -26,16 +26,16 @@ def test_the_service_searches_what_was_said(start_chat: Callable[..., Chat]) -> 
     chat.service.history.search(SearchQuery(text="nata lisbon", authors=you), pages.append)
     chat.run_until(lambda: bool(pages))
     [page] = pages
-    assert page.total == 1 and page.hits[0].session_id == chat.service.current.session_id
+    assert page.total == 1 and page.hits[0].session_id == chat.service.current.state.session_id
     sessions: list[list[str]] = []
     chat.service.history.matching_sessions("pastel", sessions.append)
     chat.run_until(lambda: bool(sessions))
-    assert sessions == [[chat.service.current.session_id]]
+    assert sessions == [[chat.service.current.state.session_id]]
     now = chat.service.history.search_now(SearchQuery(text="pastel", authors=you))
     assert [h.message_id for h in now.hits] == [h.message_id for h in page.hits]
     [overview] = chat.service.history.conversations()
     assert overview.messages == 2
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     [live] = chat.service.history.timeline(session_id)
     assert (live.summary, live.first_seq, live.last_seq) == (None, 1, 2)

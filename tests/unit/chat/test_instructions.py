@@ -54,7 +54,7 @@ def test_instructions_set_on_a_conversation_go_as_its_system_prompt_and_stay(
     assert system_blocks(chat_requests(fake_server)[-1]) == []
     before = last_state(chat).breakdown.system
 
-    assert chat.service.instructions.set(f"  {INSTRUCTIONS}\n")
+    assert chat.service.current.instructions.set(f"  {INSTRUCTIONS}\n")
     assert last_state(chat).breakdown.system > before, "the gauge counts them at once"
     (session,) = chat.events.named("session_changed")[-1]
     assert session.system_prompt == INSTRUCTIONS
@@ -62,33 +62,33 @@ def test_instructions_set_on_a_conversation_go_as_its_system_prompt_and_stay(
     chat.send("What is the weather like?")
 
     assert system_blocks(chat_requests(fake_server)[-1]) == [INSTRUCTIONS]
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     chat.service.shutdown()
     restarted = start_chat()
     restarted.service.open_session(session_id)
     restarted.idle()
-    assert restarted.service.instructions.text() == INSTRUCTIONS
+    assert restarted.service.current.instructions.text() == INSTRUCTIONS
 
 
 def test_a_new_conversation_starts_with_the_default_from_settings(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = start_chat(settings=AppSettings(default_instructions=INSTRUCTIONS))
-    assert chat.service.instructions.text() == INSTRUCTIONS
+    assert chat.service.current.instructions.text() == INSTRUCTIONS
     fake_server.add_reply("Bonjour.")
     chat.send("Hello.")
 
     assert system_blocks(chat_requests(fake_server)[-1]) == [INSTRUCTIONS]
-    session = chat.service.current.session
+    session = chat.service.current.state.session
     assert session is not None and session.system_prompt == INSTRUCTIONS
 
     chat.service.new_conversation()
-    assert chat.service.instructions.set("Be brief.")  # before its first message
+    assert chat.service.current.instructions.set("Be brief.")  # before its first message
     fake_server.add_reply("Yes.")
     chat.send("Is it raining?")
     assert system_blocks(chat_requests(fake_server)[-1]) == ["Be brief."]
-    session = chat.service.current.session
+    session = chat.service.current.state.session
     assert session is not None and session.system_prompt == "Be brief."
 
 
@@ -98,7 +98,7 @@ def test_clearing_the_instructions_sends_none(
     chat = start_chat(settings=AppSettings(default_instructions=INSTRUCTIONS))
     fake_server.add_reply("Bonjour.")
     chat.send("Hello.")
-    assert chat.service.instructions.set("   ")
+    assert chat.service.current.instructions.set("   ")
     fake_server.add_reply("Hello again.")
     chat.send("And now?")
     assert system_blocks(chat_requests(fake_server)[-1]) == []
@@ -114,8 +114,8 @@ def test_instructions_are_never_condensed_and_count_toward_the_window(
     chat = start_chat(
         settings=AppSettings(default_instructions=long_instructions, summarization=early)
     )
-    chat.run_until(lambda: chat.service.selected_model == SMALL.id)
-    state = chat.service.context_state()
+    chat.run_until(lambda: chat.service.current.state.model_id == SMALL.id)
+    state = chat.service.current.gauge.measure()
     assert state is not None and state.breakdown.system > 300
 
     for turn in range(30):
@@ -151,7 +151,7 @@ def test_instructions_too_long_for_the_model_are_named_and_the_message_is_kept(
     fake_server.models = [SMALL]
     huge = "Always answer as a mountain guide would, with care. " * 350  # ~4.5k tokens
     chat = start_chat(settings=AppSettings(default_instructions=huge))
-    chat.run_until(lambda: chat.service.selected_model == SMALL.id)
+    chat.run_until(lambda: chat.service.current.state.model_id == SMALL.id)
 
     assert not chat.service.send("Hello.")
     chat.idle()
@@ -160,4 +160,4 @@ def test_instructions_too_long_for_the_model_are_named_and_the_message_is_kept(
     assert "instructions for Claude alone" in error.message
     assert "Shorten them" in error.message
     assert chat_requests(fake_server) == [], "nothing was sent"
-    assert chat.service.current.session is None, "nothing stored: the message stays typed"
+    assert chat.service.current.state.session is None, "nothing stored: the message stays typed"

@@ -57,7 +57,7 @@ def seeded(start_chat: StartChat, model: str = "claude-sonnet-4-5", **recall: An
     sessions.close()
     chat = start_chat(settings=AppSettings(recall=RecallSettings(**recall)))
     chat.service.open_session(session.id)
-    chat.run_until(lambda: chat.service.current.loaded)
+    chat.run_until(lambda: chat.service.current.state.loaded)
     return chat
 
 
@@ -123,7 +123,7 @@ def test_the_lookups_survive_a_restart(
 
     again = start_chat(settings=None)
     again.service.open_session(reply.session_id)
-    again.run_until(lambda: again.service.current.loaded)
+    again.run_until(lambda: again.service.current.state.loaded)
     (opened,) = again.events.named("conversation_opened")[-1:]
     assert opened[1][-1] == reply
     (lookup,) = again.service.archive.lookups([reply.id])[reply.id]
@@ -190,7 +190,7 @@ def test_stop_during_the_continued_stream_keeps_every_round(
     chat.run_until(
         lambda: any("word3" in text for _, text in chat.events.named("message_text_changed"))
     )
-    chat.service.stop()
+    chat.service.current.turns.stop()
     chat.idle()
     reply = chat.stored()[-1]
     assert reply.status is MessageStatus.STOPPED
@@ -216,7 +216,7 @@ def test_stop_while_claude_writes_the_tool_call_sends_nothing_more(
             tuple(t for _, t in chat.events.named("message_text_changed"))[-1:] == ("Let me look.",)
         )
     )
-    chat.service.stop()  # while the tool_use block's input streams
+    chat.service.current.turns.stop()  # while the tool_use block's input streams
     chat.idle()
     assert len(fake_server.requests_to("/v1/messages")) == 1
     assert fake_server.pending_script == 1
@@ -302,7 +302,7 @@ def calling(query: str) -> ReplyResult:
 def archive_lookups(
     chat: Chat, found: list[Lookup], count: Callable[[str], int] | None = None
 ) -> ArchiveLookups:
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     return ArchiveLookups(
         database=chat.paths.database,

@@ -36,7 +36,7 @@ def test_a_withdrawn_model_falls_to_the_next_listed_one_once_and_says_so(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = start_chat()
-    assert chat.service.selected_model == SONNET.id
+    assert chat.service.current.state.model_id == SONNET.id
     withdraw(fake_server, SONNET)
     fake_server.add_reply("Hello from Opus.")
 
@@ -60,7 +60,7 @@ def test_a_withdrawn_model_falls_to_the_next_listed_one_once_and_says_so(
     assert chat.events.named("models_changed")[-1][1] == OPUS.id  # the picker shows it
     assert not chat.events.named("error_raised")
     assert not chat.events.named("message_removed"), "the reply kept its row"
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     stored_session = chat.store.get_session(session_id)
     assert stored_session is not None and stored_session.model == OPUS.id
@@ -85,7 +85,7 @@ def test_a_conversation_reopened_after_a_switch_keeps_the_new_model(
     fake_server.models = list(FALLBACK_MODELS)  # listed again: the switch still stands
     again = start_chat()
 
-    assert again.service.selected_model == OPUS.id
+    assert again.service.current.state.model_id == OPUS.id
 
 
 def test_a_default_for_new_conversations_chosen_elsewhere_is_left_alone(
@@ -93,12 +93,12 @@ def test_a_default_for_new_conversations_chosen_elsewhere_is_left_alone(
 ) -> None:
     chat = start_chat(settings=AppSettings(model=HAIKU.id))
     chat.service.new_conversation()
-    chat.service.current.model_id = SONNET.id  # an older conversation's model
+    chat.service.current.state.model_id = SONNET.id  # an older conversation's model
     withdraw(fake_server, SONNET)
 
     chat.send("Hello")
 
-    assert chat.service.selected_model == OPUS.id
+    assert chat.service.current.state.model_id == OPUS.id
     assert chat.service.settings.model == HAIKU.id
 
 
@@ -122,9 +122,9 @@ def test_when_the_next_model_is_not_available_either_the_error_says_what_to_do(
     (question,) = chat.stored()  # nothing lost, no empty failed row
     assert question.content == "Hello?"
 
-    chat.service.select_model(HAIKU.id)
+    chat.service.current.model.select(HAIKU.id)
     fake_server.add_reply("Haiku here.")
-    chat.service.retry()
+    chat.service.current.turns.retry()
     chat.idle()
     assert [message.content for message in chat.stored()] == ["Hello?", "Haiku here."]
 
@@ -134,7 +134,7 @@ def test_with_no_other_model_listed_the_error_says_what_to_do(
 ) -> None:
     fake_server.models = [SMALL]
     chat = start_chat()
-    assert chat.service.selected_model == SMALL.id
+    assert chat.service.current.state.model_id == SMALL.id
     # Listed, but not for this key: the API answers 404 all the same.
     fake_server.add_error(404, f"model: {SMALL.id}", path=MESSAGES_PATH)
 
@@ -147,7 +147,7 @@ def test_with_no_other_model_listed_the_error_says_what_to_do(
         "Claude Small isn't available to your API key, and no other model is. Choose another"
     )
     assert not chat.events.named("notice_raised")
-    assert chat.service.selected_model == SMALL.id
+    assert chat.service.current.state.model_id == SMALL.id
     assert [message.content for message in chat.stored()] == ["Hello?"]
 
 
@@ -162,11 +162,11 @@ def test_a_continued_reply_falls_to_the_next_model_in_its_own_row(
     withdraw(fake_server, SONNET)
     fake_server.add_reply(" and the second half.")
 
-    assert chat.service.continue_reply(cut)
+    assert chat.service.current.endings.continue_reply(cut)
     chat.idle()
 
     (_question, reply) = chat.stored()
     assert reply.id == cut.id
     assert reply.content == "The first half and the second half."
     assert reply.model == OPUS.id
-    assert chat.service.selected_model == OPUS.id
+    assert chat.service.current.state.model_id == OPUS.id

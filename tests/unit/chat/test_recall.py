@@ -41,9 +41,9 @@ def archive_the_gate_code(chat: Chat) -> None:
     chat.send("Let's fix it: the new gate code is AX-7731 from Monday.")
     for turn in range(8):
         chat.send(f"Question {turn} about the garden beds and the lunch menu.")
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     chat.idle()
-    assert chat.service.current.summaries
+    assert chat.service.current.state.summaries
 
 
 def archived_gate_code(chat: Chat) -> None:
@@ -79,7 +79,7 @@ def test_the_archived_fact_is_quoted_in_the_request(
     # The turn breakpoint sits on the turn before the newest (caching.py), when cached.
     before = body["messages"][-2]["content"]
     assert isinstance(before, str) or "cache_control" in before[-1]
-    (model,) = [m for m in chat.service.models if m.id == chat.service.selected_model]
+    (model,) = [m for m in chat.service.models if m.id == chat.service.current.state.model_id]
     window = model.max_input_tokens
     assert chat.service.counter.count(recall["text"]) <= 0.05 * window
 
@@ -108,7 +108,7 @@ def test_continue_does_not_gather_recall_again(
     cut = chat.stored()[-1]
 
     fake_server.add_reply(" AX-7731.")
-    assert chat.service.continue_reply(cut)
+    assert chat.service.current.endings.continue_reply(cut)
     chat.idle()
 
     body = last_reply(fake_server)
@@ -213,8 +213,8 @@ def test_the_gauge_counts_the_archive_tool_and_what_the_last_request_quoted(
     quoted = body["messages"][-1]["content"][0]["text"]
     assert quoted.startswith(f"# {RECALL_HEADING}")
     service = chat.service
-    calibration = service.calibrations.for_model(service.selected_model)
-    state = service.context_state(draft="")
+    calibration = service.calibrations.for_model(service.current.state.model_id)
+    state = service.current.gauge.measure(draft="")
     assert state is not None
     sent = calibration.apply(service.counter.count(quoted))
     assert abs(state.breakdown.recall - sent) <= 0.05 * sent, "what the last request quoted"
@@ -232,7 +232,7 @@ def test_the_gauge_counts_the_archive_tool_and_what_the_last_request_quoted(
     # A message that quotes nothing: the next figure counts nothing quoted.
     chat.send("Thanks! Anything else?")
     assert RECALL_HEADING not in str(last_reply(fake_server)["messages"][-1]["content"])
-    after = service.context_state(draft="")
+    after = service.current.gauge.measure(draft="")
     assert after is not None and after.breakdown.recall == 0 and after.breakdown.tools > 0
 
 
@@ -242,6 +242,6 @@ def test_without_a_summary_the_gauge_counts_neither_tool_nor_quotes(
     chat = start_chat(settings=AppSettings(summarization=QUIET))
     chat.send("The new gate code is AX-7731.")
     assert "tools" not in last_reply(fake_server)
-    state = chat.service.context_state(draft="")
+    state = chat.service.current.gauge.measure(draft="")
     assert state is not None and state == state.required
     assert state.recall_allowed == 0

@@ -36,7 +36,7 @@ def small_model(fake_server: FakeAnthropicServer, start_chat: StartChat) -> Chat
     # Condensing at the trigger ratio (by default only once the conversation no longer fits).
     early = SummarizationConfig(condense_while_it_fits=True)
     chat = start_chat(settings=AppSettings(summarization=early))
-    chat.run_until(lambda: chat.service.selected_model == SMALL.id)
+    chat.run_until(lambda: chat.service.current.state.model_id == SMALL.id)
     return chat
 
 
@@ -67,7 +67,7 @@ def test_max_tokens_cuts_the_reply_off_and_continue_appends_to_it(
 
     fake_server.add_reply(" and that is the end.")
     chat.events.clear()
-    assert chat.service.continue_reply(cut)
+    assert chat.service.current.endings.continue_reply(cut)
     chat.idle()
     (stored_question, stored_reply) = chat.stored()
     assert stored_question.content == "Tell me a long story"
@@ -97,14 +97,14 @@ def test_continue_survives_a_restart(
     chat.store.close()
 
     again = start_chat()
-    again.run_until(lambda: again.service.selected_model == SMALL.id)
+    again.run_until(lambda: again.service.current.state.model_id == SMALL.id)
     again.service.open_session(cut.session_id)
     again.idle()
     (stored,) = [m for m in again.stored() if m.id == cut.id]
     assert stored.status is MessageStatus.CUT_OFF
     assert again.service.current.endings.can_continue(stored)
     fake_server.add_reply(" The end.")
-    assert again.service.continue_reply(stored)
+    assert again.service.current.endings.continue_reply(stored)
     again.idle()
     assert again.stored()[-1].content == cut.content + " The end."
 
@@ -118,7 +118,7 @@ def test_continue_is_refused_in_words_for_an_older_reply(
     cut = chat.stored()[-1]
     fake_server.add_reply("Two.")
     chat.send("Two")
-    assert not chat.service.continue_reply(cut)
+    assert not chat.service.current.endings.continue_reply(cut)
     (error,) = chat.events.named("error_raised")[-1]
     assert "latest reply" in error.message
 
@@ -176,7 +176,7 @@ def test_a_turn_that_keeps_pausing_stops_with_continue(
     assert len(chat_requests(fake_server)) == MAX_PAUSE_CONTINUATIONS + 1
     assert chat.service.current.endings.can_continue(reply)
     fake_server.add_reply("Done.")
-    assert chat.service.continue_reply(reply)
+    assert chat.service.current.endings.continue_reply(reply)
     chat.idle()
     assert chat.stored()[-1].content.endswith("Part 3. Done.")
     # A paused reply goes on with Claude's turn, then a user turn: never a prefill.
@@ -216,7 +216,7 @@ def test_a_window_filled_twice_is_left_cut_off_with_continue(
     assert reply.content == "First half and more"
     assert reply.status is MessageStatus.CUT_OFF
     assert len(chat_requests(fake_server)) == 2, "one retry only"
-    assert chat.service.current.activity is Activity.IDLE
+    assert chat.service.current.state.activity is Activity.IDLE
 
 
 def test_a_failed_reply_that_received_nothing_leaves_no_row(
@@ -231,9 +231,9 @@ def test_a_failed_reply_that_received_nothing_leaves_no_row(
     assert question.role is Role.USER
     (added,) = [m for (m,) in chat.events.named("message_added") if m.role is Role.ASSISTANT]
     assert chat.events.named("message_removed") == [(added.id,)]
-    assert chat.service.current.tail.tally.last_role is Role.USER
+    assert chat.service.current.state.tail.tally.last_role is Role.USER
     fake_server.add_reply("Yes.")
-    chat.service.retry()
+    chat.service.current.turns.retry()
     chat.idle()
     assert [m.content for m in chat.stored()] == ["Are you there?", "Yes."]
 
@@ -263,14 +263,14 @@ def test_stop_during_a_retry_wait_ends_at_once_and_leaves_no_empty_row(
     )
     assert ("Claude is busy — retrying in 30 s…",) in chat.events.named("status_changed")
     started = time.monotonic()
-    chat.service.stop()
+    chat.service.current.turns.stop()
     chat.idle()
     assert time.monotonic() - started < 2.0
     assert [m.content for m in chat.stored()] == ["Are you there?"]
     assert len(chat.events.named("message_removed")) == 1
     assert not chat.events.named("error_raised")
     fake_server.add_reply("Yes.")
-    chat.service.retry()
+    chat.service.current.turns.retry()
     chat.idle()
     assert [m.content for m in chat.stored()] == ["Are you there?", "Yes."]
 
@@ -286,7 +286,7 @@ def test_an_exact_count_near_the_limit_is_stoppable_and_its_retries_shown(
     count = 0
     while True:
         text = "And one more thing: " + words("more", count)
-        state = chat.service.context_state(draft=text)
+        state = chat.service.current.gauge.measure(draft=text)
         assert state is not None
         if state.used >= 0.97 * state.usable:
             break
@@ -300,7 +300,7 @@ def test_an_exact_count_near_the_limit_is_stoppable_and_its_retries_shown(
     )
     sent_before = len(fake_server.requests_to("/v1/messages"))
     started = time.monotonic()
-    chat.service.stop()
+    chat.service.current.turns.stop()
     chat.idle()
     assert time.monotonic() - started < 2.0
     assert len(fake_server.requests_to("/v1/messages")) == sent_before, "nothing was sent after"

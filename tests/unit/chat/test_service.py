@@ -46,7 +46,7 @@ def small_model(fake_server: FakeAnthropicServer, start_chat: StartChat, **kwarg
     fake_server.models = [SMALL]
     kwargs.setdefault("settings", AppSettings(summarization=EARLY))
     chat = start_chat(**kwargs)
-    chat.run_until(lambda: chat.service.selected_model == SMALL.id)
+    chat.run_until(lambda: chat.service.current.state.model_id == SMALL.id)
     return chat
 
 
@@ -88,20 +88,20 @@ def test_a_turn_never_rereads_the_conversation(
     reads = chat.store.tail_reads
     for turn in range(5):
         chat.send(f"Turn {turn}")
-        chat.service.set_draft(f"typing {turn}")
+        chat.service.current.gauge.set_draft(f"typing {turn}")
     assert chat.store.tail_reads == reads, "the loop thread never re-read the live tail"
     # The tail it keeps is exactly what is stored.
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
-    assert list(chat.service.current.tail.entries) == chat.store.live_entries(session_id)
+    assert list(chat.service.current.state.tail.entries) == chat.store.live_entries(session_id)
 
 
 def test_the_gauge_follows_the_draft(start_chat: StartChat) -> None:
     chat = start_chat()
-    empty = chat.service.context_state()
+    empty = chat.service.current.gauge.measure()
     assert empty is not None and empty.breakdown.draft == 0
     chat.events.clear()
-    chat.service.set_draft("How tall is Mount Everest? " * 20)
+    chat.service.current.gauge.set_draft("How tall is Mount Everest? " * 20)
     (state,) = chat.events.named("context_changed")[-1]
     assert state.breakdown.draft > 100
 
@@ -114,7 +114,7 @@ def test_stop_keeps_what_arrived(start_chat: StartChat, fake_server: FakeAnthrop
     chat.run_until(
         lambda: any("word3" in text for _, text in chat.events.named("message_text_changed"))
     )
-    chat.service.stop()
+    chat.service.current.turns.stop()
     chat.idle()
     reply = chat.stored()[-1]
     assert reply.status is MessageStatus.STOPPED
@@ -146,7 +146,7 @@ def test_a_failed_reply_says_so_keeps_the_question_and_retry_answers(
     assert chat.stored()[0].content == "Are you there?"
     assert chat.events.named("status_changed"), "the SDK's retries were shown"
     fake_server.add_reply("Yes, I'm here.")
-    chat.service.retry()
+    chat.service.current.turns.retry()
     chat.idle()
     assert chat.stored()[-1].content == "Yes, I'm here."
     last = fake_server.requests_to("/v1/messages")[-1]
@@ -179,20 +179,20 @@ def test_a_message_larger_than_the_window_is_refused_with_numbers(
 def test_create_switch_rename_delete(start_chat: StartChat) -> None:
     chat = start_chat()
     chat.send("First topic")
-    first = chat.service.current.session_id
+    first = chat.service.current.state.session_id
     chat.service.new_conversation()
     chat.send("Second topic")
     assert first is not None
     chat.service.open_session(first)
-    chat.run_until(lambda: chat.service.current.loaded)
+    chat.run_until(lambda: chat.service.current.state.loaded)
     (opened,) = chat.events.named("conversation_opened")[-1:]
     assert opened[1][0].content == "First topic"
     chat.service.rename_session(first, "  Renamed   topic ")
     assert chat.events.named("session_changed")[-1][0].title == "Renamed topic"
     chat.service.delete_session(first)
     assert chat.events.named("session_removed")[-1] == (first,)
-    assert chat.service.current.session is not None
-    assert chat.service.current.session.title == "Second topic"
+    assert chat.service.current.state.session is not None
+    assert chat.service.current.state.session.title == "Second topic"
 
 
 def test_a_reply_keeps_streaming_into_a_conversation_the_user_left(
@@ -203,7 +203,7 @@ def test_a_reply_keeps_streaming_into_a_conversation_the_user_left(
     fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
     assert chat.service.send("A long answer, please")
     chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
-    away_from = chat.service.current.session_id
+    away_from = chat.service.current.state.session_id
     chat.service.new_conversation()
     chat.events.clear()
     chat.run_until(lambda: chat.service.runner.running == 0)
@@ -223,7 +223,7 @@ def test_deleting_a_conversation_while_it_replies_forgets_it(
     fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
     assert chat.service.send("Go on")
     chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
-    doomed = chat.service.current.session_id
+    doomed = chat.service.current.state.session_id
     assert doomed is not None
     chat.service.delete_session(doomed)
     chat.events.clear()
@@ -237,11 +237,11 @@ def test_a_message_sent_while_a_long_conversation_opens_goes_once_it_is_open(
 ) -> None:
     chat = start_chat()
     chat.send("Remember me")
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     chat.service.new_conversation()
     chat.service.open_session(session_id)
-    assert chat.service.current.activity is Activity.LOADING
+    assert chat.service.current.state.activity is Activity.LOADING
     assert not chat.service.send("And now?"), "it waits, kept in the composer"
     chat.run_until(lambda: bool(chat.events.named("pending_sent")))
     chat.idle()
@@ -263,16 +263,16 @@ def test_a_long_chat_is_condensed_in_the_background_incrementally(
     chat.idle()
     (report,) = chat.events.named("summary_made")[-1]
     assert report.condensed > 0 and report.trigger is SummaryTrigger.AUTO
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     repo = chat.summaries()
     try:
         assert repo.check_coverage(session_id) == []
         active = repo.active_summaries(session_id)
-        assert active and chat.service.current.summaries == active
+        assert active and chat.service.current.state.summaries == active
     finally:
         repo.close()
-    assert list(chat.service.current.tail.entries) == chat.store.live_entries(session_id)
+    assert list(chat.service.current.state.tail.entries) == chat.store.live_entries(session_id)
     assert chat.events.named("summaries_changed")[-1][0] == tuple(active)
     # The trigger's memory is kept with the conversation.
     assert chat.store.trigger_state(session_id) is not None
@@ -288,12 +288,12 @@ def test_a_message_that_would_not_fit_is_sent_after_condensing(
         fake_server.add_reply(f"Reply {turn}: " + words("answer", 120))
         chat.send(f"Question {turn}: " + words("detail", 120))
     big = "Now the big one: " + words("large", 900)
-    state = chat.service.context_state(draft=big)
+    state = chat.service.current.gauge.measure(draft=big)
     assert state is not None and not state.fits
     fake_server.add_reply("Answered after condensing.")
     chat.events.clear()
     assert not chat.service.send(big), "it waits while earlier messages are condensed"
-    assert chat.service.current.activity is Activity.CONDENSING
+    assert chat.service.current.state.activity is Activity.CONDENSING
     assert ("Condensing earlier messages…",) in chat.events.named("status_changed")
     chat.run_until(lambda: bool(chat.events.named("pending_sent")))
     chat.idle()
@@ -314,7 +314,7 @@ def test_stop_while_condensing_keeps_the_message_unsent(
     big = "Now the big one: " + words("large", 900)
     waited = len(chat.events.named("pending_sent"))
     assert not chat.service.send(big)
-    chat.service.stop()
+    chat.service.current.turns.stop()
     chat.idle()
     assert len(chat.events.named("pending_sent")) == waited
     assert all(m.content != big for m in chat.stored())
@@ -326,17 +326,17 @@ def test_summarize_now_with_instructions_reaches_the_summarizer(
     chat = start_chat()
     for turn in range(8):
         chat.send(f"Question {turn}: the price is {turn * 10} EUR")
-    assert chat.service.summarize("keep every price")
+    assert chat.service.current.condensing.summarize("keep every price")
     chat.idle()
     calls = [r for r in fake_server.requests_to("/v1/messages") if forces_a_tool(r)]
     assert calls and "keep every price" in calls[-1].body["messages"][-1]["content"]
-    assert chat.service.current.summaries
+    assert chat.service.current.state.summaries
 
 
 def test_nothing_to_condense_is_said_plainly(start_chat: StartChat) -> None:
     chat = start_chat()
     chat.send("Just one question")
-    assert not chat.service.summarize()
+    assert not chat.service.current.condensing.summarize()
     title, text = chat.events.named("notice_raised")[-1]
     assert title == "Nothing to condense yet"
     assert text == "Nothing to condense yet — summaries start after 6 messages."
@@ -350,16 +350,16 @@ def test_a_summary_tells_its_stages_and_when_it_ended(
     for turn in range(8):
         chat.send(f"Question {turn}")
     chat.events.clear()
-    assert chat.service.summarize()
-    assert chat.service.current.summary_progress == "Reading 16 messages"
-    assert not chat.service.summarize(), "one summary at a time"
+    assert chat.service.current.condensing.summarize()
+    assert chat.service.current.condensing.progress == "Reading 16 messages"
+    assert not chat.service.current.condensing.summarize(), "one summary at a time"
     chat.idle()
     stages = [text for (text,) in chat.events.named("summary_progress")]
     assert stages[0] == "Reading 16 messages"
     assert "Asking Claude for a summary" in stages and "Saving" in stages
     assert stages.index("Asking Claude for a summary") < stages.index("Saving")
-    assert stages[-1] is None and chat.service.current.summary_progress is None
-    assert chat.service.current.summaries
+    assert stages[-1] is None and chat.service.current.condensing.progress is None
+    assert chat.service.current.state.summaries
 
 
 def test_cancelling_a_summary_while_claude_writes_it_changes_nothing(
@@ -368,15 +368,15 @@ def test_cancelling_a_summary_while_claude_writes_it_changes_nothing(
     chat = start_chat()
     for turn in range(8):
         chat.send(f"Question {turn}")
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     live_before = chat.store.live_entries(session_id)
     fake_server.add_tool_fault("timeout", delay=1.5)  # Claude takes its time to answer
     chat.events.clear()
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     asking = ("Asking Claude for a summary",)
     chat.run_until(lambda: asking in chat.events.named("summary_progress"))
-    chat.service.cancel_summary()
+    chat.service.current.condensing.cancel()
     chat.idle()
     stages = [text for (text,) in chat.events.named("summary_progress")]
     assert stages[stages.index("Cancelling…") :] == ["Cancelling…", None], "no stage after"
@@ -384,9 +384,9 @@ def test_cancelling_a_summary_while_claude_writes_it_changes_nothing(
         chat.events.named("notice_raised")
     )
     assert not chat.events.named("summaries_changed")
-    assert chat.service.current.summaries == []
+    assert chat.service.current.state.summaries == []
     assert chat.store.live_entries(session_id) == live_before
-    assert list(chat.service.current.tail.entries) == live_before
+    assert list(chat.service.current.state.tail.entries) == live_before
     repo = chat.summaries()
     try:
         assert repo.active_summaries(session_id) == []
@@ -401,18 +401,18 @@ def test_a_summary_runs_on_while_the_user_looks_at_another_conversation(
     for turn in range(8):
         chat.send(f"Question {turn}")
     first = chat.service.current
-    assert first.session_id is not None
+    assert first.state.session_id is not None
     fake_server.add_tool_fault("timeout", delay=1.5)
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     asking = ("Asking Claude for a summary",)
     chat.run_until(lambda: asking in chat.events.named("summary_progress"))
     chat.service.new_conversation()
     assert chat.events.named("summary_progress")[-1] == (None,), "the new one has none"
-    chat.service.open_session(first.session_id)
+    chat.service.open_session(first.state.session_id)
     assert chat.events.named("summary_progress")[-1] == asking, "shown again on return"
-    chat.run_until(lambda: not chat.service.current.summarizing)
+    chat.run_until(lambda: not chat.service.current.condensing.running)
     assert chat.events.named("summary_progress")[-1] == (None,)
-    assert chat.service.current.summaries
+    assert chat.service.current.state.summaries
 
 
 def test_summarize_now_can_keep_more_of_the_newest_messages(
@@ -421,15 +421,15 @@ def test_summarize_now_can_keep_more_of_the_newest_messages(
     chat = start_chat()
     for turn in range(8):
         chat.send(f"Question {turn}")
-    assert not chat.service.summarize(keep_recent=16)
+    assert not chat.service.current.condensing.summarize(keep_recent=16)
     assert chat.events.named("notice_raised")[-1] == (
         "Nothing to condense yet",
         "Nothing to condense yet — summaries start after 16 messages.",
     )
-    assert chat.service.summarize(keep_recent=10)
+    assert chat.service.current.condensing.summarize(keep_recent=10)
     chat.idle()
-    assert chat.service.current.summaries
-    assert len(chat.service.current.tail) >= 10
+    assert chat.service.current.state.summaries
+    assert len(chat.service.current.state.tail) >= 10
 
 
 def test_undo_gives_the_originals_back(
@@ -438,14 +438,14 @@ def test_undo_gives_the_originals_back(
     chat = start_chat()
     for turn in range(8):
         chat.send(f"Question {turn}")
-    before = list(chat.service.current.tail.entries)
-    assert chat.service.summarize()
+    before = list(chat.service.current.state.tail.entries)
+    assert chat.service.current.condensing.summarize()
     chat.idle()
-    (summary,) = chat.service.current.summaries
-    assert len(chat.service.current.tail) < len(before)
-    chat.service.undo_summary(summary.id)
-    chat.run_until(lambda: not chat.service.current.summaries)
-    assert list(chat.service.current.tail.entries) == before
+    (summary,) = chat.service.current.state.summaries
+    assert len(chat.service.current.state.tail) < len(before)
+    chat.service.current.condensing.undo(summary.id)
+    chat.run_until(lambda: not chat.service.current.state.summaries)
+    assert list(chat.service.current.state.tail.entries) == before
     assert chat.events.named("summaries_changed")[-1] == ((),)
 
 
@@ -455,11 +455,11 @@ def test_a_summary_reports_its_numbers_and_its_originals_and_history_can_be_read
     chat = start_chat()
     for turn in range(8):
         chat.send(f"Question {turn}: " + words("detail", 80))
-    live_before = len(chat.service.current.tail)
-    tokens_before = chat.service.context_state(draft="").used  # type: ignore[union-attr]
-    assert chat.service.summarize()
+    live_before = len(chat.service.current.state.tail)
+    tokens_before = chat.service.current.gauge.measure(draft="").used  # type: ignore[union-attr]
+    assert chat.service.current.condensing.summarize()
     chat.idle()
-    (summary,) = chat.service.current.summaries
+    (summary,) = chat.service.current.state.summaries
     # The report follows the new memory block, with the numbers the banner says.
     names = [name for name, _ in chat.events.seen]
     assert names.index("summary_made") > len(names) - 1 - names[::-1].index("summaries_changed")
@@ -468,9 +468,13 @@ def test_a_summary_reports_its_numbers_and_its_originals_and_history_can_be_read
     assert report.trigger is SummaryTrigger.MANUAL
     assert report.condensed == summary.last_seq - summary.first_seq + 1
     assert report.messages_before == live_before
-    assert report.messages_after == len(chat.service.current.tail) == live_before - report.condensed
+    assert (
+        report.messages_after
+        == len(chat.service.current.state.tail)
+        == live_before - report.condensed
+    )
     assert report.tokens_before == tokens_before
-    after = chat.service.context_state(draft="")
+    after = chat.service.current.gauge.measure(draft="")
     # The report counts what the conversation takes: the tool and recall give way first.
     # Without recall's floor (the room kept for quotes is not what the summary left).
     assert after is not None and report.tokens_after == after.required.used - after.recall_floor
@@ -480,8 +484,8 @@ def test_a_summary_reports_its_numbers_and_its_originals_and_history_can_be_read
     assert [m.seq for m in originals] == list(range(summary.first_seq, summary.last_seq + 1))
     assert all(m.summary_id == summary.id for m in originals)
     assert chat.service.summary_children(summary.id) == []
-    chat.service.undo_summary(summary.id)
-    chat.run_until(lambda: not chat.service.current.summaries)
+    chat.service.current.condensing.undo(summary.id)
+    chat.run_until(lambda: not chat.service.current.state.summaries)
     history = chat.service.summary_history()
     kinds = [(h.event.kind.value, h.event.outcome.value) for h in history]
     assert kinds[-1] == ("undo", "ok") and ("summarize", "ok") in kinds
@@ -496,12 +500,12 @@ def test_pinned_messages_are_never_condensed(start_chat: StartChat) -> None:
     for turn in range(8):
         chat.send(f"Question {turn}")
     pinned = chat.stored()[2]
-    chat.service.pin(pinned.id)
+    chat.service.current.pins.pin(pinned.id)
     assert chat.events.named("message_updated")[-1][0].pinned
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     chat.idle()
     assert chat.store.messages_by_id({pinned.id})[0].summary_id is None
-    assert chat.service.current.tail.find(pinned.id) is not None
+    assert chat.service.current.state.tail.find(pinned.id) is not None
 
 
 # --- settings --------------------------------------------------------------------------
@@ -525,7 +529,7 @@ def test_summary_settings_govern_the_next_decision_and_survive_a_restart(
     chat.service.shutdown()
 
     again = start_chat(settings=None)
-    assert again.service.summarization == counted, "the setting survived the restart"
+    assert again.service.settings.summarization == counted, "the setting survived the restart"
     settings = again.service.settings
     settings.summarization = counted.with_changes(auto_summarize=True)
     again.service.update_settings(settings)
@@ -542,8 +546,8 @@ def test_the_model_picked_is_used_and_kept(
         ModelInfo(id="claude-sonnet-9", display_name="Claude Sonnet 9", line="sonnet"),
     ]
     chat = start_chat()
-    chat.run_until(lambda: chat.service.selected_model == "claude-sonnet-9")
-    chat.service.select_model("claude-opus-9")
+    chat.run_until(lambda: chat.service.current.state.model_id == "claude-sonnet-9")
+    chat.service.current.model.select("claude-opus-9")
     chat.send("Which model?")
     assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
     assert chat.service.settings.model == "claude-opus-9"
@@ -557,13 +561,13 @@ def test_an_overflow_with_too_little_to_condense_is_refused(
     fake_server.add_reply("Noted. " + words("answer", 100))
     chat.send("Remember this: " + words("detail", 700))
     more = "And this: " + words("more", 950)
-    state = chat.service.context_state(draft=more)
+    state = chat.service.current.gauge.measure(draft=more)
     assert state is not None and not state.fits and state.breakdown.draft < state.usable
     assert not chat.service.send(more)
     (error,) = chat.events.named("error_raised")[-1]
     assert isinstance(error, ContextOverflowError)
     assert not isinstance(error, MessageTooLargeError)
-    assert chat.service.current.activity is Activity.IDLE
+    assert chat.service.current.state.activity is Activity.IDLE
 
 
 def test_shutdown_stops_every_reply_and_waits(
@@ -577,7 +581,7 @@ def test_shutdown_stops_every_reply_and_waits(
     chat.run_until(lambda: any(text for _id, text in chat.events.named("message_text_changed")))
     chat.service.shutdown()
     assert chat.service.runner.running == 0
-    reply = chat.store.messages(chat.service.current.session_id or "")[-1]
+    reply = chat.store.messages(chat.service.current.state.session_id or "")[-1]
     assert reply.status is MessageStatus.STOPPED and reply.content.startswith("part0")
 
 
@@ -594,7 +598,7 @@ def test_a_summary_that_fails_says_so_and_changes_nothing(
     chat = start_chat()
     for turn in range(8):
         chat.send(f"Question {turn}: the price is {turn * 10} EUR")
-    before = [e.id for e in chat.service.current.tail.entries]
+    before = [e.id for e in chat.service.current.state.tail.entries]
     process = chat.service.summary_process
     real_run = process.run
 
@@ -610,13 +614,13 @@ def test_a_summary_that_fails_says_so_and_changes_nothing(
         return real_run(call, kill, **rest)
 
     process.run = dies  # type: ignore[method-assign]
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     chat.idle()
     title, text = chat.events.named("notice_raised")[-1]
     assert title == "Earlier messages could not be condensed"
     assert text.endswith("Nothing changed: every message is still here.")
-    assert [e.id for e in chat.service.current.tail.entries] == before
-    assert not chat.service.current.summaries
+    assert [e.id for e in chat.service.current.state.tail.entries] == before
+    assert not chat.service.current.state.summaries
     assert chat.events.named("summary_progress")[-1] == (None,)
 
 
@@ -629,7 +633,7 @@ def previewed(chat: Chat) -> SummaryPreview:
     for turn in range(8):
         chat.send(f"Question {turn}: " + words("detail", 80))
     chat.events.clear()
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     chat.run_until(lambda: bool(chat.events.named("summary_previewed")))
     ((preview,),) = chat.events.named("summary_previewed")
     assert isinstance(preview, SummaryPreview)
@@ -637,7 +641,7 @@ def previewed(chat: Chat) -> SummaryPreview:
 
 
 def active(chat: Chat) -> list[Summary]:
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     repo = chat.summaries()
     try:
@@ -652,9 +656,9 @@ def test_summarize_now_shows_a_preview_and_saves_it_once_accepted(start_chat: St
     assert preview.trigger is SummaryTrigger.MANUAL
     assert preview.condensed == 16 - 6 and preview.kept == 6
     assert 0 < preview.tokens_after < preview.tokens_before
-    assert chat.service.current.summary_progress == "Waiting for you to check the summary"
+    assert chat.service.current.condensing.progress == "Waiting for you to check the summary"
     assert active(chat) == [] and not chat.events.named("summaries_changed")
-    chat.service.accept_summary()
+    chat.service.current.condensing.accept()
     chat.idle()
     (summary,) = active(chat)
     assert summary.content == preview.drafts[0].content
@@ -673,20 +677,20 @@ def test_an_edited_preview_saves_what_the_user_wrote(start_chat: StartChat) -> N
     preview = previewed(chat)
     (draft,) = preview.drafts
     content = draft.content.model_copy(update={"narrative": "We talked about prices."})
-    chat.service.accept_summary([draft.model_copy(update={"content": content})])
+    chat.service.current.condensing.accept([draft.model_copy(update={"content": content})])
     chat.idle()
     (summary,) = active(chat)
     assert summary.content.narrative == "We talked about prices."
-    assert chat.service.current.summaries == [summary]
+    assert chat.service.current.state.summaries == [summary]
 
 
 def test_a_discarded_preview_changes_nothing_and_says_so(start_chat: StartChat) -> None:
     chat = start_chat()
     previewed(chat)
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     assert session_id is not None
     live_before = chat.store.live_entries(session_id)
-    chat.service.discard_summary()
+    chat.service.current.condensing.discard()
     chat.idle()
     assert ("Summary discarded — nothing changed", "Every message stays as it was.") in (
         chat.events.named("notice_raised")
@@ -704,14 +708,14 @@ def test_a_discarded_preview_changes_nothing_and_says_so(start_chat: StartChat) 
 def test_cancelling_while_the_preview_waits_changes_nothing(start_chat: StartChat) -> None:
     chat = start_chat()
     previewed(chat)
-    chat.service.cancel_summary()
+    chat.service.current.condensing.cancel()
     chat.idle()
     assert ("Summary cancelled — nothing changed", "Every message stays as it was.") in (
         chat.events.named("notice_raised")
     )
     assert active(chat) == []
-    chat.service.accept_summary()  # too late: nothing waits any more
-    assert chat.service.current.preview is None
+    chat.service.current.condensing.accept()  # too late: nothing waits any more
+    assert chat.service.current.condensing.preview is None
 
 
 def test_closing_while_the_preview_waits_does_not_hang(start_chat: StartChat) -> None:
@@ -734,15 +738,18 @@ def test_automatic_summaries_preview_only_when_the_setting_says_so(
         chat.service.send(f"Question {turn}: " + words("w", 60))
         chat.run_until(
             lambda: (
-                chat.service.current.activity is Activity.IDLE
-                and (not chat.service.current.has_jobs or chat.service.current.preview is not None)
+                chat.service.current.state.activity is Activity.IDLE
+                and (
+                    not chat.service.current.has_jobs
+                    or chat.service.current.condensing.preview is not None
+                )
             )
         )
         if chat.events.named("summary_previewed"):
             break
     ((preview,),) = chat.events.named("summary_previewed")
     assert preview.trigger is SummaryTrigger.AUTO and active(chat) == []
-    chat.service.accept_summary()
+    chat.service.current.condensing.accept()
     chat.idle()
     assert active(chat)
 
@@ -755,10 +762,10 @@ def a_basic_summary(chat: Chat, fake_server: FakeAnthropicServer) -> Summary:
     for turn in range(8):
         chat.send(f"Question {turn}: the price is {turn * 10} EUR")
     fake_server.add_error(529, retry_after_ms=5, times=2, path="/v1/messages")
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     chat.idle()
     assert fake_server.pending_script == 0
-    (basic,) = chat.service.current.summaries
+    (basic,) = chat.service.current.state.summaries
     assert basic.mode is SummaryMode.RULE
     return basic
 
@@ -768,17 +775,17 @@ def test_try_again_with_claude_rewrites_a_basic_summary(
 ) -> None:
     chat = start_chat()
     basic = a_basic_summary(chat, fake_server)
-    tail = list(chat.service.current.tail.entries)
+    tail = list(chat.service.current.state.tail.entries)
     chat.events.clear()
 
-    assert chat.service.retry_summary_with_claude(basic.id)
+    assert chat.service.current.condensing.retry_with_claude(basic.id)
     chat.idle()
 
-    (rewritten,) = chat.service.current.summaries
+    (rewritten,) = chat.service.current.state.summaries
     assert rewritten.id != basic.id and rewritten.mode is SummaryMode.LLM
     assert (rewritten.first_seq, rewritten.last_seq) == (basic.first_seq, basic.last_seq)
     assert active(chat) == [rewritten]
-    assert list(chat.service.current.tail.entries) == tail
+    assert list(chat.service.current.state.tail.entries) == tail
     assert chat.events.named("summaries_changed")[-1] == ((rewritten,),)
     assert chat.events.named("notice_raised")[-1][0] == "Summary rewritten by Claude"
     assert not chat.events.named("summary_made"), "nothing new was condensed"
@@ -790,16 +797,16 @@ def test_try_again_while_claude_is_still_away_keeps_the_basic_summary(
 ) -> None:
     chat = start_chat()
     basic = a_basic_summary(chat, fake_server)
-    tail = list(chat.service.current.tail.entries)
+    tail = list(chat.service.current.state.tail.entries)
     chat.events.clear()
     fake_server.add_error(529, retry_after_ms=5, times=2, path="/v1/messages")
 
-    assert chat.service.retry_summary_with_claude(basic.id)
+    assert chat.service.current.condensing.retry_with_claude(basic.id)
     chat.idle()
 
-    assert chat.service.current.summaries == [basic]
+    assert chat.service.current.state.summaries == [basic]
     assert active(chat) == [basic]
-    assert list(chat.service.current.tail.entries) == tail
+    assert list(chat.service.current.state.tail.entries) == tail
     assert not chat.events.named("summaries_changed")
     assert chat.events.named("notice_raised")[-1] == (
         "Summary not rewritten",
@@ -816,15 +823,15 @@ def test_try_again_is_refused_in_words_while_a_summary_is_being_made(
     for turn in range(8):
         chat.send(f"More {turn}: " + words("detail", 40))
     chat.events.clear()
-    assert chat.service.summarize()
+    assert chat.service.current.condensing.summarize()
     chat.run_until(lambda: bool(chat.events.named("summary_previewed")))
 
-    assert not chat.service.retry_summary_with_claude(basic.id)
+    assert not chat.service.current.condensing.retry_with_claude(basic.id)
     assert chat.events.named("notice_raised")[-1] == (
         "A summary is already being made",
         "Try again with Claude once it is done.",
     )
-    chat.service.discard_summary()
+    chat.service.current.condensing.discard()
     chat.idle()
 
 

@@ -133,13 +133,13 @@ def test_disk_full_mid_stream_keeps_the_reply_and_retry_saves_it(
     # Retry while the disk is still full: still kept, said again, nothing asked.
     asked = len(fake_server.requests_to("/v1/messages"))
     chat.events.clear()
-    chat.service.retry()
+    chat.service.current.turns.retry()
     assert [e.title for e in _errors(chat)] == [unsaved.NOT_SAVED_TITLE]
     assert conversation.unsaved.kept is not None
 
     small_disk.free()
     chat.events.clear()
-    chat.service.retry()
+    chat.service.current.turns.retry()
     chat.idle()
     (row,) = _reply_rows(chat)
     assert (row.content, row.status) == (REPLY, MessageStatus.COMPLETE)
@@ -204,7 +204,7 @@ def test_a_reply_never_saved_is_stopped_at_the_next_start(
 
     small_disk.free()
     restarted = start_chat()
-    restarted.run_until(lambda: restarted.service.current.loaded)
+    restarted.run_until(lambda: restarted.service.current.state.loaded)
     (row,) = _reply_rows(restarted)
     assert row.status is MessageStatus.STOPPED  # not "streaming" for ever
     assert row.content and REPLY.startswith(row.content)  # what a save while streaming wrote
@@ -223,12 +223,12 @@ def test_a_reply_with_nothing_saved_leaves_its_question_to_retry_after_a_restart
 
     small_disk.free()
     restarted = start_chat()
-    restarted.run_until(lambda: restarted.service.current.loaded)
+    restarted.run_until(lambda: restarted.service.current.state.loaded)
     # No empty "stopped" reply: the question is the last message, and Retry asks again.
     assert [(m.role, m.content) for m in restarted.stored()] == [(Role.USER, "Tell me a story")]
     assert restarted.events.named("notice_raised") == []
     fake_server.add_reply("Once upon a time.")
-    restarted.service.retry()
+    restarted.service.current.turns.retry()
     restarted.idle()
     assert [(m.role, m.content, m.status) for m in restarted.stored()] == [
         (Role.USER, "Tell me a story", MessageStatus.COMPLETE),
@@ -249,7 +249,7 @@ def test_the_kept_reply_is_marked_not_saved_until_it_is(
 
     small_disk.free()
     chat.events.clear()
-    chat.service.retry()
+    chat.service.current.turns.retry()
     assert chat.events.named("unsaved_changed") == [(None,)]
     assert _shown_reply(chat).content == REPLY
 
@@ -260,7 +260,7 @@ def test_opening_the_conversation_again_shows_the_kept_reply_not_its_row(
     chat = start_chat()
     _stream_into_full_disk(chat, small_disk)
     conversation = chat.service.current
-    session_id, reply_id = conversation.session_id, _shown_reply(chat).id
+    session_id, reply_id = conversation.state.session_id, _shown_reply(chat).id
     assert session_id is not None
 
     chat.service.new_conversation()  # away (a new conversation), and back
@@ -277,16 +277,16 @@ def test_opening_the_conversation_again_shows_the_kept_reply_not_its_row(
     # The gauge counts the text shown, also once the tail is read again from disk (as
     # the warm-up does when it has counted older messages).
     shown_tokens = chat.service.counter.count(REPLY)
-    entry = conversation.tail.find(reply_id)
+    entry = conversation.state.tail.find(reply_id)
     assert entry is not None and entry.tokens == shown_tokens
-    conversation.load()
+    conversation.opening.load()
     chat.idle()
-    entry = conversation.tail.find(reply_id)
+    entry = conversation.state.tail.find(reply_id)
     assert entry is not None and entry.tokens == shown_tokens and entry.sendable
 
     small_disk.free()
     chat.events.clear()
-    chat.service.retry()
+    chat.service.current.turns.retry()
     (row,) = _reply_rows(chat)
     assert (row.content, row.status) == (REPLY, MessageStatus.COMPLETE)
     assert chat.events.named("unsaved_changed") == [(None,)]
@@ -301,14 +301,14 @@ def test_a_kept_reply_saved_off_screen_opens_saved(
     chat = start_chat()
     _stream_into_full_disk(chat, small_disk)
     conversation = chat.service.current
-    assert conversation.session_id is not None
+    assert conversation.state.session_id is not None
     chat.service.new_conversation()
     chat.events.clear()
 
     small_disk.free()
     chat.run_until(lambda: conversation.unsaved.kept is None)
     assert chat.events.named("unsaved_changed") == []  # off screen: nobody is told
-    chat.service.open_session(conversation.session_id)
+    chat.service.open_session(conversation.state.session_id)
     ((_session, page, _earlier),) = chat.events.named("conversation_opened")
     assert (page[-1].content, page[-1].status) == (REPLY, MessageStatus.COMPLETE)
     assert chat.events.named("unsaved_changed") == []
@@ -325,13 +325,13 @@ def test_continue_saves_the_kept_reply_first_and_goes_on_from_it(
 
     # Still full: Continue says why and asks nothing (it would go on from the row on disk).
     chat.events.clear()
-    assert not chat.service.continue_reply(cut)
+    assert not chat.service.current.endings.continue_reply(cut)
     assert [e.title for e in _errors(chat)] == [unsaved.NOT_SAVED_TITLE]
     assert len(fake_server.requests_to("/v1/messages")) == asked
 
     small_disk.free()
     fake_server.add_reply("The end.")
-    assert chat.service.continue_reply(cut)
+    assert chat.service.current.endings.continue_reply(cut)
     chat.idle()
     (row,) = _reply_rows(chat)
     assert (row.content, row.status) == (REPLY + "The end.", MessageStatus.COMPLETE)

@@ -114,7 +114,7 @@ def test_editing_a_question_replaces_what_followed_and_both_branches_stay(
         "What should I pack?",
         "Pack light.",
     ]
-    assert [e.id for e in chat.service.current.tail.entries] == [m.id for m in chat.stored()]
+    assert [e.id for e in chat.service.current.state.tail.entries] == [m.id for m in chat.stored()]
 
 
 def test_versions_survive_a_restart(
@@ -125,12 +125,12 @@ def test_versions_survive_a_restart(
     fake_server.add_reply("Bring a raincoat.")
     chat.service.current.versions.regenerate(chat.stored()[-1])
     chat.idle()
-    session_id = chat.service.current.session_id
+    session_id = chat.service.current.state.session_id
     chat.service.shutdown()
     chat.store.close()
 
     again = start_chat()
-    assert again.service.current.session_id == session_id
+    assert again.service.current.state.session_id == session_id
     again.idle()
     (_, _, page, _) = ("", "", *again.events.named("conversation_opened")[-1][1:])
     newest = page[-1]
@@ -158,7 +158,7 @@ def test_an_offline_regenerate_keeps_the_earlier_reply_shown(
     assert chat.events.named("error_raised")
     assert [(m.id, m.content) for m in chat.stored()][-1] == (earlier.id, "Pack light.")
     assert chat.stored()[-1].version_count == 1
-    assert chat.service.current.tail.entries[-1].id == earlier.id
+    assert chat.service.current.state.tail.entries[-1].id == earlier.id
     # The transcript was told nothing left, or was given the reply back.
     added = [m.id for (m,) in chat.events.named("message_added")]
     removed = [m for (m,) in chat.events.named("message_removed")]
@@ -173,13 +173,13 @@ def test_regenerate_while_a_reply_streams_is_refused_in_words(
     earlier = chat.stored()[-1]
     fake_server.add_reply("One two three four five six", chunk_delay=0.2)
     chat.service.send("And then?")
-    chat.run_until(lambda: chat.service.current.activity is Activity.REPLYING)
+    chat.run_until(lambda: chat.service.current.state.activity is Activity.REPLYING)
 
     assert not chat.service.current.versions.regenerate(earlier)
     assert not chat.service.current.versions.edit(chat.stored()[0].id, "Other")
     (error,) = chat.events.named("error_raised")[-1]
     assert "still writing" in error.message
-    chat.service.stop()
+    chat.service.current.turns.stop()
     chat.idle()
     assert [m.content for m in chat.stored()][:4] == [
         "Where should I go?",
@@ -196,10 +196,10 @@ def test_a_summarized_question_cannot_be_edited_and_says_so(
     for n in range(8):
         fake_server.add_reply(f"Answer {n}")
         chat.send(f"Question {n}")
-    assert chat.service.summarize(keep_recent=2)
-    chat.run_until(lambda: bool(chat.service.current.summaries))
+    assert chat.service.current.condensing.summarize(keep_recent=2)
+    chat.run_until(lambda: bool(chat.service.current.state.summaries))
     chat.idle()
-    first = chat.store.messages(chat.service.current.session_id or "")[0]
+    first = chat.store.messages(chat.service.current.state.session_id or "")[0]
     assert first.summary_id is not None
 
     assert not chat.service.current.versions.edit(first.id, "Something else")

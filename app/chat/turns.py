@@ -1,0 +1,328 @@
+"""A conversation's turns: the user's message stored and sent, Claude's reply streamed.
+
+`ConversationTurns` belongs to one conversation and runs on the loop's thread. It
+checks and stores the message (condensing earlier ones first when it would not fit:
+the message then waits, DESIGN §5), starts the reply as a job (`app.chat.reply`),
+shows its text as it arrives — at most about 30 times a second — and takes in how it
+ended: the reply's row (`unsaved`), what else it changed (`reply_endings`), and the
+summary it may make due (`summaries`). It is the conversation's `Turns`: the parts
+below it ask for a reply, or go on with what waited, through the state.
+"""
+
+from __future__ import annotations
+
+import time
+
+from app.chat.attachments import Outgoing
+from app.chat.events import Activity
+from app.chat.gauge import ConversationGauge
+from app.chat.loop import Timer
+from app.chat.model_use import ModelInUse
+from app.chat.recall import recall_budget
+from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
+from app.chat.reply_endings import ReplyEndings
+from app.chat.runner import Job
+from app.chat.state import ConversationState
+from app.chat.summaries import ConversationSummaries
+from app.chat.unsaved import UnsavedReply
+from app.chat.versions import MessageVersions
+from app.core.errors import (
+    ContextOverflowError,
+    MessageTooLargeError,
+    StorageError,
+    UserFacingError,
+)
+from app.core.live_tail import TailEntry
+from app.core.models import Message, MessageStatus, Role
+from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
+from app.store.sessions import utc_now
+
+# At most this many transcript updates a second while a reply streams.
+TEXT_INTERVAL_SECONDS = 1 / 30
+
+
+class ConversationTurns:
+    """Sending, and the reply on its way (one at a time)."""
+
+    def __init__(
+        self,
+        state: ConversationState,
+        *,
+        outgoing: Outgoing,
+        gauge: ConversationGauge,
+        unsaved: UnsavedReply,
+        condensing: ConversationSummaries,
+        model: ModelInUse,
+        versions: MessageVersions,
+        endings: ReplyEndings,
+    ) -> None:
+        self._state = state
+        self._shared = state.shared
+        self._outgoing = outgoing
+        self._gauge = gauge
+        self._unsaved = unsaved
+        self._condensing = condensing
+        self._model = model
+        self._versions = versions
+        self._endings = endings
+        self._emergency_text: str | None = None  # condensed once already for this text
+        self._reply: ReplyJob | None = None
+        self._reply_job: Job[ReplyOutcome] | None = None
+        self._text_timer: Timer | None = None
+        self._last_text_at = float("-inf")
+        self._thinking_shown = ""  # the reply's thinking as last told
+        state.asks_with(self)
+
+    @property
+    def replying(self) -> bool:
+        """A reply's job is running (off screen too)."""
+        return self._reply_job is not None
+
+    # --- sending
+
+    def send(self, text: str) -> bool:
+        """Store the user's message and ask for a reply. False keeps the text in the composer."""
+        state, shared, outgoing = self._state, self._shared, self._outgoing
+        if state.activity is Activity.LOADING:
+            state.pending = text
+            state.status("Opening the conversation…")
+            return False
+        if state.activity is not Activity.IDLE:
+            return False
+        text = outgoing.text(text)
+        try:
+            validate_message_text(text)
+        except UserFacingError as error:
+            state.error(error)
+            return False
+        if shared.provider() is None:
+            shared.events.key_needed()
+            return False
+        tokens = outgoing.tokens(text)
+        try:
+            outgoing.check(shared.model_info(state.model_id)[0])
+            self._gauge.check_fits(text, tokens)
+        except ContextOverflowError as error:
+            # Condensing earlier messages makes room, unless the message alone is too large.
+            condensable = state.session is not None and not isinstance(error, MessageTooLargeError)
+            if not condensable or not self._start_emergency(text):
+                state.error(error)
+            return False
+        except UserFacingError as error:
+            state.error(error)
+            return False
+        # It fits, but would leave recall less than its floor: older messages give way
+        # first; when nothing can be condensed, it goes as it is.
+        squeezed = state.session is not None and self._gauge.squeezes_recall(text, tokens)
+        if squeezed and self._start_emergency(text):
+            return False
+        try:
+            self._unsaved.save()  # the reply the disk refused goes first
+            message = self._store_question(text, tokens)
+        except StorageError as error:
+            state.error(error)
+            return False
+        state.tail.append(TailEntry.of(message, shared.counter.count))
+        self._gauge.draft = ""
+        self._condensing.observe(1)
+        state.tell(lambda events: events.message_added(message))
+        self.start_reply()
+        return True
+
+    def _store_question(self, text: str, tokens: int) -> Message:
+        state, shared = self._state, self._shared
+        if state.session is None:
+            state.session = shared.store.create_session(
+                title_from_first_message(text), state.model_id, state.new_instructions
+            )
+        message = self._outgoing.store(shared.store, state.session.id, text, tokens)
+        if state.session.title == DEFAULT_TITLE:
+            state.session = shared.store.rename_session(
+                state.session.id, title_from_first_message(text)
+            )
+        state.session = state.session.model_copy(update={"updated_at": message.created_at})
+        shared.session_changed(state.session)
+        return message
+
+    def retry(self) -> None:
+        """Ask again for a reply to the last question (after an error)."""
+        state = self._state
+        if state.activity is Activity.IDLE and state.session is not None and self._unsaved.saved():
+            self.start_reply()
+
+    def stop(self) -> None:
+        """Stop the reply (its text is kept), or the condensing a message waits for."""
+        state = self._state
+        if state.activity is Activity.REPLYING and self._reply is not None:
+            self._reply.cancel()
+            state.status("Stopping…")
+        elif state.activity is Activity.CONDENSING and self._condensing.cancel_job():
+            # The waiting message stays in the composer; it is not sent when this ends.
+            state.drop_waiting()
+            state.status("Stopping…")
+
+    def forget(self) -> None:
+        """The conversation was deleted: stop its work and tell nobody about it again."""
+        self._state.deleted = True
+        self._state.pending = None
+        if self._reply_job is not None:
+            self._reply_job.cancel()
+        self._condensing.cancel_job()
+
+    # --- what waited for condensing or opening
+
+    def _start_emergency(self, text: str) -> bool:
+        """The message would not fit: condense earlier messages, then send it.
+
+        False when condensing cannot help (nothing left to condense, or it was tried
+        already for this very text); the caller then says why it cannot be sent.
+        """
+        state, condensing = self._state, self._condensing
+        if self._emergency_text == text and not condensing.running:
+            self._emergency_text = None
+            return False
+        if not condensing.running:
+            if not condensing.start_emergency(text):
+                return False
+            self._emergency_text = text
+        # Else an automatic summary is running: try again when it is done.
+        state.pending = text
+        state.status("Condensing earlier messages…")
+        state.set_activity(Activity.CONDENSING)
+        return True
+
+    def go_on(self) -> None:
+        """Send the message that waited for condensing or opening, unless it was stopped;
+        else go on with the reply that waited for condensing (or clear the status)."""
+        state = self._state
+        pending, state.pending = state.pending, None
+        if state.activity in (Activity.CONDENSING, Activity.LOADING):
+            state.set_activity(Activity.IDLE)
+        if pending is None:
+            self._endings.resume()
+            return
+        state.status("")
+        if self.send(pending):
+            self._emergency_text = None
+            state.tell(lambda events: events.pending_sent())
+
+    # --- the reply
+
+    def start_reply(self, continuing: int | None = None, replacing: int | None = None) -> None:
+        """Ask Claude for a reply (`ConversationState.start_reply` says which)."""
+        state, shared = self._state, self._shared
+        assert state.session is not None
+        if continuing is replacing is None and state.tail.tally.last_role is not Role.USER:
+            return  # nothing to answer: the newest message Claude would see is its own
+        provider = shared.provider()
+        if provider is None:
+            shared.events.key_needed()
+            return
+        loop = shared.loop
+        model, summaries = shared.model_info(state.model_id), tuple(state.summaries)
+        reply = ReplyJob(
+            ReplyRequest(
+                state.session.id,
+                *model,
+                state.system_prompt,
+                summaries,
+                continuing,
+                fallback=self._model.fallback(),  # after a 404 (model_fallback)
+                replacing=replacing,
+                think_longer=shared.think_longer(),
+            ),
+            builder=shared.builder,
+            recall_budget_ratio=recall_budget(shared.recall()),
+            recall_across=shared.recall().across_conversations,
+            provider=provider,
+            open_store=shared.open_store,
+            calibrations=shared.calibrations,
+            calibration_file=shared.calibration_file,
+            on_started=lambda message: loop.post(lambda: self._started(message)),
+            on_text=lambda: loop.post(self._text_arrived),
+            on_retry=lambda attempt, wait: loop.post(lambda: state.status(_retrying(wait))),
+            on_model_switched=lambda old, new: loop.post(lambda: self._model.switched(old, new)),
+            lookups=shared.lookups(state.session.id, state.tell),
+        )
+        self._reply, self._thinking_shown = reply, ""
+        self._reply_job = shared.runner.start(
+            Job(
+                "reply",
+                reply.work,
+                done=self._reply_done,
+                failed=lambda error: self._reply_done(ReplyOutcome(None, error)),
+                on_cancel=reply.cancel,
+            )
+        )
+        state.status("")
+        state.set_activity(Activity.REPLYING)
+
+    def _started(self, placeholder: Message) -> None:
+        """The reply's row is streaming: a new one, or the reply it goes on writing."""
+        self._versions.started(placeholder)  # a regeneration's replaces the earlier reply
+        state = self._state
+        entry = TailEntry.of(placeholder, self._shared.counter.count)
+        if not state.tail.replace(entry):
+            state.tail.append(entry)
+        state.tell(lambda events: events.message_added(placeholder))
+
+    def _text_arrived(self) -> None:
+        """Show the reply's text, at most about 30 times a second."""
+        if self._text_timer is not None:
+            return
+        wait = self._last_text_at + TEXT_INTERVAL_SECONDS - _now()
+        if wait > 0:
+            self._text_timer = self._shared.loop.call_later(wait, self._show_text)
+        else:
+            self._show_text()
+
+    def _show_text(self) -> None:
+        self._text_timer = None
+        reply = self._reply
+        if reply is None or reply.message_id is None:
+            return
+        self._last_text_at = _now()
+        text, message_id = reply.take_text(), reply.message_id
+        thinking = reply.thinking_so_far()
+        state = self._state
+        state.status("")
+        if thinking != self._thinking_shown:
+            self._thinking_shown = thinking
+            state.tell(lambda events: events.message_thinking_changed(message_id, thinking))
+        state.tell(lambda events: events.message_text_changed(message_id, text))
+
+    def _reply_done(self, outcome: ReplyOutcome) -> None:
+        if self._text_timer is not None:
+            self._text_timer.cancel()
+            self._text_timer = None
+        self._reply, self._reply_job = None, None
+        state, gauge = self._state, self._gauge
+        gauge.quoted = outcome.quoted
+        message = self._unsaved.take(outcome.message, outcome.not_saved)
+        if state.session is not None and not state.deleted:
+            state.session = state.session.model_copy(update={"updated_at": utc_now()})
+            self._shared.session_changed(state.session)
+        state.status("")
+        if message is not None and message.status is MessageStatus.DECLINED:
+            declined, explanation = message.id, outcome.refusal_explanation
+            state.tell(lambda events: events.reply_declined(declined, explanation))
+        state.set_activity(Activity.IDLE)
+        self._endings.reply_done(outcome)
+        figures = gauge.measure("")
+        if outcome.error is not None:
+            error = outcome.error
+            state.tell(lambda events: events.error_raised(error))
+        elif message is not None:
+            self._condensing.observe(1, figures)
+            self._condensing.after_reply(figures)
+        gauge.tell(figures if not gauge.draft else None)
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+def _retrying(wait: float | None) -> str:
+    """The status line while the SDK waits to ask again."""
+    suffix = f" in {wait:.0f} s" if wait and wait >= 1 else ""
+    return f"Claude is busy — retrying{suffix}…"

@@ -1,0 +1,171 @@
+"""A message's header line: who spoke and when, its pin, "Writing…" while a reply
+streams, and the message's bar (`message_bar`: versions and hover actions)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Final
+
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtGui import QFont, QPainter, QPainterPath, QPaintEvent, QPalette, QPen
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+
+from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+
+PINNED_TIP: Final = "Pinned — never condensed"
+PIN_TIP: Final = "Pin: never condense this message"
+
+
+def format_timestamp(moment: datetime, now: datetime) -> str:
+    """ "14:05" for today, "3 Mar 14:05" this year, "3 Mar 2024 14:05" before.
+
+    An aware time is shown in the local zone; a naive one is taken as local
+    already.
+    """
+    local = moment.astimezone() if moment.tzinfo else moment
+    local_now = now.astimezone() if now.tzinfo else now
+    clock = f"{local:%H:%M}"
+    if local.date() == local_now.date():
+        return clock
+    if local.year == local_now.year:
+        return f"{local.day} {local:%b} {clock}"
+    return f"{local.day} {local:%b} {local.year} {clock}"
+
+
+def full_timestamp(moment: datetime) -> str:
+    """The long form for a tooltip: "Tuesday 3 March 2026, 14:05"."""
+    local = moment.astimezone() if moment.tzinfo else moment
+    return f"{local:%A} {local.day} {local:%B %Y, %H:%M}"
+
+
+class PinButton(QToolButton):
+    """A small drawn pushpin: outlined when it offers to pin, filled when pinned.
+
+    Drawn, not a glyph: an emoji pin is missing from many fonts.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setCheckable(True)
+        self.setAutoRaise(True)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the message's menu reaches it by keyboard
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setFixedSize(20, 18)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self.underMouse():
+            super().paintEvent(event)  # the button's hover frame, not a pressed look when pinned
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        palette = self.palette()
+        colour = (
+            palette.color(QPalette.ColorRole.Highlight)
+            if self.isChecked()
+            else muted_text_colour(palette)
+        )
+        centre_x = self.width() / 2
+        top = (self.height() - 14) / 2
+        # The needle, then the head (a round top on a collar).
+        painter.setPen(QPen(colour, 1.4, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+        painter.drawLine(QPointF(centre_x, top + 8), QPointF(centre_x, top + 14))
+        head = QPainterPath()
+        head.addEllipse(QRectF(centre_x - 3.5, top, 7, 6))
+        head.addRoundedRect(QRectF(centre_x - 5, top + 5.5, 10, 2.5), 1, 1)
+        if self.isChecked():
+            painter.fillPath(head.simplified(), colour)
+        else:
+            painter.setPen(QPen(colour, 1.2))
+            painter.drawPath(head.simplified())
+        painter.end()
+
+
+class MessageHeader:
+    """The header row of one message (a layout in the message, not a widget of its own:
+    a page of fifty messages opens faster with fewer widgets).
+
+    The pin and "Writing…" are made only when first needed.
+
+    Attributes:
+        row: the layout, first in the message's column.
+        name: "You" or "Claude".
+        time: when it was written ("14:05"; the long form in its tooltip).
+        pin: the pin, once first shown.
+    """
+
+    def __init__(
+        self,
+        owner: QWidget,
+        *,
+        is_user: bool,
+        created_at: datetime,
+        now: datetime,
+        pin_clicked: Callable[[], None],
+    ) -> None:
+        self._owner = owner
+        self._pin_clicked = pin_clicked
+        self.row = QHBoxLayout()
+        self.row.setSpacing(8)
+        self.row.setContentsMargins(4 if is_user else 0, 0, 4 if is_user else 0, 0)
+        self.name = QLabel("You" if is_user else "Claude", owner)
+        name_font = QFont(owner.font())
+        name_font.setWeight(QFont.Weight.DemiBold)
+        self.name.setFont(name_font)
+        self.time = QLabel(format_timestamp(created_at, now), owner)
+        self.time.setToolTip(full_timestamp(created_at))
+        self.time.setFont(scaled_font(owner.font(), 0.88))
+        if is_user:
+            self.row.addStretch(1)
+        self.row.addWidget(self.name)
+        self.row.addWidget(self.time)
+        if not is_user:
+            self.row.addStretch(1)
+        self._state: QLabel | None = None  # "Writing…"
+        self.pin: PinButton | None = None
+
+    @property
+    def said_by(self) -> str:
+        """ "Claude, 14:05": who and when, as a screen reader says it."""
+        return f"{self.name.text()}, {self.time.text()}"
+
+    def add_bar(self, bar: QWidget) -> None:
+        """The message's bar (versions, hover actions) goes right after the time."""
+        self.row.insertWidget(self.row.indexOf(self.time) + 1, bar)
+
+    def show_pin(self, *, pinned: bool, offered: bool) -> None:
+        """Show the pin while pinned, or when pinning is offered (`pin`, once made)."""
+        if not (pinned or offered):
+            if self.pin is not None:
+                self.pin.hide()
+            return
+        if self.pin is None:
+            self.pin = PinButton(self._owner)
+            self.pin.clicked.connect(self._pin_clicked)
+            # Beside the name and time, on the side away from the bubble's edge.
+            self.row.insertWidget(self.row.indexOf(self.time) + 1, self.pin)
+        self.pin.setChecked(pinned)
+        tip = PINNED_TIP if pinned else PIN_TIP
+        self.pin.setToolTip(tip)
+        self.pin.setAccessibleName(tip)
+        self.pin.show()
+
+    def set_writing(self, writing: bool) -> None:
+        """ "Writing…" beside the time while a reply's text streams in."""
+        if not writing and self._state is None:
+            return
+        if self._state is None:
+            self._state = QLabel("Writing…", self._owner)
+            self._state.setFont(scaled_font(self._owner.font(), 0.88))
+            set_text_colour(self._state, muted_text_colour(self._owner.palette()))
+            self.row.insertWidget(self.row.indexOf(self.time) + 1, self._state)
+        self._state.setVisible(writing)
+
+    def menu_anchor(self) -> QPoint:
+        """Where the message's menu opens from the keyboard: under the name."""
+        return self._owner.mapToGlobal(self.name.geometry().bottomLeft())
+
+    def apply_palette(self) -> None:
+        muted = muted_text_colour(self._owner.palette())
+        for label in (self.time, self._state):
+            if label is not None:
+                set_text_colour(label, muted)

@@ -1,0 +1,198 @@
+"""The transcript's frame: the scroll area (reachable by Tab, with a focus ring), the
+column of messages centred in it, the empty state, and adding many messages to the
+column with one layout pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Final
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFocusEvent, QFont, QKeyEvent, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui.transcript_blocks import (
+    muted_text_colour,
+    paint_focus_ring,
+    scaled_font,
+    set_text_colour,
+)
+
+EMPTY_TITLE: Final = "Ask Claude anything."
+EMPTY_HINT: Final = "Press Enter to send, Shift+Enter for a new line."
+
+
+class Column(QWidget):
+    """The transcript's column of messages; says when its width changed.
+
+    Messages hint their current width as their size (see
+    `MessageWidget.sizeHint`), so when the column's width changes they are
+    told to hint again, once the layout has given them the new width.
+    """
+
+    def __init__(self, on_width_changed: Callable[[], None], parent: QWidget) -> None:
+        super().__init__(parent)
+        self._on_width_changed = on_width_changed
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._on_width_changed()
+
+
+def centred_column(max_width: int, on_width_changed: Callable[[], None]) -> tuple[QWidget, QWidget]:
+    """The scroll area's content, and in it one column, centred and at most `max_width` wide.
+
+    Built from Qt's own layouts (a stretch either side of the column), so Qt
+    lays it out without calling into Python: a horizontal box asks the
+    column's height for the width the column really gets. (A QLayout
+    subclass would be another way, but PySide drops a reference to None each
+    time Qt calls a Python `itemAt` that returns None, which eventually
+    crashes the interpreter; and a widget overriding `heightForWidth` is a
+    call into Python at every layout pass.)
+    """
+    content = QWidget()
+    row = QHBoxLayout(content)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.setSpacing(0)
+    column = Column(on_width_changed, content)
+    column.setMaximumWidth(max_width)
+    row.addStretch(0)
+    row.addWidget(column, 1)
+    row.addStretch(0)
+    return content, column
+
+
+@contextmanager
+def column_hidden(column: QWidget) -> Iterator[None]:
+    """Add many messages with the column hidden, then show it once.
+
+    Showing a widget inside a visible layout lays that layout out at once,
+    so fifty messages shown one by one would lay the column out fifty
+    times. Keyboard focus inside the column survives the hiding.
+    """
+    focused = QApplication.focusWidget()
+    keep_focus = focused is not None and column.isAncestorOf(focused)
+    column.hide()
+    try:
+        yield
+    finally:
+        column.show()
+        if keep_focus and focused is not None and focused.isVisible():
+            focused.setFocus(Qt.FocusReason.OtherFocusReason)
+
+
+@contextmanager
+def layout_paused(layout: QLayout) -> Iterator[None]:
+    """Add messages to the visible column with its layout paused, then lay it out once.
+
+    Unlike `column_hidden`, nothing is hidden: the messages on screen keep
+    their focus, their hover and any selection in progress. Each new
+    message lays itself out at the column's width before it is shown.
+    """
+    layout.setEnabled(False)
+    try:
+        yield
+    finally:
+        layout.setEnabled(True)
+        layout.invalidate()
+
+
+class FocusRing(QWidget):
+    """A thin Highlight outline over the transcript while it has keyboard focus."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.hide()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        paint_focus_ring(self, 4)
+
+
+class TranscriptScrollArea(QScrollArea):
+    """The scroll area, reachable by Tab: PageUp/PageDown/arrows scroll, Home/End jump."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Conversation")
+        self._ring = FocusRing(self)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        bar = self.verticalScrollBar()
+        if event.key() == Qt.Key.Key_Home:
+            bar.setValue(bar.minimum())
+        elif event.key() == Qt.Key.Key_End:
+            bar.setValue(bar.maximum())
+        else:
+            super().keyPressEvent(event)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        # Only a keyboard user needs to see where focus went.
+        if event.reason() in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
+            self._ring.setGeometry(self.rect())
+            self._ring.raise_()
+            self._ring.show()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self._ring.hide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._ring.setGeometry(self.rect())
+
+
+class EmptyState(QWidget):
+    """What a conversation with no messages shows: a friendly hint, centred."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        self.title = QLabel(EMPTY_TITLE, self)
+        title_font = scaled_font(self.font(), 1.5)
+        title_font.setWeight(QFont.Weight.DemiBold)
+        self.title.setFont(title_font)
+        self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint = QLabel(EMPTY_HINT, self)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint.setWordWrap(True)
+        layout.addWidget(self.title)
+        layout.addSpacing(6)
+        layout.addWidget(self.hint)
+        layout.addStretch(1)
+        self._apply_palette()
+
+    def _apply_palette(self) -> None:
+        set_text_colour(self.hint, muted_text_colour(self.palette()))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()
+
+
+def settle_layout(view: QWidget | None = None) -> None:
+    """Run the pending layout passes now, so the view is right before anything paints
+    (nothing to do for a `view` not on screen).
+
+    Layout requests travel up one parent per pass (column, content, scroll
+    area), each posted as an event; a few rounds deliver them all.
+    """
+    if view is not None and not view.isVisible():
+        return
+    for _ in range(4):
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)

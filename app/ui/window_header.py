@@ -1,0 +1,104 @@
+"""The strip above the transcript: the conversation's title, the model picker, the gauge,
+and the buttons the window puts beside them (instructions, Summarize now, Settings)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+
+from app.core.catalog import ModelInfo
+from app.ui.token_gauge import TokenGauge
+
+TITLE_MIN_WIDTH = 90
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that shortens its text with "…" instead of pushing its neighbours."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        self.setToolTip(text)
+        self._elide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, self.width())
+        super().setText(shown)
+
+
+class WindowHeader(QWidget):
+    """Title, model picker, gauge and Settings, in one row (buttons join with
+    `add_after_title` and `add_before_settings`).
+
+    Signals:
+        model_picked(str): the user chose a model in the picker (its id).
+    """
+
+    model_picked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("header")
+        self.title_label = ElidedLabel(self)
+        title_font = self.title_label.font()
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.15)
+        title_font.setBold(True)
+        self.title_label.setFont(title_font)
+        self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+        self.title_label.setMinimumWidth(TITLE_MIN_WIDTH)
+        self.model_combo = QComboBox(self)
+        self.model_combo.setAccessibleName("Model")
+        self.model_combo.setToolTip("Which Claude model answers")
+        self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.model_combo.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        self.model_combo.activated.connect(
+            lambda index: self.model_picked.emit(str(self.model_combo.itemData(index)))
+        )
+        self.gauge = TokenGauge(self)
+        # In a narrow header the gauge's bar gives way first (down to its minimum), so the
+        # title keeps a few words.
+        self.gauge.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        self.settings_button = QToolButton(self)
+        self.settings_button.setText("⚙")
+        self.settings_button.setAccessibleName("Settings")
+        self.settings_button.setToolTip("Settings (Ctrl+,)")
+        self.settings_button.setAutoRaise(True)
+        self._row = QHBoxLayout(self)
+        self._row.setContentsMargins(16, 10, 10, 8)
+        self._row.setSpacing(10)
+        self._row.addWidget(self.title_label, 1)
+        self._row.addWidget(self.model_combo)
+        self._row.addWidget(self.gauge)
+        self._row.addWidget(self.settings_button)
+
+    def add_after_title(self, widget: QWidget) -> None:
+        self._row.insertWidget(self._row.indexOf(self.title_label) + 1, widget)
+
+    def add_before_settings(self, widget: QWidget) -> None:
+        self._row.insertWidget(self._row.indexOf(self.settings_button), widget)
+
+    def show_models(self, models: Sequence[ModelInfo], selected: str) -> None:
+        """Offer `models` in the picker, `selected` chosen (listed even when not offered)."""
+        combo = self.model_combo
+        combo.blockSignals(True)
+        combo.clear()
+        for model in models:
+            combo.addItem(model.display_name, model.id)
+            combo.setItemData(combo.count() - 1, model.id, Qt.ItemDataRole.ToolTipRole)
+        index = combo.findData(selected)
+        if index < 0:
+            combo.addItem(selected, selected)
+            index = combo.count() - 1
+        combo.setCurrentIndex(index)
+        combo.blockSignals(False)
