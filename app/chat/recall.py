@@ -25,7 +25,7 @@ from app.core.errors import StorageError
 from app.core.lookup import ToolOffer
 from app.core.models import Message, Role
 from app.core.recall import RecallBlock, RecallQuery, fit_recall, recall_query
-from app.core.recall_rank import RecallPool, rank_pool
+from app.core.recall_rank import RecallPool, keyed, rank_pool
 from app.core.settings import RecallSettings
 from app.core.summary import Summary
 
@@ -88,6 +88,8 @@ class AutomaticRecall:
         try:
             participants = index.participants(session_id)
             query = recall_query(newest.content, today, participants)
+            keys = (key for summary in summaries for key in summary.content.search_keys)
+            query = replace(query, keyed=keyed(keys, query.terms))
             if not query.terms and query.days is None:
                 return None
             pool = index.pool(session_id, query) if summaries else RecallPool()

@@ -177,12 +177,16 @@ class RecallQuery:
             the messages written then; never searched as words.
         role: who said it, when the question says ("what did Claude suggest", "what did
             I tell you"): ranks that side's messages first.
+        keyed: the messages the summaries' search keys point to for these terms.
     """
 
     terms: tuple[RecallTerm, ...]
     wanted: frozenset[AnswerKind] = frozenset()
     days: DayRange | None = None
     role: Role | None = None
+    # Messages (seq) a summary's search keys name for these terms (`recall_rank.keyed`),
+    # each with the indexes of the terms its key holds: candidates however they are worded.
+    keyed: tuple[tuple[int, frozenset[int]], ...] = ()
 
 
 @dataclass(frozen=True)

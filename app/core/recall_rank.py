@@ -13,6 +13,8 @@ them. Each is scored here:
   turn before it is its own, and the quote brings that turn along (`Ranked.partner`);
 - the days asked about ("in April", "last week"): messages written then rank first;
 - who said it, when the question says ("what did Claude suggest");
+- the summaries' search keys (`keyed`): a stretch whose key holds a term ("hobbies")
+  counts it for each of its messages, however they word it;
 - the kind of fact asked for (recall_kinds), near its terms.
 
 Pure: no sqlite3, no Qt. Deterministic for the same pool and query.
@@ -21,7 +23,7 @@ Pure: no sqlite3, no Qt. Deterministic for the same pool and query.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -35,10 +37,11 @@ from app.core.recall import (
     fold,
     held_terms,
 )
+from app.core.summary import SearchKey
 
-# The share of the score of the turn a message answers that counts as its own, and of
-# the turn before that (Claude asks "What does it look like?" about the guitar named
-# just before; the answer names neither).
+# The share of the score of the turn a message answers that counts as its own (of the
+# terms it does not hold itself), and of the turn before that (Claude asks "What does it
+# look like?" about the guitar named just before; the answer names neither).
 CONTEXT_SHARE = 0.6
 EARLIER_SHARE = 0.3
 # A message written on the days asked about; one within `DAY_SLACK` days of a loose
@@ -57,6 +60,12 @@ KIND_READ = 60
 ON_THE_DAY = 0.5
 # A term's rarity: log((messages + 1) / (holding + 0.5)), never below this.
 LEAST_RARITY = 0.2
+# A term a summary's search key holds counts this much for each message of its stretch
+# (the key says what the stretch is about; the message may say it in other words).
+KEY_SHARE = 0.8
+# The messages search keys may add as candidates, and of one key (its stretch's first).
+KEYED_AT_MOST = 40
+KEY_SOURCES_AT_MOST = 12
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,31 @@ def own_score(held: frozenset[int], values: Sequence[float]) -> float:
     return sum(values[index] for index in held)
 
 
+def keyed(
+    keys: Iterable[SearchKey], terms: Sequence[RecallTerm]
+) -> tuple[tuple[int, frozenset[int]], ...]:
+    """The messages the summaries' search `keys` point to for `terms` (a key holding one
+    of them, a cue aside), each with the terms its keys hold; the keys holding the most
+    terms first, at most `KEYED_AT_MOST` messages."""
+    topical = [n for n, term in enumerate(terms) if not term.cue]
+    if not topical:
+        return ()
+    found: list[tuple[int, int, frozenset[int]]] = []  # (-terms held, order, held)
+    sources: list[list[int]] = []
+    for key in keys:
+        held = held_terms(key.words, terms) & frozenset(topical)
+        if held:
+            found.append((-len(held), len(found), held))
+            sources.append(key.sources[:KEY_SOURCES_AT_MOST])
+    merged: dict[int, frozenset[int]] = {}
+    for _size, order, held in sorted(found):
+        for seq in sources[order]:
+            if seq not in merged and len(merged) >= KEYED_AT_MOST:
+                continue
+            merged[seq] = merged.get(seq, frozenset()) | held
+    return tuple(sorted(merged.items()))
+
+
 def rank_pool(
     pool: RecallPool, query: RecallQuery, *, day_of: Callable[[ArchivedMatch], date] | None = None
 ) -> list[Ranked]:
@@ -121,17 +155,22 @@ def rank_pool(
         return known
 
     subject = any(not term.cue for term in terms)
+    by_key = {seq: held for seq, held in query.keyed}
     ranked: list[Ranked] = []
     for match in everyone.values():
         own = own_score(held(match), values)
+        if not match.session_id and match.seq in by_key:
+            own += KEY_SHARE * own_score(by_key[match.seq] - held(match), values)
         before = everyone.get((match.session_id, match.seq - 1))
         context = 0.0
         if before is not None and _answers(match, before):
-            context = CONTEXT_SHARE * own_score(held(before), values)
+            # Only the terms it does not hold itself: a reply that repeats the question's
+            # words is not worth them twice.
+            context = CONTEXT_SHARE * own_score(held(before) - held(match), values)
             earlier = everyone.get((match.session_id, match.seq - 2))
             # The user answering Claude's question about what they said just before.
             if earlier is not None:
-                context += EARLIER_SHARE * own_score(held(earlier), values)
+                context += EARLIER_SHARE * own_score(held(earlier) - held(match), values)
         score = own + context
         days = query.days
         if score <= 0:
@@ -189,4 +228,4 @@ def _day(match: ArchivedMatch) -> date:
     return date.fromordinal(local_day(match.created_at))
 
 
-__all__ = ["Ranked", "RecallPool", "fold", "rank_pool", "term_values"]
+__all__ = ["Ranked", "RecallPool", "fold", "keyed", "rank_pool", "term_values"]

@@ -12,11 +12,13 @@ candidate; one holding several ranks higher.
 
 Cost, whatever the archive holds (bench/bench_recall.py: ≤ 5 ms a turn at 100,000
 archived messages, common words included): the index is read only between the
-conversation's first and last message ids; each term's messages are counted up to
-COUNT_AT_MOST in one statement; a rarer term's messages are read whole (rowids only), a
-common term's only where they also hold another term, newest first (no bm25, which
-costs a count of every match); only the best `POOL` are read in full, with the turns
-around them. Like the other stores it wraps one connection of the calling thread.
+conversation's first and last message ids; one read of each term's newest rowids (one
+past RARE_AT_MOST) says how rare it is (a common term's count is estimated from the span
+they take, never counted); a rarer term's messages are read whole (rowids only), a
+common term's only where they also hold another term, newest first, with the few that
+hold every term however old (no bm25, which costs a count of every match); only the best
+`POOL` are read in full, with the turns around them. Like the other stores it wraps one
+connection of the calling thread.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import heapq
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -49,8 +51,9 @@ NEIGHBOURED = POOL
 RARE_AT_MOST = 300
 # A term in more: the newest of its messages that also hold another term, at most this many.
 COMMON_ROWS = 100
-# Counting a term's messages stops here (its rarity is known well enough past it).
-COUNT_AT_MOST = 2_000
+# A term its commonest forms find in fewer messages than this is looked up in all its
+# forms too (one read more, of a rare word: cheap).
+FEW_IDS = 3
 # Of the days a question names: the messages written then, when no term finds any.
 DAY_ROWS = 40
 # Greetings read to learn who is talking (the participants' own names).
@@ -151,7 +154,7 @@ class RecallIndex:
             if bounds is None:
                 return RecallPool()
             if not self.indexed:
-                return self._scanned(session_id, query.terms, depth)
+                return self._scanned(session_id, query, depth)
             return self._pooled(session_id, query, depth, bounds)
 
     def pool_elsewhere(
@@ -193,31 +196,29 @@ class RecallIndex:
         counts: list[int] = []
         for n, expression in enumerate(expressions):
             ids = self._rowids(expression, low, high, newest=RARE_AT_MOST + 1)
-            if not ids and query.wanted and len(terms[n].forms) > 2:
-                # A question, about a word never said so: perhaps in a rarer form.
+            if len(ids) < FEW_IDS and len(terms[n].forms) > 2:
+                # A word rarely said so: perhaps in a rarer form ("accounting": "accountant").
                 expressions[n] = _expression(terms[n], every_form=True)
                 ids = self._rowids(expressions[n], low, high, newest=RARE_AT_MOST + 1)
-            counts.append(len(ids))
+            counts.append(_how_many(ids, low, high))
             found[n] = ids
         common = [i for i, count in enumerate(counts) if count > RARE_AT_MOST]
-        if common:
-            more = self._counts([expressions[i] for i in common], low, high)
-            for i, count in zip(common, more, strict=True):
-                counts[i] = count
         present = [i for i, count in enumerate(counts) if count > 0]
+        holding_all: set[int] = set()
         if common and len(present) >= 2:
             # The messages holding every term found: few, and the likeliest, however old.
             every = " AND ".join(expressions[i] for i in present)
             holding_all = self._rowids(every, low, high, newest=COMMON_ROWS)
-            for i in present:
-                found[i] |= holding_all
         for i in common:
-            others = [expressions[j] for j in present if j != i]
-            if others:
-                together = f"{expressions[i]} AND ({' OR '.join(others)})"
-                found[i] = self._rowids(together, low, high, newest=COMMON_ROWS)
+            # Of a common term's newest messages, those that hold another term too (each
+            # term's rowids are read already: no query more); alone, its newest few.
+            if any(j != i for j in present):
+                found[i] &= set().union(*(found[j] for j in present if j != i))
             else:
                 found[i] = set(sorted(found[i], reverse=True)[:COMMON_ROWS])
+        if holding_all:
+            for i in present:
+                found[i] |= holding_all
         in_days: tuple[int, int] | None = None
         extra: set[int] = set()
         if query.days is not None:
@@ -256,6 +257,7 @@ class RecallIndex:
         rows = self._rows_by_id(session_id, best)
         rows.sort(key=lambda row: -scores.get(int(str(row[0])), 0.0))
         matches = [_match(row, held(int(str(row[0])))) for row in rows[:depth]]
+        matches.extend(self._keyed(session_id, query, {m.seq for m in matches}, held))
         around = {m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)}
         around -= {m.seq for m in matches}
         neighbours = {m.seq: m for m in matches}
@@ -263,6 +265,19 @@ class RecallIndex:
             neighbour = _match(row, held(int(str(row[0]))))
             neighbours[neighbour.seq] = neighbour
         return RecallPool(tuple(matches), neighbours, tuple(counts), size)
+
+    def _keyed(
+        self,
+        session_id: str,
+        query: RecallQuery,
+        known: set[int],
+        held: Callable[[int], frozenset[int]] | None = None,
+    ) -> list[ArchivedMatch]:
+        """The archived messages the summaries' search keys name (`RecallQuery.keyed`)
+        that are not among the candidates yet: candidates too, however they are worded."""
+        wanted = [seq for seq, _terms in query.keyed if seq not in known]
+        rows = self._rows_by_seq(session_id, wanted)
+        return [_match(row, held(int(str(row[0]))) if held else None) for row in rows]
 
     def _rowids(
         self, expression: str, low: int, high: int, *, newest: int | None = None
@@ -387,22 +402,10 @@ class RecallIndex:
             return None
         return min(int(first), int(last)), max(int(first), int(last))
 
-    def _counts(self, phrases: Sequence[str], low: int, high: int) -> list[int]:
-        """How many of the conversation's index rows hold each expression, up to
-        COUNT_AT_MOST: one statement for all of them."""
-        one = (
-            f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-            "AND rowid BETWEEN ? AND ? LIMIT ?))"
-        )
-        parameters = [v for p in phrases for v in (p, low, high, COUNT_AT_MOST)]
-        row = self._connection.execute(
-            f"SELECT {', '.join([one] * len(phrases))}", parameters
-        ).fetchone()
-        return [int(count) for count in row]
-
-    def _scanned(self, session_id: str, terms: Sequence[RecallTerm], limit: int) -> RecallPool:
+    def _scanned(self, session_id: str, query: RecallQuery, limit: int) -> RecallPool:
         # Without the index: each word of a term as a LIKE pattern (all of them required),
         # any term; the ranking reads what they hold from the text.
+        terms = query.terms
         if not terms:
             return RecallPool()
         clauses: list[str] = []
@@ -418,7 +421,8 @@ class RecallIndex:
             f"({' OR '.join(clauses)}) ORDER BY m.seq DESC LIMIT ?",
             (*parameters, limit * 4),
         ).fetchall()
-        matches = tuple(_match(row) for row in rows)
+        found = [_match(row) for row in rows]
+        matches = (*found, *self._keyed(session_id, query, {m.seq for m in found}))
         around = sorted({m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)})
         neighbours = {m.seq: m for m in matches}
         for row in self._rows_by_seq(session_id, around):
@@ -430,6 +434,17 @@ class RecallIndex:
 # The forms looked up first: each costs a seek in the index (about 15 µs at 100,000
 # messages), so the rarer ones ("insurer" → "insurance") only when these find nothing.
 _FIRST_FORMS = ("", "s", "es", "ed", "d", "ing")
+
+
+def _how_many(newest: set[int], low: int, high: int) -> int:
+    """How many of the rows between `low` and `high` hold a term, from its newest
+    `RARE_AT_MOST + 1` rowids: all of them when fewer, else estimated by the span they
+    take (its rarity is all that is wanted of a common term; counting costs a read of
+    every row that holds it)."""
+    if len(newest) <= RARE_AT_MOST:
+        return len(newest)
+    span = high - min(newest) + 1
+    return max(len(newest), round(len(newest) * (high - low + 1) / max(span, 1)))
 
 
 def _expression(term: RecallTerm, *, every_form: bool = False) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 from app.core.models import Role
 from app.core.recall import ArchivedMatch, recall_query
-from app.core.recall_rank import RecallPool, rank_pool, term_values
+from app.core.recall_rank import RecallPool, keyed, rank_pool, term_values
+from app.core.summary import SearchKey
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 TODAY = date(2026, 6, 30)
@@ -55,3 +57,26 @@ def test_who_said_it_ranks_that_side_first() -> None:
     query = recall_query("What did Claude suggest about the commute?", TODAY)
     assert query.role is Role.ASSISTANT
     assert rank_pool(pool_of(mine, claude), query)[0].match.seq == 2
+
+
+def test_a_summary_key_finds_a_stretch_worded_otherwise() -> None:
+    hiking = turn(1, "I walked up Pen-y-ghent on Sunday with the camera.")
+    photos = turn(3, "Got some lovely shots of the valley in the mist.")
+    lunch = turn(5, "Lunch was a sandwich by the canal.")
+    keys = [
+        SearchKey(words="new hobbies: hiking, photography", sources=[1, 2, 3]),
+        SearchKey(words="lunch", sources=[5]),
+    ]
+    query = recall_query("What new hobbies has Maya taken up?", TODAY, {"maya"})
+    query = replace(query, keyed=keyed(keys, query.terms))
+    assert [seq for seq, _terms in query.keyed] == [1, 2, 3]  # "lunch" holds no term
+    ranked = rank_pool(pool_of(hiking, photos, lunch), query)
+    assert {r.match.seq for r in ranked} == {1, 3}  # neither says "hobbies"
+    assert all(r.score > 0 for r in ranked)
+
+
+def test_keys_that_hold_no_term_add_nothing() -> None:
+    query = recall_query("What did the vet say?", TODAY)
+    assert keyed([SearchKey(words="garden, allotment", sources=[4])], query.terms) == ()
+    cue_only = recall_query("what name", TODAY)
+    assert keyed([SearchKey(words="name", sources=[4])], cue_only.terms) == ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
@@ -14,7 +14,15 @@ import pytest
 from app.core.models import Role
 from app.core.recall import fit_recall, fold, rank_matches, recall_query, salient_terms
 from app.core.recall_kinds import wanted_kinds
-from app.core.summary import SummaryContent, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
+from app.core.recall_rank import keyed
+from app.core.summary import (
+    SearchKey,
+    SummaryContent,
+    SummaryDraft,
+    SummaryMode,
+    SummaryTier,
+    SummaryTrigger,
+)
 from app.core.tokens import default_counter
 from app.store import SessionStore, SummaryStore, open_database
 from app.store import recall as recall_module
@@ -195,3 +203,17 @@ def test_other_conversations_are_searched_only_when_asked_and_name_themselves(
     assert [(m.conversation, m.seq) for m in found] == [("Holiday in Porto", 1)]
     block = fit_recall(found, query.terms, 400, default_counter().count, ordered=[(found[0], None)])
     assert block is not None and "in “Holiday in Porto”" in block.text
+
+
+def test_the_messages_a_search_key_names_are_candidates(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(30)
+    texts[6] = "I walked up Pen-y-ghent on Sunday with the camera."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 28)
+    query = recall_query("What new hobbies have I taken up?", date(2026, 6, 30))
+    assert archive.index.pool(session_id, query).matches == ()  # no message says "hobbies"
+    keys = [SearchKey(words="hobbies: hiking", sources=[7, 29])]  # 29 is live: not quoted
+    pool = archive.index.pool(session_id, replace(query, keyed=keyed(keys, query.terms)))
+    assert [m.seq for m in pool.matches] == [7]
+    assert pool.matches[0].content.startswith("I walked up Pen-y-ghent")
