@@ -245,3 +245,37 @@ def test_without_a_summary_the_gauge_counts_neither_tool_nor_quotes(
     state = chat.service.current.gauge.measure(draft="")
     assert state is not None and state == state.required
     assert state.recall_allowed == 0
+
+
+def test_the_summarys_search_keys_find_what_was_said_in_other_words(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    quiet_llm = SummarizationConfig(mode="llm", auto_summarize=False)
+    chat = start_chat(settings=AppSettings(summarization=quiet_llm))
+    chat.send("I walked up Pen-y-ghent on Sunday with my new camera.")
+    for turn in range(8):
+        chat.send(f"Question {turn} about the garden beds and the lunch menu.")
+    fake_server.add_tool_reply(
+        {
+            "narrative": "They talked about the weekend and the garden.",
+            "key_points": [],
+            "decisions": [],
+            "action_items": [],
+            "open_questions": [],
+            "entities": [],
+            "standing": "The garden beds are still being planned.",
+            "search_keys": [{"words": "new hobbies: hill walking, photography", "sources": [1]}],
+        }
+    )
+    assert chat.service.current.condensing.summarize()
+    chat.idle()
+    (summary,) = chat.service.current.state.summaries
+    assert summary.content.search_keys[0].sources == [1]
+
+    chat.send("What new hobbies have I taken up?")
+
+    (recall,) = recall_texts(last_reply(fake_server))
+    assert "Pen-y-ghent" in recall  # no word of the question is in it: the key found it
+    assert (
+        "Where things stand now: The garden beds" in last_reply(fake_server)["system"][-1]["text"]
+    )
