@@ -9,6 +9,7 @@ Tool use: https://platform.claude.com/docs/en/agents-and-tools/tool-use/implemen
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -100,19 +101,22 @@ class LookupHit:
     created_at: datetime
     text: str
     conversation: str = ""  # the conversation's title, for a search across conversations
-    # Not kept with the lookup (the export's schema has neither): the conversation it is
-    # in, and the turn it answers (or its answer) that Claude reads beside it.
+    # The conversation it is in ("" for the reply's own), so the user can open it there.
     session_id: str = field(default="", compare=False)
+    # Not kept with the lookup: the turn it answers (or its answer) Claude reads beside it.
     context: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found = {
             "seq": self.seq,
             "author": self.author,
             "created_at": self.created_at.isoformat(),
             "text": self.text,
             "conversation": self.conversation,
         }
+        if self.conversation and self.session_id:
+            found["session_id"] = self.session_id  # another conversation: open it there
+        return found
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LookupHit:
@@ -122,6 +126,7 @@ class LookupHit:
             created_at=datetime.fromisoformat(str(data["created_at"])),
             text=str(data["text"]),
             conversation=str(data.get("conversation", "")),
+            session_id=str(data.get("session_id", "")),
         )
 
 
@@ -167,8 +172,25 @@ def refused_text(max_lookups: int, *, no_room: bool = False) -> str:
 
 
 def summary_line(lookups: tuple[Lookup, ...]) -> str:
-    """The collapsed line on a reply: "Looked in earlier messages: 2 found"."""
+    """The collapsed line on a reply: "Looked in earlier messages: 2 found", and the
+    user's other conversations it found something in (Settings → Memory), by title."""
     found = sum(len(lookup.hits) for lookup in lookups)
     if found == 0:
         return "Looked in earlier messages: nothing found"
-    return f"Looked in earlier messages: {found} found"
+    return f"Looked in earlier messages: {found} found" + elsewhere_note(lookups)
+
+
+def conversations_used(lookups: Iterable[Lookup]) -> list[str]:
+    """The titles of the other conversations these searches quoted, in the order found."""
+    titles = (hit.conversation for lookup in lookups for hit in lookup.hits)
+    return list(dict.fromkeys(title for title in titles if title))
+
+
+def elsewhere_note(lookups: Iterable[Lookup]) -> str:
+    """ " (also in “Trip to Porto”, “Taxes”)" when hits came from other conversations."""
+    titles = conversations_used(lookups)
+    if not titles:
+        return ""
+    shown = ", ".join(f"“{title}”" for title in titles[:3])
+    more = f" and {len(titles) - 3} more" if len(titles) > 3 else ""
+    return f" (also in {shown}{more})"

@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from app.core.lookup import Lookup, summary_line
+from app.core.lookup import Lookup, LookupHit, summary_line
 from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
 
 
 def details_html(lookups: Sequence[Lookup]) -> str:
-    """`details_text` with each excerpt of this conversation a link that opens it."""
+    """`details_text` with each excerpt a link that opens it where it was said."""
     parts: list[str] = []
     for lookup in lookups:
         found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
@@ -31,11 +31,18 @@ def details_html(lookups: Sequence[Lookup]) -> str:
             author = _AUTHORS.get(hit.author, hit.author)
             when = f"{hit.created_at.astimezone():%d %b %Y %H:%M}"
             label = html.escape(f"#{hit.seq} · {author} · {when}{where}")
-            if not hit.conversation and hit.seq > 0:
-                label = f'<a href="seq:{hit.seq}">{label}</a>'
+            if hit.seq > 0 and (not hit.conversation or hit.session_id):
+                label = f'<a href="{_target(hit)}">{label}</a>'
             lines.append(f"{label}: {html.escape(hit.text)}")
         parts.append("<br>".join(lines))
     return "<br><br>".join(parts)
+
+
+def _target(hit: LookupHit) -> str:
+    """The link of an excerpt: "seq:12" in this conversation, "open:<id>:12" in another."""
+    if hit.conversation and hit.session_id:
+        return f"open:{hit.session_id}:{hit.seq}"
+    return f"seq:{hit.seq}"
 
 
 def details_text(lookups: Sequence[Lookup]) -> str:
@@ -58,14 +65,15 @@ class LookupLine(QWidget):
 
     Attributes:
         toggle: the line itself (a button; checked when open).
-        details: the queries and excerpts (hidden while collapsed); an excerpt of this
-            conversation is a link that opens the original.
+        details: the queries and excerpts (hidden while collapsed); each excerpt is a link
+            that opens the original, in this conversation or the one it was found in.
 
     Signals:
-        open_requested(int): the user asked to see message `seq` of this conversation.
+        open_requested(str, int): the user asked to see a message an excerpt quotes: the
+            conversation ("" for this one) and the message's seq.
     """
 
-    open_requested = Signal(int)
+    open_requested = Signal(str, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -112,8 +120,10 @@ class LookupLine(QWidget):
         self._name()
 
     def _link(self, target: str) -> None:
-        if target.startswith("seq:") and target[4:].isdigit():
-            self.open_requested.emit(int(target[4:]))
+        kind, _, rest = target.partition(":")
+        session_id, _, seq = rest.rpartition(":")
+        if kind in ("seq", "open") and seq.isdigit() and (kind == "open") == bool(session_id):
+            self.open_requested.emit(session_id, int(seq))
 
     def _toggled(self, open_: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)

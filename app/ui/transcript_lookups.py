@@ -6,16 +6,20 @@ page come with the page (read once when it is shown).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from PySide6.QtCore import QObject, Signal
 
+from app.core.errors import StorageError
 from app.core.lookup import Lookup
 from app.core.models import Message, Role
 from app.ui.controller import ChatController
 from app.ui.history_source import Place
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_message import MessageWidget
+
+log = logging.getLogger(__name__)
 
 
 class TranscriptLookups(QObject):
@@ -76,16 +80,17 @@ class TranscriptLookups(QObject):
             line.setProperty("cairnOpensOriginals", True)
             line.open_requested.connect(self._open)
 
-    def _open(self, seq: int) -> None:
-        session = self._chat.current.state.session
-        if session is None:
-            return
-        covering = next(
-            (
-                block.summary.id
-                for block in self._transcript.summary_blocks()
-                if block.summary.first_seq <= seq <= block.summary.last_seq
-            ),
-            None,
-        )
-        self.open_requested.emit(Place(session.id, seq, covering))
+    def _open(self, session_id: str, seq: int) -> None:
+        """Open message `seq` of `session_id` ("": this conversation), unfolding the
+        summary that covers it now."""
+        if not session_id:
+            session = self._chat.current.state.session
+            if session is None:
+                return
+            session_id = session.id
+        try:
+            covering = self._chat.archive.covering(session_id, seq)
+        except StorageError as error:  # the conversation still opens, at its newest
+            log.warning("Could not read which summary covers message %s: %s", seq, error)
+            covering = None
+        self.open_requested.emit(Place(session_id, seq, covering))
