@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.chat.events import Activity, SummaryPreview, SummaryReport
@@ -26,13 +25,10 @@ from app.core.errors import StorageError, UserFacingError
 from app.core.policy import (
     Decision,
     PolicyInput,
-    Reason,
     TriggerMemory,
     TriggerPolicy,
-    nothing_to_condense,
     whole_conversation_tokens,
 )
-from app.core.summarization_config import MIN_PRESERVE_RECENT
 from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
 
 if TYPE_CHECKING:
@@ -98,19 +94,9 @@ class ConversationSummaries:
         state = self._gauge.measure("")
         if state is None:
             return False
-        decision = self._policy().should_summarize(self._policy_input(state, manual=True))
-        if decision.summarize and keep_recent is not None:
-            keep = max(MIN_PRESERVE_RECENT, keep_recent)
-            if conversation.tail.unpinned <= keep:
-                decision = replace(
-                    decision,
-                    summarize=False,
-                    reason=Reason.TOO_FEW_MESSAGES,
-                    preserve_recent=keep,
-                    explanation=nothing_to_condense(keep),
-                )
-            else:
-                decision = replace(decision, preserve_recent=keep)
+        decision = self._policy().should_summarize(
+            self._policy_input(state, manual=True, keep_recent=keep_recent)
+        )
         if not decision.summarize:
             conversation.tell(
                 lambda events: events.notice_raised("Nothing to condense yet", decision.explain())
@@ -401,7 +387,9 @@ class ConversationSummaries:
     def _policy(self) -> TriggerPolicy:
         return TriggerPolicy(self._shared.config())
 
-    def _policy_input(self, state: ContextState, *, manual: bool) -> PolicyInput:
+    def _policy_input(
+        self, state: ContextState, *, manual: bool, keep_recent: int | None = None
+    ) -> PolicyInput:
         conversation = self._state
         return PolicyInput(
             state=state.required,
@@ -409,8 +397,7 @@ class ConversationSummaries:
             memory=self.trigger,
             summary_depth=max((s.depth for s in conversation.summaries), default=0),
             manual=manual,
-            tail_tokens=conversation.tail.unpinned_tokens(),
-            pinned_tokens=conversation.tail.pinned_tokens,
+            keep_recent=keep_recent,
             whole_tokens=whole_conversation_tokens(
                 state.required, _archived_tokens(conversation.summaries)
             ),
