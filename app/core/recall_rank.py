@@ -44,6 +44,10 @@ from app.core.summary import SearchKey
 # look like?" about the guitar named just before; the answer names neither).
 CONTEXT_SHARE = 0.6
 EARLIER_SHARE = 0.3
+# The user going on from Claude's reply without being asked anything ("We've decided to
+# wait" after "A second dog is a big commitment"): the same subject, less surely; of the
+# reply and of the user's turn before it.
+CONTINUES_SHARE = 0.3
 # A message written on the days asked about; one within `DAY_SLACK` days of a loose
 # range ("in May", "a few weeks ago") counts a little more than one far from it.
 IN_DAYS = 2.5
@@ -163,6 +167,17 @@ def rank_pool(
             own += KEY_SHARE * own_score(by_key[match.seq] - held(match), values)
         before = everyone.get((match.session_id, match.seq - 1))
         context = 0.0
+        if (
+            before is not None
+            and match.role is Role.USER
+            and before.role is Role.ASSISTANT
+            and not _answers(match, before)
+        ):
+            earlier = everyone.get((match.session_id, match.seq - 2))
+            lacking = held(match)
+            context = CONTINUES_SHARE * own_score(held(before) - lacking, values)
+            if earlier is not None:
+                context += CONTINUES_SHARE * own_score(held(earlier) - lacking, values)
         if before is not None and _answers(match, before):
             # Only the terms it does not hold itself: a reply that repeats the question's
             # words is not worth them twice.

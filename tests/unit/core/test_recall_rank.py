@@ -80,3 +80,14 @@ def test_keys_that_hold_no_term_add_nothing() -> None:
     assert keyed([SearchKey(words="garden, allotment", sources=[4])], query.terms) == ()
     cue_only = recall_query("what name", TODAY)
     assert keyed([SearchKey(words="name", sources=[4])], cue_only.terms) == ()
+
+
+def test_the_user_going_on_from_a_reply_is_found_by_its_subject() -> None:
+    asked = turn(1, "We keep going back and forth about adopting a second dog.")
+    reply = turn(2, "A second dog is a bigger commitment in a flat.")
+    decided = turn(3, "We've decided to wait until we've got a garden.")
+    other = turn(5, "We've decided on pasta for tea.")
+    query = recall_query("Did Maya and Tom decide to get another dog?", TODAY, {"maya"})
+    ranked = rank_pool(pool_of(asked, reply, decided, other), query)
+    by_seq = {r.match.seq: r.score for r in ranked}
+    assert by_seq[3] > by_seq[5]  # both say "decided"; only one goes on about the dog
