@@ -54,6 +54,7 @@ COMMON_ROWS = 100
 # A term its commonest forms find in fewer messages than this is looked up in all its
 # forms too (one read more, of a rare word: cheap).
 FEW_IDS = 3
+FORM_RETRIES = 2
 # Of the days a question names: the messages written then, when no term finds any.
 DAY_ROWS = 40
 # Greetings read to learn who is talking (the participants' own names).
@@ -194,10 +195,13 @@ class RecallIndex:
         # term is counted further (its rarity) and read again where another term is too.
         found: dict[int, set[int]] = {}
         counts: list[int] = []
+        retries = FORM_RETRIES
         for n, expression in enumerate(expressions):
             ids = self._rowids(expression, low, high, newest=RARE_AT_MOST + 1)
-            if len(ids) < FEW_IDS and len(terms[n].forms) > 2:
-                # A word rarely said so: perhaps in a rarer form ("accounting": "accountant").
+            if len(ids) < FEW_IDS and len(terms[n].forms) > 2 and query.wanted and retries:
+                # A question's word rarely said so: perhaps in a rarer form ("accounting":
+                # "accountant"); for its most telling words only (each costs a read).
+                retries -= 1
                 expressions[n] = _expression(terms[n], every_form=True)
                 ids = self._rowids(expressions[n], low, high, newest=RARE_AT_MOST + 1)
             counts.append(_how_many(ids, low, high))
