@@ -259,5 +259,7 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
 
 
 def _fold(word: str) -> str:
+    if word.isascii():
+        return word.lower()  # most words: no accents to drop
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
