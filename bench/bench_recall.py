@@ -52,6 +52,26 @@ FACTS = {
         "Finance",
     ),
 }
+# Facts said in a row of common words (each in more than 300 of the archive's messages,
+# ranks 40-400 of its Zipf vocabulary), asked for with those words: a question made of
+# common words must still find them (issue 22).
+COMMON_FACTS = 4
+
+
+def common_facts(writer: Writer) -> dict[str, tuple[str, str]]:
+    """Question → (the message saying it, the value), from the archive's own words."""
+    rng = random.Random(22)
+    facts = {}
+    for n in range(COMMON_FACTS):
+        words = [writer.words[rng.randint(40, 400)] for _ in range(3)]
+        value = f"QZ-{4100 + n}"
+        facts[f"What about {' '.join(words)}?"] = (
+            f"{' '.join(words).capitalize()}: {value}.",
+            value,
+        )
+    return facts
+
+
 # Each turn is timed this many times and its best kept: the machine is shared, and a
 # busy neighbour's time is not recall's.
 REPEATS = 5
@@ -71,6 +91,8 @@ def build(path: Path, messages: int) -> None:
             (session_id, session_id, stamp(START), stamp(START)),
         )
     planted = {1_000 + n * 7_000: text for n, (text, _value) in enumerate(FACTS.values())}
+    common = common_facts(writer).values()
+    planted |= {3_000 + n * 7_000: text for n, (text, _value) in enumerate(common)}
     seqs = dict.fromkeys([SESSION, *others], 0)
 
     def rows(session_id: str, count: int) -> list[tuple[object, ...]]:
@@ -128,7 +150,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100_000)
     arguments = parser.parse_args()
     FOLDER.mkdir(parents=True, exist_ok=True)
-    path = FOLDER / f"recall-{arguments.messages}.db"
+    path = FOLDER / f"recall22-{arguments.messages}.db"
     if not path.exists():
         began = time.perf_counter()
         build(path, arguments.messages)
@@ -145,6 +167,7 @@ def main() -> None:
     counter.count("warm up")
     index = store.recall_index()
     print(f"full-text index: {index.indexed}")
+    commons = common_facts(Writer(random.Random(12)))  # the archive's own words
     rng = random.Random(3)
     writer = Writer(rng)
     chatter = [writer.message(rng.randint(1, 2)) for _ in range(40)]
@@ -186,6 +209,7 @@ def main() -> None:
         print(f"\n{model.display_name} ({model.max_input_tokens:,} window, 5 % for recall):")
         for label, questions in (
             ("a question about a planted fact", list(FACTS)),
+            ("a question of common words (each in > 300 messages)", list(commons)),
             ("everyday messages (Zipf words, no stop words)", chatter),
             (f"a pasted page (~{len(pages[0].split()):,} words)", pages),
         ):
@@ -195,7 +219,8 @@ def main() -> None:
             report(f"  {label}: best of {REPEATS}", best)
             report(f"  {label}: every run", every)
             if questions is not chatter and questions is not pages:
-                values = [value for _text, value in FACTS.values()]
+                facts = FACTS if questions == list(FACTS) else commons
+                values = [value for _text, value in facts.values()]
                 found = sum(value in text for text, value in zip(texts, values, strict=True))
                 print(f"  planted facts quoted: {found} of {len(FACTS)}")
     terms = salient_terms(next(iter(FACTS)))

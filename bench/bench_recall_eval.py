@@ -30,6 +30,17 @@ there verbatim (issue 8's evidence measure), beside plain truncation — the new
 messages that fit with the question — in the same run.
 
 Prints two tables; it is not a pass/fail test.
+
+With `--natural` (issue 22) the conversation is bench/natural_conversation.py's instead:
+six months of one person's sessions with Claude, greetings and all, and 52 questions
+written the way people ask them (naming the participants, paraphrasing, dated, leaning
+on the turn before, needing several turns), none of them written to suit recall. It is
+fed through the same engine at 4k, 8k, 16k, 32k and 200k, in rule mode and with the
+fact-free stand-in for Claude, and for each question we count the share of its evidence
+turns that are verbatim in the request, beside plain truncation in the same run: by
+category (single fact, several turns, date questions, context-dependent) and by split
+(dev questions may be looked at when tuning; test questions never). `--misses` lists
+the dev questions whose evidence did not reach the request.
 """
 
 from __future__ import annotations
@@ -62,6 +73,7 @@ from app.core.summary import SummaryMode, SummaryTrigger
 from app.core.tokens import TokenCounter, default_counter
 from app.store import SessionStore, SummaryStore, open_database
 from bench.bench_evidence import sent_text, truncation_request
+from bench.natural_conversation import CATEGORIES, NaturalConversation, make_natural
 from bench.planted_facts import (
     DEFAULT_LENGTH,
     KINDS,
@@ -73,6 +85,8 @@ from bench.planted_facts import (
 RECALL_RATIO = 0.05
 WINDOWS = (2_000, 4_000, 8_000, 16_000)
 MODES = ("rule", "hybrid", "adversarial")
+NATURAL_WINDOWS = (4_000, 8_000, 16_000, 32_000, 200_000)
+NATURAL_MODES = ("rule", "adversarial")
 
 # --- the summarizers' stand-ins for Claude -------------------------------------------
 
@@ -190,7 +204,9 @@ class Conversation:
     recall_ratio: float = 0.05
 
 
-def request_for(conversation: Conversation, question: str) -> BuiltRequest:
+def request_for(
+    conversation: Conversation, question: str, asked_at: datetime | None = None
+) -> BuiltRequest:
     """The request the app would send if the user asked `question` now.
 
     Mirrors the send path on main: `Conversation.send` checks the question fits and,
@@ -214,7 +230,7 @@ def request_for(conversation: Conversation, question: str) -> BuiltRequest:
             seq=(tail[-1].seq + 1) if tail else 1,
             role=Role.USER,
             content=question,
-            created_at=tail[-1].created_at if tail else datetime.now().astimezone(),
+            created_at=asked_at or (tail[-1].created_at if tail else datetime.now().astimezone()),
         )
         recall = AutomaticRecall(conversation.builder, conversation.recall_ratio).gather(
             conversation.store.recall_index(),
@@ -349,6 +365,169 @@ def run(
     return figures
 
 
+# --- the natural questions ------------------------------------------------------------
+
+
+@dataclass
+class NaturalFigures:
+    """What one window × summarizer run found for the natural questions: per question,
+    the share of its evidence turns in Cairn's request and in plain truncation's."""
+
+    cairn: list[float] = field(default_factory=list)
+    truncation: list[float] = field(default_factory=list)
+    summaries: int = 0
+    seconds: float = 0.0
+    misses: list[str] = field(default_factory=list)
+
+
+def feed(
+    conversation: Conversation, clock: Clock, texts: list[tuple[Role, str, datetime]]
+) -> list[Message]:
+    """Store the messages one at a time, the engine summarizing when due, as the app does."""
+    engine, store, model = conversation.engine, conversation.store, conversation.model
+    session_id, counter = conversation.session_id, conversation.builder.counter
+    memory = TriggerMemory()
+    stored: list[Message] = []
+    for role, text, sent_at in texts:
+        clock.now = sent_at
+        stored.append(
+            store.append_message(session_id, role, text, token_estimate=counter.count(text))
+        )
+        memory = engine.policy.observe(
+            memory, engine.state(session_id, model=model), new_messages=1
+        )
+        if role is not Role.ASSISTANT:
+            continue
+        decision = engine.decide(session_id, model=model, memory=memory)
+        memory = engine.policy.after_decision(memory, decision)
+        if decision.summarize:
+            outcome = engine.run(
+                session_id,
+                model=model,
+                trigger=SummaryTrigger(decision.trigger or "auto"),
+                decision=decision,
+            )
+            if outcome.changed:
+                memory = engine.policy.after_summary(memory, outcome.state_after)
+    return stored
+
+
+def run_natural(
+    natural: NaturalConversation, window: int, mode: str, counter: TokenCounter, folder: Path
+) -> NaturalFigures:
+    """Feed the conversation through the engine, then ask every question."""
+    started = time.perf_counter()
+    model = ModelInfo(
+        id=f"bench-{window}",
+        display_name=f"{window // 1000}k",
+        max_input_tokens=window,
+        max_tokens=window // 8,
+    )
+    path = folder / f"natural-{mode}-{window}.db"
+    clock = Clock()
+    opened = open_database(path)
+    store = SessionStore(opened.connection, database=path, clock=clock)
+    summaries = SummaryStore.open(path, clock=clock)
+    asked_day = local_day(natural.asked_at)
+    builder = ContextBuilder(counter, today=lambda: asked_day)
+    config, summarizer = summarizer_for(mode, counter)
+    engine = SummarizationEngine(config, summaries, summarizer, builder)
+    session = store.create_session("Maya", model.id)
+    conversation = Conversation(
+        session.id, store, summaries, engine, builder, model, recall_ratio=RECALL_RATIO
+    )
+    figures = NaturalFigures()
+    try:
+        stored = feed(
+            conversation,
+            clock,
+            [
+                (Role.USER if m.role == "user" else Role.ASSISTANT, m.text, m.sent_at)
+                for m in natural.messages
+            ],
+        )
+        clock.now = natural.asked_at
+        for question in natural.questions:
+            sent = sent_text(request_for(conversation, question.text, natural.asked_at))
+            truncated = sent_text(truncation_request(builder, model, stored, question.text))
+            evidence = [stored[index].content for index in question.evidence]
+            found = sum(text in sent for text in evidence) / len(evidence)
+            figures.cairn.append(found)
+            figures.truncation.append(sum(text in truncated for text in evidence) / len(evidence))
+            if found < 1 and question.split == "dev":
+                figures.misses.append(question.text)
+        figures.summaries = len(summaries.summaries(session.id))
+    finally:
+        summaries.close()
+        store.close()
+    figures.seconds = time.perf_counter() - started
+    return figures
+
+
+def print_natural(
+    natural: NaturalConversation,
+    results: dict[tuple[int, str], NaturalFigures],
+    windows: tuple[int, ...],
+    *,
+    misses: bool,
+) -> None:
+    questions = natural.questions
+    groups: list[tuple[str, list[int]]] = [
+        (category, [n for n, q in enumerate(questions) if q.category == category])
+        for category in CATEGORIES
+    ]
+    groups += [
+        (f"{split} half", [n for n, q in enumerate(questions) if q.split == split])
+        for split in ("dev", "test")
+    ]
+    groups.append(("all", list(range(len(questions)))))
+    print("\nNatural questions: share of their evidence turns verbatim in the request")
+    header = f"{'window':>6} {'':<12}" + "".join(f"{name:>10}" for name, _ in groups)
+    print(header)
+    print(f"{'':>6} {'(questions)':<12}" + "".join(f"{len(ns):>10}" for _, ns in groups))
+    for window in windows:
+        rows = [(f"Cairn {mode}", results[window, mode].cairn) for mode in NATURAL_MODES]
+        rows.append(("truncation", results[window, NATURAL_MODES[0]].truncation))
+        for name, shares in rows:
+            cells = "".join(
+                f"{sum(shares[n] for n in ns) / max(1, len(ns)):>10.2f}" for _, ns in groups
+            )
+            print(f"{window // 1000:>5}k {name:<12}{cells}")
+    if misses:
+        for window in windows:
+            for mode in NATURAL_MODES:
+                missed = results[window, mode].misses
+                print(f"\n{window // 1000}k {mode}: {len(missed)} dev questions missed")
+                for text in missed:
+                    print(f"  - {text}")
+
+
+def main_natural(args: argparse.Namespace) -> None:
+    counter = default_counter()
+    args.seed = 22 if args.seed is None else args.seed
+    natural = make_natural(args.seed)
+    tokens = sum(counter.count(m.text) for m in natural.messages)
+    days = len({m.sent_at.date() for m in natural.messages})
+    print(
+        f"{len(natural.messages)} messages, {tokens:,} tokens, {days} sessions; "
+        f"{len(natural.questions)} natural questions; seed {args.seed}"
+    )
+    windows = (4_000, 16_000) if args.quick else NATURAL_WINDOWS
+    results: dict[tuple[int, str], NaturalFigures] = {}
+    shm = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as folder:
+        for window in windows:
+            for mode in NATURAL_MODES:
+                figures = run_natural(natural, window, mode, counter, Path(folder))
+                results[window, mode] = figures
+                print(
+                    f"  {window // 1000:>3}k {mode:<12} {figures.summaries:>3} summaries made, "
+                    f"{figures.seconds:5.1f} s",
+                    flush=True,
+                )
+    print_natural(natural, results, windows, misses=args.misses)
+
+
 # --- the tables --------------------------------------------------------------------------
 
 
@@ -379,7 +558,7 @@ def print_tables(
 def main() -> None:
     global RECALL_RATIO
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--messages", type=int, default=DEFAULT_LENGTH)
     parser.add_argument(
         "--quick", action="store_true", help="windows 4k and 16k only, 440 messages"
@@ -390,8 +569,16 @@ def main() -> None:
         default=0.05,
         help="share of the window automatic recall may use (0: off; default 0.05)",
     )
+    parser.add_argument(
+        "--natural", action="store_true", help="the natural questions (issue 22) instead"
+    )
+    parser.add_argument("--misses", action="store_true", help="list the dev questions missed")
     args = parser.parse_args()
     RECALL_RATIO = args.recall
+    if args.natural:
+        main_natural(args)
+        return
+    args.seed = 12 if args.seed is None else args.seed
     windows = (4_000, 16_000) if args.quick else WINDOWS
     length = 440 if args.quick else args.messages
     counter = default_counter()

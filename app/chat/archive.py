@@ -43,6 +43,14 @@ class SummaryArchive:
             if summary.parent_id == summary_id
         ]
 
+    def covering(self, session_id: str, seq: int) -> str | None:
+        """The active summary that covers message `seq` of `session_id` now (its card
+        unfolds to the original), or None for a live message."""
+        for summary in self._summaries().active_summaries(session_id):
+            if summary.first_seq <= seq <= summary.last_seq:
+                return summary.id
+        return None
+
     def history(self, session_id: str) -> list[HistoryEntry]:
         """A conversation's audit trail (every summary and undo), oldest first."""
         reader = self._summaries()

@@ -48,16 +48,22 @@ class ConversationGauge:
             return None
         outgoing = self._outgoing
         text = outgoing.text(self.draft if draft is None else draft)
-        shared = self._state.shared
-        if not shared.counter.ready:
+        return self.with_recall(text, outgoing.draft_tokens(text))
+
+    def with_recall(self, text: str, tokens: int | None = None) -> ContextState | None:
+        """The figures of the next request with `text` as it will be stored, the tool and
+        the recall block as the settings have them; None until they can be known (no
+        tokenizer yet)."""
+        if not self._state.shared.counter.ready:
             return None
-        settings = shared.recall()
+        settings = self._state.shared.recall()
         return self.required(
             text,
-            outgoing.draft_tokens(text),
+            tokens,
             tools=tool_offer(settings, archived=bool(self._state.summaries)),
             recall_budget_ratio=recall_budget(settings),
             recall_quoted=self.quoted,
+            recall_elsewhere=settings.across_conversations,
         )
 
     def set_draft(self, text: str) -> None:
@@ -85,6 +91,7 @@ class ConversationGauge:
         tools: ToolOffer | None = None,
         recall_budget_ratio: float = 0.0,
         recall_quoted: int = 0,
+        recall_elsewhere: bool = False,
     ) -> ContextState:
         """The figures of the next request with `draft`; without the parts that give way
         (the tool, the quotes) unless they are given (as `estimate_state` takes them)."""
@@ -104,9 +111,18 @@ class ConversationGauge:
             tools=tools,
             recall_budget_ratio=recall_budget_ratio,
             recall_quoted=recall_quoted,
+            recall_elsewhere=recall_elsewhere,
             files_saved=files.saved_tokens,
         )
         return replace(figures, files_left_out=files.left_out) if files.left_out else figures
+
+    def squeezes_recall(self, text: str, tokens: int) -> bool:
+        """Whether sending `text` now would leave the recall block less than its floor:
+        then the live tail gives way first (an emergency summary), when it can."""
+        if self._state.activity is Activity.LOADING:
+            return False
+        figures = self.with_recall(text, tokens)
+        return figures is not None and figures.recall_floor > 0 and not figures.required.fits
 
     def check_fits(self, text: str, tokens: int) -> None:
         """Raise, in plain words with the numbers, when `text` cannot be sent as things

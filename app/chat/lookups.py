@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from app.chat.events import ChatEvents
 from app.core.context import BuiltRequest
+from app.core.conversation import local_day
 from app.core.errors import ApiError, BugError, StorageError
 from app.core.lookup import (
     MAX_RESULTS,
@@ -46,7 +48,10 @@ from app.core.lookup import (
     tool_definition,
     tool_result_text,
 )
-from app.core.models import Usage
+from app.core.models import Role, Usage
+from app.core.recall import excerpt, held_terms, recall_query
+from app.core.recall_dates import DayRange
+from app.core.recall_rank import rank_pool
 from app.core.search import Author, SearchHit, SearchQuery
 from app.core.settings import RecallSettings
 from app.llm.provider import (
@@ -67,6 +72,33 @@ log = logging.getLogger(__name__)
 ROUND_SEPARATOR = "\n\n"
 # Hits asked of the index per search: some are dropped (what Claude already sees).
 _CANDIDATES = MAX_RESULTS * 4
+# An excerpt's length, and of the turn it answers beside it (characters).
+RESULT_CHARS = 500
+CONTEXT_CHARS = 240
+
+
+def _cut(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _filters(given: Mapping[str, object]) -> tuple[Role | None, DayRange | None]:
+    """The tool call's filters: who said it, and between which days (each optional; a
+    malformed one is ignored, as the search still answers)."""
+    who = given.get("who")
+    role = {"user": Role.USER, "assistant": Role.ASSISTANT}.get(str(who)) if who else None
+    first = _day(given.get("after")) or date.min
+    last = _day(given.get("before")) or date.max
+    days = DayRange(first, last) if (first, last) != (date.min, date.max) else None
+    return role, days
+
+
+def _day(value: object) -> date | None:
+    try:
+        return date.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
+
+
 # A margin for the framing of the tool turns' content blocks (the definition and the
 # API's tool-use system prompt are counted in the request itself).
 TOOL_FRAMING_TOKENS = 150
@@ -164,34 +196,80 @@ class ArchiveLookups:
 
     # --- inside, on the reply's thread
 
-    def search(self, search: ArchiveSearch, store: SessionStore, query: str) -> list[LookupHit]:
-        """The best excerpts for `query`, best first: archived words only (Claude sees the
-        rest)."""
-        across = self.settings.across_conversations
+    def search(
+        self,
+        search: ArchiveSearch,
+        store: SessionStore,
+        query: str,
+        filters: Mapping[str, object] | None = None,
+    ) -> list[LookupHit]:
+        """The best excerpts for `query`, best first (any of its words; archived words
+        only, since Claude sees the rest), each with the turn it answers; `filters` (the
+        tool's `who`, `after`, `before`) narrow them.
+
+        This conversation is searched as recall searches it (`RecallIndex.pool`, ranked
+        by `rank_pool`); across conversations, the full-text index gives each word's
+        matches, ranked by how many words they hold.
+        """
+        role, days = _filters(filters or {})
+        today = date.fromordinal(local_day(utc_now()))
+        index = store.recall_index()
+        participants = index.participants(self._session_id)
+        asked = recall_query(query, today, participants)
+        asked = replace(asked, days=days or asked.days, role=role or asked.role)
+        pool = index.pool(self._session_id, asked)
+        hits: list[LookupHit] = []
+        for ranked in rank_pool(pool, asked):
+            match = ranked.match
+            if (role is not None and match.role is not role) or (
+                days is not None and not days.holds(date.fromordinal(local_day(match.created_at)))
+            ):
+                continue
+            partner = ranked.partner
+            if not held_terms(match.content, asked.terms) and not (
+                partner is not None and held_terms(partner.content, asked.terms)
+            ):
+                continue  # found only through turns further away: not a result of its own
+            hits.append(
+                LookupHit(
+                    seq=match.seq,
+                    author=match.role.value,
+                    created_at=match.created_at,
+                    text=_cut(excerpt(match.content, asked.terms, RESULT_CHARS)),
+                    session_id=self._session_id,
+                    context=_cut(partner.content[:CONTEXT_CHARS]) if partner else "",
+                )
+            )
+            if len(hits) >= MAX_RESULTS:
+                break
+        if self.settings.across_conversations and len(hits) < MAX_RESULTS:
+            hits += self._elsewhere(search, store, query, MAX_RESULTS - len(hits))
+        return hits
+
+    def _elsewhere(
+        self, search: ArchiveSearch, store: SessionStore, query: str, wanted: int
+    ) -> list[LookupHit]:
+        """The best excerpts of the user's other conversations: each word's matches,
+        ranked by how many of the words they hold (any word may match)."""
         words = query_words(query)
-        scope = None if across else self._session_id
-        hits = self._wanted(search.search(SearchQuery(query, scope, limit=_CANDIDATES)).hits)
-        if not hits and len(words) > 1:
-            # Every word at once found nothing: the hits of any word, most words first.
-            scores: dict[tuple[str, int | None, str | None], tuple[int, SearchHit]] = {}
-            for word in words:
-                page = search.search(SearchQuery(word, scope, limit=_CANDIDATES))
-                for hit in self._wanted(page.hits):
-                    key = (hit.session_id, hit.message_id, hit.summary_id)
-                    score, _ = scores.get(key, (0, hit))
-                    scores[key] = (score + 1, hit)
-            ranked = sorted(scores.values(), key=lambda item: -item[0])
-            hits = [hit for _, hit in ranked]
-        hits = hits[:MAX_RESULTS]  # the best first
+        scores: dict[tuple[str, int | None, str | None], tuple[int, SearchHit]] = {}
+        for word in words:
+            page = search.search(SearchQuery(word, None, limit=_CANDIDATES))
+            for hit in page.hits:
+                if hit.session_id == self._session_id:
+                    continue
+                key = (hit.session_id, hit.message_id, hit.summary_id)
+                score, _ = scores.get(key, (0, hit))
+                scores[key] = (score + 1, hit)
+        ranked = sorted(
+            scores.values(), key=lambda item: (-item[0], -item[1].created_at.timestamp())
+        )
+        hits = [hit for _, hit in ranked][:wanted]
         full = {
             m.id: m.content
             for m in store.messages_by_id([h.message_id for h in hits if h.message_id])
         }
         return [self._excerpt(hit, full, words) for hit in hits]
-
-    def _wanted(self, hits: tuple[SearchHit, ...]) -> list[SearchHit]:
-        # This conversation's live messages and active summaries are in the request already.
-        return [hit for hit in hits if hit.archived or hit.session_id != self._session_id]
 
     def _excerpt(self, hit: SearchHit, full: dict[int, str], words: list[str]) -> LookupHit:
         text = full.get(hit.message_id) if hit.message_id is not None else None
@@ -201,7 +279,8 @@ class ArchiveLookups:
             author=hit.author.value if hit.author is not Author.SUMMARY else "summary",
             created_at=hit.created_at,
             text="".join(part.text for part in parts),
-            conversation=hit.session_title if hit.session_id != self._session_id else "",
+            conversation=hit.session_title,
+            session_id=hit.session_id,
         )
 
     def record(self, lookups: LookupStore | None, lookup: Lookup) -> None:
@@ -343,7 +422,7 @@ class _Run:
             return {**block, "content": refused, "is_error": True}
         self._searched += 1
         try:
-            hits = self._owner.search(self._opened_search(), self._store, query)
+            hits = self._owner.search(self._opened_search(), self._store, query, call.input)
         except StorageError as error:
             log.warning("An archive search failed: %s", error)
             return {**block, "content": "The archive could not be read.", "is_error": True}

@@ -14,40 +14,37 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import date
 from typing import Protocol
 
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder
+from app.core.conversation import local_day
 from app.core.errors import StorageError
 from app.core.lookup import ToolOffer
 from app.core.models import Message, Role
-from app.core.recall import (
-    ArchivedMatch,
-    RecallBlock,
-    RecallTerm,
-    fit_recall,
-    fold,
-    salient_terms,
-)
-from app.core.recall_kinds import wanted_kinds
+from app.core.recall import RecallBlock, RecallQuery, fit_recall, recall_query
+from app.core.recall_rank import RecallPool, keyed, rank_pool
 from app.core.settings import RecallSettings
 from app.core.summary import Summary
-from app.store.recall import QUESTION_CANDIDATES
 
 log = logging.getLogger(__name__)
+
+# What a message of another conversation scores beside one of this conversation.
+ELSEWHERE_SHARE = 0.8
 
 
 class ArchiveLookup(Protocol):
     """Where archived messages are found: `app.store.recall.RecallIndex`, or a fake."""
 
-    def archived_matches(
-        self,
-        session_id: str,
-        terms: Sequence[RecallTerm],
-        limit: int = ...,
-        *,
-        other_forms: bool = False,
-    ) -> list[ArchivedMatch]: ...
+    def pool(self, session_id: str, query: RecallQuery, depth: int = ...) -> RecallPool: ...
+
+    def participants(self, session_id: str) -> frozenset[str]: ...
+
+    def pool_elsewhere(
+        self, session_id: str, query: RecallQuery, depth: int = ...
+    ) -> RecallPool: ...
 
 
 class AutomaticRecall:
@@ -56,11 +53,14 @@ class AutomaticRecall:
     Attributes:
         builder: measures the request without recall, to know the room left.
         budget_ratio: the share of the window recall may use (0: recall is off).
+        across: the user lets Cairn look in their other conversations too (Settings →
+            Memory); never without it.
     """
 
-    def __init__(self, builder: ContextBuilder, budget_ratio: float) -> None:
+    def __init__(self, builder: ContextBuilder, budget_ratio: float, across: bool = False) -> None:
         self.builder = builder
         self.budget_ratio = budget_ratio
+        self.across = across
 
     def gather(
         self,
@@ -76,33 +76,42 @@ class AutomaticRecall:
     ) -> RecallBlock | None:
         """The recall block for the newest user message of `tail`, or None; it leaves the
         room `tools` take when offered."""
-        if self.budget_ratio <= 0 or not summaries:
-            return None  # nothing archived without a summary
+        if self.budget_ratio <= 0 or not (summaries or self.across):
+            return None  # nothing archived without a summary, and no other conversation
         newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
-        terms = salient_terms(newest.content) if newest is not None else []
-        if not terms:
+        if newest is None:
             return None
         budget = self.raw_budget(model, system_prompt, summaries, tail, model_known, tools)
         if budget <= 0:
             return None
-        wanted = wanted_kinds(newest.content, fold) if newest is not None else frozenset()
+        today = date.fromordinal(local_day(newest.created_at))
         try:
-            if wanted:  # a question: a deeper pool, and words said in another form
-                matches = index.archived_matches(
-                    session_id, terms, QUESTION_CANDIDATES, other_forms=True
-                )
-            else:
-                matches = index.archived_matches(session_id, terms)
+            participants = index.participants(session_id)
+            query = recall_query(newest.content, today, participants)
+            keys = (key for summary in summaries for key in summary.content.search_keys)
+            query = replace(query, keyed=keyed(keys, query.terms))
+            if not query.terms and query.days is None:
+                return None
+            pool = index.pool(session_id, query) if summaries else RecallPool()
+            elsewhere = index.pool_elsewhere(session_id, query) if self.across else RecallPool()
         except StorageError as error:
             log.warning("Could not look in the archive; the reply goes without recall: %s", error)
             return None
+        ranked = rank_pool(pool, query)
+        if elsewhere.matches:
+            # This conversation first at equal scores: the user is talking about it.
+            theirs = [
+                replace(r, score=r.score * ELSEWHERE_SHARE) for r in rank_pool(elsewhere, query)
+            ]
+            ranked = sorted([*ranked, *theirs], key=lambda r: -r.score)
         return fit_recall(
-            matches,
-            terms,
+            pool.matches,
+            query.terms,
             budget,
             self.builder.counter.count,
             exclude_seqs={m.seq for m in tail},
-            wanted=wanted,
+            wanted=query.wanted,
+            ordered=((r.match, r.partner) for r in ranked),
         )
 
     def raw_budget(
@@ -123,6 +132,7 @@ class AutomaticRecall:
             model_known=model_known,
             tools=tools,
             recall_budget_ratio=self.budget_ratio,
+            recall_elsewhere=self.across,
         )
         calibrations = self.builder.calibrations
         ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0

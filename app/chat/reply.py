@@ -116,6 +116,7 @@ class ReplyJob:
         on_model_switched: Callable[[str, str], None],
         recall_budget_ratio: float = 0.0,
         lookups: ArchiveLookups | None = None,
+        recall_across: bool = False,
         uploads: FileUploads | None = None,
     ) -> None:
         self.request = request
@@ -130,6 +131,7 @@ class ReplyJob:
         self._on_model_switched = on_model_switched
         self._switched_from: ModelInfo | None = None  # the model that answered 404
         self._recall_budget_ratio = recall_budget_ratio
+        self._recall_across = recall_across  # Settings → Memory: other conversations too
         self._lookups = lookups  # the archive tool's loop (None: no tools offered)
         self._cancel = CancelToken()
         # The files its requests refer to by `file_id` (None: every file as base64).
@@ -402,7 +404,9 @@ class ReplyJob:
     ) -> RecallBlock | None:
         """The recall block for the newest question of `tail` (None: off, or nothing found)."""
         request = self.request
-        return AutomaticRecall(self._builder, self._recall_budget_ratio).gather(
+        return AutomaticRecall(
+            self._builder, self._recall_budget_ratio, self._recall_across
+        ).gather(
             store.recall_index(),
             session_id=request.session_id,
             model=request.model,

@@ -22,8 +22,14 @@ from app.chat.state import ConversationState
 from app.chat.summary_process import SummaryCall
 from app.core.context import ContextState
 from app.core.errors import StorageError, UserFacingError
-from app.core.policy import Decision, PolicyInput, TriggerMemory, TriggerPolicy
-from app.core.summary import SummaryDraft, SummaryMode, SummaryTrigger
+from app.core.policy import (
+    Decision,
+    PolicyInput,
+    TriggerMemory,
+    TriggerPolicy,
+    whole_conversation_tokens,
+)
+from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
 
 if TYPE_CHECKING:
     from app.core.engine import EngineOutcome
@@ -115,7 +121,8 @@ class ConversationSummaries:
     def start_emergency(self, text: str) -> bool:
         """`text` would not fit: condense earlier messages so that it does; False when the
         policy finds nothing to condense."""
-        state = self._gauge.required(text)
+        gauge = self._gauge
+        state = gauge.with_recall(text) or gauge.required(text)  # recall's floor counts
         decision = self._policy().should_summarize(self._policy_input(state, manual=False))
         if not decision.summarize:
             return False
@@ -391,6 +398,9 @@ class ConversationSummaries:
             summary_depth=max((s.depth for s in conversation.summaries), default=0),
             manual=manual,
             keep_recent=keep_recent,
+            whole_tokens=whole_conversation_tokens(
+                state.required, _archived_tokens(conversation.summaries)
+            ),
         )
 
     def observe(self, new_messages: int, state: ContextState | None = None) -> None:
@@ -481,3 +491,11 @@ class _Answer:
     def wait(self) -> Sequence[SummaryDraft] | None:
         self._given.wait()
         return self._drafts
+
+
+def _archived_tokens(summaries: Sequence[Summary]) -> int | None:
+    """The archived originals' tokens (raw), when every active summary covers messages
+    (a compressed summary keeps only its summaries' sizes): None when unknown."""
+    if any(s.tier is not SummaryTier.CONDENSED for s in summaries):
+        return None
+    return sum(s.source_tokens for s in summaries)

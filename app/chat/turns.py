@@ -111,6 +111,11 @@ class ConversationTurns:
         except UserFacingError as error:
             state.error(error)
             return False
+        # It fits, but would leave recall less than its floor: older messages give way
+        # first; when nothing can be condensed, it goes as it is.
+        squeezed = state.session is not None and self._gauge.squeezes_recall(text, tokens)
+        if squeezed and self._start_emergency(text):
+            return False
         try:
             self._unsaved.save()  # the reply the disk refused goes first
             message = self._store_question(text, tokens)
@@ -228,6 +233,7 @@ class ConversationTurns:
             ),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
+            recall_across=shared.recall().across_conversations,
             provider=provider,
             open_store=shared.open_store,
             calibrations=shared.calibrations,

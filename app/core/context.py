@@ -109,6 +109,9 @@ class ContextState:
         model_name: the model's display name, for explanations.
         recall_allowed: the most the next request may quote from the archive (its budget,
             capped to the room left); 0 when recall is off or nothing is archived.
+        recall_floor: the least room the recall block must keep (calibrated) when recall
+            is on and something is archived: summarizing goes by it, so the live tail
+            gives way before recall is squeezed below it (issue 22).
         files_left_out: earlier files the next request does not re-send (the API's limits
             on a whole request's files), each named in a one-line note instead.
     """
@@ -122,6 +125,7 @@ class ContextState:
     counted_exactly: bool = False
     model_name: str = ""
     recall_allowed: int = 0
+    recall_floor: int = 0
     files_left_out: tuple[LeftOutFile, ...] = ()
 
     @property
@@ -132,11 +136,13 @@ class ContextState:
 
     @property
     def required(self) -> ContextState:
-        """The figures without what a request drops before it would not fit (the recall
-        block, the archive tool): what summarizing goes by, as the engine measures."""
-        if not (self.breakdown.recall or self.breakdown.tools):
+        """The figures without what a request drops before it would not fit (the archive
+        tool, the quotes beyond recall's floor): what summarizing goes by, as the engine
+        measures. Recall's floor stays: the live tail gives way first."""
+        breakdown = self.breakdown
+        if breakdown.recall == self.recall_floor and not breakdown.tools:
             return self
-        return replace(self, breakdown=replace(self.breakdown, recall=0, tools=0))
+        return replace(self, breakdown=replace(breakdown, recall=self.recall_floor, tools=0))
 
     @property
     def usable(self) -> int:
@@ -157,12 +163,24 @@ class ContextState:
         return abs(self.used - self.usable) <= NEAR_LIMIT_MARGIN * self.usable
 
 
-# The least recall may use when it is on, whatever the window: the short preamble (23
-# tokens) and one whole paragraph-long message with its heading (5 % of a 2k window, 100
-# tokens, holds only a cut quote: bench_recall_eval's evidence at 2k goes from 0.91 to
-# 0.98 with it). At 5 % only windows under 3k reach it; it is still never more than the
-# room the request leaves, and the block is counted in the request like any other part.
-RECALL_FLOOR_TOKENS = 150
+# The least recall may use when it is on, whatever the window: a few whole messages with
+# the turns they answer (issue 22: at 150 tokens, 4-5 short quotes, the natural-question
+# evidence at 4k was 0.62; at 800, 0.75-0.77, as at a 20 % share; 8k and 16k did not
+# move beyond it). At 5 % windows under 16k reach it; the live tail gives way to it
+# (`ContextState.required`), yet it is never more than the room the request leaves, and
+# the block is counted in the request like any other part.
+RECALL_FLOOR_TOKENS = 800
+
+
+# A small window keeps at most this share of its usable room for recall's floor, so the
+# floor never leaves the live tail too little (a 4k window: 700 of its 3,500).
+RECALL_FLOOR_SHARE = 0.2
+
+
+def recall_floor(state: ContextState) -> int:
+    """Recall's floor for the request `state` measures: `RECALL_FLOOR_TOKENS`, at most
+    `RECALL_FLOOR_SHARE` of the usable window."""
+    return min(RECALL_FLOOR_TOKENS, math.floor(state.usable * RECALL_FLOOR_SHARE))
 
 
 def recall_allowance(state: ContextState, budget_ratio: float, *, kept: int = 0) -> int:
@@ -174,7 +192,7 @@ def recall_allowance(state: ContextState, budget_ratio: float, *, kept: int = 0)
     if budget_ratio <= 0:
         return 0
     room = math.floor(state.usable * (1 - NEAR_LIMIT_MARGIN)) - state.used - kept
-    share = max(math.floor(budget_ratio * state.context_window), RECALL_FLOOR_TOKENS)
+    share = max(math.floor(budget_ratio * state.context_window), recall_floor(state))
     return max(0, min(share, room))
 
 
@@ -330,6 +348,7 @@ class ContextBuilder:
         recall_budget_ratio: float = 0.0,
         recall_quoted: int = 0,
         draft_tokens: int | None = None,
+        recall_elsewhere: bool = False,
         files_saved: int = 0,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
@@ -341,6 +360,8 @@ class ContextBuilder:
         `recall_budget_ratio` (recall on), the recall block counts as `recall_quoted`
         raw tokens (what the last request quoted) within what the next one may quote.
         `draft_tokens` counts the draft when the caller knows better (its attachments).
+        `recall_elsewhere`: recall may quote the user's other conversations (Settings →
+        Memory), so it has room even before this one has a summary.
         `files_saved`: raw tokens the tail's stored estimates count for files the request
         will not re-send (app/core/file_limits.py), less their notes'.
         """
@@ -350,14 +371,15 @@ class ContextBuilder:
         measure = _Measure(model, max_output, trigger_ratio, model_known)
         offered = self._offer(tally, tools, measure)
         state = self._state(tally, measure)
-        if recall_budget_ratio <= 0 or not summaries:
+        if recall_budget_ratio <= 0 or not (summaries or recall_elsewhere):
             return state  # nothing archived without a summary: nothing to quote
         calibration = self._calibration(model)
         kept = calibration.apply(offered.room_needed) if offered is not None else 0
         allowed = recall_allowance(state, recall_budget_ratio, kept=kept)
         ratio = calibration.ratio
         tally.recall = min(max(0, recall_quoted), math.floor(allowed / max(ratio, 1e-6)))
-        return replace(self._state(tally, measure), recall_allowed=allowed)
+        final = self._state(tally, measure)
+        return replace(final, recall_allowed=allowed, recall_floor=recall_floor(final))
 
     def build_request(
         self,

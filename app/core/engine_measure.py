@@ -12,12 +12,13 @@ from app.core.engine_types import (
     RunContext,
 )
 from app.core.models import Message
-from app.core.policy import PolicyInput, TriggerMemory
+from app.core.policy import PolicyInput, TriggerMemory, whole_conversation_tokens
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import (
     Summary,
     SummaryDraft,
     SummaryRepository,
+    SummaryTier,
     fit,
     render_summary_text,
     section_label,
@@ -90,6 +91,10 @@ class EngineMeasure:
         keep_recent: int | None = None,
     ) -> PolicyInput:
         unpinned = [m for m in live if not m.pinned]
+        # The archived originals' tokens, known when every active summary covers messages.
+        archived: int | None = None
+        if all(s.tier is SummaryTier.CONDENSED for s in active):
+            archived = sum(s.source_tokens for s in active)
         return PolicyInput(
             state=state,
             live_messages=len(unpinned),
@@ -97,6 +102,7 @@ class EngineMeasure:
             summary_depth=max((s.depth for s in active), default=0),
             manual=manual,
             keep_recent=keep_recent,
+            whole_tokens=whole_conversation_tokens(state, archived),
         )
 
     def message_tokens(self, message: Message) -> int:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime
 
 from app.core.extract import Facets, extract_facets
-from app.core.models import Message
+from app.core.models import Message, Role
 from app.core.redaction import REDACTED, redact_secrets
 from app.core.summary import FactKind, LedgerFact, unique_facts
 
@@ -199,6 +199,31 @@ def find_times(text: str) -> list[str]:
     return _unique(_normal_space(match.group(0)) for match in _TIME.finditer(text))
 
 
+# An error message as programs print it: "ValueError: …", "error[E0425]: …", "fatal: …",
+# "ERROR …", "Exception in thread …", a line of its own; or a quoted one with a code
+# ("'ERR 0x80070057 parameter incorrect'"). Kept whole, word for word, up to this long.
+MAX_ERROR_CHARS = 240
+_ERROR_LINE = re.compile(
+    r"^[ \t>]*((?:[A-Za-z_][\w.]*(?:Error|Exception)|error(?:\[[A-Z]?\d+\])?|fatal|FATAL|ERROR"
+    r"|panic|Traceback \(most recent call last\))[:\s].{2,}?)\s*$",
+    re.MULTILINE,
+)
+_QUOTED_ERROR = re.compile(
+    r"['\"‘“]((?:ERR|ERROR|Error|error|E)[ _:-]?(?:0x[0-9A-Fa-f]+|\d{3,})[^'\"’”\n]{0,160})['\"’”]"
+)
+
+
+def find_errors(text: str) -> list[str]:
+    """Error messages in `text`, word for word (a traceback's last line stands for it)."""
+    found: list[str] = []
+    lines = [m.group(1).strip() for m in _ERROR_LINE.finditer(text)]
+    for line in lines:
+        if not line.startswith("Traceback"):
+            found.append(line[:MAX_ERROR_CHARS])
+    found += [m.group(1).strip()[:MAX_ERROR_CHARS] for m in _QUOTED_ERROR.finditer(text)]
+    return _unique(found)
+
+
 def ledger_facts(
     messages: Sequence[Message],
     day_of: Callable[[datetime], date],
@@ -225,6 +250,8 @@ def ledger_facts(
             ("code", find_codes),
             ("time", find_times),
         )
+        if message.role is Role.USER:  # what the user pasted, not Claude's explanation
+            finders = (("error", find_errors), *finders)
         for kind, finder in finders:
             for value in finder(text):
                 if counts.get(kind, 0) >= MAX_FACTS_PER_KIND:

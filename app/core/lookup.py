@@ -9,7 +9,8 @@ Tool use: https://platform.claude.com/docs/en/agents-and-tools/tool-use/implemen
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -30,25 +31,43 @@ RESULT_WORDS = 80
 def tool_definition(*, across_conversations: bool) -> dict[str, Any]:
     """The client tool as the `tools` parameter takes it (name, description, input_schema)."""
     where = (
-        "all of the user's past conversations with you"
+        "this conversation and all of the user's other conversations with you (each "
+        "excerpt names its conversation and date)"
         if across_conversations
         else "this conversation, including older messages that were condensed into summaries"
     )
     return {
         "name": TOOL_NAME,
         "description": (
-            f"Search the full, exact text of {where}. Use it when the user asks about "
-            "something said earlier that the summaries do not state exactly (a name, a "
-            "code, a number, a date, a decision). Returns matching excerpts with their "
-            "message numbers and dates. Search with a few distinctive words."
+            f"Search the full, exact text of {where}. Search before you answer whenever "
+            "the user refers to something said earlier that you cannot see word for word "
+            "above: a name, a number, a date, a decision, what someone said or felt, or "
+            "how something turned out; and search again with other words (synonyms, the "
+            "thing's name) when the first search finds nothing useful. Any of the words "
+            "may match; the best matches come first, each with the message it answers. "
+            "Filter by who said it and by date when the user says so ('what did I say "
+            "in May')."
         ),
         "input_schema": {
             "type": "object",
             "properties": {
                 "query": {
                     "type": "string",
-                    "description": "A few distinctive words to look for, e.g. 'gate code'.",
-                }
+                    "description": "Words to look for, e.g. 'guitar colour painted'.",
+                },
+                "who": {
+                    "type": "string",
+                    "enum": ["user", "assistant"],
+                    "description": "Only what the user said, or only what you said.",
+                },
+                "after": {
+                    "type": "string",
+                    "description": "Only messages written on or after this day, YYYY-MM-DD.",
+                },
+                "before": {
+                    "type": "string",
+                    "description": "Only messages written on or before this day, YYYY-MM-DD.",
+                },
             },
             "required": ["query"],
         },
@@ -82,15 +101,22 @@ class LookupHit:
     created_at: datetime
     text: str
     conversation: str = ""  # the conversation's title, for a search across conversations
+    # The conversation it is in ("" for the reply's own), so the user can open it there.
+    session_id: str = field(default="", compare=False)
+    # Not kept with the lookup: the turn it answers (or its answer) Claude reads beside it.
+    context: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found = {
             "seq": self.seq,
             "author": self.author,
             "created_at": self.created_at.isoformat(),
             "text": self.text,
             "conversation": self.conversation,
         }
+        if self.conversation and self.session_id:
+            found["session_id"] = self.session_id  # another conversation: open it there
+        return found
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LookupHit:
@@ -100,6 +126,7 @@ class LookupHit:
             created_at=datetime.fromisoformat(str(data["created_at"])),
             text=str(data["text"]),
             conversation=str(data.get("conversation", "")),
+            session_id=str(data.get("session_id", "")),
         )
 
 
@@ -129,7 +156,8 @@ def tool_result_text(query: str, hits: tuple[LookupHit, ...]) -> str:
     for hit in hits:
         where = f" in “{hit.conversation}”" if hit.conversation else ""
         when = f"{hit.created_at:%Y-%m-%d %H:%M}"
-        lines.append(f"[#{hit.seq} · {hit.author} · {when}{where}] {hit.text}")
+        around = f"\n  (around it: {hit.context})" if hit.context else ""
+        lines.append(f"[#{hit.seq} · {hit.author} · {when}{where}] {hit.text}{around}")
     return "\n\n".join(lines)
 
 
@@ -144,9 +172,25 @@ def refused_text(max_lookups: int, *, no_room: bool = False) -> str:
 
 
 def summary_line(lookups: tuple[Lookup, ...]) -> str:
-    """The collapsed line on a reply: "Looked in the archive: 2 earlier messages"."""
+    """The collapsed line on a reply: "Looked in earlier messages: 2 found", and the
+    user's other conversations it found something in (Settings → Memory), by title."""
     found = sum(len(lookup.hits) for lookup in lookups)
     if found == 0:
-        return "Looked in the archive: nothing found"
-    noun = "earlier message" if found == 1 else "earlier messages"
-    return f"Looked in the archive: {found} {noun}"
+        return "Looked in earlier messages: nothing found"
+    return f"Looked in earlier messages: {found} found" + elsewhere_note(lookups)
+
+
+def conversations_used(lookups: Iterable[Lookup]) -> list[str]:
+    """The titles of the other conversations these searches quoted, in the order found."""
+    titles = (hit.conversation for lookup in lookups for hit in lookup.hits)
+    return list(dict.fromkeys(title for title in titles if title))
+
+
+def elsewhere_note(lookups: Iterable[Lookup]) -> str:
+    """ " (also in “Trip to Porto”, “Taxes”)" when hits came from other conversations."""
+    titles = conversations_used(lookups)
+    if not titles:
+        return ""
+    shown = ", ".join(f"“{title}”" for title in titles[:3])
+    more = f" and {len(titles) - 3} more" if len(titles) > 3 else ""
+    return f" (also in {shown}{more})"

@@ -31,6 +31,12 @@ an emergency, the user's own request — flagged `at_max_depth` for the engine;
 the optional triggers that are not about room (`message_count`,
 `force_refresh`) are held back with reason `depth`.
 
+While the whole conversation fits (every message verbatim, archived ones included,
+within the usable window) the threshold does not condense (unless
+`condense_while_it_fits` says so; the count triggers the user set still do): summaries exist to make
+room, and verbatim beats any summary (issue 22). Reason `fits`; an emergency, or the
+user's own request, still condenses.
+
 Emergency (the next request would not fit): always on, even with automatic
 summaries off; it ignores the cooldown, the hysteresis and `min_messages`. The
 engine then condenses, in one pass, just enough to bring the request down to
@@ -68,6 +74,7 @@ class Reason(StrEnum):
     COOLDOWN = "cooldown"
     HYSTERESIS = "hysteresis"
     DEPTH = "depth"
+    FITS = "fits"  # the whole conversation fits: nothing is condensed (issue 22)
 
 
 SUMMARIZING_REASONS: frozenset[Reason] = frozenset(
@@ -136,6 +143,14 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def whole_conversation_tokens(state: ContextState, archived: int | None) -> int | None:
+    """The tokens of `state`'s request with every archived original back in place of the
+    summaries (`archived`: their tokens; 0 when nothing is archived), or None."""
+    if archived is None:
+        return None
+    return state.used - state.breakdown.memory + archived
+
+
 @dataclass(frozen=True)
 class PolicyInput:
     """Everything `should_summarize` looks at.
@@ -150,6 +165,9 @@ class PolicyInput:
         manual: the user clicked Summarize now.
         keep_recent: for a summary the user asked for, how many of the newest messages
             they want kept as they are (at least 2); None keeps the setting's number.
+        whole_tokens: tokens (calibrated) of a request carrying the whole conversation
+            verbatim, archived originals included, when the caller knows them; None
+            when it does not (then only the usual triggers apply).
     """
 
     state: ContextState
@@ -158,6 +176,13 @@ class PolicyInput:
     summary_depth: int = 0
     manual: bool = False
     keep_recent: int | None = None
+    whole_tokens: int | None = None
+
+    @property
+    def whole_fits(self) -> bool:
+        """Whether every message, verbatim, would fit in the next request: summaries exist
+        only to make room, and verbatim beats any summary (DESIGN §5)."""
+        return self.whole_tokens is not None and self.whole_tokens <= self.state.usable
 
     def __post_init__(self) -> None:
         if self.live_messages < 0 or self.summary_depth < 0:
@@ -326,6 +351,14 @@ class TriggerPolicy:
             )
 
         due = self._due(inp)
+        # The threshold only: a count or refresh trigger is the user's own choice.
+        if due is Reason.THRESHOLD and inp.whole_fits and not config.condense_while_it_fits:
+            return self._hold(
+                Reason.FITS,
+                f"No summary needed: the whole conversation fits ({usage} of what Claude "
+                "can read), so Claude reads every message word for word.",
+                at_max_depth,
+            )
         if due is None:
             return self._hold(
                 Reason.NOT_DUE,

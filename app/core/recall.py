@@ -16,6 +16,7 @@ message is never sent twice.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -24,7 +25,8 @@ from datetime import date, datetime
 
 from app.core.conversation import date_line, local_day
 from app.core.models import Role
-from app.core.recall_kinds import AnswerKind, is_cue, kind_position
+from app.core.recall_dates import DayRange, asked_about, date_spans, is_calendar_word
+from app.core.recall_kinds import AnswerKind, is_cue, kind_position, wanted_kinds
 
 RECALL_HEADING = "From earlier in this conversation — archived, quoted exactly"
 RECALL_PREAMBLE = (
@@ -33,6 +35,11 @@ RECALL_PREAMBLE = (
     "that match the user's newest message below, found by Cairn's search and quoted word "
     "for word, each with its date and message number. Where a summary and a quote "
     "disagree, the quote is what was actually said."
+)
+# Added to the preamble when a quote comes from another conversation (Settings → Memory).
+OTHER_CONVERSATIONS_NOTE = (
+    " The user lets Cairn look in their other conversations too: a quote from one names "
+    "it (“in …”)."
 )
 # The preamble when the budget is small (a small window): the heading alone, and who added it.
 RECALL_PREAMBLE_SHORT = f"# {RECALL_HEADING} (added by Cairn, not written by the user)"
@@ -45,8 +52,10 @@ SMALLEST_QUOTE_TOKENS = 16
 MOST_CHARS_PER_TOKEN = 6
 # The most terms looked up for one message: the rarest say the most, and each costs a lookup.
 MAX_TERMS = 8
+# Words written apart in a message that are also looked up written as one, at most.
+MAX_COMPOUNDS = 2
 # The most quotes in one block: a few exact quotes help; many crowd the request.
-MAX_QUOTES = 8
+MAX_QUOTES = 12
 # Of a longer message only its start and its end are read for terms (a pasted page is
 # mostly what it quotes; the question is at either end), so a page costs what a line does.
 TERMS_FROM_CHARS = 1_000
@@ -69,6 +78,8 @@ _WORD = re.compile(r"[^\W_]+")
 # Codes and identifiers: letter/digit runs joined by - _ . / : (AX-7731, v2.3.1, 14:30,
 # report_q3.pdf, 2026-03-03), at least one digit or inner dot.
 _CODE = re.compile(r"[^\W_]+(?:[-_./:#][^\W_]+)+")
+# Words joined by hyphens: "check-up", "follow-up", "mother-in-law".
+_HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
 # Quoted phrases: "…", “…”, „…“, «…».
 _QUOTED = re.compile(
     r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|„([^“\n]{2,80})“|«\s*([^»\n]{2,80}?)\s*»"
@@ -129,6 +140,9 @@ class RecallTerm:
     weight: float
     forms: tuple[str, ...] = ()
     cue: bool = False
+    # Other ways of writing it, each a phrase of folded words: "check-up" is also
+    # "checkup" (a form) and "check up"; "checkups" is also "check ups".
+    alternatives: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,6 +150,8 @@ class ArchivedMatch:
     """An archived message that holds at least one term (from `RecallIndex`).
 
     `rank` is the index's bm25 score (lower is better; 0.0 where there is no index).
+    `held`: the indexes of the terms it holds, as the index found them (None: read
+    them from the text).
     """
 
     message_id: int
@@ -144,17 +160,46 @@ class ArchivedMatch:
     created_at: datetime
     content: str
     rank: float = 0.0
+    held: frozenset[int] | None = None
+    # Set for a message of another conversation (Settings → Memory): where it was said.
+    session_id: str = ""
+    conversation: str = ""
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    """What to look for in the archive for one message (`recall_query`).
+
+    Attributes:
+        terms: the words to search for, most telling first.
+        wanted: the kinds of fact it asks for (recall_kinds).
+        days: the days it asks about, from its dates ("in May", "last week"): they rank
+            the messages written then; never searched as words.
+        role: who said it, when the question says ("what did Claude suggest", "what did
+            I tell you"): ranks that side's messages first.
+        keyed: the messages the summaries' search keys point to for these terms.
+    """
+
+    terms: tuple[RecallTerm, ...]
+    wanted: frozenset[AnswerKind] = frozenset()
+    days: DayRange | None = None
+    role: Role | None = None
+    # Messages (seq) a summary's search keys name for these terms (`recall_rank.keyed`),
+    # each with the indexes of the terms its key holds: candidates however they are worded.
+    keyed: tuple[tuple[int, frozenset[int]], ...] = ()
 
 
 @dataclass(frozen=True)
 class RecallQuote:
-    """One quote of the block: an exact excerpt of an archived message."""
+    """One quote of the block: an exact excerpt of an archived message (of another
+    conversation, named by its title, when `conversation` is set)."""
 
     message_id: int
     seq: int
     role: Role
     created_at: datetime
     excerpt: str
+    conversation: str = ""
 
 
 @dataclass(frozen=True)
@@ -166,6 +211,11 @@ class RecallBlock:
     quotes: tuple[RecallQuote, ...]
 
 
+def is_common_word(folded: str) -> bool:
+    """Whether a folded word is one of the common words never searched for."""
+    return folded in _STOP_WORDS
+
+
 def fold(text: str) -> str:
     """Text as the index compares it: case and accents folded."""
     if text.isascii():
@@ -174,19 +224,75 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
+def recall_query(text: str, today: date, participants: Collection[str] = ()) -> RecallQuery:
+    """What to look for in the archive for the message `text`, written on `today`.
+
+    `participants`: the folded names of the people talking (the user's, as Claude greets
+    them): never search terms — a person rarely writes their own name, so it finds the
+    other side's greetings.
+    """
+    if len(text) > 2 * TERMS_FROM_CHARS:  # a pasted page: its ends, as for its terms
+        text = text[:TERMS_FROM_CHARS] + "\n" + text[-TERMS_FROM_CHARS:]
+    days = asked_about(text, today)
+    return RecallQuery(
+        terms=tuple(salient_terms(text, participants=participants)),
+        wanted=wanted_kinds(text, fold),
+        days=days,
+        role=asked_of(fold(text), participants),
+    )
+
+
+# "What did Claude suggest", "what did you say": Claude's side; "what did I tell you",
+# "I mentioned": the user's.
+_CLAUDE_SAID = re.compile(
+    r"\b(?:claude|you)\s+(?:say|said|suggest|suggested|recommend|recommended|tell|told|"
+    r"advise|advised|propose|proposed|think|thought|mention|mentioned)\b"
+)
+_USER_SAID = re.compile(
+    r"\b(?:i|we)\s+(?:say|said|tell|told|mention|mentioned|write|wrote)\b"
+    r"|\bdid\s+i\b|\bmy\b"
+)
+
+
+def asked_of(folded: str, participants: Collection[str] = ()) -> Role | None:
+    """Whose words a folded question asks about, when it says: Claude's or the user's."""
+    if _CLAUDE_SAID.search(folded):
+        return Role.ASSISTANT
+    if _USER_SAID.search(folded):
+        return Role.USER
+    for name in participants:
+        if name != "claude" and re.search(rf"\b{re.escape(name)}\b", folded):
+            return Role.USER
+    return None
+
+
+def salient_terms(
+    text: str, limit: int = MAX_TERMS, *, participants: Collection[str] = ()
+) -> list[RecallTerm]:
     """The terms of `text` worth looking up, most telling first (at most `limit`).
 
     Kept: quoted phrases, codes and identifiers (whole, so "AX-7731" is one term),
     numbers, names (capitalised inside a sentence) and other words of three letters or
-    more; dropped: common words of English and a few other languages.
+    more; dropped: common words of English and a few other languages, the participants'
+    own names (folded, and "Claude"), and words that only say when ("May", "last week",
+    "21 May 2026": `recall_dates` reads them). Two words that are also written as one
+    ("mouth guard") add that word as a term of their own, after the others.
     """
     if len(text) > 2 * TERMS_FROM_CHARS:
         text = text[:TERMS_FROM_CHARS] + "\n" + text[-TERMS_FROM_CHARS:]
     found: dict[tuple[str, ...], RecallTerm] = {}
     order: dict[tuple[str, ...], int] = {}
 
-    def add(raw: str, weight: float, position: int, *, cue: bool = False, one: str = "") -> None:
+    skipped = {fold(name) for name in participants} | {"claude"}
+
+    def add(
+        raw: str,
+        weight: float,
+        position: int,
+        *,
+        cue: bool = False,
+        one: str = "",
+    ) -> None:
         # `one`: `raw` is a single word, and this is it folded.
         words = (raw,) if one else tuple(_WORD.findall(raw))
         if not words:
@@ -198,6 +304,18 @@ def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
             order.setdefault(key, position)
 
     covered: set[int] = set()  # where phrases and codes start their words: not looked up alone
+    for start, end in date_spans(text):
+        covered.update(start + word.start() for word in _WORD.finditer(text[start:end]))
+    for match in _HYPHENATED.finditer(text):
+        parts = _WORD.findall(match.group())
+        joined = fold("".join(parts))
+        if len(parts) > 3 or is_calendar_word(joined) or not joined.isascii():
+            continue
+        key = tuple(fold(part) for part in parts)
+        found[key] = RecallTerm(match.group(), tuple(parts), 1.0, forms=word_forms(joined))
+        order.setdefault(key, match.start())
+        covered.update(_word_starts(match))
+    content: list[tuple[str, int, int]] = []  # (folded word, start, end) of plain words kept
     before = ""  # the folded word before the current one
     for match in _QUOTED.finditer(text):
         phrase = next(group for group in match.groups() if group is not None).strip()
@@ -220,7 +338,12 @@ def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
                 add(word, 2.0, match.start(), one=folded)
         elif not word.isalpha() and any(c.isdigit() for c in word):
             add(word, 3.0, match.start(), one=folded)  # a code without punctuation: A7, x86
-        elif folded in _STOP_WORDS or (len(word) < 3 and not _is_acronym(word)):
+        elif (
+            folded in _STOP_WORDS
+            or (len(word) < 3 and not _is_acronym(word))
+            or folded in skipped
+            or is_calendar_word(folded)
+        ):
             continue
         elif is_cue(folded, previous):
             add(word, CUE_WEIGHT, match.start(), cue=True, one=folded)
@@ -228,15 +351,48 @@ def salient_terms(text: str, limit: int = MAX_TERMS) -> list[RecallTerm]:
             add(word, 1.5, match.start(), one=folded)
         else:
             add(word, 1.0, match.start(), one=folded)
+            if word.isalpha():
+                content.append((folded, match.start(), match.end()))
     ranked = sorted(found, key=lambda key: (-found[key].weight, order[key]))
-    return [_with_forms(found[key]) for key in ranked[:limit]]
+    terms = [_with_forms(found[key]) for key in ranked[:limit]]
+    return terms + _compounds(text, content, set(found))
+
+
+def _compounds(
+    text: str, content: list[tuple[str, int, int]], known: set[tuple[str, ...]]
+) -> list[RecallTerm]:
+    """Two neighbouring words also written as one ("mouth guard" → "mouthguard"), at most
+    `MAX_COMPOUNDS`: each a term of its own, looked up as one word in its forms."""
+    compounds: list[RecallTerm] = []
+    for (first, _start, end), (second, second_start, _end) in itertools.pairwise(content):
+        if text[end:second_start].strip() or len(first) < 3 or len(second) < 3:
+            continue
+        joined = first + second
+        if (joined,) in known:
+            continue
+        compounds.append(RecallTerm(joined, (joined,), 1.0, forms=word_forms(joined)))
+        if len(compounds) >= MAX_COMPOUNDS:
+            break
+    return compounds
 
 
 def _with_forms(term: RecallTerm) -> RecallTerm:
-    """A plain word's forms (a code, number or phrase is matched as written)."""
+    """A plain word's forms (a code, number or phrase is matched as written), and the
+    two words a compound ending in a particle is also written as ("checkups": "check
+    ups", "check up")."""
     if len(term.words) != 1 or term.weight >= 2.0:
         return term
-    return replace(term, forms=word_forms(term.words[0]))
+    forms = word_forms(term.words[0])
+    alternatives: list[tuple[str, ...]] = []
+    for form in forms[:2]:
+        for particle in _PARTICLES:
+            if form.endswith(particle) and len(form) - len(particle) >= 3:
+                alternatives.append((form[: -len(particle)], particle))
+    return replace(term, forms=forms, alternatives=tuple(dict.fromkeys(alternatives)))
+
+
+# The second halves of compounds also written as two words ("checkup", "check up").
+_PARTICLES = ("ups", "up", "outs", "out", "ins", "offs", "off", "overs", "over", "downs", "down")
 
 
 def _is_acronym(word: str) -> bool:
@@ -274,6 +430,13 @@ def _starts_sentence(text: str, position: int) -> bool:
     return index < 0 or text[index] in ".!?\n:"
 
 
+def held_terms(content: str, terms: Sequence[RecallTerm]) -> frozenset[int]:
+    """The indexes of the `terms` that `content` holds."""
+    words = _WORD.findall(fold(content))
+    present = set(words)
+    return frozenset(i for i, term in enumerate(terms) if holds(words, present, term))
+
+
 def term_score(content: str, terms: Sequence[RecallTerm]) -> float:
     """The summed weights of the terms `content` holds (each term once, in any of its forms)."""
     return _scored(content, terms)[0]
@@ -285,15 +448,26 @@ def _scored(content: str, terms: Sequence[RecallTerm]) -> tuple[float, bool]:
     present = set(words)
     score, topical = 0.0, False
     for term in terms:
-        if term.forms:
-            held = not present.isdisjoint(term.forms)
-        else:
-            key = [fold(w) for w in term.words]
-            held = all(w in present for w in key) and (len(key) == 1 or _holds_phrase(words, key))
-        if held:
+        if holds(words, present, term):
             score += term.weight
             topical = topical or not term.cue
     return score, topical
+
+
+def holds(words: Sequence[str], present: Collection[str], term: RecallTerm) -> bool:
+    """Whether folded text (its `words`, and their set `present`) holds `term`: its
+    words together, any of its forms, or any of its alternatives."""
+    if term.forms and not present.isdisjoint(term.forms):  # type: ignore[attr-defined]
+        return True
+    for key in ([fold(w) for w in term.words], *term.alternatives):
+        if (
+            key
+            and (len(key) > 1 or not term.forms)
+            and all(w in present for w in key)
+            and (len(key) == 1 or _holds_phrase(words, key))
+        ):
+            return True
+    return False
 
 
 def _holds_phrase(words: Sequence[str], phrase: Sequence[str]) -> bool:
@@ -322,14 +496,14 @@ def rank_matches(
         score, topical = _scored(match.content, terms)
         if score <= 0:
             continue
-        if wanted and (topical or not subject) and _fact_near(match.content, terms, wanted):
+        if wanted and (topical or not subject) and fact_near(match.content, terms, wanted):
             score += KIND_BONUS
         scored.append((score, match))
     scored.sort(key=lambda pair: (-pair[0], pair[1].rank, -pair[1].seq))
     return [m for _score, m in scored]
 
 
-def _fact_near(content: str, terms: Sequence[RecallTerm], wanted: Collection[AnswerKind]) -> bool:
+def fact_near(content: str, terms: Sequence[RecallTerm], wanted: Collection[AnswerKind]) -> bool:
     """Whether a fact of a `wanted` kind is within an excerpt's length of the terms."""
     start, end = _near(content, terms)
     return kind_position(content[start:end], wanted) is not None
@@ -395,11 +569,12 @@ def quote_heading(quote: RecallQuote, *, compact: bool = False) -> str:
     """The line before a quote: its message number, date and who wrote it; `compact` for
     a small budget ("[#12 · 3 Mar 2026 · the user]", five tokens fewer)."""
     who = "the user" if quote.role is Role.USER else "you (Claude)"
+    where = f" · in “{quote.conversation}”" if quote.conversation else ""
     if compact:
         day = date.fromordinal(local_day(quote.created_at))
-        return f"[#{quote.seq} · {day.day} {day:%b} {day.year} · {who}]"
+        return f"[#{quote.seq}{where} · {day.day} {day:%b} {day.year} · {who}]"
     day_line = date_line(local_day(quote.created_at)).strip("[]")
-    return f"[message #{quote.seq} · {day_line} · {who} wrote]"
+    return f"[message #{quote.seq}{where} · {day_line} · {who} wrote]"
 
 
 def quote_text(quote: RecallQuote, *, compact: bool = False) -> str:
@@ -414,7 +589,9 @@ def recall_block_text(
     """The block's text, quotes oldest first; "" when there are none."""
     if not quotes:
         return ""
-    ordered = sorted(quotes, key=lambda q: q.seq)
+    ordered = sorted(quotes, key=lambda q: (q.conversation, q.seq))
+    if any(q.conversation for q in quotes) and preamble == RECALL_PREAMBLE:
+        preamble += OTHER_CONVERSATIONS_NOTE
     return "\n\n".join([preamble, *(quote_text(q, compact=compact) for q in ordered)])
 
 
@@ -427,14 +604,17 @@ def fit_recall(
     exclude_seqs: Collection[int] = (),
     max_quotes: int = MAX_QUOTES,
     wanted: Collection[AnswerKind] = (),
+    ordered: Iterable[tuple[ArchivedMatch, ArchivedMatch | None]] | None = None,
 ) -> RecallBlock | None:
     """The best quotes that fit in `budget` raw tokens as one block, or None.
 
     Messages whose seq is in `exclude_seqs` (the live tail) are never quoted, and no
     message is quoted twice; `wanted` (the kinds of fact asked for) ranks and centres
-    them. `tokens` is the sum of the parts' counts and a blank line's allowance for each:
-    never below counting the whole text (the tokenizer splits text at blank lines), and
-    it saves counting the block twice.
+    them. `ordered`: the messages best first, each with the turn to quote it with (its
+    question, or its answer), as `recall_rank.rank_pool` gives them; without it they
+    are ranked by `rank_matches`, alone. `tokens` is the sum of the parts' counts and a
+    blank line's allowance for each: never below counting the whole text (the tokenizer
+    splits text at blank lines), and it saves counting the block twice.
     """
     if budget <= 0 or not terms:
         return None
@@ -447,31 +627,45 @@ def fit_recall(
         tokens = count(preamble)
     room = budget - tokens
     chosen: list[RecallQuote] = []
-    seen: set[int] = set(exclude_seqs)
+    seen: set[tuple[str, int]] = {("", seq) for seq in exclude_seqs}
     overhead = 0  # a heading's tokens and the line breaks around it, counted once
-    for match in rank_matches(matches, terms, wanted):
+    if ordered is None:
+        ordered = ((match, None) for match in rank_matches(matches, terms, wanted))
+    for best, partner in ordered:
         if len(chosen) >= max_quotes or room < max(overhead + 4, SMALLEST_QUOTE_TOKENS):
             break
-        if match.seq in seen:
-            continue
-        if not overhead:
-            overhead = count(quote_heading(_quote(match, ""), compact=compact)) + 3
-        fitted = _fitted_quote(match, terms, room, count, overhead, compact=compact, wanted=wanted)
-        if fitted is None:
-            continue
-        quote, cost = fitted
-        seen.add(match.seq)
-        chosen.append(quote)
-        room -= cost
-        tokens += cost
+        for match in (best, partner):
+            if match is None or _where(match) in seen or len(chosen) >= max_quotes:
+                continue
+            if match is partner and _where(best) not in seen:
+                break  # the quote itself did not fit: its partner means nothing alone
+            if not overhead:
+                overhead = count(quote_heading(_quote(match, ""), compact=compact)) + 3
+            fitted = _fitted_quote(
+                match, terms, room, count, overhead, compact=compact, wanted=wanted
+            )
+            if fitted is None:
+                continue
+            quote, cost = fitted
+            seen.add(_where(match))
+            chosen.append(quote)
+            room -= cost
+            tokens += cost
     if not chosen:
         return None
-    quotes = tuple(sorted(chosen, key=lambda q: q.seq))
+    quotes = tuple(sorted(chosen, key=lambda q: (q.conversation, q.seq)))
     return RecallBlock(recall_block_text(quotes, preamble, compact=compact), tokens, quotes)
 
 
+def _where(match: ArchivedMatch) -> tuple[str, int]:
+    """A message's place: its conversation (this one: "") and seq."""
+    return match.session_id, match.seq
+
+
 def _quote(match: ArchivedMatch, text: str) -> RecallQuote:
-    return RecallQuote(match.message_id, match.seq, match.role, match.created_at, text)
+    return RecallQuote(
+        match.message_id, match.seq, match.role, match.created_at, text, match.conversation
+    )
 
 
 def _fitted_quote(

@@ -83,6 +83,9 @@ class SummarizationConfig(BaseModel):
             `{instructions}` and `{target_tokens}`.
         preview_automatic: show automatic summaries for checking before they are saved,
             as manual ones always are (emergencies never wait: a message is being sent).
+        condense_while_it_fits: let the automatic triggers condense while the whole
+            conversation still fits the usable window; off (the default), nothing is
+            condensed until it no longer fits: verbatim beats any summary (issue 22).
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -105,6 +108,7 @@ class SummarizationConfig(BaseModel):
     force_refresh_after_messages: int | None = None
     prompt_template: str | None = None
     preview_automatic: bool = False
+    condense_while_it_fits: bool = False
 
     # --- one field at a time
 

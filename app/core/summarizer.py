@@ -360,6 +360,8 @@ class Summarizer:
             for point in children.open_questions:
                 builder.add_point(builder.open_questions, point)
         retain(builder, children.entities, set(children.entities))
+        builder.search_keys[:0] = children.search_keys  # every stretch keeps its keys
+        builder.standing = builder.standing or children.standing
         return SummarizeResult(
             draft(self._fit(builder), mode, answer.model),
             EventOutcome.OK,

@@ -24,6 +24,7 @@ from app.core.summary import (
     ActionItem,
     FactKind,
     LedgerFact,
+    SearchKey,
     SourcedPoint,
     SummaryContent,
     fact_key,
@@ -39,6 +40,9 @@ DaySource = Callable[[Sequence[int], str | None], date | None]
 """The day a point was said: from its source messages, else the day the model gave."""
 MAX_POINT_CHARS = 300
 MAX_ENTITY_CHARS = 200
+# Search keys of one summary, and the characters of one: a few words each.
+MAX_SEARCH_KEYS = 40
+MAX_KEY_CHARS = 200
 
 
 @dataclass
@@ -54,6 +58,8 @@ class ContentBuilder:
     notes: list[str] = field(default_factory=list)
     facts: list[LedgerFact] = field(default_factory=list)
     archived_facts: int = 0
+    standing: str = ""
+    search_keys: list[SearchKey] = field(default_factory=list)
 
     def content(self) -> SummaryContent:
         return SummaryContent(
@@ -66,6 +72,8 @@ class ContentBuilder:
             notes=self.notes,
             facts=self.facts,
             archived_facts=self.archived_facts,
+            standing=self.standing,
+            search_keys=self.search_keys,
         )
 
     def add_facts(self, facts: Iterable[LedgerFact]) -> None:
@@ -148,6 +156,12 @@ def from_llm_summary(
         for fact in (llm_fact(item, sources(item.sources), day) for item in summary.facts)
         if fact is not None
     )
+    builder.standing = clean_text(redact_secrets(summary.standing), MAX_POINT_CHARS)
+    for key in summary.search_keys[:MAX_SEARCH_KEYS]:
+        words = clean_text(redact_secrets(key.words), MAX_KEY_CHARS)
+        numbers = sources(key.sources)
+        if words and numbers:  # a key that points nowhere finds nothing
+            builder.search_keys.append(SearchKey(words=words, sources=numbers))
     return builder
 
 
@@ -284,12 +298,23 @@ def rule_content(
                 SourcedPoint(text=sentence, sources=[message.seq], day=days.get(message.seq)),
             )
     merge_facets(builder, facets, first_day)
+    builder.standing = rule_standing(builder)
     if ledger:
         builder.add_facts(ledger)
     else:
         for entity in facets.entities:
             builder.add_entity(entity.text)
     return builder
+
+
+def rule_standing(builder: ContentBuilder) -> str:
+    """Where things stand, by rule: the newest decision and the newest open question."""
+    parts = []
+    if builder.decisions:
+        parts.append(f"latest decision: {builder.decisions[-1].text.rstrip('.')}")
+    if builder.open_questions:
+        parts.append(f"still open: {builder.open_questions[-1].text}")
+    return "; ".join(parts)[:1].upper() + "; ".join(parts)[1:]
 
 
 def spread(items: Sequence[Message], count: int) -> list[Message]:

@@ -116,6 +116,26 @@ class LlmFact(BaseModel):
     _sources = field_validator("sources", mode="before")(_source_numbers)
 
 
+class LlmSearchKey(BaseModel):
+    """Words a later question about a stretch of the messages might use."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    words: str = Field(
+        description=(
+            "A few plain words someone might later ask about this stretch with: its topics "
+            "and the things referred to, including the general word for specific things "
+            "(“hobbies” for hiking and photography, “car trouble” for a flat battery)."
+        )
+    )
+    sources: list[int] = Field(
+        default_factory=list,
+        description="The numbers (#) of the messages of this stretch.",
+    )
+
+    _sources = field_validator("sources", mode="before")(_source_numbers)
+
+
 class LlmSummary(BaseModel):
     """The input of the `record_summary` tool: the summary as the model writes it."""
 
@@ -150,6 +170,21 @@ class LlmSummary(BaseModel):
         ),
     )
 
+    standing: str = Field(
+        default="",
+        description=(
+            "Where things stand at the end: the open goal, the latest decision, what is "
+            "still being worked on. One or two sentences; empty if nothing is open."
+        ),
+    )
+    search_keys: list[LlmSearchKey] = Field(
+        default_factory=list,
+        description=(
+            "For each stretch of the conversation on one subject, a search key: words a "
+            "later question about it might use, with the stretch's message numbers."
+        ),
+    )
+
     @field_validator("narrative")
     @classmethod
     def _not_blank(cls, value: str) -> str:
@@ -175,7 +210,7 @@ def summary_tool_schema() -> dict[str, Any]:
         described = definition["properties"]["date"]["description"]
         definition["properties"]["date"] = {"type": "string", "description": described}
         definition["required"] = [*definition.get("required", []), "date"]
-    schema["required"] = [*schema.get("required", []), "facts"]
+    schema["required"] = [*schema.get("required", []), "facts", "standing", "search_keys"]
 
     def inline(node: Any) -> Any:
         if isinstance(node, dict):
@@ -208,6 +243,8 @@ Rules:
 - Copy identifiers, file names, numbers, amounts, dates, URLs and names exactly as written.
 - Invent nothing: write only what the text below says. Leave a list empty when nothing fits it.
 - For every point, give the numbers (#) of the messages it comes from.
+- Say in `standing` where things stand now, and give each stretch on one subject
+  `search_keys`: the words someone might later ask about it with, in plain words.
 - At most {max_points} key points. Keep the whole summary under about {target} tokens."""
 
 

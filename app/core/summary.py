@@ -81,11 +81,14 @@ class ActionItem(BaseModel):
     day: date | None = None
 
 
+# "error": an error message the user pasted, word for word (issue 22).
 FactKind = Literal[
-    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier"
-]
+    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier",
+    "error",
+]  # fmt: skip
 FACT_KINDS: tuple[FactKind, ...] = (
-    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier"
+    "name", "code", "time", "money", "number", "date", "file", "url", "email", "identifier",
+    "error",
 )  # fmt: skip
 
 
@@ -102,6 +105,18 @@ class LedgerFact(BaseModel):
     value: str
     seq: int | None = None  # the message it was first said in
     day: date | None = None  # the day of that message (local)
+
+
+class SearchKey(BaseModel):
+    """Words someone might later ask about a stretch of the condensed messages with (the
+    topics, the things referred to, in plain words: "hobbies" for hiking and photography),
+    and the messages (seq) of that stretch. Not shown to Claude: recall looks them up, so
+    a question in other words than the originals' still finds them (issue 22)."""
+
+    model_config = _MODEL_CONFIG
+
+    words: str
+    sources: list[int] = Field(default_factory=list)
 
 
 class SummaryContent(BaseModel):
@@ -126,6 +141,11 @@ class SummaryContent(BaseModel):
     facts: list[LedgerFact] = Field(default_factory=list)
     # Ledger entries and decisions trimmed away to fit: still in the archived originals.
     archived_facts: int = 0
+    # Where things stand at the end of the stretch: the open goal, the latest decision,
+    # what is still being worked on ("" when nothing is open, or before it was asked for).
+    standing: str = ""
+    # Search keys for recall (`SearchKey`); empty in rule summaries and older ones.
+    search_keys: list[SearchKey] = Field(default_factory=list)
 
 
 class SummaryDraft(BaseModel):
@@ -324,6 +344,8 @@ def render_summary_text(content: SummaryContent) -> str:
     if content.first_day is not None and content.last_day is not None:
         lines.append(f"When: {day_range(content.first_day, content.last_day)}")
     lines.append(content.narrative.strip())
+    if content.standing.strip():
+        lines.append(f"Where things stand now: {content.standing.strip()}")
     # A summary of one day says so once ("When:"), not after every point.
     one_day = content.first_day is not None and content.first_day == content.last_day
 
@@ -426,6 +448,9 @@ def merge(contents: Sequence[SummaryContent]) -> SummaryContent:
         facts=unique_facts(f for c in contents for f in c.facts),
         archived_facts=sum(c.archived_facts for c in contents)
         + max(0, len(decisions) - MAX_MERGED_ITEMS),
+        # Where things stand is where the newest left them; every stretch keeps its keys.
+        standing=next((c.standing for c in reversed(contents) if c.standing.strip()), ""),
+        search_keys=[k for c in contents for k in c.search_keys],
     )
 
 
@@ -460,7 +485,8 @@ def fit(content: SummaryContent, max_tokens: int, count: Callable[[str], int]) -
     4. the remaining key points, oldest first;
     5. the narrative, shortened to its first words ("…");
     6. the notes (a note says when anything was cut, while there is room for it);
-    7. entities without a source (the model's list of names and numbers), oldest first;
+    7. entities without a source (the model's list of names and numbers), oldest first,
+       then where things stand now;
     8. the decisions, then the fact ledger, oldest first, last of all, since they are
        what a later question needs; each one dropped is counted ("N older facts are in
        the archive"), and the originals keep it, where recall finds it;
@@ -486,6 +512,7 @@ def fit(content: SummaryContent, max_tokens: int, count: Callable[[str], int]) -
         lambda c: _shorten_narrative(c, max_tokens, size),
         lambda c: _drop_oldest(c, "notes", max_tokens, size),
         lambda c: _drop_oldest(c, "entities", max_tokens, size),
+        lambda c: c.model_copy(update={"standing": ""}),
         lambda c: _drop_oldest(c, "decisions", max_tokens, size, counted=True),
         lambda c: _drop_oldest(c, "facts", max_tokens, size, counted=True),
         # The "When:" line last: with everything else gone, an empty text must fit.

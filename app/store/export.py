@@ -507,6 +507,8 @@ def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterato
         for name in _THINKING_COLUMNS & record.keys():
             if not record[name]:
                 del record[name]  # only a reply Claude thought about (or declined) says so
+        for hit in record.get("results") or ():
+            hit.pop("session_id", None)  # the other conversation is named by its title
         yield record
 
 

@@ -6,7 +6,7 @@ finds the new row of that seq. Each excerpt it returned is kept exactly as it wa
 sent to Claude: the JSON the `lookup` table holds, field for field.
 
 The Markdown export gives each reply that searched one line, the transcript's own
-("Looked in the archive: 2 earlier messages"), with what was searched for.
+("Looked in earlier messages: 2 found"), with what was searched for.
 """
 
 from __future__ import annotations

@@ -1,47 +1,86 @@
-"""The archive of one conversation, searched for automatic recall (issue 12, DESIGN §3).
+"""The archive of one conversation, searched for automatic recall (issues 12, 22; DESIGN §3).
 
-`RecallIndex.archived_matches` returns the archived messages of a conversation
-(covered by a summary: `summary_id` set, which includes the sources of compressed
-summaries) that hold any of a message's salient terms, best first by bm25 from the
-full-text index of migration 5, or read with LIKE where this SQLite has no FTS5.
+`RecallIndex.pool` gathers the candidates for a message's query among the archived
+messages of a conversation (covered by a summary: `summary_id` set, which includes the
+sources of compressed summaries) from the full-text index of migration 5 — or with
+LIKE where this SQLite has no FTS5 — and `app.core.recall_rank` ranks them with
+Cairn's own scoring. Any-word semantics: a message holding one of the terms is a
+candidate; one holding several ranks higher.
 
-It is the reusable "search one conversation's archive" of the store: any caller
-that needs archived originals for a few terms (the recall block, a search tool)
-can use it. Like the other stores it wraps one connection of the calling thread.
+`RecallIndex.participants` learns the names the conversation's people are greeted by
+("Hi Maya!"): they are never search terms.
 
-Cost: the index is read only between the conversation's first and last message
-ids, and a term that matches more than COMMON_AT_MOST messages there is left out
-(it says little about which message is meant, and bm25 would have to score every
-match): a turn costs a few index lookups, whatever the archive holds.
+Cost, whatever the archive holds (bench/bench_recall.py: ≤ 5 ms a turn at 100,000
+archived messages, common words included): the index is read only between the
+conversation's first and last message ids; one read of each term's newest rowids (one
+past RARE_AT_MOST) says how rare it is (a common term's count is estimated from the span
+they take, never counted); a rarer term's messages are read whole (rowids only), a
+common term's only where they also hold another term, newest first, with the few that
+hold every term however old (no bm25, which costs a count of every match); only the best
+`POOL` are read in full, with the turns around them. Like the other stores it wraps one
+connection of the calling thread.
 """
 
 from __future__ import annotations
 
+import heapq
+import re
 import sqlite3
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+from app.core.conversation import local_day
 from app.core.models import Role
-from app.core.recall import ArchivedMatch, RecallTerm
+from app.core.recall import ArchivedMatch, RecallQuery, RecallTerm, fold, is_common_word
+from app.core.recall_dates import DayRange
+from app.core.recall_rank import RecallPool, term_values
 from app.store.database import connect
 from app.store.migrations import FTS_TABLE
 from app.store.search import _escape_like, _has_index
 from app.store.transactions import translated_errors
 
-# Candidates read for ranking: the block holds far fewer quotes than this.
-CANDIDATES = 16
-# For a question (it asks for a kind of fact): the message that answered it may rank
-# below talk of the same subject by bm25, and is found by the kind it holds.
-QUESTION_CANDIDATES = 32
-# A term matching more of the conversation's messages than this is too common to rank by.
-COMMON_AT_MOST = 300
+# Candidates read in full for ranking (the block holds far fewer quotes than this), and
+# of those, the best whose neighbouring turns are read too.
+POOL = 60
+NEIGHBOURED = POOL
+# A term in at most this many of the conversation's messages: all of them are candidates.
+RARE_AT_MOST = 300
+# A term in more: the newest of its messages that also hold another term, at most this many.
+COMMON_ROWS = 100
+# A term its commonest forms find in fewer messages than this is looked up in all its
+# forms too (one read more, of a rare word: cheap).
+FEW_IDS = 3
+FORM_RETRIES = 2
+# Of the days a question names: the messages written then, when no term finds any.
+DAY_ROWS = 40
+# Greetings read to learn who is talking (the participants' own names).
+GREETING_ROWS = 150
+# Learned again once the conversation has this many more messages.
+PARTICIPANTS_AGE = 200
+# Kept for callers that name the old depths: a pool is always this deep now.
+CANDIDATES = QUESTION_CANDIDATES = POOL
 
 _COLUMNS = "m.id, m.seq, m.role, m.created_at, m.content"
+_GREETING_WORDS = (
+    "hi hello hey hiya dear morning evening afternoon night thanks thank cheers welcome "
+    "care bye soon"
+)
+# "Hi Maya", "Good morning, Maya", "Thanks Claude" at the start; ", Maya!" ending a sentence.
+_ADDRESSED = re.compile(
+    r"^\W*(?:hi|hello|hey|hiya|dear|morning|evening|afternoon|good\s+\w+|thanks|thank\s+you|"
+    r"cheers|welcome\s+back|night)\b[,!]?\s+([A-Z][\w'’-]+)"
+    r"|,\s*([A-Z][\w'’-]+)\s*[.!?]",
+    re.MULTILINE,
+)
+_participants_cache: dict[tuple[str, str], tuple[frozenset[str], int]] = {}
 
 
 class RecallIndex:
-    """Finds a conversation's archived messages that hold given terms.
+    """Finds a conversation's archived messages for a message's query.
 
     Attributes:
         database: the file behind the connection, named in error messages.
@@ -64,54 +103,297 @@ class RecallIndex:
         """Close the connection (only for one made by `open`)."""
         self._connection.close()
 
+    # --- who is talking
+
+    def participants(self, session_id: str) -> frozenset[str]:
+        """The folded names the conversation's people are greeted and thanked by ("maya"
+        in "Hi Maya!", "claude" in "Thanks Claude"): never search terms. Learned from the
+        newest greetings, again every `PARTICIPANTS_AGE` messages."""
+        with translated_errors("look in the archive", self.database):
+            bounds = self._id_range(session_id)
+            if bounds is None:
+                return frozenset()
+            key = (str(self.database), session_id)
+            known = _participants_cache.get(key)
+            if known is not None and bounds[1] - known[1] < PARTICIPANTS_AGE:
+                return known[0]
+            names = self._greeted(session_id, *bounds)
+        _participants_cache[key] = (names, bounds[1])
+        return names
+
+    def _greeted(self, session_id: str, low: int, high: int) -> frozenset[str]:
+        if self.indexed:
+            words = " OR ".join(f'"{word}"' for word in _GREETING_WORDS.split())
+            rows = self._connection.execute(
+                f"SELECT m.content FROM (SELECT rowid AS doc_id FROM {FTS_TABLE} WHERE "
+                f"{FTS_TABLE} MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?) "
+                "AS hit JOIN message AS m ON m.id = hit.doc_id WHERE m.session_id = ?",
+                (words, low, high, GREETING_ROWS * 2, session_id),
+            ).fetchall()
+        else:
+            rows = self._connection.execute(
+                "SELECT content FROM message WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+                (session_id, GREETING_ROWS * 2),
+            ).fetchall()
+        counts: Counter[str] = Counter()
+        for (content,) in rows[:GREETING_ROWS]:
+            for match in _ADDRESSED.finditer(str(content)[:400]):
+                name = fold(match.group(1) or match.group(2))
+                if len(name) >= 3 and not is_common_word(name):
+                    counts[name] += 1
+        return frozenset(name for name, seen in counts.items() if seen >= 3) | {"claude"}
+
+    # --- the pool
+
+    def pool(self, session_id: str, query: RecallQuery, depth: int = POOL) -> RecallPool:
+        """The candidates for `query` among the archived messages of `session_id`, with
+        the turns around the best of them and each term's frequency (`recall_rank`)."""
+        if not query.terms and (query.days is None or not query.days.exact):
+            return RecallPool()
+        with translated_errors("look in the archive", self.database):
+            bounds = self._id_range(session_id)
+            if bounds is None:
+                return RecallPool()
+            if not self.indexed:
+                return self._scanned(session_id, query, depth)
+            return self._pooled(session_id, query, depth, bounds)
+
+    def pool_elsewhere(
+        self, session_id: str, query: RecallQuery, depth: int = POOL // 2
+    ) -> RecallPool:
+        """The candidates for `query` in every conversation but `session_id` (the user's
+        consent, Settings → Memory), each naming its conversation; no neighbours."""
+        if not query.terms or not self.indexed:
+            return RecallPool()
+        with translated_errors("look in your other conversations", self.database):
+            (high,) = self._connection.execute("SELECT max(id) FROM message").fetchone()
+            if high is None:
+                return RecallPool()
+            plain = RecallQuery(query.terms, query.wanted, None, query.role)
+            return self._pooled(session_id, plain, depth, (1, int(high)), elsewhere=True)
+
     def archived_matches(
+        self, session_id: str, terms: Sequence[RecallTerm], limit: int = POOL, **_: object
+    ) -> list[ArchivedMatch]:
+        """Archived messages of `session_id` holding any of `terms`, at most `limit` (the
+        pool's candidates, unranked)."""
+        return list(self.pool(session_id, RecallQuery(tuple(terms)), limit).matches)
+
+    def _pooled(
         self,
         session_id: str,
-        terms: Sequence[RecallTerm],
-        limit: int = CANDIDATES,
+        query: RecallQuery,
+        depth: int,
+        bounds: tuple[int, int],
         *,
-        other_forms: bool = False,
-    ) -> list[ArchivedMatch]:
-        """Archived messages of `session_id` holding any of `terms`, best first (bm25;
-        newest first without the index), at most `limit`.
-
-        With `other_forms`, a word in no message as written is looked up in its other
-        forms ("insurer" → "insurance"): a lookup a form, so only for a question.
-        """
-        if not terms or limit <= 0:
-            return []
-        with translated_errors("look in the archive", self.database):
-            if self.indexed:
-                return self._indexed(session_id, terms, limit, other_forms)
-            return self._scanned(session_id, terms, limit)
-
-    def _indexed(
-        self, session_id: str, terms: Sequence[RecallTerm], limit: int, other_forms: bool
-    ) -> list[ArchivedMatch]:
-        bounds = self._id_range(session_id)
-        if bounds is None:
-            return []
+        elsewhere: bool = False,
+    ) -> RecallPool:
         low, high = bounds
-        phrases = [_phrase(term) for term in terms]
-        counts = self._counts(phrases, low, high)
-        if other_forms:
-            unseen = [t for t, n in zip(terms, counts, strict=True) if not n and t.forms[1:]]
-            phrases += [_other_forms(term) for term in unseen]
-            counts += self._counts(phrases[len(counts) :], low, high) if unseen else []
-        # Not asked again: a phrase in no message here, nor one in too many of them.
-        telling = [p for p, n in zip(phrases, counts, strict=True) if 0 < n <= COMMON_AT_MOST]
-        if not telling:
+        terms = query.terms
+        expressions = [_expression(term) for term in terms]
+        # One read a term: its rowids, newest first, one past RARE_AT_MOST; only a common
+        # term is counted further (its rarity) and read again where another term is too.
+        found: dict[int, set[int]] = {}
+        counts: list[int] = []
+        retries = FORM_RETRIES
+        for n, expression in enumerate(expressions):
+            ids = self._rowids(expression, low, high, newest=RARE_AT_MOST + 1)
+            if len(ids) < FEW_IDS and len(terms[n].forms) > 2 and query.wanted and retries:
+                # A question's word rarely said so: perhaps in a rarer form ("accounting":
+                # "accountant"); for its most telling words only (each costs a read).
+                retries -= 1
+                expressions[n] = _expression(terms[n], every_form=True)
+                ids = self._rowids(expressions[n], low, high, newest=RARE_AT_MOST + 1)
+            counts.append(_how_many(ids, low, high))
+            found[n] = ids
+        common = [i for i, count in enumerate(counts) if count > RARE_AT_MOST]
+        present = [i for i, count in enumerate(counts) if count > 0]
+        holding_all: set[int] = set()
+        if common and len(present) >= 2:
+            # The messages holding every term found: few, and the likeliest, however old.
+            every = " AND ".join(expressions[i] for i in present)
+            holding_all = self._rowids(every, low, high, newest=COMMON_ROWS)
+        for i in common:
+            # Of a common term's newest messages, those that hold another term too (each
+            # term's rowids are read already: no query more); alone, its newest few.
+            if any(j != i for j in present):
+                found[i] &= set().union(*(found[j] for j in present if j != i))
+            else:
+                found[i] = set(sorted(found[i], reverse=True)[:COMMON_ROWS])
+        if holding_all:
+            for i in present:
+                found[i] |= holding_all
+        in_days: tuple[int, int] | None = None
+        extra: set[int] = set()
+        if query.days is not None:
+            in_days = self._ids_between(session_id, query.days)
+        if in_days is not None:
+            for i in present:
+                if counts[i] > RARE_AT_MOST:
+                    found[i] |= self._rowids(expressions[i], *in_days, newest=COMMON_ROWS)
+            if query.days is not None and query.days.exact:
+                extra = self._day_rows(session_id, *in_days)
+        size = (high - low + 1) if elsewhere else self._size(session_id) or (high - low + 1)
+        values = term_values(terms, counts, size)
+        scores: dict[int, float] = dict.fromkeys(extra, 0.0)
+        for i, ids in found.items():
+            for doc_id in ids:
+                scores[doc_id] = scores.get(doc_id, 0.0) + values[i]
+        if in_days is not None:
+            for doc_id in scores:
+                if in_days[0] <= doc_id <= in_days[1]:
+                    scores[doc_id] = scores[doc_id] * 2.5 + 0.01
+        best = heapq.nlargest(depth * 2, scores, key=lambda doc_id: (scores[doc_id], doc_id))
+
+        def held(doc_id: int) -> frozenset[int]:
+            return frozenset(i for i, ids in found.items() if doc_id in ids)
+
+        if elsewhere:
+            rows = self._rows_elsewhere(session_id, best)
+            rows.sort(key=lambda row: -scores.get(int(str(row[0])), 0.0))
+            theirs = tuple(
+                replace(
+                    _match(row[:6], held(int(str(row[0])))), session_id=row[6], conversation=row[7]
+                )
+                for row in rows[:depth]
+            )
+            return RecallPool(theirs, {}, tuple(counts), size)
+        rows = self._rows_by_id(session_id, best)
+        rows.sort(key=lambda row: -scores.get(int(str(row[0])), 0.0))
+        matches = [_match(row, held(int(str(row[0])))) for row in rows[:depth]]
+        matches.extend(self._keyed(session_id, query, {m.seq for m in matches}, held))
+        around = {m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)}
+        around -= {m.seq for m in matches}
+        neighbours = {m.seq: m for m in matches}
+        for row in self._rows_by_seq(session_id, sorted(around)):
+            neighbour = _match(row, held(int(str(row[0]))))
+            neighbours[neighbour.seq] = neighbour
+        return RecallPool(tuple(matches), neighbours, tuple(counts), size)
+
+    def _keyed(
+        self,
+        session_id: str,
+        query: RecallQuery,
+        known: set[int],
+        held: Callable[[int], frozenset[int]] | None = None,
+    ) -> list[ArchivedMatch]:
+        """The archived messages the summaries' search keys name (`RecallQuery.keyed`)
+        that are not among the candidates yet: candidates too, however they are worded."""
+        wanted = [seq for seq, _terms in query.keyed if seq not in known]
+        rows = self._rows_by_seq(session_id, wanted)
+        return [_match(row, held(int(str(row[0]))) if held else None) for row in rows]
+
+    def _rowids(
+        self, expression: str, low: int, high: int, *, newest: int | None = None
+    ) -> set[int]:
+        limit = f" ORDER BY rowid DESC LIMIT {int(newest)}" if newest is not None else ""
+        return {
+            int(doc_id)
+            for (doc_id,) in self._connection.execute(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+                f"AND rowid BETWEEN ? AND ?{limit}",
+                (expression, low, high),
+            )
+        }
+
+    def _rows_by_id(self, session_id: str, ids: Sequence[int]) -> list[tuple[object, ...]]:
+        if not ids:
             return []
-        rows = self._connection.execute(
-            f"SELECT {_COLUMNS}, hit.rank FROM ("
-            f"SELECT rowid AS doc_id, bm25({FTS_TABLE}) AS rank FROM {FTS_TABLE} "
-            f"WHERE {FTS_TABLE} MATCH ? AND rowid BETWEEN ? AND ? LIMIT -1) AS hit "
-            "JOIN message AS m ON m.id = hit.doc_id "
-            "WHERE m.session_id = ? AND m.summary_id IS NOT NULL "
-            "ORDER BY hit.rank, m.seq DESC LIMIT ?",
-            (" OR ".join(telling), low, high, session_id, limit),
+        marks = ", ".join("?" * len(ids))
+        return self._connection.execute(
+            # "+": by rowid, never by an index over a whole conversation's messages.
+            f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.id IN ({marks}) "
+            "AND +m.session_id = ? AND +m.summary_id IS NOT NULL",
+            (*ids, session_id),
         ).fetchall()
-        return [_match(row) for row in rows]
+
+    def _rows_elsewhere(self, session_id: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+        """Messages of other conversations (any, live or archived), with their conversation's
+        id and title."""
+        if not ids:
+            return []
+        marks = ", ".join("?" * len(ids))
+        return self._connection.execute(
+            f"SELECT {_COLUMNS}, 0.0, s.id, s.title FROM message AS m "
+            "JOIN session AS s ON s.id = m.session_id "
+            f"WHERE m.id IN ({marks}) AND +m.session_id != ? AND m.shelved_by IS NULL",
+            (*ids, session_id),
+        ).fetchall()
+
+    def _rows_by_seq(self, session_id: str, seqs: Sequence[int]) -> list[tuple[object, ...]]:
+        if not seqs:
+            return []
+        marks = ", ".join("?" * len(seqs))
+        return self._connection.execute(
+            # "+": by (session_id, seq), never the archived messages' own index.
+            f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.session_id = ? "
+            f"AND m.seq IN ({marks}) AND +m.summary_id IS NOT NULL",
+            (session_id, *seqs),
+        ).fetchall()
+
+    def _day_rows(self, session_id: str, low: int, high: int) -> set[int]:
+        """The ids of the archived messages written on the days asked about (the first)."""
+        return {
+            int(doc_id)
+            for (doc_id,) in self._connection.execute(
+                "SELECT id FROM message WHERE session_id = ? AND +id BETWEEN ? AND ? "
+                "AND +summary_id IS NOT NULL ORDER BY seq LIMIT ?",
+                (session_id, low, high, DAY_ROWS),
+            )
+        }
+
+    def _ids_between(self, session_id: str, days: DayRange) -> tuple[int, int] | None:
+        """The ids of the first and last of the conversation's messages written on `days`
+        (local), found by bisecting its seqs: a message's time grows with its seq."""
+        first = self._first_seq_on_or_after(session_id, days.first.toordinal())
+        after = self._first_seq_on_or_after(session_id, days.last.toordinal() + 1)
+        if first is None or (after is not None and after[0] <= first[0]):
+            return None
+        last_id = self._connection.execute(
+            "SELECT id FROM message WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+            (session_id, after[0] if after is not None else 2**62),
+        ).fetchone()
+        if last_id is None:
+            return None
+        return first[1], int(last_id[0])
+
+    def _first_seq_on_or_after(self, session_id: str, day: int) -> tuple[int, int] | None:
+        """(seq, id) of the first message written on local day `day` or later."""
+        # Two index seeks (min() and max() together would scan the conversation's seqs).
+        first = self._connection.execute(
+            "SELECT seq FROM message WHERE session_id = ? ORDER BY seq LIMIT 1", (session_id,)
+        ).fetchone()
+        last = self._connection.execute(
+            "SELECT seq FROM message WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (session_id,)
+        ).fetchone()
+        if first is None or last is None:
+            return None
+        low, high = int(first[0]), int(last[0]) + 1
+        while low < high:
+            middle = (low + high) // 2
+            row = self._connection.execute(
+                "SELECT seq, created_at FROM message WHERE session_id = ? AND seq >= ? "
+                "ORDER BY seq LIMIT 1",
+                (session_id, middle),
+            ).fetchone()
+            if row is None or local_day(datetime.fromisoformat(str(row[1]))) >= day:
+                high = middle
+            else:
+                low = int(row[0]) + 1
+        row = self._connection.execute(
+            "SELECT seq, id, created_at FROM message WHERE session_id = ? AND seq >= ? "
+            "ORDER BY seq LIMIT 1",
+            (session_id, low),
+        ).fetchone()
+        if row is None or local_day(datetime.fromisoformat(str(row[2]))) < day:
+            return None
+        return int(row[0]), int(row[1])
+
+    def _size(self, session_id: str) -> int:
+        row = self._connection.execute(
+            "SELECT messages FROM session_count WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
 
     def _id_range(self, session_id: str) -> tuple[int, int] | None:
         """The conversation's first and last message ids (ids grow with seq)."""
@@ -124,24 +406,12 @@ class RecallIndex:
             return None
         return min(int(first), int(last)), max(int(first), int(last))
 
-    def _counts(self, phrases: Sequence[str], low: int, high: int) -> list[int]:
-        """How many of the conversation's index rows hold each phrase, up to one past
-        COMMON_AT_MOST: one statement for all of them."""
-        one = (
-            f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-            "AND rowid BETWEEN ? AND ? LIMIT ?))"
-        )
-        parameters = [v for p in phrases for v in (p, low, high, COMMON_AT_MOST + 1)]
-        row = self._connection.execute(
-            f"SELECT {', '.join([one] * len(phrases))}", parameters
-        ).fetchone()
-        return [int(count) for count in row]
-
-    def _scanned(
-        self, session_id: str, terms: Sequence[RecallTerm], limit: int
-    ) -> list[ArchivedMatch]:
+    def _scanned(self, session_id: str, query: RecallQuery, limit: int) -> RecallPool:
         # Without the index: each word of a term as a LIKE pattern (all of them required),
-        # any term; `rank_matches` then orders by what they hold.
+        # any term; the ranking reads what they hold from the text.
+        terms = query.terms
+        if not terms:
+            return RecallPool()
         clauses: list[str] = []
         parameters: list[object] = [session_id]
         for term in terms:
@@ -155,21 +425,47 @@ class RecallIndex:
             f"({' OR '.join(clauses)}) ORDER BY m.seq DESC LIMIT ?",
             (*parameters, limit * 4),
         ).fetchall()
-        return [_match(row) for row in rows]
+        found = [_match(row) for row in rows]
+        matches = (*found, *self._keyed(session_id, query, {m.seq for m in found}))
+        around = sorted({m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)})
+        neighbours = {m.seq: m for m in matches}
+        for row in self._rows_by_seq(session_id, around):
+            neighbour = _match(row)
+            neighbours.setdefault(neighbour.seq, neighbour)
+        return RecallPool(matches, neighbours)
 
 
-def _other_forms(term: RecallTerm) -> str:
-    """The term's other forms, each an exact word, joined by OR: never a prefix query,
-    which would read every word of the index that starts so."""
-    return " OR ".join(f'"{form}"' for form in term.forms[1:])
+# The forms looked up first: each costs a seek in the index (about 15 µs at 100,000
+# messages), so the rarer ones ("insurer" → "insurance") only when these find nothing.
+_FIRST_FORMS = ("", "s", "es", "ed", "d", "ing")
 
 
-def _phrase(term: RecallTerm) -> str:
-    """An FTS phrase of the term's words: never read as an operator."""
-    return '"' + " ".join(term.words) + '"'
+def _how_many(newest: set[int], low: int, high: int) -> int:
+    """How many of the rows between `low` and `high` hold a term, from its newest
+    `RARE_AT_MOST + 1` rowids: all of them when fewer, else estimated by the span they
+    take (its rarity is all that is wanted of a common term; counting costs a read of
+    every row that holds it)."""
+    if len(newest) <= RARE_AT_MOST:
+        return len(newest)
+    span = high - min(newest) + 1
+    return max(len(newest), round(len(newest) * (high - low + 1) / max(span, 1)))
 
 
-def _match(row: tuple[object, ...]) -> ArchivedMatch:
+def _expression(term: RecallTerm, *, every_form: bool = False) -> str:
+    """An FTS expression for the term: its words as a phrase, or any of its forms (the
+    commonest unless `every_form`) or alternatives, each an FTS string (never an
+    operator, never a prefix query)."""
+    forms = term.forms
+    if not every_form and len(forms) > 2:
+        word = forms[0]
+        near = {word + end for end in _FIRST_FORMS} | {word[:-1] + "ing", word + "d"}
+        forms = tuple(f for f in forms if f in near or any(f + end == word for end in _FIRST_FORMS))
+    phrases = [" ".join(term.words), *forms, *(" ".join(a) for a in term.alternatives)]
+    quoted = dict.fromkeys('"' + phrase.replace('"', "") + '"' for phrase in phrases if phrase)
+    return "(" + " OR ".join(quoted) + ")"
+
+
+def _match(row: Sequence[object], held: frozenset[int] | None = None) -> ArchivedMatch:
     message_id, seq, role, created_at, content, rank = row
     return ArchivedMatch(
         message_id=int(str(message_id)),
@@ -178,4 +474,5 @@ def _match(row: tuple[object, ...]) -> ArchivedMatch:
         created_at=datetime.fromisoformat(str(created_at)),
         content=str(content),
         rank=float(str(rank)),
+        held=held,
     )

@@ -72,6 +72,9 @@ _FACETS = (
     # The fact ledger and how many of its entries were trimmed (issue 12); old rows: none.
     "facts",
     "archived_facts",
+    # Where things stand and the search keys recall looks up (issue 22); old rows: none.
+    "standing",
+    "search_keys",
 )
 
 

@@ -1,4 +1,4 @@
-"""The archive searches on a reply: "Looked in the archive: 2 earlier messages".
+"""The archive searches on a reply: "Looked in earlier messages: 2 found".
 
 `LookupLine` is the collapsed line on a reply (a button, reachable by Tab, Space or
 Enter opens it) that unfolds to what was sent to Claude: each query and the excerpts
@@ -8,16 +8,42 @@ date).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.dates import timestamp
-from app.core.lookup import Lookup, summary_line
+from app.core.lookup import Lookup, LookupHit, summary_line
 from app.ui.theme import keep_muted, scaled_font
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
+
+
+def details_html(lookups: Sequence[Lookup]) -> str:
+    """`details_text` with each excerpt a link that opens it where it was said."""
+    parts: list[str] = []
+    for lookup in lookups:
+        found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
+        lines = [html.escape(f"Searched for “{lookup.query}” — {found}")]
+        for hit in lookup.hits:
+            where = f" in “{hit.conversation}”" if hit.conversation else ""
+            author = _AUTHORS.get(hit.author, hit.author)
+            when = timestamp(hit.created_at)
+            label = html.escape(f"#{hit.seq} · {author} · {when}{where}")
+            if hit.seq > 0 and (not hit.conversation or hit.session_id):
+                label = f'<a href="{_target(hit)}">{label}</a>'
+            lines.append(f"{label}: {html.escape(hit.text)}")
+        parts.append("<br>".join(lines))
+    return "<br><br>".join(parts)
+
+
+def _target(hit: LookupHit) -> str:
+    """The link of an excerpt: "seq:12" in this conversation, "open:<id>:12" in another."""
+    if hit.conversation and hit.session_id:
+        return f"open:{hit.session_id}:{hit.seq}"
+    return f"seq:{hit.seq}"
 
 
 def details_text(lookups: Sequence[Lookup]) -> str:
@@ -40,8 +66,15 @@ class LookupLine(QWidget):
 
     Attributes:
         toggle: the line itself (a button; checked when open).
-        details: the queries and excerpts (hidden while collapsed).
+        details: the queries and excerpts (hidden while collapsed); each excerpt is a link
+            that opens the original, in this conversation or the one it was found in.
+
+    Signals:
+        open_requested(str, int): the user asked to see a message an excerpt quotes: the
+            conversation ("" for this one) and the message's seq.
     """
+
+    open_requested = Signal(str, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -59,11 +92,15 @@ class LookupLine(QWidget):
         self.toggle.toggled.connect(self._toggled)
         self.details = QLabel(self)
         self.details.setWordWrap(True)
-        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setTextFormat(Qt.TextFormat.RichText)
+        self.details.setOpenExternalLinks(False)
+        self.details.linkActivated.connect(self._link)
         self.details.setFont(scaled_font(self.font(), 0.9))
         self.details.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
             | Qt.TextInteractionFlag.TextSelectableByKeyboard
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
         )
         self.details.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.details.setContentsMargins(18, 0, 0, 4)
@@ -80,8 +117,14 @@ class LookupLine(QWidget):
     def set_lookups(self, lookups: Sequence[Lookup]) -> None:
         self._lookups = tuple(lookups)
         self.toggle.setText(summary_line(self._lookups))
-        self.details.setText(details_text(self._lookups))
+        self.details.setText(details_html(self._lookups))
         self._name()
+
+    def _link(self, target: str) -> None:
+        kind, _, rest = target.partition(":")
+        session_id, _, seq = rest.rpartition(":")
+        if kind in ("seq", "open") and seq.isdigit() and (kind == "open") == bool(session_id):
+            self.open_requested.emit(session_id, int(seq))
 
     def _toggled(self, open_: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)

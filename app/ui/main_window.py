@@ -156,6 +156,7 @@ class MainWindow(QMainWindow):
         controller.session_removed.connect(self.sidebar.remove_session)
         controller.conversation_opened.connect(self._conversation_opened)
         self.lookups = TranscriptLookups(controller, self.transcript)  # after: widgets exist
+        self.lookups.open_requested.connect(self.history.go)  # an excerpt's original
         self.unsaved = TranscriptUnsaved(controller, self.transcript)  # "not saved yet"
         self.files = wire_attachments(self, self.composer, self.transcript, controller)
         controller.message_added.connect(self.transcript.append_message)

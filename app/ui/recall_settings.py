@@ -1,8 +1,9 @@
-"""Settings → Recall: how Claude reaches earlier messages that were condensed.
+"""Settings → Memory: how Claude reaches earlier messages, and whether other conversations.
 
 Every `RecallSettings` field in plain words: quoting matching earlier messages
-automatically (and how much room they may take), and letting Claude search the
-archive itself, in this conversation or in all of them, a few times per reply.
+automatically (and how much room they may take), letting Claude search the archive
+itself a few times per reply, and — off until the user turns it on — looking in their
+other conversations too, for both.
 """
 
 from __future__ import annotations
@@ -68,12 +69,8 @@ class RecallSettingsPage(QWidget):
         quoting_layout.addLayout(quoting_form)
 
         searching = QGroupBox("Claude searching by itself", self)
-        self.tool = QCheckBox("Let Claude search this conversation's archive", searching)
+        self.tool = QCheckBox("Let Claude search earlier messages while it answers", searching)
         self.tool.setChecked(settings.tool)
-        self.across_conversations = QCheckBox(
-            "Let Claude search all my conversations, not only this one", searching
-        )
-        self.across_conversations.setChecked(settings.across_conversations)
         self.max_lookups = QSpinBox(searching)
         self.max_lookups.setRange(1, 10)
         self.max_lookups.setValue(settings.max_lookups)
@@ -83,7 +80,6 @@ class RecallSettingsPage(QWidget):
         lookups_form.addRow("At most this many searches per reply:", self.max_lookups)
         searching_layout = QVBoxLayout(searching)
         searching_layout.addWidget(self.tool)
-        searching_layout.addWidget(self.across_conversations)
         searching_layout.addWidget(
             _note(
                 "Claude can look things up in your saved messages while it answers. "
@@ -93,11 +89,29 @@ class RecallSettingsPage(QWidget):
         )
         searching_layout.addLayout(lookups_form)
 
+        elsewhere = QGroupBox("Your other conversations", self)
+        self.across_conversations = QCheckBox(
+            "Let Claude use what I said in my other conversations", elsewhere
+        )
+        self.across_conversations.setChecked(settings.across_conversations)
+        elsewhere_layout = QVBoxLayout(elsewhere)
+        elsewhere_layout.addWidget(self.across_conversations)
+        elsewhere_layout.addWidget(
+            _note(
+                "Off (the standard): Claude only ever sees the conversation you are in. "
+                "On: Cairn may also quote your other conversations to Claude, and Claude "
+                "may search them. Each quote says which conversation and which day it "
+                "comes from, and the reply shows what was used.",
+                elsewhere,
+            )
+        )
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 8, 6, 4)
         layout.setSpacing(12)
         layout.addWidget(quoting)
         layout.addWidget(searching)
+        layout.addWidget(elsewhere)
         layout.addStretch(1)
 
         self.automatic.toggled.connect(self._follow_switches)
@@ -107,7 +121,6 @@ class RecallSettingsPage(QWidget):
     def _follow_switches(self) -> None:
         """A setting that has no effect while its switch is off is shown greyed."""
         self.budget.setEnabled(self.automatic.isChecked())
-        self.across_conversations.setEnabled(self.tool.isChecked())
         self.max_lookups.setEnabled(self.tool.isChecked())
 
     def settings(self) -> RecallSettings:

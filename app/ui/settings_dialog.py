@@ -170,7 +170,7 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(general, "General")
         self.tabs.addTab(self.summaries_page, "Summaries")
         self.recall_page = RecallSettingsPage(settings.recall, self)
-        self.tabs.addTab(self.recall_page, "Recall")
+        self.tabs.addTab(self.recall_page, "Memory")
         self.replies_page = ReplySettingsPage(settings, self)  # default instructions, notices
         self.tabs.addTab(self.replies_page, "Replies")
         # "Think longer" follows the model chosen for new messages, as it is changed.

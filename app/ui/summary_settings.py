@@ -108,6 +108,13 @@ FIELDS: Final[tuple[Field, ...]] = (
         "would not fit is condensed at once, without one.",
     ),
     Field(
+        "condense_while_it_fits",
+        "switch",
+        "Condense early, even while the whole conversation still fits",
+        hint="Off: Claude reads every message word for word until the conversation no "
+        "longer fits, then older ones are condensed (your message may wait a moment).",
+    ),
+    Field(
         "trigger_ratio",
         "percent",
         "Condense older messages when the conversation is",

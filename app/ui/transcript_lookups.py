@@ -6,19 +6,30 @@ page come with the page (read once when it is shown).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 
+from app.core.errors import StorageError
 from app.core.lookup import Lookup
 from app.core.models import Message, Role
 from app.ui.controller import ChatController
+from app.ui.history_source import Place
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_message import MessageWidget
 
+log = logging.getLogger(__name__)
+
 
 class TranscriptLookups(QObject):
-    """Puts each reply's lookups on its message in the transcript."""
+    """Puts each reply's lookups on its message in the transcript.
+
+    Signals:
+        open_requested(object): the user asked to see a message a lookup found (a Place).
+    """
+
+    open_requested = Signal(object)
 
     def __init__(self, controller: ChatController, transcript: TranscriptView) -> None:
         super().__init__(transcript)
@@ -53,9 +64,33 @@ class TranscriptLookups(QObject):
         lookups = self._shown.get(widget.message.id)
         if lookups:
             widget.set_lookups(lookups)
+            self._wire(widget)
 
     def _show(self, message_id: int, lookups: tuple[Lookup, ...]) -> None:
         self._shown[message_id] = lookups
         widget = self._transcript.message_widget(message_id)
         if widget is not None:
             widget.set_lookups(lookups)
+            self._wire(widget)
+
+    def _wire(self, widget: MessageWidget) -> None:
+        """Let the line's excerpts open their originals (once per line)."""
+        line = widget.lookup_line
+        if line is not None and not line.property("cairnOpensOriginals"):
+            line.setProperty("cairnOpensOriginals", True)
+            line.open_requested.connect(self._open)
+
+    def _open(self, session_id: str, seq: int) -> None:
+        """Open message `seq` of `session_id` ("": this conversation), unfolding the
+        summary that covers it now."""
+        if not session_id:
+            session = self._chat.current.state.session
+            if session is None:
+                return
+            session_id = session.id
+        try:
+            covering = self._chat.archive.covering(session_id, seq)
+        except StorageError as error:  # the conversation still opens, at its newest
+            log.warning("Could not read which summary covers message %s: %s", seq, error)
+            covering = None
+        self.open_requested.emit(Place(session_id, seq, covering))

@@ -145,6 +145,11 @@ class MessageWidget(QWidget):
         self._column.addWidget(widget)
 
     @property
+    def lookup_line(self) -> LookupLine | None:
+        """The line of this reply's archive searches, once it has any."""
+        return self._lookups
+
+    @property
     def thinking_block(self) -> ThinkingBlock | None:
         return self._thinking
 

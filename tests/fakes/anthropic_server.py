@@ -599,7 +599,8 @@ def structured_input(request: MessagesRequest) -> dict[str, Any]:
     sentence of the first blocks; key points: each block's first line with its
     number; decisions, action items, open questions: lines that say "decided"/"let's
     go with", "TODO"/"I'll", or end with "?"; entities: every file name, ISO date and
-    number in the blocks. Only the keys the tool's schema has are sent.
+    number in the blocks; standing: the last question; search keys: each block's first
+    words. Only the keys the tool's schema has are sent.
     """
     text = request.last_user_text
     found = _TRANSCRIPT.search(text)
@@ -666,6 +667,14 @@ def structured_input(request: MessagesRequest) -> dict[str, Any]:
         if day is not None:
             item["date"] = day
 
+    # Where things stand: the last question still asked; a search key per block: the
+    # first words of its first line (issue 22).
+    standing = questions[-1]["text"] if questions else ""
+    search_keys = [
+        {"words": " ".join(body.split()[:6]), "sources": seqs}
+        for seqs, body in blocks[:_MAX_FAKE_LIST]
+        if seqs and body.strip()
+    ]
     summary: dict[str, Any] = {
         "narrative": narrative,
         "key_points": key_points,
@@ -674,6 +683,8 @@ def structured_input(request: MessagesRequest) -> dict[str, Any]:
         "open_questions": questions,
         "entities": entities,
         "facts": facts,
+        "standing": standing,
+        "search_keys": search_keys,
     }
     properties = _tool_schema(request, forced_tool_name(request) or "").get("properties")
     if isinstance(properties, Mapping) and properties:
@@ -701,7 +712,7 @@ def _tool_answer_reply(request: MessagesRequest, answer: ToolAnswer) -> Reply | 
         required = _tool_schema(request, name).get("required") or ["narrative"]
         generated.pop(str(required[0]), None)
     elif answer.kind == "empty":
-        generated = {key: "" if key == "narrative" else [] for key in generated}
+        generated = {key: "" if isinstance(value, str) else [] for key, value in generated.items()}
     delay = answer.delay if answer.kind == "timeout" else 0.0
     return Reply(
         blocks=(ToolUseBlock(name, generated),), stop_reason="tool_use", first_byte_delay=delay

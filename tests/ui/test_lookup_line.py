@@ -1,4 +1,4 @@
-"""The lookup line on a reply: "Looked in the archive: 2 earlier messages", collapsed,
+"""The lookup line on a reply: "Looked in earlier messages: 2 found", collapsed,
 opened by mouse or keyboard to what was sent, told live and shown again after a restart."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_the_lookup_shows_on_the_reply_opens_by_keyboard_and_survives_a_restart(
 
     line = line_of_last_reply(cairn)
     assert line is not None
-    assert line.toggle.text() == "Looked in the archive: 2 earlier messages"
+    assert line.toggle.text() == "Looked in earlier messages: 2 found"
     assert line.toggle.accessibleName().endswith(", collapsed")
     assert not line.details.isVisibleTo(line)
     assert line.toggle.focusPolicy() & Qt.FocusPolicy.TabFocus
@@ -82,7 +82,7 @@ def test_the_lookup_shows_on_the_reply_opens_by_keyboard_and_survives_a_restart(
     qtbot.waitUntil(lambda: bool(again.window.transcript.message_widgets()), timeout=15_000)
     restored = line_of_last_reply(again)
     assert restored is not None
-    assert restored.toggle.text() == "Looked in the archive: 2 earlier messages"
+    assert restored.toggle.text() == "Looked in earlier messages: 2 found"
     assert restored.details.text() == shown
     # Only the reply that looked has a line.
     others = again.window.transcript.message_widgets()[:-1]
@@ -97,12 +97,37 @@ def test_nothing_found_and_across_conversations_are_said_plainly(qtbot: QtBot) -
     qtbot.addWidget(host)
     line = LookupLine(host)
     line.set_lookups(lookups)
-    assert line.toggle.text() == "Looked in the archive: 1 earlier message"
+    assert line.toggle.text() == "Looked in earlier messages: 1 found (also in “Moving house”)"
     text = details_text(lookups)
     assert "#5 · Claude · " in text and "in “Moving house”: It is, enjoy it." in text
     assert text.endswith("Searched for “zebra” — nothing found")
     line.set_lookups(lookups[1:])
-    assert line.toggle.text() == "Looked in the archive: nothing found"
+    assert line.toggle.text() == "Looked in earlier messages: nothing found"
+
+
+def test_an_excerpt_opens_its_original_here_or_in_its_conversation(qtbot: QtBot) -> None:
+    when = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
+    here = LookupHit(3, "user", when, "We chose the blue van.")
+    there = LookupHit(
+        9, "user", when, "The van was blue.", conversation="Old move", session_id="s-old"
+    )
+    unknown = LookupHit(4, "user", when, "A van.", conversation="Older move")  # saved before
+    host = QWidget()
+    qtbot.addWidget(host)
+    line = LookupLine(host)
+    line.set_lookups([Lookup(1, 1, "van", (here, there, unknown), when)])
+    shown = line.details.text()
+    assert shown.count('href="seq:3"') == 1 and shown.count('href="open:s-old:9"') == 1
+    assert shown.count("href=") == 2, "an excerpt whose conversation is not known: no link"
+    with qtbot.waitSignal(line.open_requested) as opened:
+        line.details.linkActivated.emit("seq:3")
+    assert opened.args == ["", 3]
+    with qtbot.waitSignal(line.open_requested) as opened:
+        line.details.linkActivated.emit("open:s-old:9")
+    assert opened.args == ["s-old", 9]
+    # The hit keeps its conversation through the store's JSON (and the export's).
+    assert LookupHit.from_json(there.to_json()).session_id == "s-old"
+    assert "session_id" not in here.to_json()
 
 
 def test_a_crash_mid_lookup_leaves_no_reply_streaming_and_keeps_the_lookup(
@@ -130,3 +155,52 @@ def test_a_crash_mid_lookup_leaves_no_reply_streaming_and_keeps_the_lookup(
     assert (last.text, last.message.status) == ("Let me check.\n\nThe gate", MessageStatus.STOPPED)
     line = last.findChild(LookupLine)
     assert line is not None and line.lookups == (saved,)
+
+
+def test_an_excerpt_of_another_conversation_opens_there_at_its_original(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    seed()  # "Moving house": the blue van (#3) is archived
+    paths = AppPaths.from_environment()
+    store = SessionStore(open_database(paths.database).connection)
+    (moving,) = store.list_sessions()
+    now = store.create_session("Packing", "claude-sonnet-4-5")
+    store.append_message(now.id, Role.USER, "Which van did we pick?")
+    reply = store.append_message(now.id, Role.ASSISTANT, "The blue one.")
+    store.close()
+    when = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
+    hit = LookupHit(
+        3,
+        "user",
+        when,
+        "We also chose the blue van",
+        conversation=moving.title,
+        session_id=moving.id,
+    )
+    lookups = LookupStore.open(paths.database)
+    lookups.add(Lookup(reply.id, 1, "blue van", (hit,), when))
+    lookups.close()
+
+    cairn = open_window()
+    chat = cairn.controller.service
+    qtbot.waitUntil(lambda: chat.current.state.session is not None, timeout=15_000)
+    if chat.current.state.session.id != now.id:  # the newest is shown first
+        chat.open_session(now.id)
+    qtbot.waitUntil(lambda: line_of_last_reply(cairn) is not None, timeout=15_000)
+    line = line_of_last_reply(cairn)
+    assert line is not None
+    assert line.toggle.text() == "Looked in earlier messages: 1 found (also in “Moving house”)"
+    assert f'href="open:{moving.id}:3"' in line.details.text()
+
+    line.details.linkActivated.emit(f"open:{moving.id}:3")
+
+    def shown() -> bool:
+        session = chat.current.state.session
+        if session is None or session.id != moving.id:
+            return False
+        return any(
+            block.expanded and block.summary.first_seq <= 3 <= block.summary.last_seq
+            for block in cairn.window.transcript.summary_blocks()
+        )
+
+    qtbot.waitUntil(shown, timeout=15_000)

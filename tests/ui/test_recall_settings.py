@@ -18,8 +18,8 @@ def test_every_recall_setting_has_a_control_in_plain_words(qtbot: QtBot) -> None
     page = RecallSettingsPage(RecallSettings())
     qtbot.addWidget(page)
     assert page.automatic.text() == "Look up earlier messages automatically"
-    assert page.tool.text() == "Let Claude search this conversation's archive"
-    assert "all my conversations" in page.across_conversations.text()
+    assert page.tool.text() == "Let Claude search earlier messages while it answers"
+    assert "my other conversations" in page.across_conversations.text()
     assert page.automatic.isChecked() and page.tool.isChecked()
     assert not page.across_conversations.isChecked()
     assert page.budget.value() == 5 and page.max_lookups.value() == 3
@@ -32,7 +32,9 @@ def test_a_setting_without_effect_is_greyed(qtbot: QtBot) -> None:
     page.automatic.setChecked(False)
     assert not page.budget.isEnabled()
     page.tool.setChecked(False)
-    assert not page.across_conversations.isEnabled() and not page.max_lookups.isEnabled()
+    assert not page.max_lookups.isEnabled()
+    # Other conversations are for the quotes too, not only for Claude's searches.
+    assert page.across_conversations.isEnabled()
     page.tool.setChecked(True)
     assert page.max_lookups.isEnabled()
     assert page.settings().automatic is False

@@ -9,6 +9,7 @@ from typing import Any
 
 from app.core.context import ContextState
 from app.core.settings import AppSettings
+from app.core.summarization_config import SummarizationConfig
 from app.core.summary import SummaryTrigger
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
@@ -109,7 +110,10 @@ def test_instructions_are_never_condensed_and_count_toward_the_window(
     fake_server.models = [SMALL]
     # A long set of instructions: a sizeable share of the small model's window.
     long_instructions = "Always answer as a mountain guide would. " * 40
-    chat = start_chat(settings=AppSettings(default_instructions=long_instructions))
+    early = SummarizationConfig(condense_while_it_fits=True)  # at the trigger ratio
+    chat = start_chat(
+        settings=AppSettings(default_instructions=long_instructions, summarization=early)
+    )
     chat.run_until(lambda: chat.service.current.state.model_id == SMALL.id)
     state = chat.service.current.gauge.measure()
     assert state is not None and state.breakdown.system > 300

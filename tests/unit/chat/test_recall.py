@@ -4,7 +4,7 @@ block, within its budget; the setting turns it off (issue 12 item 1)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,10 +13,10 @@ from app.core.catalog import ModelInfo
 from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
 from app.core.models import Message, Role
-from app.core.recall import RECALL_HEADING, ArchivedMatch, RecallTerm
+from app.core.recall import RECALL_HEADING, RecallQuery
+from app.core.recall_rank import RecallPool
 from app.core.settings import AppSettings, RecallSettings
 from app.core.summarization_config import SummarizationConfig
-from app.store.recall import CANDIDATES, QUESTION_CANDIDATES
 from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
 from tests.fakes.summaries import make_summary
 from tests.unit.chat.conftest import Chat
@@ -145,8 +145,10 @@ ARCHIVED = [make_summary("condensed", 1, 8, "They talked about the house.")]
 
 def test_a_small_window_gets_the_floor_and_a_large_one_its_share() -> None:
     recall = AutomaticRecall(ContextBuilder(), 0.05)
-    assert recall.raw_budget(small_model(2_000), "", ARCHIVED, []) == RECALL_FLOOR_TOKENS == 150
-    assert recall.raw_budget(small_model(8_000), "", ARCHIVED, []) == 400
+    # The floor, at most a fifth of what a small window can read (1,750 of 2k here).
+    assert RECALL_FLOOR_TOKENS == 800
+    assert recall.raw_budget(small_model(2_000), "", ARCHIVED, []) == 350
+    assert recall.raw_budget(small_model(8_000), "", ARCHIVED, []) == 800
     assert recall.raw_budget(small_model(200_000), "", ARCHIVED, []) == 10_000
     assert (
         AutomaticRecall(ContextBuilder(), 0.0).raw_budget(small_model(2_000), "", ARCHIVED, []) == 0
@@ -170,24 +172,20 @@ class RecordingArchive:
     """An archive that finds nothing and keeps how it was asked."""
 
     def __init__(self) -> None:
-        self.asked: list[tuple[int, bool]] = []
+        self.asked: list[RecallQuery] = []
 
-    def archived_matches(
-        self,
-        session_id: str,
-        terms: Sequence[RecallTerm],
-        limit: int = 16,
-        *,
-        other_forms: bool = False,
-    ) -> list[ArchivedMatch]:
-        self.asked.append((limit, other_forms))
-        return []
+    def pool(self, session_id: str, query: RecallQuery, depth: int = 60) -> RecallPool:
+        self.asked.append(query)
+        return RecallPool()
+
+    def participants(self, session_id: str) -> frozenset[str]:
+        return frozenset({"maya", "claude"})
 
 
-def test_a_question_looks_deeper_and_in_other_forms_chatter_does_not() -> None:
+def test_a_question_says_what_it_asks_for_and_the_participants_are_not_terms() -> None:
     recall = AutomaticRecall(ContextBuilder(), 0.05)
     summary = make_summary("condensed", 1, 8, "They talked about insurance.")
-    for text in ("Which insurer did we go with?", "The insurer sent another letter."):
+    for text in ("Maya: which insurer did we go with?", "The insurer sent another letter."):
         archive = RecordingArchive()
         newest = Message(
             id=9, session_id="s", seq=9, role=Role.USER, content=text, created_at=START
@@ -200,8 +198,9 @@ def test_a_question_looks_deeper_and_in_other_forms_chatter_does_not() -> None:
             summaries=[summary],
             tail=[newest],
         )
-        expected = (QUESTION_CANDIDATES, True) if "?" in text else (CANDIDATES, False)
-        assert archive.asked == [expected]
+        [query] = archive.asked
+        assert [term.text for term in query.terms][:1] == ["insurer"]
+        assert bool(query.wanted) == ("?" in text)  # a question: the kind of fact it asks for
 
 
 def test_the_gauge_counts_the_archive_tool_and_what_the_last_request_quoted(
@@ -223,7 +222,12 @@ def test_the_gauge_counts_the_archive_tool_and_what_the_last_request_quoted(
     # The definition as sent, calibrated; the API's tool-use prompt in its own tokens.
     definition = calibration.apply(service.counter.count(json.dumps(body["tools"])))
     assert state.breakdown.tools == definition + TOOL_SYSTEM_PROMPT_TOKENS
-    assert state.used == state.required.used + state.breakdown.recall + state.breakdown.tools
+    # What summarizing goes by keeps recall's floor in place of what was quoted.
+    required = state.required
+    assert required.breakdown.recall == state.recall_floor > 0
+    assert state.used == required.used - state.recall_floor + state.breakdown.recall + (
+        state.breakdown.tools
+    )
 
     # A message that quotes nothing: the next figure counts nothing quoted.
     chat.send("Thanks! Anything else?")
@@ -241,3 +245,37 @@ def test_without_a_summary_the_gauge_counts_neither_tool_nor_quotes(
     state = chat.service.current.gauge.measure(draft="")
     assert state is not None and state == state.required
     assert state.recall_allowed == 0
+
+
+def test_the_summarys_search_keys_find_what_was_said_in_other_words(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    quiet_llm = SummarizationConfig(mode="llm", auto_summarize=False)
+    chat = start_chat(settings=AppSettings(summarization=quiet_llm))
+    chat.send("I walked up Pen-y-ghent on Sunday with my new camera.")
+    for turn in range(8):
+        chat.send(f"Question {turn} about the garden beds and the lunch menu.")
+    fake_server.add_tool_reply(
+        {
+            "narrative": "They talked about the weekend and the garden.",
+            "key_points": [],
+            "decisions": [],
+            "action_items": [],
+            "open_questions": [],
+            "entities": [],
+            "standing": "The garden beds are still being planned.",
+            "search_keys": [{"words": "new hobbies: hill walking, photography", "sources": [1]}],
+        }
+    )
+    assert chat.service.current.condensing.summarize()
+    chat.idle()
+    (summary,) = chat.service.current.state.summaries
+    assert summary.content.search_keys[0].sources == [1]
+
+    chat.send("What new hobbies have I taken up?")
+
+    (recall,) = recall_texts(last_reply(fake_server))
+    assert "Pen-y-ghent" in recall  # no word of the question is in it: the key found it
+    assert (
+        "Where things stand now: The garden beds" in last_reply(fake_server)["system"][-1]["text"]
+    )

@@ -16,6 +16,7 @@ from app.core.conversation import date_line, local_day
 from app.core.errors import ApiError
 from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings
+from app.core.summarization_config import SummarizationConfig
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.unit.chat.conftest import SMALL, Chat
 
@@ -32,7 +33,9 @@ def words(label: str, count: int) -> str:
 
 def small_model(fake_server: FakeAnthropicServer, start_chat: StartChat) -> Chat:
     fake_server.models = [SMALL]
-    chat = start_chat()
+    # Condensing at the trigger ratio (by default only once the conversation no longer fits).
+    early = SummarizationConfig(condense_while_it_fits=True)
+    chat = start_chat(settings=AppSettings(summarization=early))
     chat.run_until(lambda: chat.service.current.state.model_id == SMALL.id)
     return chat
 

@@ -36,8 +36,14 @@ def dated(text: str) -> str:
     return f"{date_line(local_day(datetime.now(UTC)))}\n\n{text}"
 
 
+# Condensing at the trigger ratio, as these tests of the background summaries expect
+# (by default nothing is condensed while the whole conversation fits: tested apart).
+EARLY = SummarizationConfig(condense_while_it_fits=True)
+
+
 def small_model(fake_server: FakeAnthropicServer, start_chat: StartChat, **kwargs: object) -> Chat:
     fake_server.models = [SMALL]
+    kwargs.setdefault("settings", AppSettings(summarization=EARLY))
     chat = start_chat(**kwargs)
     chat.run_until(lambda: chat.service.current.state.model_id == SMALL.id)
     return chat
@@ -469,8 +475,9 @@ def test_a_summary_reports_its_numbers_and_its_originals_and_history_can_be_read
     assert report.tokens_before == tokens_before
     after = chat.service.current.gauge.measure(draft="")
     # The report counts what the conversation takes: the tool and recall give way first.
-    assert after is not None and report.tokens_after == after.required.used
-    assert report.tokens_saved == tokens_before - after.required.used > 0
+    # Without recall's floor (the room kept for quotes is not what the summary left).
+    assert after is not None and report.tokens_after == after.required.used - after.recall_floor
+    assert report.tokens_saved == tokens_before - report.tokens_after > 0
     # The originals are read back, oldest first, and are exactly what was condensed.
     originals = chat.service.archive.originals(summary.id)
     assert [m.seq for m in originals] == list(range(summary.first_seq, summary.last_seq + 1))
@@ -725,7 +732,7 @@ def test_closing_while_the_preview_waits_does_not_hang(
 def test_automatic_summaries_preview_only_when_the_setting_says_so(
     fake_server: FakeAnthropicServer, start_chat: StartChat
 ) -> None:
-    settings = AppSettings(summarization=SummarizationConfig(preview_automatic=True))
+    settings = AppSettings(summarization=EARLY.with_changes(preview_automatic=True))
     chat = small_model(fake_server, start_chat, settings=settings)
     chat.events.accept_previews = False
     for turn in range(40):

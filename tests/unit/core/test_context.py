@@ -789,7 +789,10 @@ def test_the_gauge_counts_what_the_last_request_quoted_within_the_allowance() ->
     assert state.recall_allowed == recall_allowance(plain, 0.05) == 10_000  # 5 % of 200k
     assert state.breakdown.recall == Calibration(ratio=1.1).apply(800)
     assert state.used == plain.used + state.breakdown.recall
-    assert state.required == replace(state, breakdown=plain.breakdown)
+    # What summarizing goes by keeps recall's floor (the live tail gives way to it).
+    floor = replace(plain.breakdown, recall=state.recall_floor)
+    assert state.recall_floor == 800
+    assert state.required == replace(state, breakdown=floor)
     # Nothing archived (no summary): nothing can be quoted, whatever the last request had.
     none = builder.estimate_state(model=SONNET, draft="Gate?", recall_budget_ratio=0.05)
     assert none.breakdown.recall == 0 and none.recall_allowed == 0
@@ -801,8 +804,8 @@ def test_near_the_limit_the_quotes_counted_shrink_to_the_room_left() -> None:
     state = ContextBuilder().estimate_state(
         model=model, tail=tail, summaries=SUMMARIES, recall_budget_ratio=0.05, recall_quoted=2_000
     )
-    room = math.floor(9_000 * 0.95) - state.required.used
-    assert 0 < state.recall_allowed == room < 500
+    room = math.floor(9_000 * 0.95) - (state.used - state.breakdown.recall)
+    assert 0 < state.recall_allowed == room < 500 < state.recall_floor
     assert state.breakdown.recall == room
     assert state.fits and state.used == math.floor(9_000 * 0.95)
 

@@ -26,7 +26,8 @@ from app.core.engine import (
 )
 from app.core.models import Message, Role
 from app.core.policy import Decision, Reason, TriggerMemory
-from app.core.recall import ArchivedMatch, RecallTerm
+from app.core.recall import ArchivedMatch, RecallQuery
+from app.core.recall_rank import RecallPool
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer import Summarizer, SummarizeResult
 from app.core.summary import (
@@ -52,7 +53,7 @@ COUNTER = default_counter()
 SESSION = "s1"
 MEDIUM = ModelInfo(id="medium", display_name="Medium", max_input_tokens=20_000, max_tokens=2_000)
 TINY = ModelInfo(id="tiny", display_name="Tiny", max_input_tokens=2_000, max_tokens=200)
-RULE = SummarizationConfig(mode="rule")
+RULE = SummarizationConfig(condense_while_it_fits=True, mode="rule")
 FILE_NAME = "budget_2026_v3.xlsx"
 
 _WORDS = [
@@ -193,19 +194,16 @@ class RepoArchive:
 
     repo: MemorySummaryRepository
 
-    def archived_matches(
-        self,
-        session_id: str,
-        terms: Sequence[RecallTerm],
-        limit: int = 16,
-        *,
-        other_forms: bool = False,
-    ) -> list[ArchivedMatch]:
-        return [
+    def pool(self, session_id: str, query: RecallQuery, depth: int = 60) -> RecallPool:
+        archived = tuple(
             ArchivedMatch(m.id, m.seq, m.role, m.created_at, m.content)
             for m in self.repo.messages(session_id)
             if m.summary_id is not None
-        ]
+        )
+        return RecallPool(archived, {m.seq: m for m in archived})
+
+    def participants(self, session_id: str) -> frozenset[str]:
+        return frozenset()
 
 
 @dataclass
@@ -308,7 +306,12 @@ def test_a_burst_of_five_messages_across_the_threshold_makes_one_summary() -> No
 
 def test_a_tiny_window_compresses_up_to_the_depth_cap_and_never_overflows() -> None:
     config = SummarizationConfig(
-        mode="rule", max_summary_tokens=100, min_messages=4, preserve_recent=2, cooldown_messages=2
+        condense_while_it_fits=True,
+        mode="rule",
+        max_summary_tokens=100,
+        min_messages=4,
+        preserve_recent=2,
+        cooldown_messages=2,
     )
     engine, repo = make_engine(config)
     driver = Driver(engine, repo, TINY)
@@ -324,7 +327,12 @@ def test_a_tiny_window_compresses_up_to_the_depth_cap_and_never_overflows() -> N
 
 def test_recall_quotes_the_archive_past_the_depth_cap_and_never_overflows() -> None:
     config = SummarizationConfig(
-        mode="rule", max_summary_tokens=100, min_messages=4, preserve_recent=2, cooldown_messages=2
+        condense_while_it_fits=True,
+        mode="rule",
+        max_summary_tokens=100,
+        min_messages=4,
+        preserve_recent=2,
+        cooldown_messages=2,
     )
     engine, repo = make_engine(config)
     driver = Driver(engine, repo, TINY)
@@ -371,7 +379,7 @@ def test_a_file_name_from_message_3_survives_two_rounds_of_summarization() -> No
 
 
 def test_the_file_name_survives_compression_too() -> None:
-    config = SummarizationConfig(mode="rule", max_summary_tokens=100)
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=100)
     engine, repo = make_engine(config)
     # A 4,000-token window: room for about three summaries, so rounds merge them.
     small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
@@ -438,7 +446,11 @@ def test_undo_gives_everything_back_when_it_fits() -> None:
 
 def test_a_partial_undo_restores_only_the_newest_that_fit() -> None:
     config = SummarizationConfig(
-        mode="rule", max_summary_tokens=100, min_messages=4, preserve_recent=2
+        condense_while_it_fits=True,
+        mode="rule",
+        max_summary_tokens=100,
+        min_messages=4,
+        preserve_recent=2,
     )
     engine, repo = make_engine(config)
     for index in range(16):
@@ -457,7 +469,7 @@ def test_a_partial_undo_restores_only_the_newest_that_fit() -> None:
 
 
 def test_undo_of_a_compressed_summary_brings_back_its_summaries_within_budget() -> None:
-    config = SummarizationConfig(mode="rule", max_summary_tokens=100)
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=100)
     engine, repo = make_engine(config)
     small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
     for index in range(120):
@@ -546,7 +558,7 @@ def test_a_fallback_summary_is_committed_and_says_so() -> None:
 
 
 def test_a_failed_compression_falls_back_to_a_rule_merge() -> None:
-    config = SummarizationConfig(mode="rule", max_summary_tokens=100)
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=100)
     summarizer = ScriptedSummarizer(EventOutcome.OK, compress_outcome=EventOutcome.FAILED)
     engine, repo = make_engine(config, summarizer=summarizer)
     small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
@@ -595,7 +607,7 @@ def test_nothing_due_changes_nothing() -> None:
 
 
 def test_an_emergency_keeps_only_what_fits() -> None:
-    config = SummarizationConfig(mode="rule", max_summary_tokens=100)
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=100)
     engine, repo = make_engine(config)
     fill(repo, 14, tokens=200)  # ~2.9k of the 1.8k usable
     draft = text(99, 100)
@@ -668,6 +680,7 @@ class EngineMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.config = SummarizationConfig(
+            condense_while_it_fits=True,
             mode="rule",
             max_summary_tokens=100,
             min_messages=4,
@@ -808,7 +821,7 @@ def threshold_decision(config: SummarizationConfig) -> Decision:
 def test_a_summary_for_room_brings_the_request_down_to_the_target(
     sizes: list[int], pins: set[int]
 ) -> None:
-    config = SummarizationConfig(mode="rule")
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
     engine, repo = make_engine(config)
     # The policy decides a threshold summary at the trigger: messages (the sizes drawn,
     # over and over) are added until the request reaches it. (Far below it, just above
@@ -850,7 +863,7 @@ def test_a_summary_for_room_brings_the_request_down_to_the_target(
 def test_a_summary_for_room_when_already_at_the_target_condenses_nothing() -> None:
     """Hypothesis found it: covering two tiny messages only added a summary (45 → 110
     tokens) and left the request above a target it had been under."""
-    config = SummarizationConfig(mode="rule")
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
     engine, repo = make_engine(config)
     sizes = [20, 20, 26, 20, 20, 23, 20, 72, 20, 199, 26, 114, 159, 194, 253, 272, 384]
     for index, size in enumerate([*sizes, *[399] * 6]):
@@ -865,7 +878,7 @@ def test_a_summary_for_room_when_already_at_the_target_condenses_nothing() -> No
 
 def test_a_summary_for_room_keeps_more_than_the_floor() -> None:
     """Before issue 8 a summary kept only the newest 6; now the rest of the target too."""
-    config = SummarizationConfig(mode="rule")
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
     engine, repo = make_engine(config)
     fill(repo, 80, tokens=100)  # ~8.3k tokens of 7k usable
     outcome = engine.run(
@@ -878,7 +891,7 @@ def test_a_summary_for_room_keeps_more_than_the_floor() -> None:
 
 
 def test_a_manual_summary_keeps_the_floor_or_what_the_user_asked() -> None:
-    config = SummarizationConfig(mode="rule")
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
     engine, repo = make_engine(config)
     fill(repo, 40)
     engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL)
@@ -901,7 +914,7 @@ def test_a_manual_summary_keeps_the_floor_or_what_the_user_asked() -> None:
 
 @pytest.mark.parametrize("draft_tokens", [1_500, 2_500, 3_500])
 def test_an_emergency_gets_under_the_reset_level_in_one_run(draft_tokens: int) -> None:
-    config = SummarizationConfig(mode="rule")
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
     engine, repo = make_engine(config)
     fill(repo, 60, tokens=110)  # ~6.8k of 7k usable: a big paste does not fit
     draft = text(999, draft_tokens)
@@ -918,7 +931,7 @@ def test_an_emergency_gets_under_the_reset_level_in_one_run(draft_tokens: int) -
 
 
 def test_summaries_say_which_days_they_cover_in_the_memory_block() -> None:
-    config = SummarizationConfig(mode="rule", max_summary_tokens=300)
+    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=300)
     engine, repo = make_engine(config)
     start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
     for index in range(40):  # ten messages a day, 2–5 March
@@ -1186,6 +1199,7 @@ def test_every_planted_fact_stays_in_the_memory_block_or_is_counted_in_the_archi
     """Compression keeps the children's ledger; at the depth cap the trim drops narrative
     and key points first, and a fact that must go is counted, never silently lost."""
     config = SummarizationConfig(
+        condense_while_it_fits=True,
         mode="rule",
         max_summary_tokens=200,
         min_messages=4,
@@ -1218,7 +1232,12 @@ def test_every_planted_fact_stays_in_the_memory_block_or_is_counted_in_the_archi
 
 def test_a_compressed_summary_keeps_its_childrens_dated_ledger() -> None:
     config = SummarizationConfig(
-        mode="rule", max_summary_tokens=400, min_messages=4, preserve_recent=2, cooldown_messages=2
+        condense_while_it_fits=True,
+        mode="rule",
+        max_summary_tokens=400,
+        min_messages=4,
+        preserve_recent=2,
+        cooldown_messages=2,
     )
     engine, repo = make_engine(config)
     driver = Driver(engine, repo, TINY)

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from app.core.extract_facts import find_codes, find_names, find_times, ledger_facts
+from app.core.extract_facts import find_codes, find_errors, find_names, find_times, ledger_facts
 from app.core.models import Message, Role
 
 START = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
@@ -181,3 +181,19 @@ def test_the_ledger_holds_no_secret() -> None:
 
     assert "AX-7731" in values
     assert not any("SECRET" in value for value in values)
+
+
+def test_an_error_the_user_pasted_is_kept_word_for_word() -> None:
+    pasted = (
+        "It fails with this:\nTraceback (most recent call last):\n"
+        '  File "app.py", line 3, in <module>\n    main()\n'
+        "KeyError: 'user_id'\nAny idea?"
+    )
+    messages = [
+        message(1, pasted),
+        message(2, "A KeyError: means the key is missing."),  # Claude explaining it
+        message(3, "The till just says 'ERR 0x80070057 parameter incorrect' again."),
+    ]
+    errors = [f.value for f in ledger_facts(messages, utc_day) if f.kind == "error"]
+    assert errors == ["KeyError: 'user_id'", "ERR 0x80070057 parameter incorrect"]
+    assert find_errors("I made an error: my mistake.") == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from app.core.context import ContextBreakdown, ContextState
@@ -17,6 +17,7 @@ from app.core.policy import (
     TriggerMemory,
     TriggerPolicy,
     nothing_to_condense,
+    whole_conversation_tokens,
 )
 from app.core.summarization_config import SummarizationConfig
 
@@ -634,3 +635,55 @@ def test_an_emergency_always_fires_and_keeps_the_newest_two(
         Reason.EMERGENCY,
         2,
     )
+
+
+def test_the_threshold_waits_while_the_whole_conversation_fits() -> None:
+    """Verbatim beats any summary: the threshold holds while everything fits (issue 22)."""
+    state = state_at(0.85)
+    fits = PolicyInput(state=state, live_messages=40, whole_tokens=state.used)
+    decision = TriggerPolicy().should_summarize(fits)
+    assert not decision.summarize and decision.reason is Reason.FITS
+    early = TriggerPolicy(SummarizationConfig(condense_while_it_fits=True))
+    assert early.should_summarize(fits).reason is Reason.THRESHOLD
+    # Once the archived originals would not fit back in, the threshold applies.
+    archived = PolicyInput(state=state, live_messages=40, whole_tokens=state.usable + 1)
+    assert TriggerPolicy().should_summarize(archived).reason is Reason.THRESHOLD
+
+
+@given(
+    config=_config,
+    ratio=st.one_of(st.floats(min_value=0.55, max_value=0.95), st.floats(0.0, 1.0)),
+    # Mostly a little archived (the whole then fits), now and then more than the window.
+    archived=st.one_of(st.integers(0, USABLE // 20), st.integers(0, 2 * USABLE)),
+    live=st.integers(min_value=0, max_value=400),
+    memory=st.builds(
+        TriggerMemory,
+        armed=st.booleans(),
+        messages_since_trigger=st.integers(min_value=0, max_value=400),
+        messages_since_summary=st.one_of(st.none(), st.integers(min_value=0, max_value=400)),
+    ),
+    while_it_fits=st.booleans(),
+)
+def test_while_the_whole_conversation_fits_only_the_users_own_triggers_condense(
+    config: SummarizationConfig,
+    ratio: float,
+    archived: int,
+    live: int,
+    memory: TriggerMemory,
+    while_it_fits: bool,
+) -> None:
+    """Issue 22: verbatim beats any summary. While every message, archived ones included,
+    fits the usable window, the threshold never condenses (unless the user asks for it
+    in Settings); a count or refresh trigger the user set still may."""
+    config = config.with_changes(condense_while_it_fits=while_it_fits)
+    state = state_at(ratio)
+    whole = whole_conversation_tokens(state, archived)
+    decision = TriggerPolicy(config).should_summarize(
+        PolicyInput(state=state, live_messages=live, memory=memory, whole_tokens=whole)
+    )
+    fits = whole is not None and whole <= state.usable
+    event(f"{'fits' if fits else 'too long'}, {decision.reason}")
+    if decision.summarize and fits:
+        assert while_it_fits or decision.reason is not Reason.THRESHOLD
+    if fits and not while_it_fits and decision.reason is Reason.FITS:
+        assert not decision.summarize and config.auto_summarize

@@ -29,6 +29,7 @@ from app.core.summarizer import (
 )
 from app.core.summary import (
     EventOutcome,
+    SearchKey,
     SourcedPoint,
     Summary,
     SummaryContent,
@@ -610,3 +611,63 @@ def test_nothing_to_summarize_is_a_caller_bug(counter: TokenCounter) -> None:
         summarizer.summarize_messages("s1", [], trigger=SummaryTrigger.AUTO)
     with pytest.raises(ValueError):
         summarizer.compress_summaries("s1", [], trigger=SummaryTrigger.AUTO)
+
+
+def test_the_model_says_where_things_stand_and_gives_search_keys(counter: TokenCounter) -> None:
+    complete = FakeCompletion(
+        llm_answer(
+            standing="The report's format is agreed; the figures are still being checked.",
+            search_keys=[
+                {"words": "quarterly report, format", "sources": [1, 2, 3]},
+                {"words": "points nowhere", "sources": [99]},  # outside: dropped
+                {"words": "  ", "sources": [2]},  # no words: dropped
+            ],
+        )
+    )
+
+    result = summarize(make(counter, complete, mode="llm"))
+
+    assert result.draft is not None
+    content = result.draft.content
+    assert content.search_keys == [SearchKey(words="quarterly report, format", sources=[1, 2, 3])]
+    text = rendered(result)
+    assert "Where things stand now: The report's format is agreed" in text
+    assert "quarterly report, format" not in text  # keys are for recall, not for Claude
+    schema = complete.calls[-1]["input_schema"]
+    assert {"standing", "search_keys"} <= set(schema["required"])
+
+
+def test_a_compressed_summary_keeps_its_childrens_search_keys(counter: TokenCounter) -> None:
+    plain = child("b", 31, 60, 1)
+    keys = [SearchKey(words="the allotment", sources=[40])]
+    keyed_child = plain.model_copy(
+        update={"content": plain.content.model_copy(update={"search_keys": keys})}
+    )
+    children = [CHILDREN[1], keyed_child, CHILDREN[0]]
+    complete = FakeCompletion(llm_answer(search_keys=[{"words": "merged", "sources": [45]}]))
+
+    llm = make(counter, complete).compress_summaries("s1", children, trigger=SummaryTrigger.AUTO)
+    rule = make(counter, None, mode="rule").compress_summaries(
+        "s1", children, trigger=SummaryTrigger.AUTO
+    )
+
+    for result in (llm, rule):
+        assert result.draft is not None
+        assert SearchKey(words="the allotment", sources=[40]) in result.draft.content.search_keys
+    assert llm.draft is not None
+    assert SearchKey(words="merged", sources=[45]) in llm.draft.content.search_keys
+
+
+def test_a_basic_summary_says_the_newest_decision_and_open_question(
+    counter: TokenCounter,
+) -> None:
+    messages = conversation(
+        "Let's go with the blue tiles for the bathroom.",
+        "Good choice.",
+        "Should we also redo the grout?",
+        "Perhaps, if the budget allows.",
+    )
+    result = summarize(make(counter, None, mode="rule"), messages)
+    text = rendered(result)
+    assert "Where things stand now:" in text
+    assert "redo the grout?" in text.split("Where things stand now:")[1].splitlines()[0]

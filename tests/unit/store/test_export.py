@@ -178,7 +178,8 @@ def test_json_export_is_complete(
     assert first["results"][0]["text"] == "Message 1 ☕ — «gate» AX-7731"
     assert first["results"][1]["conversation"] == "Moving house"
     assert (second["ordinal"], second["results"]) == (2, [])
-    assert "key" not in json.dumps(data).lower().replace("key_points", "")
+    no_fields = json.dumps(data).lower().replace("key_points", "").replace("search_keys", "")
+    assert "key" not in no_fields
 
 
 def test_round_trip_is_identical(
@@ -209,11 +210,12 @@ def test_markdown_is_readable(connection: sqlite3.Connection, filled: str, tmp_p
     assert "(merged into a later summary)" in text and "(undone)" in text
     assert "Message 10 ☕\n\n*(Claude declined to answer: It could enable harm.)*" in text
     # The reply that searched the archive says so, in one line, before its text.
+    # It names the other conversations it quoted.
     looked = (
-        "_Looked in the archive: 2 earlier messages — "
-        "searched for “gate \\*code\\*”, “lunch menu”._"
+        "_Looked in earlier messages: 2 found (also in “Moving house”) — searched for "
+        "“gate \\*code\\*”, “lunch menu”._"
     )
-    assert text.count("Looked in the archive") == 1
+    assert text.count("Looked in earlier messages") == 1
     assert text.index(looked) < text.index("Message 6 ☕")
     # The summary sits before the first message it covers.
     assert text.index("Summary of messages 1–4") < text.index("Message 1 ☕")
@@ -707,3 +709,18 @@ def test_the_document_names_every_field() -> None:
         fields |= set(model.model_fields)
     missing = sorted(field for field in fields if f"`{field}`" not in text)
     assert missing == []
+
+
+def test_a_hit_from_another_conversation_is_exported_by_its_title(
+    connection: sqlite3.Connection, filled: str, tmp_path: Path
+) -> None:
+    # Cairn keeps the other conversation's id with the hit, to open it there; the export
+    # names it by its title (its schema has no ids of other conversations).
+    (results,) = connection.execute("SELECT results_json FROM lookup WHERE ordinal = 1").fetchone()
+    hits = json.loads(results)
+    hits[1]["session_id"] = "another-conversation"
+    connection.execute("UPDATE lookup SET results_json = ? WHERE ordinal = 1", (json.dumps(hits),))
+    data = _export(connection, tmp_path / "out.json", session_ids=[filled])
+    (conversation,) = data["conversations"]
+    hit = conversation["lookups"][0]["results"][1]
+    assert hit["conversation"] == "Moving house" and "session_id" not in hit

@@ -5,15 +5,24 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from app.core.models import Role
-from app.core.recall import fit_recall, fold, rank_matches, salient_terms
+from app.core.recall import fit_recall, fold, rank_matches, recall_query, salient_terms
 from app.core.recall_kinds import wanted_kinds
-from app.core.summary import SummaryContent, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
+from app.core.recall_rank import keyed
+from app.core.summary import (
+    SearchKey,
+    SummaryContent,
+    SummaryDraft,
+    SummaryMode,
+    SummaryTier,
+    SummaryTrigger,
+)
 from app.core.tokens import default_counter
 from app.store import SessionStore, SummaryStore, open_database
 from app.store import recall as recall_module
@@ -124,10 +133,10 @@ def test_a_code_is_found_as_a_phrase_not_as_syntax(archive: Archive) -> None:
     assert [m.seq for m in ranked][:1] == [1]
 
 
-def test_a_word_in_most_messages_is_left_out_of_the_index_query(
+def test_a_word_in_most_messages_still_counts_with_another(
     database: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(recall_module, "COMMON_AT_MOST", 5)
+    monkeypatch.setattr(recall_module, "RARE_AT_MOST", 5)
     result = open_database(database)
     sessions = SessionStore(result.connection, database=result.path, clock=clock)
     summaries = SummaryStore.open(database, clock=clock)
@@ -135,9 +144,13 @@ def test_a_word_in_most_messages_is_left_out_of_the_index_query(
     session_id = sessions.create_session("House", MODEL).id
     say(archive, session_id, [*chatter(20), "the garden gate is green", "ok"])
     condense(archive, session_id, 22)
-    matches = archive.index.archived_matches(session_id, salient_terms("garden gate"))
-    assert [m.seq for m in matches] == [21]  # "garden" is everywhere: only "gate" is asked
-    assert archive.index.archived_matches(session_id, salient_terms("garden")) == []
+    terms = salient_terms("garden gate")
+    matches = archive.index.archived_matches(session_id, terms)
+    # "garden" is everywhere: read only where another term is too, yet it still counts.
+    assert [m.seq for m in matches] == [21]
+    assert matches[0].held == frozenset({0, 1})
+    alone = archive.index.archived_matches(session_id, salient_terms("garden"))
+    assert 21 in [m.seq for m in alone]  # a common word alone: its newest messages
     summaries.close()
     sessions.close()
 
@@ -168,7 +181,39 @@ def test_a_word_never_said_as_written_is_found_in_another_form(archive: Archive)
     texts[6] = "We talked it over and chose Clearwater Cover for the insurance."
     say(archive, session_id, texts)
     condense(archive, session_id, 30)
-    terms = salient_terms("Which insurer did we go with?")
-    found = archive.index.archived_matches(session_id, terms, other_forms=True)
+    # A question: a word never said as written is looked up in its rarer forms too.
+    query = recall_query("Which insurer did we go with?", date(2026, 6, 30))
+    found = archive.index.pool(session_id, query).matches
     assert [m.seq for m in found] == ([7] if archive.index.indexed else [])
-    assert archive.index.archived_matches(session_id, terms) == []  # as written only
+
+
+def test_other_conversations_are_searched_only_when_asked_and_name_themselves(
+    archive: Archive,
+) -> None:
+    here = archive.sessions.create_session("House", MODEL).id
+    there = archive.sessions.create_session("Holiday in Porto", MODEL).id
+    say(archive, here, chatter(4))
+    say(archive, there, ["We booked the guesthouse by the river in Porto.", "Lovely."])
+    query = recall_query("Which guesthouse did we book?", date(2026, 6, 30))
+    assert archive.index.pool(here, query).matches == ()  # this conversation only
+    found = archive.index.pool_elsewhere(here, query).matches
+    if not archive.index.indexed:
+        assert found == ()  # without the index, never across
+        return
+    assert [(m.conversation, m.seq) for m in found] == [("Holiday in Porto", 1)]
+    block = fit_recall(found, query.terms, 400, default_counter().count, ordered=[(found[0], None)])
+    assert block is not None and "in “Holiday in Porto”" in block.text
+
+
+def test_the_messages_a_search_key_names_are_candidates(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(30)
+    texts[6] = "I walked up Pen-y-ghent on Sunday with the camera."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 28)
+    query = recall_query("What new hobbies have I taken up?", date(2026, 6, 30))
+    assert archive.index.pool(session_id, query).matches == ()  # no message says "hobbies"
+    keys = [SearchKey(words="hobbies: hiking", sources=[7, 29])]  # 29 is live: not quoted
+    pool = archive.index.pool(session_id, replace(query, keyed=keyed(keys, query.terms)))
+    assert [m.seq for m in pool.matches] == [7]
+    assert pool.matches[0].content.startswith("I walked up Pen-y-ghent")

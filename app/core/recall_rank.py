@@ -1,0 +1,246 @@
+"""Ranking what the archive found for a message: Cairn's own scoring (issue 22, items 1–3).
+
+The index (`app.store.recall.RecallIndex.pool`) hands over a deep pool of candidates:
+every archived message holding a rarer term, those holding a common one together with
+another, the ones written on the days asked about, and the turns around the best of
+them. Each is scored here:
+
+- its terms, each worth its weight times how rare it is in the conversation (a word in
+  half the messages says little; "octopus" says a lot) — a common word still counts, so
+  a question made of common words still finds the message that holds most of them;
+- the turn it answers: a reply holds what its question asked about ("What does the
+  guitar look like?" — "A deep blue one with an octopus…"), so part of the score of the
+  turn before it is its own, and the quote brings that turn along (`Ranked.partner`);
+- the days asked about ("in April", "last week"): messages written then rank first;
+- who said it, when the question says ("what did Claude suggest");
+- the summaries' search keys (`keyed`): a stretch whose key holds a term ("hobbies")
+  counts it for each of its messages, however they word it;
+- the kind of fact asked for (recall_kinds), near its terms.
+
+Pure: no sqlite3, no Qt. Deterministic for the same pool and query.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from app.core.conversation import local_day
+from app.core.models import Role
+from app.core.recall import (
+    ArchivedMatch,
+    RecallQuery,
+    RecallTerm,
+    fact_near,
+    fold,
+    held_terms,
+)
+from app.core.summary import SearchKey
+
+# The share of the score of the turn a message answers that counts as its own (of the
+# terms it does not hold itself), and of the turn before that (Claude asks "What does it
+# look like?" about the guitar named just before; the answer names neither).
+CONTEXT_SHARE = 0.6
+EARLIER_SHARE = 0.3
+# The user going on from Claude's reply without being asked anything ("We've decided to
+# wait" after "A second dog is a big commitment"): the same subject, less surely; of the
+# reply and of the user's turn before it.
+CONTINUES_SHARE = 0.3
+# A message written on the days asked about; one within `DAY_SLACK` days of a loose
+# range ("in May", "a few weeks ago") counts a little more than one far from it.
+IN_DAYS = 2.5
+NEAR_DAYS = 1.3
+OUT_OF_DAYS = 0.6
+DAY_SLACK = 3
+# Written by the side the question asks about ("what did Claude suggest").
+RIGHT_SIDE = 1.3
+# Holding a fact of the kind asked for, near its terms; looked for in the best this many.
+KIND_FACTOR = 1.35
+KIND_READ = 60
+# A message that holds no term but was written on an exact day asked about ("what did
+# we talk about last Tuesday?").
+ON_THE_DAY = 0.5
+# A term's rarity: log((messages + 1) / (holding + 0.5)), never below this.
+LEAST_RARITY = 0.2
+# A term a summary's search key holds counts this much for each message of its stretch
+# (the key says what the stretch is about; the message may say it in other words).
+KEY_SHARE = 0.8
+# The messages search keys may add as candidates, and of one key (its stretch's first).
+KEYED_AT_MOST = 40
+KEY_SOURCES_AT_MOST = 12
+
+
+@dataclass(frozen=True)
+class RecallPool:
+    """What the index found for a query.
+
+    Attributes:
+        matches: the candidates (archived messages of the conversation).
+        neighbours: archived turns just before or after a candidate, by seq (candidates
+            included), for the turn a message answers and the quote's partner.
+        frequency: per term of the query, how many of the conversation's messages hold
+            it (capped); empty when unknown (no index: every term counts as rare).
+        size: how many messages the conversation has.
+    """
+
+    matches: tuple[ArchivedMatch, ...] = ()
+    neighbours: Mapping[int, ArchivedMatch] = field(default_factory=dict)
+    frequency: tuple[int, ...] = ()
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A candidate with its score, and the turn it should be quoted with (or None)."""
+
+    match: ArchivedMatch
+    score: float
+    partner: ArchivedMatch | None = None
+
+
+def term_values(terms: Sequence[RecallTerm], frequency: Sequence[int], size: int) -> list[float]:
+    """What holding each term is worth: its weight times its rarity in the conversation."""
+    if len(frequency) != len(terms) or size <= 0:
+        return [term.weight for term in terms]
+    return [
+        term.weight * max(LEAST_RARITY, math.log((size + 1) / (held + 0.5)))
+        for term, held in zip(terms, frequency, strict=True)
+    ]
+
+
+def own_score(held: frozenset[int], values: Sequence[float]) -> float:
+    return sum(values[index] for index in held)
+
+
+def keyed(
+    keys: Iterable[SearchKey], terms: Sequence[RecallTerm]
+) -> tuple[tuple[int, frozenset[int]], ...]:
+    """The messages the summaries' search `keys` point to for `terms` (a key holding one
+    of them, a cue aside), each with the terms its keys hold; the keys holding the most
+    terms first, at most `KEYED_AT_MOST` messages."""
+    topical = [n for n, term in enumerate(terms) if not term.cue]
+    if not topical:
+        return ()
+    found: list[tuple[int, int, frozenset[int]]] = []  # (-terms held, order, held)
+    sources: list[list[int]] = []
+    for key in keys:
+        held = held_terms(key.words, terms) & frozenset(topical)
+        if held:
+            found.append((-len(held), len(found), held))
+            sources.append(key.sources[:KEY_SOURCES_AT_MOST])
+    merged: dict[int, frozenset[int]] = {}
+    for _size, order, held in sorted(found):
+        for seq in sources[order]:
+            if seq not in merged and len(merged) >= KEYED_AT_MOST:
+                continue
+            merged[seq] = merged.get(seq, frozenset()) | held
+    return tuple(sorted(merged.items()))
+
+
+def rank_pool(
+    pool: RecallPool, query: RecallQuery, *, day_of: Callable[[ArchivedMatch], date] | None = None
+) -> list[Ranked]:
+    """The pool's messages, best first, each with the turn to quote it with."""
+    terms = query.terms
+    values = term_values(terms, pool.frequency, pool.size)
+    day_of = day_of or _day
+    everyone = {(m.session_id, m.seq): m for m in pool.neighbours.values()}
+    everyone |= {(m.session_id, m.seq): m for m in pool.matches}
+    held_cache: dict[tuple[str, int], frozenset[int]] = {}
+
+    def held(match: ArchivedMatch) -> frozenset[int]:
+        key = (match.session_id, match.seq)
+        known = held_cache.get(key)
+        if known is None:
+            known = match.held if match.held is not None else held_terms(match.content, terms)
+            held_cache[key] = known
+        return known
+
+    subject = any(not term.cue for term in terms)
+    by_key = {seq: held for seq, held in query.keyed}
+    ranked: list[Ranked] = []
+    for match in everyone.values():
+        own = own_score(held(match), values)
+        if not match.session_id and match.seq in by_key:
+            own += KEY_SHARE * own_score(by_key[match.seq] - held(match), values)
+        before = everyone.get((match.session_id, match.seq - 1))
+        context = 0.0
+        if (
+            before is not None
+            and match.role is Role.USER
+            and before.role is Role.ASSISTANT
+            and not _answers(match, before)
+        ):
+            earlier = everyone.get((match.session_id, match.seq - 2))
+            lacking = held(match)
+            context = CONTINUES_SHARE * own_score(held(before) - lacking, values)
+            if earlier is not None:
+                context += CONTINUES_SHARE * own_score(held(earlier) - lacking, values)
+        if before is not None and _answers(match, before):
+            # Only the terms it does not hold itself: a reply that repeats the question's
+            # words is not worth them twice.
+            context = CONTEXT_SHARE * own_score(held(before) - held(match), values)
+            earlier = everyone.get((match.session_id, match.seq - 2))
+            # The user answering Claude's question about what they said just before.
+            if earlier is not None:
+                context += EARLIER_SHARE * own_score(held(earlier) - held(match), values)
+        score = own + context
+        days = query.days
+        if score <= 0:
+            if days is None or not days.exact or not days.holds(day_of(match)):
+                continue
+            score = ON_THE_DAY
+        if days is not None:
+            day = day_of(match)
+            if days.holds(day):
+                score *= IN_DAYS
+            elif not days.exact and days.near(day, DAY_SLACK):
+                score *= NEAR_DAYS
+            else:
+                score *= OUT_OF_DAYS
+        if query.role is not None and match.role is query.role:
+            score *= RIGHT_SIDE
+        partner = None
+        if (
+            before is not None
+            and _answers(match, before)
+            and (context > own or match.role is Role.ASSISTANT)
+        ):
+            partner = before  # what it answers gives it its meaning (a reply, always)
+        elif match.content.rstrip().endswith("?"):
+            partner = everyone.get((match.session_id, match.seq + 1))  # a question: its answer
+        ranked.append(Ranked(match, score, partner))
+    # Equal scores: the shorter message first (it is more about what it holds), then the
+    # newest.
+    ranked.sort(key=lambda r: (-r.score, len(r.match.content), -r.match.seq))
+    if query.wanted:
+        # The kind of fact asked for, near the terms: read in the best few only (finding
+        # facts costs a pass of the fact ledger's finders over the text).
+        best = ranked[:KIND_READ]
+        for n, item in enumerate(best):
+            match = item.match
+            topical = any(not terms[i].cue for i in held(match))
+            wanted = topical or not subject
+            if wanted and fact_near(match.content, terms, query.wanted):
+                best[n] = Ranked(match, item.score * KIND_FACTOR, item.partner)
+        ranked = (
+            sorted(best, key=lambda r: (-r.score, r.match.rank, -r.match.seq)) + ranked[KIND_READ:]
+        )
+    return ranked
+
+
+def _answers(match: ArchivedMatch, before: ArchivedMatch) -> bool:
+    """Whether `match` answers the turn `before` it: Claude's reply always answers the
+    user's turn; the user's turn answers Claude's only when Claude asked something."""
+    if before.role is match.role:
+        return False
+    return match.role is Role.ASSISTANT or "?" in before.content[-300:]
+
+
+def _day(match: ArchivedMatch) -> date:
+    return date.fromordinal(local_day(match.created_at))
+
+
+__all__ = ["Ranked", "RecallPool", "fold", "keyed", "rank_pool", "term_values"]

@@ -1,0 +1,93 @@
+"""recall_rank: Cairn's own scoring of the archive's pool (issue 22, items 1-3)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+
+from app.core.models import Role
+from app.core.recall import ArchivedMatch, recall_query
+from app.core.recall_rank import RecallPool, keyed, rank_pool, term_values
+from app.core.summary import SearchKey
+
+START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+TODAY = date(2026, 6, 30)
+
+
+def turn(seq: int, text: str, *, days: int = 0) -> ArchivedMatch:
+    role = Role.USER if seq % 2 else Role.ASSISTANT
+    return ArchivedMatch(seq, seq, role, START + timedelta(days=days, minutes=seq), text)
+
+
+def pool_of(*turns: ArchivedMatch) -> RecallPool:
+    return RecallPool(turns, {t.seq: t for t in turns})
+
+
+def test_an_answer_is_found_by_the_turn_it_answers_and_quoted_with_it() -> None:
+    guitar = turn(1, "Big news: I finally bought a guitar!")
+    asked = turn(2, "Congratulations! What does it look like?")
+    answer = turn(3, "A deep blue one with an octopus painted across the front.")
+    other = turn(5, "Lunch was a sandwich by the canal.")
+    query = recall_query("What design is on Maya's guitar?", TODAY, {"maya"})
+    ranked = rank_pool(pool_of(guitar, asked, answer, other), query)
+    by_seq = {r.match.seq: r for r in ranked}
+    assert 3 in by_seq and 5 not in by_seq  # the answer names no word of the question
+    assert by_seq[3].score > 0
+    assert by_seq[2].partner == guitar  # a reply is quoted with what it answers
+
+
+def test_a_rare_word_outweighs_a_common_one() -> None:
+    terms = recall_query("garden octopus", TODAY).terms  # and "gardenoctopus"
+    values = term_values(terms, [900, 2, 0], 1_000)
+    assert values[1] > 5 * values[0]
+
+
+def test_messages_of_the_days_asked_about_rank_first() -> None:
+    early = turn(1, "The vet said Biscuit is fine.", days=10)
+    april = turn(3, "The vet said Biscuit lost a kilo.", days=100)
+    query = recall_query("What did the vet say in April?", TODAY)
+    assert query.days is not None and query.days.holds(date(2026, 4, 15))
+    ranked = rank_pool(pool_of(early, april), query)
+    assert [r.match.seq for r in ranked] == [3, 1]
+
+
+def test_who_said_it_ranks_that_side_first() -> None:
+    mine = turn(1, "The commute is brutal on the train.")
+    claude = turn(2, "Could he work from home to cut the commute?")
+    query = recall_query("What did Claude suggest about the commute?", TODAY)
+    assert query.role is Role.ASSISTANT
+    assert rank_pool(pool_of(mine, claude), query)[0].match.seq == 2
+
+
+def test_a_summary_key_finds_a_stretch_worded_otherwise() -> None:
+    hiking = turn(1, "I walked up Pen-y-ghent on Sunday with the camera.")
+    photos = turn(3, "Got some lovely shots of the valley in the mist.")
+    lunch = turn(5, "Lunch was a sandwich by the canal.")
+    keys = [
+        SearchKey(words="new hobbies: hiking, photography", sources=[1, 2, 3]),
+        SearchKey(words="lunch", sources=[5]),
+    ]
+    query = recall_query("What new hobbies has Maya taken up?", TODAY, {"maya"})
+    query = replace(query, keyed=keyed(keys, query.terms))
+    assert [seq for seq, _terms in query.keyed] == [1, 2, 3]  # "lunch" holds no term
+    ranked = rank_pool(pool_of(hiking, photos, lunch), query)
+    assert {r.match.seq for r in ranked} == {1, 3}  # neither says "hobbies"
+    assert all(r.score > 0 for r in ranked)
+
+
+def test_keys_that_hold_no_term_add_nothing() -> None:
+    query = recall_query("What did the vet say?", TODAY)
+    assert keyed([SearchKey(words="garden, allotment", sources=[4])], query.terms) == ()
+    cue_only = recall_query("what name", TODAY)
+    assert keyed([SearchKey(words="name", sources=[4])], cue_only.terms) == ()
+
+
+def test_the_user_going_on_from_a_reply_is_found_by_its_subject() -> None:
+    asked = turn(1, "We keep going back and forth about adopting a second dog.")
+    reply = turn(2, "A second dog is a bigger commitment in a flat.")
+    decided = turn(3, "We've decided to wait until we've got a garden.")
+    other = turn(5, "We've decided on pasta for tea.")
+    query = recall_query("Did Maya and Tom decide to get another dog?", TODAY, {"maya"})
+    ranked = rank_pool(pool_of(asked, reply, decided, other), query)
+    by_seq = {r.match.seq: r.score for r in ranked}
+    assert by_seq[3] > by_seq[5]  # both say "decided"; only one goes on about the dog
