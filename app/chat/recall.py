@@ -19,6 +19,7 @@ from typing import Protocol
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder
 from app.core.errors import StorageError
+from app.core.live_tail import TailTally
 from app.core.lookup import ToolOffer
 from app.core.models import Message, Role
 from app.core.recall import (
@@ -73,16 +74,19 @@ class AutomaticRecall:
         tail: Sequence[Message],
         model_known: bool = True,
         tools: ToolOffer | None = None,
+        tail_tally: TailTally | None = None,
     ) -> RecallBlock | None:
         """The recall block for the newest user message of `tail`, or None; it leaves the
-        room `tools` take when offered."""
+        room `tools` take when offered (`tail_tally`: the tail's, when the caller has it)."""
         if self.budget_ratio <= 0 or not summaries:
             return None  # nothing archived without a summary
         newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
         terms = salient_terms(newest.content) if newest is not None else []
         if not terms:
             return None
-        budget = self.raw_budget(model, system_prompt, summaries, tail, model_known, tools)
+        budget = self.raw_budget(
+            model, system_prompt, summaries, tail, model_known, tools, tail_tally
+        )
         if budget <= 0:
             return None
         wanted = wanted_kinds(newest.content, fold) if newest is not None else frozenset()
@@ -113,6 +117,7 @@ class AutomaticRecall:
         tail: Sequence[Message],
         model_known: bool = True,
         tools: ToolOffer | None = None,
+        tail_tally: TailTally | None = None,
     ) -> int:
         """Raw (uncalibrated) tokens recall may use for this request."""
         state = self.builder.estimate_state(
@@ -123,6 +128,7 @@ class AutomaticRecall:
             model_known=model_known,
             tools=tools,
             recall_budget_ratio=self.budget_ratio,
+            tail_tally=tail_tally,
         )
         calibrations = self.builder.calibrations
         ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0

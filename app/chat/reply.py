@@ -26,6 +26,7 @@ from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.errors import ApiError, ModelNotFoundError, StorageError, UserFacingError
+from app.core.live_tail import TailTally
 from app.core.lookup import ToolOffer
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
@@ -357,6 +358,7 @@ class ReplyJob:
             )
 
         tail = store.live_messages(request.session_id)
+        tail_tally = self._builder.tally(tail)  # one walk, for recall's budget and the request
         # Inside the API's limits on a whole request's files: the oldest may go as a note.
         files = attachment_blocks(store.database, tail, request.model, self._builder.counter.count)
         self._files = files
@@ -371,17 +373,22 @@ class ReplyJob:
             draft=draft,
             model_known=request.model_known,
             exact_count=exact_count,
-            recall=self._recall(store, tail, tools) if recall else None,
+            recall=self._recall(store, tail, tail_tally, tools) if recall else None,
             tools=tools,
             files=files.blocks,
             files_saved=files.plan.saved_tokens,
+            tail_tally=tail_tally,
         )
         if recall:  # what the gauge counts: the quotes of the reply's first request
             self._quoted = built.raw_recall_tokens
         return built
 
     def _recall(
-        self, store: SessionStore, tail: Sequence[Message], tools: ToolOffer | None
+        self,
+        store: SessionStore,
+        tail: Sequence[Message],
+        tail_tally: TailTally,
+        tools: ToolOffer | None,
     ) -> RecallBlock | None:
         """The recall block for the newest question of `tail` (None: off, or nothing found)."""
         request = self.request
@@ -394,6 +401,7 @@ class ReplyJob:
             tail=tail,
             model_known=request.model_known,
             tools=tools,
+            tail_tally=tail_tally,
         )
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:

@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from app.core.conversation import DATE_LINE_TOKENS, SENDABLE_STATUSES, local_day
+from app.core.conversation import DATE_LINE_TOKENS, SENDABLE_STATUSES, has_text, local_day
 from app.core.models import Message, Role
 from app.core.tokens import MESSAGE_OVERHEAD_TOKENS
 
@@ -71,7 +71,7 @@ class TailEntry:
 
 def is_sendable(message: Message) -> bool:
     """Whether Claude sees `message` (the test `iter_turns` applies)."""
-    return message.status in SENDABLE_STATUSES and bool(message.content.strip())
+    return message.status in SENDABLE_STATUSES and has_text(message.content)
 
 
 @dataclass(frozen=True, slots=True)
