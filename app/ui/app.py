@@ -36,6 +36,7 @@ from app.store.instance_lock import InstanceLock
 from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
+from app.store.transactions import WRITES_HELD_TITLE, hold_writes, release_writes
 from app.ui.controller import ChatController
 from app.ui.main_window import MainWindow
 from app.ui.quit_guard import QuitGuard
@@ -48,6 +49,11 @@ DESKTOP_FILE_NAME = "io.github.cairn_chat.Cairn"
 # The integrity check that open_database skipped runs this long after the first
 # paint, when filling the window is done.
 BACKGROUND_CHECK_DELAY_SECONDS = 2.0
+# Said while the check after a crash runs (the window is read-only meanwhile).
+CHECKING_NOTICE = (
+    "Cairn was not closed normally last time. You can read your conversations while "
+    "it makes sure they are sound; writing comes back in a moment."
+)
 # What the warm-up loads (the tokenizer, the SDK) is set aside from the garbage
 # collector's full passes this long after the first paint.
 FREEZE_DELAY_SECONDS = 5.0
@@ -96,6 +102,9 @@ class CairnSession:
     lock: InstanceLock
     database: Path
     checked_at_open: bool = True
+    # Why the database is checked before anything is written (Cairn did not close
+    # normally): the window shows at once, read-only, and the check runs first thing.
+    check_first: str | None = None
     notices: list[tuple[str, str]] = field(default_factory=list)
     # The app sets this; tests, which open many windows in one process, do not.
     freeze_startup: bool = False
@@ -112,9 +121,12 @@ class CairnSession:
         self.window.show()
 
     def _after_first_paint(self) -> None:
-        self.window.start()
+        self.window.start(writable=self.check_first is None)
         for title, text in self.notices:
             self.window.show_notice(title, text)
+        if self.check_first is not None:
+            self.window.show_notice(WRITES_HELD_TITLE, CHECKING_NOTICE)
+            self._check_database()
         self.started = True
         self.window.settings.ask_for_key_if_missing()
         if self.freeze_startup:
@@ -138,9 +150,15 @@ class CairnSession:
     def _database_checked(self, result: CheckResult) -> None:
         log.info("Background database check: %s (%s)", result.outcome.name, result.detail)
         if result.damaged and result.message:
+            # Writes stay held: the next start sets the file aside and salvages it.
             self.window.show_error(
                 StorageError(result.message, title="Your conversations need attention")
             )
+        elif self.check_first is not None:
+            self.check_first = None
+            release_writes(self.database)
+            self.window.banner.dismiss_titled(WRITES_HELD_TITLE)
+            self.controller.service.writes_resumed()
 
     def close(self) -> None:
         """Stop everything, then record a clean shutdown (the next start can skip the check)."""
@@ -173,10 +191,12 @@ def open_cairn(
     lock = InstanceLock(paths.data_dir)
     lock.acquire()
     try:
-        opened = open_database(paths.database)
+        opened = open_database(paths.database, check_after_crash_later=True)
     except BaseException:
         lock.release()
         raise
+    if opened.check_first is not None:
+        hold_writes(opened.path)  # until the check passes (`CairnSession._database_checked`)
     store = SessionStore(opened.connection, database=opened.path)
     database = paths.database
     deps = ServiceDependencies(
@@ -205,7 +225,8 @@ def open_cairn(
         store,
         lock,
         opened.path,
-        checked_at_open=opened.checked,
+        checked_at_open=opened.checked or opened.check_first is not None,
+        check_first=opened.check_first,
         notices=notices,
     )
 

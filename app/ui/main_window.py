@@ -204,9 +204,10 @@ class MainWindow(QMainWindow):
 
     # -- start -------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Called once the window is on screen: fill it, and ask for a key on first run."""
-        self.chat.start()
+    def start(self, *, writable: bool = True) -> None:
+        """Called once the window is on screen: fill it, and ask for a key on first run
+        (not `writable` while the database's check after a crash runs)."""
+        self.chat.start(writable=writable)
         self.composer.focus_editor()
 
     # -- conversations -------------------------------------------------------------

@@ -196,7 +196,11 @@ def start_chat(
     memory_keyring.passwords[(SERVICE_NAME, USERNAME)] = TEST_KEY
 
     def start(
-        *, settings: AppSettings | None = None, with_key: bool = True, wait_for_models: bool = True
+        *,
+        settings: AppSettings | None = None,
+        with_key: bool = True,
+        wait_for_models: bool = True,
+        writable: bool = True,
     ) -> Chat:
         if not with_key:
             memory_keyring.passwords.clear()
@@ -226,7 +230,7 @@ def start_chat(
         events.accept = lambda: loop.post(service.current.condensing.accept)
         chat = Chat(service, loop, events, store, paths, fake_server)
         started.append(chat)
-        service.start()
+        service.start(writable=writable)
         chat.run_until(
             lambda: (
                 service.counter.ready
