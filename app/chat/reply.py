@@ -61,6 +61,9 @@ class ReplyRequest:
     replacing: int | None = None
     # Settings → "Think longer" when the reply started (app.core.thinking).
     think_longer: bool = False
+    # The user's message to store first, on the job's thread (its text and tokens): the
+    # loop's thread shows it as sending meanwhile, and never waits for the disk.
+    question: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class ReplyOutcome:
         discarded: the id of a row that received nothing and was deleted.
         not_saved: the reply as it ended, when the disk did not take it (kept in memory).
         quoted: raw tokens the last request quoted from the archive (its recall block).
+        unsent: the question the disk did not take (`ReplyRequest.question`): it goes back
+            to the composer.
     """
 
     message: Message | None
@@ -87,12 +92,14 @@ class ReplyOutcome:
     quoted: int = 0
     # With a refusal: its explanation from `stop_details`, None when the API gave none.
     refusal_explanation: str | None = None
+    unsent: str | None = None
 
 
 class ReplyJob:
     """Streams one reply into a row it creates, and saves it as it arrives.
 
-    `work` runs on a worker thread. `on_started(message)`, `on_text()`,
+    `work` runs on a worker thread. It stores `request.question` first, if any, and
+    calls `on_question_stored(message)` once it is on disk. `on_started(message)`, `on_text()`,
     `on_retry(attempt, wait)` and `on_model_switched(old, new)` (the model answered
     404: the reply asks `request.fallback` instead) are called from that thread: the
     caller makes them post to its loop. `on_text` fires once per batch of text: it is armed again
@@ -116,8 +123,10 @@ class ReplyJob:
         on_model_switched: Callable[[str, str], None],
         recall_budget_ratio: float = 0.0,
         lookups: ArchiveLookups | None = None,
+        on_question_stored: Callable[[Message], None] = lambda _message: None,
     ) -> None:
         self.request = request
+        self._on_question_stored = on_question_stored
         self._builder = builder
         self._provider = provider
         self._open_store = open_store
@@ -178,6 +187,18 @@ class ReplyJob:
             store.close()
 
     def _reply(self, store: SessionStore) -> ReplyOutcome:
+        question = self.request.question
+        if question is not None:
+            text, tokens = question
+            try:
+                stored = store.append_message(
+                    self.request.session_id, Role.USER, text, token_estimate=tokens
+                )
+            except StorageError as error:
+                return ReplyOutcome(None, error, unsent=text)
+            except RecordNotFoundError:
+                return ReplyOutcome(None)  # the conversation was deleted meanwhile
+            self._on_question_stored(stored)
         try:
             placeholder = self._placeholder(store)
         except StorageError as error:

@@ -234,6 +234,24 @@ class TranscriptView(QWidget):
         self._insert(message, self._clock())
         self._show_current_page()
 
+    def append_sending(self, message: Message) -> None:
+        """Add the user's message, shown as sending until `message_stored` (its id is a
+        stand-in until then)."""
+        self.append_message(message)
+        widget = self._by_id.get(message.id)
+        if widget is not None:
+            widget.set_sending(True)
+
+    def message_stored(self, sending_id: int, message: Message) -> None:
+        """The message shown as sending is on disk: the same row, now sent."""
+        widget = self._by_id.pop(sending_id, None)
+        if widget is None:
+            self.append_message(message)
+            return
+        self._by_id[message.id] = widget
+        widget.set_sending(False)
+        widget.set_message(message)
+
     def update_message_text(self, message_id: int, text: str) -> None:
         """Streaming: replace one message's text; only that message re-renders."""
         widget = self._by_id.get(message_id)

@@ -117,6 +117,7 @@ class MessageWidget(QWidget):
         self._lookups: LookupLine | None = None  # the archive searches (a reply's, if any)
         self._thinking: ThinkingBlock | None = None  # Claude's thinking (a reply's, if any)
         self._pointer_over = False
+        self._sending = False  # on its way to the disk (`set_sending`)
         self.menu_for: Callable[[MessageWidget], QMenu] | None = None
         # Reachable by Tab, so its menu (Menu key, Shift+F10) can pin it by keyboard.
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
@@ -190,11 +191,24 @@ class MessageWidget(QWidget):
         self.note.offer(action, note)
         self._show_status()
 
+    def set_sending(self, sending: bool) -> None:
+        """Show the user's message as sending (not on disk yet), or as sent."""
+        self._sending = sending
+        self._show_status()
+        self._show_pin()
+
+    @property
+    def sending(self) -> bool:
+        return self._sending
+
     def _show_status(self) -> None:
         streaming = self.message.status is MessageStatus.STREAMING
         waiting = streaming and not self.text.strip()
         self.body.set_typing(waiting)
-        self.header.set_writing(streaming and not waiting)
+        if self._sending:
+            self.header.set_sending(True)
+        else:
+            self.header.set_writing(streaming and not waiting)
         self.note.show(self.message)
         showing_text = bool(self.body.blocks()) or waiting
         if self.body.isVisibleTo(self) != showing_text:
@@ -205,8 +219,10 @@ class MessageWidget(QWidget):
     @property
     def pinnable(self) -> bool:
         """A stored message that no summary covers, and not still being written."""
-        return self.message.summary_id is None and self.message.status is not (
-            MessageStatus.STREAMING
+        return (
+            self.message.summary_id is None
+            and self.message.status is not MessageStatus.STREAMING
+            and not self._sending
         )
 
     def _show_pin(self) -> None:

@@ -77,6 +77,15 @@ class RecordingEvents(ChatEvents):
     def message_added(self, message: Message) -> None:
         self.seen.append(("message_added", (message,)))
 
+    def message_sending(self, message: Message) -> None:
+        self.seen.append(("message_sending", (message,)))
+
+    def message_stored(self, sending_id: int, message: Message) -> None:
+        self.seen.append(("message_stored", (sending_id, message)))
+
+    def message_not_sent(self, sending_id: int, text: str) -> None:
+        self.seen.append(("message_not_sent", (sending_id, text)))
+
     def message_text_changed(self, message_id: int, text: str) -> None:
         self.seen.append(("message_text_changed", (message_id, text)))
 
@@ -137,6 +146,11 @@ class CountingStore(SessionStore):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tail_reads = 0
+        self.appends = 0  # messages stored on the loop's thread
+
+    def append_message(self, *args: Any, **kwargs: Any) -> Message:
+        self.appends += 1
+        return super().append_message(*args, **kwargs)
 
     def live_messages(self, session_id: str) -> list[Message]:
         self.tail_reads += 1
