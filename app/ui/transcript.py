@@ -58,6 +58,8 @@ OPENABLE_SCHEMES: Final = frozenset({"http", "https", "mailto"})
 _COLUMN_MAX_WIDTH: Final = 860
 # A column narrower than this has not really been laid out yet.
 _MIN_MESSAGE_WIDTH: Final = 64
+# Message widgets taken out (condensed by a summary) deleted per turn of the event loop.
+_DELETED_A_TURN: Final = 8
 
 
 def _local_now() -> datetime:
@@ -109,6 +111,7 @@ class TranscriptView(QWidget):
         self._clock = clock
         self._widgets: list[MessageWidget] = []
         self._by_id: dict[int, MessageWidget] = {}
+        self._retired: list[MessageWidget] = []  # hidden, out of the layout, to delete
 
         self.setBackgroundRole(QPalette.ColorRole.Base)
         self.setAutoFillBackground(True)
@@ -371,7 +374,21 @@ class TranscriptView(QWidget):
         self._keeper.forget(widget)
         self._column_layout.removeWidget(widget)
         widget.hide()
-        widget.deleteLater()
+        self._retire(widget)
+
+    def _retire(self, widget: MessageWidget) -> None:
+        """Delete a message's widget soon, a few per turn of the event loop: a summary
+        takes out a page at once, and deleting it in one go is one long pause."""
+        self._retired.append(widget)
+        if len(self._retired) == 1:
+            QTimer.singleShot(0, self._delete_retired)
+
+    def _delete_retired(self) -> None:
+        batch, self._retired = self._retired[:_DELETED_A_TURN], self._retired[_DELETED_A_TURN:]
+        for widget in batch:
+            widget.deleteLater()
+        if self._retired:
+            QTimer.singleShot(0, self._delete_retired)
 
     def _place_blocks(self) -> None:
         self._cards.place(self.oldest_seq, self._earlier.available)
