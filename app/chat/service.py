@@ -190,6 +190,12 @@ class ChatService:
         except StorageError as error:
             log.warning("Could not mark interrupted replies: %s (%s)", error.message, error.detail)
             recovered = 0
+        current = self.current
+        if current.state.session is not None and not current.state.activity.busy:
+            # It showed the replies the crash cut off as still being written: shown
+            # again as they are now, and its live tail read again.
+            current.opening.load()
+            self._show(current)
         self._tell_recovered(recovered)
         self._backfill()  # the warm-up counted nothing while writes were held
 

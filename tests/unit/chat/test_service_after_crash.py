@@ -53,10 +53,14 @@ def test_while_checking_it_reads_and_refuses_to_write_in_plain_words(after_a_cra
     assert before[-1] == ("Paris is", MessageStatus.STREAMING)  # not mended yet
     assert not chat.events.named("notice_raised")
 
-    assert not chat.service.send("And of Italy?")  # False: the text stays in the composer
+    assert chat.service.send("And of Italy?")  # shown as sending…
+    chat.idle()
+    # …and refused: it goes back to the composer, in plain words, nothing written.
+    ((_sending_id, text),) = chat.events.named("message_not_sent")
+    assert text == "And of Italy?"
     (error,) = chat.events.named("error_raised")[-1]
     assert error.title == WRITES_HELD_TITLE
-    assert _rows(chat) == before  # nothing written
+    assert _rows(chat) == before
 
 
 def test_once_checked_the_crash_is_mended_and_writing_comes_back(after_a_crash: Chat) -> None:
@@ -67,6 +71,9 @@ def test_once_checked_the_crash_is_mended_and_writing_comes_back(after_a_crash: 
     chat.run_until(lambda: bool(chat.events.named("notice_raised")))
     assert chat.events.named("notice_raised")[0][0] == "Recovered"
     assert _rows(chat)[-1] == ("Paris is", MessageStatus.STOPPED)
+    # The window is shown the conversation again: the reply no longer looks written.
+    (_session, page, _earlier) = chat.events.named("conversation_opened")[-1]
+    assert (page[-1].content, page[-1].status) == ("Paris is", MessageStatus.STOPPED)
     chat.idle()
     chat.send("And of Italy?")
     assert _rows(chat)[-2][0] == "And of Italy?"
