@@ -295,6 +295,7 @@ class ConversationTurns:
             on_question_stored=lambda message: loop.post(
                 lambda: self._question_stored(sending_id, message)
             ),
+            uploads=shared.uploads,
         )
         sending_id = question.id if question is not None else 0
         self._reply, self._thinking_shown = reply, ""

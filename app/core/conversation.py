@@ -8,6 +8,7 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, TypedDict
 
+from app.core.dates import weekday_date
 from app.core.models import Message, MessageStatus, Role
 
 
@@ -68,8 +69,7 @@ def has_text(text: str) -> bool:
 
 def date_line(day: int) -> str:
     """The date line for a day ordinal: "[Tuesday 3 March 2026]"."""
-    when = date.fromordinal(day)
-    return f"[{when:%A} {when.day} {when:%B} {when.year}]"
+    return f"[{weekday_date(date.fromordinal(day))}]"
 
 
 def dated(text: str, day: int | None) -> str:
