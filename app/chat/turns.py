@@ -265,6 +265,8 @@ class ConversationTurns:
             return  # nothing to answer: the newest message Claude would see is its own
         provider = shared.provider()
         if provider is None:
+            if question is not None:  # nothing will store it: back to the composer
+                shared.events.message_not_sent(question.id, question.content)
             shared.events.key_needed()
             return
         loop = shared.loop

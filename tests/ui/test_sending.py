@@ -3,25 +3,13 @@ back to the composer when the disk does not take it (issue 20 item 2)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.core.models import Message
 from app.store.transactions import hold_writes, release_writes
 from app.ui.app import CairnSession
 from app.ui.message_header import SENDING
-
-
-def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    editor = cairn.window.composer.editor
-    editor.setPlainText(text)
-    qtbot.keyClick(editor, Qt.Key.Key_Return)
-
-
-def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
-    )
+from tests.ui.test_main_window import send, wait_idle
 
 
 def header_state(cairn: CairnSession, message_id: int) -> str | None:
