@@ -963,7 +963,7 @@ class Window:
 
     def summary_figures(self) -> tuple[int, int]:
         """(active summaries, live messages) of the conversation on screen."""
-        return len(self.conversation.summaries), len(self.conversation.tail)
+        return len(self.conversation.state.summaries), len(self.conversation.state.tail)
 
     def report(self, label: str, start: float, end: float) -> None:
         """The window's heartbeat figures, where the stalls went, and who used the CPU."""
@@ -1031,10 +1031,10 @@ def start_summary_after_note(window: Window, plan: Plan) -> None:
     window.send(plan.note)
     window.run_until(lambda: marks.replies_done >= 1, 60)
     if not window.run_until(
-        lambda: bool(marks.summary_start) or window.conversation.summarizing, 0.2, must=False
+        lambda: bool(marks.summary_start) or window.conversation.condensing.running, 0.2, must=False
     ):
         marks.manual = True
-        if not window.condensing.summarize():
+        if not window.conversation.condensing.summarize():
             raise RuntimeError("no summary could be started")
     window.run_until(lambda: bool(marks.summary_start), 30)
 
@@ -1150,7 +1150,7 @@ def run_manual_idle(window: Window) -> None:
     marks = window.marks
     before = window.summary_figures()
     marks.manual = True
-    if not window.condensing.summarize():
+    if not window.conversation.condensing.summarize():
         raise RuntimeError("condensing.summarize() started nothing")
     window.run_until(lambda: bool(marks.summary_taken), 120)
     window.idle(0.3)
@@ -1170,7 +1170,7 @@ def run_manual_mid_stream(window: Window) -> None:
     window.run_until(lambda: bool(marks.deltas) and len(marks.deltas[0]) > 0, 60)
     window.idle(1.0)
     marks.manual = True
-    if not window.condensing.summarize():
+    if not window.conversation.condensing.summarize():
         raise RuntimeError("condensing.summarize() started nothing")
     window.run_until(lambda: marks.replies_done >= 1 and bool(marks.summary_taken), 120)
     window.idle(0.3)

@@ -118,6 +118,17 @@ class ChatEvents:
     def message_added(self, message: Message) -> None:
         """A message was stored: the user's, or the start of a reply."""
 
+    def message_sending(self, message: Message) -> None:
+        """The user's message, on its way to the disk: shown as sending (its id is a
+        stand-in, below zero) until `message_stored` or `message_not_sent`."""
+
+    def message_stored(self, sending_id: int, message: Message) -> None:
+        """The message shown as sending (`sending_id`) is on disk, as `message`."""
+
+    def message_not_sent(self, sending_id: int, text: str) -> None:
+        """The disk did not take the message shown as sending: it goes, and its text goes
+        back to the composer (the error is told apart)."""
+
     def message_text_changed(self, message_id: int, text: str) -> None:
         """A reply's text so far (at most about 30 times a second)."""
 

@@ -22,6 +22,7 @@ from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder
 from app.core.conversation import local_day
 from app.core.errors import StorageError
+from app.core.live_tail import TailTally
 from app.core.lookup import ToolOffer
 from app.core.models import Message, Role
 from app.core.recall import RecallBlock, RecallQuery, fit_recall, recall_query
@@ -73,15 +74,18 @@ class AutomaticRecall:
         tail: Sequence[Message],
         model_known: bool = True,
         tools: ToolOffer | None = None,
+        tail_tally: TailTally | None = None,
     ) -> RecallBlock | None:
         """The recall block for the newest user message of `tail`, or None; it leaves the
-        room `tools` take when offered."""
+        room `tools` take when offered (`tail_tally`: the tail's, when the caller has it)."""
         if self.budget_ratio <= 0 or not (summaries or self.across):
             return None  # nothing archived without a summary, and no other conversation
         newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
         if newest is None:
             return None
-        budget = self.raw_budget(model, system_prompt, summaries, tail, model_known, tools)
+        budget = self.raw_budget(
+            model, system_prompt, summaries, tail, model_known, tools, tail_tally
+        )
         if budget <= 0:
             return None
         today = date.fromordinal(local_day(newest.created_at))
@@ -122,6 +126,7 @@ class AutomaticRecall:
         tail: Sequence[Message],
         model_known: bool = True,
         tools: ToolOffer | None = None,
+        tail_tally: TailTally | None = None,
     ) -> int:
         """Raw (uncalibrated) tokens recall may use for this request."""
         state = self.builder.estimate_state(
@@ -133,6 +138,7 @@ class AutomaticRecall:
             tools=tools,
             recall_budget_ratio=self.budget_ratio,
             recall_elsewhere=self.across,
+            tail_tally=tail_tally,
         )
         calibrations = self.builder.calibrations
         ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0

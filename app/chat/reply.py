@@ -27,6 +27,7 @@ from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.errors import ApiError, ModelNotFoundError, StorageError, UserFacingError
+from app.core.live_tail import TailTally
 from app.core.lookup import ToolOffer
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
@@ -61,6 +62,9 @@ class ReplyRequest:
     replacing: int | None = None
     # Settings → "Think longer" when the reply started (app.core.thinking).
     think_longer: bool = False
+    # The user's message to store first, on the job's thread (its text and tokens): the
+    # loop's thread shows it as sending meanwhile, and never waits for the disk.
+    question: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,8 @@ class ReplyOutcome:
         discarded: the id of a row that received nothing and was deleted.
         not_saved: the reply as it ended, when the disk did not take it (kept in memory).
         quoted: raw tokens the last request quoted from the archive (its recall block).
+        unsent: the question the disk did not take (`ReplyRequest.question`): it goes back
+            to the composer.
     """
 
     message: Message | None
@@ -87,12 +93,14 @@ class ReplyOutcome:
     quoted: int = 0
     # With a refusal: its explanation from `stop_details`, None when the API gave none.
     refusal_explanation: str | None = None
+    unsent: str | None = None
 
 
 class ReplyJob:
     """Streams one reply into a row it creates, and saves it as it arrives.
 
-    `work` runs on a worker thread. `on_started(message)`, `on_text()`,
+    `work` runs on a worker thread. It stores `request.question` first, if any, and
+    calls `on_question_stored(message)` once it is on disk. `on_started(message)`, `on_text()`,
     `on_retry(attempt, wait)` and `on_model_switched(old, new)` (the model answered
     404: the reply asks `request.fallback` instead) are called from that thread: the
     caller makes them post to its loop. `on_text` fires once per batch of text: it is armed again
@@ -117,9 +125,11 @@ class ReplyJob:
         recall_budget_ratio: float = 0.0,
         lookups: ArchiveLookups | None = None,
         recall_across: bool = False,
+        on_question_stored: Callable[[Message], None] = lambda _message: None,
         uploads: FileUploads | None = None,
     ) -> None:
         self.request = request
+        self._on_question_stored = on_question_stored
         self._builder = builder
         self._provider = provider
         self._open_store = open_store
@@ -183,6 +193,18 @@ class ReplyJob:
             store.close()
 
     def _reply(self, store: SessionStore) -> ReplyOutcome:
+        question = self.request.question
+        if question is not None:
+            text, tokens = question
+            try:
+                stored = store.append_message(
+                    self.request.session_id, Role.USER, text, token_estimate=tokens
+                )
+            except StorageError as error:
+                return ReplyOutcome(None, error, unsent=text)
+            except RecordNotFoundError:
+                return ReplyOutcome(None)  # the conversation was deleted meanwhile
+            self._on_question_stored(stored)
         try:
             placeholder = self._placeholder(store)
         except StorageError as error:
@@ -374,6 +396,7 @@ class ReplyJob:
             )
 
         tail = store.live_messages(request.session_id)
+        tail_tally = self._builder.tally(tail)  # one walk, for recall's budget and the request
         # Inside the API's limits on a whole request's files: the oldest may go as a note.
         files = attachment_blocks(
             store.database, tail, request.model, self._builder.counter.count, self._uploads
@@ -390,17 +413,22 @@ class ReplyJob:
             draft=draft,
             model_known=request.model_known,
             exact_count=exact_count,
-            recall=self._recall(store, tail, tools) if recall else None,
+            recall=self._recall(store, tail, tail_tally, tools) if recall else None,
             tools=tools,
             files=files.blocks,
             files_saved=files.plan.saved_tokens,
+            tail_tally=tail_tally,
         )
         if recall:  # what the gauge counts: the quotes of the reply's first request
             self._quoted = built.raw_recall_tokens
         return built
 
     def _recall(
-        self, store: SessionStore, tail: Sequence[Message], tools: ToolOffer | None
+        self,
+        store: SessionStore,
+        tail: Sequence[Message],
+        tail_tally: TailTally,
+        tools: ToolOffer | None,
     ) -> RecallBlock | None:
         """The recall block for the newest question of `tail` (None: off, or nothing found)."""
         request = self.request
@@ -415,6 +443,7 @@ class ReplyJob:
             tail=tail,
             model_known=request.model_known,
             tools=tools,
+            tail_tally=tail_tally,
         )
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:

@@ -129,6 +129,7 @@ class ChatService:
         self._models_job: Job[list[ModelInfo]] | None = None
         self.model_wait = ModelListWait(loop, lambda: self.current)
         self._shut_down = False
+        self._mended = True  # what a crash left is mended (see `writes_resumed`)
         self.summary_process = SummaryProcess()
         self.cache_use = CacheUseTracker(
             deps.store,
@@ -170,25 +171,54 @@ class ChatService:
 
     # --- start and stop
 
-    def start(self) -> None:
-        """Show the newest conversation, then warm up the tokenizer and list the models."""
-        recovered = 0 if self._deps.read_only else self._deps.store.recover_interrupted()
+    def start(self, *, writable: bool = True) -> None:
+        """Show the newest conversation, then warm up the tokenizer and list the models.
+
+        Not `writable` while the database's check after a crash runs (its writes are
+        held): what the crash left to mend waits for `writes_resumed`.
+        """
+        can_write = writable and not self._deps.read_only
+        recovered = self._deps.store.recover_interrupted() if can_write else 0
+        self._mended = writable
         sessions = self._deps.store.list_sessions()
         if sessions:
             self._show(self._conversation_for(sessions[0]))
         else:
             self._show(self._new_conversation())
         self._events.sessions_listed(sessions, self.current.state.session_id)
+        self._tell_recovered(recovered)
+        self._events.models_changed(self.models, self.current.state.model_id)
+        # Not before the conversation is on screen: loading the tokenizer and importing
+        # the SDK (for the model list) are a second of work that would slow that paint.
+        self.loop.call_later(WARM_UP_DELAY_SECONDS, self._warm_up)
+
+    def writes_resumed(self) -> None:
+        """The database passed its check after a crash: mend what the crash left (replies
+        cut off while streaming, messages not counted yet)."""
+        if self._mended or self._shut_down:
+            return
+        self._mended = True
+        try:
+            recovered = self._deps.store.recover_interrupted()
+        except StorageError as error:
+            log.warning("Could not mark interrupted replies: %s (%s)", error.message, error.detail)
+            recovered = 0
+        current = self.current
+        if current.state.session is not None and not current.state.activity.busy:
+            # It showed the replies the crash cut off as still being written: shown
+            # again as they are now, and its live tail read again.
+            current.opening.load()
+            self._show(current)
+        self._tell_recovered(recovered)
+        self._backfill()  # the warm-up counted nothing while writes were held
+
+    def _tell_recovered(self, recovered: int) -> None:
         if recovered:
             self._events.notice_raised(
                 "Recovered",
                 "Cairn was closed while Claude was replying. The text that had arrived was "
                 f"kept in {recovered} repl{'ies' if recovered != 1 else 'y'}, marked as stopped.",
             )
-        self._events.models_changed(self.models, self.current.state.model_id)
-        # Not before the conversation is on screen: loading the tokenizer and importing
-        # the SDK (for the model list) are a second of work that would slow that paint.
-        self.loop.call_later(WARM_UP_DELAY_SECONDS, self._warm_up)
 
     def shutdown(self) -> None:
         """Stop every reply (its text is kept) and summary, and wait for their threads."""
@@ -213,14 +243,24 @@ class ChatService:
     def _warm_up(self) -> None:
         if self._shut_down:
             return
-        counter, open_store = self.counter, self._deps.open_store
+        self._backfill()
+        if not self._deps.read_only:
+            self.backups.start_daily()
+        if self.credentials.has_key():
+            self.refresh_models()
+            if not self._deps.read_only:  # it writes what it deleted
+                self.uploads.purge()  # what was left to delete; and whether the server keeps files
+
+    def _backfill(self) -> None:
+        """Load the tokenizer, and count the messages stored without an estimate (a job)."""
+        counter, open_store, mended = self.counter, self._deps.open_store, self._mended
 
         read_only = self._deps.read_only
 
         def load_and_backfill(_job: object) -> int:
             counter.load()
-            if read_only:
-                return 0
+            if read_only or not mended:
+                return 0  # writes are held until the check after a crash passes
             store = open_store()
             try:
                 return store.backfill_token_estimates(counter.count)
@@ -230,12 +270,6 @@ class ChatService:
         self.runner.start(
             Job("warm-up", load_and_backfill, done=self._counted, failed=self._count_failed)
         )
-        if not self._deps.read_only:
-            self.backups.start_daily()
-        if self.credentials.has_key():
-            self.refresh_models()
-            if not self._deps.read_only:  # it writes what it deleted
-                self.uploads.purge()  # what was left to delete; and whether the server keeps files
 
     def _counted(self, backfilled: int) -> None:
         if backfilled:

@@ -297,7 +297,14 @@ class ConversationSummaries:
             self._gauge.memory_changed()
         if outcome.covered_messages:
             report = _report(outcome, messages_before, len(conversation.tail))
-            conversation.tell(lambda events: events.summary_made(report))
+
+            def tell_made() -> None:
+                conversation.tell(lambda events: events.summary_made(report))
+                conversation.go_on()
+
+            # In a slice of its own: the transcript's change is slice enough (issue 20).
+            conversation.shared.loop.post(tell_made)
+            return
         conversation.go_on()
 
     def _rewritten(self, outcome: EngineOutcome) -> None:

@@ -11,6 +11,7 @@ below it ask for a reply, or go on with what waited, through the state.
 
 from __future__ import annotations
 
+import itertools
 import time
 
 from app.chat.attachments import Outgoing
@@ -39,6 +40,8 @@ from app.store.sessions import utc_now
 
 # At most this many transcript updates a second while a reply streams.
 TEXT_INTERVAL_SECONDS = 1 / 30
+# Stand-in ids of messages shown as sending (below zero: no stored row has one).
+_SENDING_IDS = itertools.count(-1, -1)
 
 
 class ConversationTurns:
@@ -71,6 +74,7 @@ class ConversationTurns:
         self._text_timer: Timer | None = None
         self._last_text_at = float("-inf")
         self._thinking_shown = ""  # the reply's thinking as last told
+        self._sending_id = 0  # the stand-in id of the last message shown as sending
         state.asks_with(self)
 
     @property
@@ -116,6 +120,17 @@ class ConversationTurns:
         squeezed = state.session is not None and self._gauge.squeezes_recall(text, tokens)
         if squeezed and self._start_emergency(text):
             return False
+        session = state.session
+        if session is not None and session.title != DEFAULT_TITLE and not outgoing.draft:
+            # The commit goes with the reply's job, off this thread; the message shows
+            # as sending until it is on disk (`_question_stored`).
+            try:
+                self._unsaved.save()  # the reply the disk refused goes first
+            except StorageError as error:
+                state.error(error)
+                return False
+            self._send_off(text, tokens)
+            return True
         try:
             self._unsaved.save()  # the reply the disk refused goes first
             message = self._store_question(text, tokens)
@@ -128,6 +143,34 @@ class ConversationTurns:
         state.tell(lambda events: events.message_added(message))
         self.start_reply()
         return True
+
+    def _send_off(self, text: str, tokens: int) -> None:
+        """Show the message as sending and start the job that stores it, then replies."""
+        state = self._state
+        assert state.session is not None
+        self._sending_id = next(_SENDING_IDS)
+        sending = Message(
+            id=self._sending_id,
+            session_id=state.session.id,
+            seq=state.tail.last_seq + 1,
+            role=Role.USER,
+            content=text,
+            created_at=utc_now(),
+            token_estimate=tokens,
+        )
+        self._gauge.draft = ""
+        state.tell(lambda events: events.message_sending(sending))
+        self.start_reply(question=sending)
+
+    def _question_stored(self, sending_id: int, message: Message) -> None:
+        """The message shown as sending is on disk: it joins the live tail."""
+        state = self._state
+        state.tail.append(TailEntry.of(message, self._shared.counter.count))
+        self._condensing.observe(1)
+        if state.session is not None and not state.deleted:
+            state.session = state.session.model_copy(update={"updated_at": message.created_at})
+            self._shared.session_changed(state.session)
+        state.tell(lambda events: events.message_stored(sending_id, message))
 
     def _store_question(self, text: str, tokens: int) -> Message:
         state, shared = self._state, self._shared
@@ -208,14 +251,27 @@ class ConversationTurns:
 
     # --- the reply
 
-    def start_reply(self, continuing: int | None = None, replacing: int | None = None) -> None:
-        """Ask Claude for a reply (`ConversationState.start_reply` says which)."""
+    def start_reply(
+        self,
+        continuing: int | None = None,
+        replacing: int | None = None,
+        *,
+        question: Message | None = None,
+    ) -> None:
+        """Ask Claude for a reply (`ConversationState.start_reply` says which), or store
+        `question` (shown as sending) first and answer it."""
         state, shared = self._state, self._shared
         assert state.session is not None
-        if continuing is replacing is None and state.tail.tally.last_role is not Role.USER:
+        if (
+            question is None
+            and continuing is replacing is None
+            and state.tail.tally.last_role is not Role.USER
+        ):
             return  # nothing to answer: the newest message Claude would see is its own
         provider = shared.provider()
         if provider is None:
+            if question is not None:  # nothing will store it: back to the composer
+                shared.events.message_not_sent(question.id, question.content)
             shared.events.key_needed()
             return
         loop = shared.loop
@@ -230,6 +286,7 @@ class ConversationTurns:
                 fallback=self._model.fallback(),  # after a 404 (model_fallback)
                 replacing=replacing,
                 think_longer=shared.think_longer(),
+                question=_stored_as(question),
             ),
             builder=shared.builder,
             recall_budget_ratio=recall_budget(shared.recall()),
@@ -243,8 +300,12 @@ class ConversationTurns:
             on_retry=lambda attempt, wait: loop.post(lambda: state.status(_retrying(wait))),
             on_model_switched=lambda old, new: loop.post(lambda: self._model.switched(old, new)),
             lookups=shared.lookups(state.session.id, state.tell),
+            on_question_stored=lambda message: loop.post(
+                lambda: self._question_stored(sending_id, message)
+            ),
             uploads=shared.uploads,
         )
+        sending_id = question.id if question is not None else 0
         self._reply, self._thinking_shown = reply, ""
         self._reply_job = shared.runner.start(
             Job(
@@ -299,6 +360,11 @@ class ConversationTurns:
         self._reply, self._reply_job = None, None
         state, gauge = self._state, self._gauge
         gauge.quoted = outcome.quoted
+        if outcome.unsent is not None and not state.deleted:
+            # Not on disk: never shown as sent. Its words go back to the composer (told
+            # even when another conversation is on screen now: nothing typed is lost).
+            sending_id, unsent = self._sending_id, outcome.unsent
+            self._shared.events.message_not_sent(sending_id, unsent)
         message = self._unsaved.take(outcome.message, outcome.not_saved)
         if state.session is not None and not state.deleted:
             state.session = state.session.model_copy(update={"updated_at": utc_now()})
@@ -317,6 +383,13 @@ class ConversationTurns:
             self._condensing.observe(1, figures)
             self._condensing.after_reply(figures)
         gauge.tell(figures if not gauge.draft else None)
+
+
+def _stored_as(question: Message | None) -> tuple[str, int] | None:
+    """What a reply's job stores of a message shown as sending: its text and tokens."""
+    if question is None:
+        return None
+    return question.content, question.token_estimate or 0
 
 
 def _now() -> float:

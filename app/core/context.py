@@ -36,7 +36,6 @@ from app.core.conversation import (
     TURN_SEPARATOR,
     ApiMessage,
     dated,
-    iter_dated_turns,
     local_day,
     to_api_messages,
 )
@@ -397,6 +396,7 @@ class ContextBuilder:
         tools: ToolOffer | None = None,
         files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
         files_saved: int = 0,
+        tail_tally: TailTally | None = None,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
@@ -408,18 +408,21 @@ class ContextBuilder:
         need; recall goes first, then the tools: a request that fits without them never
         fails with them. `files`: the attachments' blocks by message id (counted in the
         messages' stored estimates, less `files_saved` for the files left out as a note).
+        `tail_tally`: `tally_messages(tail)` when the caller has it already (one walk a
+        request, shared with recall's `estimate_state`).
 
         Raises:
             InvalidInputError: there is no user message to send.
             MessageTooLargeError: the new message alone exceeds what the model can read.
             ContextOverflowError: the conversation with the new message would not fit.
         """
-        tally = self._tally(system_prompt, summaries, tail, draft, files_saved=files_saved)
+        history = tail_tally if tail_tally is not None else self.tally(tail)
+        tally = self._tally(system_prompt, summaries, (), draft, history, files_saved=files_saved)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
         measure = _Measure(model, max_output, trigger_ratio, model_known)
         offered = self._offer(tally, tools, measure)
-        messages = self._messages(tail, draft, files)
+        messages = self._messages(tail, draft, files, history.last_day)
         tools_cost = tally.tools
         choices = [(recall, offered), (None, offered), (None, None)]
         for recall_now, tools_now in [c for n, c in enumerate(choices) if c not in choices[:n]]:
@@ -463,6 +466,11 @@ class ContextBuilder:
         if not state.fits:
             raise self._overflow(state, tally, model, None)
         return state
+
+    def tally(self, tail: Sequence[Message]) -> TailTally:
+        """The tally of the turns `tail` sends (one walk; give it to `build_request` and
+        `estimate_state` as `tail_tally` when both measure the same tail)."""
+        return tally_messages(tail, self.counter.count)
 
     # --- inside
 
@@ -638,12 +646,12 @@ class ContextBuilder:
         tail: Sequence[Message],
         draft: str,
         files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
+        last_day: int = 0,
     ) -> list[ApiMessage]:
+        """The turns of `tail`, the draft last; `last_day` is the day of the last message
+        sent (the tally's), which dates the draft when the day changed since."""
         messages = to_api_messages(tail, files)
         if draft.strip():
-            last_day = 0
-            for message, _joins, _day in iter_dated_turns(tail):
-                last_day = local_day(message.created_at)
             today = self.today()
             text = dated(draft, today if today != last_day else None)
             last = messages[-1] if messages else None

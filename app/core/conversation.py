@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Any, TypedDict
 
 from app.core.dates import weekday_date
@@ -45,10 +47,24 @@ def local_day(moment: datetime) -> int:
     """The calendar day of `moment` on this computer (proleptic ordinal, ≥ 1).
 
     An aware time is taken to the local zone, as the store's SQL does with
-    julianday(…, 'localtime'); a naive one is taken as local already.
+    julianday(…, 'localtime'); a naive one is taken as local already. Every request
+    dates each message of the live tail, and taking a time to the local zone is the
+    dear part: the answer is remembered, for the zone in force (`time.tzname`).
     """
-    local = moment.astimezone() if moment.tzinfo is not None else moment
-    return local.date().toordinal()
+    if moment.tzinfo is None:
+        return moment.date().toordinal()
+    return _local_day(moment, time.tzname, time.timezone)
+
+
+@lru_cache(maxsize=1 << 16)
+def _local_day(moment: datetime, _zone: tuple[str, str], _offset: int) -> int:
+    return moment.astimezone().date().toordinal()
+
+
+def has_text(text: str) -> bool:
+    """Whether `text` holds anything but white space (without copying it, as strip does:
+    every message of the live tail is asked on every request)."""
+    return bool(text) and not text.isspace()
 
 
 def date_line(day: int) -> str:
@@ -81,7 +97,7 @@ def iter_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool]]:
     """
     last_role: Role | None = None
     for message in history:
-        if message.status not in SENDABLE_STATUSES or not message.content.strip():
+        if message.status not in SENDABLE_STATUSES or not has_text(message.content):
             continue
         if last_role is None and message.role is not Role.USER:
             continue

@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from app.core.conversation import DATE_LINE_TOKENS, SENDABLE_STATUSES, local_day
+from app.core.conversation import DATE_LINE_TOKENS, SENDABLE_STATUSES, has_text, local_day
 from app.core.models import Message, Role
 from app.core.tokens import MESSAGE_OVERHEAD_TOKENS
 
@@ -71,7 +71,7 @@ class TailEntry:
 
 def is_sendable(message: Message) -> bool:
     """Whether Claude sees `message` (the test `iter_turns` applies)."""
-    return message.status in SENDABLE_STATUSES and bool(message.content.strip())
+    return message.status in SENDABLE_STATUSES and has_text(message.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +120,36 @@ def tally_entries(entries: Iterable[TailEntry]) -> TailTally:
 
 
 def tally_messages(messages: Iterable[Message], count: Callable[[str], int]) -> TailTally:
-    """The tally of stored messages; `count` only for those without an estimate."""
-    return tally_entries(TailEntry.of(message, count) for message in messages)
+    """The tally of stored messages; `count` only for those without an estimate.
+
+    `tally_entries` of their `TailEntry`s, walked without making an entry and a tally
+    per message: every request's job tallies its whole live tail.
+    """
+    history = turns = last_turn = last_day = 0
+    last_role: Role | None = None
+    for message in messages:
+        role = message.role
+        if message.status not in SENDABLE_STATUSES or not has_text(message.content):
+            continue
+        if last_role is None and role is not Role.USER:
+            continue
+        tokens = message.token_estimate
+        if tokens is None:
+            tokens = count(message.content)
+        day = local_day(message.created_at)
+        if day and day != last_day:
+            tokens += DATE_LINE_TOKENS
+            last_day = day
+        if role is last_role:
+            tokens += SEPARATOR_TOKENS
+            last_turn += tokens
+        else:
+            tokens += MESSAGE_OVERHEAD_TOKENS
+            turns += 1
+            last_turn = tokens
+            last_role = role
+        history += tokens
+    return TailTally(history, turns, last_role, last_turn, last_day)
 
 
 _USER, _SENDABLE, _PINNED = 1, 2, 4

@@ -49,6 +49,8 @@ _CUT_POINT = re.compile(r"(?<=\S)(?= \S)|(?<=\n)(?=\S)")
 _REMEMBERED_TEXTS = 8
 _REMEMBER_FROM_CHARS = 1_024
 _REMEMBER_UP_TO_CHARS = 4_000_000
+# Pieces remembered (of _CHUNK_CHARS at most): a draft of 4 MB.
+_REMEMBERED_PIECES = 64
 
 
 class _Encoding(Protocol):
@@ -71,6 +73,9 @@ class TokenCounter:
         self._loaded = False
         self._encoding: _Encoding | None = None
         self._remembered: OrderedDict[str, int] = OrderedDict()
+        # The pieces of long texts (`_pieces`) by their text: a draft of megabytes
+        # edited near its end is counted again in the piece that changed only.
+        self._remembered_pieces: OrderedDict[str, int] = OrderedDict()
 
     def load(self) -> bool:
         """Load the encoding now (it takes ~0.2 s); True when real counting is available.
@@ -114,12 +119,29 @@ class TokenCounter:
         if encoding is None:
             tokens = math.ceil(len(text) / FALLBACK_CHARS_PER_TOKEN)
         else:
-            tokens = sum(len(_encode(encoding, piece)) for piece in _pieces(text))
+            pieces = _pieces(text)
+            if len(pieces) == 1:
+                tokens = len(_encode(encoding, text))
+            else:
+                tokens = sum(self._count_piece(encoding, piece) for piece in pieces)
         if remember:
             with self._lock:
                 self._remembered[text] = tokens
                 while len(self._remembered) > _REMEMBERED_TEXTS:
                     self._remembered.popitem(last=False)
+        return tokens
+
+    def _count_piece(self, encoding: _Encoding, piece: str) -> int:
+        with self._lock:
+            known = self._remembered_pieces.get(piece)
+            if known is not None:
+                self._remembered_pieces.move_to_end(piece)
+                return known
+        tokens = len(_encode(encoding, piece))
+        with self._lock:
+            self._remembered_pieces[piece] = tokens
+            while len(self._remembered_pieces) > _REMEMBERED_PIECES:
+                self._remembered_pieces.popitem(last=False)
         return tokens
 
     def count_message(self, text: str) -> int:

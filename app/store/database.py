@@ -134,6 +134,9 @@ class OpenResult:
             `check_database` on a worker thread after the first paint.
         check_reason: why the check ran at open (for the log), or None.
         notice_title: the notice's title, when there is one.
+        check_first: why the check must pass before anything is written (Cairn did not
+            close normally), when `open_database` was asked to leave it to the caller:
+            run `check_database` at once, with writes held (`transactions.hold_writes`).
     """
 
     connection: sqlite3.Connection
@@ -143,6 +146,7 @@ class OpenResult:
     checked: bool = False
     check_reason: str | None = None
     notice_title: str = "Your conversations were set aside"
+    check_first: str | None = None
 
 
 def open_database(
@@ -150,6 +154,7 @@ def open_database(
     *,
     integrity_check: IntegrityCheck = run_quick_check,
     now: datetime | None = None,
+    check_after_crash_later: bool = False,
 ) -> OpenResult:
     """Open (creating if needed) and migrate the database at `path`.
 
@@ -157,7 +162,10 @@ def open_database(
     made it, and `StorageError` in plain words when the folder or file cannot be
     used. A damaged file is copied aside and a fresh database started instead.
     `integrity_check` runs only when the last run did not end cleanly, or the
-    last check is old (module docstring); `now` is for tests.
+    last check is old (module docstring); `now` is for tests. With
+    `check_after_crash_later`, the check a crash calls for is left to the caller
+    (`OpenResult.check_first`), so the window is not kept waiting for it — unless a
+    migration is due: nothing is written into a file not known to be sound.
     """
     database = Path(path)
     moment = now or _utc_now()
@@ -173,8 +181,18 @@ def open_database(
     last_check = state.last_check if state is not None else None
     if damage is None and state is not None and state.damage is not None:
         damage = _recorded_damage(database, state)
+    check_first: str | None = None
     if damage is None:
         check_reason = _why_check(database, state, moment)
+        if (
+            check_after_crash_later
+            and check_reason is not None
+            and state is not None
+            and state.in_use
+            and _schema_version(database) == SCHEMA_VERSION
+        ):
+            check_first, check_reason = check_reason, None
+            log.info("Checking the database %s once the window is open: %s.", database, check_first)
         if check_reason is not None:
             log.info("Checking the database %s before use: %s.", database, check_reason)
         damage = _damage_from_sqlite(database, integrity_check if check_reason else None)
@@ -250,6 +268,7 @@ def open_database(
         checked=check_reason is not None,
         check_reason=check_reason,
         notice_title=_title(set_aside, wal, repaired),
+        check_first=check_first,
     )
 
 
@@ -759,6 +778,20 @@ def _why_check(database: Path, state: _State | None, now: datetime) -> str | Non
     if now - state.last_check > CHECK_EVERY:
         return f"the last check was {(now - state.last_check).days} days ago"
     return None
+
+
+def _schema_version(database: Path) -> int | None:
+    """The file's schema version, read-only (None when SQLite cannot say)."""
+    try:
+        connection = sqlite3.connect(_uri(database, "ro"), uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        return user_version(connection)
+    except sqlite3.Error:
+        return None
+    finally:
+        connection.close()
 
 
 def _recorded_damage(database: Path, state: _State) -> str | None:

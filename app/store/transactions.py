@@ -2,14 +2,50 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.core.errors import CairnError
+from app.core.errors import CairnError, StorageError
 from app.store.database import record_damage
 from app.store.errors import is_damage, translate
+
+# Databases written to by no one until their integrity check passes (Cairn did not
+# close normally: `OpenResult.check_first`); the window reads them meanwhile.
+_held: set[str] = set()
+_held_lock = threading.Lock()
+WRITES_HELD_TITLE = "Checking your conversations…"
+WRITES_HELD_MESSAGE = (
+    "Cairn was not closed normally last time, so it is checking your conversations "
+    "before it changes anything. You can read them now; in a moment you can write "
+    "again. Nothing you typed was lost."
+)
+
+
+def _key(database: Path) -> str:
+    return os.path.realpath(database)
+
+
+def hold_writes(database: Path) -> None:
+    """Refuse every write to `database` (in plain words) until `release_writes`."""
+    with _held_lock:
+        _held.add(_key(database))
+
+
+def release_writes(database: Path) -> None:
+    with _held_lock:
+        _held.discard(_key(database))
+
+
+def writes_held(database: Path | None) -> bool:
+    """Whether writes to `database` are held (its check has not passed yet)."""
+    if database is None or not _held:
+        return False
+    with _held_lock:
+        return _key(database) in _held
 
 
 def _translated(
@@ -30,8 +66,12 @@ def write_transaction(
 
     IMMEDIATE takes the write lock up front, so read-modify-write steps (the
     next seq, a summary's checks) cannot interleave with another connection's.
-    Any exception raised inside rolls the whole transaction back.
+    Any exception raised inside rolls the whole transaction back. While the
+    database's writes are held (`hold_writes`) nothing is begun: a `StorageError`
+    says why, and the caller keeps what it meant to write, as for a full disk.
     """
+    if writes_held(database):
+        raise StorageError(WRITES_HELD_MESSAGE, title=WRITES_HELD_TITLE)
     try:
         cursor = connection.cursor()
         cursor.execute("BEGIN IMMEDIATE")

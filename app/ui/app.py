@@ -43,6 +43,7 @@ from app.store.instance_lock import InstanceLock
 from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
+from app.store.transactions import WRITES_HELD_TITLE, hold_writes, release_writes
 from app.ui.controller import ChatController
 from app.ui.main_window import MainWindow
 from app.ui.quit_guard import QuitGuard
@@ -66,6 +67,11 @@ DESKTOP_FILE_NAME = "io.github.cairn_chat.Cairn"
 # The integrity check that open_database skipped runs this long after the first
 # paint, when filling the window is done.
 BACKGROUND_CHECK_DELAY_SECONDS = 2.0
+# Said while the check after a crash runs (the window is read-only meanwhile).
+CHECKING_NOTICE = (
+    "Cairn was not closed normally last time. You can read your conversations while "
+    "it makes sure they are sound; writing comes back in a moment."
+)
 # What the warm-up loads (the tokenizer, the SDK) is set aside from the garbage
 # collector's full passes this long after the first paint.
 FREEZE_DELAY_SECONDS = 5.0
@@ -114,6 +120,9 @@ class CairnSession:
     lock: InstanceLock
     database: Path
     checked_at_open: bool = True
+    # Why the database is checked before anything is written (Cairn did not close
+    # normally): the window shows at once, read-only, and the check runs first thing.
+    check_first: str | None = None
     notices: list[tuple[str, str]] = field(default_factory=list)
     # The app sets this; tests, which open many windows in one process, do not.
     freeze_startup: bool = False
@@ -133,9 +142,12 @@ class CairnSession:
         self.window.show()
 
     def _after_first_paint(self) -> None:
-        self.window.start()
+        self.window.start(writable=self.check_first is None)
         for title, text in self.notices:
             self.window.show_notice(title, text)
+        if self.check_first is not None:
+            self.window.show_notice(WRITES_HELD_TITLE, CHECKING_NOTICE)
+            self._check_database()
         self.started = True
         self.window.settings.ask_for_key_if_missing()
         if self.freeze_startup:
@@ -153,6 +165,9 @@ class CairnSession:
             result = check_database(database, cancel=cancel)
             if result.outcome is not CheckOutcome.OK or job.cancelled:
                 return result, Repair()
+            # The file is sound: writes held since a crash may go on (the window is told
+            # in `_database_checked`), and texts that no longer match are put back.
+            release_writes(database)
             return result, mend_texts(database)
 
         self.controller.service.runner.start(
@@ -169,9 +184,15 @@ class CairnSession:
         result, repair = outcome
         log.info("Background database check: %s (%s)", result.outcome.name, result.detail)
         if result.damaged and result.message:
+            # Writes stay held: the next start sets the file aside and salvages it.
             self.window.show_error(
                 StorageError(result.message, title="Your conversations need attention")
             )
+        elif self.check_first is not None:
+            self.check_first = None
+            release_writes(self.database)
+            self.window.banner.dismiss_titled(WRITES_HELD_TITLE)
+            self.controller.service.writes_resumed()
         self.controller.service.backups.texts_mended(repair)
 
     def close(self) -> None:
@@ -216,10 +237,12 @@ def open_cairn(
     else:
         lock.acquire()
         try:
-            opened = open_database(paths.database)
+            opened = open_database(paths.database, check_after_crash_later=True)
         except BaseException:
             lock.release()
             raise
+    if opened.check_first is not None:
+        hold_writes(opened.path)  # until the check passes (`CairnSession._database_checked`)
     store = SessionStore(opened.connection, database=opened.path)
     database = paths.database
     deps = ServiceDependencies(
@@ -252,7 +275,8 @@ def open_cairn(
         store,
         lock,
         opened.path,
-        checked_at_open=opened.checked,
+        checked_at_open=opened.checked or opened.check_first is not None,
+        check_first=opened.check_first,
         notices=notices,
         scratch=scratch,
     )

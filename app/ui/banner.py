@@ -130,6 +130,11 @@ class Banner(QFrame):
         self.show()
         self.update()
 
+    def dismiss_titled(self, title: str) -> None:
+        """Hide the banner if it still says `title` (a state that is over)."""
+        if self.isVisible() and self.title_label.text() == title:
+            self.hide()
+
     def _colours(self) -> tuple[QColor, QColor]:
         """Background and border: a little of the accent mixed into the window colour,
         so the strip reads on light and dark palettes alike."""

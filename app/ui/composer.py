@@ -253,7 +253,14 @@ class Composer(QWidget):
         """Something to send: words, or files (once they are all read)."""
         if self.attachments.busy or self.read_only is not None:
             return False
-        return has_visible_text(self.editor.toPlainText()) or bool(self.attachments.attachments())
+        # Asked on every keystroke: read up to the first line with something on it, not
+        # the whole text (a paste of megabytes is copied out once, when sent).
+        block = self.editor.document().firstBlock()
+        while block.isValid():
+            if has_visible_text(block.text()):
+                return True
+            block = block.next()
+        return bool(self.attachments.attachments())
 
     def _paint_paperclip(self) -> None:
         self.paperclip.setIcon(paperclip_icon(self.palette().color(QPalette.ColorRole.ButtonText)))

@@ -38,6 +38,9 @@ class ChatController(QObject):
         session_removed(str): one conversation was deleted.
         conversation_opened(object, list, bool): session (None when new), newest page,
             whether earlier messages exist.
+        message_sending(Message), message_stored(int, Message), message_not_sent(int, str):
+            the user's message on its way to the disk (a stand-in id below zero), then
+            on disk (its stand-in's id, the stored message), or not taken (its text).
         message_added(Message), message_text_changed(int, str),
         message_thinking_changed(int, str), message_updated(Message),
             message_removed(int): a message shown, its text so far, its final state; gone.
@@ -65,6 +68,9 @@ class ChatController(QObject):
     session_removed = Signal(str)
     conversation_opened = Signal(object, list, bool)
     message_added = Signal(object)
+    message_sending = Signal(object)
+    message_stored = Signal(int, object)
+    message_not_sent = Signal(int, str)
     message_text_changed = Signal(int, str)
     message_thinking_changed = Signal(int, str)
     reply_declined = Signal(int, object)
@@ -120,6 +126,15 @@ class _SignalEvents(ChatEvents):
 
     def message_added(self, message: Message) -> None:
         self._c.message_added.emit(message)
+
+    def message_sending(self, message: Message) -> None:
+        self._c.message_sending.emit(message)
+
+    def message_stored(self, sending_id: int, message: Message) -> None:
+        self._c.message_stored.emit(sending_id, message)
+
+    def message_not_sent(self, sending_id: int, text: str) -> None:
+        self._c.message_not_sent.emit(sending_id, text)
 
     def message_text_changed(self, message_id: int, text: str) -> None:
         self._c.message_text_changed.emit(message_id, text)

@@ -160,6 +160,9 @@ class MainWindow(QMainWindow):
         self.unsaved = TranscriptUnsaved(controller, self.transcript)  # "not saved yet"
         self.files = wire_attachments(self, self.composer, self.transcript, controller)
         controller.message_added.connect(self.transcript.append_message)
+        controller.message_sending.connect(self.transcript.append_sending)
+        controller.message_stored.connect(self.transcript.message_stored)
+        controller.message_not_sent.connect(self._not_sent)
         controller.message_text_changed.connect(self.transcript.update_message_text)
         controller.message_thinking_changed.connect(self.transcript.update_message_thinking)
         controller.message_updated.connect(self.transcript.update_message)
@@ -208,9 +211,10 @@ class MainWindow(QMainWindow):
 
     # -- start -------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Called once the window is on screen: fill it, and ask for a key on first run."""
-        self.chat.start()
+    def start(self, *, writable: bool = True) -> None:
+        """Called once the window is on screen: fill it, and ask for a key on first run
+        (not `writable` while the database's check after a crash runs)."""
+        self.chat.start(writable=writable)
         self.composer.focus_editor()
 
     # -- conversations -------------------------------------------------------------
@@ -280,6 +284,13 @@ class MainWindow(QMainWindow):
         self.chat.attachments.hand_over()  # to the conversation on screen now
         if self.chat.send(text):
             self.composer.clear()
+
+    def _not_sent(self, sending_id: int, text: str) -> None:
+        """The disk did not take a message: it leaves the transcript, its words come back
+        to the composer, before whatever was typed since."""
+        self.transcript.remove_message(sending_id)
+        typed = self.composer.text()
+        self.composer.set_text(f"{text}\n\n{typed}" if typed.strip() else text)
 
     def _retry(self) -> None:
         self.banner.hide()

@@ -15,10 +15,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import (
     QAction,
-    QContextMenuEvent,
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
@@ -27,7 +26,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
-    QApplication,
     QHBoxLayout,
     QLabel,
     QMenu,
@@ -87,7 +85,6 @@ class MessageActions(QObject):
         self._controller = controller
         self._chat = controller.service
         self._bars: dict[MessageWidget, MessageBar] = {}
-        self._hovered: MessageWidget | None = None
         self.editing: Message | None = None
         self._draft = ""  # the composer's text before an edit began, given back on Esc
         self.edit_bar = _EditBar(parent)
@@ -95,8 +92,10 @@ class MessageActions(QObject):
         transcript.message_built.connect(self._attach)
         composer.edit_requested.connect(self._send_edit)
         composer.editor.installEventFilter(self)
-        for signal in (controller.message_updated, controller.activity_changed):
-            signal.connect(self.refresh)
+        # A bar not pointed at shows only its message's versions and whether it is being
+        # edited: a change of activity touches the bars pointed at, an update its message's.
+        controller.message_updated.connect(self._message_updated)
+        controller.activity_changed.connect(self._refresh_pointed_at)
         controller.conversation_opened.connect(self.cancel_edit)
         controller.message_removed.connect(self._removed)
         regenerate = QShortcut(QKeySequence(REGENERATE_SHORTCUT), parent)
@@ -214,6 +213,20 @@ class MessageActions(QObject):
         for widget, bar in self._bars.items():
             self._refresh(widget, bar)
 
+    def _refresh_pointed_at(self, *_changed: object) -> None:
+        """The bars whose buttons show (pointed at, or with the keyboard on them): what
+        the conversation allows changed. O(1), whatever the page holds."""
+        for widget, bar in self._bars.items():
+            if widget.pointed_at:
+                self._refresh(widget, bar)
+
+    def _message_updated(self, message: Message) -> None:
+        widget = self._transcript.message_widget(message.id)
+        bar = self._bars.get(widget) if widget is not None else None
+        if widget is not None and bar is not None:
+            self._refresh(widget, bar)
+        self._refresh_pointed_at()  # the newest reply may have changed
+
     def _attach(self, widget: MessageWidget) -> None:
         bar = MessageBar(widget)
         bar.copy_requested.connect(lambda: _copy(widget.message.content))
@@ -224,7 +237,9 @@ class MessageActions(QObject):
         bar.version_requested.connect(lambda number: self._show_version(widget, number))
         widget.header.add_bar(bar)
         self._bars[widget] = bar
-        widget.installEventFilter(self)
+        widget.pointer_changed.connect(lambda: self._refresh(widget, bar))
+        widget.copy_requested.connect(lambda: _copy(widget.message.content))
+        widget.menu_for = self.menu_for
         widget.destroyed.connect(lambda: self._bars.pop(widget, None))
         # A right-click on the text opens the message's menu, not the text box's own.
         bubble = widget.body
@@ -234,11 +249,10 @@ class MessageActions(QObject):
         self._refresh(widget, bar)
 
     def _refresh(self, widget: MessageWidget, bar: MessageBar) -> None:
-        hovered = widget is self._hovered or widget.hasFocus()
         message = widget.message
         bar.refresh(
             editing=self.editing is not None and self.editing.id == message.id,
-            hovered=hovered,
+            hovered=widget.pointed_at,
             can_edit=message.role is Role.USER and not self._chat.current.state.activity.busy,
             can_regenerate=message.role is Role.ASSISTANT
             and self._chat.current.versions.can_regenerate(message),
@@ -251,41 +265,13 @@ class MessageActions(QObject):
     # --- events
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        kind = event.type()
+        """The composer's keys, and a message's text growing a block (its own text box
+        must not offer its menu); the message itself tells by its signals."""
         if watched is self._composer.editor:
             return self._composer_key(event)
-        if kind == QEvent.Type.ChildPolished:
+        if event.type() == QEvent.Type.ChildPolished:
             for view in watched.findChildren(QAbstractScrollArea):  # a block added as text grew
                 view.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)
-            return False
-        if not isinstance(watched, MessageWidget):
-            return False
-        if kind in (
-            QEvent.Type.Enter,
-            QEvent.Type.Leave,
-            QEvent.Type.FocusIn,
-            QEvent.Type.FocusOut,
-        ):
-            if kind == QEvent.Type.Enter:
-                self._hovered = watched
-            elif kind == QEvent.Type.Leave and self._hovered is watched:
-                self._hovered = None
-            bar = self._bars.get(watched)
-            if bar is not None:
-                self._refresh(watched, bar)
-        elif kind == QEvent.Type.ContextMenu and isinstance(event, QContextMenuEvent):
-            keyboard = event.reason() is QContextMenuEvent.Reason.Keyboard
-            corner = watched.mapToGlobal(QPoint(0, 0))
-            self._open_menu(watched, corner if keyboard else event.globalPos())
-            return True
-        elif kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
-            shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-            if event.key() == Qt.Key.Key_Menu or (event.key() == Qt.Key.Key_F10 and shift):
-                self._open_menu(watched, watched.mapToGlobal(QPoint(0, 0)))
-                return True
-            if event.matches(QKeySequence.StandardKey.Copy):
-                _copy(watched.message.content)
-                return True
         return False
 
     def _composer_key(self, event: QEvent) -> bool:
@@ -309,13 +295,6 @@ class MessageActions(QObject):
         ):
             return self.edit_latest()
         return False
-
-    def _open_menu(self, widget: MessageWidget, where: QPoint) -> None:
-        if isinstance(QApplication.activePopupWidget(), QMenu):
-            return  # the Menu key may come as a key and as a context menu event
-        menu = self.menu_for(widget)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(where)
 
 
 class _EditBar(QWidget):

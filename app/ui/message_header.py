@@ -16,6 +16,9 @@ from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 
 PINNED_TIP: Final = "Pinned — never condensed"
 PIN_TIP: Final = "Pin: never condense this message"
+WRITING: Final = "Writing…"
+# The user's message until it is on disk: nothing shows as sent that is not.
+SENDING: Final = "Sending…"
 
 
 class PinButton(QToolButton):
@@ -130,14 +133,23 @@ class MessageHeader:
 
     def set_writing(self, writing: bool) -> None:
         """ "Writing…" beside the time while a reply's text streams in."""
-        if not writing and self._state is None:
+        self._set_state(WRITING if writing else None)
+
+    def set_sending(self, sending: bool) -> None:
+        """ "Sending…" beside the time until the user's message is on disk."""
+        self._set_state(SENDING if sending else None)
+
+    def _set_state(self, text: str | None) -> None:
+        if text is None and self._state is None:
             return
         if self._state is None:
-            self._state = QLabel("Writing…", self._owner)
+            self._state = QLabel(self._owner)
             self._state.setFont(scaled_font(self._owner.font(), 0.88))
             set_text_colour(self._state, muted_text_colour(self._owner.palette()))
             self.row.insertWidget(self.row.indexOf(self.time) + 1, self._state)
-        self._state.setVisible(writing)
+        if text is not None:
+            self._state.setText(text)
+        self._state.setVisible(text is not None)
 
     def menu_anchor(self) -> QPoint:
         """Where the message's menu opens from the keyboard: under the name."""

@@ -11,6 +11,7 @@ widget has, so both themes and every text size follow from one place.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from PySide6.QtCore import QEvent, QObject, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPainter, QPalette, QPen
@@ -114,11 +115,33 @@ def blend(base: QColor, other: QColor, amount: float) -> QColor:
 
 def muted_text_colour(palette: QPalette) -> QColor:
     """Secondary text (names, times, notes, a code block's language): softer than body
-    text, still ≥ 4.5:1 on every surface of the transcript it is drawn on."""
-    return readable_on(
-        blend(palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.35),
-        transcript_surfaces(palette),
+    text, still ≥ 4.5:1 on every surface of the transcript it is drawn on.
+
+    Every message asks it as it is built: the answer is remembered per palette colours.
+    """
+    roles = (
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.Base,
+        QPalette.ColorRole.Window,
+        QPalette.ColorRole.Highlight,
     )
+    return QColor(_muted_text_rgba(*(palette.color(role).rgba() for role in roles)))
+
+
+@lru_cache(maxsize=16)
+def _muted_text_rgba(text: int, base: int, window: int, highlight: int) -> int:
+    palette = QPalette()
+    for role, rgba in (
+        (QPalette.ColorRole.Text, text),
+        (QPalette.ColorRole.Base, base),
+        (QPalette.ColorRole.Window, window),
+        (QPalette.ColorRole.Highlight, highlight),
+    ):
+        palette.setColor(role, QColor.fromRgba(rgba))
+    colour = blend(
+        palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.35
+    )
+    return readable_on(colour, transcript_surfaces(palette)).rgba()
 
 
 def transcript_surfaces(palette: QPalette) -> list[QColor]:

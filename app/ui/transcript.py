@@ -58,6 +58,8 @@ OPENABLE_SCHEMES: Final = frozenset({"http", "https", "mailto"})
 _COLUMN_MAX_WIDTH: Final = 860
 # A column narrower than this has not really been laid out yet.
 _MIN_MESSAGE_WIDTH: Final = 64
+# Message widgets taken out (condensed by a summary) deleted per turn of the event loop.
+_DELETED_A_TURN: Final = 8
 
 
 def _local_now() -> datetime:
@@ -109,6 +111,7 @@ class TranscriptView(QWidget):
         self._clock = clock
         self._widgets: list[MessageWidget] = []
         self._by_id: dict[int, MessageWidget] = {}
+        self._retired: list[MessageWidget] = []  # hidden, out of the layout, to delete
 
         self.setBackgroundRole(QPalette.ColorRole.Base)
         self.setAutoFillBackground(True)
@@ -234,6 +237,24 @@ class TranscriptView(QWidget):
         self._insert(message, self._clock())
         self._show_current_page()
 
+    def append_sending(self, message: Message) -> None:
+        """Add the user's message, shown as sending until `message_stored` (its id is a
+        stand-in until then)."""
+        self.append_message(message)
+        widget = self._by_id.get(message.id)
+        if widget is not None:
+            widget.set_sending(True)
+
+    def message_stored(self, sending_id: int, message: Message) -> None:
+        """The message shown as sending is on disk: the same row, now sent."""
+        widget = self._by_id.pop(sending_id, None)
+        if widget is None:
+            self.append_message(message)
+            return
+        self._by_id[message.id] = widget
+        widget.set_sending(False)
+        widget.set_message(message)
+
     def update_message_text(self, message_id: int, text: str) -> None:
         """Streaming: replace one message's text; only that message re-renders."""
         widget = self._by_id.get(message_id)
@@ -353,7 +374,21 @@ class TranscriptView(QWidget):
         self._keeper.forget(widget)
         self._column_layout.removeWidget(widget)
         widget.hide()
-        widget.deleteLater()
+        self._retire(widget)
+
+    def _retire(self, widget: MessageWidget) -> None:
+        """Delete a message's widget soon, a few per turn of the event loop: a summary
+        takes out a page at once, and deleting it in one go is one long pause."""
+        self._retired.append(widget)
+        if len(self._retired) == 1:
+            QTimer.singleShot(0, self._delete_retired)
+
+    def _delete_retired(self) -> None:
+        batch, self._retired = self._retired[:_DELETED_A_TURN], self._retired[_DELETED_A_TURN:]
+        for widget in batch:
+            widget.deleteLater()
+        if self._retired:
+            QTimer.singleShot(0, self._delete_retired)
 
     def _place_blocks(self) -> None:
         self._cards.place(self.oldest_seq, self._earlier.available)

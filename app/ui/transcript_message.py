@@ -10,12 +10,19 @@ keeps what is about the whole: its pin and menu, focus and hover, and its size.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final
 
 from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QContextMenuEvent, QEnterEvent, QFocusEvent, QKeyEvent, QPaintEvent
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QEnterEvent,
+    QFocusEvent,
+    QKeyEvent,
+    QKeySequence,
+    QPaintEvent,
+)
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QMenu, QVBoxLayout, QWidget
 
 from app.core.lookup import Lookup
@@ -47,11 +54,19 @@ class MessageWidget(QWidget):
         link_clicked(QUrl): a link in the text was activated.
         pin_requested(int, bool): the user pinned (True) or unpinned the message (its id).
         action_requested(): the action offered beside the status note was clicked.
+        pointer_changed(): the pointer or the keyboard came onto the message or left it
+            (`pointed_at`).
+        copy_requested(): Ctrl+C with the keyboard on the message.
+
+    `menu_for`, when set, makes the message's menu (its pin's alone otherwise): what a
+    right-click, the Menu key and Shift+F10 open.
     """
 
     link_clicked = Signal(QUrl)
     pin_requested = Signal(int, bool)
     action_requested = Signal()
+    pointer_changed = Signal()
+    copy_requested = Signal()
 
     def __init__(
         self,
@@ -102,6 +117,8 @@ class MessageWidget(QWidget):
         self._lookups: LookupLine | None = None  # the archive searches (a reply's, if any)
         self._thinking: ThinkingBlock | None = None  # Claude's thinking (a reply's, if any)
         self._pointer_over = False
+        self._sending = False  # on its way to the disk (`set_sending`)
+        self.menu_for: Callable[[MessageWidget], QMenu] | None = None
         # Reachable by Tab, so its menu (Menu key, Shift+F10) can pin it by keyboard.
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
@@ -179,11 +196,24 @@ class MessageWidget(QWidget):
         self.note.offer(action, note)
         self._show_status()
 
+    def set_sending(self, sending: bool) -> None:
+        """Show the user's message as sending (not on disk yet), or as sent."""
+        self._sending = sending
+        self._show_status()
+        self._show_pin()
+
+    @property
+    def sending(self) -> bool:
+        return self._sending
+
     def _show_status(self) -> None:
         streaming = self.message.status is MessageStatus.STREAMING
         waiting = streaming and not self.text.strip()
         self.body.set_typing(waiting)
-        self.header.set_writing(streaming and not waiting)
+        if self._sending:
+            self.header.set_sending(True)
+        else:
+            self.header.set_writing(streaming and not waiting)
         self.note.show(self.message)
         showing_text = bool(self.body.blocks()) or waiting
         if self.body.isVisibleTo(self) != showing_text:
@@ -194,8 +224,10 @@ class MessageWidget(QWidget):
     @property
     def pinnable(self) -> bool:
         """A stored message that no summary covers, and not still being written."""
-        return self.message.summary_id is None and self.message.status is not (
-            MessageStatus.STREAMING
+        return (
+            self.message.summary_id is None
+            and self.message.status is not MessageStatus.STREAMING
+            and not self._sending
         )
 
     def _show_pin(self) -> None:
@@ -233,12 +265,15 @@ class MessageWidget(QWidget):
         if event.key() == Qt.Key.Key_Menu or (event.key() == Qt.Key.Key_F10 and shift):
             self._open_menu(self.header.menu_anchor())
             return
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_requested.emit()
+            return
         super().keyPressEvent(event)
 
     def _open_menu(self, where: QPoint) -> None:
         if isinstance(QApplication.activePopupWidget(), QMenu):
             return  # the Menu key may come as a key and as a context menu event
-        menu = self.context_menu()
+        menu = self.menu_for(self) if self.menu_for is not None else self.context_menu()
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.popup(where)
 
@@ -249,25 +284,34 @@ class MessageWidget(QWidget):
         if self.hasFocus():  # where the keyboard is, shown the way Qt shows a focus ring
             paint_focus_ring(self, 6, 1.5)
 
+    @property
+    def pointed_at(self) -> bool:
+        """The pointer is over the message, or the keyboard is on it."""
+        return self._pointer_over or self.hasFocus()
+
     def enterEvent(self, event: QEnterEvent) -> None:
         super().enterEvent(event)
         self._pointer_over = True
         self._show_pin()
+        self.pointer_changed.emit()
 
     def leaveEvent(self, event: QEvent) -> None:
         super().leaveEvent(event)
         self._pointer_over = False
         self._show_pin()
+        self.pointer_changed.emit()
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         super().focusInEvent(event)
         self._show_pin()
         self.update()
+        self.pointer_changed.emit()
 
     def focusOutEvent(self, event: QFocusEvent) -> None:
         super().focusOutEvent(event)
         self._show_pin()
         self.update()
+        self.pointer_changed.emit()
 
     # --- size -------------------------------------------------------------
 

@@ -150,7 +150,16 @@ def test_a_crash_mid_lookup_leaves_no_reply_streaming_and_keeps_the_lookup(
     lookups.close()
 
     cairn = open_window()
-    qtbot.waitUntil(lambda: bool(cairn.window.transcript.message_widgets()), timeout=15_000)
+    # Marked stopped once the check after the crash passed (issue 20: it runs after the
+    # window opened).
+    qtbot.waitUntil(
+        lambda: (
+            bool(cairn.window.transcript.message_widgets())
+            and cairn.window.transcript.message_widgets()[-1].message.status
+            is MessageStatus.STOPPED
+        ),
+        timeout=15_000,
+    )
     last = cairn.window.transcript.message_widgets()[-1]
     assert (last.text, last.message.status) == ("Let me check.\n\nThe gate", MessageStatus.STOPPED)
     line = last.findChild(LookupLine)

@@ -77,6 +77,15 @@ class RecordingEvents(ChatEvents):
     def message_added(self, message: Message) -> None:
         self.seen.append(("message_added", (message,)))
 
+    def message_sending(self, message: Message) -> None:
+        self.seen.append(("message_sending", (message,)))
+
+    def message_stored(self, sending_id: int, message: Message) -> None:
+        self.seen.append(("message_stored", (sending_id, message)))
+
+    def message_not_sent(self, sending_id: int, text: str) -> None:
+        self.seen.append(("message_not_sent", (sending_id, text)))
+
     def message_text_changed(self, message_id: int, text: str) -> None:
         self.seen.append(("message_text_changed", (message_id, text)))
 
@@ -140,6 +149,11 @@ class CountingStore(SessionStore):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.tail_reads = 0
+        self.appends = 0  # messages stored on the loop's thread
+
+    def append_message(self, *args: Any, **kwargs: Any) -> Message:
+        self.appends += 1
+        return super().append_message(*args, **kwargs)
 
     def live_messages(self, session_id: str) -> list[Message]:
         self.tail_reads += 1
@@ -199,7 +213,11 @@ def start_chat(
     memory_keyring.passwords[(SERVICE_NAME, USERNAME)] = TEST_KEY
 
     def start(
-        *, settings: AppSettings | None = None, with_key: bool = True, wait_for_models: bool = True
+        *,
+        settings: AppSettings | None = None,
+        with_key: bool = True,
+        wait_for_models: bool = True,
+        writable: bool = True,
     ) -> Chat:
         if not with_key:
             memory_keyring.passwords.clear()
@@ -229,7 +247,7 @@ def start_chat(
         events.accept = lambda: loop.post(service.current.condensing.accept)
         chat = Chat(service, loop, events, store, paths, fake_server)
         started.append(chat)
-        service.start()
+        service.start(writable=writable)
         chat.run_until(
             lambda: (
                 service.counter.ready

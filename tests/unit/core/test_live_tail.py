@@ -175,3 +175,22 @@ def test_appending_one_by_one_equals_loading_at_once(
         one_by_one.append(TailEntry.of(item, COUNTER.count))
     at_once = LiveTail(TailEntry.of(item, COUNTER.count) for item in messages)
     assert one_by_one.tally == at_once.tally == tally_messages(messages, COUNTER.count)
+
+
+ROWS_WITH_UNKNOWN_ESTIMATES = st.lists(
+    st.tuples(st.sampled_from(list(Role)), TEXTS, STATUSES, st.booleans()), max_size=30
+)
+
+
+@given(ROWS_WITH_UNKNOWN_ESTIMATES)
+def test_tallying_messages_equals_tallying_their_entries(
+    rows: list[tuple[Role, str, MessageStatus, bool]],
+) -> None:
+    messages = [
+        message(n + 1, role, text, status, False).model_copy(
+            update={"token_estimate": None} if unknown else {}
+        )
+        for n, (role, text, status, unknown) in enumerate(rows)
+    ]
+    entries = [TailEntry.of(item, COUNTER.count) for item in messages]
+    assert tally_messages(messages, COUNTER.count) == tally_entries(entries)

@@ -179,3 +179,28 @@ def test_a_long_text_counted_again_is_remembered(monkeypatch: pytest.MonkeyPatch
     counter.count("short")
     counter.count("short")
     assert encoding.calls == 3  # short texts are cheap: not remembered
+
+
+def test_a_huge_draft_edited_at_its_end_is_counted_again_in_its_last_piece_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    encoding = CountingEncoding()
+    monkeypatch.setattr(tokens, "_load_encoding", lambda _name: encoding)
+    counter = TokenCounter()
+    draft = "".join(f"pasted log line {n}\n" for n in range(40_000))  # a dozen pieces
+    pieces = len(tokens._pieces(draft))
+    assert pieces > 10
+
+    assert counter.count(draft) == 160_000  # four words a line
+    assert encoding.calls == pieces
+    # One more word typed at the end (the gauge counts the draft again).
+    assert counter.count(draft + "and") == 160_001
+    assert encoding.calls == pieces + 1
+
+
+def test_pieces_remembered_give_the_same_count_as_counting_afresh() -> None:
+    counter = TokenCounter()
+    draft = "Le café coûte 3,50 € — naïve résumé.\n" * 20_000
+    edited = draft[:400_000] + " inserted words " + draft[400_000:]
+    counter.count(draft)
+    assert counter.count(edited) == sum(raw_count(p) for p in tokens._pieces(edited))

@@ -1,0 +1,62 @@
+"""In the window: the user's message shows "Sending…" until it is on disk, and comes
+back to the composer when the disk does not take it (issue 20 item 2)."""
+
+from __future__ import annotations
+
+from pytestqt.qtbot import QtBot
+
+from app.core.models import Message
+from app.store.transactions import hold_writes, release_writes
+from app.ui.app import CairnSession
+from app.ui.message_header import SENDING
+from tests.ui.test_main_window import send, wait_idle
+
+
+def header_state(cairn: CairnSession, message_id: int) -> str | None:
+    widget = cairn.window.transcript.message_widget(message_id)
+    assert widget is not None
+    label = widget.header._state
+    return label.text() if label is not None and label.isVisibleTo(widget) else None
+
+
+def test_a_message_shows_sending_until_it_is_on_disk(qtbot: QtBot, cairn: CairnSession) -> None:
+    send(qtbot, cairn, "Where is the meeting on Tuesday?")
+    wait_idle(qtbot, cairn)
+    seen: list[tuple[int, str | None, bool]] = []
+
+    def shown(message: Message) -> None:  # after the transcript took it (connected later)
+        widget = cairn.window.transcript.message_widget(message.id)
+        assert widget is not None
+        seen.append((message.id, header_state(cairn, message.id), widget.pinnable))
+
+    cairn.controller.message_sending.connect(shown)
+    send(qtbot, cairn, "And who brings the projector?")
+    assert cairn.window.composer.text() == ""
+    ((sending_id, state, pinnable),) = seen
+    assert (state, pinnable) == (SENDING, False)  # no pin for a row not stored yet
+
+    wait_idle(qtbot, cairn)
+    widgets = cairn.window.transcript.message_widgets()
+    question = widgets[-2]
+    assert question.message.id > 0 and question.message.content == "And who brings the projector?"
+    assert header_state(cairn, question.message.id) is None  # sent: nothing beside the time
+    assert cairn.window.transcript.message_widget(sending_id) is None
+    assert len(widgets) == 4
+
+
+def test_a_message_the_disk_refuses_goes_back_to_the_composer(
+    qtbot: QtBot, cairn: CairnSession
+) -> None:
+    send(qtbot, cairn, "Where is the meeting on Tuesday?")
+    wait_idle(qtbot, cairn)
+    hold_writes(cairn.database)
+    try:
+        send(qtbot, cairn, "And who brings the projector?")
+        cairn.window.composer.editor.insertPlainText("typed meanwhile")
+        wait_idle(qtbot, cairn)
+    finally:
+        release_writes(cairn.database)
+    window = cairn.window
+    assert window.composer.text() == "And who brings the projector?\n\ntyped meanwhile"
+    assert len(window.transcript.message_widgets()) == 2  # never shown as sent
+    assert window.banner.isVisible()
