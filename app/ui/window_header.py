@@ -68,7 +68,9 @@ class WindowHeader(QWidget):
         self.gauge = TokenGauge(self)
         # In a narrow header the gauge's bar gives way first (down to its minimum), so the
         # title keeps a few words.
-        self.gauge.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        gauge_policy = QSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        gauge_policy.setRetainSizeWhenHidden(True)  # hidden before the first message
+        self.gauge.setSizePolicy(gauge_policy)
         self.settings_button = QToolButton(self)
         self.settings_button.setText("⚙")
         self.settings_button.setAccessibleName("Settings")
