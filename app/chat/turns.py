@@ -182,7 +182,7 @@ class ConversationTurns:
             self._emergency_text = text
         # Else an automatic summary is running: try again when it is done.
         state.pending = text
-        state.status("Condensing earlier messages…")
+        state.status("Summarizing earlier messages…")
         state.set_activity(Activity.CONDENSING)
         return True
 

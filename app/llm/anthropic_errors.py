@@ -388,7 +388,7 @@ def _wrong_address(_retry_after: float | None, detail: str) -> ApiError:
 
 def _too_large(_retry_after: float | None, detail: str) -> ApiError:
     return RequestTooLargeError(
-        "This conversation is too long to send in one go. Condense earlier messages, "
+        "This conversation is too long to send in one go. Summarize earlier messages, "
         "then try again.",
         detail=detail,
     )

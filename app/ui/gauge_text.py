@@ -94,7 +94,9 @@ def widest_texts() -> tuple[str, ...]:
 
 
 def trigger_text(state: ContextState) -> str:
-    return f"Cairn summarizes older messages automatically at {format_percent(state.trigger_ratio)}."
+    return (
+        f"Cairn summarizes older messages automatically at {format_percent(state.trigger_ratio)}."
+    )
 
 
 def band_explanation(state: ContextState) -> str:

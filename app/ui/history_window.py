@@ -102,7 +102,7 @@ class ConversationsModel(QAbstractTableModel):
             return (
                 f"{row.title}\nStarted {friendly_date(row.created_at)}, last active "
                 f"{friendly_date(row.updated_at)}\n{_plural(row.messages, 'message')}, "
-                f"{row.archived} condensed into {_plural(row.summaries, 'summary', 'summaries')}"
+                f"{row.archived} summarized in {_plural(row.summaries, 'summary', 'summaries')}"
             )
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
 
-PINNED_TIP: Final = "Pinned — never condensed"
-PIN_TIP: Final = "Pin: never condense this message"
+PINNED_TIP: Final = "Pinned — never summarized"
+PIN_TIP: Final = "Pin: never summarize this message"
 
 
 def format_timestamp(moment: datetime, now: datetime) -> str:

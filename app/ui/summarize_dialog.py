@@ -37,7 +37,7 @@ class SummarizeDialog(QDialog):
         self.keep_recent: int | None = None
 
         intro = QLabel(
-            "Cairn condenses the older messages of this conversation into a summary. "
+            "Cairn summarizes the older messages of this conversation. "
             "Nothing is deleted: the originals stay on this computer.",
             self,
         )

@@ -157,4 +157,4 @@ def test_a_413_for_a_request_with_files_names_the_largest_file(
     ((error,),) = chat.events.named("error_raised")
     assert isinstance(error, RequestTooLargeError)
     assert "“big.png”" in error.message and "32 MB" in error.message
-    assert "Condense" not in error.message
+    assert "Summarize earlier" not in error.message

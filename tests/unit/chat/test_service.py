@@ -288,7 +288,7 @@ def test_a_message_that_would_not_fit_is_sent_after_condensing(
     chat.events.clear()
     assert not chat.service.send(big), "it waits while earlier messages are condensed"
     assert chat.service.current.state.activity is Activity.CONDENSING
-    assert ("Condensing earlier messages…",) in chat.events.named("status_changed")
+    assert ("Summarizing earlier messages…",) in chat.events.named("status_changed")
     chat.run_until(lambda: bool(chat.events.named("pending_sent")))
     chat.idle()
     stored = chat.stored()
@@ -332,8 +332,8 @@ def test_nothing_to_condense_is_said_plainly(start_chat: StartChat) -> None:
     chat.send("Just one question")
     assert not chat.service.current.condensing.summarize()
     title, text = chat.events.named("notice_raised")[-1]
-    assert title == "Nothing to condense yet"
-    assert text == "Nothing to condense yet — summaries start after 6 messages."
+    assert title == "Nothing to summarize yet"
+    assert text == "Nothing to summarize yet — summaries start after 6 messages."
     assert chat.events.named("summary_progress") == [(None,)], "only the opening said: none"
 
 
@@ -417,8 +417,8 @@ def test_summarize_now_can_keep_more_of_the_newest_messages(
         chat.send(f"Question {turn}")
     assert not chat.service.current.condensing.summarize(keep_recent=16)
     assert chat.events.named("notice_raised")[-1] == (
-        "Nothing to condense yet",
-        "Nothing to condense yet — summaries start after 16 messages.",
+        "Nothing to summarize yet",
+        "Nothing to summarize yet — summaries start after 16 messages.",
     )
     assert chat.service.current.condensing.summarize(keep_recent=10)
     chat.idle()
@@ -610,7 +610,7 @@ def test_a_summary_that_fails_says_so_and_changes_nothing(
     assert chat.service.current.condensing.summarize()
     chat.idle()
     title, text = chat.events.named("notice_raised")[-1]
-    assert title == "Earlier messages could not be condensed"
+    assert title == "Earlier messages could not be summarized"
     assert text.endswith("Nothing changed: every message is still here.")
     assert [e.id for e in chat.service.current.state.tail.entries] == before
     assert not chat.service.current.state.summaries
@@ -803,7 +803,7 @@ def test_try_again_while_claude_is_still_away_keeps_the_basic_summary(
     assert not chat.events.named("summaries_changed")
     assert chat.events.named("notice_raised")[-1] == (
         "Summary not rewritten",
-        "Claude still can't be reached; the basic summary stays.",
+        "Claude still can't write it; the simpler summary stays.",
     )
 
 
