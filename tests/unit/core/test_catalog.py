@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from app.core.catalog import (
-    model_name,
     FALLBACK_MODELS,
     MAX_CONTEXT_WINDOW,
     UNKNOWN_MODEL_CONTEXT_WINDOW,
@@ -17,6 +16,7 @@ from app.core.catalog import (
     clean_model_list,
     find_model,
     model_limits,
+    model_name,
     next_model,
     pick_default_model,
 )
