@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from app import APP_NAME, __version__
+from app.core.dates import stamp
 from app.core.errors import AlreadyRunningError, CairnError, StorageError, UserFacingError
 from app.core.paths import AppPaths
 from app.core.platform import utf8_stream
@@ -171,7 +172,7 @@ def _search(args: argparse.Namespace, context: Context) -> int:
         print(f"Nothing found for “{query.text}”.", file=context.out)
         return OK
     for hit in page.hits:
-        when = hit.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        when = stamp(hit.created_at)
         author = _AUTHOR_LABELS[hit.author] + (" (archived)" if hit.archived else "")
         place = f" #{hit.seq}" if hit.seq is not None else ""
         snippet = "".join(f"[{p.text}]" if p.matched else p.text for p in hit.snippet)

@@ -21,11 +21,15 @@ Scenarios (each on a fresh data folder):
     (the strict fake refuses the requests that break a limit: counted as "refused");
   - files-every-turn: the oldest files left out exactly as far as needed, one more each
     turn (no steps);
-  - files-after: this branch: left out in steps (app/core/file_limits.py, STEP_SHARE).
-  For them it also prints the request body per turn (MB, what the fake received) beside
-  the same requests with each file as a Files API reference (`{"type": "file",
-  "file_id": …}`, https://platform.claude.com/docs/en/build-with-claude/files), and the
-  time the SDK's JSON encoder takes for each body.
+  - files-after: left out in steps (app/core/file_limits.py, STEP_SHARE), every file sent
+    as base64 (a server without the Files API: the fake's `files.mode` "off"), as main
+    did before the Files API;
+  - files-by-id: this branch: each file uploaded once through the Files API and referred
+    to by `file_id` in every request (https://platform.claude.com/docs/en/build-with-claude/files;
+    app/chat/uploads.py), its bytes out of the body, its pages and picture still counted.
+  For them it also prints the mean request body per turn (MB, the bodies the fake
+  received) and the time the SDK's JSON encoder takes for each, and for files-by-id the
+  bytes uploaded (once) and how many uploads.
 
 Figures: the cache-read share of all input tokens (read / (input + written + read)),
 the written share, and the input cost relative to sending the same tokens uncached
@@ -156,10 +160,10 @@ class Figures:
     summaries: int = 0
     refused: int = 0  # requests the fake refused (files over a request-wide limit)
     left_out: int = 0  # files named in a note in the last request
-    body_mb: float = 0.0  # the mean request body, base64 files
-    file_id_mb: float = 0.0  # the same requests with Files API references
-    encode_ms: float = 0.0  # the SDK's JSON encoding of a body, base64 files
-    file_id_encode_ms: float = 0.0
+    body_mb: float = 0.0  # the mean request body the fake received
+    encode_ms: float = 0.0  # the SDK's JSON encoding of a body
+    uploads: int = 0  # files uploaded through the Files API (files-by-id)
+    uploaded_mb: float = 0.0
 
     @property
     def total(self) -> int:
@@ -178,10 +182,11 @@ class Figures:
         )
         if self.name.startswith("files"):
             line += (
-                f" {self.refused:>7} {self.left_out:>8}   body {self.body_mb:.1f} MB "
-                f"(file_id {self.file_id_mb:.3f} MB), encode {self.encode_ms:.0f} ms "
-                f"(file_id {self.file_id_encode_ms:.1f} ms)"
+                f" {self.refused:>7} {self.left_out:>8}   body {self.body_mb:.3f} MB, "
+                f"encode {self.encode_ms:.1f} ms"
             )
+            if self.uploads:
+                line += f", {self.uploads} uploads ({self.uploaded_mb:.1f} MB, once)"
         return line
 
 
@@ -201,44 +206,28 @@ def turn_files(turn: int) -> list[tuple[str, bytes]]:
     return []
 
 
-def as_file_ids(body: dict[str, Any]) -> dict[str, Any]:
-    """`body` with each base64 file as a Files API reference (upload once, then by id)."""
-    messages = []
-    for message in body["messages"]:
-        content = message["content"]
-        if isinstance(content, list):
-            content = [
-                {**block, "source": {"type": "file", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"}}
-                if block.get("source", {}).get("type") == "base64"
-                else block
-                for block in content
-            ]
-        messages.append({**message, "content": content})
-    return {**body, "messages": messages}
-
-
 def body_figures(figures: Figures, bodies: Sequence[dict[str, Any]]) -> None:
-    """Mean body size and the SDK encoder's time, base64 against file ids."""
+    """Mean body size and the SDK encoder's time over the requests the fake received."""
     from anthropic._utils._json import openapi_dumps
 
-    def measure(each: Sequence[dict[str, Any]]) -> tuple[float, float]:
-        size, elapsed = 0, 0.0
-        for body in each:
-            started = time.perf_counter()
-            size += len(openapi_dumps(body))
-            elapsed += time.perf_counter() - started
-        return size / len(each) / 1e6, elapsed / len(each) * 1000
-
-    figures.body_mb, figures.encode_ms = measure(bodies)
-    figures.file_id_mb, figures.file_id_encode_ms = measure([as_file_ids(b) for b in bodies])
+    size, elapsed = 0, 0.0
+    for body in bodies:
+        started = time.perf_counter()
+        size += len(openapi_dumps(body))
+        elapsed += time.perf_counter() - started
+    figures.body_mb = size / len(bodies) / 1e6
+    figures.encode_ms = elapsed / len(bodies) * 1000
 
 
-def run(name: str, model: ModelInfo, turns: int, files: bool = False) -> Figures:
+def run(
+    name: str, model: ModelInfo, turns: int, files: bool = False, by_id: bool = False
+) -> Figures:
     home = Path(tempfile.mkdtemp(prefix="cairn-bench-cache-"))
     os.environ["CAIRN_HOME"] = str(home)
     paths = AppPaths.from_environment()
     paths.ensure()
     server = FakeAnthropicServer(models=[model]).start()
+    server.files.mode = "ga" if by_id else "off"
     opened = open_database(paths.database)
     store = SessionStore(opened.connection, database=opened.path)
     database = paths.database
@@ -305,6 +294,8 @@ def run(name: str, model: ModelInfo, turns: int, files: bool = False) -> Figures
                 note.count(",") + 1
                 for note in re.findall(r"\[earlier files?: ([^\]]*) — not re-sent\]", last)
             )
+            figures.uploads = len(server.files.uploads)
+            figures.uploaded_mb = sum(len(f.data) for f in server.files.uploads) / 1e6
         session_id = service.current.state.session_id
         assert session_id is not None
         for message in store.messages(session_id):
@@ -339,7 +330,7 @@ def attach(
 
 
 def run_files(mode: str, turns: int) -> Figures:
-    """A files-* scenario (see the module notes): `mode` is before, every-turn or after."""
+    """A files-* scenario (see the module notes): before, every-turn, after or by-id."""
     import app.chat.attachments as chat_attachments
     import app.core.file_limits as file_limits
 
@@ -349,7 +340,7 @@ def run_files(mode: str, turns: int) -> Figures:
     elif mode == "every-turn":
         file_limits.STEP_SHARE = 1e-9
     try:
-        return run(f"files-{mode}", SONNET_5_5, turns, files=True)
+        return run(f"files-{mode}", SONNET_5_5, turns, files=True, by_id=mode == "by-id")
     finally:
         chat_attachments.plan_files, file_limits.STEP_SHARE = plan, step
 
@@ -370,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not parser_args.files_only:
         for name, model in (("sonnet-200k", SONNET), ("opus-200k", OPUS)):
             print(run(name, model, args.turns).line(), flush=True)
-    for mode in ("before", "every-turn", "after"):
+    for mode in ("before", "every-turn", "after", "by-id"):
         print(run_files(mode, args.turns).line(), flush=True)
     print(
         "read / written: shares of all input tokens; cost: input cost against no caching "

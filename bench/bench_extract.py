@@ -36,8 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.extract import extract_facets, redact_secrets
+from app.core.extract import extract_facets
 from app.core.models import Message, Role
+from app.core.redaction import redact_secrets
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
 MESSAGES = 1_000

@@ -91,9 +91,10 @@ from app.chat.events import Activity, ChatEvents  # noqa: E402
 from app.chat.loop import Callback, QueueLoop, Timer  # noqa: E402
 from app.chat.service import ChatService, ServiceDependencies  # noqa: E402
 from app.core.catalog import ModelInfo  # noqa: E402
-from app.core.context import DEFAULT_TRIGGER_RATIO, reserved_output  # noqa: E402
+from app.core.context import reserved_output  # noqa: E402
 from app.core.errors import UserFacingError  # noqa: E402
 from app.core.paths import AppPaths  # noqa: E402
+from app.core.ratios import DEFAULT_TRIGGER_RATIO  # noqa: E402
 from app.core.settings import AppSettings  # noqa: E402
 from app.core.summary import (  # noqa: E402
     SourcedPoint,

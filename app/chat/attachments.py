@@ -10,6 +10,8 @@
   request (app/core/file_limits.py): the oldest files that would break them go as a
   one-line note naming them. The gauge (`Outgoing.plan`) makes the same plan from the
   files' rows it keeps, so the window says exactly which files are not re-sent.
+  Where the server offers the Files API, a file goes as a reference to its upload
+  (app/chat/uploads.py), else as base64.
 """
 
 from __future__ import annotations
@@ -26,12 +28,20 @@ from app.core.attachments import (
     AttachmentRefusedError,
     content_block,
     describe,
+    reference_block,
     say_size,
     with_attachment_line,
 )
 from app.core.catalog import ModelInfo
 from app.core.errors import ApiError, RequestTooLargeError, StorageError, UserFacingError
-from app.core.file_limits import FilePlan, check_message, plan_files
+from app.core.file_limits import (
+    ByReference,
+    FilePlan,
+    by_base64,
+    by_file_id,
+    check_message,
+    plan_files,
+)
 from app.core.live_tail import LiveTail
 from app.core.models import Message, Role
 from app.core.tokens import TokenCounter
@@ -41,6 +51,7 @@ from app.store.sessions import SessionStore
 
 if TYPE_CHECKING:
     from app.chat.state import Shared
+    from app.chat.uploads import ReplyFiles
 
 log = logging.getLogger(__name__)
 
@@ -221,11 +232,11 @@ class Outgoing:
         files = [(message_id, files) for _seq, message_id, files in live]
         if self.draft:
             files.append((DRAFT_ID, self.draft))
-        count = self._shared.counter.count
+        count, by = self._shared.counter.count, self._by_reference()
         try:
-            return plan_files(files, model, count, newest=DRAFT_ID)
+            return plan_files(files, model, count, newest=DRAFT_ID, by_reference=by)
         except AttachmentRefusedError:
-            return plan_files(files[:-1], model, count, newest=DRAFT_ID)
+            return plan_files(files[:-1], model, count, newest=DRAFT_ID, by_reference=by)
 
     def check(self, model: ModelInfo) -> None:
         """Refuse, in words naming the file and the limit, a draft whose files alone break
@@ -234,7 +245,14 @@ class Outgoing:
         Raises:
             AttachmentRefusedError: what to do instead.
         """
-        check_message(self.draft, model)
+        check_message(self.draft, model, self._by_reference())
+
+    def _by_reference(self) -> ByReference:
+        """How the next request's files go: by `file_id` where the server is known to
+        offer the Files API (app.chat.uploads), else as base64."""
+        uploads = self._shared.uploads
+        offered = uploads is not None and uploads.by_reference(self._shared.provider())
+        return by_file_id if offered else by_base64
 
     def set(self, attachments: Sequence[Attachment]) -> None:
         """The composer's files now (the gauge counts them with the draft)."""
@@ -282,12 +300,15 @@ class AttachedFiles:
             reply's usage then says nothing reliable about the tokenizer's calibration.
         plan: which files are re-sent, which are named in a note instead.
         sent: the files the request carries.
+        references: the `file_id` of each file sent as a reference to its upload (by
+            sha256); the others go as base64.
     """
 
     blocks: dict[int, list[dict[str, Any]]]
     guessed: bool = False
     plan: FilePlan = field(default_factory=FilePlan)
     sent: tuple[Attachment, ...] = ()
+    references: dict[str, str] = field(default_factory=dict)
 
 
 def attachment_blocks(
@@ -295,9 +316,11 @@ def attachment_blocks(
     tail: Sequence[Message],
     model: ModelInfo,
     count: Callable[[str], int],
+    uploads: ReplyFiles | None = None,
 ) -> AttachedFiles:
     """The tail's attached files, read from the archive (on a job's thread), inside the
-    API's limits on a whole request (`plan_files`).
+    API's limits on a whole request (`plan_files`): each as a reference to its upload
+    where `uploads` has the server's Files API (uploading it the first time), else base64.
 
     Raises:
         AttachmentRefusedError: the newest message's files alone break a limit (a model
@@ -314,22 +337,47 @@ def attachment_blocks(
         store.close()
     ordered = [(m.id, found[m.id]) for m in tail if m.id in found]
     newest = users[-1].id if users else None
-    plan = plan_files(ordered, model, count, newest=newest)
+    references: dict[str, str] = {}
+    by_reference = uploads is not None and uploads.offered()
+    plan = plan_files(
+        ordered,
+        model,
+        count,
+        newest=newest,
+        by_reference=by_file_id if by_reference else by_base64,
+    )
+    if uploads is not None and by_reference:
+        references = uploads.references(_sent(ordered, plan))
+        if any(a.sha256 not in references for a in _sent(ordered, plan)):
+            # An upload failed: that file goes as base64, which may leave more out.
+            plan = plan_files(
+                ordered, model, count, newest=newest, by_reference=lambda a: a.sha256 in references
+            )
     files = AttachmentFiles(database)
     blocks: dict[int, list[dict[str, Any]]] = {}
-    sent: list[Attachment] = []
     for message_id, attachments in ordered:
         kept = [a for index, a in enumerate(attachments) if plan.sends(message_id, index)]
-        sent.extend(kept)
-        blocks[message_id] = [_block(files, a) for a in kept]
+        blocks[message_id] = [_block(files, a, references.get(a.sha256)) for a in kept]
         if message_id in plan.notes:
             blocks[message_id].append({"type": "text", "text": plan.notes[message_id]})
+    sent = _sent(ordered, plan)
     return AttachedFiles(
         blocks,
         guessed=any(a.estimated for a in sent),
         plan=plan,
         sent=tuple(sent),
+        references={a.sha256: references[a.sha256] for a in sent if a.sha256 in references},
     )
+
+
+def _sent(ordered: Sequence[tuple[int, Sequence[Attachment]]], plan: FilePlan) -> list[Attachment]:
+    """The files `plan` sends, in order."""
+    return [
+        a
+        for message_id, attachments in ordered
+        for index, a in enumerate(attachments)
+        if plan.sends(message_id, index)
+    ]
 
 
 def explain_too_large(error: UserFacingError, files: AttachedFiles | None) -> UserFacingError:
@@ -340,7 +388,10 @@ def explain_too_large(error: UserFacingError, files: AttachedFiles | None) -> Us
         return error
     if "type=request_too_large" not in (error.detail or ""):
         return error  # a context overflow said as a 400: condensing does help there
-    largest = max(files.sent, key=lambda a: a.size)
+    in_body = [a for a in files.sent if a.sha256 not in files.references]
+    if not in_body:
+        return error  # every file went by reference: none of them made the body large
+    largest = max(in_body, key=lambda a: a.size)
     return RequestTooLargeError(
         f"“{largest.name}” ({say_size(largest.size)}) is too large to send with the rest of "
         "this conversation: Claude takes at most 32 MB in one request, files included. "
@@ -350,9 +401,12 @@ def explain_too_large(error: UserFacingError, files: AttachedFiles | None) -> Us
     )
 
 
-def _block(files: AttachmentFiles, attachment: Attachment) -> dict[str, Any]:
-    """The file's block; a note in its place when its kept copy is gone or damaged (the
-    conversation goes on, and Claude says it cannot see the file rather than guess)."""
+def _block(files: AttachmentFiles, attachment: Attachment, file_id: str | None) -> dict[str, Any]:
+    """The file's block: a reference to its upload (`file_id`), else its bytes; a note in
+    its place when its kept copy is gone or damaged (the conversation goes on, and Claude
+    says it cannot see the file rather than guess)."""
+    if file_id is not None:
+        return reference_block(attachment, file_id)
     try:
         return content_block(attachment, files.read(attachment.sha256))
     except StorageError as error:

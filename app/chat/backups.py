@@ -50,16 +50,19 @@ class Backups:
         reload: Callable[[], None],
         summaries_touched: Callable[[str], None],
         today: Callable[[], date] = date.today,
+        originals_deleted: Callable[[], None] = lambda: None,
     ) -> None:
         """`busy`: whether a reply or summary runs; `reload`: show the conversations
         afresh after a restore; `summaries_touched(session_id)`: tell the window
-        about that conversation's summaries again."""
+        about that conversation's summaries again; `originals_deleted`: archived
+        messages were deleted (their files' uploads go too: app.chat.uploads)."""
         self.database = database
         self._runner = runner
         self._events = events
         self._busy = busy
         self._reload = reload
         self._summaries_touched = summaries_touched
+        self._originals_deleted = originals_deleted
         self._today = today
         self._backup_job: Job[Path | None] | None = None
         self._restore_job: Job[Path] | None = None
@@ -161,6 +164,7 @@ class Backups:
 
         def done(deleted: int) -> None:
             self._summaries_touched(session_id)
+            self._originals_deleted()
             self._events.notice_raised(
                 "Original messages deleted",
                 f"Deleted {deleted} original message{'s' if deleted != 1 else ''}. "

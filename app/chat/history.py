@@ -62,10 +62,6 @@ class History:
 
     # --- at once
 
-    def search_now(self, query: SearchQuery) -> SearchPage:
-        """`query`'s page, on this thread (the command line)."""
-        return self._search().search(query)
-
     def conversations(self) -> list[ConversationOverview]:
         """Every conversation with its counts, most recently active first."""
         return self._search().conversations()

@@ -54,8 +54,6 @@ class SummaryRequest:
     decision: Decision | None
     instructions: str | None
     config: SummarizationConfig
-    # A manual summary: how many of the newest messages stay (None: the floor).
-    keep_recent: int | None = None
     # The user checks the drafts before they are saved (the preview).
     review: bool = False
     # "Try again with Claude": rewrite this basic summary, over the same messages.
@@ -132,7 +130,6 @@ def summarize(
             trigger=request.trigger,
             decision=request.decision,
             instructions=request.instructions,
-            keep_recent=request.keep_recent,
             cancelled=cancelled,
             review=reviewed if request.review and review is not None else None,
         )

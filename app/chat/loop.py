@@ -4,7 +4,8 @@ The service is not thread-safe on purpose: all of its state belongs to one
 thread (the GUI thread in the app), as Anki's collection does. Background
 work reaches it only through `EventLoop.post`, which runs a callback on that
 thread. The window supplies a loop built on Qt's (`app.ui.qt_loop`); tests and
-the command line use `QueueLoop`, which runs what was posted when asked.
+benchmarks use `QueueLoop`, which runs what was posted when asked. (The command
+line needs neither: it calls the store directly, app.cli.)
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class _QueuedTimer:
 class QueueLoop:
     """An `EventLoop` whose callbacks run when its owner calls `run_pending`/`run_until`.
 
-    For tests and the command line: no Qt, and no callback ever runs behind the
+    For tests and benchmarks: no Qt, and no callback ever runs behind the
     caller's back. `post` is thread-safe; everything else belongs to the owner.
     """
 

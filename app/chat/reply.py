@@ -22,6 +22,7 @@ from app.chat.recall import AutomaticRecall
 from app.chat.runner import something_went_wrong
 from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS, status_of
 from app.chat.unsaved import NotSaved, not_saved_error
+from app.chat.uploads import FileUploads
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
@@ -115,6 +116,7 @@ class ReplyJob:
         on_model_switched: Callable[[str, str], None],
         recall_budget_ratio: float = 0.0,
         lookups: ArchiveLookups | None = None,
+        uploads: FileUploads | None = None,
     ) -> None:
         self.request = request
         self._builder = builder
@@ -130,6 +132,8 @@ class ReplyJob:
         self._recall_budget_ratio = recall_budget_ratio
         self._lookups = lookups  # the archive tool's loop (None: no tools offered)
         self._cancel = CancelToken()
+        # The files its requests refer to by `file_id` (None: every file as base64).
+        self._uploads = None if uploads is None else uploads.for_reply(provider, self._cancel)
         self._lock = threading.Lock()
         self._text = ""
         self._thinking = ""  # the thinking shown above the reply, so far
@@ -222,6 +226,8 @@ class ReplyJob:
                 partial = error.partial_text if isinstance(error, ApiError) else ""
                 received = self.take_text()[len(self._prefix) :]
                 if isinstance(error, ModelNotFoundError) and not (partial or received):
+                    if self._files_were_gone():
+                        continue  # the same request, with the files the server lost uploaded again
                     if self._fall_to_next_model():
                         continue  # the same request, to the next listed model
                     error = model_unavailable(self.request.model, self._switched_from, error)
@@ -254,6 +260,7 @@ class ReplyJob:
                     model=result.model,
                     thinking=self._shown_thinking(result.thinking),
                     thinking_seconds=result.thinking_seconds or None,
+                    refusal=result.refusal.explanation if result.refusal else None,
                 )
                 changed: tuple[Message, ...] = ()
                 if status is MessageStatus.DECLINED:
@@ -314,6 +321,14 @@ class ReplyJob:
             self._text = self._prefix
         return message
 
+    def _files_were_gone(self) -> bool:
+        """A 404 for a request that referred to uploaded files: whether the server had let
+        some go (forgotten, to be uploaded again; once a reply). Else the 404 is the model's."""
+        files = self._files
+        if self._uploads is None or files is None:
+            return False
+        return self._uploads.recover(files.references)
+
     def _fall_to_next_model(self) -> bool:
         """The model answered 404: ask the next listed one instead, once. False when
         there is none, or it was asked already."""
@@ -358,7 +373,9 @@ class ReplyJob:
 
         tail = store.live_messages(request.session_id)
         # Inside the API's limits on a whole request's files: the oldest may go as a note.
-        files = attachment_blocks(store.database, tail, request.model, self._builder.counter.count)
+        files = attachment_blocks(
+            store.database, tail, request.model, self._builder.counter.count, self._uploads
+        )
         self._files = files
         self._guessed = files.guessed  # a PDF counted per page: its usage can't calibrate
         lookups = self._lookups

@@ -33,6 +33,7 @@ from app.chat.model_wait import ModelListWait
 from app.chat.runner import Job, JobRunner
 from app.chat.state import Shared
 from app.chat.summary_process import SummaryProcess
+from app.chat.uploads import FileUploads
 from app.core.catalog import (
     FALLBACK_MODELS,
     ModelInfo,
@@ -136,6 +137,14 @@ class ChatService:
         self.model_choice = ModelChoice(
             lambda: self._settings, deps.settings_path, lambda: self.models
         )
+        # Files uploaded once (Files API), and their deletion with their messages.
+        self.uploads = FileUploads(
+            deps.database,
+            self.runner,
+            loop,
+            self.credentials.provider,
+            found=lambda: self.current.gauge.tell(),
+        )
         self._shared = _shared(self, deps, loop, events)
         # Conversations off screen stay open while a job of theirs runs.
         self._open: dict[str, Conversation] = {}
@@ -217,6 +226,7 @@ class ChatService:
         self.backups.start_daily()
         if self.credentials.has_key():
             self.refresh_models()
+            self.uploads.purge()  # what was left to delete; and whether the server keeps files
 
     def _counted(self, backfilled: int) -> None:
         if backfilled:
@@ -296,6 +306,7 @@ class ChatService:
         except StorageError as error:
             self._events.error_raised(error)
             return
+        self.uploads.purge()  # its files' uploads, in the background
         # A reply still streaming into it stops; its last writes find no row, harmlessly.
         conversation = self._open.pop(session_id, None)
         if conversation is not None:
@@ -446,6 +457,7 @@ def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backup
         busy=busy,
         reload=service.start,
         summaries_touched=summaries_touched,
+        originals_deleted=service.uploads.purge,
     )
 
 
@@ -477,6 +489,7 @@ def _shared(
         recall=lambda: service._settings.recall,
         default_instructions=lambda: service._settings.new_conversation_instructions(),
         think_longer=lambda: service._settings.think_longer,
+        uploads=service.uploads,
         lookups=lambda session_id, tell: ArchiveLookups.for_reply(
             service._settings.recall,
             deps.database,

@@ -30,6 +30,7 @@ from app.chat.loop import EventLoop
 from app.chat.model_fallback import ModelChoice
 from app.chat.runner import JobRunner
 from app.chat.summary_process import SummaryProcess
+from app.chat.uploads import FileUploads
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import ContextBuilder
@@ -92,6 +93,8 @@ class Shared:
     default_instructions: Callable[[], str] = lambda: ""
     # Settings → "Think longer" (app.core.thinking).
     think_longer: Callable[[], bool] = lambda: False
+    # Files uploaded once through the Files API (None: always base64).
+    uploads: FileUploads | None = None
 
 
 class Turns(Protocol):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.chat.events import Activity, SummaryPreview, SummaryReport
@@ -23,15 +22,7 @@ from app.chat.state import ConversationState
 from app.chat.summary_process import SummaryCall
 from app.core.context import ContextState
 from app.core.errors import StorageError, UserFacingError
-from app.core.policy import (
-    Decision,
-    PolicyInput,
-    Reason,
-    TriggerMemory,
-    TriggerPolicy,
-    nothing_to_condense,
-)
-from app.core.summarization_config import MIN_PRESERVE_RECENT
+from app.core.policy import Decision, PolicyInput, TriggerMemory, TriggerPolicy
 from app.core.summary import SummaryDraft, SummaryMode, SummaryTrigger
 
 if TYPE_CHECKING:
@@ -97,19 +88,9 @@ class ConversationSummaries:
         state = self._gauge.measure("")
         if state is None:
             return False
-        decision = self._policy().should_summarize(self._policy_input(state, manual=True))
-        if decision.summarize and keep_recent is not None:
-            keep = max(MIN_PRESERVE_RECENT, keep_recent)
-            if conversation.tail.unpinned <= keep:
-                decision = replace(
-                    decision,
-                    summarize=False,
-                    reason=Reason.TOO_FEW_MESSAGES,
-                    preserve_recent=keep,
-                    explanation=nothing_to_condense(keep),
-                )
-            else:
-                decision = replace(decision, preserve_recent=keep)
+        decision = self._policy().should_summarize(
+            self._policy_input(state, manual=True, keep_recent=keep_recent)
+        )
         if not decision.summarize:
             conversation.tell(
                 lambda events: events.notice_raised("Nothing to summarize yet", decision.explain())
@@ -399,7 +380,9 @@ class ConversationSummaries:
     def _policy(self) -> TriggerPolicy:
         return TriggerPolicy(self._shared.config())
 
-    def _policy_input(self, state: ContextState, *, manual: bool) -> PolicyInput:
+    def _policy_input(
+        self, state: ContextState, *, manual: bool, keep_recent: int | None = None
+    ) -> PolicyInput:
         conversation = self._state
         return PolicyInput(
             state=state.required,
@@ -407,8 +390,7 @@ class ConversationSummaries:
             memory=self.trigger,
             summary_depth=max((s.depth for s in conversation.summaries), default=0),
             manual=manual,
-            tail_tokens=conversation.tail.unpinned_tokens(),
-            pinned_tokens=conversation.tail.pinned_tokens,
+            keep_recent=keep_recent,
         )
 
     def observe(self, new_messages: int, state: ContextState | None = None) -> None:

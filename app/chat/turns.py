@@ -237,6 +237,7 @@ class ConversationTurns:
             on_retry=lambda attempt, wait: loop.post(lambda: state.status(_retrying(wait))),
             on_model_switched=lambda old, new: loop.post(lambda: self._model.switched(old, new)),
             lookups=shared.lookups(state.session.id, state.tell),
+            uploads=shared.uploads,
         )
         self._reply, self._thinking_shown = reply, ""
         self._reply_job = shared.runner.start(

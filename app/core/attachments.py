@@ -431,6 +431,33 @@ def content_block(attachment: Attachment, data: bytes) -> dict[str, Any]:
     return {"type": "document", "source": source, "title": attachment.name}
 
 
+def reference_block(attachment: Attachment, file_id: str) -> dict[str, Any]:
+    """The block for a file uploaded through the Files API: its source a `file_id` in an
+    image or document block, as an image, a PDF or plain text is referred to
+    (https://platform.claude.com/docs/en/build-with-claude/files, "Using a file in
+    messages"; the SDK's `FileImageSourceParam`, `FileDocumentSourceParam`)."""
+    source = {"type": "file", "file_id": file_id}
+    if attachment.kind is AttachmentKind.IMAGE:
+        return {"type": "image", "source": source}
+    return {"type": "document", "source": source, "title": attachment.name}
+
+
+# The Files API refuses a filename of more than 255 characters or with any of these
+# (files, "Error handling": "Invalid filename (400)").
+_FORBIDDEN_IN_UPLOAD_NAME = re.compile(r'[<>:"|?*\\/\x00-\x1f]')
+_MAX_UPLOAD_NAME = 255
+
+
+def upload_name(name: str) -> str:
+    """`name` as the Files API takes it: forbidden characters as "_", at most 255
+    characters with the ending kept, never empty."""
+    cleaned = _FORBIDDEN_IN_UPLOAD_NAME.sub("_", name).strip() or "file"
+    if len(cleaned) <= _MAX_UPLOAD_NAME:
+        return cleaned
+    suffix = PurePath(cleaned).suffix[:16]
+    return cleaned[: _MAX_UPLOAD_NAME - len(suffix)] + suffix
+
+
 def _base64(data: bytes) -> str:
     """Base64 in pieces (whole 3-byte groups), so other threads get the GIL between them."""
     view = memoryview(data)

@@ -34,17 +34,21 @@ CACHE_CONTROL: Final[dict[str, str]] = {"type": "ephemeral"}
 MAX_BREAKPOINTS: Final = 4
 
 # "Minimum cacheable prompt length", per model, from the prompt caching page
-# (https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations,
-# read 2026-11-28) and, for Sonnet 5.5, its model page ("Minimum cacheable prompt: 512
-# tokens (1,024 on Sonnet 5)": https://platform.claude.com/docs/en/models/sonnet-5-5/overview).
-# Opus 5.5, Haiku 5.5 and Fable 5.1 have no figure in the pages read: they get the
-# default below. Matched on the model id's start, the longest first, so dated ids
+# (https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations):
+# "512 tokens for Claude Fable 5.1, Claude Mythos 5.1, Claude Opus 5.5, Claude Opus 5,
+# Claude Sonnet 5.5, Claude Fable 5, Claude Mythos 5, and Claude Haiku 5.5" (the list as
+# the page gave it on 2026-10-08, read 2026-12-02 through a verbatim copy of it; the
+# 4.x rows read 2026-11-28), with the model pages: Sonnet 5.5 ("Minimum cacheable prompt:
+# 512 tokens (1,024 on Sonnet 5)": https://platform.claude.com/docs/en/models/sonnet-5-5/overview)
+# and Fable 5.1 ("The minimum cacheable prompt length is 512 tokens":
+# https://platform.claude.com/docs/en/models/fable-5-1/overview), read 2026-12-02.
+# Matched on the model id's start, the longest first, so dated ids
 # ("claude-haiku-4-5-20251001") match too.
 MINIMUM_CACHEABLE_TOKENS: Final[tuple[tuple[str, int], ...]] = (
     ("claude-sonnet-5-5", 512),
-    ("claude-fable-5-1", 1_024),
-    ("claude-opus-5-5", 1_024),
-    ("claude-haiku-5-5", 1_024),
+    ("claude-fable-5-1", 512),
+    ("claude-opus-5-5", 512),
+    ("claude-haiku-5-5", 512),
     ("claude-opus-5", 512),
     ("claude-fable-5", 512),
     ("claude-sonnet-5", 1_024),
@@ -172,10 +176,6 @@ class CacheUse:
             cost or 0,
             () if cost is not None else (model or "unknown",),
         )
-
-    def plus(self, usage: Usage, model: str | None = None) -> CacheUse:
-        """These totals with one more reply's usage (by `model`: priced when known)."""
-        return self.combined(CacheUse.of(usage, model))
 
     def combined(self, other: CacheUse) -> CacheUse:
         """These totals and `other`'s together."""

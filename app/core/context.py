@@ -50,6 +50,7 @@ from app.core.file_limits import LeftOutFile
 from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer
 from app.core.models import Message, Role
+from app.core.ratios import DEFAULT_TRIGGER_RATIO
 from app.core.recall import RecallBlock
 from app.core.summary import Summary, SummaryTier
 from app.core.tokens import (
@@ -65,7 +66,6 @@ log = logging.getLogger(__name__)
 REPLY_TOKENS = 8_192
 # A reply that thinks first: its thinking shares the limit (`reserved_output`).
 THINKING_REPLY_TOKENS = 32_000
-DEFAULT_TRIGGER_RATIO = 0.8
 # Within this share of the usable window (either side), an exact count is worth a request.
 NEAR_LIMIT_MARGIN = 0.05
 
@@ -115,7 +115,7 @@ class ContextState:
 
     breakdown: ContextBreakdown
     context_window: int
-    trigger_ratio: float = 0.8
+    trigger_ratio: float = DEFAULT_TRIGGER_RATIO
     model_known: bool = True
     estimate_flagged: bool = False
     calibrated: bool = False

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, TypedDict
 
+from app.core.dates import weekday_date
 from app.core.models import Message, MessageStatus, Role
 
 
@@ -52,8 +53,7 @@ def local_day(moment: datetime) -> int:
 
 def date_line(day: int) -> str:
     """The date line for a day ordinal: "[Tuesday 3 March 2026]"."""
-    when = date.fromordinal(day)
-    return f"[{when:%A} {when.day} {when:%B} {when.year}]"
+    return f"[{weekday_date(date.fromordinal(day))}]"
 
 
 def dated(text: str, day: int | None) -> str:

@@ -14,8 +14,8 @@ One `run` is the whole step:
 1. Condense the oldest unpinned live messages: for room (the threshold, an
    emergency) just far enough to bring the next request down to
    `target_ratio`; else (the user, a count trigger) all but the newest
-   `keep_recent`. The newest `preserve_recent` always stay (a floor; 2 in an
-   emergency). A condensed summary covers a contiguous run of unpinned live
+   `Decision.preserve_recent` (the policy's to say: the setting's number, the
+   user's own, 2 in an emergency). A condensed summary covers a contiguous run of unpinned live
    messages, so a pinned message, or an older active summary (after an undo),
    splits the range into runs: each run gets its own summary, oldest first —
    pins stay exactly where they are, and every summary's range stays honest.
@@ -138,13 +138,18 @@ class SummarizationEngine:
         draft: str = "",
         memory: TriggerMemory,
         manual: bool = False,
+        keep_recent: int | None = None,
     ) -> Decision:
-        """Whether a summary is due now (the policy on the live state). Cheap: O(live tail)."""
+        """Whether a summary is due now (the policy on the live state). Cheap: O(live tail).
+
+        The app decides from the state its conversation holds (app.chat.summaries); this
+        is for replaying a conversation through the engine alone (tests, bench/).
+        """
         live = self.repo.live_messages(session_id)
         active = self.repo.active_summaries(session_id)
         state = self.measure.estimate(model, system_prompt, active, live, draft)
         return self.policy.should_summarize(
-            self.measure.policy_input(state, live, active, memory, manual)
+            self.measure.policy_input(state, live, active, memory, manual, keep_recent)
         )
 
     # --- the step
@@ -159,7 +164,6 @@ class SummarizationEngine:
         trigger: SummaryTrigger,
         decision: Decision | None = None,
         instructions: str | None = None,
-        keep_recent: int | None = None,
         cancelled: Callable[[], bool] = lambda: False,
         review: Review | None = None,
     ) -> EngineOutcome:
@@ -173,7 +177,6 @@ class SummarizationEngine:
             trigger=trigger,
             decision=decision,
             instructions=instructions,
-            keep_recent=keep_recent,
             cancelled=cancelled,
             review=review,
         )

@@ -84,18 +84,17 @@ class Condenser:
         trigger: SummaryTrigger,
         decision: Decision | None = None,
         instructions: str | None = None,
-        keep_recent: int | None = None,
         cancelled: Callable[[], bool] = lambda: False,
         review: Review | None = None,
     ) -> EngineOutcome:
         """Condense, keep the memory in budget, and make the next request fit.
 
-        Callable from a worker thread. `decision` is what `decide` said (asked
-        again when None, as a manual request when `trigger` is MANUAL).
-        A summary for room (the threshold, an emergency) condenses the oldest
-        messages just far enough to bring the next request down to
-        `target_ratio`; one the user asked for (or a count trigger) condenses
-        everything but the newest `keep_recent` (at least `preserve_recent`).
+        Callable from a worker thread. `decision` is what the policy said (asked
+        again when None, as a manual request when `trigger` is MANUAL); the newest
+        `decision.preserve_recent` messages stay. A summary for room (the threshold,
+        an emergency) condenses the oldest messages just far enough to bring the next
+        request down to `target_ratio`; one the user asked for (or a count trigger)
+        condenses everything else.
         """
         live = self.repo.live_messages(session_id)
         active = self.repo.active_summaries(session_id)
@@ -117,18 +116,11 @@ class Condenser:
         reason = decision.reason.value if decision.summarize else "budget"
 
         if decision.summarize:
-            floor = decision.preserve_recent
             for_room = decision.reason in _FOR_ROOM
-            if decision.reason is Reason.EMERGENCY:
-                # However many of the newest messages the target lets stay: one pass
-                # brings the request back under the reset level, not two messages at a time.
-                floor = MIN_PRESERVE_RECENT
-            elif not for_room and keep_recent is not None:
-                floor = max(floor, keep_recent)
             self._condense(
                 context,
                 step,
-                preserve_recent=floor,
+                preserve_recent=decision.preserve_recent,
                 trigger=trigger,
                 reason=reason,
                 instructions=instructions,
@@ -209,12 +201,7 @@ class Condenser:
                 self.recorder.stop(context, step, EventOutcome.ABORTED, reason, "cancelled")
                 return
             started = self._clock()
-            before = self.measure.state(
-                context.session_id,
-                model=context.model,
-                system_prompt=context.system_prompt,
-                draft=context.draft,
-            )
+            before = self.measure.now(context)
             result = self.draft_run(context, step, run, trigger=trigger, instructions=instructions)
             self.recorder.commit(context, step, result, before, started, reason)
             if step.stopped is not None:
@@ -261,12 +248,7 @@ class Condenser:
             started = self._clock()
             result = self.draft_run(context, step, run, trigger=trigger, instructions=instructions)
             if result.draft is None:
-                before = self.measure.state(
-                    context.session_id,
-                    model=context.model,
-                    system_prompt=context.system_prompt,
-                    draft=context.draft,
-                )
+                before = self.measure.now(context)
                 self.recorder.commit(context, step, result, before, started, reason)
                 return
             results.append((result, self.measure.fit(context.model, result.draft)[0]))
@@ -282,12 +264,7 @@ class Condenser:
             raise ValueError(f"review returned {len(answer)} drafts for {len(results)}")
         for (result, draft), reviewed in zip(results, answer, strict=True):
             started = self._clock()
-            before = self.measure.state(
-                context.session_id,
-                model=context.model,
-                system_prompt=context.system_prompt,
-                draft=context.draft,
-            )
+            before = self.measure.now(context)
             # Only the content may change: what a draft covers is the engine's to say.
             edited = draft.model_copy(update={"content": reviewed.content})
             self.recorder.commit(

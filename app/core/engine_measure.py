@@ -53,6 +53,15 @@ class EngineMeasure:
         active = self.repo.active_summaries(session_id)
         return self.estimate(model, system_prompt, active, live, draft)
 
+    def now(self, context: RunContext) -> ContextState:
+        """The figures of the request a run is making room for, as it stands now."""
+        return self.state(
+            context.session_id,
+            model=context.model,
+            system_prompt=context.system_prompt,
+            draft=context.draft,
+        )
+
     def estimate(
         self,
         model: ModelInfo,
@@ -78,6 +87,7 @@ class EngineMeasure:
         active: Sequence[Summary],
         memory: TriggerMemory,
         manual: bool,
+        keep_recent: int | None = None,
     ) -> PolicyInput:
         unpinned = [m for m in live if not m.pinned]
         return PolicyInput(
@@ -86,7 +96,7 @@ class EngineMeasure:
             memory=memory,
             summary_depth=max((s.depth for s in active), default=0),
             manual=manual,
-            tail_tokens=tuple(self.message_tokens(m) for m in unpinned),
+            keep_recent=keep_recent,
         )
 
     def message_tokens(self, message: Message) -> int:

@@ -82,22 +82,47 @@ class EngineRecorder:
             except SummaryConflictError as error:
                 outcome, detail = EventOutcome.CONFLICT, str(error)
                 log.info("A summary was not saved: the conversation changed (%s)", error)
-        after = self.measure.state(
+        self.attempted(
             context.session_id,
-            model=context.model,
-            system_prompt=context.system_prompt,
-            draft=context.draft,
+            step,
+            outcome,
+            summary,
+            before=before,
+            after=self.measure.now(context),
+            started=started,
+            reason=reason,
+            error_class=result.error_class,
+            detail=detail,
         )
+        return summary
+
+    def attempted(
+        self,
+        session_id: str,
+        step: Step,
+        outcome: EventOutcome,
+        summary: Summary | None,
+        *,
+        before: ContextState,
+        after: ContextState,
+        started: float,
+        reason: str,
+        error_class: str | None,
+        detail: str | None,
+        summary_id: str | None = None,
+    ) -> None:
+        """Record one summarize attempt, and note in `step` what it made or where it stopped
+        (`summary_id`: the summary it was about, when it made none)."""
         self.record(
-            context.session_id,
+            session_id,
             EventKind.SUMMARIZE,
             outcome,
             before=before,
             after=after,
             started=started,
-            summary_id=summary.id if summary is not None else None,
+            summary_id=summary.id if summary is not None else summary_id,
             reason=reason,
-            error_class=result.error_class,
+            error_class=error_class,
             detail=detail,
         )
         step.outcomes.append(outcome)
@@ -106,17 +131,11 @@ class EngineRecorder:
         else:
             step.stopped = outcome
             step.detail = detail or ""
-        return summary
 
     def stop(
         self, context: RunContext, step: Step, outcome: EventOutcome, reason: str, detail: str
     ) -> None:
-        state = self.measure.state(
-            context.session_id,
-            model=context.model,
-            system_prompt=context.system_prompt,
-            draft=context.draft,
-        )
+        state = self.measure.now(context)
         self.record(
             context.session_id,
             EventKind.SUMMARIZE,

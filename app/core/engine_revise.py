@@ -190,23 +190,19 @@ class SummaryRevision:
                 outcome, detail = EventOutcome.CONFLICT, str(error)
                 log.info("A rewritten summary was not saved: the conversation changed (%s)", error)
         after = self.measure.state(session_id, model=model, system_prompt=system_prompt)
-        self.recorder.record(
+        self.recorder.attempted(
             session_id,
-            EventKind.SUMMARIZE,
+            step,
             outcome,
+            summary,
             before=before,
             after=after,
             started=started,
-            summary_id=summary.id if summary is not None else summary_id,
             reason="retry",
             error_class=result.error_class,
             detail=detail,
+            summary_id=summary_id,
         )
-        step.outcomes.append(outcome)
-        if summary is not None:
-            step.made.append(summary)
-        else:
-            step.stopped, step.detail = outcome, detail or ""
         return self._retry_outcome(session_id, step, before, after)
 
     def _retry_outcome(

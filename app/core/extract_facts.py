@@ -35,8 +35,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime
 
-from app.core.extract import REDACTED, Facets, extract_facets, redact_secrets
+from app.core.extract import Facets, extract_facets
 from app.core.models import Message
+from app.core.redaction import REDACTED, redact_secrets
 from app.core.summary import FactKind, LedgerFact, unique_facts
 
 # A stretch gives at most this many ledger entries of each new kind (the first said).

@@ -25,6 +25,14 @@ The bytes a request may spend on files are the 32 MB less room for everything el
 carries, judged from the model's window (`file_bytes_budget`): the same figure on every
 path (the gauge, the check before sending, the request), so what the window says is not
 re-sent is exactly what the request leaves out.
+
+A file uploaded through the Files API (app/chat/uploads.py) goes as a reference to its
+`file_id`: its bytes are no longer in the request's body, so no longer in its 32 MB
+(a block of about `BLOCK_BYTES`), while its pages and its picture still count ("Both
+limits are on the entire request payload", pdf-support, which lists the Files API among
+the ways to give a PDF; a request referring to uploaded PDFs of 119 pages in all was
+refused: https://github.com/anthropics/anthropic-sdk-python/issues/1098). `by_reference`
+says which files go that way.
 """
 
 from __future__ import annotations
@@ -72,9 +80,25 @@ class TooMuchForOneMessageError(AttachmentRefusedError):
     title = "Too many files for one message"
 
 
-def sent_bytes(attachment: Attachment) -> int:
+ByReference = Callable[[Attachment], bool]
+
+
+def by_base64(_attachment: Attachment) -> bool:
+    """Every file goes in the request's body (no Files API)."""
+    return False
+
+
+def by_file_id(_attachment: Attachment) -> bool:
+    """Every file goes as a reference to its upload (the server offers the Files API)."""
+    return True
+
+
+def sent_bytes(attachment: Attachment, by_reference: bool = False) -> int:
     """The bytes a file takes in the request: base64 for images and PDFs (4 for every 3),
-    its text for a text file (a little more once escaped in JSON)."""
+    its text for a text file (a little more once escaped in JSON); a reference to an
+    uploaded file, only its block."""
+    if by_reference:
+        return BLOCK_BYTES
     if attachment.kind is AttachmentKind.TEXT:
         return attachment.size + attachment.size // 8 + BLOCK_BYTES
     return base64_size(attachment.size) + BLOCK_BYTES
@@ -113,22 +137,22 @@ class _Load:
     images: int = 0
     large_images: int = 0
 
-    def plus(self, attachment: Attachment) -> _Load:
+    def plus(self, attachment: Attachment, by_reference: ByReference = by_base64) -> _Load:
         image = attachment.kind is AttachmentKind.IMAGE
         return _Load(
             self.pages + (attachment.pages if attachment.kind is AttachmentKind.PDF else 0),
-            self.bytes + sent_bytes(attachment),
+            self.bytes + sent_bytes(attachment, by_reference(attachment)),
             self.images + int(image),
             self.large_images + int(is_large_image(attachment)),
         )
 
     def fits(self, model: ModelInfo, share: float = 1.0) -> bool:
-        many = self.images > MANY_IMAGES and self.large_images > 0
+        # With a picture past 2000 px among them, at most 20 pictures; else the window's.
+        most = MANY_IMAGES if self.large_images else max_images(model)
         return (
             self.pages <= MAX_REQUEST_PDF_PAGES * share
             and self.bytes <= file_bytes_budget(model) * share
-            and self.images <= max_images(model) * share
-            and not many
+            and self.images <= most * share
         )
 
 
@@ -169,10 +193,12 @@ def plan_files(
     count: Callable[[str], int],
     *,
     newest: int | None,
+    by_reference: ByReference = by_base64,
 ) -> FilePlan:
     """Which files of the tail (`files`: each message's, oldest message first) a request to
     `model` sends, and which it leaves out. `newest`: the id of the message the request
     answers (the newest user message, or the draft's stand-in), None when it has no files.
+    `by_reference`: whether a file goes as its `file_id` (see the module notes).
 
     The newest message's files always go (`check_message` refuses a message whose files
     alone break a limit, before it is sent). Older files go while the request stays
@@ -185,24 +211,28 @@ def plan_files(
     flat = [(message_id, index, a) for message_id, group in files for index, a in enumerate(group)]
     for message_id, group in files:
         if message_id == newest:
-            check_message(group, model)
+            check_message(group, model, by_reference)
     load = _Load()
     cut = 0  # flat[:cut] are left out
     for position in range(len(flat) - 1, -1, -1):
         message_id, _index, attachment = flat[position]
-        then = load.plus(attachment)
+        then = load.plus(attachment, by_reference)
         if message_id != newest and not then.fits(model):
             cut = position + 1
             break
         load = then
     if cut == 0:
         return FilePlan()
-    cut = _step_back(flat, cut, newest, model)
+    cut = _step_back(flat, cut, newest, model, by_reference)
     return _plan_of(flat[:cut], count)
 
 
 def _step_back(
-    flat: Sequence[tuple[int, int, Attachment]], cut: int, newest: int | None, model: ModelInfo
+    flat: Sequence[tuple[int, int, Attachment]],
+    cut: int,
+    newest: int | None,
+    model: ModelInfo,
+    by_reference: ByReference,
 ) -> int:
     """Where the line goes: at the first of the stable steps that leaves out at least
     `flat[:cut]`. The steps are counted from the oldest file on, each `STEP_SHARE` of the
@@ -212,7 +242,7 @@ def _step_back(
     for position, (message_id, _index, attachment) in enumerate(flat):
         if message_id == newest:
             break
-        load = load.plus(attachment)
+        load = load.plus(attachment, by_reference)
         if not load.fits(model, STEP_SHARE):
             steps.append(position + 1)
             load = _Load()
@@ -234,16 +264,18 @@ def _plan_of(left: Sequence[tuple[int, int, Attachment]], count: Callable[[str],
     )
 
 
-def check_message(attachments: Sequence[Attachment], model: ModelInfo) -> None:
+def check_message(
+    attachments: Sequence[Attachment], model: ModelInfo, by_reference: ByReference = by_base64
+) -> None:
     """Refuse, naming the file and the limit, a message whose files alone break a limit
-    of a request to `model`.
+    of a request to `model` (`by_reference`: which go as their `file_id`).
 
     Raises:
         TooMuchForOneMessageError: in words that name the file and the limit.
     """
     load = _Load()
     for attachment in attachments:
-        load = load.plus(attachment)
+        load = load.plus(attachment, by_reference)
         name = f"“{attachment.name}”"
         encoded = base64_size(attachment.size)
         if attachment.kind is AttachmentKind.IMAGE and encoded > MAX_IMAGE_SENT_BYTES:

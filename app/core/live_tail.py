@@ -159,11 +159,7 @@ class LiveTail:
         self._days = array("l")
         self._checkpoints: list[TailTally] = [TailTally()]
         self._tally = TailTally()
-        self._pinned_tokens = 0
-        # Tokens of the unpinned entries, in order (the policy's input every turn), kept
-        # in step by append and by replacing the newest entry; recounted after the rest.
-        self._unpinned_tokens: list[int] = []
-        self._unpinned_stale = False
+        self._pinned = 0  # how many entries are pinned
         self.restore(entries)
 
     @classmethod
@@ -214,19 +210,10 @@ class LiveTail:
         index = self._index_of_seq(seq)
         return index is not None and self._ids[index] == message_id
 
-    def unpinned_tokens(self) -> tuple[int, ...]:
-        """Tokens of each entry a summary could cover, oldest first (the policy's input)."""
-        return tuple(self._unpinned())
-
     @property
     def unpinned(self) -> int:
         """How many entries a summary could cover."""
-        return len(self._unpinned())
-
-    @property
-    def pinned_tokens(self) -> int:
-        """Tokens of the pinned entries, which stay whatever is condensed."""
-        return self._pinned_tokens
+        return len(self._ids) - self._pinned
 
     # --- changing
 
@@ -244,9 +231,7 @@ class LiveTail:
         if len(self._ids) % CHECKPOINT_EVERY == 0:
             self._checkpoints.append(self._tally)
         if entry.pinned:
-            self._pinned_tokens += entry.tokens
-        else:
-            self._unpinned_tokens.append(entry.tokens)
+            self._pinned += 1
 
     def replace(self, entry: TailEntry) -> bool:
         """Put `entry` in the place of the entry with its id; False when there is none.
@@ -257,20 +242,10 @@ class LiveTail:
         index = self._index_of_seq(entry.seq)
         if index is None or self._ids[index] != entry.id:
             return False
-        old_flags = self._flags[index]
-        old_pinned = bool(old_flags & _PINNED)
-        if old_pinned:
-            self._pinned_tokens -= self._tokens[index]
-        if entry.pinned:
-            self._pinned_tokens += entry.tokens
+        self._pinned += int(entry.pinned) - int(bool(self._flags[index] & _PINNED))
         self._tokens[index] = entry.tokens
         self._flags[index] = _flags(entry)
         self._days[index] = entry.day
-        newest_unpinned = index == len(self._ids) - 1 and not (old_pinned or entry.pinned)
-        if newest_unpinned and not self._unpinned_stale:
-            self._unpinned_tokens[-1] = entry.tokens
-        else:
-            self._unpinned_stale = True
         self._recount_from(index)
         return True
 
@@ -331,16 +306,6 @@ class LiveTail:
             self._days[index],
         )
 
-    def _unpinned(self) -> list[int]:
-        if self._unpinned_stale:
-            self._unpinned_tokens = [
-                tokens
-                for tokens, flags in zip(self._tokens, self._flags, strict=True)
-                if not flags & _PINNED
-            ]
-            self._unpinned_stale = False
-        return self._unpinned_tokens
-
     def _index_of_seq(self, seq: int) -> int | None:
         index = bisect.bisect_left(self._seqs, seq)
         if index < len(self._seqs) and self._seqs[index] == seq:
@@ -354,12 +319,7 @@ class LiveTail:
         return None
 
     def _after_bulk_change(self, first: int) -> None:
-        self._pinned_tokens = sum(
-            tokens
-            for tokens, flags in zip(self._tokens, self._flags, strict=True)
-            if flags & _PINNED
-        )
-        self._unpinned_stale = True
+        self._pinned = sum(1 for flags in self._flags if flags & _PINNED)
         self._recount_from(first)
 
     def _recount_from(self, index: int) -> None:

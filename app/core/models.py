@@ -98,3 +98,6 @@ class Message(BaseModel):
     # as the reply's text), and how long it thought; "" and None when it did not show any.
     thinking: str = ""
     thinking_seconds: float | None = None
+    # Why Claude declined this reply, as the API explained it (`stop_details`); None when
+    # it gave no explanation, or the reply was not declined.
+    refusal: str | None = None

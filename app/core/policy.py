@@ -34,9 +34,12 @@ the optional triggers that are not about room (`message_count`,
 Emergency (the next request would not fit): always on, even with automatic
 summaries off; it ignores the cooldown, the hysteresis and `min_messages`. The
 engine then condenses, in one pass, just enough to bring the request down to
-`target_ratio` (at or under `reset_ratio`), keeping at least the newest 2;
-`emergency_preserve_recent` says how many of the newest would still let the
-request merely fit.
+`target_ratio` (at or under `reset_ratio`), keeping at least the newest 2.
+
+How many of the newest messages stay as they are is decided here, and only here
+(`Decision.preserve_recent`): the setting's number, the user's own number for a
+summary they asked for (`PolicyInput.keep_recent`, never below 2), or 2 in an
+emergency. The engine keeps what the decision says.
 """
 
 from __future__ import annotations
@@ -145,11 +148,8 @@ class PolicyInput:
         summary_depth: levels of summaries now active: 0 none, 1 condensed summaries only,
             and one more for each level of compressed summaries above them.
         manual: the user clicked Summarize now.
-        tail_tokens: optional tokens of each summarizable live message, oldest first (their
-            stored estimates); lets an emergency keep as many recent messages as fit. When
-            given, there is one per message of `live_messages`.
-        pinned_tokens: tokens of the pinned live messages (never summarized, so they stay
-            whatever happens); counted as kept by an emergency.
+        keep_recent: for a summary the user asked for, how many of the newest messages
+            they want kept as they are (at least 2); None keeps the setting's number.
     """
 
     state: ContextState
@@ -157,19 +157,11 @@ class PolicyInput:
     memory: TriggerMemory = field(default_factory=TriggerMemory)
     summary_depth: int = 0
     manual: bool = False
-    tail_tokens: tuple[int, ...] = ()
-    pinned_tokens: int = 0
+    keep_recent: int | None = None
 
     def __post_init__(self) -> None:
         if self.live_messages < 0 or self.summary_depth < 0:
             raise ValueError("live_messages and summary_depth cannot be negative")
-        if self.tail_tokens and len(self.tail_tokens) != self.live_messages:
-            raise ValueError(
-                f"tail_tokens has {len(self.tail_tokens)} entries for "
-                f"{self.live_messages} live messages"
-            )
-        if self.pinned_tokens < 0 or min(self.tail_tokens, default=0) < 0:
-            raise ValueError("token counts cannot be negative")
 
 
 @dataclass(frozen=True)
@@ -296,11 +288,10 @@ class TriggerPolicy:
                     "message or start a new conversation.",
                     at_max_depth,
                 )
-            keep = self.emergency_preserve_recent(inp)
             return Decision(
                 summarize=True,
                 reason=Reason.EMERGENCY,
-                preserve_recent=keep,
+                preserve_recent=MIN_PRESERVE_RECENT,
                 at_max_depth=at_max_depth,
                 explanation=(
                     f"The next message would not fit ({usage} of what Claude can read), so "
@@ -311,16 +302,20 @@ class TriggerPolicy:
             )
 
         if inp.manual:
-            if inp.live_messages <= config.preserve_recent:
+            keep = (
+                config.preserve_recent
+                if inp.keep_recent is None
+                else max(MIN_PRESERVE_RECENT, inp.keep_recent)
+            )
+            if inp.live_messages <= keep:
                 return self._hold(
-                    Reason.TOO_FEW_MESSAGES,
-                    nothing_to_condense(config.preserve_recent),
-                    at_max_depth,
+                    Reason.TOO_FEW_MESSAGES, nothing_to_condense(keep), at_max_depth, keep
                 )
             return self._go(
                 Reason.MANUAL,
                 "You asked for a summary: older messages are summarized",
                 at_max_depth,
+                keep,
             )
 
         if not config.auto_summarize:
@@ -370,40 +365,6 @@ class TriggerPolicy:
             )
         return self._go(due, self._due_words(due, inp), at_max_depth)
 
-    def emergency_preserve_recent(self, inp: PolicyInput) -> int:
-        """How many of the newest messages an emergency summary keeps verbatim.
-
-        The most, up to `preserve_recent`, whose tokens still let the request fit once
-        everything older (but the pinned messages) is replaced by a summary of at most
-        `max_summary_tokens`; never
-        fewer than 2, and always leaving at least one message to summarize. Without
-        `tail_tokens` it keeps 2, the surest way to make room. The per-message
-        estimates are scaled to the calibrated history total, so they add up the way
-        the gauge counts.
-        """
-        most = max(MIN_PRESERVE_RECENT, min(self.config.preserve_recent, inp.live_messages - 1))
-        if not inp.tail_tokens:
-            return MIN_PRESERVE_RECENT
-        breakdown = inp.state.breakdown
-        raw_total = sum(inp.tail_tokens) + inp.pinned_tokens
-        scale = breakdown.history / raw_total if raw_total > 0 and breakdown.history > 0 else 1.0
-        fixed = (
-            breakdown.system
-            + breakdown.memory
-            + breakdown.draft
-            + inp.pinned_tokens * scale
-            + self.config.max_summary_tokens
-        )
-        room = inp.state.usable - fixed
-        kept_tokens = 0.0
-        kept = 0
-        for tokens in reversed(inp.tail_tokens):
-            if kept == most or kept_tokens + tokens * scale > room:
-                break
-            kept_tokens += tokens * scale
-            kept += 1
-        return max(MIN_PRESERVE_RECENT, kept)
-
     # --- inside
 
     def _due(self, inp: PolicyInput) -> Reason | None:
@@ -438,8 +399,11 @@ class TriggerPolicy:
             "they are summarized too"
         )
 
-    def _go(self, reason: Reason, words: str, at_max_depth: bool) -> Decision:
-        keep = self.config.preserve_recent
+    def _go(
+        self, reason: Reason, words: str, at_max_depth: bool, keep: int | None = None
+    ) -> Decision:
+        if keep is None:
+            keep = self.config.preserve_recent
         if reason is Reason.THRESHOLD:
             # The engine condenses just far enough to reach the target (issue 8).
             words += f" down to {_percent(self.config.target_ratio)}"
@@ -454,11 +418,13 @@ class TriggerPolicy:
             explanation=f"{words}; {kept} stay as they are.",
         )
 
-    def _hold(self, reason: Reason, words: str, at_max_depth: bool) -> Decision:
+    def _hold(
+        self, reason: Reason, words: str, at_max_depth: bool, keep: int | None = None
+    ) -> Decision:
         return Decision(
             summarize=False,
             reason=reason,
-            preserve_recent=self.config.preserve_recent,
+            preserve_recent=self.config.preserve_recent if keep is None else keep,
             at_max_depth=at_max_depth,
             explanation=words,
         )

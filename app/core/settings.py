@@ -13,9 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import shutil
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.core.errors import StorageError
-from app.core.platform import replace_file
+from app.core.files import atomic_write
 from app.core.summarization_config import SummarizationConfig, describe_errors
 
 log = logging.getLogger(__name__)
@@ -132,18 +130,12 @@ def load_settings(path: Path) -> SettingsLoadResult:
     try:
         settings.summarization = SummarizationConfig.model_validate(summarization)
     except ValidationError as error:
-        aside = _aside_name(path)
-        with contextlib.suppress(OSError):
-            shutil.copy2(path, aside)
-        problems = " ".join(describe_errors(error))
-        log.warning(
-            "Summary settings in %s were not valid (%s); copied to %s", path, problems, aside
-        )
+        problems, copy = _copied_aside(path, error, "Summary")
         return SettingsLoadResult(
             settings=settings,
             notice="Your summary settings could not be read, so they are back to their "
             f"defaults ({problems}). Your other settings are kept; the old file is "
-            f"kept as {aside.name}.",
+            f"kept as {copy}.",
         )
     return SettingsLoadResult(settings=settings, notice=recall_notice)
 
@@ -156,19 +148,28 @@ def _load_recall(settings: AppSettings, recall: object, path: Path) -> str | Non
     try:
         settings.recall = RecallSettings.model_validate(recall)
     except ValidationError as error:
-        aside = _aside_name(path)
-        with contextlib.suppress(OSError):
-            shutil.copy2(path, aside)
-        problems = " ".join(describe_errors(error))
-        log.warning(
-            "Recall settings in %s were not valid (%s); copied to %s", path, problems, aside
-        )
+        problems, aside = _copied_aside(path, error, "Recall")
         return (
             "Your settings for looking up earlier messages could not be read, so they are "
             f"back to their defaults ({problems}). Your other settings are kept; the old "
-            f"file is kept as {aside.name}."
+            f"file is kept as {aside}."
         )
     return None
+
+
+def _copied_aside(path: Path, error: ValidationError, section: str) -> tuple[str, str]:
+    """A section of the settings file is damaged: copy the file aside and log why.
+
+    Returns the problems in plain words and the copy's name, for the notice.
+    """
+    aside = _aside_name(path)
+    with contextlib.suppress(OSError):
+        shutil.copy2(path, aside)
+    problems = " ".join(describe_errors(error))
+    log.warning(
+        "%s settings in %s were not valid (%s); copied to %s", section, path, problems, aside
+    )
+    return problems, aside.name
 
 
 def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
@@ -193,33 +194,12 @@ def _aside_name(path: Path) -> Path:
     return path.with_name(f"{path.name}.damaged-{stamp}")
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a crash leaves either the old or the new file."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that a crash leaves either the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        replace_file(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-
-
 def save_settings(path: Path, settings: AppSettings) -> None:
     """Write `settings` atomically; a newer file's schema_version is kept, never lowered."""
     data = settings.model_dump(mode="json")
     data["schema_version"] = max(SETTINGS_SCHEMA_VERSION, int(data.get("schema_version", 0)))
     try:
-        atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as error:
         raise StorageError(
             f"Cairn could not save your settings in {path.parent} ({error.strerror}). "

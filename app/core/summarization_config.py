@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from app.core.ratios import DEFAULT_RESET_RATIO, DEFAULT_TARGET_RATIO, DEFAULT_TRIGGER_RATIO
 from app.core.summary import SummaryMode
 
 SUMMARIZATION_SCHEMA_VERSION = 1
@@ -37,8 +38,6 @@ DEFAULT_SUMMARIZER_MODELS: tuple[str, ...] = (
 
 # The smallest emergency tail (DESIGN §5: preserve_recent adapts down to 2).
 MIN_PRESERVE_RECENT = 2
-# What a summary brings the next request down to, as a share of the usable window.
-DEFAULT_TARGET_RATIO = 0.60
 MIN_SUMMARY_TOKENS = 100
 MAX_SUMMARY_TOKENS = 8_000
 # A target below this is too short to say anything useful, whatever the compression.
@@ -90,8 +89,8 @@ class SummarizationConfig(BaseModel):
 
     schema_version: int = SUMMARIZATION_SCHEMA_VERSION
     auto_summarize: bool = True
-    trigger_ratio: float = 0.80
-    reset_ratio: float = 0.70
+    trigger_ratio: float = DEFAULT_TRIGGER_RATIO
+    reset_ratio: float = DEFAULT_RESET_RATIO
     target_ratio: float = DEFAULT_TARGET_RATIO
     min_messages: int = 12
     preserve_recent: int = 6

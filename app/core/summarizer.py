@@ -50,9 +50,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, tzinfo
 
-from app.core.extract import extract_facets, hard_facts, redact_secrets
+from app.core.extract import extract_facets, hard_facts
 from app.core.extract_facts import ledger_facts
 from app.core.models import Message
+from app.core.redaction import redact_secrets
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer_content import (
     ContentBuilder,

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from app.core.extract import Facets, redact_secrets
+from app.core.extract import Facets
 from app.core.models import Message, Role
+from app.core.redaction import redact_secrets
 from app.core.summarizer_llm import LlmFact, LlmPoint, LlmSummary
 from app.core.summary import (
     FACT_KINDS,

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 
 from app.core.attachments import split_attachment_line
-from app.core.extract import redact_secrets
+from app.core.dates import stamp
 from app.core.models import Message
+from app.core.redaction import redact_secrets
 from app.core.summary import Summary
 from app.core.tokens import TokenCounter
 
@@ -110,9 +111,10 @@ class TranscriptBuilder:
         return Transcript("\n\n".join(shown), first_shown, tuple(sorted(cut)))
 
     def when(self, moment: datetime) -> str:
+        """ "2026-03-05 14:05" (app.core.dates.stamp), in the transcript's zone."""
         if moment.tzinfo is not None:
-            moment = moment.astimezone(self._tz)
-        return moment.strftime("%Y-%m-%d %H:%M")
+            moment = moment.astimezone(self._tz).replace(tzinfo=None)
+        return stamp(moment)
 
     def day(self, moment: datetime) -> date:
         """The calendar day of `moment` as the transcript shows it (a point's date)."""

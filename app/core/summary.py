@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.dates import day_range, short_date
 from app.core.models import Message
 
 MAX_KEY_POINTS = 30
@@ -295,25 +296,9 @@ class SummaryRepository(Protocol):
     def record_event(self, event: SummaryEvent) -> None: ...
 
 
-def day_range(first: date, last: date) -> str:
-    """Days said briefly: "5 March 2026", "3–5 March 2026", "28 February – 3 March 2026"."""
-    if first == last:
-        return f"{first.day} {first:%B} {first.year}"
-    if (first.year, first.month) == (last.year, last.month):
-        return f"{first.day}–{last.day} {last:%B} {last.year}"
-    if first.year == last.year:
-        return f"{first.day} {first:%B} – {last.day} {last:%B} {last.year}"
-    return f"{first.day} {first:%B} {first.year} – {last.day} {last:%B} {last.year}"
-
-
-def short_day(day: date) -> str:
-    """A day said briefly, for a dated point or fact: "3 Mar 2026"."""
-    return f"{day.day} {day:%b} {day.year}"
-
-
 def dated_text(text: str, day: date | None) -> str:
     """A point's text with the day it was said: "… (3 Mar 2026)"."""
-    return f"{text} ({short_day(day)})" if day is not None else text
+    return f"{text} ({short_date(day)})" if day is not None else text
 
 
 def fact_text(fact: LedgerFact) -> str:
@@ -322,7 +307,7 @@ def fact_text(fact: LedgerFact) -> str:
     if fact.seq is not None:
         where.append(f"#{fact.seq}")
     if fact.day is not None:
-        where.append(short_day(fact.day))
+        where.append(short_date(fact.day))
     return f"{fact.value} ({', '.join(where)})"
 
 

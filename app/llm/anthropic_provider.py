@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import hashlib
 import logging
 import os
 import socket
@@ -31,6 +32,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from app.core.attachments import upload_name
 from app.core.catalog import ModelInfo, clean_model_list, model_limits
 from app.core.errors import (
     ApiError,
@@ -48,6 +50,7 @@ from app.llm.anthropic_errors import (
 from app.llm.provider import (
     CancelToken,
     ChatRequest,
+    FilesSupport,
     Refusal,
     ReplyResult,
     RetryCallback,
@@ -70,6 +73,15 @@ _CONNECT_TIMEOUT = 5.0
 # for the next turn and stays well under the idle timeouts of NAT routers.
 _KEEPALIVE_EXPIRY = 60.0
 _MODELS_PAGE_SIZE = 100
+# The SDK's own default address, for naming where an upload lives.
+_DEFAULT_BASE_URL = "https://api.anthropic.com"
+# The header the Files API needed while it was in beta ("anthropic-beta:
+# files-api-2025-04-14": https://docs.claude.com/en/api/files-create); generally available
+# since, without it (the SDK's `client.files`). Sent only to a server that wants it.
+FILES_BETA = "files-api-2025-04-14"
+# A server that answers a Files API call with one of these does not offer it (that way):
+# no such route (404, 405, 501), not for this request's form (400), not for this key (403).
+_NOT_OFFERED = frozenset({400, 403, 404, 405, 501})
 
 
 class _CallCancelled(Exception):
@@ -341,6 +353,8 @@ class AnthropicProvider:
         self._listed: list[ModelInfo] = []
         # The client, and copies of it with other `max_retries` (same connection pool).
         self._sdk_clients: dict[int, anthropic.Anthropic] = {}
+        # Whether the server offers the Files API (None: not asked yet).
+        self._files_support: FilesSupport | None = None
 
     # -- the ChatProvider protocol
 
@@ -509,20 +523,117 @@ class AnthropicProvider:
         client = self._client(self._max_retries)
         arguments = self._message_arguments(request)
         del arguments["max_tokens"]
+        with self._stoppable_call(cancel, on_retry), _api_errors():
+            return client.messages.count_tokens(**arguments).input_tokens
+
+    # -- the Files API (app.llm.provider.FileStorage)
+
+    @property
+    def files_scope(self) -> str:
+        """Where an upload lives: the server's address and the key's workspace. Files are
+        "scoped to the workspace of the API key"
+        (https://platform.claude.com/docs/en/build-with-claude/files); the key stands for
+        its workspace by a fingerprint (16 hex digits of a hash), never itself."""
+        address = (self.base_url or _DEFAULT_BASE_URL).rstrip("/")
+        digest = hashlib.sha256(b"cairn-files\0" + self._api_key.encode()).hexdigest()[:16]
+        return f"{address} key:{digest}"
+
+    def files_support(self, *, cancel: CancelToken | None = None) -> FilesSupport | None:
+        """Whether the server offers the Files API: a list of one file (free, nothing is
+        uploaded), as documented today, then with the beta header it once needed. None
+        when it could not be told (offline, the server failing, the key refused, Stop)."""
+        import anthropic
+
+        with self._lock:
+            if self._files_support is not None:
+                return self._files_support
+        client = self._client(self._max_retries)
+        found: FilesSupport = "none"
+        for support, headers in (("ga", {}), ("beta", {"anthropic-beta": FILES_BETA})):
+            try:
+                with self._stoppable_call(cancel):
+                    client.files.list(limit=1, extra_headers=headers)
+            except anthropic.APIStatusError as error:
+                if error.status_code in _NOT_OFFERED:
+                    continue
+                logger.info("Could not tell whether the server keeps files: %s", error)
+                return None
+            except (anthropic.APIError, RequestStoppedError) as error:
+                logger.info("Could not tell whether the server keeps files: %s", error)
+                return None
+            found = "ga" if support == "ga" else "beta"
+            break
+        self.use_files_support(found)
+        return found
+
+    def use_files_support(self, support: FilesSupport) -> None:
+        with self._lock:
+            self._files_support = support
+
+    def upload_file(
+        self, name: str, data: bytes, media_type: str, *, cancel: CancelToken | None = None
+    ) -> str:
+        """Upload a file through the Files API; its `file_id`
+        (https://platform.claude.com/docs/en/api/files/upload). Stop (`cancel`) ends it at
+        once, raising `RequestStoppedError`."""
+        client = self._client(self._max_retries)
+        with _api_errors(), self._stoppable_call(cancel):
+            uploaded = client.files.upload(
+                file=(upload_name(name), data, media_type), extra_headers=self._files_headers()
+            )
+        return uploaded.id
+
+    def file_exists(self, file_id: str, *, cancel: CancelToken | None = None) -> bool | None:
+        """Whether the server still has the file: its metadata, or 404."""
+        import anthropic
+
+        client = self._client(self._max_retries)
+        try:
+            with self._stoppable_call(cancel):
+                client.files.retrieve_metadata(file_id, extra_headers=self._files_headers())
+        except anthropic.NotFoundError:
+            return False
+        except (anthropic.APIError, RequestStoppedError) as error:
+            logger.info("Could not tell whether the server has a file: %s", error)
+            return None
+        return True
+
+    def delete_file(self, file_id: str, *, cancel: CancelToken | None = None) -> None:
+        """Delete a file on the server; one it no longer has counts as deleted
+        (https://platform.claude.com/docs/en/api/files/delete)."""
+        import anthropic
+
+        client = self._client(self._max_retries)
+        with _api_errors(), self._stoppable_call(cancel):
+            try:
+                client.files.delete(file_id, extra_headers=self._files_headers())
+            except anthropic.NotFoundError:
+                logger.info("The server had let the file go already")
+
+    @contextlib.contextmanager
+    def _stoppable_call(
+        self, cancel: CancelToken | None, on_retry: RetryCallback | None = None
+    ) -> Iterator[None]:
+        """A call that Stop (`cancel`) ends at once, as a reply's: its socket is shut, its
+        wait before a retry (told to `on_retry`) cut short; `RequestStoppedError` then."""
         call = _Call(self._sockets, on_retry or _ignore_retry, cancel)
         if cancel is not None:
             cancel.on_cancel(call.abort)
         context_token = _current_call.set(call)
         try:
-            with _api_errors():
-                return client.messages.count_tokens(**arguments).input_tokens
-        except (_CallCancelled, ApiError) as error:
+            yield
+        except Exception as error:
             if cancel is not None and cancel.cancelled:
                 raise RequestStoppedError("Stopped.") from error
             raise
         finally:
             call.finish()
             _current_call.reset(context_token)
+
+    def _files_headers(self) -> dict[str, str]:
+        with self._lock:
+            beta = self._files_support == "beta"
+        return {"anthropic-beta": FILES_BETA} if beta else {}
 
     def close(self) -> None:
         """Release the HTTP connections; the provider opens new ones if used again."""
@@ -594,6 +705,9 @@ class AnthropicProvider:
             arguments["thinking"] = dict(request.thinking)
         if request.output_config is not None:
             arguments["output_config"] = dict(request.output_config)
+        if _refers_to_files(arguments["messages"]) and self._files_headers():
+            # A server that needs the beta header for files needs it where they are used.
+            arguments["extra_headers"] = self._files_headers()
         return arguments
 
     def _stream(
@@ -660,6 +774,18 @@ def _response_arrived(response: httpx2.Response) -> None:
 
 def _ignore_retry(_attempt: int, _wait: float | None) -> None:
     pass
+
+
+def _refers_to_files(messages: list[dict[str, Any]]) -> bool:
+    """Whether a request's messages refer to an uploaded file (a `file` source)."""
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in content:
+                source = block.get("source") if isinstance(block, dict) else None
+                if isinstance(source, dict) and source.get("type") == "file":
+                    return True
+    return False
 
 
 class _ThinkingClock:

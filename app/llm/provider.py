@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from app.core.catalog import ModelInfo
 from app.core.conversation import ApiMessage
@@ -198,4 +198,48 @@ class ChatProvider(Protocol):
         when the reply holds no usable tool input (no tool call, cut off by
         `max_tokens`, not an object).
         """
+        ...
+
+
+FilesSupport: TypeAlias = Literal["ga", "beta", "none"]
+"""Whether a server offers the Files API: as documented today ("ga"), only with the beta
+header it once needed ("beta"), or not at all ("none": files go as base64)."""
+
+
+@runtime_checkable
+class FileStorage(Protocol):
+    """A server's Files API: a file uploaded once and referred to by its `file_id` in
+    every request (https://platform.claude.com/docs/en/build-with-claude/files). A
+    provider that is not one sends every file as base64.
+
+    Attributes:
+        files_scope: where an upload lives: the server's address and the key's workspace
+            (a fingerprint of the key, never the key).
+    """
+
+    @property
+    def files_scope(self) -> str: ...
+
+    def files_support(self, *, cancel: CancelToken | None = None) -> FilesSupport | None:
+        """Whether the server offers the Files API (asked once; None: could not be told)."""
+        ...
+
+    def use_files_support(self, support: FilesSupport) -> None:
+        """What was found about this server before (remembered), instead of asking."""
+        ...
+
+    def upload_file(
+        self, name: str, data: bytes, media_type: str, *, cancel: CancelToken | None = None
+    ) -> str:
+        """Upload a file; its `file_id`. Raises an `ApiError` (`RequestStoppedError` on
+        `cancel`)."""
+        ...
+
+    def file_exists(self, file_id: str, *, cancel: CancelToken | None = None) -> bool | None:
+        """Whether the server still has the file (None: could not be told)."""
+        ...
+
+    def delete_file(self, file_id: str, *, cancel: CancelToken | None = None) -> None:
+        """Delete a file on the server (one it no longer has counts as deleted).
+        Raises an `ApiError`."""
         ...

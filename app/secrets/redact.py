@@ -1,35 +1,24 @@
 """Keep API keys out of logs (DESIGN §9): a `redact` function and a logging filter.
 
-Patterns catch Anthropic keys (`sk-ant-…`) and the values of `Authorization: Bearer …`
-and `x-api-key: …` headers however they are printed (raw header, dict repr, `key=value`).
-A key that doesn't look like either, such as one for an Anthropic-compatible server, is
-redacted too once it has been registered with `register_secret` (the KeyStore does this
-for every key it sees).
+The patterns are the ones summaries are cleaned with (app.core.redaction): Anthropic and
+other vendors' keys, the values of `Authorization: Bearer …` and `x-api-key: …` headers
+however they are printed (raw header, dict repr, `key=value`), passwords, tokens in URLs,
+private keys. A key that looks like none of them, such as one for an
+Anthropic-compatible server, is redacted too once it has been registered with
+`register_secret` (the KeyStore does this for every key it sees).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import traceback
 
-REDACTED = "[redacted]"
+from app.core.redaction import REDACTED, redact_secrets
 
 # Secrets shorter than this are not registered: redacting a short word everywhere would
 # mangle ordinary log text, and no real API key is that short.
 MIN_SECRET_LENGTH = 8
-
-_KEY_PATTERN = re.compile(r"sk-ant-[A-Za-z0-9_\-]+")
-# "Bearer abc", "Authorization: Bearer abc"; token characters per RFC 6750 (b64token).
-# Both header patterns skip a value that an earlier replacement already redacted; the
-# atomic group (?>…) stops the x-api-key prefix from backtracking past that check.
-_BEARER_PATTERN = re.compile(r"(\bBearer\s+)(?!\[redacted\])[A-Za-z0-9\-._~+/]+=*", re.IGNORECASE)
-# "x-api-key: abc", "{'x-api-key': 'abc'}", "('x-api-key', 'abc')", "x-api-key=abc".
-_HEADER_PATTERN = re.compile(
-    r"""((?>\bx-api-key["']?\s*[:=,]\s*(?:b(?=["']))?["']?))(?!\[redacted\])[^\s"',;}\])]+""",
-    re.IGNORECASE,
-)
 
 _secrets_lock = threading.Lock()
 # Replaced whole (never mutated) so `redact` can read it without taking the lock.
@@ -49,22 +38,13 @@ def register_secret(value: str) -> None:
         _registered_secrets = tuple(sorted((*_registered_secrets, value), key=len, reverse=True))
 
 
-def unregister_secret(value: str) -> None:
-    """Stop redacting a literal registered before (mainly for tests)."""
-    global _registered_secrets
-    value = value.strip()
-    with _secrets_lock:
-        _registered_secrets = tuple(s for s in _registered_secrets if s != value)
-
-
 def redact(text: str) -> str:
-    """Return `text` with every API key and auth header value replaced by `[redacted]`."""
+    """Return `text` with every registered key, and every secret the patterns know,
+    replaced by `[redacted]`."""
     for secret in _registered_secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
-    text = _KEY_PATTERN.sub(REDACTED, text)
-    text = _BEARER_PATTERN.sub(rf"\g<1>{REDACTED}", text)
-    return _HEADER_PATTERN.sub(rf"\g<1>{REDACTED}", text)
+    return redact_secrets(text)
 
 
 class RedactingFilter(logging.Filter):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from app.core.attachments import Attachment, AttachmentKind
 from app.core.errors import StorageError
-from app.core.settings import atomic_write_bytes
+from app.core.files import atomic_write
 from app.store.owned import ConnectionStore
 from app.store.transactions import translated_errors, write_transaction
 
@@ -50,7 +50,7 @@ class AttachmentFiles:
         if target.exists() and target.stat().st_size == len(data):
             return digest
         try:
-            atomic_write_bytes(target, data)
+            atomic_write(target, data)
         except OSError as error:
             raise StorageError(
                 f"Cairn could not keep a copy of the file in {self.folder} ({error.strerror}). "

@@ -10,35 +10,20 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable
-from datetime import datetime
-from pathlib import Path
 
 from app.core.calibration import Calibrations
-from app.core.paths import AppPaths
-from app.core.settings import atomic_write_text
-from app.store.sessions import utc_now
+from app.core.files import atomic_write
+from app.store.data_file import DataFile
 
 log = logging.getLogger(__name__)
 
 CALIBRATION_FILE_NAME = "calibration.json"
 
 
-class CalibrationFile:
-    """Loads and saves `Calibrations` at `path`, atomically.
+class CalibrationFile(DataFile):
+    """Loads and saves `Calibrations` at `path` (`calibration.json`), atomically."""
 
-    Attributes:
-        path: the JSON file.
-    """
-
-    def __init__(self, path: Path, *, clock: Callable[[], datetime] = utc_now) -> None:
-        self.path = path
-        self._clock = clock
-
-    @classmethod
-    def in_data_dir(cls, paths: AppPaths) -> CalibrationFile:
-        """The app's calibration file: `calibration.json` in the data folder."""
-        return cls(paths.data_dir / CALIBRATION_FILE_NAME)
+    FILE_NAME = CALIBRATION_FILE_NAME
 
     def load(self) -> Calibrations:
         """The saved calibrations; empty when there are none or the file is damaged."""
@@ -61,7 +46,7 @@ class CalibrationFile:
         """Write the calibrations; False (and a warning in the log) when the disk refused."""
         text = json.dumps(calibrations.to_dict(), indent=2, sort_keys=True) + "\n"
         try:
-            atomic_write_text(self.path, text)
+            atomic_write(self.path, text)
         except OSError as error:
             log.warning("Could not save the token calibration to %s: %s", self.path, error)
             return False

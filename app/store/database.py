@@ -58,10 +58,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
+from app.core.files import atomic_write
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
 from app.core.platform import (
     fsync_folder,
-    replace_file,
     sqlite_durability_pragmas,
     sqlite_uri,
 )
@@ -600,14 +600,8 @@ def _update_state(database: Path, change: Callable[[_State | None], _State]) -> 
     with _STATE_LOCK:
         state = change(_read_state(database))
         path = _state_path(database)
-        temporary = path.with_name(path.name + ".tmp")
         try:
-            with temporary.open("w", encoding="utf-8") as file:
-                json.dump(_state_to_json(state), file, indent=1)
-                file.flush()
-                os.fsync(file.fileno())
-            replace_file(temporary, path)
-            fsync_folder(path.parent)
+            atomic_write(path, json.dumps(_state_to_json(state), indent=1))
         except OSError as error:
             log.warning("Cannot write %s (%r); the next start checks the database.", path, error)
 

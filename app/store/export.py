@@ -25,10 +25,9 @@ import json
 import logging
 import os
 import sqlite3
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain
@@ -38,9 +37,10 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app import __version__
+from app.core.dates import stamp
 from app.core.errors import StorageError, UserFacingError
+from app.core.files import atomic_text_file
 from app.core.models import Usage
-from app.core.platform import fsync_folder, replace_file
 from app.core.summary import SummaryContent
 from app.core.thinking import thought_for
 from app.store.attachments import AttachmentFiles, sha256_of
@@ -150,6 +150,8 @@ class MessageRecord(BaseModel):
     # The thinking shown above a reply, and how long it took (absent: none).
     thinking: str = ""
     thinking_seconds: float | None = Field(default=None, ge=0)
+    # Why Claude declined the reply, as the API explained it (absent: none).
+    refusal: str | None = None
 
     _dates = field_validator("created_at")(_check_timestamp)
 
@@ -376,7 +378,7 @@ _SESSION_COLUMNS = (
 )
 _MESSAGE_COLUMNS = (
     "seq, role, content, created_at, token_estimate, usage, model, status, summary_id, pinned, "
-    "thinking, thinking_seconds"
+    "thinking, thinking_seconds, refusal"
 )
 _SUMMARY_COLUMNS = (
     "id, tier, parent_id, depth, first_seq, last_seq, narrative, key_points, facets, "
@@ -477,7 +479,7 @@ def _session_ids(connection: sqlite3.Connection, wanted: Sequence[str] | None) -
 
 
 _VERSION_LINKS = frozenset({"version_of", "shelved_by"})
-_THINKING_COLUMNS = frozenset({"thinking", "thinking_seconds"})
+_THINKING_COLUMNS = frozenset({"thinking", "thinking_seconds", "refusal"})
 
 
 def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterator[dict[str, Any]]:
@@ -496,7 +498,7 @@ def _rows(connection: sqlite3.Connection, part: str, session_id: str) -> Iterato
                 del record[link]  # only a message with versions says so
         for name in _THINKING_COLUMNS & record.keys():
             if not record[name]:
-                del record[name]  # only a reply Claude thought about says so
+                del record[name]  # only a reply Claude thought about (or declined) says so
         yield record
 
 
@@ -549,11 +551,9 @@ def _with_content(row: dict[str, Any], files: AttachmentFiles) -> None:
 _AUTHOR = {"user": "You", "assistant": "Claude"}
 
 
-def _when(stamp: str) -> str:
-    moment = datetime.fromisoformat(stamp)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
+def _when(text: str) -> str:
+    """A stored time as the reader's local time: "2026-03-05 14:05"."""
+    return stamp(datetime.fromisoformat(text))
 
 
 def _quote(text: str) -> str:
@@ -595,12 +595,22 @@ def markdown_conversation(record: dict[str, Any]) -> Iterator[str]:
         searched = lookups.get(message["seq"])
         looked = f"\n\n{markdown_lookup_line(searched)}" if searched else ""
         thought = _markdown_thinking(message.get("thinking"), message.get("thinking_seconds"))
+        declined = _markdown_refusal(message)
         yield (
             f"\n### {_AUTHOR[message['role']]}, {_when(message['created_at'])}{archived}{pinned}"
-            f"{looked}{thought}\n\n{message['content']}\n"
+            f"{looked}{thought}\n\n{message['content']}{declined}\n"
         )
     for summary in pending:
         yield _markdown_summary(summary)
+
+
+def _markdown_refusal(message: dict[str, Any]) -> str:
+    """A declined reply says so, with the API's explanation when it gave one."""
+    if message.get("status") != "declined":
+        return ""
+    why = message.get("refusal")
+    said = f": {why.strip()}" if isinstance(why, str) and why.strip() else "."
+    return f"\n\n*(Claude declined to answer{said})*"
 
 
 def _markdown_thinking(thinking: object, seconds: object) -> str:
@@ -630,27 +640,12 @@ def _markdown_summary(summary: dict[str, Any]) -> str:
 
 @contextmanager
 def _atomic_file(target: Path) -> Iterator[IO[str]]:
-    """A text file written beside `target` and moved over it only when complete."""
+    """`atomic_text_file`, its failures said as an ExportError."""
     try:
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
-    except OSError as error:
-        raise _write_error(target, error) from error
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
+        with atomic_text_file(target) as stream:
             yield stream
-            stream.flush()
-            os.fsync(stream.fileno())
-        replace_file(temporary, target)
     except OSError as error:
-        _remove(temporary)
         raise _write_error(target, error) from error
-    except BaseException:
-        _remove(temporary)
-        raise
-    with suppress(OSError):  # the file is complete; only its durability is at stake
-        fsync_folder(target.parent)
 
 
 def _write_error(target: Path, error: OSError) -> ExportError:
@@ -659,11 +654,6 @@ def _write_error(target: Path, error: OSError) -> ExportError:
         "exists, that you may write to it and that the disk has room, then try again.",
         detail=repr(error),
     )
-
-
-def _remove(path: str) -> None:
-    with suppress(OSError):
-        os.unlink(path)
 
 
 # --- importing ---------------------------------------------------------------------
@@ -891,7 +881,7 @@ def _insert(
     )
     cursor.executemany(
         f"INSERT INTO message (session_id, {_MESSAGE_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 session_id,
@@ -907,6 +897,7 @@ def _insert(
                 int(m.pinned),
                 m.thinking,
                 m.thinking_seconds,
+                m.refusal,
             )
             for m in conversation.messages
         ],

@@ -557,6 +557,66 @@ _THINKING = Migration(
     ),
 )
 
+_UPLOADS = Migration(
+    version=11,
+    description="attached files uploaded once through the Files API, and their deletion",
+    statements=(
+        # A file kept under its sha256 is uploaded once per server it goes to: `server` is
+        # the API address and a fingerprint of the key, whose workspace holds the upload
+        # (app.store.uploads). A request refers to it by `file_id` instead of re-sending it.
+        # `deleting`: no message has the file any more (its conversation, or the archived
+        # originals that had it, were deleted); it is deleted on the server in the
+        # background (app.chat.uploads), and the row goes when the server has let it go.
+        """
+        CREATE TABLE upload (
+            server      TEXT NOT NULL,
+            sha256      TEXT NOT NULL CHECK (length(sha256) = 64),
+            file_id     TEXT NOT NULL,
+            uploaded_at TEXT NOT NULL,
+            state       TEXT NOT NULL DEFAULT 'live' CHECK (state IN ('live', 'deleting')),
+            PRIMARY KEY (server, sha256)
+        )
+        """,
+        "CREATE INDEX upload_by_sha256 ON upload (sha256)",
+        "CREATE INDEX upload_deleting ON upload (server) WHERE state = 'deleting'",
+        # Whether a server offers the Files API ('ga'; 'beta': only with the beta header;
+        # 'none': files go as base64), decided once and remembered.
+        """
+        CREATE TABLE upload_server (
+            server     TEXT PRIMARY KEY,
+            support    TEXT NOT NULL CHECK (support IN ('ga', 'beta', 'none')),
+            checked_at TEXT NOT NULL
+        )
+        """,
+        # The last message that had a file is gone (a cascade from its conversation or
+        # summary counts): its uploads are to be deleted. Attached again meanwhile: kept.
+        """
+        CREATE TRIGGER attachment_unused AFTER DELETE ON attachment
+        WHEN NOT EXISTS (SELECT 1 FROM attachment WHERE sha256 = old.sha256)
+        BEGIN
+            UPDATE upload SET state = 'deleting' WHERE sha256 = old.sha256;
+        END
+        """,
+        """
+        CREATE TRIGGER attachment_used AFTER INSERT ON attachment
+        BEGIN
+            UPDATE upload SET state = 'live' WHERE sha256 = new.sha256 AND state = 'deleting';
+        END
+        """,
+    ),
+)
+
+_REFUSALS = Migration(
+    version=12,
+    description="why Claude declined a reply, as the API explained it",
+    statements=(
+        # A declined reply's `stop_details.explanation`, shown beside "Ask another model"
+        # after a restart too, and exported; NULL when the API gave none
+        # (https://platform.claude.com/docs/build-with-claude/handling-stop-reasons).
+        "ALTER TABLE message ADD COLUMN refusal TEXT",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -568,6 +628,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     _MESSAGE_VERSIONS,
     _ATTACHMENTS,
     _THINKING,
+    _UPLOADS,
+    _REFUSALS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -12,13 +12,11 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from app.core.catalog import FALLBACK_MODELS, ModelInfo, clean_model_list
 from app.core.errors import ApiError
-from app.core.paths import AppPaths
-from app.core.settings import atomic_write_text
-from app.store.sessions import utc_now
+from app.core.files import atomic_write
+from app.store.data_file import DataFile
 
 log = logging.getLogger(__name__)
 
@@ -41,21 +39,10 @@ class CachedModels:
         return age > max_age or age < timedelta(0)
 
 
-class ModelCache:
-    """Reads and writes the cached model list at `path`.
+class ModelCache(DataFile):
+    """Reads and writes the cached model list at `path` (`models.json`)."""
 
-    Attributes:
-        path: the JSON file.
-    """
-
-    def __init__(self, path: Path, *, clock: Callable[[], datetime] = utc_now) -> None:
-        self.path = path
-        self._clock = clock
-
-    @classmethod
-    def in_data_dir(cls, paths: AppPaths) -> ModelCache:
-        """The app's cache: `models.json` in the data folder."""
-        return cls(paths.data_dir / MODEL_CACHE_FILE_NAME)
+    FILE_NAME = MODEL_CACHE_FILE_NAME
 
     def refresh(self, fetch: Callable[[], Sequence[ModelInfo]]) -> list[ModelInfo]:
         """The models to offer: freshly fetched (and cached), else cached, else bundled.
@@ -123,7 +110,7 @@ class ModelCache:
             "models": [model.model_dump() for model in cached.models],
         }
         try:
-            atomic_write_text(self.path, json.dumps(data, indent=2) + "\n")
+            atomic_write(self.path, json.dumps(data, indent=2) + "\n")
         except OSError as error:
             log.warning("Could not save the model cache to %s: %s", self.path, error)
             return None

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.caching import CacheUse
 from app.core.live_tail import LiveTail, TailEntry
@@ -56,7 +56,7 @@ _MESSAGE_COLUMNS = (
     "WHERE v.version_of = message.version_of AND v.seq <= message.seq) END, "
     "CASE WHEN version_of IS NULL THEN 1 ELSE (SELECT count(*) FROM message AS v "
     "WHERE v.version_of = message.version_of) END, "
-    "thinking, thinking_seconds"
+    "thinking, thinking_seconds, refusal"
 )
 
 
@@ -153,19 +153,19 @@ class SessionStore:
 
     def rename_session(self, session_id: str, title: str) -> Session:
         """Give the conversation a new title."""
-        with self._write("rename the conversation") as cursor:
-            cursor.execute(
-                "UPDATE session SET title = ?, version = version + 1 WHERE id = ?",
-                (title, session_id),
-            )
-            return self._updated_session(cursor, session_id)
+        return self._set_session("title", title, session_id, "rename the conversation")
 
     def set_session_model(self, session_id: str, model: str) -> Session:
         """Choose the model that answers in this conversation from now on."""
-        with self._write("change the conversation's model") as cursor:
+        return self._set_session("model", model, session_id, "change the conversation's model")
+
+    def _set_session(
+        self, column: Literal["title", "model"], value: str, session_id: str, doing: str
+    ) -> Session:
+        with self._write(doing) as cursor:
             cursor.execute(
-                "UPDATE session SET model = ?, version = version + 1 WHERE id = ?",
-                (model, session_id),
+                f"UPDATE session SET {column} = ?, version = version + 1 WHERE id = ?",
+                (value, session_id),
             )
             return self._updated_session(cursor, session_id)
 
@@ -264,9 +264,11 @@ class SessionStore:
         token_estimate: int | None = None,
         thinking: str | None = None,
         thinking_seconds: float | None = None,
+        refusal: str | None = None,
     ) -> Message:
         """Store a reply's final text and status; `usage`/`model` kept when None, and
-        its thinking (what is shown, and for how long it thought) kept when None.
+        its thinking (what is shown, and for how long it thought) and a refusal's
+        explanation kept when None.
 
         The final text's token estimate is counted here unless given.
         """
@@ -281,7 +283,8 @@ class SessionStore:
                 "UPDATE message SET content = ?, status = ?, usage = coalesce(?, usage), "
                 "model = coalesce(?, model), token_estimate = ?, "
                 "thinking = coalesce(?, thinking), "
-                "thinking_seconds = coalesce(?, thinking_seconds) WHERE id = ?",
+                "thinking_seconds = coalesce(?, thinking_seconds), "
+                "refusal = coalesce(?, refusal) WHERE id = ?",
                 (
                     content,
                     MessageStatus(status).value,
@@ -290,6 +293,7 @@ class SessionStore:
                     token_estimate,
                     thinking,
                     thinking_seconds,
+                    refusal,
                     message_id,
                 ),
             )
@@ -375,12 +379,7 @@ class SessionStore:
         """The live tail: messages no summary covers (summary_id NULL), oldest first:
         what the next request sends; O(tail) through the `message_live` index."""
         with self._read("load the conversation"):
-            rows = self._connection.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM message "
-                "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-        return [_message_from_row(row) for row in rows]
+            return read_live_messages(self._connection, session_id)
 
     def recall_index(self) -> RecallIndex:
         """The archive of any conversation, searched on this store's connection (recall)."""
@@ -456,6 +455,17 @@ class SessionStore:
 _NO_UPPER_SEQ = (1 << 63) - 1
 
 
+def read_live_messages(connection: sqlite3.Connection, session_id: str) -> list[Message]:
+    """The live tail: messages no summary covers (summary_id NULL), oldest first: what the
+    next request sends; O(tail) through the `message_live` index."""
+    rows = connection.execute(
+        f"SELECT {_MESSAGE_COLUMNS} FROM message "
+        "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
+        (session_id,),
+    ).fetchall()
+    return [_message_from_row(row) for row in rows]
+
+
 def _stamp(moment: datetime) -> str:
     """ISO 8601 in UTC with microseconds: sorts as text in time order."""
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
@@ -495,6 +505,7 @@ def _message_from_row(row: Any) -> Message:
         version_count,
         thinking,
         thinking_seconds,
+        refusal,
     ) = row
     return Message(
         id=message_id,
@@ -514,4 +525,5 @@ def _message_from_row(row: Any) -> Message:
         version_count=version_count,
         thinking=thinking,
         thinking_seconds=thinking_seconds,
+        refusal=refusal,
     )

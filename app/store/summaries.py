@@ -45,7 +45,7 @@ from app.core.summary import (
 from app.store.errors import SummaryNotActiveError, SummaryNotFoundError
 from app.store.originals import OriginalsDeletedError, chain_has_originals, without_originals
 from app.store.owned import ConnectionStore
-from app.store.sessions import _MESSAGE_COLUMNS, _message_from_row, _stamp
+from app.store.sessions import _MESSAGE_COLUMNS, _message_from_row, _stamp, read_live_messages
 from app.store.transactions import translated_errors, write_transaction
 
 _SUMMARY_COLUMNS = (
@@ -85,12 +85,7 @@ class SummaryStore(ConnectionStore):
     def live_messages(self, session_id: str) -> list[Message]:
         """The live tail (no summary covers them; pinned ones included), oldest first."""
         with self._read("load the conversation"):
-            rows = self._connection.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM message "
-                "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL ORDER BY seq",
-                (session_id,),
-            ).fetchall()
-        return [_message_from_row(row) for row in rows]
+            return read_live_messages(self._connection, session_id)
 
     def active_summaries(self, session_id: str) -> list[Summary]:
         """The summaries the memory block holds (both tiers), oldest first."""

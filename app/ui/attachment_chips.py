@@ -29,7 +29,7 @@ from app.chat.runner import Job, JobRunner
 from app.core.attachments import Attachment, AttachmentKind, say_size
 from app.core.errors import UserFacingError
 from app.store.attachments import AttachmentFiles
-from app.ui.transcript_blocks import blend, muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import blend, muted_text_colour, scaled_font, set_text_colour
 
 log = logging.getLogger(__name__)
 

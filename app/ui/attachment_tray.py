@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QPalette
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from app.core.attachments import (
@@ -29,7 +29,7 @@ from app.ui.attachment_chips import (
     Thumbnails,
     refresh_thumbnail,
 )
-from app.ui.transcript_blocks import set_text_colour
+from app.ui.theme import error_text_colour, set_text_colour
 
 PASTED_IMAGE_NAME = "Pasted image.png"
 DIALOG_FILTER = (
@@ -188,7 +188,7 @@ class AttachmentTray(QWidget):
         else:
             said = "Not attached:\n" + "\n".join(f"• {line}" for line in self._refusals)
         self.refusal.setText(said)
-        set_text_colour(self.refusal, _error_colour(self.palette()))
+        set_text_colour(self.refusal, error_text_colour(self.palette()))
         self.refusal.show()
         self.show()
 
@@ -214,9 +214,3 @@ class AttachmentTray(QWidget):
             self._remove(chip)
         self._new_pick()
         self.hide()
-
-
-def _error_colour(palette: QPalette) -> QColor:
-    """A red readable on this palette's Base (as the transcript's notes use)."""
-    dark_theme = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
-    return QColor("#f2a7a2") if dark_theme else QColor("#b3261e")

@@ -38,10 +38,6 @@ class HistorySource(Protocol):
         """A conversation's summaries by tier, oldest first, then its live stretch."""
         ...
 
-    def search_now(self, query: SearchQuery) -> SearchPage:
-        """Run `query` at once."""
-        ...
-
 
 @dataclass(frozen=True)
 class Place:

@@ -36,12 +36,11 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME
+from app.core.dates import friendly_date, moment_range
 from app.core.search import ConversationOverview, SearchHit, TimelineEntry
 from app.core.summary import SummaryTier
 from app.ui.history_source import HistorySource, Place
 from app.ui.search_panel import SearchPanel
-from app.ui.sidebar import friendly_date
-from app.ui.summary_block import date_span
 
 PLACE_ROLE = Qt.ItemDataRole.UserRole
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole
@@ -135,7 +134,7 @@ def _entry_items(
             place = Place(session_id, None, summary.id)
         else:
             place = Place(session_id, entry.first_seq, top_id)
-    when = date_span(entry.first_at, entry.last_at) if entry.first_at else ""
+    when = moment_range(entry.first_at, entry.last_at) if entry.first_at else ""
     kept = _plural(entry.messages, "message") + (" kept" if summary is not None else "")
     items = [QStandardItem(what), QStandardItem(when), QStandardItem(kept)]
     for item in items:

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from app.core.dates import timestamp
 from app.core.lookup import Lookup, summary_line
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
 
@@ -28,7 +29,7 @@ def details_text(lookups: Sequence[Lookup]) -> str:
         for hit in lookup.hits:
             where = f" in “{hit.conversation}”" if hit.conversation else ""
             author = _AUTHORS.get(hit.author, hit.author)
-            when = f"{hit.created_at.astimezone():%d %b %Y %H:%M}"
+            when = timestamp(hit.created_at)
             lines.append(f"#{hit.seq} · {author} · {when}{where}: {hit.text}")
         parts.append("\n".join(lines))
     return "\n\n".join(parts)

@@ -10,6 +10,7 @@ chat service. What each part shows or does lives with that part: the header
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer
@@ -46,6 +47,8 @@ from app.ui.window_menus import build_menus
 
 CHANGE_KEY_ACTION = "Change key…"
 DRAFT_DEBOUNCE_MS = 150
+
+log = logging.getLogger(__name__)
 
 
 class MainWindow(QMainWindow):
@@ -306,6 +309,8 @@ class MainWindow(QMainWindow):
     # -- messages to the user ----------------------------------------------------------
 
     def show_error(self, error: UserFacingError) -> None:
+        # What the user was told, for whoever reads the log to help them (redacted there).
+        log.info("Told the user: %s — %s", error.title, error.message)
         action = None
         if isinstance(error, ApiKeyRejectedError | ApiKeyMissingError):
             action = CHANGE_KEY_ACTION

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from app.core.models import Message
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 from app.ui.transcript_message import MessageWidget
 
 COPY_ACTION: Final = "Copy"

@@ -11,32 +11,11 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QPainter, QPainterPath, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+from app.core.dates import full_timestamp, timestamp
+from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 
 PINNED_TIP: Final = "Pinned — never summarized"
 PIN_TIP: Final = "Pin: never summarize this message"
-
-
-def format_timestamp(moment: datetime, now: datetime) -> str:
-    """ "14:05" for today, "3 Mar 14:05" this year, "3 Mar 2024 14:05" before.
-
-    An aware time is shown in the local zone; a naive one is taken as local
-    already.
-    """
-    local = moment.astimezone() if moment.tzinfo else moment
-    local_now = now.astimezone() if now.tzinfo else now
-    clock = f"{local:%H:%M}"
-    if local.date() == local_now.date():
-        return clock
-    if local.year == local_now.year:
-        return f"{local.day} {local:%b} {clock}"
-    return f"{local.day} {local:%b} {local.year} {clock}"
-
-
-def full_timestamp(moment: datetime) -> str:
-    """The long form for a tooltip: "Tuesday 3 March 2026, 14:05"."""
-    local = moment.astimezone() if moment.tzinfo else moment
-    return f"{local:%A} {local.day} {local:%B %Y, %H:%M}"
 
 
 class PinButton(QToolButton):
@@ -111,7 +90,7 @@ class MessageHeader:
         name_font = QFont(owner.font())
         name_font.setWeight(QFont.Weight.DemiBold)
         self.name.setFont(name_font)
-        self.time = QLabel(format_timestamp(created_at, now), owner)
+        self.time = QLabel(timestamp(created_at, now), owner)
         self.time.setToolTip(full_timestamp(created_at))
         self.time.setFont(scaled_font(owner.font(), 0.88))
         if is_user:

@@ -18,8 +18,8 @@ from app.core.summary import SummaryTier
 from app.ui.controller import ChatController
 from app.ui.history_source import Place
 from app.ui.summary_block import SummaryBlock
+from app.ui.theme import paint_focus_ring
 from app.ui.transcript import TranscriptView
-from app.ui.transcript_blocks import paint_focus_ring
 from app.ui.transcript_frame import settle_layout
 
 FLASH_MS = 1600

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.core.models import Message, MessageStatus, Role
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import error_text_colour, muted_text_colour, scaled_font, set_text_colour
 
 STATUS_NOTES: Final = {
     MessageStatus.STOPPED: "Stopped",
@@ -21,12 +20,6 @@ STATUS_NOTES: Final = {
 }
 # A question whose reply Claude declined: it stays here, but is not sent again.
 DECLINED_QUESTION_NOTE: Final = "Left out of what Claude sees"
-
-
-def _error_colour(palette: QPalette) -> QColor:
-    """A red readable on this palette's Base (dark red on light, pale red on dark)."""
-    dark_theme = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
-    return QColor("#f2a7a2") if dark_theme else QColor("#b3261e")
 
 
 class MessageNote:
@@ -62,7 +55,7 @@ class MessageNote:
         elif self._label is not None:
             self._label.hide()
         if self._offer[0] or self._button is not None:
-            self._show_action(self._offer[0] if note else "")
+            self._show_action(self._offer[0] if note else "", note or "")
 
     def text(self) -> str:
         """The note shown ("" when none), as a screen reader says it."""
@@ -75,7 +68,7 @@ class MessageNote:
             return
         palette = self._owner.palette()
         colour = (
-            _error_colour(palette)
+            error_text_colour(palette)
             if message.status is MessageStatus.ERROR
             else muted_text_colour(palette)
         )
@@ -97,7 +90,7 @@ class MessageNote:
             self._row = row
         return self._label
 
-    def _show_action(self, text: str) -> None:
+    def _show_action(self, text: str, note: str) -> None:
         """The button of the action offered, beside the note; hidden when `text` is ""."""
         button = self._button
         if button is None:
@@ -108,6 +101,8 @@ class MessageNote:
             self._row.insertWidget(self._row.indexOf(label) + 1, button)
         button.setText(text)
         button.setAccessibleName(text)
+        # Tab lands on the button, not the note: a screen reader hears the note with it.
+        button.setAccessibleDescription(note)
         button.setVisible(bool(text))
 
 

@@ -8,16 +8,16 @@ from collections.abc import Sequence
 from typing import Final, TypeVar
 
 from PySide6.QtCore import QRectF, Qt, QUrl, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
+from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
-from app.ui.markdown_blocks import GrowingTextSplitter, SegmentKind
+from app.core.markdown_blocks import GrowingTextSplitter, SegmentKind
+from app.ui.theme import user_bubble_colour
 from app.ui.transcript_blocks import (
     CodeBlock,
     HugeTextView,
     MarkdownView,
     TypingIndicator,
-    blend,
 )
 
 # Above this many characters a message is shown as plain text: laying out
@@ -29,13 +29,6 @@ _BUBBLE_RADIUS: Final = 12.0
 
 _Block = MarkdownView | CodeBlock | HugeTextView
 _BlockT = TypeVar("_BlockT", MarkdownView, CodeBlock, HugeTextView)
-
-
-def user_bubble_colour(palette: QPalette) -> QColor:
-    """Base tinted a little towards Highlight: distinct, and body text keeps its contrast."""
-    return blend(
-        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Highlight), 0.16
-    )
 
 
 class MessageText(QWidget):

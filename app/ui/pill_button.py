@@ -7,7 +7,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QPushButton, QWidget
 
-from app.ui.transcript_blocks import blend, code_background, code_border
+from app.ui.theme import blend, code_background, code_border
 
 
 class PillButton(QPushButton):

@@ -45,9 +45,8 @@ class ReplyActions(QObject):
         self._controller = controller
         self._chat = controller.service
         self._offered: MessageWidget | None = None
-        self._explanations: dict[int, str | None] = {}  # a declined reply's, this session
-        controller.reply_declined.connect(self._declined)
         for signal in (
+            controller.reply_declined,
             controller.conversation_opened,
             controller.message_added,
             controller.message_updated,
@@ -70,9 +69,8 @@ class ReplyActions(QObject):
             elif message.status is MessageStatus.DECLINED and message.role is Role.ASSISTANT:
                 model = self._chat.current.versions.another_model(message)
                 if model is not None:
-                    explanation = self._explanations.get(message.id)
-                    action = ANOTHER_MODEL_ACTION
-                    note = declined_note(explanation, model.display_name)
+                    action = ANOTHER_MODEL_ACTION  # the explanation is kept with the reply
+                    note = declined_note(message.refusal, model.display_name)
         target = newest if action else None
         old = self._offered
         if old is not None and old is not target and isValid(old):
@@ -94,7 +92,3 @@ class ReplyActions(QObject):
             self._chat.current.endings.continue_reply(widget.message)
         else:
             self._chat.current.turns.retry()
-
-    def _declined(self, message_id: int, explanation: object) -> None:
-        self._explanations[message_id] = explanation if isinstance(explanation, str) else None
-        self.refresh()

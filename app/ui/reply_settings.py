@@ -1,5 +1,6 @@
-"""Settings → Replies: the instructions new conversations start with, and whether
-Cairn says when a reply is ready while its window is in the background."""
+"""Settings → Replies: the instructions new conversations start with, "Think longer"
+(offered where the chosen model has a setting for it), and whether Cairn says when a
+reply is ready while its window is in the background."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.catalog import ModelInfo
 from app.core.settings import MAX_INSTRUCTIONS_CHARS, AppSettings
+from app.core.thinking import offers_think_longer
 from app.ui.instructions_dialog import EXAMPLE, QUESTION
 
 
@@ -31,7 +34,8 @@ class ReplySettingsPage(QWidget):
         default_instructions: what a new conversation's instructions start as.
         notify: tell the user when a reply finishes in the background.
         think_longer: "Think longer" (a higher effort where the model takes one:
-            app.core.thinking).
+            app.core.thinking); disabled, and `think_longer_note` says why, for a model
+            with no setting for it.
     """
 
     def __init__(self, settings: AppSettings, parent: QWidget | None = None) -> None:
@@ -63,8 +67,11 @@ class ReplySettingsPage(QWidget):
             "Replies cost more and take longer."
         )
         self.think_longer.setChecked(settings.think_longer)
+        self.think_longer_note = _note("", thinking)
+        self.think_longer_note.hide()
         thinking_layout = QVBoxLayout(thinking)
         thinking_layout.addWidget(self.think_longer)
+        thinking_layout.addWidget(self.think_longer_note)
 
         told = QGroupBox("When Claude has replied", self)
         self.notify = QCheckBox(
@@ -81,6 +88,23 @@ class ReplySettingsPage(QWidget):
         layout.addWidget(thinking)
         layout.addWidget(told)
         layout.addStretch(0)
+
+    def set_model(self, model: ModelInfo | None) -> None:
+        """Offer "Think longer" where `model` (the model for new messages) has a setting
+        for how long it thinks; else disable it and say why in plain words. What was
+        chosen is kept either way: it applies again with a model that has the setting."""
+        offered = model is None or offers_think_longer(model)
+        self.think_longer.setEnabled(offered)
+        why = (
+            ""
+            if offered or model is None
+            else f"{model.display_name} has no setting for how long it thinks, so this "
+            "makes no difference with it. It applies again when you choose a model that "
+            "has one (General → Model for new messages)."
+        )
+        self.think_longer_note.setText(why)
+        self.think_longer_note.setVisible(bool(why))
+        self.think_longer.setAccessibleDescription(why)
 
     def applied(self, settings: AppSettings) -> AppSettings:
         """`settings` with this page's values (the instructions trimmed to the limit)."""

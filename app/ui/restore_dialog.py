@@ -8,7 +8,6 @@ other menu (the History window's) can add the same with `menu.addAction(...)`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.dates import clock, local, weekday_date
 from app.store.backup import BackupInfo
 from app.ui.confirm import ask_to_confirm
 from app.ui.controller import ChatController
@@ -43,16 +43,11 @@ def human_size(size: int) -> str:
     return f"{size / 1024**3:.1f} GB"
 
 
-def day_text(moment: datetime) -> str:
-    return f"{moment:%A} {moment.day} {moment:%B %Y}"
-
-
 def backup_text(info: BackupInfo) -> str:
     """One line of the list: when, and how big."""
+    when = weekday_date(local(info.taken_at).date())
     if info.before_restore:
-        when = f"Before a restore, {day_text(info.taken_at)} at {info.taken_at:%H:%M}"
-    else:
-        when = day_text(info.taken_at)
+        when = f"Before a restore, {when} at {clock(info.taken_at)}"
     return f"{when} · {human_size(info.size)}"
 
 
@@ -121,7 +116,7 @@ class RestoreDialog(QDialog):
         self.confirm_box = ask_to_confirm(
             self,
             title="Restore this backup?",
-            text=f"Restore the backup of {day_text(info.taken_at)}?",
+            text=f"Restore the backup of {weekday_date(local(info.taken_at).date())}?",
             detail="Your conversations will be as they were then. What you have now is "
             "backed up first, so nothing is lost: you can restore it the same way.",
             action="Restore",

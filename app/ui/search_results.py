@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.dates import friendly_date
 from app.core.search import Author, SearchHit, SnippetPart
-from app.ui.sidebar import friendly_date
-from app.ui.transcript_blocks import blend, muted_text_colour
+from app.ui.theme import blend, muted_text_colour
 
 HIT_ROLE = Qt.ItemDataRole.UserRole
 AUTHOR_NAMES = {Author.YOU: "You", Author.CLAUDE: "Claude", Author.SUMMARY: "Summary"}

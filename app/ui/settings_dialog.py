@@ -173,6 +173,10 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.recall_page, "Recall")
         self.replies_page = ReplySettingsPage(settings, self)  # default instructions, notices
         self.tabs.addTab(self.replies_page, "Replies")
+        # "Think longer" follows the model chosen for new messages, as it is changed.
+        self._models = {model.id: model for model in models}
+        self.model_combo.currentIndexChanged.connect(self._model_chosen)
+        self._model_chosen()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 16, 18, 14)
@@ -184,6 +188,9 @@ class SettingsDialog(QDialog):
         self.test_key_button.clicked.connect(self._test_key)
         self.remove_key_button.clicked.connect(self._remove_key)
         self._refresh_key()
+
+    def _model_chosen(self) -> None:
+        self.replies_page.set_model(self._models.get(str(self.model_combo.currentData())))
 
     # -- key -------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.dates import friendly_date
 from app.core.models import Session
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole
@@ -71,20 +72,6 @@ _SESSION_ROLES = frozenset(
         Qt.ItemDataRole.AccessibleDescriptionRole,
     }
 )
-
-
-def friendly_date(moment: datetime, now: datetime | None = None) -> str:
-    """'14:05' today, 'Yesterday', '3 Mar' this year, '3 Mar 2025' before."""
-    now = now or datetime.now(UTC)
-    local = moment.astimezone()
-    today = now.astimezone().date()
-    if local.date() == today:
-        return local.strftime("%H:%M")
-    if (today - local.date()).days == 1:
-        return "Yesterday"
-    if local.year == today.year:
-        return f"{local.day} {local.strftime('%b')}"
-    return f"{local.day} {local.strftime('%b %Y')}"
 
 
 def order_key(session: Session, arrival: int) -> OrderKey:

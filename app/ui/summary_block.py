@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.catalog import model_name
+from app.core.dates import local, long_date, moment_range, short_date, timestamp
 from app.core.models import Message, Role
 from app.core.summary import (
     ActionItem,
@@ -52,11 +53,8 @@ from app.core.summary import (
     SummaryTier,
     archived_facts_note,
     dated_text,
-    short_day,
 )
-from app.ui.message_header import format_timestamp
-from app.ui.transcript_blocks import (
-    MarkdownView,
+from app.ui.theme import (
     blend,
     code_background,
     code_border,
@@ -65,6 +63,7 @@ from app.ui.transcript_blocks import (
     scaled_font,
     set_text_colour,
 )
+from app.ui.transcript_blocks import MarkdownView
 from app.ui.transcript_frame import settle_layout
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
@@ -86,28 +85,11 @@ def compact_tokens(tokens: int) -> str:
     return f"{tokens / 1000:.1f}k".replace(".0k", "k")
 
 
-def date_span(first: datetime | None, last: datetime | None) -> str:
-    """ "3–5 March", "28 February – 2 March", "3 March"; "" when unknown."""
-    known_first = first or last
-    known_last = last or first
-    if known_first is None or known_last is None:
-        return ""
-    start = known_first.astimezone() if known_first.tzinfo else known_first
-    end = known_last.astimezone() if known_last.tzinfo else known_last
-    year = "" if end.year == datetime.now().year else f" {end.year}"
-    if start.date() == end.date():
-        return f"{end.day} {end:%B}{year}"
-    if (start.year, start.month) == (end.year, end.month):
-        return f"{start.day}–{end.day} {end:%B}{year}"
-    start_year = f" {start.year}" if start.year != end.year else ""
-    return f"{start.day} {start:%B}{start_year} – {end.day} {end:%B}{year}"
-
-
 def header_text(summary: Summary, first: datetime | None, last: datetime | None) -> str:
     """ "Summary of 42 earlier messages · 3–5 March" (sizes are in `details_text`)."""
     count = summary.last_seq - summary.first_seq + 1
     parts = [f"Summary of {count} earlier message{'s' if count != 1 else ''}"]
-    span = date_span(first, last)
+    span = moment_range(first, last)
     if span:
         parts.append(span)
     return " · ".join(parts)
@@ -166,7 +148,7 @@ def _fact_points(content: SummaryContent) -> list[SourcedPoint]:
 def _fact_line(fact: LedgerFact) -> str:
     about = [_FACT_KIND_WORDS.get(fact.kind, fact.kind)]
     if fact.day is not None:
-        about.append(short_day(fact.day))
+        about.append(short_date(fact.day))
     return f"{fact.value} ({', '.join(about)})"
 
 
@@ -305,7 +287,7 @@ class OriginalsView(MarkdownView):
                 self._positions[message.seq] = cursor.position()
                 who = "You" if message.role is Role.USER else "Claude"
                 cursor.insertText(
-                    f"{who} · {format_timestamp(message.created_at, self._now)}", header_format
+                    f"{who} · {timestamp(message.created_at, self._now)}", header_format
                 )
                 text = message.content
                 if len(text) > _ORIGINAL_SHOWN_CHARS:
@@ -512,8 +494,7 @@ class SummaryBlock(QWidget):
         if not messages:
             missing = "The original messages could not be found."
             if deleted_on is not None:
-                local = deleted_on.astimezone()
-                day = f"{local.day} {local:%B %Y}"
+                day = long_date(local(deleted_on).date())
                 missing = f"The original messages of this summary were deleted on {day}."
             layout.addWidget(QLabel(missing, box))
         self._originals_box = box

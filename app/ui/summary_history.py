@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
 
 from app.chat.events import HistoryEntry, SummaryReport
 from app.core.catalog import model_name
+from app.core.dates import full_timestamp
 from app.core.summary import EventKind, EventOutcome, SummaryEvent
-from app.ui.message_header import full_timestamp
 
 BANNER_TITLE: Final = "Earlier messages summarized"
 UNDO_ACTION: Final = "Undo"

@@ -1,16 +1,21 @@
-"""Light and dark palettes, and following the system's colour scheme.
+"""Light and dark palettes, following the system's colour scheme, and the colours and
+fonts drawn from them.
 
 Qt's Fusion style gives the same look everywhere; the palettes are explicit so
-"light" and "dark" mean the same on every platform, and contrast is known.
+"light" and "dark" mean the same on every platform, and contrast is known. The
+helpers below derive every other colour (muted text, panels, borders, the user's
+bubble, error text) and font (scaled, fixed-width) from the palette and font a
+widget has, so both themes and every text size follow from one place.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPainter, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 
 from app.core.settings import Theme
+from app.ui.contrast import readable_on
 
 
 def _palette(colors: dict[QPalette.ColorRole, str], disabled_text: str) -> QPalette:
@@ -91,3 +96,113 @@ def apply_theme(app: QApplication, theme: Theme) -> None:
     dark = is_dark(theme)
     app.setPalette(_palette(DARK, "#7a7a84") if dark else _palette(LIGHT, "#9a9aa4"))
     app.setProperty("cairnDarkTheme", dark)
+
+
+# --- colours and fonts drawn from a palette
+
+
+def blend(base: QColor, other: QColor, amount: float) -> QColor:
+    """`base` moved `amount` (0…1) of the way towards `other`, fully opaque."""
+    return QColor.fromRgbF(
+        base.redF() + (other.redF() - base.redF()) * amount,
+        base.greenF() + (other.greenF() - base.greenF()) * amount,
+        base.blueF() + (other.blueF() - base.blueF()) * amount,
+    )
+
+
+def muted_text_colour(palette: QPalette) -> QColor:
+    """Secondary text (names, times, notes, a code block's language): softer than body
+    text, still ≥ 4.5:1 on every surface of the transcript it is drawn on."""
+    return readable_on(
+        blend(palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.35),
+        transcript_surfaces(palette),
+    )
+
+
+def transcript_surfaces(palette: QPalette) -> list[QColor]:
+    """What text in the transcript sits on: the page, the window, code and summary
+    panels (a nested card is a shade deeper), and the user's bubble
+    (`user_bubble_colour`)."""
+    base = palette.color(QPalette.ColorRole.Base)
+    panel = code_background(palette)
+    return [
+        base,
+        palette.color(QPalette.ColorRole.Window),
+        panel,
+        blend(panel, palette.color(QPalette.ColorRole.Text), 0.03),
+        blend(base, palette.color(QPalette.ColorRole.Highlight), 0.16),
+    ]
+
+
+def code_background(palette: QPalette) -> QColor:
+    """A faint panel behind code: Base nudged towards Text, so it works light or dark."""
+    return blend(
+        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.055
+    )
+
+
+def code_border(palette: QPalette) -> QColor:
+    return blend(
+        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.14
+    )
+
+
+def quote_bar_colour(palette: QPalette) -> QColor:
+    """The bar beside a quote: a quiet grey that still stands out (3:1, WCAG 1.4.11)."""
+    return readable_on(code_border(palette), transcript_surfaces(palette), 3.0)
+
+
+def paint_focus_ring(widget: QWidget, radius: float, width: float = 2.0) -> None:
+    """A Highlight outline just inside `widget`: where the keyboard focus is."""
+    painter = QPainter(widget)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    pen = QPen(widget.palette().color(QPalette.ColorRole.Highlight))
+    pen.setWidthF(width)
+    painter.setPen(pen)
+    painter.drawRoundedRect(QRectF(widget.rect()).adjusted(1, 1, -1, -1), radius, radius)
+    painter.end()
+
+
+def set_text_colour(widget: QWidget, colour: QColor) -> None:
+    """Give `widget` this text colour whichever role its background makes it use.
+
+    A label on the transcript's Base background draws with Text, elsewhere
+    with WindowText, so both are set.
+    """
+    palette = widget.palette()
+    palette.setColor(QPalette.ColorRole.WindowText, colour)
+    palette.setColor(QPalette.ColorRole.Text, colour)
+    widget.setPalette(palette)
+
+
+def scaled_font(font: QFont, factor: float) -> QFont:
+    """A copy of `font` `factor` times its size, whether it is sized in points or pixels."""
+    scaled = QFont(font)
+    if font.pointSizeF() > 0:
+        scaled.setPointSizeF(font.pointSizeF() * factor)
+    elif font.pixelSize() > 0:
+        scaled.setPixelSize(max(1, round(font.pixelSize() * factor)))
+    return scaled
+
+
+def monospace_font(font: QFont) -> QFont:
+    """The system's fixed-width font at the size of `font`."""
+    fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    if font.pointSizeF() > 0:
+        fixed.setPointSizeF(font.pointSizeF() * 0.95)
+    elif font.pixelSize() > 0:
+        fixed.setPixelSize(font.pixelSize())
+    return fixed
+
+
+def user_bubble_colour(palette: QPalette) -> QColor:
+    """Base tinted a little towards Highlight: distinct, and body text keeps its contrast."""
+    return blend(
+        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Highlight), 0.16
+    )
+
+
+def error_text_colour(palette: QPalette) -> QColor:
+    """A red readable on this palette's Base (dark red on light, pale red on dark)."""
+    dark_theme = palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
+    return QColor("#f2a7a2") if dark_theme else QColor("#b3261e")

@@ -15,10 +15,8 @@ from typing import Any, Final
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, QSizeF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QColor,
     QContextMenuEvent,
     QFont,
-    QFontDatabase,
     QFontMetricsF,
     QGuiApplication,
     QHideEvent,
@@ -27,7 +25,6 @@ from PySide6.QtGui import (
     QPainter,
     QPaintEvent,
     QPalette,
-    QPen,
     QResizeEvent,
     QShowEvent,
     QTextBlockFormat,
@@ -55,8 +52,17 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.code_highlight import CodeHighlighter
-from app.ui.contrast import readable_on
 from app.ui.markdown_quotes import paint_quote_bars, polish_quotes, quote_bars
+from app.ui.theme import (
+    blend,
+    code_background,
+    code_border,
+    monospace_font,
+    muted_text_colour,
+    quote_bar_colour,
+    scaled_font,
+    set_text_colour,
+)
 from app.ui.transcript_text import display_text, utf16_to_index
 
 _MARKDOWN_FEATURES: Final = (
@@ -74,100 +80,6 @@ LINE_HEIGHT_PERCENT: Final = 125
 _FILL_HINT_WIDTH: Final = 480
 # Paragraphs keep their shaped glyphs only in texts of up to this many.
 _MAX_SHAPED_BLOCKS: Final = 2000
-
-
-def blend(base: QColor, other: QColor, amount: float) -> QColor:
-    """`base` moved `amount` (0…1) of the way towards `other`, fully opaque."""
-    return QColor.fromRgbF(
-        base.redF() + (other.redF() - base.redF()) * amount,
-        base.greenF() + (other.greenF() - base.greenF()) * amount,
-        base.blueF() + (other.blueF() - base.blueF()) * amount,
-    )
-
-
-def muted_text_colour(palette: QPalette) -> QColor:
-    """Secondary text (names, times, notes, a code block's language): softer than body
-    text, still ≥ 4.5:1 on every surface of the transcript it is drawn on."""
-    return readable_on(
-        blend(palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.35),
-        transcript_surfaces(palette),
-    )
-
-
-def transcript_surfaces(palette: QPalette) -> list[QColor]:
-    """What text in the transcript sits on: the page, the window, code and summary
-    panels (a nested card is a shade deeper), and the user's bubble
-    (`message_text.user_bubble_colour`)."""
-    base = palette.color(QPalette.ColorRole.Base)
-    panel = code_background(palette)
-    return [
-        base,
-        palette.color(QPalette.ColorRole.Window),
-        panel,
-        blend(panel, palette.color(QPalette.ColorRole.Text), 0.03),
-        blend(base, palette.color(QPalette.ColorRole.Highlight), 0.16),
-    ]
-
-
-def code_background(palette: QPalette) -> QColor:
-    """A faint panel behind code: Base nudged towards Text, so it works light or dark."""
-    return blend(
-        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.055
-    )
-
-
-def code_border(palette: QPalette) -> QColor:
-    return blend(
-        palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text), 0.14
-    )
-
-
-def quote_bar_colour(palette: QPalette) -> QColor:
-    """The bar beside a quote: a quiet grey that still stands out (3:1, WCAG 1.4.11)."""
-    return readable_on(code_border(palette), transcript_surfaces(palette), 3.0)
-
-
-def paint_focus_ring(widget: QWidget, radius: float, width: float = 2.0) -> None:
-    """A Highlight outline just inside `widget`: where the keyboard focus is."""
-    painter = QPainter(widget)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    pen = QPen(widget.palette().color(QPalette.ColorRole.Highlight))
-    pen.setWidthF(width)
-    painter.setPen(pen)
-    painter.drawRoundedRect(QRectF(widget.rect()).adjusted(1, 1, -1, -1), radius, radius)
-    painter.end()
-
-
-def set_text_colour(widget: QWidget, colour: QColor) -> None:
-    """Give `widget` this text colour whichever role its background makes it use.
-
-    A label on the transcript's Base background draws with Text, elsewhere
-    with WindowText, so both are set.
-    """
-    palette = widget.palette()
-    palette.setColor(QPalette.ColorRole.WindowText, colour)
-    palette.setColor(QPalette.ColorRole.Text, colour)
-    widget.setPalette(palette)
-
-
-def scaled_font(font: QFont, factor: float) -> QFont:
-    """A copy of `font` `factor` times its size, whether it is sized in points or pixels."""
-    scaled = QFont(font)
-    if font.pointSizeF() > 0:
-        scaled.setPointSizeF(font.pointSizeF() * factor)
-    elif font.pixelSize() > 0:
-        scaled.setPixelSize(max(1, round(font.pixelSize() * factor)))
-    return scaled
-
-
-def monospace_font(font: QFont) -> QFont:
-    """The system's fixed-width font at the size of `font`."""
-    fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-    if font.pointSizeF() > 0:
-        fixed.setPointSizeF(font.pointSizeF() * 0.95)
-    elif font.pixelSize() > 0:
-        fixed.setPixelSize(font.pixelSize())
-    return fixed
 
 
 class MarkdownView(QTextBrowser):

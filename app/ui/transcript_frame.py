@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ui.transcript_blocks import (
+from app.ui.theme import (
     muted_text_colour,
     paint_focus_ring,
     scaled_font,

@@ -24,8 +24,8 @@ from app.ui.lookup_line import LookupLine
 from app.ui.message_header import PIN_TIP, PINNED_TIP, MessageHeader
 from app.ui.message_note import MessageNote
 from app.ui.message_text import BUBBLE_INSET, MessageText, UserBubble
+from app.ui.theme import paint_focus_ring
 from app.ui.thinking_block import ThinkingBlock
-from app.ui.transcript_blocks import paint_focus_ring
 
 PIN_ACTION: Final = "Pin message"
 UNPIN_ACTION: Final = "Unpin message"

@@ -18,7 +18,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QLabel, QWidget
 from shiboken6 import isValid
 
-from app.ui.transcript_blocks import scaled_font, set_text_colour
+from app.ui.theme import scaled_font, set_text_colour
 
 if TYPE_CHECKING:
     from app.ui.controller import ChatController

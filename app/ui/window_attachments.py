@@ -27,8 +27,8 @@ from app.ui.attachment_chips import (
 from app.ui.attachment_tray import AttachmentTray, carries_files
 from app.ui.composer import Composer
 from app.ui.controller import ChatController
+from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 from app.ui.transcript import TranscriptView
-from app.ui.transcript_blocks import muted_text_colour, scaled_font, set_text_colour
 from app.ui.transcript_message import MessageWidget
 
 

@@ -39,11 +39,14 @@ from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
 from tests.fakes import thinking_rules
 from tests.fakes.file_blocks import (
     FileBlockError,
+    Resolve,
     check_file_blocks,
     check_request_files,
     file_tokens,
+    no_files,
     request_too_large,
 )
+from tests.fakes.files_api import MAX_UPLOAD_BYTES, FakeFiles, FilesApiError
 from tests.fakes.prompt_cache import MAX_BREAKPOINTS, PromptCache
 
 logger = logging.getLogger(__name__)
@@ -458,6 +461,7 @@ class RecordedRequest:
     query: Mapping[str, list[str]]
     headers: Mapping[str, str]
     body: Any  # the parsed JSON, or None when there was no (valid) JSON body
+    raw: bytes = b""  # a multipart body as it came (a Files API upload); else empty
 
     @property
     def api_key(self) -> str | None:
@@ -748,6 +752,7 @@ class FakeAnthropicServer:
             as the API does for a model that does not exist or the key cannot use
             (https://docs.claude.com/en/api/errors, `not_found_error`); on by default.
         prompt_cache: the prefixes `cache_control` breakpoints cached (prompt_cache.py).
+        files: the Files API and the files uploaded through it (files_api.py).
     """
 
     def __init__(
@@ -793,6 +798,7 @@ class FakeAnthropicServer:
         self._httpd: _HttpServer | None = None
         self._thread: threading.Thread | None = None
         self.prompt_cache = PromptCache()
+        self.files = FakeFiles()
 
     # -- lifecycle
 
@@ -1003,7 +1009,7 @@ class FakeAnthropicServer:
                 tokens += FAKE_MESSAGE_OVERHEAD + count_text_tokens(
                     text_of_content(message.get("content", ""))
                 )
-                tokens += file_tokens(message.get("content"), count_text_tokens)
+                tokens += file_tokens(message.get("content"), count_text_tokens, self.files.lookup)
         if body.get("tools"):
             tokens += count_text_tokens(json.dumps(body["tools"]))
             choice = body.get("tool_choice")
@@ -1045,6 +1051,9 @@ class FakeAnthropicServer:
             self._request_arrived.notify_all()
         logger.debug("fake server: %s %s", request.method, request.path)
 
+        if self.files.handles(request.method, request.path):
+            self._serve_files(exchange, request)
+            return
         route = self._route(request)
         if route is None:
             exchange.send_error(HttpError(404, f"{request.method} {request.path} not found."))
@@ -1061,6 +1070,43 @@ class FakeAnthropicServer:
             exchange.send_error(HttpError(400, "The request body is not valid JSON."))
             return
         route(exchange, request)
+
+    def _serve_files(self, exchange: _Exchange, request: RecordedRequest) -> None:
+        """A Files API call (files_api.py): 413 past its 500 MB, the key and version
+        checked as for any call, then the files module answers."""
+        too_large = request_too_large(request.headers, MAX_UPLOAD_BYTES)
+        refusal = HttpError(413, too_large) if too_large else self._check_headers(request)
+        if refusal is None:
+            refusal = self._take_http_error_for_files(request.path)
+        if refusal is not None:
+            exchange.send_error(refusal)
+            return
+        try:
+            status, payload = self.files.serve(
+                request.method,
+                request.path,
+                request.query,
+                request.headers,
+                request.raw,
+                request.api_key,
+            )
+        except FilesApiError as error:
+            exchange.send_error(HttpError(error.status, str(error)))
+            return
+        exchange.send_json(status, payload)
+
+    def _take_http_error_for_files(self, path: str) -> HttpError | None:
+        """A scripted error meant for this Files API path (`HttpError.path`), if any."""
+        with self._lock:
+            for item in self._script:
+                if isinstance(item, HttpError) and item.path == path:
+                    self._script.remove(item)
+                    return item
+        return None
+
+    def _resolver(self, request: RecordedRequest) -> Resolve:
+        """How a Messages request finds the uploaded files it refers to."""
+        return self.files.resolver(request.api_key, request.headers)
 
     def _route(
         self, request: RecordedRequest
@@ -1115,7 +1161,7 @@ class FakeAnthropicServer:
         return next((model for model in self.models if model.id == model_id), None)
 
     def _validate_messages_body(
-        self, body: Mapping[str, Any], *, needs_max_tokens: bool
+        self, body: Mapping[str, Any], *, needs_max_tokens: bool, resolve: Resolve = no_files
     ) -> HttpError | None:
         """The checks the real API makes that a client bug would trip, as a 400 (or 404)."""
         model = body.get("model")
@@ -1148,9 +1194,9 @@ class FakeAnthropicServer:
             if content_error is not None:
                 return content_error
             try:  # image and document blocks as the docs define them (file_blocks.py)
-                check_file_blocks(f"messages.{index}", message.get("content"))
+                check_file_blocks(f"messages.{index}", message.get("content"), resolve)
             except FileBlockError as error:
-                return HttpError(400, str(error))
+                return HttpError(error.status, str(error))
             if not text_of_content(message.get("content")).strip():
                 return HttpError(400, f"messages.{index}: text content blocks must be non-empty")
             # Consecutive turns of one role are not refused: "consecutive user or
@@ -1163,9 +1209,9 @@ class FakeAnthropicServer:
             return tool_error
         known = self._find_model(model)
         try:  # the files of the whole request (file_blocks.py)
-            check_request_files(messages, known.max_input_tokens if known else None)
+            check_request_files(messages, known.max_input_tokens if known else None, resolve)
         except FileBlockError as error:
-            return HttpError(400, str(error))
+            return HttpError(error.status, str(error))
         if known is None:
             # A model that does not exist, or that the key cannot use: 404
             # `not_found_error` (https://docs.claude.com/en/api/errors).
@@ -1200,7 +1246,9 @@ class FakeAnthropicServer:
 
     def _serve_messages(self, exchange: _Exchange, request: RecordedRequest) -> None:
         body: Mapping[str, Any] = request.body
-        invalid = self._validate_messages_body(body, needs_max_tokens=True)
+        invalid = self._validate_messages_body(
+            body, needs_max_tokens=True, resolve=self._resolver(request)
+        )
         if invalid is not None:
             exchange.send_error(invalid)
             return
@@ -1399,7 +1447,9 @@ class FakeAnthropicServer:
         exchange.end_event_stream()
 
     def _serve_count_tokens(self, exchange: _Exchange, request: RecordedRequest) -> None:
-        invalid = self._validate_messages_body(request.body, needs_max_tokens=False)
+        invalid = self._validate_messages_body(
+            request.body, needs_max_tokens=False, resolve=self._resolver(request)
+        )
         if invalid is None:
             invalid = self._take_http_error(COUNT_TOKENS_PATH)
         if invalid is not None:
@@ -1608,7 +1658,8 @@ class _Exchange:
         length = int(handler.headers.get("content-length") or 0)
         raw = handler.rfile.read(length) if length else b""
         body: Any = None
-        if raw:
+        multipart = handler.headers.get("content-type", "").startswith("multipart/")
+        if raw and not multipart:
             try:
                 body = json.loads(raw)
             except ValueError:
@@ -1624,6 +1675,7 @@ class _Exchange:
             query=parse_qs(url.query),
             headers=headers,
             body=body,
+            raw=raw if multipart else b"",
         )
 
     def _start(self, status: int, headers: Mapping[str, str]) -> None:

@@ -158,3 +158,34 @@ def test_more_than_four_breakpoints_are_refused_as_the_api_does(
             )
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(
+    ("model", "cached"),
+    [
+        ("claude-opus-5-5", True),
+        ("claude-haiku-5-5", True),
+        ("claude-fable-5-1", True),
+        ("claude-sonnet-5", False),  # 1,024
+        ("claude-haiku-4-5", False),  # 4,096
+    ],
+)
+def test_the_fake_caches_from_each_models_documented_minimum(
+    fake_server: FakeAnthropicServer, model: str, cached: bool
+) -> None:
+    # A prefix of about 700 tokens: over the 512 of the 5.5 models and Fable 5.1
+    # (app.core.caching, from the prompt caching page), under Sonnet 5's and Haiku 4.5's.
+    system = [{"type": "text", "text": ANSWER * 4, "cache_control": {"type": "ephemeral"}}]
+    sdk = anthropic.Anthropic(api_key=KEY, base_url=fake_server.base_url, max_retries=0)
+    prefix = fake_server.count_input_tokens({"system": system, "messages": []})
+    assert 512 < prefix < 1_024
+    for _ in range(2):
+        fake_server.add_reply("Noted.")
+        usage = sdk.messages.create(
+            model=model,
+            max_tokens=1_000,
+            system=system,  # type: ignore[arg-type]
+            messages=[{"role": "user", "content": "Where?"}],
+        ).usage
+    sdk.close()
+    assert (usage.cache_read_input_tokens > 0) is cached

@@ -118,7 +118,7 @@ class FakeHistory:
 
         def answer() -> None:
             if generation == self._generation:
-                done(self.search_now(query))
+                done(self.found(query))
 
         QTimer.singleShot(0, answer)
 
@@ -130,7 +130,7 @@ class FakeHistory:
         def answer() -> None:
             if generation != self._match_generation:
                 return
-            hits = self.search_now(SearchQuery(text, limit=10_000)).hits
+            hits = self.found(SearchQuery(text, limit=10_000)).hits
             ids: list[str] = []
             for hit in hits:
                 if hit.session_id not in ids:
@@ -173,7 +173,7 @@ class FakeHistory:
             )
         return entries
 
-    def search_now(self, query: SearchQuery) -> SearchPage:
+    def found(self, query: SearchQuery) -> SearchPage:
         needles = words_of(query.text)
         hits: list[tuple[int, int, SearchHit]] = []
         if needles:

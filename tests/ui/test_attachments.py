@@ -3,7 +3,6 @@ refusals in words, the gauge, the request, and the files shown in the transcript
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
@@ -214,7 +213,10 @@ def test_sent_files_show_in_the_transcript_after_a_restart(
     fake_server.add_reply("Still a cat.")
     send(qtbot, again, "And now?")
     first_turn = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
-    assert base64.b64decode(first_turn[0]["source"]["data"]) == png(120, 90)
+    # Uploaded once, before the restart, and referred to by its id after it.
+    (uploaded,) = fake_server.files.uploads
+    assert first_turn[0]["source"] == {"type": "file", "file_id": uploaded.id}
+    assert uploaded.data == png(120, 90)
 
 
 def _strip_of_message(cairn: CairnSession, index: int) -> AttachmentStrip:

@@ -9,7 +9,8 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.contrast import READABLE, contrast_ratio
 from app.ui.markdown_quotes import QUOTE_INDENT
-from app.ui.transcript_blocks import CodeBlock, MarkdownView, code_background, quote_bar_colour
+from app.ui.theme import code_background, quote_bar_colour
+from app.ui.transcript_blocks import CodeBlock, MarkdownView
 from tests.ui.test_token_gauge import PALETTES
 
 CODE = 'def greet(name):\n    return "hi " + name  # greet'

@@ -186,12 +186,13 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
     transcript.scroll_to_bottom()
     target = summary.first_seq + 1
     block.source_clicked(target)
-    qtbot.wait(50)
-    start = originals.top_of(target)
-    assert start is not None
     viewport = transcript.scroll_area.viewport()
-    top = originals.mapTo(viewport, QPoint(0, start)).y()
-    assert 0 <= top < viewport.height(), top
+
+    def target_top() -> int | None:
+        start = originals.top_of(target)
+        return None if start is None else originals.mapTo(viewport, QPoint(0, start)).y()
+
+    qtbot.waitUntil(lambda: (top := target_top()) is not None and 0 <= top < viewport.height())
     # ... and the original it came from is the one there (its header names its time).
     message = originals.message(target)
     assert message is not None and message.content[:30] in originals.toPlainText()

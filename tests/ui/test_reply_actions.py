@@ -96,6 +96,23 @@ def test_a_declined_exchange_says_so(
     assert action(question) is None
 
 
+def test_a_declined_replys_explanation_is_still_there_after_a_restart(
+    qtbot: QtBot,
+    cairn: CairnSession,
+    fake_server: FakeAnthropicServer,
+    open_window: Callable[[], CairnSession],
+) -> None:
+    fake_server.add_reply("I", stop_reason="refusal")
+    send(qtbot, cairn, "Something Claude declines")
+    wait_idle(qtbot, cairn)
+    again = reopen(cairn, open_window)
+    qtbot.waitUntil(lambda: len(widgets(again)) == 2 and action(widgets(again)[-1]) is not None)
+    reply = widgets(again)[-1]
+    assert "This request was declined because it could enable cyber harm." in reply.note.text()
+    button = action(reply)
+    assert button is not None and button.text() == "Ask another model"
+
+
 def test_a_failed_reply_that_received_nothing_leaves_retry_on_the_question(
     qtbot: QtBot,
     cairn: CairnSession,

@@ -8,10 +8,12 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
+from app.core.catalog import FALLBACK_MODELS, ModelInfo
 from app.core.paths import AppPaths
+from app.core.settings import AppSettings
 from app.secrets.keystore import SERVICE_NAME, USERNAME
 from app.ui.app import CairnSession
-from app.ui.settings_dialog import mask_key
+from app.ui.settings_dialog import SettingsDialog, mask_key
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.keyring_backend import MemoryKeyring
 from tests.ui.conftest import TEST_KEY
@@ -75,3 +77,34 @@ def test_text_size_is_set_in_settings_and_shown_at_once(qtbot: QtBot, cairn: Cai
     assert window.composer.editor.font().pointSize() == 16
     saved = json.loads(AppPaths.from_environment().settings_file.read_text(encoding="utf-8"))
     assert saved["font_size"] == 16
+
+
+def test_think_longer_is_offered_only_where_the_model_has_a_setting_for_it(
+    qtbot: QtBot, cairn: CairnSession
+) -> None:
+    sonnet = FALLBACK_MODELS[0]  # Sonnet 5.5: adaptive thinking, with an effort
+    plain = ModelInfo(id="acme-chat-1", display_name="Acme Chat")  # no thinking, no effort
+    settings = AppSettings().model_copy(update={"think_longer": True})
+    dialog = SettingsDialog(
+        settings,
+        models=[sonnet, plain],
+        selected_model=sonnet.id,
+        keys=cairn.controller.service.credentials,
+        paths=AppPaths.from_environment(),
+    )
+    qtbot.addWidget(dialog)
+    page = dialog.replies_page
+    assert page.think_longer.isEnabled() and page.think_longer_note.isHidden()
+
+    dialog.model_combo.setCurrentIndex(dialog.model_combo.findData(plain.id))
+    assert not page.think_longer.isEnabled(), "disabled, not hidden"
+    assert not page.think_longer.isHidden()
+    note = page.think_longer_note.text()
+    assert note.startswith("Acme Chat has no setting for how long it thinks")
+    assert not page.think_longer_note.isHidden()
+    assert page.think_longer.accessibleDescription() == note  # a screen reader hears why
+    # What was chosen is kept: it applies again with a model that has the setting.
+    assert page.applied(settings).think_longer is True
+
+    dialog.model_combo.setCurrentIndex(dialog.model_combo.findData(sonnet.id))
+    assert page.think_longer.isEnabled() and page.think_longer_note.isHidden()

@@ -14,8 +14,9 @@ from PySide6.QtTest import QSignalSpy, QTest
 from PySide6.QtWidgets import QApplication, QLineEdit, QMenu
 from pytestqt.qtbot import QtBot
 
+from app.core.dates import friendly_date
 from app.core.models import Session
-from app.ui.sidebar import SESSION_ID_ROLE, SessionListModel, Sidebar, friendly_date
+from app.ui.sidebar import SESSION_ID_ROLE, SessionListModel, Sidebar
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
 
@@ -192,7 +193,9 @@ def test_a_change_in_place_repaints_only_its_row(qtbot: QtBot, filled: Sidebar) 
 
     spy = PaintSpy()
     filled.list.viewport().installEventFilter(spy)
-    qtbot.wait(20)  # any paint still pending from filling
+    # Paint now whatever filling left pending, so only the change's own paint is seen.
+    filled.list.viewport().repaint()
+    QApplication.processEvents()
     regions.clear()
     filled.upsert_session(make("a", "Alpha, renamed", 2))
     qtbot.waitUntil(lambda: bool(regions))

@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
 from app.core.lookup import TOOL_NAME
@@ -83,6 +85,34 @@ def test_a_lookup_on_an_always_thinking_model_goes_back_byte_identical(
     block.toggle.setFocus()
     qtbot.keyClick(block.toggle, Qt.Key.Key_Space)
     assert block.details.isVisible() and "Let me look." in block.details.text()
+    assert block.is_open
+
+
+def test_the_thinking_block_is_a_named_button_and_its_text_the_next_tab_stop(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+) -> None:
+    # What the AT-SPI walk found (a check box "not checked" beside "collapsed"; the
+    # thinking text out of Tab's reach once open), held by Qt's accessibility interface.
+    cairn = open_window()
+    chat(qtbot, cairn, "Where do we meet?")
+    block = cairn.window.transcript.message_widgets()[-1].findChild(ThinkingBlock)
+    assert block is not None
+    toggle = QAccessible.queryAccessibleInterface(block.toggle)
+    assert toggle is not None
+    assert toggle.role() == QAccessible.Role.Button
+    assert toggle.text(QAccessible.Text.Name).endswith(", collapsed")
+    assert toggle.text(QAccessible.Text.Description) == "Show Claude's thinking"
+    block.toggle.setFocus()
+    qtbot.keyClick(block.toggle, Qt.Key.Key_Space)
+    assert toggle.text(QAccessible.Text.Name).endswith(", expanded")
+    qtbot.keyClick(block.toggle, Qt.Key.Key_Tab)
+    qtbot.waitUntil(lambda: block.details.hasFocus())
+    details = QAccessible.queryAccessibleInterface(block.details)
+    assert details is not None and details.text(QAccessible.Text.Name) == "Claude's thinking"
+    assert details.text(QAccessible.Text.Description) == block.details.text() != ""
+    qtbot.keyClick(block.details, Qt.Key.Key_Backtab)
+    qtbot.keyClick(block.toggle, Qt.Key.Key_Space)
+    assert not block.details.isVisible() and not block.is_open
 
 
 def test_a_refusal_offers_another_model_with_its_explanation(
@@ -100,6 +130,11 @@ def test_a_refusal_offers_another_model_with_its_explanation(
     note = reply.note.text()
     assert "could enable cyber harm" in note, "the API's explanation"
     assert "Claude Opus 5.5" in note, "the next listed model, said in words"
+    # Tab lands on the button, past the note: a screen reader hears the note with it.
+    (button,) = [b for b in reply.findChildren(QPushButton) if b.text() == "Ask another model"]
+    assert button.focusPolicy() & Qt.FocusPolicy.TabFocus
+    assert "could enable cyber harm" in button.accessibleDescription()
+    assert "Claude Opus 5.5" in button.accessibleDescription()
     fake_server.add_reply("Here is a safe answer.")
     reply.action_requested.emit()
     qtbot.waitUntil(

@@ -19,17 +19,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QLabel, QScrollBar, QWidget
 from pytestqt.qtbot import QtBot
 
+from app.core.dates import timestamp
 from app.core.models import Message, MessageStatus, Role
-from app.ui.message_header import format_timestamp
-from app.ui.message_text import HUGE_MESSAGE_CHARS, user_bubble_colour
+from app.ui.message_text import HUGE_MESSAGE_CHARS
+from app.ui.theme import code_background, muted_text_colour, user_bubble_colour
 from app.ui.transcript import TranscriptView
-from app.ui.transcript_blocks import (
-    CodeBlock,
-    HugeTextView,
-    MarkdownView,
-    code_background,
-    muted_text_colour,
-)
+from app.ui.transcript_blocks import CodeBlock, HugeTextView, MarkdownView
 from app.ui.transcript_frame import EMPTY_HINT
 from app.ui.transcript_message import MessageWidget
 from app.ui.transcript_text import display_text, utf16_to_index
@@ -336,16 +331,9 @@ def test_header_says_who_spoke_and_when(view: TranscriptView) -> None:
     user_labels = [label.text() for label in assistant(view, 1).findChildren(QLabel)]
     claude_labels = [label.text() for label in assistant(view, 2).findChildren(QLabel)]
     assert "You" in user_labels
-    assert format_timestamp(yesterday, NOW) in user_labels
+    assert timestamp(yesterday, NOW) in user_labels
     assert "Claude" in claude_labels
-    assert format_timestamp(NOW, NOW) in claude_labels
-
-
-def test_timestamps_name_the_day_only_when_it_is_not_today() -> None:
-    now = datetime(2026, 3, 5, 14, 30)
-    assert format_timestamp(datetime(2026, 3, 5, 9, 7), now) == "09:07"
-    assert format_timestamp(datetime(2026, 3, 3, 14, 5), now) == "3 Mar 14:05"
-    assert format_timestamp(datetime(2025, 12, 31, 23, 59), now) == "31 Dec 2025 23:59"
+    assert timestamp(NOW, NOW) in claude_labels
 
 
 # --- streaming --------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -45,7 +44,8 @@ def test_a_test_stuck_in_a_modal_dialog_is_ended_by_the_timeout(tmp_path: Path) 
         "timeout=2",
         str(test_file),
     ]
-    started = time.monotonic()
+    # subprocess's own timeout only turns a hang into a failure; what shows that
+    # pytest-timeout ended the test is its banner and the test's stack.
     result = subprocess.run(
         command,
         cwd=tmp_path,
@@ -56,10 +56,8 @@ def test_a_test_stuck_in_a_modal_dialog_is_ended_by_the_timeout(tmp_path: Path) 
         check=False,
         encoding="utf-8",
     )
-    elapsed = time.monotonic() - started
 
     output = result.stdout + result.stderr
-    assert elapsed < 10, output
     assert result.returncode != 0, output
     assert "+ Timeout +" in output
     assert "test_waits_for_a_dialog_nobody_closes" in output  # the stack names the test

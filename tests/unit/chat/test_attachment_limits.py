@@ -52,8 +52,11 @@ def photo(width: int, height: int, size: int) -> bytes:
     return head + b"\0" * max(0, size - len(head))
 
 
-def files_in(body: dict[str, Any]) -> tuple[int, list[tuple[int, int]], int]:
-    """PDF pages, image sizes and base64 bytes of a request's files."""
+def files_in(
+    body: dict[str, Any], server: FakeAnthropicServer
+) -> tuple[int, list[tuple[int, int]], int]:
+    """PDF pages, image sizes and base64 bytes of a request's files, those it sends as
+    base64 and those it refers to by `file_id` (read from the fake's uploads)."""
     import base64
 
     pages, images, encoded = 0, [], 0
@@ -61,10 +64,15 @@ def files_in(body: dict[str, Any]) -> tuple[int, list[tuple[int, int]], int]:
         content = message["content"]
         for block in content if isinstance(content, list) else []:
             source = block.get("source", {})
-            if source.get("type") != "base64":
+            if source.get("type") == "file":
+                found = server.files.lookup(source["file_id"])
+                assert found is not None
+                data = found[1]
+            elif source.get("type") == "base64":
+                encoded += len(source["data"])
+                data = base64.b64decode(source["data"])
+            else:
                 continue
-            encoded += len(source["data"])
-            data = base64.b64decode(source["data"])
             if block["type"] == "document":
                 pages += pdf_pages(data)
             else:
@@ -100,14 +108,14 @@ def test_two_60_page_pdfs_and_25_large_pictures_stay_inside_the_limits(
     requests = fake_server.requests_to(MESSAGES_PATH)
     assert len(requests) == 27  # the strict fake accepted every one
     for request in requests:
-        pages, images, encoded = files_in(request.body)
+        pages, images, encoded = files_in(request.body, fake_server)
         assert pages <= MAX_PDF_PAGES
         assert len(images) <= MANY_IMAGES or max(max(i) for i in images) <= MAX_SIDE_WITH_MANY
         assert encoded <= file_bytes_budget(SONNET_5_5)
     # From the second PDF on, the first is named in a note where it was.
     assert notes_in(requests[1].body) == ["[earlier file: report.pdf — not re-sent]"]
     last = requests[-1].body
-    pages, images, _ = files_in(last)
+    pages, images, _ = files_in(last, fake_server)
     assert pages == 0 or pages == 60
     assert len(images) <= MANY_IMAGES
     noted = " ".join(notes_in(last))
@@ -125,14 +133,31 @@ def test_two_60_page_pdfs_and_25_large_pictures_stay_inside_the_limits(
 def test_pictures_heavy_in_bytes_keep_the_request_under_32_mb(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
+    fake_server.files.mode = "off"  # a server without the Files API: every file as base64
     chat = start(start_chat)
     for index in range(9):
         attach(chat, (f"scan{index}.png", photo(1200, 900, 3_500_000)))
         chat.send(f"Read scan {index}.")
     assert chat.events.named("error_raised") == []
     for request in fake_server.requests_to(MESSAGES_PATH):
-        assert files_in(request.body)[2] <= file_bytes_budget(SONNET_5_5)
+        assert files_in(request.body, fake_server)[2] <= file_bytes_budget(SONNET_5_5)
     assert "scan0.png" in " ".join(notes_in(fake_server.requests_to(MESSAGES_PATH)[-1].body))
+
+
+def test_pictures_heavy_in_bytes_all_go_by_reference_where_files_are_uploaded(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start(start_chat)
+    for index in range(9):
+        attach(chat, (f"scan{index}.png", photo(1200, 900 + index, 3_500_000)))
+        chat.send(f"Read scan {index}.")
+    assert chat.events.named("error_raised") == []
+    last = fake_server.requests_to(MESSAGES_PATH)[-1]
+    # 31.5 MB of pictures, none left out: their bytes are not in the body any more.
+    assert notes_in(last.body) == []
+    assert len(files_in(last.body, fake_server)[1]) == 9
+    assert int(last.headers["content-length"]) < 100_000
+    assert len(fake_server.files.uploads) == 9  # each uploaded once, not once a turn
 
 
 def test_a_message_whose_own_files_break_a_limit_is_refused_before_sending(
@@ -150,6 +175,7 @@ def test_a_message_whose_own_files_break_a_limit_is_refused_before_sending(
 def test_a_413_for_a_request_with_files_names_the_largest_file(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
+    fake_server.files.mode = "off"  # the files are in the body: base64
     chat = start(start_chat)
     attach(chat, ("small.png", png(10, 10)), ("big.png", photo(500, 500, 1_000_000)))
     fake_server.add_error(413, "Request exceeds the maximum allowed number of bytes.")

@@ -39,6 +39,7 @@ def last_content(fake_server: FakeAnthropicServer) -> list[dict[str, object]]:
 def test_files_go_as_image_and_document_blocks_before_the_text(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
+    fake_server.files.mode = "off"  # a server without the Files API: base64 and text sources
     chat = start_chat()
     image, document = png(120, 80), pdf(2)
     picture = prepare(chat, "/home/ann/Pictures/chart.png", image)

@@ -24,7 +24,7 @@ def stored_use(chat: Chat) -> CacheUse:
     use = CacheUse()
     for message in chat.stored():
         if message.role is Role.ASSISTANT and message.usage is not None:
-            use = use.plus(message.usage, message.model)
+            use = use.combined(CacheUse.of(message.usage, message.model))
     return use
 
 

@@ -4,7 +4,6 @@ and continued once, a paused turn continued by itself, and no empty failed row."
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -12,9 +11,11 @@ import pytest
 
 from app.chat.events import Activity
 from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS
+from app.core.catalog import FALLBACK_MODELS, ModelInfo
 from app.core.conversation import date_line, local_day
 from app.core.errors import ApiError
 from app.core.models import MessageStatus, Role
+from app.core.settings import AppSettings
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.unit.chat.conftest import SMALL, Chat
 
@@ -130,6 +131,9 @@ def test_a_declined_exchange_is_kept_but_left_out_of_later_requests(
     question, reply = chat.stored()[2:]
     assert reply.content == "I can" and reply.status is MessageStatus.DECLINED
     assert question.status is MessageStatus.DECLINED
+    # Why, as the API explained it (stop_details), kept with the reply: not in memory only.
+    assert reply.refusal == "This request was declined because it could enable cyber harm."
+    assert question.refusal is None
     updated = [message for (message,) in chat.events.named("message_updated")]
     assert any(m.id == question.id and m.status is MessageStatus.DECLINED for m in updated)
 
@@ -258,10 +262,8 @@ def test_stop_during_a_retry_wait_ends_at_once_and_leaves_no_empty_row(
         lambda: any("retrying" in text for (text,) in chat.events.named("status_changed"))
     )
     assert ("Claude is busy — retrying in 30 s…",) in chat.events.named("status_changed")
-    started = time.monotonic()
     chat.service.current.turns.stop()
-    chat.idle()
-    assert time.monotonic() - started < 2.0
+    chat.idle()  # gives up (TimeoutError) well before the 30 s wait would end
     assert [m.content for m in chat.stored()] == ["Are you there?"]
     assert len(chat.events.named("message_removed")) == 1
     assert not chat.events.named("error_raised")
@@ -295,11 +297,80 @@ def test_an_exact_count_near_the_limit_is_stoppable_and_its_retries_shown(
         lambda: any("retrying" in text for (text,) in chat.events.named("status_changed"))
     )
     sent_before = len(fake_server.requests_to("/v1/messages"))
-    started = time.monotonic()
     chat.service.current.turns.stop()
-    chat.idle()
-    assert time.monotonic() - started < 2.0
+    chat.idle()  # gives up (TimeoutError) well before the 30 s wait would end
     assert len(fake_server.requests_to("/v1/messages")) == sent_before, "nothing was sent after"
     assert chat.stored()[-1].content == text
     assert len(fake_server.requests_to("/v1/messages/count_tokens")) == 1
     assert not chat.events.named("error_raised")
+
+
+# --- continuations on the models whose thinking is always on (Opus 5.5, Fable 5.1)
+
+ALWAYS_THINKING = [model for model in FALLBACK_MODELS if model.thinking == "always"]
+
+
+def thinking_chat(
+    fake_server: FakeAnthropicServer, start_chat: StartChat, model: ModelInfo
+) -> Chat:
+    fake_server.models = [model]
+    chat = start_chat(settings=AppSettings().model_copy(update={"model": model.id}))
+    chat.run_until(lambda: chat.service.current.state.model_id == model.id)
+    return chat
+
+
+def assert_thought_every_time(fake_server: FakeAnthropicServer) -> None:
+    """Every request asked for the thinking the model does anyway, and every answer began
+    with a thinking block (as the strict fake sends it on these models)."""
+    for body in chat_requests(fake_server):
+        assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
+        assert body["messages"][-1]["role"] == "user", "never a prefill"  # type: ignore[index]
+    for content in fake_server.sent_content:
+        assert content[0]["type"] == "thinking"
+
+
+@pytest.mark.parametrize("model", ALWAYS_THINKING, ids=lambda model: model.id)
+def test_a_paused_turn_goes_on_by_itself_on_a_model_that_always_thinks(
+    start_chat: StartChat, fake_server: FakeAnthropicServer, model: ModelInfo
+) -> None:
+    assert model.id in ("claude-opus-5-5", "claude-fable-5-1")
+    chat = thinking_chat(fake_server, start_chat, model)
+    fake_server.add_reply("Part one. ", stop_reason="pause_turn")
+    fake_server.add_reply("Part two.")
+    chat.send("Go")
+    assert chat.events.named("error_raised") == []
+    (reply,) = chat.stored()[1:]
+    assert reply.content == "Part one. Part two." and reply.status is MessageStatus.COMPLETE
+    assert reply.thinking, "the thinking shown above the reply is kept"
+    *_, paused, go_on = chat_requests(fake_server)[-1]["messages"]  # type: ignore[misc]
+    assert paused == {"role": "assistant", "content": "Part one. "}
+    assert go_on["role"] == "user" and CONTINUE_PROMPT in str(go_on["content"])
+    assert_thought_every_time(fake_server)
+
+
+@pytest.mark.parametrize("model", ALWAYS_THINKING, ids=lambda model: model.id)
+def test_continue_after_max_tokens_on_a_model_that_always_thinks(
+    start_chat: StartChat, fake_server: FakeAnthropicServer, model: ModelInfo
+) -> None:
+    # The model's output limit made small, so a long story is cut off; thinking counts
+    # against it too ("Thinking tokens count toward your max_tokens limit").
+    chat = thinking_chat(fake_server, start_chat, model.model_copy(update={"max_tokens": 600}))
+    fake_server.add_reply(words("story", 900))
+    chat.send("Tell me a long story")
+    cut = chat.stored()[-1]
+    assert cut.status is MessageStatus.CUT_OFF
+    assert cut.content and words("story", 900).startswith(cut.content)
+
+    fake_server.add_reply(" and that is the end.")
+    assert chat.service.current.endings.continue_reply(cut)
+    chat.idle()
+    assert chat.events.named("error_raised") == []
+    reply = chat.stored()[-1]
+    assert reply.id == cut.id and reply.content == cut.content + " and that is the end."
+    assert reply.status is MessageStatus.COMPLETE
+    question, answer, go_on = chat_requests(fake_server)[-1]["messages"]  # type: ignore[misc]
+    assert question == {"role": "user", "content": dated("Tell me a long story")}
+    assert answer == {"role": "assistant", "content": cut.content}
+    # (On these models a prefix of 512 tokens is cached: the breakpoint is on this turn.)
+    assert go_on["role"] == "user" and go_on["content"][0]["text"] == CONTINUE_PROMPT
+    assert_thought_every_time(fake_server)

@@ -4,7 +4,6 @@ against the fake server through the real SDK and a real SQLite file."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -711,12 +710,14 @@ def test_cancelling_while_the_preview_waits_changes_nothing(start_chat: StartCha
     assert chat.service.current.condensing.preview is None
 
 
-def test_closing_while_the_preview_waits_does_not_hang(start_chat: StartChat) -> None:
+def test_closing_while_the_preview_waits_does_not_hang(
+    start_chat: StartChat, caplog: pytest.LogCaptureFixture
+) -> None:
     chat = start_chat()
     previewed(chat)
-    started = time.monotonic()
     chat.service.shutdown()
-    assert time.monotonic() - started < 5
+    # The summary process stopped when asked: it was not left to run out its time.
+    assert "did not stop in time" not in caplog.text
     assert chat.service.runner.running == 0
     assert active(chat) == []
 

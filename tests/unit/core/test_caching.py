@@ -56,6 +56,11 @@ def breakpoints(system: object, messages: list[ApiMessage]) -> int:
 @pytest.mark.parametrize(
     ("model_id", "tokens"),
     [
+        ("claude-opus-5-5", 512),
+        ("claude-haiku-5-5", 512),
+        ("claude-fable-5-1", 512),
+        ("claude-sonnet-5-5", 512),
+        ("claude-sonnet-5", 1_024),
         ("claude-opus-4-6", 4_096),
         ("claude-haiku-4-5-20251001", 4_096),
         ("claude-sonnet-4-6", 1_024),
@@ -143,7 +148,7 @@ def test_the_next_request_repeats_the_previous_prefix_exactly() -> None:
 
 
 def test_cache_use_adds_up_replies() -> None:
-    use = CacheUse().plus(
+    use = CacheUse.of(
         Usage(
             input_tokens=10,
             output_tokens=50,
@@ -152,14 +157,16 @@ def test_cache_use_adds_up_replies() -> None:
         ),
         "claude-sonnet-4-6",
     )
-    use = use.plus(
-        Usage(
-            input_tokens=10,
-            output_tokens=30,
-            cache_creation_input_tokens=200,
-            cache_read_input_tokens=1_000,
-        ),
-        "claude-sonnet-4-6-20260101",
+    use = use.combined(
+        CacheUse.of(
+            Usage(
+                input_tokens=10,
+                output_tokens=30,
+                cache_creation_input_tokens=200,
+                cache_read_input_tokens=1_000,
+            ),
+            "claude-sonnet-4-6-20260101",
+        )
     )
 
     # Sonnet 4.6: $3 input, $3.75 cache write, $0.30 cache read, $15 output per million.
@@ -172,7 +179,9 @@ def test_cache_use_adds_up_replies() -> None:
 
 def test_a_model_without_a_known_price_is_named_not_priced() -> None:
     usage = Usage(input_tokens=1_000, output_tokens=100)
-    use = CacheUse().plus(usage, "claude-sonnet-4-6").plus(usage, "someone-elses-model")
+    use = CacheUse.of(usage, "claude-sonnet-4-6").combined(
+        CacheUse.of(usage, "someone-elses-model")
+    )
 
     assert use.cost == 1_000 * 3_000 + 100 * 15_000
     assert use.unpriced == ("someone-elses-model",)

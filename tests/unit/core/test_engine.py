@@ -884,12 +884,19 @@ def test_a_manual_summary_keeps_the_floor_or_what_the_user_asked() -> None:
     engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL)
     assert len(repo.live_messages(SESSION)) == config.preserve_recent
 
+    def asked(keep_recent: int) -> Decision:
+        return engine.decide(
+            SESSION, model=SMALL, memory=TriggerMemory(), manual=True, keep_recent=keep_recent
+        )
+
     engine, repo = make_engine(config)
     fill(repo, 40)
-    engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL, keep_recent=20)
+    engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL, decision=asked(20))
     assert len(repo.live_messages(SESSION)) == 20
-    engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL, keep_recent=1)
-    assert len(repo.live_messages(SESSION)) == config.preserve_recent, "never below the floor"
+    engine, repo = make_engine(config)
+    fill(repo, 40)
+    engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL, decision=asked(1))
+    assert len(repo.live_messages(SESSION)) == 2, "never below the emergency floor"
 
 
 @pytest.mark.parametrize("draft_tokens", [1_500, 2_500, 3_500])
@@ -918,7 +925,8 @@ def test_summaries_say_which_days_they_cover_in_the_memory_block() -> None:
         when = start + timedelta(days=index // 10, minutes=index)
         role = Role.USER if index % 2 == 0 else Role.ASSISTANT
         repo.append(SESSION, role, text(index, 60), created_at=when)
-    engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL, keep_recent=10)
+    ten = engine.decide(SESSION, model=SMALL, memory=TriggerMemory(), manual=True, keep_recent=10)
+    engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL, decision=ten)
     (summary,) = repo.active_summaries(SESSION)
     assert summary.text().startswith("When: 2–4 March 2026\n")
     assert "When: 2–4 March 2026" in memory_block_text([summary])

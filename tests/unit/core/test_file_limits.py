@@ -19,6 +19,7 @@ from app.core.file_limits import (
     MAX_REQUEST_PDF_PAGES,
     MIN_FILE_BYTES_BUDGET,
     FilePlan,
+    by_file_id,
     check_message,
     file_bytes_budget,
     is_large_image,
@@ -89,6 +90,16 @@ def test_past_20_images_no_large_one_goes_and_the_oldest_are_left_out() -> None:
     assert len(sent) <= 20
     assert sent == list(range(25 - len(sent), 25))  # the newest, in a row
     assert plan.left_out[0].name == "photo0.png"
+
+
+def test_large_pictures_by_reference_leave_out_a_step_of_them_not_every_older_file() -> None:
+    # Uploaded, their bytes are not the limit: the 20-picture rule is. The line still moves
+    # in steps of it (a quarter: five pictures), never all the way to the newest message.
+    files = [(index, [image(f"photo{index}.png", side=3000)]) for index in range(25)]
+    plan = plan_files(files, WIDE, words, newest=last(files), by_reference=by_file_id)
+    sent = [i for i in range(25) if plan.sends(i, 0)]
+    assert 15 <= len(sent) <= 20
+    assert sent == list(range(25 - len(sent), 25))
 
 
 def test_small_images_count_up_to_100_on_a_200k_window_model() -> None:

@@ -90,7 +90,7 @@ def test_a_tail_is_built_from_rows_as_from_entries() -> None:
     from_rows = LiveTail.from_rows(rows)
     assert from_rows.entries == entries
     assert from_rows.tally == LiveTail(entries).tally == tally_entries(entries)
-    assert from_rows.pinned_tokens == sum(e.tokens for e in entries if e.pinned)
+    assert from_rows.unpinned == sum(1 for e in entries if not e.pinned)
 
 
 class TailMachine(RuleBasedStateMachine):
@@ -152,12 +152,7 @@ class TailMachine(RuleBasedStateMachine):
         live = [self.messages[seq] for seq in sorted(self.live)]
         assert [entry.seq for entry in self.tail.entries] == sorted(self.live)
         assert self.tail.tally == tally_messages(live, COUNTER.count)
-        assert self.tail.pinned_tokens == sum(
-            self.entry(s).tokens for s in self.live if self.messages[s].pinned
-        )
-        assert self.tail.unpinned_tokens() == tuple(
-            self.entry(s).tokens for s in sorted(self.live) if not self.messages[s].pinned
-        )
+        assert self.tail.unpinned == sum(1 for s in self.live if not self.messages[s].pinned)
         builder = ContextBuilder(COUNTER)
         assert builder.estimate_state(
             model=MODEL, tail_tally=self.tail.tally, draft="next?"
@@ -180,15 +175,3 @@ def test_appending_one_by_one_equals_loading_at_once(
         one_by_one.append(TailEntry.of(item, COUNTER.count))
     at_once = LiveTail(TailEntry.of(item, COUNTER.count) for item in messages)
     assert one_by_one.tally == at_once.tally == tally_messages(messages, COUNTER.count)
-
-
-def test_the_policy_input_of_a_turn_is_kept_in_step_not_recounted() -> None:
-    tail = LiveTail(
-        TailEntry(seq, seq, Role.USER if seq % 2 else Role.ASSISTANT, seq, True)
-        for seq in range(1, 101)
-    )
-    assert tail.unpinned_tokens() == tuple(range(1, 101))
-    tail.append(TailEntry(101, 101, Role.USER, 7, True))
-    tail.replace(TailEntry(101, 101, Role.USER, 9, True))  # the newest finishes
-    assert not tail._unpinned_stale
-    assert tail.unpinned_tokens()[-1] == 9 and tail.unpinned == 101

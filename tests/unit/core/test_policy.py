@@ -16,6 +16,7 @@ from app.core.policy import (
     Reason,
     TriggerMemory,
     TriggerPolicy,
+    nothing_to_condense,
 )
 from app.core.summarization_config import SummarizationConfig
 
@@ -104,7 +105,6 @@ class Conversation:
                 state=state,
                 live_messages=len(self.tail),
                 memory=self.memory,
-                tail_tokens=tuple(self.tail),
             )
         )
         self.memory = self.policy.after_decision(self.memory, decision)
@@ -411,7 +411,6 @@ def emergency_input(
         state=state,
         live_messages=len(tail),
         memory=memory if memory is not None else TriggerMemory(),
-        tail_tokens=tuple(tail),
     )
 
 
@@ -438,76 +437,47 @@ def test_an_emergency_needs_a_message_older_than_the_two_newest() -> None:
     assert "Shorten the message or start a new conversation" in decision.explain()
 
 
-def test_an_emergency_keeps_as_many_recent_messages_as_fit() -> None:
-    tail = [5_000] * 14 + [40_000] * 6
-    inp = emergency_input(tail, draft=20_000)
-    assert not inp.state.fits
-
-    decision = TriggerPolicy().should_summarize(inp)
-
-    # Room: 191,808 - (1,000 system + 20,000 draft + 800 for the new summary) = 170,008.
-    assert decision.preserve_recent == 4
-
-
-def test_an_emergency_keeps_the_usual_number_when_they_fit() -> None:
+def test_an_emergency_keeps_the_newest_two_and_lets_the_target_say_how_far() -> None:
+    """Two is the floor; the engine condenses only as far as the target needs."""
     decision = TriggerPolicy().should_summarize(emergency_input([20_000] * 10, draft=30_000))
 
-    assert decision.preserve_recent == 6
+    assert (decision.reason, decision.preserve_recent) == (Reason.EMERGENCY, 2)
 
 
-def test_an_emergency_never_keeps_fewer_than_two() -> None:
-    decision = TriggerPolicy().should_summarize(emergency_input([1_000] * 10 + [100_000] * 2))
+# --- how many stay as they are
+
+
+def manual_input(live: int, keep_recent: int | None) -> PolicyInput:
+    return PolicyInput(
+        state=state_at(0.3), live_messages=live, manual=True, keep_recent=keep_recent
+    )
+
+
+def test_a_summary_asked_for_keeps_the_settings_number() -> None:
+    decision = TriggerPolicy().should_summarize(manual_input(20, None))
+
+    assert (decision.reason, decision.preserve_recent) == (Reason.MANUAL, 6)
+    assert "the newest 6 stay as they are" in decision.explain()
+
+
+def test_a_summary_asked_for_keeps_the_users_own_number() -> None:
+    decision = TriggerPolicy().should_summarize(manual_input(20, 10))
+
+    assert (decision.reason, decision.preserve_recent) == (Reason.MANUAL, 10)
+    assert "the newest 10 stay as they are" in decision.explain()
+
+
+def test_the_users_number_never_goes_below_two() -> None:
+    decision = TriggerPolicy().should_summarize(manual_input(20, 0))
 
     assert decision.preserve_recent == 2
 
 
-def test_an_emergency_leaves_at_least_one_message_to_summarize() -> None:
-    inp = emergency_input([50_000, 1_000, 1_000, 1_000], draft=140_000)
-    assert not inp.state.fits
+def test_keeping_every_message_leaves_nothing_to_condense() -> None:
+    decision = TriggerPolicy().should_summarize(manual_input(16, 16))
 
-    decision = TriggerPolicy().should_summarize(inp)
-
-    assert decision.reason is Reason.EMERGENCY
-    assert decision.preserve_recent == 3
-
-
-def test_an_emergency_counts_tokens_the_way_the_gauge_does() -> None:
-    """Stored estimates are scaled to the calibrated history total."""
-    tail = [2_000] * 10 + [15_000] * 6
-    plain = TriggerPolicy().should_summarize(emergency_input(tail, draft=100_000))
-    calibrated = TriggerPolicy().should_summarize(
-        emergency_input(tail, draft=100_000, calibration=1.3)
-    )
-
-    assert plain.preserve_recent == 6
-    assert calibrated.preserve_recent == 4
-
-
-def test_an_emergency_counts_pinned_messages_as_kept() -> None:
-    tail = [2_000] * 10 + [15_000] * 6
-    pinned = 60_000
-    state = ContextState(
-        breakdown=ContextBreakdown(
-            system=SYSTEM, history=sum(tail) + pinned, draft=60_000, reserved_output=RESERVED
-        ),
-        context_window=WINDOW,
-    )
-    without = PolicyInput(state=state, live_messages=len(tail), tail_tokens=tuple(tail))
-    with_pinned = PolicyInput(
-        state=state, live_messages=len(tail), tail_tokens=tuple(tail), pinned_tokens=pinned
-    )
-
-    # Room: 191,808 - (1,000 + 60,000 draft + 60,000 pinned + 800) = 70,008: four of 15,000.
-    assert TriggerPolicy().should_summarize(with_pinned).preserve_recent == 4
-    assert TriggerPolicy().should_summarize(without).preserve_recent == 5  # an approximation
-
-
-def test_an_emergency_without_message_sizes_keeps_two() -> None:
-    policy = TriggerPolicy()
-
-    decision = ask(policy, 1.05, 30)
-
-    assert (decision.reason, decision.preserve_recent) == (Reason.EMERGENCY, 2)
+    assert (decision.summarize, decision.reason) == (False, Reason.TOO_FEW_MESSAGES)
+    assert (decision.preserve_recent, decision.explain()) == (16, nothing_to_condense(16))
 
 
 # --- the records
@@ -536,12 +506,8 @@ def test_damaged_memory_is_refused(data: dict[str, object]) -> None:
 
 
 def test_inputs_are_checked() -> None:
-    with pytest.raises(ValueError, match="tail_tokens has 2 entries for 3 live messages"):
-        PolicyInput(state=state_at(0.5), live_messages=3, tail_tokens=(1, 2))
     with pytest.raises(ValueError):
         PolicyInput(state=state_at(0.5), live_messages=-1)
-    with pytest.raises(ValueError):
-        PolicyInput(state=state_at(0.5), live_messages=1, pinned_tokens=-5)
     with pytest.raises(ValueError):
         policy = TriggerPolicy()
         policy.observe(TriggerMemory(), state_at(0.5), new_messages=-1)
@@ -635,7 +601,7 @@ def test_never_triggers_twice_without_re_arming(
     manual=st.booleans(),
     auto=st.booleans(),
 )
-def test_an_emergency_always_fires_and_what_it_keeps_fits(
+def test_an_emergency_always_fires_and_keeps_the_newest_two(
     config: SummarizationConfig,
     tail: list[int],
     draft: int,
@@ -656,7 +622,6 @@ def test_an_emergency_always_fires_and_what_it_keeps_fits(
         memory=memory,
         summary_depth=depth,
         manual=manual,
-        tail_tokens=inp.tail_tokens,
     )
 
     decision = policy.should_summarize(inp)
@@ -664,18 +629,8 @@ def test_an_emergency_always_fires_and_what_it_keeps_fits(
     if inp.state.fits:
         assert decision.reason is not Reason.EMERGENCY
         return
-    assert (decision.summarize, decision.reason) == (True, Reason.EMERGENCY)
-    keep = decision.preserve_recent
-    assert 2 <= keep <= min(config.preserve_recent, len(tail) - 1) or keep == 2
-    assert keep < len(tail)
-    if keep > 2:
-        breakdown = inp.state.breakdown
-        scale = breakdown.history / sum(tail)
-        after = (
-            breakdown.system
-            + breakdown.memory
-            + breakdown.draft
-            + config.max_summary_tokens
-            + sum(tail[-keep:]) * scale
-        )
-        assert after <= inp.state.usable + 1e-6
+    assert (decision.summarize, decision.reason, decision.preserve_recent) == (
+        True,
+        Reason.EMERGENCY,
+        2,
+    )

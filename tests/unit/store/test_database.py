@@ -529,8 +529,7 @@ def test_a_cancel_from_another_thread_interrupts_a_running_check(database: Path)
     result = check_database(database, cancel=cancel, integrity_check=slow_check)
     canceller.join(10)
 
-    assert result.outcome is CheckOutcome.INCOMPLETE
-    assert result.seconds < 10
+    assert result.outcome is CheckOutcome.INCOMPLETE  # slow_check raises when not interrupted
     assert state_file(database).read_text(encoding="utf-8") == before
 
 

@@ -118,6 +118,10 @@ def filled(database: Path, clock: FakeClock, connection: sqlite3.Connection) -> 
     )
     summaries.undo_summary(undone.id)
     sessions.set_pinned(messages[8].id, True)
+    # Claude declined the last reply, and the API said why (stop_details).
+    sessions.finish_message(
+        messages[9].id, "Message 10 ☕", MessageStatus.DECLINED, refusal="It could enable harm."
+    )
     sessions.set_trigger_state(session.id, {"memory": {"armed": True}, "seq": 7})
     summaries.record_event(
         SummaryEvent(
@@ -162,6 +166,9 @@ def test_json_export_is_complete(
     assert [m["seq"] for m in conversation["messages"]] == list(range(1, 11))
     assert sum(1 for m in conversation["messages"] if m["summary_id"]) == 4  # archived kept
     assert [m["pinned"] for m in conversation["messages"]].count(True) == 1
+    declined = conversation["messages"][-1]
+    assert (declined["status"], declined["refusal"]) == ("declined", "It could enable harm.")
+    assert all("refusal" not in m for m in conversation["messages"][:-1])
     states = sorted(s["state"] for s in conversation["summaries"])
     assert states == ["active", "superseded", "superseded", "undone"]
     assert conversation["events"][-1]["ratio_before"] == 0.81
@@ -200,7 +207,7 @@ def test_markdown_is_readable(connection: sqlite3.Connection, filled: str, tmp_p
     assert "(archived original, kept in a summary)" in text
     assert "> **Summary of messages 1–4**" in text
     assert "(merged into a later summary)" in text and "(undone)" in text
-    assert "Message 10 ☕" in text
+    assert "Message 10 ☕\n\n*(Claude declined to answer: It could enable harm.)*" in text
     # The reply that searched the archive says so, in one line, before its text.
     looked = (
         "_Looked in the archive: 2 earlier messages — "

@@ -8,12 +8,12 @@ from PySide6.QtGui import QColor, QPalette, QTextDocument
 
 from app.ui.code_highlight import CodeHighlighter, style_colours
 from app.ui.contrast import READABLE, contrast_ratio, readable_on, relative_luminance
-from app.ui.message_text import user_bubble_colour
-from app.ui.transcript_blocks import (
+from app.ui.theme import (
     code_background,
     muted_text_colour,
     quote_bar_colour,
     transcript_surfaces,
+    user_bubble_colour,
 )
 from tests.ui.test_token_gauge import PALETTES
 

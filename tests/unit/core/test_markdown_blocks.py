@@ -7,7 +7,7 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.ui.markdown_blocks import (
+from app.core.markdown_blocks import (
     GrowingTextSplitter,
     Segment,
     SegmentKind,
