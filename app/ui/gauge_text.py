@@ -244,7 +244,11 @@ def tooltip_html(
     current = band(state)
     parts = state.breakdown
     used = usage_rows(cache_use)
-    cost = f"<br/>So far this conversation cost {cost_text(cache_use)}." if used else ""
+    cost = (
+        f"<br/>So far this conversation cost {cost_text(cache_use)}."
+        if used and cache_use is not None
+        else ""
+    )
     files = files_note(state)
     files_paragraph = f"<p style='margin-top: 6px'>{html.escape(files)}</p>" if files else ""
     plain = (

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBox
 from app import APP_NAME
 from app.chat.events import Activity
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
-from app.core.models import Message, Session
+from app.core.models import Message, MessageStatus, Role, Session
 from app.core.paths import AppPaths
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
@@ -164,6 +164,8 @@ class MainWindow(QMainWindow):
         controller.message_updated.connect(self.transcript.update_message)
         controller.message_removed.connect(self.transcript.remove_message)
         self.reply_actions = ReplyActions(self.transcript, controller, self)  # Continue, Retry
+        self.reply_actions.offer_changed.connect(lambda _action: self._one_retry())
+        controller.message_updated.connect(self._reply_arrived)
         self.notifier = ReplyNotifier(controller, self)  # a reply ready while in the background
         self.message_actions = MessageActions(self.transcript, self.composer, controller, self)
         self._notes.addWidget(self.message_actions.edit_bar)  # copy, edit, regenerate, versions
@@ -298,6 +300,8 @@ class MainWindow(QMainWindow):
             self.banner.hide()
 
     def _activity_changed(self, activity: Activity) -> None:
+        if activity.busy:
+            self.banner.hide_error()  # tried again (a Retry in the transcript too)
         self.composer.set_streaming(activity.busy)
         if not activity.busy:
             self.composer.focus_editor()
@@ -322,6 +326,18 @@ class MainWindow(QMainWindow):
             action=action,
             link=error.link,
         )
+        self._one_retry()
+
+    def _one_retry(self) -> None:
+        """One Retry per failure: the banner's goes while the transcript offers one (or
+        Continue) on the message it concerns."""
+        if self.banner.kind is BannerKind.ERROR and self.reply_actions.offered:
+            self.banner.retry_button.hide()
+
+    def _reply_arrived(self, message: Message) -> None:
+        """A reply came through: an error shown before it is over."""
+        if message.role is Role.ASSISTANT and message.status is MessageStatus.COMPLETE:
+            self.banner.hide_error()
 
     def show_notice(self, title: str, text: str) -> None:
         self.banner.show_message(BannerKind.INFO, title, text)

@@ -194,6 +194,7 @@ class SummaryActions(QObject):
             banner_text(report),
             action=UNDO_ACTION if report.undo_id else None,
             second_action=EXPLAIN_ACTION,
+            fades=True,  # its Undo stays on the summary's card
         )
 
     def _banner_action(self, action: str) -> None:

@@ -80,6 +80,14 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
     ), text
     assert banner.action_button.text() == "Undo"
     assert banner.second_action_button.text() == "What happened?"
+    # A thing done, not a problem: the notice goes by itself after a while (its Undo
+    # stays on the summary's card). The timer is fired here, not waited for.
+    assert banner.fade_timer.isActive()
+    banner.fade_timer.timeout.emit()
+    assert not banner.isVisible()
+    (card,) = cairn.window.transcript.summary_blocks()
+    card.set_expanded(True)
+    assert card.undo_button.text() == "Undo summary"
 
     repo = summaries_of(cairn)
     try:

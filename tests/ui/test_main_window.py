@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import QMimeData, Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.catalog import FALLBACK_MODELS
@@ -106,6 +106,17 @@ def test_escape_stops_and_keeps_partial_reply(
     assert cairn.window.composer.button.text() == "Send"
 
 
+def retry_buttons(cairn: CairnSession) -> list[QWidget]:
+    """The widgets offering a visible Retry: the banner, or a message in the transcript."""
+    window = cairn.window
+    offered = [
+        widget
+        for widget in window.transcript.message_widgets()
+        if window.reply_actions.offered == "Retry" and widget is window.reply_actions._offered
+    ]
+    return [window.banner] * window.banner.retry_button.isVisible() + offered
+
+
 @pytest.mark.parametrize(
     ("status", "title", "words", "retry"),
     [
@@ -133,7 +144,10 @@ def test_error_banner_in_plain_words(
     qtbot.waitUntil(banner.isVisible)
     assert banner.title_label.text() == title
     assert words in banner.text_label.text()
-    assert banner.retry_button.isVisible() is retry
+    # One Retry per failure: the question left without a reply offers it in the
+    # transcript, so the banner does not offer a second one.
+    assert retry_buttons(cairn) == [cairn.window.transcript.message_widgets()[-1]]
+    assert not banner.retry_button.isVisible()
     assert "Traceback" not in banner.text_label.text()
     assert stored(cairn)[0] == (Role.USER, "Hello?", MessageStatus.COMPLETE), "the question is kept"
 
@@ -167,11 +181,12 @@ def test_retry_after_overload_gets_the_answer(
     fake_server.add_error(529, retry_after_ms=5, times=3, path="/v1/messages")
     send(qtbot, cairn, "Are you there?")
     wait_idle(qtbot, cairn)
-    qtbot.waitUntil(cairn.window.banner.retry_button.isVisible)
+    qtbot.waitUntil(lambda: len(retry_buttons(cairn)) == 1)
+    assert cairn.window.banner.isVisible() and not cairn.window.banner.retry_button.isVisible()
     fake_server.add_reply("Yes, I'm here.")
-    qtbot.mouseClick(cairn.window.banner.retry_button, Qt.MouseButton.LeftButton)
+    cairn.window.transcript.message_widgets()[-1].action_requested.emit()
     wait_idle(qtbot, cairn)
-    assert not cairn.window.banner.isVisible()
+    assert not cairn.window.banner.isVisible(), "the error is over: its banner went"
     assert stored(cairn)[-1] == (Role.ASSISTANT, "Yes, I'm here.", MessageStatus.COMPLETE)
     # The failed attempt stays on screen but is not sent again to Claude.
     last_request = fake_server.requests_to("/v1/messages")[-1]
@@ -216,7 +231,7 @@ def test_server_unreachable(
     # The title is not said twice, and an offline computer is never "busy".
     assert banner.text_label.text() == "Check your internet connection and try again."
     assert "busy" not in banner.title_label.text() + banner.text_label.text()
-    assert banner.retry_button.isVisible()
+    assert len(retry_buttons(cairn)) == 1, "one Retry, not two"
 
 
 def test_unsendable_text_is_refused_and_kept(
