@@ -138,6 +138,7 @@ class MainWindow(QMainWindow):
         self.sidebar.rename_requested.connect(chat.rename_session)
         self.sidebar.delete_requested.connect(self._confirm_delete)
         self.transcript.earlier_requested.connect(self._load_earlier)
+        self.transcript.empty_state.example_chosen.connect(self._example_chosen)
         self.transcript.pin_requested.connect(
             lambda message_id, pinned: chat.current.pins.pin(message_id, pinned)
         )
@@ -254,6 +255,11 @@ class MainWindow(QMainWindow):
         # No figures before there is a conversation (issue 23): its place is kept.
         self.header.gauge.setVisible(current is not None)
         self.setWindowTitle(f"{title} — {APP_NAME}")
+
+    def _example_chosen(self, text: str) -> None:
+        """An example prompt goes in the message box, to send as it is or change."""
+        self.composer.set_text(text)
+        self.composer.focus_editor()
 
     def _new_conversation(self) -> None:
         self.chat.new_conversation()

@@ -455,3 +455,18 @@ def test_a_long_title_is_shortened_not_the_model_picker(
     qtbot.waitUntil(lambda: window.header.title_label.text().endswith("…"))
     assert window.header.title_label.toolTip().startswith("A very long first message")
     assert window.header.model_combo.width() >= window.header.model_combo.sizeHint().width()
+
+
+def test_an_empty_conversation_offers_examples_that_go_in_the_message_box(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    empty = cairn.window.transcript.empty_state
+    assert empty.isVisible()
+    assert 3 <= len(empty.examples) <= 4
+    assert all(button.isVisible() and button.accessibleName() for button in empty.examples)
+    assert cairn.window.header.gauge.isHidden(), "no figures before there is a conversation"
+    example = empty.examples[0]
+    qtbot.mouseClick(example, Qt.MouseButton.LeftButton)
+    assert cairn.window.composer.text() == example.text()
+    assert cairn.window.composer.editor.hasFocus()
+    assert fake_server.requests_to("/v1/messages") == [], "put in the box, not sent"
