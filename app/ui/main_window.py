@@ -32,6 +32,7 @@ from app.ui.history_actions import HistoryActions
 from app.ui.instructions_actions import InstructionsActions
 from app.ui.message_actions import MessageActions
 from app.ui.reading_layout import ReadingLayout
+from app.ui.reading_order import Pane, ReadingOrder
 from app.ui.reply_actions import ReplyActions
 from app.ui.reply_notifier import ReplyNotifier
 from app.ui.restore_dialog import restore_action
@@ -179,6 +180,19 @@ class MainWindow(QMainWindow):
         controller.context_changed.connect(self.header.gauge.set_state)
         controller.cache_use_changed.connect(self.header.gauge.set_cache_use)
         controller.pending_sent.connect(self.composer.clear)
+        self.reading_order = ReadingOrder(
+            self,
+            [
+                Pane(self.sidebar),
+                Pane(self.header, row=True),
+                Pane(self.transcript),
+                Pane(self.banner),
+                Pane(self.summaries.progress, row=True),
+                Pane(self.history.find_bar, row=True),
+                Pane(self.message_actions.edit_bar, row=True),
+                Pane(self.composer, row=True),
+            ],
+        )
 
     def _lay_out_panes(self) -> QVBoxLayout:
         """The sidebar beside the conversation's column (header, transcript, the notes
@@ -364,6 +378,17 @@ class MainWindow(QMainWindow):
             if self.composer.text().strip() and not self.chat.current.state.activity.busy:
                 self._send(self.composer.text())
         self.composer.focus_editor()
+
+    # -- keyboard ------------------------------------------------------------------
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab in reading order (`ReadingOrder`), not in the order widgets were made."""
+        target = self.reading_order.next_stop(next)
+        if target is None:
+            return super().focusNextPrevChild(next)
+        reason = Qt.FocusReason.TabFocusReason if next else Qt.FocusReason.BacktabFocusReason
+        target.setFocus(reason)
+        return True
 
     # -- closing -------------------------------------------------------------------
 
