@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import QMimeData, Qt
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.catalog import FALLBACK_MODELS
@@ -470,3 +470,20 @@ def test_an_empty_conversation_offers_examples_that_go_in_the_message_box(
     assert cairn.window.composer.text() == example.text()
     assert cairn.window.composer.editor.hasFocus()
     assert fake_server.requests_to("/v1/messages") == [], "put in the box, not sent"
+
+
+def test_the_header_shows_the_whole_title_when_there_is_room(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """At 1280 px "Help me plan a trip to Lisbon in March" was cut to "Help me …" with
+    room to spare: the gauge's bar gives way before the title does."""
+    window = cairn.window
+    window.resize(1280, 800)
+    window.header.title_label.setText("Help me plan a trip to Lisbon in March")
+    QApplication.processEvents()
+    window.header.layout().activate()  # type: ignore[union-attr]
+    assert window.header.title_label.text() == "Help me plan a trip to Lisbon in March"
+    window.resize(760, 600)
+    QApplication.processEvents()
+    window.header.layout().activate()  # type: ignore[union-attr]
+    assert window.header.title_label.text().endswith("…"), "narrow: shortened, never pushing"
