@@ -24,6 +24,7 @@ from app.chat.reply_endings import ReplyEndings
 from app.chat.runner import Job
 from app.chat.state import ConversationState
 from app.chat.summaries import ConversationSummaries
+from app.chat.titles import ConversationTitles
 from app.chat.unsaved import UnsavedReply
 from app.chat.versions import MessageVersions
 from app.core.errors import (
@@ -55,6 +56,7 @@ class ConversationTurns:
         model: ModelInUse,
         versions: MessageVersions,
         endings: ReplyEndings,
+        titles: ConversationTitles,
     ) -> None:
         self._state = state
         self._shared = state.shared
@@ -65,6 +67,7 @@ class ConversationTurns:
         self._model = model
         self._versions = versions
         self._endings = endings
+        self._titles = titles
         self._emergency_text: str | None = None  # condensed once already for this text
         self._reply: ReplyJob | None = None
         self._reply_job: Job[ReplyOutcome] | None = None
@@ -130,6 +133,7 @@ class ConversationTurns:
             state.session = shared.store.create_session(
                 title_from_first_message(text), state.model_id, state.new_instructions
             )
+            self._titles.started(state.session, text)
         message = self._outgoing.store(shared.store, state.session.id, text, tokens)
         if state.session.title == DEFAULT_TITLE:
             state.session = shared.store.rename_session(
@@ -303,6 +307,7 @@ class ConversationTurns:
             state.tell(lambda events: events.reply_declined(declined, explanation))
         state.set_activity(Activity.IDLE)
         self._endings.reply_done(outcome)
+        self._titles.reply_done(message)
         figures = gauge.measure("")
         if outcome.error is not None:
             error = outcome.error

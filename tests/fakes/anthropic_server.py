@@ -675,9 +675,19 @@ def structured_input(request: MessagesRequest) -> dict[str, Any]:
         "entities": entities,
         "facts": facts,
     }
-    properties = _tool_schema(request, forced_tool_name(request) or "").get("properties")
+    schema = _tool_schema(request, forced_tool_name(request) or "")
+    properties = schema.get("properties")
     if isinstance(properties, Mapping) and properties:
         summary = {key: value for key, value in summary.items() if key in properties}
+        # A forced call's tool_use `input` conforms to the tool's input_schema
+        # (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use):
+        # a required text the summary has no field for (a conversation's title) is the
+        # prompt's first words, with its tags left out.
+        words = re.sub(r"<[^>]+>", " ", text).split()
+        for name in schema.get("required") or ():
+            spec = properties.get(name)
+            if name not in summary and isinstance(spec, Mapping) and spec.get("type") == "string":
+                summary[name] = " ".join(words[:6]) or "Untitled"
     return summary
 
 
