@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 from app.core.settings import MAX_INSTRUCTIONS_CHARS
 
 QUESTION = "How should Claude respond in this conversation?"
+NEW_CONVERSATIONS_QUESTION = "How should Claude respond in new conversations?"
 EXAMPLE = "For example: “Answer in French, briefly, and explain any technical word.”"
 WHAT_HAPPENS = (
     "Claude reads these before every message of this conversation. They are never "

@@ -59,7 +59,7 @@ class SummarizeDialog(QDialog):
         keep_row.addWidget(QLabel("messages as they are", self))
         keep_row.addStretch(1)
         form = QFormLayout()
-        form.addRow("Keep above all:", self.focus_edit)
+        form.addRow("What matters most to keep:", self.focus_edit)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
         self.summarize_button = buttons.addButton(

@@ -487,3 +487,27 @@ def test_the_header_shows_the_whole_title_when_there_is_room(
     QApplication.processEvents()
     window.header.layout().activate()  # type: ignore[union-attr]
     assert window.header.title_label.text().endswith("…"), "narrow: shortened, never pushing"
+
+
+def test_the_history_window_follows_conversations_added_renamed_and_deleted(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    window = cairn.window
+    history = window.history.open_history()
+    qtbot.waitExposed(history)
+
+    def titles() -> list[str]:
+        model = history.proxy
+        return [model.index(row, 0).data() for row in range(model.rowCount())]
+
+    assert titles() == []
+    send(qtbot, cairn, "Plan the garden")
+    wait_idle(qtbot, cairn)
+    qtbot.waitUntil(lambda: len(titles()) == 1)
+    session_id = window.chat.current.state.session_id
+    assert session_id is not None
+    window.chat.rename_session(session_id, "Vegetable garden")
+    qtbot.waitUntil(lambda: titles() == ["Vegetable garden"])
+    window.chat.delete_session(session_id)
+    qtbot.waitUntil(lambda: titles() == [])
+    history.close()
