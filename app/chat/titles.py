@@ -12,7 +12,7 @@ from app.chat.state import ConversationState
 from app.core.errors import StorageError, UserFacingError
 from app.core.models import Message, MessageStatus, Role, Session
 from app.core.summary import SummaryMode
-from app.core.titles import ask_for_title
+from app.core.titles import ask_for_title, wants_a_title
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ class ConversationTitles:
         provider, config = shared.provider(), shared.config()
         if provider is None or config.mode is SummaryMode.RULE or not config.summarizer_models:
             return  # no key, or the user keeps summaries (and so titles) off Claude
+        if not wants_a_title(asked.question):
+            return  # the first message is a good title as it is
         models, answer = list(config.summarizer_models), message.content
         self.running = True
         shared.runner.start(

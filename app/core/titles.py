@@ -47,6 +47,15 @@ ANSWER_CHARS: Final = 1_000
 TITLE_MAX_TOKENS: Final = 100
 
 _QUOTES: Final = "\"'“”‘’«»`*_#"
+# A first message this short, on one line, is already a good title ("Say hello",
+# "Lisbon in March?"): asking a model for another would only cost a request.
+SHORT_ENOUGH: Final = 40
+
+
+def wants_a_title(first_message: str) -> bool:
+    """Whether the first message makes a poor title by itself: long, or several lines."""
+    lines = [line for line in first_message.splitlines() if line.strip()]
+    return len(lines) > 1 or len(" ".join(first_message.split())) > SHORT_ENOUGH
 
 
 def title_prompt(question: str, answer: str) -> str:

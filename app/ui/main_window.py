@@ -266,7 +266,7 @@ class MainWindow(QMainWindow):
         current = self.chat.current.state.session
         title = current.title if current is not None else "New conversation"
         self.header.title_label.setText(title)
-        # No figures before there is a conversation (issue 23): its place is kept.
+        # No figures before there is a conversation (issue 23).
         self.header.gauge.setVisible(current is not None)
         self.setWindowTitle(f"{title} — {APP_NAME}")
 

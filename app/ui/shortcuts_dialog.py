@@ -36,7 +36,7 @@ EVERYDAY_KEYS: Final[tuple[tuple[str, str], ...]] = (
     ("Scroll the transcript", "Page Up / Page Down"),
     ("Jump to the first or the latest message", "Home / End"),
     ("Next or previous match while finding", "Enter / Shift+Enter"),
-    ("Keyboard shortcuts (this list)", SHORTCUTS_KEYS),
+    (SHORTCUTS_TITLE, SHORTCUTS_KEYS),
 )
 
 

@@ -82,9 +82,9 @@ class WindowHeader(QWidget):
         self.gauge = TokenGauge(self)
         # In a narrow header the gauge's bar gives way first (down to its minimum), so the
         # title keeps a few words.
-        gauge_policy = QSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
-        gauge_policy.setRetainSizeWhenHidden(True)  # hidden before the first message
-        self.gauge.setSizePolicy(gauge_policy)
+        # Hidden before the first message; its room goes to the title meanwhile (the
+        # title changes too when the conversation starts).
+        self.gauge.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.settings_button = QToolButton(self)
         self.settings_button.setText("⚙")
         self.settings_button.setAccessibleName("Settings")
@@ -111,7 +111,7 @@ class WindowHeader(QWidget):
         for index in range(self._row.count()):
             item = self._row.itemAt(index)
             widget = item.widget() if item is not None else None
-            if widget is None or (widget.isHidden() and widget is not self.gauge):
+            if widget is None or widget.isHidden():
                 continue
             shown += 1
             if widget not in (self.title_label, self.gauge):

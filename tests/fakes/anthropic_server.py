@@ -990,6 +990,13 @@ class FakeAnthropicServer:
             if request.path == path and (method is None or request.method == method)
         ]
 
+    def turns(self) -> list[RecordedRequest]:
+        """The conversation's own requests to /v1/messages: those that force no tool
+        (a summary or an automatic title forces one)."""
+        return [
+            request for request in self.requests_to(MESSAGES_PATH) if not forces_a_tool(request)
+        ]
+
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
         """Block until at least `count` requests arrived; False if `timeout` passed first."""
         with self._request_arrived:

@@ -32,7 +32,7 @@ def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
 
 
 def last_content(fake_server: FakeAnthropicServer) -> list[dict[str, object]]:
-    content = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][-1]["content"]
+    content = fake_server.turns()[-1].body["messages"][-1]["content"]
     assert isinstance(content, list)
     return content
 
@@ -212,7 +212,7 @@ def test_sent_files_show_in_the_transcript_after_a_restart(
     qtbot.waitUntil(lambda: strip.chips[0].picture.pixmap().width() > 40, timeout=10_000)
     fake_server.add_reply("Still a cat.")
     send(qtbot, again, "And now?")
-    first_turn = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
+    first_turn = fake_server.turns()[-1].body["messages"][0]["content"]
     # Uploaded once, before the restart, and referred to by its id after it.
     (uploaded,) = fake_server.files.uploads
     assert first_turn[0]["source"] == {"type": "file", "file_id": uploaded.id}
@@ -249,8 +249,7 @@ def test_an_earlier_file_not_re_sent_is_said_on_its_message_and_in_the_gauge(
     fake_server.add_reply("The annex.")
     send(qtbot, cairn, "And the annex?")
     texts = [
-        block.get("text", "")
-        for block in fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
+        block.get("text", "") for block in fake_server.turns()[-1].body["messages"][0]["content"]
     ]
     assert "[earlier file: report.pdf — not re-sent]" in texts
     qtbot.waitUntil(lambda: first.note.isVisible(), timeout=5_000)

@@ -107,7 +107,7 @@ def test_a_long_chat_is_condensed_in_the_background_and_nothing_is_lost(
     # The next request carries the memory block, cached, and fits.
     fake_server.add_reply("Still here.")
     chat(qtbot, cairn, "What did we say about report_0.xlsx?")
-    last = fake_server.requests_to("/v1/messages")[-1].body
+    last = fake_server.turns()[-1].body
     assert isinstance(last["system"], list)
     memory = last["system"][-1]
     assert "Conversation so far" in memory["text"]

@@ -102,7 +102,7 @@ def test_gauge_matches_the_server_after_a_few_replies(
     predicted = cairn.controller.service.current.gauge.measure(draft=draft).used
     fake_server.add_reply("Fine.")
     chat(qtbot, cairn, draft)
-    reported = fake_server.count_input_tokens(fake_server.requests_to("/v1/messages")[-1].body)
+    reported = fake_server.count_input_tokens(fake_server.turns()[-1].body)
     error = abs(predicted - reported) / reported
     assert error <= 0.05, f"gauge {predicted} vs server {reported}: {error:.1%} off"
 

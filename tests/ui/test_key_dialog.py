@@ -56,7 +56,7 @@ def test_first_run_asks_for_a_key_checks_it_and_stores_it(
     qtbot.waitUntil(
         lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
     )
-    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
+    assert fake_server.turns()[-1].api_key == GOOD_KEY
 
 
 def test_without_a_password_store_the_key_is_kept_for_the_session_only(
@@ -88,7 +88,7 @@ def test_without_a_password_store_the_key_is_kept_for_the_session_only(
     qtbot.waitUntil(
         lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
     )
-    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
+    assert fake_server.turns()[-1].api_key == GOOD_KEY
 
 
 def test_not_now_leaves_the_draft_and_asks_again_on_send(
@@ -133,4 +133,4 @@ def test_key_from_environment_skips_the_dialog(
     qtbot.waitUntil(
         lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
     )
-    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
+    assert fake_server.turns()[-1].api_key == GOOD_KEY

@@ -69,7 +69,7 @@ def test_send_streams_reply_and_keeps_it(
         (Role.ASSISTANT, "Hello **there**.\n\n- one\n- two", MessageStatus.COMPLETE),
     ]
     assert cairn.window.windowTitle() == "Say hello — Cairn"
-    request = fake_server.requests_to("/v1/messages")[-1]
+    request = fake_server.turns()[-1]
     assert request.body["stream"] is True
     (turn,) = request.body["messages"]  # its date line is in the request only
     assert (turn["role"], undated(turn["content"])) == ("user", "Say hello")
@@ -189,7 +189,7 @@ def test_retry_after_overload_gets_the_answer(
     assert not cairn.window.banner.isVisible(), "the error is over: its banner went"
     assert stored(cairn)[-1] == (Role.ASSISTANT, "Yes, I'm here.", MessageStatus.COMPLETE)
     # The failed attempt stays on screen but is not sent again to Claude.
-    last_request = fake_server.requests_to("/v1/messages")[-1]
+    last_request = fake_server.turns()[-1]
     (turn,) = last_request.body["messages"]
     assert (turn["role"], undated(turn["content"])) == ("user", "Are you there?")
 
@@ -258,7 +258,7 @@ def test_unusual_text_round_trips(
     cairn.window.composer.editor.submitted.emit()
     wait_idle(qtbot, cairn)
     assert stored(cairn)[0][1] == text
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    sent = fake_server.turns()[-1].body["messages"][0]["content"]
     # A long newest turn is sent as a block with a cache breakpoint (app/core/caching.py).
     assert undated(text_of_content(sent)) == text
 
@@ -280,7 +280,7 @@ def test_a_windows_paste_is_stored_and_sent_with_its_line_breaks(
 
     text = "Look at this. " + pasted + "Thanks!"
     assert stored(cairn)[0][1] == text
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    sent = fake_server.turns()[-1].body["messages"][0]["content"]
     assert undated(sent) == text
     assert cairn.window.composer.text() == ""
 
@@ -319,7 +319,7 @@ def test_huge_paste_is_stored_and_sent(
     cairn.window.composer.editor.submitted.emit()
     wait_idle(qtbot, cairn)
     assert stored(cairn)[0][1] == text
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    sent = fake_server.turns()[-1].body["messages"][0]["content"]
     # A long newest turn is sent as a block with a cache breakpoint (app/core/caching.py).
     assert undated(text_of_content(sent)) == text
 
@@ -419,7 +419,7 @@ def test_model_picker_uses_server_list(
     combo.activated.emit(0)
     send(qtbot, cairn, "Which model?")
     wait_idle(qtbot, cairn)
-    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
+    assert fake_server.turns()[-1].body["model"] == "claude-opus-9"
     assert cairn.controller.service.settings.model == "claude-opus-9"
 
 

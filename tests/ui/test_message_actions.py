@@ -50,7 +50,7 @@ def texts(cairn: CairnSession) -> list[str]:
 
 
 def last_messages(fake_server: FakeAnthropicServer) -> list[object]:
-    messages = fake_server.requests_to("/v1/messages")[-1].body["messages"]
+    messages = fake_server.turns()[-1].body["messages"]
     assert isinstance(messages, list)
     return messages
 

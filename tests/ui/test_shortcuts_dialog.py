@@ -24,6 +24,8 @@ def test_ctrl_slash_lists_the_shortcuts_the_menus_really_have(
     assert rows["Find in conversation"] == "Ctrl+F"
     assert rows["New conversation"] == "Ctrl+N"
     assert rows["Keyboard shortcuts"] == "Ctrl+/"
+    names = [name for name, _keys in dialog.rows()]
+    assert len(names) == len(set(names)), "each once"
     assert dialog.table.accessibleName() == "Keyboard shortcuts"
     qtbot.keyClick(cairn.window, Qt.Key.Key_Slash, Qt.KeyboardModifier.ControlModifier)
     assert cairn.window.findChildren(ShortcutsDialog) == [dialog], "one list at a time"

@@ -68,7 +68,7 @@ def test_a_reply_streams_into_the_store_and_the_events(
     assert activities == [Activity.REPLYING, Activity.IDLE]
     (session,) = chat.events.named("session_changed")[:1]
     assert session[0].title == "Say hello"
-    request = fake_server.requests_to("/v1/messages")[-1]
+    request = fake_server.turns()[-1]
     # The request (only) says when it was written; the stored message is as typed.
     assert request.body["messages"] == [{"role": "user", "content": dated("Say hello")}]
 
@@ -142,7 +142,7 @@ def test_a_failed_reply_says_so_keeps_the_question_and_retry_answers(
     chat.service.current.turns.retry()
     chat.idle()
     assert chat.stored()[-1].content == "Yes, I'm here."
-    last = fake_server.requests_to("/v1/messages")[-1]
+    last = fake_server.turns()[-1]
     assert last.body["messages"] == [{"role": "user", "content": dated("Are you there?")}]
 
 
@@ -541,7 +541,7 @@ def test_the_model_picked_is_used_and_kept(
     chat.run_until(lambda: chat.service.current.state.model_id == "claude-sonnet-9")
     chat.service.current.model.select("claude-opus-9")
     chat.send("Which model?")
-    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
+    assert fake_server.turns()[-1].body["model"] == "claude-opus-9"
     assert chat.service.settings.model == "claude-opus-9"
 
 
@@ -846,7 +846,7 @@ def test_the_first_message_waits_for_the_model_list_and_uses_a_listed_model(
     chat.run_until(lambda: bool(chat.events.named("pending_sent")))
     chat.idle()
 
-    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "compatible-model"
+    assert fake_server.turns()[-1].body["model"] == "compatible-model"
     assert chat.stored()[-1].content == "Hello from the listed model."
     assert chat.events.named("status_changed")[-1] == ("",)
 
@@ -878,7 +878,7 @@ def test_windows_line_breaks_are_stored_and_sent_exactly_as_pasted(
     chat.send(text)
 
     assert chat.stored()[0].content == text
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    sent = fake_server.turns()[-1].body["messages"][0]["content"]
     assert sent == dated(text)
 
 

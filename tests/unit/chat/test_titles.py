@@ -91,3 +91,13 @@ def test_when_no_model_answers_the_first_message_title_stays(
     assert title_calls(fake_server), "it was asked"
     assert title(chat) == title_from_first_message(QUESTION)
     assert chat.events.named("error_raised") == [], "a missing title is no error to show"
+
+
+def test_a_short_first_message_keeps_its_title_without_asking(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    fake_server.add_reply("Hello!")
+    chat.send("Say hello")
+    assert title_calls(fake_server) == []
+    assert title(chat) == "Say hello"

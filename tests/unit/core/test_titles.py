@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from app.core.errors import ModelNotFoundError, OverloadedError
-from app.core.titles import TITLE_SCHEMA, TITLE_TOOL, ask_for_title, clean_title, title_prompt
+from app.core.titles import (
+    TITLE_SCHEMA,
+    TITLE_TOOL,
+    ask_for_title,
+    clean_title,
+    title_prompt,
+    wants_a_title,
+)
 
 
 @pytest.mark.parametrize(
@@ -57,3 +64,16 @@ def test_a_failure_leaves_no_title() -> None:
     assert ask_for_title(complete, ["small-a", "small-b"], "Q", "A") == (None, None)
     assert len(complete.calls) == 1, "an overloaded server is not asked again here"
     assert ask_for_title(FakeCompletion({"title": " "}), ["m"], "Q", "A") == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("first", "wanted"),
+    [
+        ("Say hello", False),
+        ("Lisbon in March?", False),
+        ("Could you help me plan a long weekend in Lisbon for my parents?", True),
+        ("Fix this:\nTraceback (most recent call last)", True),
+    ],
+)
+def test_a_short_first_message_is_title_enough(first: str, wanted: bool) -> None:
+    assert wants_a_title(first) is wanted
