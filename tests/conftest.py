@@ -10,9 +10,16 @@ from pathlib import Path
 
 import keyring
 import pytest
+from hypothesis import settings
 
 from tests.fakes.keyring_backend import MemoryKeyring
 from tests.fakes.server_fixtures import fake_server  # noqa: F401  (fixture)
+
+# Hypothesis fails an example slower than 200 ms by default: an assertion on wall-clock
+# time, which a loaded machine (2 cores, several test runs) breaks. No test of ours has
+# a deadline; a hang is what pytest-timeout (pyproject.toml) is for.
+settings.register_profile("cairn", deadline=None)
+settings.load_profile("cairn")
 
 # Markers for what only Linux has (pyproject.toml): the reason each is skipped elsewhere.
 LINUX_ONLY = {

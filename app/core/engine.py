@@ -45,10 +45,9 @@ message; a failed or conflicting step changes nothing (DESIGN §6).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
 
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder, ContextState
+from app.core.context import ContextBuilder
 from app.core.engine_budget import MemoryBudget
 from app.core.engine_condense import Condenser
 from app.core.engine_measure import MEMORY_WINDOW_SHARE, EngineMeasure
@@ -64,7 +63,7 @@ from app.core.engine_types import (
 )
 from app.core.policy import Decision, TriggerMemory, TriggerPolicy
 from app.core.summarization_config import SummarizationConfig
-from app.core.summary import Summary, SummaryDraft, SummaryRepository, SummaryTrigger, UndoResult
+from app.core.summary import SummaryRepository
 
 __all__ = [
     "MEMORY_WINDOW_SHARE",
@@ -120,14 +119,15 @@ class SummarizationEngine:
             config, repo, summarizer, self.policy, self.measure, self.recorder, self.budget, clock
         )
         self.revision = SummaryRevision(repo, self.measure, self.recorder, self.condenser, clock)
-
-    # --- reading the state
-
-    def state(
-        self, session_id: str, *, model: ModelInfo, system_prompt: str = "", draft: str = ""
-    ) -> ContextState:
-        """The next request's figures: system + memory + live tail + draft."""
-        return self.measure.state(session_id, model=model, system_prompt=system_prompt, draft=draft)
+        # The engine's verbs are its parts' own methods (one signature and one docstring
+        # each, read there):
+        self.state = self.measure.state  # the next request's figures
+        self.run = self.condenser.run  # the whole step; callable from a worker thread
+        self.retry_with_llm = self.revision.retry_with_llm  # "Try again with Claude"
+        self.undo = self.revision.undo  # a summary's originals back, as many as fit
+        self.apply = self.recorder.apply  # a draft fitted to its budget and committed
+        self.memory_cap = self.measure.memory_cap  # invariant 4's bound
+        self.memory_tokens = self.measure.memory_tokens  # the memory block, calibrated
 
     def decide(
         self,
@@ -151,82 +151,3 @@ class SummarizationEngine:
         return self.policy.should_summarize(
             self.measure.policy_input(state, live, active, memory, manual, keep_recent)
         )
-
-    # --- the step
-
-    def run(
-        self,
-        session_id: str,
-        *,
-        model: ModelInfo,
-        system_prompt: str = "",
-        draft: str = "",
-        trigger: SummaryTrigger,
-        decision: Decision | None = None,
-        instructions: str | None = None,
-        cancelled: Callable[[], bool] = lambda: False,
-        review: Review | None = None,
-    ) -> EngineOutcome:
-        """Condense, keep the memory in budget, and make the next request fit
-        (`Condenser.run` says how). Callable from a worker thread."""
-        return self.condenser.run(
-            session_id,
-            model=model,
-            system_prompt=system_prompt,
-            draft=draft,
-            trigger=trigger,
-            decision=decision,
-            instructions=instructions,
-            cancelled=cancelled,
-            review=review,
-        )
-
-    # --- rewriting a basic summary
-
-    def retry_with_llm(
-        self,
-        session_id: str,
-        summary_id: str,
-        *,
-        model: ModelInfo,
-        system_prompt: str = "",
-        cancelled: Callable[[], bool] = lambda: False,
-    ) -> EngineOutcome:
-        """ "Try again with Claude" on a basic summary, over the same messages
-        (`SummaryRevision.retry_with_llm` says how)."""
-        return self.revision.retry_with_llm(
-            session_id, summary_id, model=model, system_prompt=system_prompt, cancelled=cancelled
-        )
-
-    # --- undo
-
-    def undo(
-        self, session_id: str, summary_id: str, *, model: ModelInfo, system_prompt: str = ""
-    ) -> UndoResult:
-        """Give a summary's originals back, as many (newest first) as fit the window now.
-
-        A full undo never makes the next request overflow: when not everything
-        fits, only the newest originals come back (`complete=False`), starting
-        with a user turn where possible; when nothing fits, nothing changes.
-        """
-        return self.revision.undo(session_id, summary_id, model=model, system_prompt=system_prompt)
-
-    # --- committing and measuring
-
-    def apply(
-        self, draft: SummaryDraft, *, model: ModelInfo, text_cap: int | None = None
-    ) -> tuple[Summary, bool]:
-        """Fit `draft` to its budget (invariant 4) and commit it atomically.
-
-        Returns the committed summary and whether it had to be trimmed. Raises
-        `SummaryConflictError`, with nothing written, when what it covers changed.
-        """
-        return self.recorder.apply(draft, model=model, text_cap=text_cap)
-
-    def memory_cap(self, model: ModelInfo, kept: int) -> int:
-        """Invariant 4's bound on the memory block for `kept` summaries."""
-        return self.measure.memory_cap(model, kept)
-
-    def memory_tokens(self, model: ModelInfo, active: Sequence[Summary]) -> int:
-        """The memory block's tokens as the builder counts them (calibrated)."""
-        return self.measure.memory_tokens(model, active)

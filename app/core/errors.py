@@ -57,11 +57,8 @@ class InvalidInputError(UserFacingError):
     title = "This message can't be sent"
 
 
-class ContextOverflowError(UserFacingError):
-    """The conversation and the new message together would not fit in the model's window.
-
-    Raised before anything is sent (DESIGN §3, invariant 3). Condensing earlier
-    messages would make room, unlike `MessageTooLargeError`.
+class _TooLongError(UserFacingError):
+    """A request or message that does not fit the model's window, with the figures.
 
     Attributes:
         tokens: estimated tokens of the request.
@@ -70,8 +67,6 @@ class ContextOverflowError(UserFacingError):
         reserved_output: tokens kept free for the reply.
     """
 
-    title = "Too long to send"
-
     def __init__(
         self,
         message: str,
@@ -89,29 +84,24 @@ class ContextOverflowError(UserFacingError):
         self.reserved_output = reserved_output
 
 
-class MessageTooLargeError(InvalidInputError):
+class ContextOverflowError(_TooLongError):
+    """The conversation and the new message together would not fit in the model's window.
+
+    Raised before anything is sent (DESIGN §3, invariant 3). Condensing earlier
+    messages would make room, unlike `MessageTooLargeError` (a separate type: neither
+    is caught as the other).
+    """
+
+    title = "Too long to send"
+
+
+class MessageTooLargeError(_TooLongError, InvalidInputError):
     """The new message alone is larger than the model can read: only shortening it helps.
 
-    Attributes: as `ContextOverflowError` (`tokens` are the message's own).
+    `tokens` are the message's own.
     """
 
     title = "This message is too long"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        tokens: int,
-        limit: int,
-        context_window: int,
-        reserved_output: int,
-        detail: str | None = None,
-    ) -> None:
-        super().__init__(message, detail=detail)
-        self.tokens = tokens
-        self.limit = limit
-        self.context_window = context_window
-        self.reserved_output = reserved_output
 
 
 # --- talking to Claude -------------------------------------------------------

@@ -77,7 +77,7 @@ from app.core.summarizer_llm import (
     build_prompt,
     summary_tool_schema,
 )
-from app.core.summarizer_transcript import TranscriptBuilder, cut_detail
+from app.core.summarizer_transcript import Block, Transcript, TranscriptBuilder, cut_detail
 from app.core.summary import (
     EventOutcome,
     Summary,
@@ -128,6 +128,42 @@ class SummarizeResult:
     error_class: str | None
     llm_calls: int
     detail: str | None = None
+
+
+@dataclass(frozen=True)
+class _Cover:
+    """All of a draft but what it says: what it covers and how it was asked for."""
+
+    session_id: str
+    tier: SummaryTier
+    first_seq: int
+    last_seq: int
+    source_tokens: int
+    trigger: SummaryTrigger
+    counter: TokenCounter
+    message_ids: Sequence[int] = ()
+    summary_ids: Sequence[str] = ()
+    instructions: str | None = None
+    depth: int = 1
+
+    def draft(self, content: SummaryContent, mode: SummaryMode, model: str | None) -> SummaryDraft:
+        """The draft saying `content`, made in `mode` by `model` (None: by rule)."""
+        return SummaryDraft(
+            session_id=self.session_id,
+            tier=self.tier,
+            first_seq=self.first_seq,
+            last_seq=self.last_seq,
+            message_ids=list(self.message_ids),
+            summary_ids=list(self.summary_ids),
+            content=content,
+            source_tokens=self.source_tokens,
+            summary_tokens=self.counter.count(render_summary_text(content)),
+            mode=mode,
+            model=model,
+            trigger=self.trigger,
+            instructions=self.instructions,
+            depth=self.depth,
+        )
 
 
 # --- the summarizer --------------------------------------------------------------------
@@ -190,24 +226,17 @@ class Summarizer:
 
         mode = SummaryMode(self.config.mode)
 
-        def draft(
-            content: SummaryContent, used_mode: SummaryMode, model: str | None
-        ) -> SummaryDraft:
-            return SummaryDraft(
-                session_id=session_id,
-                tier=SummaryTier.CONDENSED,
-                first_seq=first_seq,
-                last_seq=last_seq,
-                message_ids=[message.id for message in ordered],
-                content=content,
-                source_tokens=source_tokens,
-                summary_tokens=self._counter.count(render_summary_text(content)),
-                mode=used_mode,
-                model=model,
-                trigger=trigger,
-                instructions=focus,
-                depth=1,
-            )
+        draft = _Cover(
+            session_id,
+            SummaryTier.CONDENSED,
+            first_seq,
+            last_seq,
+            source_tokens,
+            trigger,
+            self._counter,
+            message_ids=[message.id for message in ordered],
+            instructions=focus,
+        ).draft
 
         def rule_draft() -> SummaryDraft:
             return draft(
@@ -224,19 +253,15 @@ class Summarizer:
             return SummarizeResult(rule_draft(), EventOutcome.OK, None, 0)
 
         blocks = [self._transcripts.message_block(message) for message in ordered]
-        transcript = self._transcripts.build(blocks)
-        prompt = build_prompt(
-            self.config,
-            intro=(
-                f"Summarize the conversation below: messages #{first_seq}–#{last_seq}, "
-                "oldest first. Each message starts with its number, who wrote it, and its "
-                "date and time."
-            ),
-            transcript=transcript.text,
-            instructions=focus,
-            target=self.config.target_summary_tokens(source_tokens),
+        transcript, answer = self._ask(
+            blocks,
+            f"Summarize the conversation below: messages #{first_seq}–#{last_seq}, "
+            "oldest first. Each message starts with its number, who wrote it, and its "
+            "date and time.",
+            focus,
+            source_tokens,
+            model_order,
         )
-        answer = ask_for_summary(self._complete, self.config, prompt, model_order)
         if answer.summary is None:
             return self._failure(answer, rule_draft)
 
@@ -286,24 +311,17 @@ class Summarizer:
         mode = SummaryMode(self.config.mode)
         children = merge([summary.content for summary in ordered])
 
-        def draft(
-            content: SummaryContent, used_mode: SummaryMode, model: str | None
-        ) -> SummaryDraft:
-            return SummaryDraft(
-                session_id=session_id,
-                tier=SummaryTier.COMPRESSED,
-                first_seq=first_seq,
-                last_seq=last_seq,
-                summary_ids=[summary.id for summary in ordered],
-                content=content,
-                source_tokens=source_tokens,
-                summary_tokens=self._counter.count(render_summary_text(content)),
-                mode=used_mode,
-                model=model,
-                trigger=trigger,
-                instructions=None,
-                depth=max(summary.depth for summary in ordered) + 1,
-            )
+        draft = _Cover(
+            session_id,
+            SummaryTier.COMPRESSED,
+            first_seq,
+            last_seq,
+            source_tokens,
+            trigger,
+            self._counter,
+            summary_ids=[summary.id for summary in ordered],
+            depth=max(summary.depth for summary in ordered) + 1,
+        ).draft
 
         def rule_draft() -> SummaryDraft:
             return draft(self._fit(children), SummaryMode.RULE, None)
@@ -312,18 +330,14 @@ class Summarizer:
             return SummarizeResult(rule_draft(), EventOutcome.OK, None, 0)
 
         blocks = [self._transcripts.summary_block(summary) for summary in ordered]
-        transcript = self._transcripts.build(blocks)
-        prompt = build_prompt(
-            self.config,
-            intro=(
-                f"Merge the summaries below, oldest first, into one summary of messages "
-                f"#{first_seq}–#{last_seq}. Keep what still matters; drop what was superseded."
-            ),
-            transcript=transcript.text,
-            instructions=None,
-            target=self.config.target_summary_tokens(source_tokens),
+        transcript, answer = self._ask(
+            blocks,
+            f"Merge the summaries below, oldest first, into one summary of messages "
+            f"#{first_seq}–#{last_seq}. Keep what still matters; drop what was superseded.",
+            None,
+            source_tokens,
+            None,
         )
-        answer = ask_for_summary(self._complete, self.config, prompt, None)
         if answer.summary is None:
             return self._failure(answer, rule_draft)
 
@@ -353,6 +367,25 @@ class Summarizer:
             answer.calls,
             cut_detail(transcript),
         )
+
+    def _ask(
+        self,
+        blocks: Sequence[Block],
+        intro: str,
+        instructions: str | None,
+        source_tokens: int,
+        model_order: Sequence[str] | None,
+    ) -> tuple[Transcript, LlmAnswer]:
+        """The transcript of `blocks` that fits, and the summarizer model's answer to it."""
+        transcript = self._transcripts.build(blocks)
+        prompt = build_prompt(
+            self.config,
+            intro=intro,
+            transcript=transcript.text,
+            instructions=instructions,
+            target=self.config.target_summary_tokens(source_tokens),
+        )
+        return transcript, ask_for_summary(self._complete, self.config, prompt, model_order)
 
     def _failure(
         self, answer: LlmAnswer, rule_draft: Callable[[], SummaryDraft]

@@ -15,6 +15,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from app.core.errors import (
@@ -115,7 +116,9 @@ def _error_code_of(body: object) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+def parse_retry_after(
+    headers: Mapping[str, str], *, now: Callable[[], float] = time.time
+) -> float | None:
     """Seconds the server asked us to wait, for the error message; None when it did not say.
 
     Read from the API's `retry-after` header (seconds, or an HTTP date) and its
@@ -139,7 +142,7 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     date = email.utils.parsedate_tz(value)
     if date is None:
         return None
-    return _positive(email.utils.mktime_tz(date) - time.time())
+    return _positive(email.utils.mktime_tz(date) - now())
 
 
 def _positive(seconds: float) -> float | None:
@@ -240,7 +243,7 @@ def _from_status_error(error: anthropic.APIStatusError) -> ApiError:
     if kind == "invalid_request":
         kind = _kind_of_invalid_request(error.api_message or "")
     retry_after = parse_retry_after(error.response.headers)
-    return _ERROR_OF_KIND[kind](retry_after, detail)
+    return _ERROR_OF_KIND[kind].error_for(retry_after, detail)
 
 
 # What each error `type` of the API means, for Cairn (see "HTTP errors" in
@@ -314,151 +317,112 @@ def _kind_of(error: anthropic.APIStatusError, in_stream: bool) -> _Kind:
     return "interrupted" if in_stream else "invalid_request"
 
 
-def _key_rejected(_retry_after: float | None, detail: str) -> ApiError:
-    return ApiKeyRejectedError(
+@dataclass(frozen=True)
+class _Wording:
+    """What the user reads for one kind of failure: the error's class, its words (a
+    "{wait}" in them becomes how long to wait), and a title or link beyond the class's."""
+
+    error: type[ApiError]
+    message: str
+    title: str | None = None
+    link: str | None = None
+    # Whether the server's retry-after travels with the error (a Retry waits for it).
+    waits: bool = False
+
+    def error_for(self, retry_after: float | None, detail: str) -> ApiError:
+        return self.error(
+            self.message.replace("{wait}", describe_wait(retry_after)),
+            title=self.title,
+            link=self.link,
+            retry_after=retry_after if self.waits else None,
+            detail=detail,
+        )
+
+
+_ERROR_OF_KIND: dict[_Kind, _Wording] = {
+    "authentication": _Wording(
+        ApiKeyRejectedError,
         "Your API key was not accepted. Check that it was copied in full in Settings, "
         "or create a new key at console.anthropic.com.",
-        detail=detail,
-    )
-
-
-def _payment_details(_retry_after: float | None, detail: str) -> ApiError:
+    ),
     # 402 `billing_error`: "There's an issue with your billing or payment information"
     # (https://platform.claude.com/docs/en/api/errors, "HTTP errors"), which is not the
     # out-of-credit 400 below.
-    return PaymentDetailsError(
+    "billing": _Wording(
+        PaymentDetailsError,
         "Anthropic couldn't take payment for your account. Check your payment details "
         "on the billing page, then send your message again.",
         link=BILLING_URL,
-        detail=detail,
-    )
-
-
-def _out_of_credit(_retry_after: float | None, detail: str) -> ApiError:
-    return OutOfCreditError(
+    ),
+    "out_of_credit": _Wording(
+        OutOfCreditError,
         "Your Anthropic account is out of credit. Add credit on the billing page, "
         "then send your message again.",
         link=BILLING_URL,
-        detail=detail,
-    )
-
-
-def _spend_limit(_retry_after: float | None, detail: str) -> ApiError:
-    return SpendLimitError(
+    ),
+    "spend_limit": _Wording(
+        SpendLimitError,
         "Your Anthropic account has used all it may spend for now. Raise the limit on "
         "the billing page, or wait until it resets.",
         link=BILLING_URL,
-        detail=detail,
-    )
-
-
-def _on_hold(_retry_after: float | None, detail: str) -> ApiError:
-    return PermissionDeniedError(
+    ),
+    "on_hold": _Wording(
+        PermissionDeniedError,
         "Anthropic has put your organization on hold, so Claude can't answer. "
         "Contact Anthropic's support to find out why.",
         title="Account on hold",
-        detail=detail,
-    )
-
-
-def _not_allowed(_retry_after: float | None, detail: str) -> ApiError:
-    return PermissionDeniedError(
+    ),
+    "permission": _Wording(
+        PermissionDeniedError,
         "Your API key isn't allowed to do this. Check the key's permissions at "
         "console.anthropic.com.",
-        detail=detail,
-    )
-
-
-def _model_not_found(_retry_after: float | None, detail: str) -> ApiError:
-    return ModelNotFoundError(
-        "This model isn't available to your API key. Pick another model and try again.",
-        detail=detail,
-    )
-
-
-def _wrong_address(_retry_after: float | None, detail: str) -> ApiError:
-    return BadRequestError(
+    ),
+    "wrong_address": _Wording(
+        BadRequestError,
         "The server at Cairn's API address answered “not found”, which Anthropic's API "
         "never does this way. Check the API address in Settings → Advanced, or clear it "
         "to use Anthropic's.",
         title="Wrong API address?",
-        detail=detail,
-    )
-
-
-def _too_large(_retry_after: float | None, detail: str) -> ApiError:
-    return RequestTooLargeError(
+    ),
+    "not_found": _Wording(
+        ModelNotFoundError,
+        "This model isn't available to your API key. Pick another model and try again.",
+    ),
+    "too_large": _Wording(
+        RequestTooLargeError,
         "This conversation is too long to send in one go. Summarize earlier messages, "
         "then try again.",
-        detail=detail,
-    )
-
-
-def _rate_limited(retry_after: float | None, detail: str) -> ApiError:
-    return RateLimitedError(
-        "You've sent more requests than your plan allows for now. "
-        f"Wait {describe_wait(retry_after)} and try again.",
-        retry_after=retry_after,
-        detail=detail,
-    )
-
-
-def _too_slow(retry_after: float | None, detail: str) -> ApiError:
-    return ServerError(
+    ),
+    "rate_limit": _Wording(
+        RateLimitedError,
+        "You've sent more requests than your plan allows for now. Wait {wait} and try again.",
+        waits=True,
+    ),
+    "timeout": _Wording(
+        ServerError,
         "No answer came in time. Try again in a moment.",
         title="Claude took too long",
-        retry_after=retry_after,
-        detail=detail,
-    )
-
-
-def _overloaded(retry_after: float | None, detail: str) -> ApiError:
-    return OverloadedError(
-        f"Claude is very busy right now. Wait {describe_wait(retry_after)} and try again.",
-        retry_after=retry_after,
-        detail=detail,
-    )
-
-
-def _server_fault(retry_after: float | None, detail: str) -> ApiError:
-    return ServerError(
+        waits=True,
+    ),
+    "overloaded": _Wording(
+        OverloadedError,
+        "Claude is very busy right now. Wait {wait} and try again.",
+        waits=True,
+    ),
+    "server": _Wording(
+        ServerError,
         "Claude had a temporary problem. Try again in a moment.",
-        retry_after=retry_after,
-        detail=detail,
-    )
-
-
-def _interrupted(_retry_after: float | None, detail: str) -> ApiError:
-    return StreamInterruptedError(
+        waits=True,
+    ),
+    "interrupted": _Wording(
+        StreamInterruptedError,
         "Claude stopped partway through the reply. Try again to get the rest.",
-        detail=detail,
-    )
-
-
-def _bad_request(_retry_after: float | None, detail: str) -> ApiError:
-    return BadRequestError(
+    ),
+    "invalid_request": _Wording(
+        BadRequestError,
         "Claude couldn't accept this request. Try again; if it keeps happening, "
         "start a new conversation.",
-        detail=detail,
-    )
-
-
-_ERROR_OF_KIND: dict[_Kind, Callable[[float | None, str], ApiError]] = {
-    "authentication": _key_rejected,
-    "billing": _payment_details,
-    "out_of_credit": _out_of_credit,
-    "spend_limit": _spend_limit,
-    "on_hold": _on_hold,
-    "permission": _not_allowed,
-    "wrong_address": _wrong_address,
-    "not_found": _model_not_found,
-    "too_large": _too_large,
-    "rate_limit": _rate_limited,
-    "timeout": _too_slow,
-    "overloaded": _overloaded,
-    "server": _server_fault,
-    "interrupted": _interrupted,
-    "invalid_request": _bad_request,
+    ),
 }
 
 

@@ -17,12 +17,11 @@ from pathlib import Path
 from app.core.attachments import Attachment, AttachmentKind
 from app.core.errors import StorageError
 from app.core.files import atomic_write
+from app.store.batches import in_batches
 from app.store.owned import ConnectionStore
 from app.store.transactions import translated_errors, write_transaction
 
 FOLDER_NAME = "attachments"
-# Ids per query (as app.store.lookups): a page of a transcript is never this long.
-_IDS_PER_QUERY = 500
 _COLUMNS = "sha256, name, media_type, kind, size, tokens, estimated, width, height, pages"
 
 
@@ -117,12 +116,9 @@ class AttachmentStore(ConnectionStore):
 
     def for_messages(self, message_ids: Collection[int]) -> dict[int, tuple[Attachment, ...]]:
         """The files of these messages, in order; messages without any left out."""
-        ids = sorted(set(message_ids))
         found: dict[int, list[Attachment]] = {}
         with translated_errors("read the attached files", self.database):
-            for start in range(0, len(ids), _IDS_PER_QUERY):
-                chunk = ids[start : start + _IDS_PER_QUERY]
-                marks = ", ".join("?" * len(chunk))
+            for chunk, marks in in_batches(message_ids):
                 rows = self._connection.execute(
                     f"SELECT message_id, {_COLUMNS} FROM attachment "
                     f"WHERE message_id IN ({marks}) ORDER BY message_id, ordinal",

@@ -11,13 +11,10 @@ from collections.abc import Collection
 from datetime import datetime
 
 from app.core.lookup import Lookup
+from app.store.batches import in_batches
 from app.store.owned import ConnectionStore
 from app.store.sessions import _stamp
 from app.store.transactions import translated_errors, write_transaction
-
-# Ids per query: SQLite allows far more bound parameters, but a page of a transcript is
-# never this long.
-_IDS_PER_QUERY = 500
 
 
 class LookupStore(ConnectionStore):
@@ -40,12 +37,9 @@ class LookupStore(ConnectionStore):
 
     def for_messages(self, message_ids: Collection[int]) -> dict[int, tuple[Lookup, ...]]:
         """The lookups of these replies, in the order they ran; replies without any left out."""
-        ids = sorted(set(message_ids))
         found: dict[int, list[Lookup]] = {}
         with translated_errors("read the archive searches", self.database):
-            for start in range(0, len(ids), _IDS_PER_QUERY):
-                chunk = ids[start : start + _IDS_PER_QUERY]
-                marks = ", ".join("?" * len(chunk))
+            for chunk, marks in in_batches(message_ids):
                 rows = self._connection.execute(
                     "SELECT message_id, ordinal, query, results_json, created_at FROM lookup "
                     f"WHERE message_id IN ({marks}) ORDER BY message_id, ordinal",

@@ -42,33 +42,15 @@ class ReplyRows:
         (https://platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals).
         Returns the ids of the rows changed, the reply's among them.
         """
-        declined = MessageStatus.DECLINED.value
-        with write_transaction(self._connection, "save the reply", self.database) as cursor:
-            row = cursor.execute(
-                "SELECT session_id, seq FROM message WHERE id = ?", (reply_id,)
-            ).fetchone()
-            if row is None:
-                raise MessageNotFoundError(reply_id)
-            session_id, seq = row
-            changed = [
-                message_id
-                for (message_id,) in cursor.execute(
-                    "SELECT id FROM message WHERE session_id = ?1 AND role = 'user' "
-                    f"AND status IN ({_SENDABLE}) AND shelved_by IS NULL AND seq < ?2 "
-                    "AND seq > coalesce((SELECT max(seq) FROM message WHERE session_id = ?1 "
-                    "AND seq < ?2 AND shelved_by IS NULL "
-                    f"AND role = 'assistant' AND status IN ({_SENDABLE}) "
-                    f"AND trim(content, {SQL_WHITESPACE}) != ''), 0)",
-                    (session_id, seq),
-                ).fetchall()
-            ]
-            changed.append(reply_id)
-            cursor.executemany(
-                "UPDATE message SET status = ? WHERE id = ?",
-                [(declined, message_id) for message_id in changed],
-            )
-            cursor.execute("UPDATE session SET version = version + 1 WHERE id = ?", (session_id,))
-        return changed
+        return self._set_question_status(
+            reply_id,
+            "save the reply",
+            MessageStatus.DECLINED,
+            of=f"status IN ({_SENDABLE})",
+            # The last reply Claude sees: sendable, and with text.
+            after=f"status IN ({_SENDABLE}) AND trim(content, {SQL_WHITESPACE}) != ''",
+            reply_too=True,
+        )
 
     def restore_declined(self, reply_id: int) -> list[int]:
         """The question of a declined reply goes back into what Claude sees, to be asked
@@ -76,8 +58,30 @@ class ReplyRows:
         https://platform.claude.com/docs/build-with-claude/handling-stop-reasons): the
         user's declined messages just before the reply become complete again. Returns
         their ids; the reply itself stays declined (it is shelved as a version)."""
-        declined = MessageStatus.DECLINED.value
-        with write_transaction(self._connection, "save the question", self.database) as cursor:
+        return self._set_question_status(
+            reply_id,
+            "save the question",
+            MessageStatus.COMPLETE,
+            of=f"status = '{MessageStatus.DECLINED.value}'",
+            after="1",  # any reply still in the conversation
+            reply_too=False,
+        )
+
+    def _set_question_status(
+        self,
+        reply_id: int,
+        doing: str,
+        status: MessageStatus,
+        *,
+        of: str,
+        after: str,
+        reply_too: bool,
+    ) -> list[int]:
+        """Give `status` to the question of reply `reply_id`: the user's messages (those
+        whose row matches the SQL `of`) between the reply and the last assistant row
+        before it that matches the SQL `after`, shelved versions left out; to the reply as
+        well when `reply_too`. One transaction; returns the ids of the rows changed."""
+        with write_transaction(self._connection, doing, self.database) as cursor:
             row = cursor.execute(
                 "SELECT session_id, seq FROM message WHERE id = ?", (reply_id,)
             ).fetchone()
@@ -88,15 +92,17 @@ class ReplyRows:
                 message_id
                 for (message_id,) in cursor.execute(
                     "SELECT id FROM message WHERE session_id = ?1 AND role = 'user' "
-                    "AND status = ?3 AND shelved_by IS NULL AND seq < ?2 "
+                    f"AND {of} AND shelved_by IS NULL AND seq < ?2 "
                     "AND seq > coalesce((SELECT max(seq) FROM message WHERE session_id = ?1 "
-                    "AND seq < ?2 AND shelved_by IS NULL AND role = 'assistant'), 0)",
-                    (session_id, seq, declined),
+                    f"AND seq < ?2 AND shelved_by IS NULL AND role = 'assistant' AND {after}), 0)",
+                    (session_id, seq),
                 ).fetchall()
             ]
+            if reply_too:
+                changed.append(reply_id)
             cursor.executemany(
                 "UPDATE message SET status = ? WHERE id = ?",
-                [(MessageStatus.COMPLETE.value, message_id) for message_id in changed],
+                [(status.value, message_id) for message_id in changed],
             )
             cursor.execute("UPDATE session SET version = version + 1 WHERE id = ?", (session_id,))
         return changed

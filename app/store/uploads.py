@@ -19,13 +19,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from app.store.batches import in_batches
 from app.store.owned import ConnectionStore
 from app.store.sessions import _stamp
 from app.store.transactions import translated_errors, write_transaction
 
 Support = Literal["ga", "beta", "none"]
 _SUPPORT: tuple[Support, ...] = ("ga", "beta", "none")
-_IDS_PER_QUERY = 500
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,8 @@ class UploadStore(ConnectionStore):
     def file_ids(self, server: str, sha256s: Collection[str]) -> dict[str, str]:
         """The `file_id` on `server` of each of these files that has one (sha256 → id)."""
         found: dict[str, str] = {}
-        wanted = sorted(set(sha256s))
         with translated_errors("read the uploaded files", self.database):
-            for start in range(0, len(wanted), _IDS_PER_QUERY):
-                chunk = wanted[start : start + _IDS_PER_QUERY]
-                marks = ", ".join("?" * len(chunk))
+            for chunk, marks in in_batches(sha256s):
                 rows = self._connection.execute(
                     f"SELECT sha256, file_id FROM upload WHERE server = ? AND state = 'live' "
                     f"AND sha256 IN ({marks})",

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.dates import timestamp
 from app.core.lookup import Lookup, summary_line
-from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import keep_muted, scaled_font
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
 
@@ -71,7 +71,7 @@ class LookupLine(QWidget):
         self.details.hide()
         layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.details)
-        self._apply_palette()
+        self._muted = keep_muted(self, self.toggle, self.details)
 
     @property
     def lookups(self) -> tuple[Lookup, ...]:
@@ -96,13 +96,3 @@ class LookupLine(QWidget):
             if self.toggle.isChecked()
             else "Show what Claude looked up"
         )
-
-    def _apply_palette(self) -> None:
-        muted = muted_text_colour(self.palette())
-        set_text_colour(self.toggle, muted)
-        set_text_colour(self.details, muted)
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self._apply_palette()

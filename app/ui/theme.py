@@ -10,7 +10,9 @@ widget has, so both themes and every text size follow from one place.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 
@@ -174,6 +176,34 @@ def set_text_colour(widget: QWidget, colour: QColor) -> None:
     palette.setColor(QPalette.ColorRole.WindowText, colour)
     palette.setColor(QPalette.ColorRole.Text, colour)
     widget.setPalette(palette)
+
+
+class PaletteFollower(QObject):
+    """Calls `apply` whenever `owner`'s palette changes (a theme switch), as its own
+    `changeEvent` would; lives as long as `owner`."""
+
+    def __init__(self, owner: QWidget, apply: Callable[[], None]) -> None:
+        super().__init__(owner)
+        self._apply = apply
+        owner.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply()
+        return False
+
+
+def keep_muted(owner: QWidget, *widgets: QWidget) -> PaletteFollower:
+    """Give `widgets` the muted text colour of `owner`'s palette, now and after every
+    palette change (keep the returned follower with `owner`)."""
+
+    def apply() -> None:
+        muted = muted_text_colour(owner.palette())
+        for widget in widgets:
+            set_text_colour(widget, muted)
+
+    apply()
+    return PaletteFollower(owner, apply)
 
 
 def scaled_font(font: QFont, factor: float) -> QFont:

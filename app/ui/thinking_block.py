@@ -11,11 +11,11 @@ text, once open, is the next stop of Tab after it, named and read out.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.thinking import thought_for
-from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
+from app.ui.theme import keep_muted, scaled_font
 
 THINKING_NOW = "Thinking…"
 
@@ -57,7 +57,7 @@ class ThinkingBlock(QWidget):
         self.details.hide()
         layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.details)
-        self._apply_palette()
+        self._muted = keep_muted(self, self.toggle, self.details)
 
     def set_thinking(self, text: str, seconds: float | None, *, streaming: bool) -> None:
         """Show `text` under a heading: "Thinking…" while the reply streams, else how
@@ -82,13 +82,3 @@ class ThinkingBlock(QWidget):
         state = "expanded" if self._open else "collapsed"
         self.toggle.setAccessibleName(f"{self.toggle.text()}, {state}")
         self.toggle.setToolTip("Hide Claude's thinking" if self._open else "Show Claude's thinking")
-
-    def _apply_palette(self) -> None:
-        muted = muted_text_colour(self.palette())
-        set_text_colour(self.toggle, muted)
-        set_text_colour(self.details, muted)
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self._apply_palette()

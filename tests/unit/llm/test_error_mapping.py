@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import time
 from typing import Any
 
 import anthropic
@@ -419,11 +418,11 @@ def test_retry_after_is_read_as_the_sdk_reads_it(
 
 
 def test_retry_after_as_an_http_date() -> None:
-    in_a_minute = email.utils.formatdate(time.time() + 60, usegmt=True)
+    now = 1_800_000_000.0  # a fixed clock: the answer must not depend on the machine's
+    in_a_minute = email.utils.formatdate(now + 60, usegmt=True)
 
-    wait = parse_retry_after({"retry-after": in_a_minute})
-
-    assert wait is not None and 50 < wait <= 61
+    assert parse_retry_after({"retry-after": in_a_minute}, now=lambda: now) == 60
+    assert parse_retry_after({"retry-after": in_a_minute}, now=lambda: now + 61) is None
 
 
 @pytest.mark.parametrize(

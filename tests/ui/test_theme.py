@@ -1,0 +1,39 @@
+"""app/ui/theme.py: helpers that keep a widget's colours in step with its palette."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+
+from app.ui.lookup_line import LookupLine
+from app.ui.theme import muted_text_colour
+from app.ui.thinking_block import ThinkingBlock
+
+
+def _palette(base: QColor, text: QColor) -> QPalette:
+    palette = QPalette()
+    palette.setColor(QPalette.ColorRole.Base, base)
+    palette.setColor(QPalette.ColorRole.Window, base)
+    palette.setColor(QPalette.ColorRole.Text, text)
+    palette.setColor(QPalette.ColorRole.WindowText, text)
+    return palette
+
+
+def _text(widget: QWidget) -> QColor:
+    return widget.palette().color(QPalette.ColorRole.Text)
+
+
+def test_folded_lines_stay_muted_when_the_theme_changes(qtbot: QtBot) -> None:
+    light = _palette(QColor(255, 255, 255), QColor(20, 20, 20))
+    dark = _palette(QColor(30, 30, 30), QColor(230, 230, 230))
+    for widget in (ThinkingBlock(), LookupLine()):
+        qtbot.addWidget(widget)
+        widget.setPalette(light)
+        assert _text(widget.toggle) == muted_text_colour(light)
+        assert _text(widget.details) == muted_text_colour(light)
+
+        widget.setPalette(dark)
+        assert muted_text_colour(dark) != muted_text_colour(light)
+        assert _text(widget.toggle) == muted_text_colour(dark)
+        assert _text(widget.details).name() == muted_text_colour(dark).name()
