@@ -20,6 +20,7 @@ From the bottom up (each part may use those listed before it):
 - `model`, `instructions`: the model it uses, Claude's instructions;
 - `versions`: edit, regenerate, other versions;
 - `endings`: Continue, and a reply that ended other than complete;
+- `titles`: a new conversation's automatic title, after its first reply;
 - `turns`: sending, and the reply on its way;
 - `opening`: reading a stored conversation's live tail and memory block.
 """
@@ -36,6 +37,7 @@ from app.chat.pins import Pins
 from app.chat.reply_endings import ReplyEndings
 from app.chat.state import ConversationState, Shared
 from app.chat.summaries import ConversationSummaries
+from app.chat.titles import ConversationTitles
 from app.chat.turns import ConversationTurns
 from app.chat.unsaved import UnsavedReply
 from app.chat.versions import MessageVersions
@@ -57,6 +59,7 @@ class Conversation:
         self.instructions = ConversationInstructions(state, self.gauge)
         self.versions = MessageVersions(state, self.gauge, self.condensing, self.model)
         self.endings = ReplyEndings(state, self.versions, self.condensing, self.unsaved)
+        self.titles = ConversationTitles(state)
         self.turns = ConversationTurns(
             state,
             outgoing=self.outgoing,
@@ -66,6 +69,7 @@ class Conversation:
             model=self.model,
             versions=self.versions,
             endings=self.endings,
+            titles=self.titles,
         )
         self.opening = ConversationOpening(
             state,
@@ -82,5 +86,6 @@ class Conversation:
         return (
             self.turns.replying
             or self.condensing.running
+            or self.titles.running
             or self.state.activity is Activity.LOADING
         )

@@ -23,7 +23,7 @@ from app.core.errors import InvalidInputError
 from app.core.live_tail import TailEntry
 from app.core.models import Message, Role
 
-CONDENSING_TO_FINISH = "Condensing earlier messages so Claude can finish its reply…"
+CONDENSING_TO_FINISH = "Summarizing earlier messages so Claude can finish its reply…"
 
 
 class ReplyEndings:

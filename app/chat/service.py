@@ -338,6 +338,8 @@ class ChatService:
                 self._events.session_changed(stored)  # put the old title back
             return
         conversation = self._open.get(session_id)
+        if conversation is None and self.current.state.session_id == session_id:
+            conversation = self.current  # the one on screen is not among the others
         if conversation is not None:
             conversation.state.session = session
         self._events.session_changed(session)

@@ -99,7 +99,7 @@ class ConversationSummaries:
         )
         if not decision.summarize:
             conversation.tell(
-                lambda events: events.notice_raised("Nothing to condense yet", decision.explain())
+                lambda events: events.notice_raised("Nothing to summarize yet", decision.explain())
             )
             return False
         self._start(decision, trigger=SummaryTrigger.MANUAL, instructions=instructions)
@@ -322,7 +322,7 @@ class ConversationSummaries:
         elif cancelled:
             conversation.tell(
                 lambda events: events.notice_raised(
-                    "Summary cancelled — nothing changed", "The basic summary stays."
+                    "Summary cancelled — nothing changed", "The simpler summary stays."
                 )
             )
         else:
@@ -339,7 +339,7 @@ class ConversationSummaries:
             ("Summary cancelled — nothing changed", "Every message stays as it was.")
             if cancelled
             else (
-                "Earlier messages could not be condensed",
+                "Earlier messages could not be summarized",
                 f"{error.message} Nothing changed: every message is still here.",
             )
         )

@@ -59,7 +59,7 @@ _POLL_SECONDS = 0.05
 _STOP_SECONDS = 5.0
 
 SUMMARY_FAILED = (
-    "Cairn couldn't condense earlier messages just now. Nothing was changed; "
+    "Cairn couldn't summarize earlier messages just now. Nothing was changed; "
     "it will try again later."
 )
 
@@ -131,7 +131,7 @@ class SummaryProcess:
                     self._forget()
                     raise UserFacingError(
                         SUMMARY_FAILED,
-                        title="Condensing stopped",
+                        title="Summarizing stopped",
                         retryable=True,
                         detail=f"the summary process ended: {error!r}",
                     ) from error
@@ -181,7 +181,7 @@ class SummaryProcess:
 
     def _connected(self) -> tuple[Connection, Connection]:
         if self._closed:
-            raise UserFacingError(SUMMARY_FAILED, title="Condensing stopped", detail="closed")
+            raise UserFacingError(SUMMARY_FAILED, title="Summarizing stopped", detail="closed")
         if self._process is not None and self._process.is_alive():
             assert self._commands is not None and self._events is not None
             return self._commands, self._events
@@ -199,7 +199,7 @@ class SummaryProcess:
             process.start()
         except OSError as error:
             raise UserFacingError(
-                SUMMARY_FAILED, title="Condensing stopped", detail=f"spawn failed: {error!r}"
+                SUMMARY_FAILED, title="Summarizing stopped", detail=f"spawn failed: {error!r}"
             ) from error
         command_reader.close()
         event_writer.close()
@@ -295,7 +295,7 @@ def serve(commands: Connection, events: Connection) -> None:
             reply = ("failed", error.title, error.message, error.detail)
         except Exception as error:
             logging.getLogger(__name__).exception("The summary failed unexpectedly")
-            reply = ("failed", "Condensing stopped", SUMMARY_FAILED, repr(error))
+            reply = ("failed", "Summarizing stopped", SUMMARY_FAILED, repr(error))
         with send_lock:
             events.send(reply)
         finished.set()

@@ -25,6 +25,7 @@ from app.chat.reply_endings import ReplyEndings
 from app.chat.runner import Job
 from app.chat.state import ConversationState
 from app.chat.summaries import ConversationSummaries
+from app.chat.titles import ConversationTitles
 from app.chat.unsaved import UnsavedReply
 from app.chat.versions import MessageVersions
 from app.core.errors import (
@@ -58,6 +59,7 @@ class ConversationTurns:
         model: ModelInUse,
         versions: MessageVersions,
         endings: ReplyEndings,
+        titles: ConversationTitles,
     ) -> None:
         self._state = state
         self._shared = state.shared
@@ -68,6 +70,7 @@ class ConversationTurns:
         self._model = model
         self._versions = versions
         self._endings = endings
+        self._titles = titles
         self._emergency_text: str | None = None  # condensed once already for this text
         self._reply: ReplyJob | None = None
         self._reply_job: Job[ReplyOutcome] | None = None
@@ -178,6 +181,7 @@ class ConversationTurns:
             state.session = shared.store.create_session(
                 title_from_first_message(text), state.model_id, state.new_instructions
             )
+            self._titles.started(state.session, text)
         message = self._outgoing.store(shared.store, state.session.id, text, tokens)
         if state.session.title == DEFAULT_TITLE:
             state.session = shared.store.rename_session(
@@ -230,7 +234,7 @@ class ConversationTurns:
             self._emergency_text = text
         # Else an automatic summary is running: try again when it is done.
         state.pending = text
-        state.status("Condensing earlier messages…")
+        state.status("Summarizing earlier messages…")
         state.set_activity(Activity.CONDENSING)
         return True
 
@@ -375,6 +379,7 @@ class ConversationTurns:
             state.tell(lambda events: events.reply_declined(declined, explanation))
         state.set_activity(Activity.IDLE)
         self._endings.reply_done(outcome)
+        self._titles.reply_done(message)
         figures = gauge.measure("")
         if outcome.error is not None:
             error = outcome.error

@@ -28,7 +28,7 @@ BUSY_TITLE = "Claude is busy"
 BUSY_WORDS = {
     Activity.REPLYING: "Claude is still writing a reply. Stop it (Esc) or wait for it to finish, "
     "then try again.",
-    Activity.CONDENSING: "Cairn is condensing earlier messages. Try again when it is done.",
+    Activity.CONDENSING: "Cairn is summarizing earlier messages. Try again when it is done.",
     Activity.LOADING: "The conversation is still opening. Try again in a moment.",
 }
 

@@ -186,6 +186,19 @@ def family_and_version(model_id: str) -> tuple[str | None, tuple[int, int]]:
     return match.group("family"), (int(match.group("major")), int(match.group("minor") or 0))
 
 
+def model_name(model_id: str, available: Sequence[ModelInfo] = ()) -> str:
+    """A model as people know it ("Claude Haiku 4.5"), never a raw id when it can be
+    read: the server's or the bundled table's name, else one made from the id."""
+    known, _ = model_limits(model_id, available)
+    if known.display_name != model_id:
+        return known.display_name
+    family, (major, minor) = family_and_version(model_id)
+    if family is None:
+        return model_id
+    version = f"{major}.{minor}" if minor else str(major)
+    return f"Claude {family.capitalize()} {version}"
+
+
 def _line_of(model: ModelInfo) -> str | None:
     return model.line or family_and_version(model.id)[0]
 

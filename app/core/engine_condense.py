@@ -288,21 +288,24 @@ class Condenser:
     ) -> EngineOutcome:
         if not step.outcomes:
             outcome = None
-            message = "Nothing to condense yet."
+            message = "Nothing to summarize yet."
         elif step.stopped is not None:
             outcome = step.stopped
             message = {
                 EventOutcome.ABORTED: "Summarizing was stopped; nothing else changed.",
                 EventOutcome.FAILED: "The summary could not be made; nothing else changed.",
                 EventOutcome.CONFLICT: "The conversation changed meanwhile; it will be "
-                "condensed again later.",
+                "summarized again later.",
             }.get(step.stopped, "Summarizing stopped.")
         elif EventOutcome.FALLBACK in step.outcomes:
             outcome = EventOutcome.FALLBACK
-            message = "Older messages were condensed into a basic summary. Nothing was deleted."
+            message = (
+                "Older messages were summarized by Cairn itself (Claude could not write "
+                "the summary). Nothing was deleted."
+            )
         else:
             outcome = EventOutcome.OK
-            message = "Older messages were condensed. Nothing was deleted."
+            message = "Older messages were summarized. Nothing was deleted."
         if not state_after.fits:
             message += " The next message still would not fit: shorten it or unpin messages."
         return EngineOutcome(

@@ -216,7 +216,7 @@ class SummaryRevision:
         elif outcome is EventOutcome.ABORTED and step.detail == "cancelled":
             message = "Rewriting the summary was stopped; the basic summary stays."
         else:
-            message = "Claude still can't be reached; the basic summary stays."
+            message = "Claude still can't write it; the simpler summary stays."
         active = tuple(self.repo.active_summaries(session_id))
         return EngineOutcome(
             outcome=outcome,

@@ -230,7 +230,7 @@ class Decision:
 
 def nothing_to_condense(keep: int) -> str:
     """What Summarize now says when the newest `keep` messages are all there is."""
-    return f"Nothing to condense yet — summaries start after {_messages(keep)}."
+    return f"Nothing to summarize yet — summaries start after {_messages(keep)}."
 
 
 def _percent(ratio: float) -> str:
@@ -309,7 +309,7 @@ class TriggerPolicy:
                 return self._hold(
                     Reason.TOO_FEW_MESSAGES,
                     f"The next message would not fit ({usage} of what Claude can read), but "
-                    f"there are only {_messages(inp.live_messages)} to condense. Shorten the "
+                    f"there are only {_messages(inp.live_messages)} to summarize. Shorten the "
                     "message or start a new conversation.",
                     at_max_depth,
                 )
@@ -320,7 +320,7 @@ class TriggerPolicy:
                 at_max_depth=at_max_depth,
                 explanation=(
                     f"The next message would not fit ({usage} of what Claude can read), so "
-                    "older messages are condensed now, enough to bring it down to "
+                    "older messages are summarized now, enough to bring it down to "
                     f"{_percent(config.target_ratio)}; at least the newest "
                     f"{MIN_PRESERVE_RECENT} stay as they are."
                 ),
@@ -338,7 +338,7 @@ class TriggerPolicy:
                 )
             return self._go(
                 Reason.MANUAL,
-                "You asked for a summary: older messages are condensed",
+                "You asked for a summary: older messages are summarized",
                 at_max_depth,
                 keep,
             )
@@ -419,17 +419,17 @@ class TriggerPolicy:
             return (
                 f"The conversation uses {_percent(inp.state.ratio)} of what Claude can read "
                 f"(summaries start at {_percent(config.trigger_ratio)}), so older messages "
-                "are condensed"
+                "are summarized"
             )
         if due is Reason.MESSAGE_COUNT:
             return (
                 f"There are {_messages(inp.live_messages)} in the conversation (the limit is "
-                f"{config.message_trigger}), so older ones are condensed"
+                f"{config.message_trigger}), so older ones are summarized"
             )
         return (
             f"{_messages(inp.memory.messages_since_summary or 0)} arrived since the last "
             f"summary (a refresh comes every {config.force_refresh_after_messages}), so "
-            "they are condensed too"
+            "they are summarized too"
         )
 
     def _go(

@@ -390,7 +390,7 @@ _ERROR_OF_KIND: dict[_Kind, _Wording] = {
     ),
     "too_large": _Wording(
         RequestTooLargeError,
-        "This conversation is too long to send in one go. Condense earlier messages, "
+        "This conversation is too long to send in one go. Summarize earlier messages, "
         "then try again.",
     ),
     "rate_limit": _Wording(

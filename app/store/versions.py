@@ -29,7 +29,7 @@ from app.store.transactions import write_transaction
 
 SUMMARIZED_TITLE = "This message is in a summary"
 SUMMARIZED_WORDS = (
-    "Cairn condensed this part of the conversation into a summary, so its messages "
+    "Cairn summarized this part of the conversation, so its messages "
     "can't be edited or swapped for another version. Undo the summary first, then try again."
 )
 

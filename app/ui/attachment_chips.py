@@ -179,15 +179,24 @@ def _badge(kind: AttachmentKind | None, palette: QPalette, name: str) -> QPixmap
 
 
 def detail_of(attachment: Attachment) -> str:
-    """The chip's second line: what the file is, and what it costs Claude to read."""
+    """The chip's second line: what the file is, in pages or its size on disk (what it
+    costs Claude to read is in the chip's tooltip, with the other details)."""
     if attachment.kind is AttachmentKind.IMAGE:
-        what = f"{attachment.width} × {attachment.height}"
-    elif attachment.kind is AttachmentKind.PDF:
-        what = f"{attachment.pages} page{'s' if attachment.pages != 1 else ''}"
-    else:
-        what = say_size(attachment.size)
+        return f"Picture · {say_size(attachment.size)}"
+    if attachment.kind is AttachmentKind.PDF:
+        return f"{attachment.pages} page{'s' if attachment.pages != 1 else ''}"
+    return say_size(attachment.size)
+
+
+def details_of(attachment: Attachment) -> str:
+    """The chip's tooltip Details: pixels, and the file's size in tokens."""
     about = "about " if attachment.estimated else ""
-    return f"{what} · {about}{attachment.tokens:,} tokens"
+    pixels = (
+        f"{attachment.width} × {attachment.height} pixels · "
+        if attachment.kind is AttachmentKind.IMAGE
+        else ""
+    )
+    return f"Details: {pixels}{about}{attachment.tokens:,} tokens for Claude to read"
 
 
 class FlowLayout(QLayout):
@@ -324,6 +333,7 @@ class AttachmentChip(QFrame):
         """The file is read: show what it is."""
         self.attachment = attachment
         self.detail.setText(detail_of(attachment))
+        self.detail.setToolTip(details_of(attachment))
         self.set_thumbnail(thumbnail)
 
     def set_not_resent(self, left_out: bool) -> None:
@@ -333,11 +343,9 @@ class AttachmentChip(QFrame):
             return
         self.not_resent = left_out
         detail = detail_of(self.attachment)
-        # Its tokens are not sent any more: what it is, and that it is not re-sent.
-        first = detail.split(" · ")[0]
-        self.detail.setText(f"{first} · not re-sent" if left_out else detail)
+        self.detail.setText(f"{detail} · not re-sent" if left_out else detail)
         self.title.setToolTip(f"{self.name}\n{NOT_RESENT_TIP}" if left_out else self.name)
-        self.detail.setToolTip(NOT_RESENT_TIP if left_out else "")
+        self.detail.setToolTip(NOT_RESENT_TIP if left_out else details_of(self.attachment))
         suffix = ", not re-sent to Claude" if left_out else ""
         self.setAccessibleName(f"Attached file {self.name}{suffix}")
 

@@ -33,7 +33,7 @@ from app.ui.theme import error_text_colour, set_text_colour
 
 PASTED_IMAGE_NAME = "Pasted image.png"
 DIALOG_FILTER = (
-    "Pictures, PDFs and text ("
+    "Pictures, PDFs and text files ("
     + " ".join(f"*{suffix}" for suffix in sorted({*IMAGE_MEDIA_TYPES, ".pdf", *TEXT_SUFFIXES}))
     + ");;All files (*)"
 )
@@ -82,6 +82,9 @@ class AttachmentTray(QWidget):
         self.dialog: QFileDialog | None = None
         self.native_dialog = True
         self._chips: list[AttachmentChip] = []
+        # Why each file of the latest pick, drop or paste was not attached (all of them:
+        # a mixed pick adds what it can and names every file it refused).
+        self._refusals: list[str] = []
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
@@ -121,6 +124,7 @@ class AttachmentTray(QWidget):
     def add_mime(self, mime: QMimeData) -> bool:
         """Attach what a drop or paste carries; False when it carries no file or picture."""
         paths = files_in(mime)
+        self._new_pick()
         for path in paths:
             self.add_file(path)
         if not paths and mime.hasImage():
@@ -144,6 +148,7 @@ class AttachmentTray(QWidget):
         return dialog
 
     def _add_files(self, paths: Sequence[str]) -> None:
+        self._new_pick()
         for path in paths:
             self.add_file(path)
 
@@ -154,7 +159,6 @@ class AttachmentTray(QWidget):
         chip.remove_requested.connect(lambda: self._remove(chip))
         self._row.addWidget(chip)
         self._chips.append(chip)
-        self.refusal.hide()
         self.show()
         self.changed.emit()
         self.prepare(
@@ -171,9 +175,19 @@ class AttachmentTray(QWidget):
         chip.set_attachment(attachment, thumbnail)
         self.changed.emit()
 
+    def _new_pick(self) -> None:
+        """A new pick, drop or paste: what an earlier one refused is old news."""
+        self._refusals.clear()
+        self.refusal.hide()
+
     def _refused(self, chip: AttachmentChip, error: UserFacingError) -> None:
         self._remove(chip)
-        self.refusal.setText(error.message)
+        self._refusals.append(f"{chip.name}: {error.message}")
+        if len(self._refusals) == 1:
+            said = f"Not attached — {self._refusals[0]}"
+        else:
+            said = "Not attached:\n" + "\n".join(f"• {line}" for line in self._refusals)
+        self.refusal.setText(said)
         set_text_colour(self.refusal, error_text_colour(self.palette()))
         self.refusal.show()
         self.show()
@@ -198,5 +212,5 @@ class AttachmentTray(QWidget):
         """The message went: no files, no refusal."""
         for chip in list(self._chips):
             self._remove(chip)
-        self.refusal.hide()
+        self._new_pick()
         self.hide()

@@ -5,8 +5,16 @@ from __future__ import annotations
 import html
 from enum import Enum
 
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen, QResizeEvent
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QHideEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -21,6 +29,9 @@ from PySide6.QtWidgets import (
 _NARROW_WIDTH = 640
 # The words of a banner's link: today only errors about billing carry one.
 _LINK_TEXT = "Open the billing page"
+# A notice that reports something done (a summary made) goes by itself after this
+# long; what it offered stays where it belongs (Undo on the summary's card).
+FADE_AFTER_MS = 30_000
 
 
 class BannerKind(Enum):
@@ -30,6 +41,9 @@ class BannerKind(Enum):
 
 class Banner(QFrame):
     """Shows one message in plain words with up to two actions.
+
+    Attributes:
+        fade_timer: hides a notice shown with `fades=True` (single-shot).
 
     Signals:
         retry_requested: the Retry button was pressed.
@@ -96,6 +110,10 @@ class Banner(QFrame):
             lambda: self.action_requested.emit(self.second_action_button.text())
         )
         self.close_button.clicked.connect(self._dismiss)
+        self.fade_timer = QTimer(self)
+        self.fade_timer.setSingleShot(True)
+        self.fade_timer.setInterval(FADE_AFTER_MS)
+        self.fade_timer.timeout.connect(self.hide)
         self.hide()
 
     def show_message(
@@ -108,11 +126,17 @@ class Banner(QFrame):
         action: str | None = None,
         second_action: str | None = None,
         link: str | None = None,
+        fades: bool = False,
     ) -> None:
         """Show `text`; the kind is told by the title's words too, never by colour alone.
 
         `link`: a web page shown under the text as "Open the billing page".
+        `fades`: the notice goes by itself after `FADE_AFTER_MS` (a thing done, not a
+        problem: nothing is lost when it goes).
         """
+        self.fade_timer.stop()
+        if fades:
+            self.fade_timer.start()
         self.kind = kind
         self.title_label.setText(title)
         self.text_label.setText(text)
@@ -173,6 +197,15 @@ class Banner(QFrame):
             self._grid.addWidget(self._actions, 2, 0, Qt.AlignmentFlag.AlignLeft)
         else:
             self._grid.addWidget(self._actions, 0, 1, 2, 1, Qt.AlignmentFlag.AlignVCenter)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self.fade_timer.stop()
+        super().hideEvent(event)
+
+    def hide_error(self) -> None:
+        """Hide the banner if it shows an error: what it reported is over."""
+        if self.kind is BannerKind.ERROR:
+            self.hide()
 
     def _dismiss(self) -> None:
         self.hide()

@@ -97,7 +97,7 @@ class OriginalsDeletion(QObject):
                 "There are no original messages left to delete here."
                 if summary_id is not None
                 else "This conversation has no archived messages: nothing has been "
-                "condensed, or the originals were already deleted."
+                "summarized, or the originals were already deleted."
             )
             return
         box = DeleteOriginalsDialog(

@@ -83,7 +83,8 @@ class ExportActions(QObject):
         session = self._chat.current.state.session
         if session is None:
             return None
-        name = portable_file_name(session.title)
+        # A title cut short ends in "…": the file is named by its words, not the mark.
+        name = portable_file_name(session.title.rstrip().removesuffix("…"))
         return self._ask_where(f"Export “{session.title}”", name, [session.id])
 
     def export_all(self) -> QFileDialog:

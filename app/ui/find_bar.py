@@ -143,9 +143,9 @@ class FindBar(QWidget):
         self.hits = list(page.hits)
         self.current = -1
         self._update_count()
+        # As the user types, the view goes to the first match (or where Enter asked).
         step, self._go_when_found = self._go_when_found, 0
-        if step:
-            self._step(step)
+        self._step(step or 1)
 
     def _step(self, step: int) -> None:
         if self._timer.isActive() or (self._query is None and self.edit.text().strip()):

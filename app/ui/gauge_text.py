@@ -1,7 +1,9 @@
-"""The words and figures of the token gauge: its text, its band and its tooltip.
+"""The words and figures of the gauge: its text, its band and its tooltip.
 
 The gauge only presents a `ContextState`; everything it says is decided here.
-Pure Python (no Qt), so it is tested on its own.
+Plain words first, figures on request (issue 23): the label and the tooltip's
+headline say how full in words; token counts appear only under the tooltip's
+"Details" heading. Pure Python (no Qt), so it is tested on its own.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from app.core.caching import CacheUse
 from app.core.context import ContextState, format_token_count, say_token_pair
 from app.core.pricing import PriceTable, bundled_prices, format_cost
 
-NO_STATE_TEXT: Final = "—"
+NO_STATE_TEXT: Final = ""
 # What the gauge measures, in the words of someone who never heard of tokens.
-GAUGE_NAME: Final = "How much Claude can read at once"
+GAUGE_NAME: Final = "How full the conversation is"
 FIRST_EXPLANATION: Final = (
     "Claude rereads the whole conversation each time you send, and can read only so "
-    "much at once; sizes are in tokens, pieces of words (a token is about ¾ of a word)."
+    "much at once. When it gets long, Cairn summarizes the oldest messages so the "
+    "conversation can go on; nothing is deleted."
 )
+# Where figures may use the words "tokens" and "context": below this heading only.
+DETAILS_HEADING: Final = "Details"
 SEPARATOR: Final = " · "
 
 # Below trigger_ratio by this much, the gauge warns that a summary is coming.
@@ -31,11 +36,11 @@ _EPSILON: Final = 1e-9
 
 
 class Band(Enum):
-    """How full the context is; each band has a word, so colour is never the only signal."""
+    """How full the conversation is; each band has words, so colour is never the only signal."""
 
     OK = "Plenty of room"
-    APPROACHING = "Filling up"
-    SUMMARY_DUE = "Nearly full"
+    APPROACHING = "Getting long"
+    SUMMARY_DUE = "Summarizing soon"
     FULL = "Full"
 
     @property
@@ -69,12 +74,11 @@ def band(state: ContextState) -> Band:
 
 
 def gauge_text(state: ContextState | None) -> str:
-    """The gauge's visible text: "34 % · 68k of 192k", or "Full · 205k of 192k"."""
+    """The gauge's visible text: the band's words ("Plenty of room"); nothing before
+    there is a conversation. The figures are in the tooltip's Details."""
     if state is None:
         return NO_STATE_TEXT
-    lead = Band.FULL.word if band(state) is Band.FULL else format_percent(state.ratio)
-    # Always brief, so the header does not jump; the tooltip says it exactly when needed.
-    return f"{lead}{SEPARATOR}{format_tokens(state.used)} of {format_tokens(state.usable)}"
+    return band(state).word
 
 
 def used_of_usable(state: ContextState) -> str:
@@ -85,17 +89,14 @@ def used_of_usable(state: ContextState) -> str:
 
 
 def widest_texts() -> tuple[str, ...]:
-    """The longest texts the gauge plausibly shows; its width is kept for them."""
-    return (
-        "100 % · 1.2M of 1.2M",
-        "100 % · 888k of 888k",
-        "Full · 205k of 192k",
-        "Full · 8.8M of 888k",
-    )
+    """The texts the gauge shows; its width is kept for the widest, so it never jumps."""
+    return tuple(member.word for member in Band)
 
 
 def trigger_text(state: ContextState) -> str:
-    return f"Cairn condenses older messages automatically at {format_percent(state.trigger_ratio)}."
+    return (
+        f"Cairn summarizes older messages automatically at {format_percent(state.trigger_ratio)}."
+    )
 
 
 def band_explanation(state: ContextState) -> str:
@@ -103,13 +104,13 @@ def band_explanation(state: ContextState) -> str:
     current = band(state)
     if current is Band.FULL:
         return (
-            "The next message would not fit. Cairn condenses older messages before "
+            "The next message would not fit. Cairn summarizes older messages before "
             "sending it; nothing is deleted."
         )
     if current is Band.SUMMARY_DUE:
-        return "Older messages will be condensed soon; nothing is deleted."
+        return "Cairn will summarize older messages soon to make room; nothing is deleted."
     if current is Band.APPROACHING:
-        return "Cairn will soon condense older messages to make room."
+        return "Cairn will summarize older messages when it is nearly full."
     return "There is plenty of room for this conversation."
 
 
@@ -172,17 +173,17 @@ def files_note(state: ContextState) -> str:
 
 
 def accessible_description(state: ContextState | None) -> str:
-    """What a screen reader says: the band's word, then the figures, in words."""
+    """What a screen reader says: the band's words and what they mean, then the share."""
     if state is None:
-        return "Not known yet: no conversation is open."
+        return "Nothing yet: the conversation starts with your first message."
     current = band(state)
-    pair = used_of_usable(state)
     if current is Band.FULL:
-        figures = f"{pair} tokens; the next message would not fit."
+        figures = "the next message would not fit."
     else:
-        figures = f"{format_percent(state.ratio)} used, {pair} tokens."
+        figures = f"{format_percent(state.ratio)} used."
     files = files_note(state)
-    return f"{current.word}: {figures} {trigger_text(state)}" + (f" {files}" if files else "")
+    said = f"{current.word}: {figures} {band_explanation(state)}"
+    return said + (f" {files}" if files else "")
 
 
 def usage_rows(use: CacheUse | None) -> list[tuple[str, str]]:
@@ -234,18 +235,25 @@ def _row(label: str, figure: str, style: str = "") -> str:
 def tooltip_html(
     state: ContextState | None, cache_use: CacheUse | None = None, *, first_time: bool = False
 ) -> str:
-    """The hover text: a headline with the band's word, where the tokens go, what
-    was reused from Claude's cache, what the conversation used and cost, and notes.
-    `first_time` leads with a line on what the gauge measures."""
+    """The hover text: the band's words and what they mean, what the conversation cost,
+    then under "Details" the figures — where the tokens go, what was reused from
+    Claude's cache — and notes. `first_time` leads with what the gauge measures."""
     explanation = f"<p style='margin-bottom: 4px'>{FIRST_EXPLANATION}</p>" if first_time else ""
     if state is None:
-        return f"{explanation}<p>How full the conversation is will show here once one is open.</p>"
+        return f"{explanation}<p>How full the conversation is will show here once it starts.</p>"
     current = band(state)
     parts = state.breakdown
-    headline = (
-        f"{current.word} · {used_of_usable(state)}"
-        if current is Band.FULL
-        else f"{current.word} · {format_percent(state.ratio)} used"
+    used = usage_rows(cache_use)
+    cost = (
+        f"<br/>So far this conversation cost {cost_text(cache_use)}."
+        if used and cache_use is not None
+        else ""
+    )
+    files = files_note(state)
+    files_paragraph = f"<p style='margin-top: 6px'>{html.escape(files)}</p>" if files else ""
+    plain = (
+        f"{explanation}<p style='margin-bottom: 4px'><b>{current.word}</b><br/>"
+        f"{band_explanation(state)}{cost}</p>{files_paragraph}"
     )
     rows = [("Instructions", parts.system)]
     if parts.tools:
@@ -255,30 +263,26 @@ def tooltip_html(
         rows.append(("Quoted from the archive", parts.recall))
     rows += [("Recent messages", parts.history), ("Your draft", parts.draft)]
     cells = "".join(_row(label, format_tokens(value)) for label, value in rows)
-    # The same total as the gauge's label: the next request against what Claude can read.
-    cells += _row("<b>Total</b>", f"<b>{used_of_usable(state)}</b>", style=_RULE_ABOVE)
+    # The next request against what Claude can read, with the share it makes.
+    total = f"<b>{used_of_usable(state)}</b> ({format_percent(state.ratio)})"
+    cells += _row("<b>Total</b>", total, style=_RULE_ABOVE)
     room = (
         f"Claude can read {format_tokens(state.usable)} tokens at once; "
-        f"{format_tokens(parts.reserved_output)} more are kept for its reply."
+        f"{format_tokens(parts.reserved_output)} more are kept for its reply. "
+        "A token is a piece of a word (about ¾ of a word)."
     )
-    used = usage_rows(cache_use)
     if used:  # in the same table, so that the figures line up
         cells += (
             "<tr><td colspan='2' style='padding-top: 8px'>"
             "<b>Used so far in this conversation</b></td></tr>"
         )
         cells += "".join(_row(label, figure) for label, figure in used)
-    explained = "<br/>".join(
-        (band_explanation(state), trigger_text(state), room, *([prices_note()] if used else []))
-    )
+    explained = "<br/>".join((trigger_text(state), room, *([prices_note()] if used else [])))
     noted = "<br/>".join(notes(state) + recall_notes(state))
-    files = files_note(state)
-    files_paragraph = f"<p style='margin-top: 6px'>{html.escape(files)}</p>" if files else ""
     return (
-        f"{explanation}<p style='margin-bottom: 4px'>{GAUGE_NAME}:<br/><b>{headline}</b></p>"
+        f"{plain}<p style='margin-top: 8px; margin-bottom: 2px'><b>{DETAILS_HEADING}</b></p>"
         "<table cellspacing='0' cellpadding='1' style='border-collapse: collapse'>"
         f"{cells}</table>"
         f"<p style='margin-top: 6px; margin-bottom: 0'>{explained}</p>"
-        f"{files_paragraph}"
         f"<p style='margin-top: 6px'><i>{noted}</i></p>"
     )

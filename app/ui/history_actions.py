@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QWidget
 
@@ -26,6 +26,11 @@ def bring_forward(window: QWidget) -> None:
     if QGuiApplication.platformName() != "offscreen":
         window.raise_()
         window.activateWindow()
+
+
+# Changes to the conversations are taken into an open History window this long after
+# the last one (a burst of them is read once).
+FOLLOW_MS = 300
 
 
 class HistoryActions(QObject):
@@ -69,6 +74,19 @@ class HistoryActions(QObject):
         self.find_bar.place_requested.connect(self._find_step)
         self.jump.arrived.connect(self._arrived)
         controller.conversation_opened.connect(self._conversation_opened)
+        # The History window follows conversations added, renamed or deleted while it is
+        # open: read again once things settle (a reply renames nothing but moves its
+        # conversation to the top).
+        self._follow = QTimer(self)
+        self._follow.setSingleShot(True)
+        self._follow.setInterval(FOLLOW_MS)
+        self._follow.timeout.connect(self._follow_changes)
+        for signal in (
+            controller.session_changed,
+            controller.session_removed,
+            controller.sessions_listed,
+        ):
+            signal.connect(lambda *_changed: self._follow.start())
         self._from_find = False
         self.set_source(source)
 
@@ -123,6 +141,11 @@ class HistoryActions(QObject):
         """Another conversation on screen: the bar finds its words in that one."""
         if self.find_bar.isVisible() and self.jump.pending is None:
             self.find_bar.run_search()
+
+    def _follow_changes(self) -> None:
+        window = self.window
+        if window is not None and window.isVisible():
+            window.refresh()
 
     def _find_step(self, place: Place) -> None:
         self._from_find = True

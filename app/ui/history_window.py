@@ -101,7 +101,7 @@ class ConversationsModel(QAbstractTableModel):
             return (
                 f"{row.title}\nStarted {friendly_date(row.created_at)}, last active "
                 f"{friendly_date(row.updated_at)}\n{_plural(row.messages, 'message')}, "
-                f"{row.archived} condensed into {_plural(row.summaries, 'summary', 'summaries')}"
+                f"{row.archived} summarized in {_plural(row.summaries, 'summary', 'summaries')}"
             )
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -178,7 +178,8 @@ class HistoryWindow(QMainWindow):
 
         self.search = SearchPanel(source, self)
         self.filter_edit = QLineEdit(self)
-        self.filter_edit.setPlaceholderText("Filter by title")
+        # Not a second search: it narrows the list below by title (the search is above).
+        self.filter_edit.setPlaceholderText("Show only titles with…")
         self.filter_edit.setAccessibleName("Filter conversations by title")
         self.filter_edit.setClearButtonEnabled(True)
         self.conversations = ConversationsModel(self)
@@ -209,7 +210,7 @@ class HistoryWindow(QMainWindow):
             header.resizeSection(column, digit * characters)
 
         self.timeline = QStandardItemModel(0, 3, self)
-        self.timeline.setHorizontalHeaderLabels(["Stretch", "When", "Kept"])
+        self.timeline.setHorizontalHeaderLabels(["Part of the conversation", "When", "Kept"])
         self.timeline_view = QTreeView(self)
         self.timeline_view.setModel(self.timeline)
         self.timeline_view.setAccessibleName("Timeline")

@@ -15,11 +15,12 @@ from PySide6.QtWidgets import (
 from app.core.settings import MAX_INSTRUCTIONS_CHARS
 
 QUESTION = "How should Claude respond in this conversation?"
+NEW_CONVERSATIONS_QUESTION = "How should Claude respond in new conversations?"
 EXAMPLE = "For example: “Answer in French, briefly, and explain any technical word.”"
 WHAT_HAPPENS = (
     "Claude reads these before every message of this conversation. They are never "
-    "condensed, and they take some of the room Claude can read at once (see "
-    "“Instructions” in the gauge's breakdown). Leave empty for none."
+    "summarized, and they take a little of the room Claude can read at once. "
+    "Leave empty for none."
 )
 
 

@@ -4,6 +4,10 @@ It shows only when the view is not at the bottom, says so when a new reply
 arrives below ("New reply ↓"), and takes the view down when clicked (End does
 the same from the keyboard). A message the user sends is always scrolled to,
 wherever they were reading: they just wrote it and expect to see it go.
+
+The button sits in a band the view gives up at its bottom while it shows (the
+scroll area's viewport margin), never over the transcript: it cannot cover a
+card's Undo or Copy (issue 23).
 """
 
 from __future__ import annotations
@@ -21,14 +25,14 @@ from app.ui.transcript_scroll import ScrollKeeper
 
 JUMP_TEXT: Final = "Jump to latest ↓"
 NEW_REPLY_TEXT: Final = "New reply ↓"
-_BOTTOM_GAP: Final = 14
+_BAND_PADDING: Final = 6  # above and below the button, in the band it sits in
 
 
 class JumpToLatest(QObject):
     """Owns the floating button and whether a reply arrived below the view.
 
     Attributes:
-        button: the button (a child of the scroll area's viewport, over the text).
+        button: the button (a child of the scroll area, in the band below the viewport).
         new_below: a message arrived at the bottom since the user scrolled up.
     """
 
@@ -45,7 +49,7 @@ class JumpToLatest(QObject):
         self._keeper = keeper
         self._is_newest = is_newest
         self.new_below = False
-        self.button = PillButton(JUMP_TEXT, scroll.viewport())
+        self.button = PillButton(JUMP_TEXT, scroll)
         self.button.setObjectName("jumpToLatest")
         self.button.setAccessibleName("Jump to latest")
         self.button.setToolTip("Scroll down to the newest message (End)")
@@ -94,17 +98,20 @@ class JumpToLatest(QObject):
             )
             self._place()
         if away != self.button.isVisible():
+            band = self.button.sizeHint().height() + 2 * _BAND_PADDING if away else 0
+            self._scroll.setViewportMargins(0, 0, 0, band)
             self.button.setVisible(away)
             if away:
                 self._place()
                 self.button.raise_()
 
     def _place(self) -> None:
-        viewport = self._scroll.viewport()
+        """In the middle of the band below the viewport."""
+        viewport = self._scroll.viewport().geometry()
         hint = self.button.sizeHint()
         self.button.setGeometry(
-            (viewport.width() - hint.width()) // 2,
-            viewport.height() - hint.height() - _BOTTOM_GAP,
+            viewport.x() + (viewport.width() - hint.width()) // 2,
+            viewport.bottom() + 1 + _BAND_PADDING,
             hint.width(),
             hint.height(),
         )

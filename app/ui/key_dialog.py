@@ -17,10 +17,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import ConnectionFailedError, KeyringUnavailableError, UserFacingError
+from app.core.errors import (
+    ApiKeyRejectedError,
+    ConnectionFailedError,
+    KeyringUnavailableError,
+    UserFacingError,
+)
 
 KEYS_URL = "https://console.anthropic.com/settings/keys"
 # Two sentences for someone who never had one: what it is, and who bills for it.
+WHAT_CAIRN_IS = (
+    "Cairn lets you talk with Claude, Anthropic's AI, in conversations that never run "
+    "out of room: when one gets long, Cairn summarizes its older messages and keeps every "
+    "word on this computer. To start, Cairn needs your API key."
+)
+# The key was refused: said for where the user is (this dialog), not "in Settings".
+KEY_NOT_ACCEPTED = (
+    "Anthropic did not accept this key. Check that it was copied in full (it starts "
+    "with sk-ant-), or create a new one in the Anthropic Console, then try again."
+)
 WHAT_A_KEY_IS = (
     "An API key is a private password that lets an app like Cairn talk to Claude for you. "
     "Anthropic bills what you use with it by the amount of text, separately from any "
@@ -87,10 +102,12 @@ class ApiKeyDialog(QDialog):
         font.setPointSizeF(font.pointSizeF() * 1.35)
         font.setBold(True)
         heading.setFont(font)
+        welcome = f"{WHAT_CAIRN_IS}<br><br>" if first_run else ""
         intro = QLabel(
-            f"{WHAT_A_KEY_IS}<br><br>"
+            f"{welcome}{WHAT_A_KEY_IS}<br><br>"
             f'You can create one in the <a href="{KEYS_URL}">Anthropic Console</a> '
-            "under <b>API keys</b> — it starts with <tt>sk-ant-</tt>.<br><br>"
+            "under <b>API keys</b> — it starts with "
+            "<tt style='white-space: nowrap'>sk-ant-</tt>.<br><br>"
             "Cairn keeps it in your system's password store, never in a file.",
             self,
         )
@@ -197,7 +214,8 @@ class ApiKeyDialog(QDialog):
             self._check_failed(error)
 
     def _check_failed(self, error: UserFacingError) -> None:
-        self._show_status(error.message, problem=True)
+        said = KEY_NOT_ACCEPTED if isinstance(error, ApiKeyRejectedError) else error.message
+        self._show_status(said, problem=True)
         if isinstance(error, ConnectionFailedError):
             self.save_unchecked_button.show()
 

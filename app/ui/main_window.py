@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBox
 from app import APP_NAME
 from app.chat.events import Activity
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
-from app.core.models import Message, Session
+from app.core.models import Message, MessageStatus, Role, Session
 from app.core.paths import AppPaths
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
@@ -32,6 +32,7 @@ from app.ui.history_actions import HistoryActions
 from app.ui.instructions_actions import InstructionsActions
 from app.ui.message_actions import MessageActions
 from app.ui.reading_layout import ReadingLayout
+from app.ui.reading_order import Pane, ReadingOrder
 from app.ui.reply_actions import ReplyActions
 from app.ui.reply_notifier import ReplyNotifier
 from app.ui.restore_dialog import restore_action
@@ -138,6 +139,7 @@ class MainWindow(QMainWindow):
         self.sidebar.rename_requested.connect(chat.rename_session)
         self.sidebar.delete_requested.connect(self._confirm_delete)
         self.transcript.earlier_requested.connect(self._load_earlier)
+        self.transcript.empty_state.example_chosen.connect(self._example_chosen)
         self.transcript.pin_requested.connect(
             lambda message_id, pinned: chat.current.pins.pin(message_id, pinned)
         )
@@ -168,6 +170,8 @@ class MainWindow(QMainWindow):
         controller.message_updated.connect(self.transcript.update_message)
         controller.message_removed.connect(self.transcript.remove_message)
         self.reply_actions = ReplyActions(self.transcript, controller, self)  # Continue, Retry
+        self.reply_actions.offer_changed.connect(lambda _action: self._one_retry())
+        controller.message_updated.connect(self._reply_arrived)
         self.notifier = ReplyNotifier(controller, self)  # a reply ready while in the background
         self.message_actions = MessageActions(self.transcript, self.composer, controller, self)
         self._notes.addWidget(self.message_actions.edit_bar)  # copy, edit, regenerate, versions
@@ -180,6 +184,19 @@ class MainWindow(QMainWindow):
         controller.context_changed.connect(self.header.gauge.set_state)
         controller.cache_use_changed.connect(self.header.gauge.set_cache_use)
         controller.pending_sent.connect(self.composer.clear)
+        self.reading_order = ReadingOrder(
+            self,
+            [
+                Pane(self.sidebar),
+                Pane(self.header, row=True),
+                Pane(self.transcript),
+                Pane(self.banner),
+                Pane(self.summaries.progress, row=True),
+                Pane(self.history.find_bar, row=True),
+                Pane(self.message_actions.edit_bar, row=True),
+                Pane(self.composer, row=True),
+            ],
+        )
 
     def _lay_out_panes(self) -> QVBoxLayout:
         """The sidebar beside the conversation's column (header, transcript, the notes
@@ -254,7 +271,14 @@ class MainWindow(QMainWindow):
         current = self.chat.current.state.session
         title = current.title if current is not None else "New conversation"
         self.header.title_label.setText(title)
+        # No figures before there is a conversation (issue 23).
+        self.header.gauge.setVisible(current is not None)
         self.setWindowTitle(f"{title} — {APP_NAME}")
+
+    def _example_chosen(self, text: str) -> None:
+        """An example prompt goes in the message box, to send as it is or change."""
+        self.composer.set_text(text)
+        self.composer.focus_editor()
 
     def _new_conversation(self) -> None:
         self.chat.new_conversation()
@@ -308,6 +332,8 @@ class MainWindow(QMainWindow):
             self.banner.hide()
 
     def _activity_changed(self, activity: Activity) -> None:
+        if activity.busy:
+            self.banner.hide_error()  # tried again (a Retry in the transcript too)
         self.composer.set_streaming(activity.busy)
         if not activity.busy:
             self.composer.focus_editor()
@@ -332,6 +358,18 @@ class MainWindow(QMainWindow):
             action=action,
             link=error.link,
         )
+        self._one_retry()
+
+    def _one_retry(self) -> None:
+        """One Retry per failure: the banner's goes while the transcript offers one (or
+        Continue) on the message it concerns."""
+        if self.banner.kind is BannerKind.ERROR and self.reply_actions.offered:
+            self.banner.retry_button.hide()
+
+    def _reply_arrived(self, message: Message) -> None:
+        """A reply came through: an error shown before it is over."""
+        if message.role is Role.ASSISTANT and message.status is MessageStatus.COMPLETE:
+            self.banner.hide_error()
 
     def show_notice(self, title: str, text: str) -> None:
         self.banner.show_message(BannerKind.INFO, title, text)
@@ -352,6 +390,17 @@ class MainWindow(QMainWindow):
             if self.composer.text().strip() and not self.chat.current.state.activity.busy:
                 self._send(self.composer.text())
         self.composer.focus_editor()
+
+    # -- keyboard ------------------------------------------------------------------
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab in reading order (`ReadingOrder`), not in the order widgets were made."""
+        target = self.reading_order.next_stop(next)
+        if target is None:
+            return super().focusNextPrevChild(next)
+        reason = Qt.FocusReason.TabFocusReason if next else Qt.FocusReason.BacktabFocusReason
+        target.setFocus(reason)
+        return True
 
     # -- closing -------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QMimeData, QObject, Qt
 from PySide6.QtGui import (
     QAction,
     QGuiApplication,
@@ -52,16 +52,24 @@ from app.ui.reply_actions import CONTINUE_ACTION
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_message import MessageWidget
 
-COPY_PLAIN_ACTION: Final = "Copy as plain text"
+COPY_MARKDOWN_ACTION: Final = "Copy as Markdown"
 COPY_SELECTION_ACTION: Final = "Copy selected text"
 EDITING_NOTE: Final = "Editing your message — Enter sends it as a new version, Esc cancels."
 
 
-def plain_text(markdown: str) -> str:
-    """What Markdown reads as, without its marks (for "Copy as plain text")."""
-    document = QTextDocument()
-    document.setMarkdown(markdown)
-    return document.toPlainText()
+def message_mime(message: Message) -> QMimeData:
+    """What Copy puts on the clipboard: Claude's Markdown as HTML (bold stays bold in a
+    mail or a document) and as clean text without its marks (for plain editors); the
+    user's own words exactly as typed."""
+    mime = QMimeData()
+    if message.role is Role.ASSISTANT:
+        document = QTextDocument()
+        document.setMarkdown(message.content)
+        mime.setHtml(document.toHtml())
+        mime.setText(document.toPlainText())
+    else:
+        mime.setText(message.content)
+    return mime
 
 
 class MessageActions(QObject):
@@ -112,12 +120,12 @@ class MessageActions(QObject):
         if selected is not None:
             copy_selected = getattr(selected, "copy_selection", selected.copy)
             menu.insertAction(first, _action(menu, COPY_SELECTION_ACTION, copy_selected))
-        copy = _action(menu, COPY_ACTION, lambda: _copy(message.content))
+        copy = _action(menu, COPY_ACTION, lambda: self.copy_message(widget))
         copy.setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
         menu.insertAction(first, copy)
         if message.role is Role.ASSISTANT:
-            plain = _action(menu, COPY_PLAIN_ACTION, lambda: _copy(plain_text(message.content)))
-            menu.insertAction(first, plain)
+            marked = _action(menu, COPY_MARKDOWN_ACTION, lambda: _copy(message.content))
+            menu.insertAction(first, marked)
         menu.insertSeparator(first)
         if message.role is Role.USER:
             edit = _action(menu, f"{EDIT_ACTION} message", lambda: self.begin_edit(widget))
@@ -206,6 +214,13 @@ class MessageActions(QObject):
         if self.editing is not None and self.editing.id == message_id:
             self.cancel_edit()
 
+    def copy_message(self, widget: MessageWidget) -> None:
+        """Copy the message (rich and plain) and say "Copied" on its bar for a moment."""
+        QGuiApplication.clipboard().setMimeData(message_mime(widget.message))
+        bar = self._bars.get(widget)
+        if bar is not None:
+            bar.say_copied()
+
     # --- the bars
 
     def refresh(self, *_changed: object) -> None:
@@ -229,7 +244,7 @@ class MessageActions(QObject):
 
     def _attach(self, widget: MessageWidget) -> None:
         bar = MessageBar(widget)
-        bar.copy_requested.connect(lambda: _copy(widget.message.content))
+        bar.copy_requested.connect(lambda: self.copy_message(widget))
         bar.edit_requested.connect(lambda: self.begin_edit(widget))
         bar.regenerate_requested.connect(
             lambda: self._chat.current.versions.regenerate(widget.message)
@@ -238,7 +253,7 @@ class MessageActions(QObject):
         widget.header.add_bar(bar)
         self._bars[widget] = bar
         widget.pointer_changed.connect(lambda: self._refresh(widget, bar))
-        widget.copy_requested.connect(lambda: _copy(widget.message.content))
+        widget.copy_requested.connect(lambda: self.copy_message(widget))
         widget.menu_for = self.menu_for
         widget.destroyed.connect(lambda: self._bars.pop(widget, None))
         # A right-click on the text opens the message's menu, not the text box's own.

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from app.core.models import Message
+from app.core.models import Message, Role
 from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 from app.ui.transcript_message import MessageWidget
 
@@ -20,6 +20,8 @@ REGENERATE_ACTION: Final = "Regenerate"
 PREVIOUS_VERSION: Final = "Previous version"
 NEXT_VERSION: Final = "Next version"
 REGENERATE_SHORTCUT: Final = "Ctrl+R"
+COPIED: Final = "Copied"
+COPIED_FOR_MS: Final = 1500
 EDITING_LABEL: Final = "✎ Editing"
 
 
@@ -70,6 +72,18 @@ class MessageBar(QWidget):
         ):
             layout.addWidget(child)
         layout.addWidget(self.regenerate)
+        # The hover actions keep their place while hidden, so showing them moves nothing
+        # under the pointer (issue 23); only the ones this kind of message can have.
+        own = self.edit if widget.message.role is Role.USER else self.regenerate
+        for button in (self.copy, own):
+            policy = button.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            button.setSizePolicy(policy)
+        # "Copied" on the Copy button for a moment after a copy.
+        self._copied = QTimer(self)
+        self._copied.setSingleShot(True)
+        self._copied.setInterval(COPIED_FOR_MS)
+        self._copied.timeout.connect(self._copy_again)
         # Always there, a line (and a pin) high: the header never changes height on hover.
         self.setFixedHeight(18)
         for label in (self.versions, self.editing_label):
@@ -107,9 +121,21 @@ class MessageBar(QWidget):
             )
             self.previous.setEnabled(message.version_number > 1)
             self.next.setEnabled(message.version_number < message.version_count)
-        self.copy.setVisible(hovered)
+        self.copy.setVisible(hovered or self._copied.isActive())
         self.edit.setVisible(hovered and can_edit and not editing)
         self.regenerate.setVisible(hovered and can_regenerate)
+
+    def say_copied(self) -> None:
+        """ "Copied" on the Copy button (shown even without the pointer) for a moment."""
+        self.copy.setText(COPIED)
+        self.copy.setAccessibleName(f"{COPY_ACTION}: copied to the clipboard")
+        self.copy.setVisible(True)
+        self._copied.start()
+
+    def _copy_again(self) -> None:
+        self.copy.setText(COPY_ACTION)
+        self.copy.setAccessibleName(COPY_ACTION)
+        self.copy.setVisible(self._widget.underMouse())
 
     def _previous(self) -> None:
         self.version_requested.emit(self._widget.message.version_number - 1)

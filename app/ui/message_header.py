@@ -7,18 +7,26 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QFont, QPainter, QPainterPath, QPaintEvent, QPalette, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSpacerItem,
+    QToolButton,
+    QWidget,
+)
 
 from app.core.dates import full_timestamp, timestamp
 from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 
-PINNED_TIP: Final = "Pinned — never condensed"
-PIN_TIP: Final = "Pin: never condense this message"
+PINNED_TIP: Final = "Pinned — never summarized"
+PIN_TIP: Final = "Pin: never summarize this message"
 WRITING: Final = "Writing…"
 # The user's message until it is on disk: nothing shows as sent that is not.
 SENDING: Final = "Sending…"
+PIN_SIZE: Final = QSize(20, 18)
 
 
 class PinButton(QToolButton):
@@ -33,7 +41,7 @@ class PinButton(QToolButton):
         self.setAutoRaise(True)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the message's menu reaches it by keyboard
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setFixedSize(20, 18)
+        self.setFixedSize(PIN_SIZE)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         if self.underMouse():
@@ -100,6 +108,16 @@ class MessageHeader:
             self.row.addStretch(1)
         self.row.addWidget(self.name)
         self.row.addWidget(self.time)
+        # The pin's place is kept from the start: shown on hover, it moves nothing
+        # (the version arrows after it stay where the pointer is, issue 23).
+        # (A spacer gets no spacing beside it, the pin does: the slot holds both.)
+        self._pin_slot = QSpacerItem(
+            PIN_SIZE.width() + self.row.spacing(),
+            PIN_SIZE.height(),
+            QSizePolicy.Policy.Fixed,
+            QSizePolicy.Policy.Fixed,
+        )
+        self.row.addItem(self._pin_slot)
         if not is_user:
             self.row.addStretch(1)
         self._state: QLabel | None = None  # "Writing…"
@@ -111,8 +129,8 @@ class MessageHeader:
         return f"{self.name.text()}, {self.time.text()}"
 
     def add_bar(self, bar: QWidget) -> None:
-        """The message's bar (versions, hover actions) goes right after the time."""
-        self.row.insertWidget(self.row.indexOf(self.time) + 1, bar)
+        """The message's bar (versions, hover actions) goes after the pin's place."""
+        self.row.insertWidget(self.row.indexOf(self._pin_slot) + 1, bar)
 
     def show_pin(self, *, pinned: bool, offered: bool) -> None:
         """Show the pin while pinned, or when pinning is offered (`pin`, once made)."""
@@ -123,8 +141,13 @@ class MessageHeader:
         if self.pin is None:
             self.pin = PinButton(self._owner)
             self.pin.clicked.connect(self._pin_clicked)
-            # Beside the name and time, on the side away from the bubble's edge.
-            self.row.insertWidget(self.row.indexOf(self.time) + 1, self.pin)
+            policy = self.pin.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            self.pin.setSizePolicy(policy)
+            # In the place kept for it, beside the name and time.
+            index = self.row.indexOf(self._pin_slot)
+            self.row.takeAt(index)
+            self.row.insertWidget(index, self.pin)
         self.pin.setChecked(pinned)
         tip = PINNED_TIP if pinned else PIN_TIP
         self.pin.setToolTip(tip)

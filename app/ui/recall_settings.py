@@ -8,6 +8,9 @@ other conversations too, for both.
 
 from __future__ import annotations
 
+from typing import Final
+
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -15,11 +18,19 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QLabel,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.settings import RecallSettings
+
+LOOK_BACK: Final = "Let Claude look back in earlier messages"
+LOOK_BACK_NOTE: Final = (
+    "When a conversation has been summarized, Claude can still find what was said word "
+    "for word: Cairn quotes the earlier messages that match your question, and Claude "
+    "may search them while it answers. It all happens on this computer."
+)
 
 # The most of the window recall may use, in percent (RecallSettings.budget_ratio ≤ 0.2).
 MAX_BUDGET_PERCENT = 20
@@ -55,12 +66,12 @@ class RecallSettingsPage(QWidget):
         self.budget.setAccessibleName("Room for earlier messages")
         quoting_form = QFormLayout()
         quoting_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
-        quoting_form.addRow("Room for them:", self.budget)
+        quoting_form.addRow("Room for quoted messages:", self.budget)
         quoting_layout = QVBoxLayout(quoting)
         quoting_layout.addWidget(self.automatic)
         quoting_layout.addWidget(
             _note(
-                "When older messages have been condensed, Cairn finds the ones that match "
+                "When older messages have been summarized, Cairn finds the ones that match "
                 "what you ask and gives them to Claude word for word, with their dates. "
                 "Nothing is sent anywhere else, and it costs no extra request.",
                 quoting,
@@ -117,6 +128,52 @@ class RecallSettingsPage(QWidget):
         self.automatic.toggled.connect(self._follow_switches)
         self.tool.toggled.connect(self._follow_switches)
         self._follow_switches()
+        self._put_dials_under_advanced(layout, (quoting, searching))
+
+    def _put_dials_under_advanced(self, layout: QVBoxLayout, dials: tuple[QWidget, ...]) -> None:
+        """One switch a person can answer on top (`look_back`: either way of looking
+        back on); the ways and their dials under an Advanced button (issue 23)."""
+        self.look_back = QCheckBox(LOOK_BACK, self)
+        self.look_back.setChecked(self.automatic.isChecked() or self.tool.isChecked())
+        self.advanced_button = QToolButton(self)
+        self.advanced_button.setCheckable(True)
+        self.advanced_button.setAutoRaise(True)
+        self.advanced_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.advanced_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.advanced_button.setText("Advanced")
+        self.advanced_button.setAccessibleName("Advanced: how Claude looks back")
+        self._dials = dials
+        for dial in dials:
+            dial.hide()
+        layout.insertWidget(0, self.look_back)
+        layout.insertWidget(1, _note(LOOK_BACK_NOTE, self))
+        layout.insertWidget(2, self.advanced_button, 0, Qt.AlignmentFlag.AlignLeft)
+        self._ways = (self.automatic.isChecked(), self.tool.isChecked())
+        self.look_back.toggled.connect(self._look_back_switched)
+        self.advanced_button.toggled.connect(self._show_advanced)
+        self.automatic.toggled.connect(self._way_switched)
+        self.tool.toggled.connect(self._way_switched)
+
+    def _show_advanced(self, shown: bool) -> None:
+        for dial in self._dials:
+            dial.setVisible(shown)
+        arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        self.advanced_button.setArrowType(arrow)
+
+    def _look_back_switched(self, on: bool) -> None:
+        """Off turns both ways off; on puts back the ways that were on (both if none)."""
+        automatic, tool = self._ways if on and any(self._ways) else (on, on)
+        for box, value in ((self.automatic, automatic), (self.tool, tool)):
+            box.blockSignals(True)
+            box.setChecked(value)
+            box.blockSignals(False)
+        self._follow_switches()
+
+    def _way_switched(self) -> None:
+        self._ways = (self.automatic.isChecked(), self.tool.isChecked())
+        self.look_back.blockSignals(True)
+        self.look_back.setChecked(any(self._ways))
+        self.look_back.blockSignals(False)
 
     def _follow_switches(self) -> None:
         """A setting that has no effect while its switch is off is shown greyed."""

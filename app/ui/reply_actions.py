@@ -10,7 +10,7 @@ the conversation is idle; the message widgets show the buttons, this decides whe
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from shiboken6 import isValid
 
 from app.chat.events import Activity
@@ -35,7 +35,17 @@ def declined_note(explanation: str | None, model_name: str) -> str:
 
 
 class ReplyActions(QObject):
-    """Offers Continue or Retry on the newest message, moving the offer as it changes."""
+    """Offers Continue or Retry on the newest message, moving the offer as it changes.
+
+    Attributes:
+        offered: the action offered now ("" when none).
+
+    Signals:
+        offer_changed(str): the action offered changed (the window's banner then drops
+            its own Retry: one Retry per failure).
+    """
+
+    offer_changed = Signal(str)
 
     def __init__(
         self, transcript: TranscriptView, controller: ChatController, parent: QObject
@@ -45,6 +55,7 @@ class ReplyActions(QObject):
         self._controller = controller
         self._chat = controller.service
         self._offered: MessageWidget | None = None
+        self.offered = ""
         for signal in (
             controller.reply_declined,
             controller.conversation_opened,
@@ -81,6 +92,9 @@ class ReplyActions(QObject):
                 target.action_requested.connect(self._clicked)
             target.offer(action, note)
         self._offered = target
+        if action != self.offered:
+            self.offered = action
+            self.offer_changed.emit(action)
 
     def _clicked(self) -> None:
         widget = self._offered

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 from app.core.catalog import ModelInfo
 from app.core.settings import MAX_INSTRUCTIONS_CHARS, AppSettings
 from app.core.thinking import offers_think_longer
-from app.ui.instructions_dialog import EXAMPLE, QUESTION
+from app.ui.instructions_dialog import EXAMPLE, NEW_CONVERSATIONS_QUESTION
 
 
 def _note(text: str, parent: QWidget) -> QLabel:
@@ -49,7 +49,8 @@ class ReplySettingsPage(QWidget):
         lines = self.default_instructions.fontMetrics().lineSpacing()
         self.default_instructions.setMinimumHeight(lines * 5)
         instructions_layout = QVBoxLayout(instructions)
-        instructions_layout.addWidget(QLabel(QUESTION, instructions))
+        # This page is about new conversations, not the one on screen.
+        instructions_layout.addWidget(QLabel(NEW_CONVERSATIONS_QUESTION, instructions))
         instructions_layout.addWidget(self.default_instructions)
         instructions_layout.addWidget(
             _note(

@@ -167,6 +167,7 @@ class SettingsDialog(QDialog):
         general_layout.addStretch(1)
         self.summaries_page = SummarySettingsPage(settings.summarization, self)
         self.tabs = QTabWidget(self)
+        self.tabs.setAccessibleName("Settings sections")
         self.tabs.addTab(general, "General")
         self.tabs.addTab(self.summaries_page, "Summaries")
         self.recall_page = RecallSettingsPage(settings.recall, self)

@@ -413,7 +413,8 @@ class Sidebar(QWidget):
         # With uniform sizes the view measures one row, not 10,000, and `SessionListView`
         # repaints a changed row without laying them all out again.
         self.list.setUniformItemSizes(True)
-        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # Shortened in the middle: the end that tells copies apart ("… (copy)") shows.
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         self.empty_label = QLabel(self)

@@ -37,7 +37,7 @@ class SummarizeDialog(QDialog):
         self.keep_recent: int | None = None
 
         intro = QLabel(
-            "Cairn condenses the older messages of this conversation into a summary. "
+            "Cairn summarizes the older messages of this conversation. "
             "Nothing is deleted: the originals stay on this computer.",
             self,
         )
@@ -59,7 +59,7 @@ class SummarizeDialog(QDialog):
         keep_row.addWidget(QLabel("messages as they are", self))
         keep_row.addStretch(1)
         form = QFormLayout()
-        form.addRow("Keep above all:", self.focus_edit)
+        form.addRow("What matters most to keep:", self.focus_edit)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
         self.summarize_button = buttons.addButton(

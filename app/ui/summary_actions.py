@@ -30,7 +30,7 @@ from app.ui.transcript import TranscriptView
 
 SUMMARIZE_NOW = "Summarize now"
 SUMMARIZE_TIP = (
-    "Condense the older messages of this conversation into a summary now, so Claude "
+    "Summarize the older messages of this conversation now, so Claude "
     "keeps up with less to read. Nothing is deleted. (Ctrl+Shift+S)"
 )
 # Below this header width the button shows only its symbol (its name is in the tooltip).
@@ -80,7 +80,7 @@ class SummaryActions(QObject):
         self.summarize_with_action = QAction("Summarize with instructions…", window)
         self.summarize_with_action.triggered.connect(self.ask_summary_instructions)
         # Summary history (reads the audit trail of the conversation on screen).
-        self.history_action = QAction("Summary &history…", window)
+        self.history_action = QAction("&Summaries in this conversation…", window)
         self.history_action.triggered.connect(self.open_summary_history)
         self.button = QToolButton(window)
         self.button.setObjectName("summarizeButton")
@@ -194,6 +194,7 @@ class SummaryActions(QObject):
             banner_text(report),
             action=UNDO_ACTION if report.undo_id else None,
             second_action=EXPLAIN_ACTION,
+            fades=True,  # its Undo stays on the summary's card
         )
 
     def _banner_action(self, action: str) -> None:

@@ -1,7 +1,7 @@
-"""A summary in the transcript, where the messages it condensed were (DESIGN §8).
+"""A summary in the transcript, where the messages it summarized were (DESIGN §8).
 
-A collapsible card: its header says how many messages it stands for, when they
-were said and how much smaller it is; opened, it shows what the summary says,
+A collapsible card: its header says how many messages it stands for and when they
+were said; opened (with its sizes in a Details line), it shows what the summary says,
 each point linked to the messages it came from. "Show original messages"
 unfolds the originals in place, greyed and marked as not sent to Claude. The
 card reads and changes nothing itself: it asks its `CardHost` (the window's, given
@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.catalog import model_name
 from app.core.dates import local, long_date, moment_range, short_date, timestamp
 from app.core.models import Message, Role
 from app.core.summary import (
@@ -66,7 +67,7 @@ from app.ui.transcript_blocks import MarkdownView
 from app.ui.transcript_frame import settle_layout
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
-BASIC_BADGE: Final = "basic summary"
+BASIC_BADGE: Final = "simpler summary"
 RETRY_BUTTON: Final = "Try again with Claude"
 DELETE_ORIGINALS_BUTTON: Final = "Delete original messages…"
 RETRY_TOOLTIP: Final = (
@@ -85,16 +86,28 @@ def compact_tokens(tokens: int) -> str:
 
 
 def header_text(summary: Summary, first: datetime | None, last: datetime | None) -> str:
-    """ "Summary of 42 earlier messages · 3–5 March · 11.5k → 0.8k tokens"."""
+    """ "Summary of 42 earlier messages · 3–5 March" (sizes are in `details_text`)."""
     count = summary.last_seq - summary.first_seq + 1
     parts = [f"Summary of {count} earlier message{'s' if count != 1 else ''}"]
     span = moment_range(first, last)
     if span:
         parts.append(span)
-    parts.append(
-        f"{compact_tokens(summary.source_tokens)} → {compact_tokens(summary.summary_tokens)} tokens"
-    )
     return " · ".join(parts)
+
+
+def details_text(summary: Summary) -> str:
+    """The opened card's figures: "Details: 11.5k tokens of messages → 0.8k in the
+    summary · written by Claude Haiku 4.5"."""
+    sizes = (
+        f"{compact_tokens(summary.source_tokens)} tokens of messages → "
+        f"{compact_tokens(summary.summary_tokens)} in the summary"
+    )
+    writer = (
+        "made by Cairn's offline rules"
+        if summary.mode is SummaryMode.RULE or not summary.model
+        else f"written by {model_name(summary.model)}"
+    )
+    return f"Details: {sizes} · {writer}"
 
 
 def summary_markdown(summary: Summary) -> str:
@@ -117,25 +130,26 @@ def summary_markdown(summary: Summary) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-FACTS_TITLE: Final = "Facts kept word for word"
+FACTS_TITLE: Final = "Names, numbers and dates, exactly as written"
 # A ledger entry's kind, in the card's words.
 _FACT_KIND_WORDS: Final = {"money": "amount", "url": "link", "email": "email address"}
 
 
 def _fact_points(content: SummaryContent) -> list[SourcedPoint]:
-    """The fact ledger as the card lists it ("AX-7731 · code · 3 Mar 2026"), each linked
-    to its message."""
+    """The fact ledger as the card lists it ("AX-7731 (code, 3 Mar 2026)"), each linked
+    to its message; a bare number of one or two digits says nothing on its own."""
     return [
         SourcedPoint(text=_fact_line(fact), sources=[] if fact.seq is None else [fact.seq])
         for fact in content.facts
+        if not (fact.kind == "number" and fact.value.isdigit() and len(fact.value) <= 2)
     ]
 
 
 def _fact_line(fact: LedgerFact) -> str:
-    parts = [fact.value, _FACT_KIND_WORDS.get(fact.kind, fact.kind)]
+    about = [_FACT_KIND_WORDS.get(fact.kind, fact.kind)]
     if fact.day is not None:
-        parts.append(short_date(fact.day))
-    return " · ".join(parts)
+        about.append(short_date(fact.day))
+    return f"{fact.value} ({', '.join(about)})"
 
 
 def _dated(item: SourcedPoint | ActionItem, content: SummaryContent) -> str:
@@ -182,8 +196,9 @@ class _Header(QWidget):
         self.badge = QLabel(BASIC_BADGE, self)
         self.badge.setFont(scaled_font(self.font(), 0.85))
         self.badge.setToolTip(
-            "Made by Cairn's offline rules, without Claude: it keeps names, numbers and "
-            "decisions but is less complete."
+            "Claude could not write this summary when it was made, so Cairn made it "
+            "itself: it keeps names, numbers and decisions but says less. "
+            "“Try again with Claude” can redo it."
         )
         self.badge.hide()
         layout.addWidget(self.arrow, 0, Qt.AlignmentFlag.AlignTop)
@@ -544,7 +559,7 @@ class SummaryBlock(QWidget):
         if content.entities:
             layout.addWidget(self._title("Names, numbers and references", body))
             layout.addWidget(self._text("; ".join(content.entities), body))
-        for note in _notes(content):
+        for note in (*_notes(content), details_text(self.summary)):
             label = self._text(note, body)
             set_text_colour(label, muted_text_colour(self.palette()))
             layout.addWidget(label)

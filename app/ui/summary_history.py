@@ -18,10 +18,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat.events import HistoryEntry, SummaryReport
+from app.core.catalog import model_name
 from app.core.dates import full_timestamp
 from app.core.summary import EventKind, EventOutcome, SummaryEvent
 
-BANNER_TITLE: Final = "Earlier messages condensed"
+BANNER_TITLE: Final = "Earlier messages summarized"
 UNDO_ACTION: Final = "Undo"
 EXPLAIN_ACTION: Final = "What happened?"
 EXPLANATION: Final = (
@@ -32,7 +33,7 @@ EXPLANATION: Final = (
     "summary and the original messages in the card where they were, and Undo puts the "
     "original messages back."
 )
-HISTORY_EMPTY: Final = "Nothing has been condensed in this conversation yet."
+HISTORY_EMPTY: Final = "Nothing has been summarized in this conversation yet."
 
 _REASONS: Final = {
     "threshold": "Automatic (the conversation was getting full)",
@@ -44,7 +45,7 @@ _REASONS: Final = {
 }
 _OUTCOMES: Final = {
     EventOutcome.OK: "Done",
-    EventOutcome.FALLBACK: "Done, basic summary (Claude could not be reached)",
+    EventOutcome.FALLBACK: "Done, a simpler summary made by Cairn (Claude could not write it)",
     EventOutcome.FAILED: "Failed, nothing changed",
     EventOutcome.ABORTED: "Stopped, nothing changed",
     EventOutcome.CONFLICT: "Skipped, the conversation changed meanwhile",
@@ -53,28 +54,19 @@ _OUTCOMES: Final = {
 
 
 def banner_text(report: SummaryReport) -> str:
-    """ "Condensed 42 older messages — 78 → 36 messages sent to Claude, about 15,000
-    tokens saved. Nothing was deleted." """
+    """ "Cairn summarized 42 older messages so Claude can keep up. Nothing was deleted." """
     count = report.condensed
     text = (
-        f"Condensed {count} older message{'s' if count != 1 else ''} — "
-        f"{report.messages_before} → {report.messages_after} messages sent to Claude"
+        f"Cairn summarized {count} older message{'s' if count != 1 else ''} so Claude can "
+        "keep up. Nothing was deleted."
     )
-    if report.tokens_saved > 0:
-        text += f", about {_round(report.tokens_saved):,} tokens saved"
-    text += ". Nothing was deleted."
     if report.basic:
-        text += " Claude could not be reached, so this is a basic summary."
+        # Not "could not be reached": the summarizer may also have answered badly.
+        text += (
+            " Claude could not write the summary just now, so Cairn made a simpler one "
+            "itself; “Try again with Claude” on the summary can redo it."
+        )
     return text
-
-
-def _round(tokens: int) -> int:
-    """Tokens as a person would say them: 14,872 → 15,000; 640 → 640."""
-    if tokens >= 10_000:
-        return round(tokens, -3)
-    if tokens >= 1_000:
-        return round(tokens, -2)
-    return tokens
 
 
 def _reason(event: SummaryEvent) -> str:
@@ -85,21 +77,24 @@ def _reason(event: SummaryEvent) -> str:
     return _REASONS.get(event.reason.strip().lower(), "Summary")
 
 
-def _tokens(event: SummaryEvent) -> str:
-    if event.tokens_before is None or event.tokens_after is None:
+def _fullness(event: SummaryEvent) -> str:
+    """How full the conversation was before and after, as shares: "85 % → 40 %"."""
+    if event.ratio_before is None or event.ratio_after is None:
         return ""
-    return f"{event.tokens_before:,} → {event.tokens_after:,}"
+    return f"{event.ratio_before:.0%} → {event.ratio_after:.0%}".replace("%", " %")
 
 
 def history_rows(entries: Sequence[HistoryEntry]) -> list[tuple[str, str, str, str, str]]:
-    """(when, why, tokens before → after, model, outcome), newest first."""
+    """(when, why, how full before → after, who wrote it, outcome), newest first."""
     rows = []
     for entry in reversed(entries):
         event = entry.event
         when = full_timestamp(event.created_at) if event.created_at is not None else ""
         made = event.kind is EventKind.SUMMARIZE and event.summary_id is not None
-        model = entry.model or ("Cairn's offline rules" if made else "")
-        rows.append((when, _reason(event), _tokens(event), model, _OUTCOMES[event.outcome]))
+        model = (
+            model_name(entry.model) if entry.model else ("Cairn's offline rules" if made else "")
+        )
+        rows.append((when, _reason(event), _fullness(event), model, _OUTCOMES[event.outcome]))
     return rows
 
 
@@ -108,21 +103,23 @@ class SummaryHistoryDialog(QDialog):
 
     def __init__(self, events: Sequence[HistoryEntry], parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Summary history")
+        self.setWindowTitle("Summaries in this conversation")
         # Wide enough for every column; never wider than the screen it opens on.
         screen = (parent.screen() if parent is not None else self.screen()).availableGeometry()
         self.resize(min(960, screen.width() - 40), min(440, screen.height() - 40))
         layout = QVBoxLayout(self)
         intro = QLabel(
-            "Every time earlier messages of this conversation were condensed or put back.",
+            "Every time earlier messages of this conversation were summarized or put back.",
             self,
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
         self.table = QTreeWidget(self)
-        self.table.setAccessibleName("Summary history")
+        self.table.setAccessibleName("Summaries in this conversation")
         self.table.setRootIsDecorated(False)
-        self.table.setHeaderLabels(["When", "Why", "Tokens before → after", "Model", "Outcome"])
+        self.table.setHeaderLabels(
+            ["When", "Why", "How full before → after", "Written by", "Outcome"]
+        )
         rows = history_rows(events)
         for row, entry in zip(rows, reversed(events), strict=True):
             item = QTreeWidgetItem(list(row))

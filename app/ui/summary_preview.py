@@ -34,11 +34,16 @@ TOO_MANY_POINTS = f"Keep it to {MAX_KEY_POINTS} key points at most."
 
 
 def figures_text(preview: SummaryPreview) -> str:
-    """ "Condenses 42 messages · the newest 12 stay · about 11,500 → 800 tokens"."""
-    condensed = f"Condenses {preview.condensed:,} message{'s' if preview.condensed != 1 else ''}"
+    """ "Summarizes 42 messages · the newest 12 stay · about 1/14 of their length"."""
+    count = preview.condensed
+    condensed = f"Summarizes {count:,} message{'s' if count != 1 else ''}"
     kept = f"the newest {preview.kept:,} stay" if preview.kept != 1 else "the newest message stays"
-    tokens = f"about {preview.tokens_before:,} → {preview.tokens_after:,} tokens"
-    return " · ".join((condensed, kept, tokens))
+    parts = [condensed, kept]
+    if preview.tokens_before > 0 and 0 < preview.tokens_after < preview.tokens_before:
+        parts.append(
+            f"about 1/{round(preview.tokens_before / preview.tokens_after)} of their length"
+        )
+    return " · ".join(parts)
 
 
 def _as_error(label: QLabel) -> None:

@@ -1,9 +1,13 @@
-"""Settings → Summaries: every `SummarizationConfig` setting in plain words.
+"""Settings → Summaries: one choice and one slider a person can answer, every
+`SummarizationConfig` setting under "Advanced".
 
-The page is a list of field descriptions (`FIELDS`): each says which setting it
-edits, in what words, and with which kind of control. A new setting is one more
-entry. What is valid is decided by the config's own validators; their sentences
-are shown under the field they concern.
+The choice ("Summarize older messages: automatically / ask me first / never") edits
+`auto_summarize` and `preview_automatic`; the slider ("Keep more of the conversation
+word for word ↔ Summarize sooner") moves the trigger level with its reset and target
+levels. Under Advanced, the page is a list of field descriptions (`FIELDS`): each
+says which setting it edits, in what words, and with which kind of control. What is
+valid is decided by the config's own validators; their sentences are shown under the
+field they concern.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
+    QSlider,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -45,7 +51,7 @@ MODES: Final[tuple[tuple[SummaryMode, str, str], ...]] = (
         SummaryMode.HYBRID,
         "With Claude, checked by rules (recommended)",
         "Claude writes the summary; offline rules make sure names, numbers and dates are "
-        "kept. If Claude can't be reached, a basic offline summary stands in.",
+        "kept. If Claude can't write it, Cairn makes a simpler one itself.",
     ),
     (
         SummaryMode.LLM,
@@ -59,6 +65,26 @@ MODES: Final[tuple[tuple[SummaryMode, str, str], ...]] = (
         "without asking Claude. Free and private, but less detailed.",
     ),
 )
+
+# "Summarize older messages:" — (words, auto_summarize, preview_automatic or None: as it was).
+WHEN_CHOICES: Final[tuple[tuple[str, bool, bool | None], ...]] = (
+    ("Automatically", True, False),
+    ("Ask me first (show a preview)", True, True),
+    ("Never — only when I press Summarize now", False, None),
+)
+WHEN_HINT: Final = (
+    "A message that would not fit at all is summarized at once, whatever you choose, "
+    "so the conversation never runs out of room. Nothing is deleted."
+)
+# The slider's stops, from "keep more word for word" to "summarize sooner": the level
+# that starts a summary; the level it waits below before the next one, and the level a
+# summary brings the conversation down to, follow 10 and 20 points under it (the
+# defaults' 80 / 70 / 60).
+SOONER_STOPS: Final = (0.95, 0.9, 0.85, 0.8, 0.7, 0.6)
+_RESET_BELOW: Final = 0.1
+_TARGET_BELOW: Final = 0.2
+KEEP_MORE_WORDS: Final = "Keep more of the conversation word for word"
+SOONER_WORDS: Final = "Summarize sooner"
 
 # A sentence the config's cross-field check says (it has no field of its own) belongs
 # under the field it starts by naming.
@@ -96,16 +122,12 @@ FIELDS: Final[tuple[Field, ...]] = (
     Field(
         "auto_summarize",
         "switch",
-        "Condense older messages automatically",
-        hint="When off, Cairn condenses only when you ask (Summarize now), or when a "
-        "message would not fit at all.",
+        "Summarize older messages automatically",
     ),
     Field(
         "preview_automatic",
         "switch",
         "Show me a preview before automatic summaries too",
-        hint="Summaries you start yourself always show a preview first. A message that "
-        "would not fit is condensed at once, without one.",
     ),
     Field(
         "condense_while_it_fits",
@@ -117,25 +139,25 @@ FIELDS: Final[tuple[Field, ...]] = (
     Field(
         "trigger_ratio",
         "percent",
-        "Condense older messages when the conversation is",
+        "Summarize older messages when the conversation is",
         "% full",
         5,
         99,
     ),
-    # Shown once the settings have it (the engine's "condense only what must go").
+    # Shown once the settings have it (the engine's "summarize only what must go").
     Field(
         "target_ratio",
         "percent",
-        "Condense just enough to bring it down to",
+        "Summarize just enough to bring it down to",
         "% full",
         5,
         99,
-        hint="Older messages are condensed only as far as needed; the rest stay as they are.",
+        hint="Older messages are summarized only as far as needed; the rest stay as they are.",
     ),
     Field(
         "reset_ratio",
         "percent",
-        "Before condensing again, wait until it is below",
+        "Before summarizing again, wait until it is below",
         "% full",
         5,
         99,
@@ -150,7 +172,7 @@ FIELDS: Final[tuple[Field, ...]] = (
         "cheapest that does the job well.",
     ),
     Field("preserve_recent", "count", "Always keep the newest", "messages as they are", 2),
-    Field("min_messages", "count", "Wait for at least", "messages before condensing", 0),
+    Field("min_messages", "count", "Wait for at least", "messages before summarizing", 0),
     Field(
         "cooldown_messages",
         "count",
@@ -170,12 +192,16 @@ FIELDS: Final[tuple[Field, ...]] = (
         "target_compression",
         "percent",
         "A summary aims for",
-        "% of the length of what it condenses",
+        "% of the length of what it summarizes",
         1,
         99,
     ),
     Field(
-        "message_trigger", "optional_count", "Also condense when there are more than", "messages", 1
+        "message_trigger",
+        "optional_count",
+        "Also summarize when there are more than",
+        "messages",
+        1,
     ),
     Field(
         "force_refresh_after_messages",
@@ -191,7 +217,7 @@ FIELDS: Final[tuple[Field, ...]] = (
         "abort_on_failure",
         "switch",
         "If Claude can't write a summary, change nothing",
-        hint="Otherwise a basic offline summary stands in, marked as such.",
+        hint="Otherwise Cairn makes a simpler summary itself, marked as such.",
     ),
     Field(
         "prompt_template",
@@ -218,7 +244,11 @@ class SummarySettingsPage(QWidget):
     """Edits a copy of the summarization settings; `config()` validates them.
 
     Attributes:
-        controls: each field's widget, by field name (for tests).
+        controls: each field's widget, by field name (for tests); `auto_summarize` and
+            `preview_automatic` share the `when` choice.
+        when: "Summarize older messages: automatically / ask me first / never".
+        sooner: the slider from "keep more word for word" to "summarize sooner".
+        advanced_button: shows and hides every setting (`advanced`).
     """
 
     def __init__(self, config: SummarizationConfig, parent: QWidget | None = None) -> None:
@@ -235,9 +265,12 @@ class SummarySettingsPage(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.setVerticalSpacing(6)
         present = set(SummarizationConfig.model_fields)
+        simple = self._simple_choices()
         for field in FIELDS:
             if field.name not in present:
                 continue  # a field this Cairn's settings do not have
+            if field.name in self._controls:
+                continue  # on the simple part of the page (`when`)
             control = self._make(field)
             self._controls[field.name] = control
             self.controls[field.name] = control.widget
@@ -273,25 +306,140 @@ class SummarySettingsPage(QWidget):
         restore_row.addStretch(1)
         restore_row.addWidget(self.restore_button)
 
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setWidget(form_host)
+        self.advanced_button = QToolButton(self)
+        self.advanced_button.setCheckable(True)
+        self.advanced_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.advanced_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.advanced_button.setText("Advanced")
+        self.advanced_button.setAccessibleName("Advanced: every summary setting")
+        self.advanced_button.setAutoRaise(True)
+        self.advanced_button.toggled.connect(self._show_advanced)
+        self.advanced = QScrollArea(self)
+        self.advanced.setWidgetResizable(True)
+        self.advanced.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.advanced.setWidget(form_host)
+        self.advanced.hide()
         intro = QLabel(
-            "Cairn condenses older messages into summaries so a conversation never runs "
-            "out of room. Nothing is deleted: the originals stay on this computer.",
+            "When a conversation gets long, Cairn summarizes its older messages so it "
+            "never runs out of room. Nothing is deleted: the originals stay on this "
+            "computer.",
             self,
         )
         intro.setWordWrap(True)
-        layout = QVBoxLayout(self)
+        self._page_layout = layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 8, 6, 4)
         layout.addWidget(intro)
-        layout.addWidget(scroll, 1)
+        layout.addSpacing(6)
+        layout.addLayout(simple)
+        layout.addWidget(self.advanced_button, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.advanced, 1)
+        self._filler = layout.count()
+        layout.addStretch(1)
         layout.addWidget(self.general_error)
         layout.addLayout(restore_row)
         self.set_config(config)
 
     # --- building
+
+    def _simple_choices(self) -> QVBoxLayout:
+        """The choice of when, and the slider: what most people ever need here."""
+        column = QVBoxLayout()
+        column.setSpacing(4)
+        self.when = QComboBox(self)
+        self.when.setAccessibleName("Summarize older messages")
+        for words, _auto, _preview in WHEN_CHOICES:
+            self.when.addItem(words)
+        self.when.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        when_label = QLabel("Summarize older messages:", self)
+        when_label.setBuddy(self.when)
+        when_row = QHBoxLayout()
+        when_row.addWidget(when_label)
+        when_row.addWidget(self.when)
+        when_row.addStretch(1)
+        column.addLayout(when_row)
+        when_hint = QLabel(WHEN_HINT, self)
+        when_hint.setWordWrap(True)
+        when_hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        column.addWidget(when_hint)
+        column.addSpacing(8)
+        # Both settings are read from the one choice; "never" keeps the preview as it was.
+        self._preview_kept = False
+
+        def write_auto(value: Any) -> None:
+            self._set_when(bool(value), self._preview_kept)
+
+        def write_preview(value: Any) -> None:
+            self._preview_kept = bool(value)
+            self._set_when(self.when.currentIndex() != len(WHEN_CHOICES) - 1, bool(value))
+
+        def read_preview() -> bool:
+            preview = WHEN_CHOICES[self.when.currentIndex()][2]
+            return self._preview_kept if preview is None else preview
+
+        self.when.currentIndexChanged.connect(self._when_chosen)
+        self._controls["auto_summarize"] = _Control(
+            self.when, lambda: WHEN_CHOICES[self.when.currentIndex()][1], write_auto
+        )
+        self._controls["preview_automatic"] = _Control(self.when, read_preview, write_preview)
+        self.controls["auto_summarize"] = self.controls["preview_automatic"] = self.when
+
+        self.sooner = QSlider(Qt.Orientation.Horizontal, self)
+        self.sooner.setRange(0, len(SOONER_STOPS) - 1)
+        self.sooner.setPageStep(1)
+        self.sooner.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.sooner.setAccessibleName(f"{KEEP_MORE_WORDS}, or {SOONER_WORDS.lower()}")
+        self.sooner.valueChanged.connect(self._sooner_moved)
+        ends = QHBoxLayout()
+        for words, align in (
+            (KEEP_MORE_WORDS, Qt.AlignmentFlag.AlignLeft),
+            (SOONER_WORDS, Qt.AlignmentFlag.AlignRight),
+        ):
+            end = QLabel(words, self)
+            end.setAlignment(align)
+            end.setWordWrap(True)
+            ends.addWidget(end, 1)
+        column.addWidget(self.sooner)
+        column.addLayout(ends)
+        column.addSpacing(10)
+        return column
+
+    def _when_chosen(self, index: int) -> None:
+        preview = WHEN_CHOICES[index][2]
+        if preview is not None:
+            self._preview_kept = preview
+
+    def _set_when(self, auto: bool, preview: bool) -> None:
+        index = len(WHEN_CHOICES) - 1 if not auto else (1 if preview else 0)
+        self.when.setCurrentIndex(index)
+
+    def _sooner_moved(self, stop: int) -> None:
+        """The slider moved: the trigger level, and the two levels that follow it."""
+        trigger = SOONER_STOPS[stop]
+        for name, value in (
+            ("trigger_ratio", trigger),
+            ("reset_ratio", trigger - _RESET_BELOW),
+            ("target_ratio", trigger - _TARGET_BELOW),
+        ):
+            control = self._controls.get(name)
+            if control is not None:
+                control.widget.blockSignals(True)
+                control.write(round(value, 2))
+                control.widget.blockSignals(False)
+
+    def _trigger_edited(self, percent: int) -> None:
+        """The trigger level typed under Advanced: the slider goes to the nearest stop."""
+        nearest = min(range(len(SOONER_STOPS)), key=lambda i: abs(SOONER_STOPS[i] * 100 - percent))
+        self.sooner.blockSignals(True)
+        self.sooner.setValue(nearest)
+        self.sooner.blockSignals(False)
+
+    def _show_advanced(self, shown: bool) -> None:
+        self.advanced.setVisible(shown)
+        self.advanced_button.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
+        # The stretch below keeps the simple part at the top while Advanced is closed.
+        self._page_layout.setStretch(self._filler, 0 if shown else 1)
 
     def _make(self, field: Field) -> _Control:
         if field.kind == "switch":
@@ -299,6 +447,8 @@ class SummarySettingsPage(QWidget):
             return _Control(box, box.isChecked, lambda value: box.setChecked(bool(value)))
         if field.kind == "percent":
             spin = self._spin(field)
+            if field.name == "trigger_ratio":
+                spin.valueChanged.connect(self._trigger_edited)
             return _Control(
                 spin,
                 lambda: spin.value() / 100,
@@ -391,6 +541,7 @@ class SummarySettingsPage(QWidget):
         values = config.model_dump()
         for name, control in self._controls.items():
             control.write(values[name])
+        self._trigger_edited(round(config.trigger_ratio * 100))
         self._show_errors({}, [])
 
     def restore_defaults(self) -> None:
@@ -430,6 +581,7 @@ class SummarySettingsPage(QWidget):
         self.general_error.setVisible(bool(unplaced))
         first = next((name for name in self._errors if by_field.get(name)), None)
         if first is not None:
+            self.advanced_button.setChecked(True)  # the field it concerns, in sight
             self._controls[first].widget.setFocus(Qt.FocusReason.OtherFocusReason)
 
 

@@ -48,7 +48,8 @@ LIGHT = {
     Role.Button: "#e9e9ee",
     Role.ButtonText: "#1d1d22",
     Role.BrightText: "#b00020",
-    Role.Highlight: "#c2572b",
+    # 5.2:1 under white text (the selected conversation; AA is 4.5:1, issue 23).
+    Role.Highlight: "#b54d22",
     Role.HighlightedText: "#ffffff",
     Role.Link: "#1f5fbf",
     Role.LinkVisited: "#6a3fb0",

@@ -1,8 +1,8 @@
 """The header's gauge of how full the context window is (DESIGN §4, §8).
 
-A short rounded bar with a tick where automatic summarizing starts, and the text
-"34 % · 68k of 192k" beside it. Pure presentation: the figures come in a
-`ContextState`, and the words come from `app.ui.gauge_text`.
+A short rounded bar with a tick where automatic summarizing starts, and how full in
+words beside it ("Plenty of room"); the figures are in its tooltip's Details. Pure
+presentation: the figures come in a `ContextState`, the words from `app.ui.gauge_text`.
 """
 
 from __future__ import annotations

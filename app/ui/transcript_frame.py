@@ -8,14 +8,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QFont, QKeyEvent, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
     QLabel,
     QLayout,
+    QPushButton,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -28,7 +30,17 @@ from app.ui.theme import (
 )
 
 EMPTY_TITLE: Final = "Ask Claude anything."
-EMPTY_HINT: Final = "Press Enter to send, Shift+Enter for a new line."
+EMPTY_HINT: Final = (
+    "Write in the box below and press Enter to send (Shift+Enter starts a new line). "
+    "Or start from one of these:"
+)
+# A start for someone who does not know what to ask: everyday tasks, in their words.
+EXAMPLE_PROMPTS: Final = (
+    "Write a friendly email moving a meeting to next week",
+    "Explain compound interest with a simple example",
+    "Plan three days in Lisbon on a modest budget",
+    "Give me five ideas for a quick vegetarian dinner",
+)
 
 
 class Column(QWidget):
@@ -156,7 +168,14 @@ class TranscriptScrollArea(QScrollArea):
 
 
 class EmptyState(QWidget):
-    """What a conversation with no messages shows: a friendly hint, centred."""
+    """What a conversation with no messages shows: a friendly hint and a few example
+    prompts, centred; choosing one puts it in the message box (it is not sent).
+
+    Signals:
+        example_chosen(str): an example's text.
+    """
+
+    example_chosen = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -173,6 +192,19 @@ class EmptyState(QWidget):
         layout.addWidget(self.title)
         layout.addSpacing(6)
         layout.addWidget(self.hint)
+        layout.addSpacing(10)
+        self.examples: list[QPushButton] = []
+        for prompt in EXAMPLE_PROMPTS:
+            button = QPushButton(prompt, self)
+            button.setAccessibleName(f"Example: {prompt}")
+            button.setToolTip("Put this in the message box, to send or change")
+            button.setCursor(Qt.CursorShape.PointingHandCursor)
+            button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+            button.clicked.connect(
+                lambda _checked=False, text=prompt: self.example_chosen.emit(text)
+            )
+            layout.addWidget(button, 0, Qt.AlignmentFlag.AlignHCenter)
+            self.examples.append(button)
         layout.addStretch(1)
         self._apply_palette()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
@@ -21,12 +21,26 @@ class ElidedLabel(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._full = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Asks for its whole text, gives way down to a few words: the whole title shows
+        # whenever the header has room (issue 23).
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        width = self.fontMetrics().horizontalAdvance(self._full) + 2 * self.margin() + 2
+        return QSize(width, hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.minimumWidth(), super().minimumSizeHint().height())
 
     def setText(self, text: str) -> None:
         self._full = text
         self.setToolTip(text)
         self._elide()
+        self.updateGeometry()
+        header = self.parentWidget()
+        if isinstance(header, WindowHeader):
+            header.fit_title()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -68,6 +82,8 @@ class WindowHeader(QWidget):
         self.gauge = TokenGauge(self)
         # In a narrow header the gauge's bar gives way first (down to its minimum), so the
         # title keeps a few words.
+        # Hidden before the first message; its room goes to the title meanwhile (the
+        # title changes too when the conversation starts).
         self.gauge.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.settings_button = QToolButton(self)
         self.settings_button.setText("⚙")
@@ -81,6 +97,29 @@ class WindowHeader(QWidget):
         self._row.addWidget(self.model_combo)
         self._row.addWidget(self.gauge)
         self._row.addWidget(self.settings_button)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self.fit_title()
+        super().resizeEvent(event)
+
+    def fit_title(self) -> None:
+        """The gauge's bar gives way before the title does: the whole title shows
+        whenever the header has room for it and the gauge at its narrowest."""
+        margins = self._row.contentsMargins()
+        others = margins.left() + margins.right()
+        shown = 0
+        for index in range(self._row.count()):
+            item = self._row.itemAt(index)
+            widget = item.widget() if item is not None else None
+            if widget is None or widget.isHidden():
+                continue
+            shown += 1
+            if widget not in (self.title_label, self.gauge):
+                others += widget.sizeHint().width()
+        others += self._row.spacing() * max(0, shown - 1)
+        room = self.width() - others - self.title_label.sizeHint().width()
+        narrowest, widest = self.gauge.minimumSizeHint().width(), self.gauge.sizeHint().width()
+        self.gauge.setMaximumWidth(max(narrowest, min(widest, room)))
 
     def add_after_title(self, widget: QWidget) -> None:
         self._row.insertWidget(self._row.indexOf(self.title_label) + 1, widget)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from app import APP_NAME, __version__
 from app.core.paths import AppPaths
 from app.ui.export_actions import ExportActions
+from app.ui.shortcuts_dialog import SHORTCUTS_KEYS, SHORTCUTS_TITLE, ShortcutsDialog
 from app.ui.text_size import TextSize
 
 
@@ -26,7 +28,8 @@ def build_menus(
     paths: AppPaths,
 ) -> None:
     """File (new, settings, export and import, restore, quit), Conversation (each group of
-    `conversation` between separators), View (the text size) and Help (About)."""
+    `conversation` between separators), View (the text size) and Help (keyboard
+    shortcuts, About)."""
     bar = window.menuBar()
     file_menu = bar.addMenu("&File")
     new_conversation.setShortcut(QKeySequence(QKeySequence.StandardKey.New))
@@ -45,7 +48,23 @@ def build_menus(
             conversation_menu.addSeparator()
         conversation_menu.addActions(list(group))
     text_size.add_menu_to(bar)
-    bar.addMenu("&Help").addAction(f"&About {APP_NAME}", lambda: about_box(window, paths))
+    help_menu = bar.addMenu("&Help")
+    shortcuts = help_menu.addAction(f"&{SHORTCUTS_TITLE}…", lambda: shortcuts_list(window))
+    shortcuts.setShortcut(QKeySequence(SHORTCUTS_KEYS))
+    help_menu.addSeparator()
+    help_menu.addAction(f"&About {APP_NAME}", lambda: about_box(window, paths))
+
+
+def shortcuts_list(window: QMainWindow) -> ShortcutsDialog:
+    """Help → Keyboard shortcuts: one list open at a time, brought forward if open."""
+    dialog = window.findChild(ShortcutsDialog)
+    if dialog is None:
+        dialog = ShortcutsDialog(window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+    else:
+        dialog.activateWindow()
+    return dialog
 
 
 def about_box(window: QMainWindow, paths: AppPaths) -> QMessageBox:

@@ -266,7 +266,7 @@ def test_attach_a_picture(
         lambda: app.query("SELECT kind, width, height FROM attachment"), "the picture on disk"
     )[0]
     assert (kind, width, height) == ("image", 64, 48)
-    sent = fake_api.call("requests_to", "/v1/messages")[-1].body["messages"][-1]["content"]
+    sent = fake_api.call("turns")[-1].body["messages"][-1]["content"]
     assert [block["type"] for block in sent if block["type"] == "image"] == ["image"]
     app.quit()
 
@@ -289,8 +289,9 @@ def test_an_offline_error_and_its_retry(
 
     back = RemoteFakeServer(port=port)  # the network is back
     try:
-        # From the message box, Tab reaches the paperclip, then the error's Retry.
-        desktop.key("Tab", "Tab", "space")
+        # Tab goes in reading order: back from the message box, the paperclip, the
+        # notice's ✕, then the question's Retry just above (one Retry per failure).
+        desktop.key("shift+Tab", "shift+Tab", "shift+Tab", "space")
         wait_for_replies(app, 2)
         journey.shot("retried")
         app.quit()

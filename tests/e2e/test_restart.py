@@ -66,7 +66,7 @@ def test_everything_is_still_there_after_a_restart(
     # The conversation goes on with its whole history.
     fake_server.add_reply("The Seine.")
     chat(qtbot, second, "Which river runs through it?")
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"]
+    sent = fake_server.turns()[-1].body["messages"]
     assert [undated(turn["content"]) for turn in sent] == [
         "What is the capital of France?",
         "Paris is the capital of France.",

@@ -686,9 +686,19 @@ def structured_input(request: MessagesRequest) -> dict[str, Any]:
         "standing": standing,
         "search_keys": search_keys,
     }
-    properties = _tool_schema(request, forced_tool_name(request) or "").get("properties")
+    schema = _tool_schema(request, forced_tool_name(request) or "")
+    properties = schema.get("properties")
     if isinstance(properties, Mapping) and properties:
         summary = {key: value for key, value in summary.items() if key in properties}
+        # A forced call's tool_use `input` conforms to the tool's input_schema
+        # (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use):
+        # a required text the summary has no field for (a conversation's title) is the
+        # prompt's first words, with its tags left out.
+        words = re.sub(r"<[^>]+>", " ", text).split()
+        for name in schema.get("required") or ():
+            spec = properties.get(name)
+            if name not in summary and isinstance(spec, Mapping) and spec.get("type") == "string":
+                summary[name] = " ".join(words[:6]) or "Untitled"
     return summary
 
 
@@ -989,6 +999,13 @@ class FakeAnthropicServer:
             request
             for request in self.requests
             if request.path == path and (method is None or request.method == method)
+        ]
+
+    def turns(self) -> list[RecordedRequest]:
+        """The conversation's own requests to /v1/messages: those that force no tool
+        (a summary or an automatic title forces one)."""
+        return [
+            request for request in self.requests_to(MESSAGES_PATH) if not forces_a_tool(request)
         ]
 
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:

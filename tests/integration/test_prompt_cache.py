@@ -104,7 +104,7 @@ def test_the_three_input_figures_add_up_to_what_count_tokens_says(
     fake_server: FakeAnthropicServer, provider: AnthropicProvider
 ) -> None:
     usages = converse(fake_server, provider, 5)
-    request = fake_server.requests_to("/v1/messages")[-1].body
+    request = fake_server.turns()[-1].body
 
     assert usages[-1].total_input_tokens == fake_server.count_input_tokens(request)
     assert usages[-1].cache_read_input_tokens > 0

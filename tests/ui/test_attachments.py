@@ -32,7 +32,7 @@ def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
 
 
 def last_content(fake_server: FakeAnthropicServer) -> list[dict[str, object]]:
-    content = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][-1]["content"]
+    content = fake_server.turns()[-1].body["messages"][-1]["content"]
     assert isinstance(content, list)
     return content
 
@@ -54,9 +54,12 @@ def test_the_paperclip_attaches_chosen_files_as_chips_and_sends_them(
     ready(qtbot, cairn, 2)
     chips = composer.attachments.chips()
     assert [chip.name for chip in chips] == ["chart.png", "report.pdf"]
-    assert chips[0].detail.text() == "300 × 200 · 80 tokens"
+    assert chips[0].detail.text().startswith("Picture · ")
+    assert "token" not in chips[0].detail.text()
+    assert chips[0].detail.toolTip() == "Details: 300 × 200 pixels · 80 tokens for Claude to read"
     # Online, a PDF is counted by count_tokens: the fake's 2,000 tokens a page.
-    assert chips[1].detail.text() == "2 pages · 4,000 tokens"
+    assert chips[1].detail.text() == "2 pages"
+    assert chips[1].detail.toolTip() == "Details: 4,000 tokens for Claude to read"
     assert composer.button.isEnabled()
 
     fake_server.add_reply("A chart and a report.")
@@ -118,9 +121,33 @@ def test_a_file_claude_cannot_read_is_refused_in_words(
     tray = cairn.window.composer.attachments
     tray.add_file(str(letter))
     qtbot.waitUntil(lambda: tray.refusal.isVisible(), timeout=10_000)
-    assert tray.refusal.text() == "Claude can't read .docx files — save it as PDF first."
+    assert tray.refusal.text() == (
+        "Not attached — Letter.docx: Claude can't read .docx files — save it as PDF first."
+    )
     assert tray.chips() == []
     assert not cairn.window.composer.button.isEnabled(), "nothing to send"
+
+
+def test_a_mixed_pick_adds_what_it_can_and_names_what_it_refused(
+    qtbot: QtBot, cairn: CairnSession, tmp_path: Path
+) -> None:
+    report, letter, notes = tmp_path / "report.pdf", tmp_path / "Letter.docx", tmp_path / "a.xlsx"
+    report.write_bytes(pdf(2))
+    letter.write_bytes(b"PK\x03\x04 a word file")
+    notes.write_bytes(b"PK\x03\x04 a spreadsheet")
+    composer = cairn.window.composer
+    composer.attachments.native_dialog = False
+    dialog = composer.attachments.open_dialog()
+    assert dialog.nameFilters()[0].startswith("Pictures, PDFs and text files (")
+    dialog.filesSelected.emit([str(report), str(letter), str(notes)])
+    dialog.reject()
+    tray = composer.attachments
+    qtbot.waitUntil(lambda: len(tray.attachments()) == 1 and "a.xlsx" in tray.refusal.text())
+    assert [chip.name for chip in tray.chips()] == ["report.pdf"]
+    refusal = tray.refusal.text()
+    assert refusal.startswith("Not attached:\n• ")
+    assert "Letter.docx: Claude can't read .docx files" in refusal
+    assert tray.refusal.isVisible()
 
 
 def test_a_chip_can_be_removed_and_the_gauge_counts_what_is_attached(
@@ -185,7 +212,7 @@ def test_sent_files_show_in_the_transcript_after_a_restart(
     qtbot.waitUntil(lambda: strip.chips[0].picture.pixmap().width() > 40, timeout=10_000)
     fake_server.add_reply("Still a cat.")
     send(qtbot, again, "And now?")
-    first_turn = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
+    first_turn = fake_server.turns()[-1].body["messages"][0]["content"]
     # Uploaded once, before the restart, and referred to by its id after it.
     (uploaded,) = fake_server.files.uploads
     assert first_turn[0]["source"] == {"type": "file", "file_id": uploaded.id}
@@ -222,8 +249,7 @@ def test_an_earlier_file_not_re_sent_is_said_on_its_message_and_in_the_gauge(
     fake_server.add_reply("The annex.")
     send(qtbot, cairn, "And the annex?")
     texts = [
-        block.get("text", "")
-        for block in fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
+        block.get("text", "") for block in fake_server.turns()[-1].body["messages"][0]["content"]
     ]
     assert "[earlier file: report.pdf — not re-sent]" in texts
     qtbot.waitUntil(lambda: first.note.isVisible(), timeout=5_000)

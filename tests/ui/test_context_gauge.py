@@ -60,7 +60,9 @@ def test_gauge_follows_draft_replies_and_model(
     ready(qtbot, cairn)
     empty = gauge_state(cairn)
     assert empty.breakdown.draft == 0 and empty.breakdown.history == 0
-    assert cairn.window.header.gauge.text().endswith("of 192k")
+    gauge = cairn.window.header.gauge
+    assert "of 192k</b>" in gauge.toolTip()  # the figures, under Details
+    assert gauge.isHidden()  # nothing to say before the conversation starts
 
     qtbot.keyClicks(cairn.window.composer.editor, "How tall is Mount Everest? " * 20)
     qtbot.waitUntil(lambda: gauge_state(cairn).breakdown.draft > 100)
@@ -80,7 +82,7 @@ def test_gauge_follows_draft_replies_and_model(
     small = gauge_state(cairn)
     assert small.context_window == 50_000
     assert small.ratio > after.ratio
-    assert "of 46k" in cairn.window.header.gauge.text()
+    assert "of 46k</b>" in cairn.window.header.gauge.toolTip()
 
 
 def test_gauge_matches_the_server_after_a_few_replies(
@@ -100,7 +102,7 @@ def test_gauge_matches_the_server_after_a_few_replies(
     predicted = cairn.controller.service.current.gauge.measure(draft=draft).used
     fake_server.add_reply("Fine.")
     chat(qtbot, cairn, draft)
-    reported = fake_server.count_input_tokens(fake_server.requests_to("/v1/messages")[-1].body)
+    reported = fake_server.count_input_tokens(fake_server.turns()[-1].body)
     error = abs(predicted - reported) / reported
     assert error <= 0.05, f"gauge {predicted} vs server {reported}: {error:.1%} off"
 
@@ -184,7 +186,7 @@ def test_the_breakdown_counts_the_archive_tool_and_what_was_quoted(
     )
     tip = cairn.window.header.gauge.toolTip()
     assert f"as much as your last message had: {format_token_count(parts.recall)} tokens." in tip
-    assert cairn.window.header.gauge.text().startswith(format_percent(state.ratio))
+    assert f"({format_percent(state.ratio)})" in cairn.window.header.gauge.toolTip()
 
 
 def last_chat_request(fake_server: FakeAnthropicServer) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
@@ -13,14 +14,22 @@ from app.store.database import mark_clean_shutdown
 from app.ui.app import CairnSession
 
 
-def test_a_conversation_called_con_is_suggested_as_a_file_windows_accepts(
-    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
+@pytest.mark.parametrize(
+    ("title", "suggested"),
+    [
+        ("CON", "CON conversation"),
+        # A title cut short names the file by its words, without the "…".
+        ("Help me plan a trip to Lisbon for my…", "Help me plan a trip to Lisbon for my"),
+    ],
+)
+def test_the_suggested_file_name_is_one_windows_accepts(
+    qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str, title: str, suggested: str
 ) -> None:
     paths = AppPaths.from_environment()
     paths.ensure()
     opened = open_database(paths.database)
     store = SessionStore(opened.connection, database=opened.path)
-    store.create_session("CON", "claude-sonnet-4-5")
+    store.create_session(title, "claude-sonnet-4-5")
     store.close()
     mark_clean_shutdown(opened.path)
     session = open_window()
@@ -32,5 +41,5 @@ def test_a_conversation_called_con_is_suggested_as_a_file_windows_accepts(
     assert dialog is not None
     qtbot.waitExposed(dialog)
     name = dialog.findChild(QLineEdit, "fileNameEdit")
-    assert name is not None and name.text() == "CON conversation"
+    assert name is not None and name.text() == suggested
     dialog.reject()

@@ -18,15 +18,16 @@ def test_counts_steps_and_follows_the_conversation(qtbot: QtBot) -> None:
     qtbot.addWidget(bar)
     bar.open_bar()
     qtbot.waitExposed(bar)
+    places: list[Place] = []
+    bar.place_requested.connect(places.append)
     bar.edit.setText("LISBON")
-    qtbot.waitUntil(lambda: bar.count_label.text() == "6 found")
+    # As the user types, the view goes to the first match.
+    qtbot.waitUntil(lambda: bar.count_label.text() == "1 of 6")
+    assert len(places) == 1 and places[0].seq is None, "the summary of 1–4 comes first"
     assert history.searches[-1].order is SearchOrder.IN_ORDER
     # The summary of 1–4 (written before message 1) stands at its place.
     assert [hit.seq for hit in bar.hits] == [None, 1, 2, 10, 14, 15]
 
-    places: list[Place] = []
-    bar.place_requested.connect(places.append)
-    qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
     qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
     assert bar.count_label.text() == "2 of 6" and places[-1] == Place(
         "trip", 1, places[-1].summary_id
@@ -42,7 +43,7 @@ def test_counts_steps_and_follows_the_conversation(qtbot: QtBot) -> None:
     qtbot.waitUntil(lambda: bar.count_label.text() == "Not found")
     assert not bar.next_button.isEnabled()
     bar.edit.setText("rent")
-    qtbot.waitUntil(lambda: bar.count_label.text() == "5 found")
+    qtbot.waitUntil(lambda: bar.count_label.text() == "1 of 5")
 
 
 def test_enter_before_the_hits_came_goes_to_the_first(qtbot: QtBot) -> None:

@@ -50,14 +50,19 @@ def test_the_button_shows_only_away_from_the_bottom(view: TranscriptView, qtbot:
     scroll_up(qtbot, view)
     assert button.text() == JUMP_TEXT
     assert button.accessibleName() == "Jump to latest"
-    # Over the text, centred near the bottom of what is on screen.
-    viewport = view.scroll_area.viewport()
-    assert button.parentWidget() is viewport
-    assert viewport.rect().contains(button.geometry())
-    assert abs(button.geometry().center().x() - viewport.width() // 2) <= 1
+    # Centred in a band below what is on screen: it never covers the transcript (a
+    # card's Undo or Copy at the bottom of the view stays clickable).
+    scroll_area = view.scroll_area
+    viewport = scroll_area.viewport().geometry()
+    assert button.parentWidget() is scroll_area
+    assert scroll_area.viewportMargins().bottom() >= button.height()
+    assert not viewport.intersects(button.geometry())
+    assert button.geometry().top() > viewport.bottom()
+    assert abs(button.geometry().center().x() - viewport.center().x()) <= 1
     bar = bar_of(view)
     bar.setValue(bar.maximum())  # the user scrolls back down by hand
     qtbot.waitUntil(lambda: not button.isVisible())
+    assert scroll_area.viewportMargins().bottom() == 0, "the band goes with the button"
 
 
 def test_clicking_it_goes_down_and_follows_again(view: TranscriptView, qtbot: QtBot) -> None:

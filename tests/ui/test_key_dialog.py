@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from app.secrets.keystore import SERVICE_NAME, USERNAME
 from app.ui.app import CairnSession
-from app.ui.key_dialog import WHAT_A_KEY_IS, ApiKeyDialog
+from app.ui.key_dialog import WHAT_A_KEY_IS, WHAT_CAIRN_IS, ApiKeyDialog
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.keyring_backend import MemoryKeyring
 from tests.ui.conftest import on_modal
@@ -30,14 +30,16 @@ def test_first_run_asks_for_a_key_checks_it_and_stores_it(
 
     def fill_in(dialog: ApiKeyDialog) -> None:
         assert "Anthropic Console" in dialog.intro_label.text()
-        # What a key is and who bills for it, in two sentences, before anything else.
-        assert dialog.intro_label.text().startswith(WHAT_A_KEY_IS)
+        # What Cairn is, then what a key is and who bills for it, in two sentences.
+        assert dialog.intro_label.text().startswith(f"{WHAT_CAIRN_IS}<br><br>{WHAT_A_KEY_IS}")
+        assert "white-space: nowrap'>sk-ant-<" in dialog.intro_label.text(), "not cut in two"
         assert WHAT_A_KEY_IS.count(". ") == 1 and WHAT_A_KEY_IS.endswith(".")
         assert "separately from any Claude subscription" in WHAT_A_KEY_IS
         dialog.key_edit.setText("sk-ant-wrong")
         dialog.check_button.click()
-        qtbot.waitUntil(lambda: "not accepted" in dialog.status_label.text(), timeout=10_000)
+        qtbot.waitUntil(lambda: "did not accept" in dialog.status_label.text(), timeout=10_000)
         seen.append(dialog.status_label.text())
+        assert "Settings" not in dialog.status_label.text(), "the user is in this dialog"
         assert memory_keyring.passwords == {}, "a rejected key is not stored"
         dialog.key_edit.setText(GOOD_KEY)
         qtbot.mouseClick(dialog.check_button, Qt.MouseButton.LeftButton)
@@ -54,7 +56,7 @@ def test_first_run_asks_for_a_key_checks_it_and_stores_it(
     qtbot.waitUntil(
         lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
     )
-    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
+    assert fake_server.turns()[-1].api_key == GOOD_KEY
 
 
 def test_without_a_password_store_the_key_is_kept_for_the_session_only(
@@ -86,7 +88,7 @@ def test_without_a_password_store_the_key_is_kept_for_the_session_only(
     qtbot.waitUntil(
         lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
     )
-    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
+    assert fake_server.turns()[-1].api_key == GOOD_KEY
 
 
 def test_not_now_leaves_the_draft_and_asks_again_on_send(
@@ -131,4 +133,4 @@ def test_key_from_environment_skips_the_dialog(
     qtbot.waitUntil(
         lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
     )
-    assert fake_server.requests_to("/v1/messages")[-1].api_key == GOOD_KEY
+    assert fake_server.turns()[-1].api_key == GOOD_KEY

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import QMimeData, Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.catalog import FALLBACK_MODELS
@@ -69,7 +69,7 @@ def test_send_streams_reply_and_keeps_it(
         (Role.ASSISTANT, "Hello **there**.\n\n- one\n- two", MessageStatus.COMPLETE),
     ]
     assert cairn.window.windowTitle() == "Say hello — Cairn"
-    request = fake_server.requests_to("/v1/messages")[-1]
+    request = fake_server.turns()[-1]
     assert request.body["stream"] is True
     (turn,) = request.body["messages"]  # its date line is in the request only
     assert (turn["role"], undated(turn["content"])) == ("user", "Say hello")
@@ -106,6 +106,17 @@ def test_escape_stops_and_keeps_partial_reply(
     assert cairn.window.composer.button.text() == "Send"
 
 
+def retry_buttons(cairn: CairnSession) -> list[QWidget]:
+    """The widgets offering a visible Retry: the banner, or a message in the transcript."""
+    window = cairn.window
+    offered = [
+        widget
+        for widget in window.transcript.message_widgets()
+        if window.reply_actions.offered == "Retry" and widget is window.reply_actions._offered
+    ]
+    return [window.banner] * window.banner.retry_button.isVisible() + offered
+
+
 @pytest.mark.parametrize(
     ("status", "title", "words", "retry"),
     [
@@ -133,7 +144,10 @@ def test_error_banner_in_plain_words(
     qtbot.waitUntil(banner.isVisible)
     assert banner.title_label.text() == title
     assert words in banner.text_label.text()
-    assert banner.retry_button.isVisible() is retry
+    # One Retry per failure: the question left without a reply offers it in the
+    # transcript, so the banner does not offer a second one.
+    assert retry_buttons(cairn) == [cairn.window.transcript.message_widgets()[-1]]
+    assert not banner.retry_button.isVisible()
     assert "Traceback" not in banner.text_label.text()
     assert stored(cairn)[0] == (Role.USER, "Hello?", MessageStatus.COMPLETE), "the question is kept"
 
@@ -167,14 +181,15 @@ def test_retry_after_overload_gets_the_answer(
     fake_server.add_error(529, retry_after_ms=5, times=3, path="/v1/messages")
     send(qtbot, cairn, "Are you there?")
     wait_idle(qtbot, cairn)
-    qtbot.waitUntil(cairn.window.banner.retry_button.isVisible)
+    qtbot.waitUntil(lambda: len(retry_buttons(cairn)) == 1)
+    assert cairn.window.banner.isVisible() and not cairn.window.banner.retry_button.isVisible()
     fake_server.add_reply("Yes, I'm here.")
-    qtbot.mouseClick(cairn.window.banner.retry_button, Qt.MouseButton.LeftButton)
+    cairn.window.transcript.message_widgets()[-1].action_requested.emit()
     wait_idle(qtbot, cairn)
-    assert not cairn.window.banner.isVisible()
+    assert not cairn.window.banner.isVisible(), "the error is over: its banner went"
     assert stored(cairn)[-1] == (Role.ASSISTANT, "Yes, I'm here.", MessageStatus.COMPLETE)
     # The failed attempt stays on screen but is not sent again to Claude.
-    last_request = fake_server.requests_to("/v1/messages")[-1]
+    last_request = fake_server.turns()[-1]
     (turn,) = last_request.body["messages"]
     assert (turn["role"], undated(turn["content"])) == ("user", "Are you there?")
 
@@ -216,7 +231,7 @@ def test_server_unreachable(
     # The title is not said twice, and an offline computer is never "busy".
     assert banner.text_label.text() == "Check your internet connection and try again."
     assert "busy" not in banner.title_label.text() + banner.text_label.text()
-    assert banner.retry_button.isVisible()
+    assert len(retry_buttons(cairn)) == 1, "one Retry, not two"
 
 
 def test_unsendable_text_is_refused_and_kept(
@@ -243,7 +258,7 @@ def test_unusual_text_round_trips(
     cairn.window.composer.editor.submitted.emit()
     wait_idle(qtbot, cairn)
     assert stored(cairn)[0][1] == text
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    sent = fake_server.turns()[-1].body["messages"][0]["content"]
     # A long newest turn is sent as a block with a cache breakpoint (app/core/caching.py).
     assert undated(text_of_content(sent)) == text
 
@@ -265,7 +280,7 @@ def test_a_windows_paste_is_stored_and_sent_with_its_line_breaks(
 
     text = "Look at this. " + pasted + "Thanks!"
     assert stored(cairn)[0][1] == text
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    sent = fake_server.turns()[-1].body["messages"][0]["content"]
     assert undated(sent) == text
     assert cairn.window.composer.text() == ""
 
@@ -304,7 +319,7 @@ def test_huge_paste_is_stored_and_sent(
     cairn.window.composer.editor.submitted.emit()
     wait_idle(qtbot, cairn)
     assert stored(cairn)[0][1] == text
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    sent = fake_server.turns()[-1].body["messages"][0]["content"]
     # A long newest turn is sent as a block with a cache breakpoint (app/core/caching.py).
     assert undated(text_of_content(sent)) == text
 
@@ -404,7 +419,7 @@ def test_model_picker_uses_server_list(
     combo.activated.emit(0)
     send(qtbot, cairn, "Which model?")
     wait_idle(qtbot, cairn)
-    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
+    assert fake_server.turns()[-1].body["model"] == "claude-opus-9"
     assert cairn.controller.service.settings.model == "claude-opus-9"
 
 
@@ -440,3 +455,59 @@ def test_a_long_title_is_shortened_not_the_model_picker(
     qtbot.waitUntil(lambda: window.header.title_label.text().endswith("…"))
     assert window.header.title_label.toolTip().startswith("A very long first message")
     assert window.header.model_combo.width() >= window.header.model_combo.sizeHint().width()
+
+
+def test_an_empty_conversation_offers_examples_that_go_in_the_message_box(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    empty = cairn.window.transcript.empty_state
+    assert empty.isVisible()
+    assert 3 <= len(empty.examples) <= 4
+    assert all(button.isVisible() and button.accessibleName() for button in empty.examples)
+    assert cairn.window.header.gauge.isHidden(), "no figures before there is a conversation"
+    example = empty.examples[0]
+    qtbot.mouseClick(example, Qt.MouseButton.LeftButton)
+    assert cairn.window.composer.text() == example.text()
+    assert cairn.window.composer.editor.hasFocus()
+    assert fake_server.requests_to("/v1/messages") == [], "put in the box, not sent"
+
+
+def test_the_header_shows_the_whole_title_when_there_is_room(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """At 1280 px "Help me plan a trip to Lisbon in March" was cut to "Help me …" with
+    room to spare: the gauge's bar gives way before the title does."""
+    window = cairn.window
+    window.resize(1280, 800)
+    window.header.title_label.setText("Help me plan a trip to Lisbon in March")
+    QApplication.processEvents()
+    window.header.layout().activate()  # type: ignore[union-attr]
+    assert window.header.title_label.text() == "Help me plan a trip to Lisbon in March"
+    window.resize(760, 600)
+    QApplication.processEvents()
+    window.header.layout().activate()  # type: ignore[union-attr]
+    assert window.header.title_label.text().endswith("…"), "narrow: shortened, never pushing"
+
+
+def test_the_history_window_follows_conversations_added_renamed_and_deleted(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    window = cairn.window
+    history = window.history.open_history()
+    qtbot.waitExposed(history)
+
+    def titles() -> list[str]:
+        model = history.proxy
+        return [model.index(row, 0).data() for row in range(model.rowCount())]
+
+    assert titles() == []
+    send(qtbot, cairn, "Plan the garden")
+    wait_idle(qtbot, cairn)
+    qtbot.waitUntil(lambda: len(titles()) == 1)
+    session_id = window.chat.current.state.session_id
+    assert session_id is not None
+    window.chat.rename_session(session_id, "Vegetable garden")
+    qtbot.waitUntil(lambda: titles() == ["Vegetable garden"])
+    window.chat.delete_session(session_id)
+    qtbot.waitUntil(lambda: titles() == [])
+    history.close()

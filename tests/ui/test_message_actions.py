@@ -5,6 +5,7 @@ restart; the requests in the fake server's log hold only the shown version (issu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -14,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from app.ui.app import CairnSession
-from app.ui.message_actions import COPY_PLAIN_ACTION, EDITING_NOTE
+from app.ui.message_actions import COPY_MARKDOWN_ACTION, EDITING_NOTE
 from app.ui.message_bar import COPY_ACTION, MessageBar
 from app.ui.transcript_blocks import MarkdownView
 from app.ui.transcript_message import MessageWidget
@@ -49,7 +50,7 @@ def texts(cairn: CairnSession) -> list[str]:
 
 
 def last_messages(fake_server: FakeAnthropicServer) -> list[object]:
-    messages = fake_server.requests_to("/v1/messages")[-1].body["messages"]
+    messages = fake_server.turns()[-1].body["messages"]
     assert isinstance(messages, list)
     return messages
 
@@ -94,12 +95,18 @@ def test_right_click_on_claudes_text_offers_the_message_actions(
 
     menu = open_menu(qtbot, reply, on_text=True)
     names = [a.text() for a in menu.actions() if a.text()]
-    assert names[:4] == [COPY_ACTION, COPY_PLAIN_ACTION, "Regenerate reply", "Pin message"]
+    assert names[:4] == [COPY_ACTION, COPY_MARKDOWN_ACTION, "Regenerate reply", "Pin message"]
     pick(menu, COPY_ACTION)
-    assert QGuiApplication.clipboard().text() == "**Lisbon** is lovely."
+    # Rich in a mail or a document, clean in a plain editor: no "**" either way.
+    mime = QGuiApplication.clipboard().mimeData()
+    assert mime is not None
+    assert mime.text() == "Lisbon is lovely."
+    assert re.search(r"font-weight:\s*(700|bold|600)[^>]*>Lisbon<", mime.html()), mime.html()
+    assert "**" not in mime.html()
+    assert bar(reply).copy.text() == "Copied" and bar(reply).copy.isVisible()
 
-    pick(open_menu(qtbot, reply), COPY_PLAIN_ACTION)
-    assert QGuiApplication.clipboard().text() == "Lisbon is lovely."
+    pick(open_menu(qtbot, reply), COPY_MARKDOWN_ACTION)
+    assert QGuiApplication.clipboard().text() == "**Lisbon** is lovely."
 
     question_menu = open_menu(qtbot, widgets(cairn)[0])
     assert "Edit message" in [a.text() for a in question_menu.actions()]
@@ -250,3 +257,30 @@ def test_a_cut_off_reply_offers_continue_in_its_menu(
     )
     wait_idle(qtbot, cairn)
     assert len(widgets(cairn)) == 2
+
+
+def test_hover_controls_keep_their_place_so_nothing_shifts_under_the_pointer(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    chat(qtbot, cairn, fake_server)
+    fake_server.add_reply("Porto, then.")
+    qtbot.keyClick(cairn.window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: texts(cairn)[-1] == "Porto, then.", timeout=15_000)
+    wait_idle(qtbot, cairn)
+    reply, question = widgets(cairn)[-1], widgets(cairn)[0]
+
+    def places() -> list[int]:
+        QApplication.processEvents()
+        return [
+            bar(reply).previous.mapTo(reply, QPoint(0, 0)).x(),
+            question.header.name.mapTo(question, QPoint(0, 0)).x(),
+        ]
+
+    before = places()
+    for widget in (reply, question):
+        widget.header.show_pin(pinned=False, offered=True)  # as on hover
+    cairn.window.message_actions.refresh()
+    for widget in (reply, question):
+        mine = widget is question
+        bar(widget).refresh(hovered=True, can_edit=mine, can_regenerate=not mine)
+    assert places() == before, "the pin and Copy appeared without moving ‹ or the name"

@@ -64,7 +64,7 @@ def test_the_pin_shows_on_hover_and_pins(qtbot: QtBot, host: QWidget) -> None:
     qtbot.waitUntil(lambda: widget.header.pin is not None)
     pin = widget.header.pin
     assert pin is not None and pin.isVisible() and not pin.isChecked()
-    assert pin.accessibleName() == "Pin: never condense this message"
+    assert pin.accessibleName() == "Pin: never summarize this message"
     with qtbot.waitSignal(widget.pin_requested) as requested:
         qtbot.mouseClick(pin, Qt.MouseButton.LeftButton)
     assert requested.args == [7, True]
@@ -81,7 +81,7 @@ def test_a_pinned_message_is_marked_without_hover(qtbot: QtBot, host: QWidget) -
     widget = shown(qtbot, host, make_message(pinned=True))
     pin = widget.header.pin
     assert pin is not None and pin.isVisible() and pin.isChecked()
-    assert pin.toolTip() == "Pinned — never condensed"
+    assert pin.toolTip() == "Pinned — never summarized"
     widget.set_message(make_message(pinned=False))
     assert not pin.isVisible()
 

@@ -75,3 +75,28 @@ def test_recall_settings_are_saved_and_survive_a_restart(
     assert not shown.automatic.isChecked() and shown.budget.value() == 12
     assert shown.across_conversations.isChecked() and shown.max_lookups.value() == 6
     dialog.reject()
+
+
+def test_one_switch_on_top_and_the_dials_under_advanced(qtbot: QtBot) -> None:
+    page = RecallSettingsPage(RecallSettings())
+    qtbot.addWidget(page)
+    page.show()
+    qtbot.waitExposed(page)
+    assert page.look_back.text() == "Let Claude look back in earlier messages"
+    assert page.look_back.isChecked()
+    assert not page.budget.isVisible() and not page.max_lookups.isVisible()
+
+    page.look_back.setChecked(False)
+    off = page.settings()
+    assert not off.automatic and not off.tool
+    page.look_back.setChecked(True)
+    assert page.settings() == RecallSettings(), "both ways come back as they were"
+
+    page.advanced_button.click()
+    assert page.budget.isVisible() and page.max_lookups.isVisible()
+    page.tool.setChecked(False)
+    assert page.look_back.isChecked(), "quoting alone still looks back"
+    page.automatic.setChecked(False)
+    assert not page.look_back.isChecked()
+    page.look_back.setChecked(True)
+    assert page.settings().automatic and page.settings().tool, "none was on: both go on"

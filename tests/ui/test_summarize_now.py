@@ -110,7 +110,7 @@ def test_nothing_to_condense_is_said_plainly(
     banner = cairn.window.banner
     assert banner.isVisible()
     assert banner.text_label.text() == (
-        "Nothing to condense yet — summaries start after 6 messages."
+        "Nothing to summarize yet — summaries start after 6 messages."
     )
     assert not cairn.window.summaries.progress.isVisible()
 

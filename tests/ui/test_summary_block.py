@@ -48,9 +48,9 @@ def test_the_card_lists_the_ledger_with_days_and_links(qtbot: QtBot) -> None:
     block = card(qtbot, ledger_summary())
 
     shown = texts(block)
-    assert "Facts kept word for word" in shown
-    assert any("AX-7731 · code · 3 Mar 2026" in text and "seq:3" in text for text in shown)
-    assert any("$1,250 · amount · 5 Mar 2026" in text for text in shown)
+    assert "Names, numbers and dates, exactly as written" in shown
+    assert any("AX-7731 (code, 3 Mar 2026)" in text and "seq:3" in text for text in shown)
+    assert any("$1,250 (amount, 5 Mar 2026)" in text for text in shown)
     assert any("The hall holds 40 people (3 Mar 2026)" in text for text in shown)
     assert any("Book the north hall (5 Mar 2026)" in text for text in shown)
     assert any("Send the deposit (owner: user) (5 Mar 2026)" in text for text in shown)
@@ -62,7 +62,24 @@ def test_a_card_of_one_day_does_not_repeat_the_day_after_every_point(qtbot: QtBo
 
     shown = texts(block)
     assert any(text.startswith("• The hall holds 40 people &nbsp;") for text in shown)
-    assert any("AX-7731 · code · 3 Mar 2026" in text for text in shown)
+    assert any("AX-7731 (code, 3 Mar 2026)" in text for text in shown)
+
+
+def test_a_bare_small_number_is_not_listed_as_a_fact(qtbot: QtBot) -> None:
+    content = ledger_summary().model_copy(
+        update={"facts": [LedgerFact(kind="number", value="1", seq=2, day=MARCH_3)]}
+    )
+    shown = texts(card(qtbot, content))
+    assert not any(text.startswith("• 1 (number") for text in shown)
+    assert "Names, numbers and dates, exactly as written" not in shown
+
+
+def test_the_opened_card_keeps_sizes_and_the_writer_in_its_details(qtbot: QtBot) -> None:
+    block = card(qtbot, ledger_summary())
+    assert "token" not in block.header_text()
+    (details,) = [text for text in texts(block) if text.startswith("Details: ")]
+    assert "tokens of messages →" in details
+    assert "claude-" not in details
 
 
 def test_copy_gives_the_ledger_and_the_days() -> None:
@@ -70,7 +87,10 @@ def test_copy_gives_the_ledger_and_the_days() -> None:
 
     text = summary_markdown(summary)
 
-    assert "**Facts kept word for word**\n- Maria Schneider · name · 3 Mar 2026" in text
+    assert (
+        "**Names, numbers and dates, exactly as written**\n- Maria Schneider (name, 3 Mar 2026)"
+        in text
+    )
     assert "- Book the north hall (5 Mar 2026)" in text
     assert text.rstrip().endswith(
         "4 older facts are in the archive (the original messages keep them)."

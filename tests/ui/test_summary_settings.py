@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.paths import AppPaths
@@ -37,10 +37,9 @@ def test_every_setting_has_a_control_in_plain_words(qtbot: QtBot) -> None:
     assert set(page.controls) == set(SummarizationConfig.model_fields) - {"schema_version"}
     trigger = spin(page, "trigger_ratio")
     assert trigger.text() == "80 % full"
-    assert trigger.accessibleName() == "Condense older messages when the conversation is … % full"
-    auto = control(page, "auto_summarize", QCheckBox)
-    assert isinstance(auto, QCheckBox) and auto.isChecked()
-    assert auto.text() == "Condense older messages automatically"
+    assert trigger.accessibleName() == "Summarize older messages when the conversation is … % full"
+    assert page.when.currentText() == "Automatically"
+    assert page.when.accessibleName() == "Summarize older messages"
     mode = control(page, "mode", QComboBox)
     assert isinstance(mode, QComboBox)
     labels = [mode.itemText(index) for index in range(mode.count())]
@@ -49,9 +48,46 @@ def test_every_setting_has_a_control_in_plain_words(qtbot: QtBot) -> None:
     assert isinstance(models, QLineEdit)
     assert models.text() == ", ".join(DEFAULT_SUMMARIZER_MODELS)
     assert page.config() == SummarizationConfig(), "shown as it is, it reads back the same"
-    preview = control(page, "preview_automatic", QCheckBox)
-    assert isinstance(preview, QCheckBox) and not preview.isChecked(), "off by default"
-    assert preview.text() == "Show me a preview before automatic summaries too"
+    assert not page.config().preview_automatic, "off by default"  # type: ignore[union-attr]
+
+
+def test_one_choice_and_one_slider_the_percentages_under_advanced(qtbot: QtBot) -> None:
+    page = SummarySettingsPage(SummarizationConfig())
+    qtbot.addWidget(page)
+    page.show()
+    qtbot.waitExposed(page)
+    assert page.when.isVisible() and page.sooner.isVisible()
+    assert not spin(page, "trigger_ratio").isVisible(), "percentages wait under Advanced"
+    page.when.setCurrentText("Ask me first (show a preview)")
+    config = page.config()
+    assert config is not None and config.auto_summarize and config.preview_automatic
+    page.when.setCurrentText("Never — only when I press Summarize now")
+    config = page.config()
+    assert config is not None and not config.auto_summarize
+
+    # "Summarize sooner" lowers the levels together, and they stay valid.
+    page.sooner.setValue(page.sooner.maximum())
+    config = page.config()
+    assert config is not None
+    assert (config.trigger_ratio, config.reset_ratio, config.target_ratio) == (0.6, 0.5, 0.4)
+    page.sooner.setValue(page.sooner.minimum())  # keep more word for word
+    config = page.config()
+    assert config is not None and config.trigger_ratio == 0.95
+
+    page.advanced_button.click()
+    assert spin(page, "trigger_ratio").isVisible()
+    spin(page, "trigger_ratio").setValue(82)
+    assert page.sooner.value() == 3, "typed under Advanced: the slider follows (80 %)"
+    page.restore_defaults()
+    assert page.sooner.value() == 3 and page.when.currentText() == "Automatically"
+
+
+def test_a_wrong_advanced_value_opens_advanced_to_show_it(qtbot: QtBot) -> None:
+    page = SummarySettingsPage(SummarizationConfig())
+    qtbot.addWidget(page)
+    spin(page, "reset_ratio").setValue(85)
+    assert page.config() is None
+    assert page.advanced_button.isChecked()
 
 
 def test_the_validators_sentences_show_next_to_their_field(qtbot: QtBot) -> None:
@@ -97,12 +133,8 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     assert dialog.tabs.currentWidget() is page
     spin(page, "reset_ratio").setValue(60)
     spin(page, "trigger_ratio").setValue(75)
-    auto = control(page, "auto_summarize", QCheckBox)
-    assert isinstance(auto, QCheckBox)
-    auto.setChecked(False)
-    preview = control(page, "preview_automatic", QCheckBox)
-    assert isinstance(preview, QCheckBox)
-    preview.setChecked(True)
+    page.when.setCurrentIndex(1)  # ask me first…
+    page.when.setCurrentIndex(2)  # …then never: the preview choice is kept for later
     mode = control(page, "mode", QComboBox)
     assert isinstance(mode, QComboBox)
     mode.setCurrentIndex(mode.findData(SummaryMode.RULE.value))
@@ -126,8 +158,8 @@ def test_a_changed_setting_is_saved_survives_a_restart_and_governs_the_next_summ
     )
     dialog = again.window.settings.open_settings()
     assert spin(dialog.summaries_page, "trigger_ratio").text() == "75 % full"
-    shown = control(dialog.summaries_page, "preview_automatic", QCheckBox)
-    assert isinstance(shown, QCheckBox) and shown.isChecked()
+    assert dialog.summaries_page.when.currentText() == "Never — only when I press Summarize now"
+    assert config.preview_automatic
     dialog.reject()
     fill(qtbot, again)
     assert active_summaries(again) == 0, "automatic summaries are off"

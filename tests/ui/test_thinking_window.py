@@ -140,7 +140,7 @@ def test_a_refusal_offers_another_model_with_its_explanation(
     qtbot.waitUntil(
         lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
     )
-    last = fake_server.requests_to(MESSAGES_PATH)[-1].body
+    last = fake_server.turns()[-1].body
     assert last["model"] == "claude-opus-5-5"
     assert last["messages"][-1]["role"] == "user"
     shown = cairn.window.transcript.message_widgets()[-1]

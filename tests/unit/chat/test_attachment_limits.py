@@ -105,7 +105,7 @@ def test_two_60_page_pdfs_and_25_large_pictures_stay_inside_the_limits(
         chat.send(f"What is in picture {index}?")
 
     assert chat.events.named("error_raised") == []
-    requests = fake_server.requests_to(MESSAGES_PATH)
+    requests = fake_server.turns()
     assert len(requests) == 27  # the strict fake accepted every one
     for request in requests:
         pages, images, encoded = files_in(request.body, fake_server)
@@ -141,7 +141,7 @@ def test_pictures_heavy_in_bytes_keep_the_request_under_32_mb(
     assert chat.events.named("error_raised") == []
     for request in fake_server.requests_to(MESSAGES_PATH):
         assert files_in(request.body, fake_server)[2] <= file_bytes_budget(SONNET_5_5)
-    assert "scan0.png" in " ".join(notes_in(fake_server.requests_to(MESSAGES_PATH)[-1].body))
+    assert "scan0.png" in " ".join(notes_in(fake_server.turns()[-1].body))
 
 
 def test_pictures_heavy_in_bytes_all_go_by_reference_where_files_are_uploaded(
@@ -152,7 +152,7 @@ def test_pictures_heavy_in_bytes_all_go_by_reference_where_files_are_uploaded(
         attach(chat, (f"scan{index}.png", photo(1200, 900 + index, 3_500_000)))
         chat.send(f"Read scan {index}.")
     assert chat.events.named("error_raised") == []
-    last = fake_server.requests_to(MESSAGES_PATH)[-1]
+    last = fake_server.turns()[-1]
     # 31.5 MB of pictures, none left out: their bytes are not in the body any more.
     assert notes_in(last.body) == []
     assert len(files_in(last.body, fake_server)[1]) == 9
@@ -183,4 +183,4 @@ def test_a_413_for_a_request_with_files_names_the_largest_file(
     ((error,),) = chat.events.named("error_raised")
     assert isinstance(error, RequestTooLargeError)
     assert "“big.png”" in error.message and "32 MB" in error.message
-    assert "Condense" not in error.message
+    assert "Summarize earlier" not in error.message

@@ -14,7 +14,7 @@ from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer
 from app.core.attachments import PDF_TOKENS_PER_PAGE, Attachment
 from app.core.errors import UserFacingError
 from app.store.attachments import AttachmentFiles, AttachmentStore
-from tests.fakes.anthropic_server import COUNT_TOKENS_PATH, MESSAGES_PATH, FakeAnthropicServer
+from tests.fakes.anthropic_server import COUNT_TOKENS_PATH, FakeAnthropicServer
 from tests.fakes.file_blocks import FAKE_PDF_PAGE_TOKENS
 from tests.fakes.sample_files import pdf, png
 from tests.unit.chat.conftest import Chat
@@ -31,7 +31,7 @@ def prepare(chat: Chat, name: str, data: bytes) -> Attachment | UserFacingError:
 
 
 def last_content(fake_server: FakeAnthropicServer) -> list[dict[str, object]]:
-    content = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][-1]["content"]
+    content = fake_server.turns()[-1].body["messages"][-1]["content"]
     assert isinstance(content, list)
     return content
 
@@ -52,7 +52,7 @@ def test_files_go_as_image_and_document_blocks_before_the_text(
     fake_server.add_reply("A chart, a report and a note.")
     chat.send("What are these?")
 
-    body = fake_server.requests_to(MESSAGES_PATH)[-1].body
+    body = fake_server.turns()[-1].body
     content = body["messages"][-1]["content"]
     assert [block["type"] for block in content] == ["image", "document", "document", "text"]
     assert content[0]["source"]["media_type"] == "image/png"
@@ -100,7 +100,7 @@ def test_the_files_are_sent_again_with_the_next_turn_after_a_restart(
     again.idle()
     fake_server.add_reply("Still a cat.")
     again.send("And now?")
-    first_turn = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][0]["content"]
+    first_turn = fake_server.turns()[-1].body["messages"][0]["content"]
     assert first_turn[0]["type"] == "image"
 
 
@@ -119,7 +119,7 @@ def test_a_file_moved_after_attaching_is_still_sent(
     chat.service.current.outgoing.set([results[0]])
     fake_server.add_reply("Read it.")
     chat.send("Summarize")
-    content = fake_server.requests_to(MESSAGES_PATH)[-1].body["messages"][-1]["content"]
+    content = fake_server.turns()[-1].body["messages"][-1]["content"]
     assert content[0]["type"] == "document"
     assert AttachmentFiles(chat.paths.database).read(results[0].sha256) == pdf(1)
 

@@ -203,7 +203,7 @@ def test_a_filled_window_is_condensed_and_the_reply_continued_once(
     reply = chat.stored()[-1]
     assert reply.content == partial + " and the rest."
     assert reply.status is MessageStatus.COMPLETE
-    assert ("Condensing earlier messages so Claude can finish its reply…",) in chat.events.named(
+    assert ("Summarizing earlier messages so Claude can finish its reply…",) in chat.events.named(
         "status_changed"
     )
 

@@ -74,7 +74,7 @@ def test_a_reply_streams_into_the_store_and_the_events(
     assert activities == [Activity.REPLYING, Activity.IDLE]
     (session,) = chat.events.named("session_changed")[:1]
     assert session[0].title == "Say hello"
-    request = fake_server.requests_to("/v1/messages")[-1]
+    request = fake_server.turns()[-1]
     # The request (only) says when it was written; the stored message is as typed.
     assert request.body["messages"] == [{"role": "user", "content": dated("Say hello")}]
 
@@ -148,7 +148,7 @@ def test_a_failed_reply_says_so_keeps_the_question_and_retry_answers(
     chat.service.current.turns.retry()
     chat.idle()
     assert chat.stored()[-1].content == "Yes, I'm here."
-    last = fake_server.requests_to("/v1/messages")[-1]
+    last = fake_server.turns()[-1]
     assert last.body["messages"] == [{"role": "user", "content": dated("Are you there?")}]
 
 
@@ -293,7 +293,7 @@ def test_a_message_that_would_not_fit_is_sent_after_condensing(
     chat.events.clear()
     assert not chat.service.send(big), "it waits while earlier messages are condensed"
     assert chat.service.current.state.activity is Activity.CONDENSING
-    assert ("Condensing earlier messages…",) in chat.events.named("status_changed")
+    assert ("Summarizing earlier messages…",) in chat.events.named("status_changed")
     chat.run_until(lambda: bool(chat.events.named("pending_sent")))
     chat.idle()
     stored = chat.stored()
@@ -337,8 +337,8 @@ def test_nothing_to_condense_is_said_plainly(start_chat: StartChat) -> None:
     chat.send("Just one question")
     assert not chat.service.current.condensing.summarize()
     title, text = chat.events.named("notice_raised")[-1]
-    assert title == "Nothing to condense yet"
-    assert text == "Nothing to condense yet — summaries start after 6 messages."
+    assert title == "Nothing to summarize yet"
+    assert text == "Nothing to summarize yet — summaries start after 6 messages."
     assert chat.events.named("summary_progress") == [(None,)], "only the opening said: none"
 
 
@@ -422,8 +422,8 @@ def test_summarize_now_can_keep_more_of_the_newest_messages(
         chat.send(f"Question {turn}")
     assert not chat.service.current.condensing.summarize(keep_recent=16)
     assert chat.events.named("notice_raised")[-1] == (
-        "Nothing to condense yet",
-        "Nothing to condense yet — summaries start after 16 messages.",
+        "Nothing to summarize yet",
+        "Nothing to summarize yet — summaries start after 16 messages.",
     )
     assert chat.service.current.condensing.summarize(keep_recent=10)
     chat.idle()
@@ -548,7 +548,7 @@ def test_the_model_picked_is_used_and_kept(
     chat.run_until(lambda: chat.service.current.state.model_id == "claude-sonnet-9")
     chat.service.current.model.select("claude-opus-9")
     chat.send("Which model?")
-    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "claude-opus-9"
+    assert fake_server.turns()[-1].body["model"] == "claude-opus-9"
     assert chat.service.settings.model == "claude-opus-9"
 
 
@@ -616,7 +616,7 @@ def test_a_summary_that_fails_says_so_and_changes_nothing(
     assert chat.service.current.condensing.summarize()
     chat.idle()
     title, text = chat.events.named("notice_raised")[-1]
-    assert title == "Earlier messages could not be condensed"
+    assert title == "Earlier messages could not be summarized"
     assert text.endswith("Nothing changed: every message is still here.")
     assert [e.id for e in chat.service.current.state.tail.entries] == before
     assert not chat.service.current.state.summaries
@@ -811,7 +811,7 @@ def test_try_again_while_claude_is_still_away_keeps_the_basic_summary(
     assert not chat.events.named("summaries_changed")
     assert chat.events.named("notice_raised")[-1] == (
         "Summary not rewritten",
-        "Claude still can't be reached; the basic summary stays.",
+        "Claude still can't write it; the simpler summary stays.",
     )
 
 
@@ -853,7 +853,7 @@ def test_the_first_message_waits_for_the_model_list_and_uses_a_listed_model(
     chat.run_until(lambda: bool(chat.events.named("pending_sent")))
     chat.idle()
 
-    assert fake_server.requests_to("/v1/messages")[-1].body["model"] == "compatible-model"
+    assert fake_server.turns()[-1].body["model"] == "compatible-model"
     assert chat.stored()[-1].content == "Hello from the listed model."
     assert chat.events.named("status_changed")[-1] == ("",)
 
@@ -885,7 +885,7 @@ def test_windows_line_breaks_are_stored_and_sent_exactly_as_pasted(
     chat.send(text)
 
     assert chat.stored()[0].content == text
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"][0]["content"]
+    sent = fake_server.turns()[-1].body["messages"][0]["content"]
     assert sent == dated(text)
 
 

@@ -171,7 +171,7 @@ def test_next_send_saves_the_kept_reply_first_and_sends_it(
         (Role.USER, "And then?", MessageStatus.COMPLETE),
         (Role.ASSISTANT, "The end.", MessageStatus.COMPLETE),
     ]
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"]
+    sent = fake_server.turns()[-1].body["messages"]
     assert REPLY.strip() in text_of_content(sent[1]["content"])
 
 
@@ -335,5 +335,5 @@ def test_continue_saves_the_kept_reply_first_and_goes_on_from_it(
     chat.idle()
     (row,) = _reply_rows(chat)
     assert (row.content, row.status) == (REPLY + "The end.", MessageStatus.COMPLETE)
-    sent = fake_server.requests_to("/v1/messages")[-1].body["messages"]
+    sent = fake_server.turns()[-1].body["messages"]
     assert text_of_content(sent[1]["content"]).strip() == REPLY.strip()

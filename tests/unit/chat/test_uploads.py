@@ -40,7 +40,7 @@ def sources(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def messages_requests(server: FakeAnthropicServer) -> list[dict[str, Any]]:
-    return [request.body for request in server.requests_to(MESSAGES_PATH)]
+    return [request.body for request in server.turns()]
 
 
 def test_each_file_is_uploaded_once_and_referred_to_by_its_id_every_turn(
@@ -105,7 +105,7 @@ def test_a_server_that_wants_the_beta_header_gets_it_with_every_files_call(
     chat.send("Summarize it.")
     assert chat.events.named("error_raised") == []
     (uploaded,) = fake_server.files.uploads
-    request = fake_server.requests_to(MESSAGES_PATH)[-1]
+    request = fake_server.turns()[-1]
     assert sources(request.body) == [{"type": "file", "file_id": uploaded.id}]
     assert FILES_BETA in request.headers["anthropic-beta"]
     upload = fake_server.requests_to(FILES_PATH, "POST")[-1]

@@ -22,7 +22,7 @@ def dated(text: str) -> str:
 
 
 def last_request(fake_server: FakeAnthropicServer) -> list[object]:
-    messages = fake_server.requests_to("/v1/messages")[-1].body["messages"]
+    messages = fake_server.turns()[-1].body["messages"]
     assert isinstance(messages, list)
     return messages
 

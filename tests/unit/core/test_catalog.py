@@ -16,6 +16,7 @@ from app.core.catalog import (
     clean_model_list,
     find_model,
     model_limits,
+    model_name,
     next_model,
     pick_default_model,
 )
@@ -223,3 +224,17 @@ def test_a_line_missing_from_the_server_comes_from_the_table_only() -> None:
     cleaned = clean_model_list([{"id": "claude-haiku-4-5"}, {"id": "claude-haiku-9"}])
 
     assert [model.line for model in cleaned] == ["haiku", None]
+
+
+@pytest.mark.parametrize(
+    ("model_id", "said"),
+    [
+        ("claude-haiku-4-5", "Claude Haiku 4.5"),  # the bundled table's name
+        ("claude-haiku-4-5-20251001", "Claude Haiku 4.5"),  # a dated snapshot of it
+        ("claude-sonnet-7", "Claude Sonnet 7"),  # tomorrow's model, read from its id
+        ("claude-3-5-haiku-20241022", "Claude Haiku 3.5"),
+        ("my-local-model", "my-local-model"),  # nothing to read: said as it is
+    ],
+)
+def test_model_name_says_models_as_people_know_them(model_id: str, said: str) -> None:
+    assert model_name(model_id) == said

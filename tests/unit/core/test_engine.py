@@ -552,7 +552,7 @@ def test_a_fallback_summary_is_committed_and_says_so() -> None:
     messages = fill(repo, 20)
     outcome = engine.run(SESSION, model=MEDIUM, trigger=SummaryTrigger.MANUAL)
     assert outcome.outcome is EventOutcome.FALLBACK
-    assert "basic" in outcome.message
+    assert "summarized by Cairn itself" in outcome.message
     assert {m.id for m in repo.messages(SESSION)} == {m.id for m in messages}
     assert repo.check_coverage(SESSION) == []
 
@@ -1144,7 +1144,7 @@ def test_a_retry_that_claude_fails_changes_nothing(summarizer: MessageSummarizer
 
     assert outcome.outcome in (EventOutcome.ABORTED, EventOutcome.FAILED)
     assert not outcome.changed
-    assert outcome.message == "Claude still can't be reached; the basic summary stays."
+    assert outcome.message == "Claude still can't write it; the simpler summary stays."
     assert repo.commits == commits
     assert repo.active_summaries(SESSION) == [basic]
     assert repo.covered_messages(basic.id) == originals

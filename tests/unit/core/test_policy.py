@@ -375,7 +375,7 @@ def test_manual_ignores_the_automatic_rules() -> None:
     )
     assert decision.preserve_recent == 6
     assert decision.explain() == (
-        "You asked for a summary: older messages are condensed; the newest 6 stay as they are."
+        "You asked for a summary: older messages are summarized; the newest 6 stay as they are."
     )
 
 
@@ -383,7 +383,7 @@ def test_manual_needs_something_older_than_the_kept_messages() -> None:
     decision = ask(TriggerPolicy(), 0.1, 6, manual=True)
 
     assert (decision.summarize, decision.reason) == (False, Reason.TOO_FEW_MESSAGES)
-    assert decision.explain() == "Nothing to condense yet — summaries start after 6 messages."
+    assert decision.explain() == "Nothing to summarize yet — summaries start after 6 messages."
     assert ask(TriggerPolicy(), 0.1, 7, manual=True).summarize
 
 

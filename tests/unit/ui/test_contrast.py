@@ -92,3 +92,18 @@ def test_every_syntax_colour_reads_on_the_code_panel(name: str) -> None:
         shown = highlighter.token_colour(token)
         if shown is not None:
             assert contrast_ratio(shown, background) >= READABLE, (token, shown.name())
+
+
+@pytest.mark.parametrize("name", THEMES)
+@pytest.mark.parametrize(
+    "group", [QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive], ids=["active", "inactive"]
+)
+def test_the_selected_conversation_reads_in_both_themes(
+    name: str, group: QPalette.ColorGroup
+) -> None:
+    """Selected rows (the sidebar's conversation, a list's pick) draw HighlightedText on
+    Highlight: AA's 4.5:1, the window focused or not (light was 4.48:1, issue 23)."""
+    palette = THEMES[name]
+    text = palette.color(group, QPalette.ColorRole.HighlightedText)
+    ground = palette.color(group, QPalette.ColorRole.Highlight)
+    assert contrast_ratio(text, ground) >= READABLE, (name, text.name(), ground.name())

@@ -13,8 +13,8 @@ from app.core.errors import ContextOverflowError, MessageTooLargeError
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Role
 from app.ui.gauge_text import (
+    DETAILS_HEADING,
     FIRST_EXPLANATION,
-    GAUGE_NAME,
     Band,
     accessible_description,
     band,
@@ -94,18 +94,29 @@ def test_format_percent_rounds_down(ratio: float, shown: str) -> None:
     assert format_percent(ratio) == shown
 
 
-def test_gauge_text() -> None:
-    assert gauge_text(make_state(65_280)) == "34 % · 65k of 192k"
-    assert gauge_text(make_state(1_200, window=1_000_000, reserved=0)) == "0 % · 1.2k of 1M"
+def test_gauge_text_says_how_full_in_words() -> None:
+    assert gauge_text(make_state(65_280)) == "Plenty of room"
+    assert gauge_text(make_state(140_000)) == "Getting long"
+    assert gauge_text(make_state(160_000)) == "Summarizing soon"
 
 
 def test_gauge_text_says_full_when_over_the_limit() -> None:
-    assert gauge_text(make_state(205_000)) == "Full · 205k of 192k"
-    assert gauge_text(make_state(USABLE)) == "Full · 192k of 192k"
+    assert gauge_text(make_state(205_000)) == "Full"
+    assert gauge_text(make_state(USABLE)) == "Full"
 
 
-def test_gauge_text_without_a_state() -> None:
-    assert gauge_text(None) == "—"
+def test_gauge_text_without_a_state_says_nothing() -> None:
+    assert gauge_text(None) == ""
+
+
+def test_tooltip_keeps_figures_under_details() -> None:
+    """Plain words first: "token" only after the Details heading."""
+    tip = tooltip_html(make_state(65_280), first_time=True)
+    plain, details = tip.split(f"<b>{DETAILS_HEADING}</b>")
+    assert "token" not in plain.lower()
+    assert "Plenty of room" in plain
+    assert "<b>65k of 192k</b> (34 %)" in details
+    assert "tokens at once" in details
 
 
 @pytest.mark.parametrize(
@@ -174,17 +185,19 @@ def test_tooltip_shows_where_the_tokens_go() -> None:
     ]:
         assert label in html
         assert figure in html
-    assert "Plenty of room · 33 % used" in html
-    assert "Cairn condenses older messages automatically at 80 %." in html
+    assert "<b>Plenty of room</b>" in html
+    assert "<b>65k of 192k</b> (33 %)" in html
+    assert "Cairn summarizes older messages automatically at 80 %." in html
     assert "Counts are estimates until Claude has answered a longer message." in html
     assert "limits are unknown" not in html
     assert "Rough estimate" not in html
 
 
 def test_tooltip_headline_carries_the_band_word() -> None:
-    assert "<b>Filling up · 72 % used</b>" in tooltip_html(make_state(138_240))
-    assert "<b>Nearly full · 85 % used</b>" in tooltip_html(make_state(163_200))
-    assert "<b>Full · 205k of 192k</b>" in tooltip_html(make_state(205_000))
+    assert "<b>Getting long</b>" in tooltip_html(make_state(138_240))
+    assert "<b>Summarizing soon</b>" in tooltip_html(make_state(163_200))
+    full = tooltip_html(make_state(205_000))
+    assert "<b>Full</b><br/>The next message would not fit." in full
 
 
 def test_tooltip_notes_an_unknown_model() -> None:
@@ -209,16 +222,16 @@ def test_tooltip_follows_the_trigger_ratio() -> None:
 
 
 def test_tooltip_without_a_state() -> None:
-    assert "once one is open" in tooltip_html(None)
+    assert "once it starts" in tooltip_html(None)
 
 
 def test_accessible_description_has_the_word_and_the_figures() -> None:
     description = accessible_description(make_state(138_240))
-    assert description.startswith("Filling up: 72 % used, 138k of 192k tokens.")
-    assert "automatically at 80 %" in description
+    assert description.startswith("Getting long: 72 % used. Cairn will summarize")
+    assert "token" not in description
     full = accessible_description(make_state(205_000))
-    assert full.startswith("Full: 205k of 192k tokens; the next message would not fit.")
-    assert accessible_description(None).startswith("Not known yet")
+    assert full.startswith("Full: the next message would not fit.")
+    assert accessible_description(None).startswith("Nothing yet")
 
 
 def test_tooltip_says_when_the_server_counted_exactly() -> None:
@@ -262,11 +275,7 @@ def test_label_tooltip_and_too_long_message_say_the_same_totals(
     draft = "price " * draft_words
     state = builder.estimate_state(model=model, tail_tally=tally, draft=draft, trigger_ratio=0.8)
     pair = used_of_usable(state)
-    assert gauge_text(state).endswith(
-        f"{format_tokens(state.used)} of {format_tokens(state.usable)}"
-    )
     assert f"<b>{pair}</b>" in tooltip_html(state)
-    assert pair in accessible_description(state)
     try:
         builder.check_fits(model=model, tail_tally=tally, draft=draft)
     except (ContextOverflowError, MessageTooLargeError) as error:
@@ -285,7 +294,6 @@ def test_the_reported_mismatch_is_gone() -> None:
         breakdown=ContextBreakdown(system=7, history=600, reserved_output=500),
         context_window=3_000,
     )
-    assert gauge_text(state).endswith("607 of 2.5k")
     assert "<b>607 of 2.5k</b>" in tooltip_html(state)
     assert "1.1k of 3k" not in tooltip_html(state)
 
@@ -384,7 +392,6 @@ def test_before_any_reply_nothing_is_said_about_use_or_cost() -> None:
 
 def test_the_gauge_speaks_of_how_much_claude_can_read_at_once() -> None:
     html = tooltip_html(make_state(1_000))
-    assert GAUGE_NAME in html
     assert "Claude can read 192k tokens at once" in html
     assert FIRST_EXPLANATION not in html
     assert FIRST_EXPLANATION in tooltip_html(make_state(1_000), first_time=True)
