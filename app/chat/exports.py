@@ -17,6 +17,7 @@ from app.chat.runner import Job, JobRunner
 from app.core.errors import UserFacingError
 from app.store.database import connect
 from app.store.export import (
+    AlreadyImportedError,
     ExportFormat,
     ExportResult,
     ImportResult,
@@ -94,7 +95,12 @@ class Exports:
             finally:
                 connection.close()
 
-        self._start(Job("import", work, done=self._imported, failed=self._failed))
+        def failed(error: UserFacingError) -> None:
+            if isinstance(error, AlreadyImportedError):
+                error.source = source  # the window offers "Import as a copy" of this file
+            self._failed(error)
+
+        self._start(Job("import", work, done=self._imported, failed=failed))
 
     def _start(self, job: Job[T]) -> None:
         self.running += 1

@@ -95,6 +95,8 @@ class AlreadyImportedError(ImportRefusedError):
     def __init__(self, message: str, *, titles: Sequence[str]) -> None:
         super().__init__(message)
         self.titles = list(titles)
+        # The file it came from, so the window can offer to import it as a copy.
+        self.source: Path | None = None
 
 
 # --- the format, as pydantic models ------------------------------------------------

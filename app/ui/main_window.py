@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
@@ -22,6 +23,7 @@ from app.chat.events import Activity
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, MessageStatus, Role, Session
 from app.core.paths import AppPaths
+from app.store.export import AlreadyImportedError
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
 from app.ui.confirm import ask_to_confirm
@@ -47,6 +49,7 @@ from app.ui.window_header import WindowHeader
 from app.ui.window_menus import build_menus
 
 CHANGE_KEY_ACTION = "Change key…"
+IMPORT_COPY_ACTION = "Import as a copy"
 DRAFT_DEBOUNCE_MS = 150
 
 log = logging.getLogger(__name__)
@@ -73,6 +76,7 @@ class MainWindow(QMainWindow):
         self.chat = chat = controller.service
         self.paths = paths
         self.confirm_box: QMessageBox | None = None
+        self._copy_source: Path | None = None  # a file "Already in Cairn" (Import as a copy)
         self.setObjectName("mainWindow")
         self.resize(1100, 740)
         self.setMinimumSize(720, 480)
@@ -350,6 +354,13 @@ class MainWindow(QMainWindow):
         action = None
         if isinstance(error, ApiKeyRejectedError | ApiKeyMissingError):
             action = CHANGE_KEY_ACTION
+        if isinstance(error, AlreadyImportedError) and error.source is not None:
+            # Harmless, and the way on is one click: not an error, and not in red.
+            self._copy_source = error.source
+            self.banner.show_message(
+                BannerKind.INFO, error.title, error.message, action=IMPORT_COPY_ACTION
+            )
+            return
         self.banner.show_message(
             BannerKind.ERROR,
             error.title,
@@ -378,6 +389,10 @@ class MainWindow(QMainWindow):
         if action == CHANGE_KEY_ACTION:
             self.banner.hide()
             self.settings.ask_for_key(first_run=False)
+        elif action == IMPORT_COPY_ACTION and self._copy_source is not None:
+            self.banner.hide()
+            self.chat.exports.import_file(self._copy_source, as_copy=True)
+            self._copy_source = None
 
     def _key_dialog_closed(self, saved: bool, persistent: bool) -> None:
         if saved:

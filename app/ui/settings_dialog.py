@@ -3,6 +3,7 @@ on a tab of their own, the summaries (`SummarySettingsPage`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -42,6 +43,15 @@ THEMES: tuple[tuple[Theme, str], ...] = (
     ("dark", "Dark"),
 )
 DEFAULT_BASE_URL_HINT = "https://api.anthropic.com (default)"
+
+
+def base_url_hint() -> str:
+    """What an empty API address means now: ANTHROPIC_BASE_URL when it is set (the
+    provider uses it then), else Anthropic's own address."""
+    from_environment = os.environ.get("ANTHROPIC_BASE_URL")
+    if from_environment:
+        return f"{from_environment} (from ANTHROPIC_BASE_URL)"
+    return DEFAULT_BASE_URL_HINT
 
 
 def mask_key(key: str) -> str:
@@ -125,7 +135,7 @@ class SettingsDialog(QDialog):
         # -- advanced
         advanced_box = QGroupBox("Advanced", self)
         self.base_url_edit = QLineEdit(settings.api_base_url or "", advanced_box)
-        self.base_url_edit.setPlaceholderText(DEFAULT_BASE_URL_HINT)
+        self.base_url_edit.setPlaceholderText(base_url_hint())
         self.base_url_edit.setAccessibleName("API address")
         self.base_url_edit.setToolTip(
             "Only change this to use an Anthropic-compatible server. Leave empty for the default."

@@ -103,18 +103,22 @@ def test_export_all_then_import_as_a_copy(
     qtbot.waitUntil(lambda: target.exists() and "Exported 2" in banner.text_label.text())
     assert len(json.loads(target.read_text(encoding="utf-8"))["conversations"]) == 2
 
-    # Already there: refused in plain words, nothing added.
+    # Already there: said plainly (not as an error), nothing added, the way on offered.
     _choose(qtbot, actions.import_file(), target)
-    qtbot.waitUntil(lambda: banner.kind is BannerKind.ERROR)
-    assert "already in Cairn" in banner.text_label.text()
+    qtbot.waitUntil(lambda: banner.isVisible() and "already in Cairn" in banner.text_label.text())
+    assert banner.kind is BannerKind.INFO
     assert len(session.window.sidebar.session_ids()) == 2
+    assert banner.action_button.isVisible() and banner.action_button.text() == "Import as a copy"
+
+    banner.action_button.click()  # the same file, as a copy: no second file dialog
+    sidebar = session.window.sidebar
+    qtbot.waitUntil(lambda: len(sidebar.session_ids()) == 4)
+    assert banner.text_label.text() == "Imported 2 conversations: “Roses (copy)”, “Tulips (copy)”."
 
     actions.import_copy_action.trigger()
     assert actions.dialog is not None and actions.dialog.windowTitle() == "Import as a copy"
     _choose(qtbot, actions.dialog, target)
-    sidebar = session.window.sidebar
-    qtbot.waitUntil(lambda: len(sidebar.session_ids()) == 4)
-    assert banner.text_label.text() == "Imported 2 conversations: “Roses (copy)”, “Tulips (copy)”."
+    qtbot.waitUntil(lambda: len(sidebar.session_ids()) == 6)
 
 
 def test_an_existing_file_is_replaced_only_after_asking(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
@@ -13,7 +14,7 @@ from app.core.paths import AppPaths
 from app.core.settings import AppSettings
 from app.secrets.keystore import SERVICE_NAME, USERNAME
 from app.ui.app import CairnSession
-from app.ui.settings_dialog import SettingsDialog, mask_key
+from app.ui.settings_dialog import DEFAULT_BASE_URL_HINT, SettingsDialog, base_url_hint, mask_key
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.keyring_backend import MemoryKeyring
 from tests.ui.conftest import TEST_KEY
@@ -108,3 +109,10 @@ def test_think_longer_is_offered_only_where_the_model_has_a_setting_for_it(
 
     dialog.model_combo.setCurrentIndex(dialog.model_combo.findData(sonnet.id))
     assert page.think_longer.isEnabled() and page.think_longer_note.isHidden()
+
+
+def test_the_address_hint_names_the_address_in_force(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    assert base_url_hint() == DEFAULT_BASE_URL_HINT
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://claude.example.org")
+    assert base_url_hint() == "https://claude.example.org (from ANTHROPIC_BASE_URL)"
