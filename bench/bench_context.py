@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tiktoken
 
 from app.core.catalog import FALLBACK_MODELS
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.conversation import to_api_messages
 from app.core.tokens import ENCODING_NAME, TokenCounter
 from app.store import SessionStore, open_database
@@ -147,11 +147,13 @@ def bench_build(folder: Path, sizes: list[int], tail: int) -> None:
 
         def ours(store: SessionStore = store, session_id: str = session_id) -> object:
             return builder.build_request(
-                model=MODEL,
-                system_prompt=SYSTEM,
-                summaries=SUMMARIES,
-                tail=store.live_messages(session_id),
-                draft=DRAFT,
+                RequestInputs(
+                    model=MODEL,
+                    system_prompt=SYSTEM,
+                    summaries=SUMMARIES,
+                    tail=store.live_messages(session_id),
+                    draft=DRAFT,
+                )
             )
 
         def naive(store: SessionStore = store, session_id: str = session_id) -> object:
@@ -162,7 +164,9 @@ def bench_build(folder: Path, sizes: list[int], tail: int) -> None:
 
         def all_live(store: SessionStore = store, session_id: str = session_id) -> object:
             return builder.estimate_state(
-                model=MODEL, system_prompt=SYSTEM, tail=store.messages(session_id), draft=DRAFT
+                RequestInputs(
+                    model=MODEL, system_prompt=SYSTEM, tail=store.messages(session_id), draft=DRAFT
+                )
             )
 
         ours_ms = timed(ours, 50)

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.engine import SummarizationEngine
 from app.core.models import Role
 from app.core.policy import TriggerMemory
@@ -81,7 +81,7 @@ def per_turn_cost(messages: int, repeats: int) -> None:
     summaries = repo.active_summaries(SESSION)
 
     def without_engine() -> object:
-        return builder.estimate_state(model=BIG, summaries=summaries, tail=live)
+        return builder.estimate_state(RequestInputs(model=BIG, summaries=summaries, tail=live))
 
     def with_engine() -> object:
         return engine.decide(SESSION, model=BIG, memory=memory)
@@ -133,7 +133,9 @@ def tokens_saved(messages: int) -> None:
                 memory = engine.policy.after_summary(memory, outcome.state_after)
     after = engine.state(SESSION, model=SMALL)
     active = repo.active_summaries(SESSION)
-    everything_live = engine.builder.estimate_state(model=SMALL, tail=repo.messages(SESSION))
+    everything_live = engine.builder.estimate_state(
+        RequestInputs(model=SMALL, tail=repo.messages(SESSION))
+    )
     print(f"\nTokens, {messages} synthetic messages on a 20k window, rule mode:")
     print(f"  all messages live (what would be sent without the engine): {everything_live.used:,}")
     print(

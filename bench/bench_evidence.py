@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.catalog import ModelInfo
-from app.core.context import BuiltRequest, ContextBuilder
+from app.core.context import BuiltRequest, ContextBuilder, RequestInputs
 from app.core.engine import SummarizationEngine
 from app.core.errors import ContextOverflowError
 from app.core.models import Message, Role
@@ -458,11 +458,13 @@ def truncation_request(
     low, high = 0, len(messages)  # the smallest start that fits, by bisection
     while low < high:
         middle = (low + high) // 2
-        if builder.estimate_state(model=model, tail=messages[middle:], draft=question).fits:
+        if builder.estimate_state(
+            RequestInputs(model=model, tail=messages[middle:], draft=question)
+        ).fits:
             high = middle
         else:
             low = middle + 1
-    return builder.build_request(model=model, tail=messages[low:], draft=question)
+    return builder.build_request(RequestInputs(model=model, tail=messages[low:], draft=question))
 
 
 def backfill_request(
@@ -484,7 +486,9 @@ def backfill_request(
 
     def fits(start: int) -> bool:
         state = builder.estimate_state(
-            model=model, summaries=summaries, tail=request_tail(start), draft=question
+            RequestInputs(
+                model=model, summaries=summaries, tail=request_tail(start), draft=question
+            )
         )
         return state.ratio <= BACKFILL_RATIO
 
@@ -496,7 +500,7 @@ def backfill_request(
         else:
             low = middle + 1
     return builder.build_request(
-        model=model, summaries=summaries, tail=request_tail(low), draft=question
+        RequestInputs(model=model, summaries=summaries, tail=request_tail(low), draft=question)
     )
 
 
@@ -542,20 +546,24 @@ def run_window(
             evidence = stored[planted.index].content
             try:
                 built = builder.build_request(
-                    model=model,
-                    summaries=repo.active_summaries(session),
-                    tail=repo.live_messages(session),
-                    draft=planted.question,
+                    RequestInputs(
+                        model=model,
+                        summaries=repo.active_summaries(session),
+                        tail=repo.live_messages(session),
+                        draft=planted.question,
+                    )
                 )
             except ContextOverflowError:
                 engine.run(
                     session, model=model, draft=planted.question, trigger=SummaryTrigger.AUTO
                 )
                 built = builder.build_request(
-                    model=model,
-                    summaries=repo.active_summaries(session),
-                    tail=repo.live_messages(session),
-                    draft=planted.question,
+                    RequestInputs(
+                        model=model,
+                        summaries=repo.active_summaries(session),
+                        tail=repo.live_messages(session),
+                        draft=planted.question,
+                    )
                 )
             truncated = truncation_request(builder, model, stored, planted.question)
             backfilled = backfill_request(builder, model, repo, session, planted.question)
@@ -565,7 +573,9 @@ def run_window(
             figures.questions += 1
             figures.cairn_found += evidence in sent_text(built)
             figures.truncation_found += evidence in sent_text(truncated)
-            longer = builder.estimate_state(model=model, tail=stored, draft=planted.question)
+            longer = builder.estimate_state(
+                RequestInputs(model=model, tail=stored, draft=planted.question)
+            )
             if not longer.fits:  # the conversation is longer than the window
                 assert figures.cairn_fill is not None and figures.truncation_fill is not None
                 figures.cairn_fill.append(built.state.ratio)

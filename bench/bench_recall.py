@@ -28,7 +28,7 @@ from bench_search import START, Writer, insert_summary, report, stamp
 
 from app.chat.recall import AutomaticRecall
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.models import Role
 from app.core.recall import salient_terms
 from app.core.tokens import default_counter
@@ -195,10 +195,9 @@ def main() -> None:
                 block = recall.gather(
                     index,
                     session_id=SESSION,
-                    model=model,
-                    system_prompt="",
-                    summaries=summaries,
-                    tail=asked,
+                    inputs=RequestInputs(
+                        model=model, system_prompt="", summaries=summaries, tail=asked
+                    ),
                 )
                 times.append((time.perf_counter() - began) * 1000)
                 text = block.text if block is not None else ""

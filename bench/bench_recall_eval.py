@@ -61,7 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.chat.recall import AutomaticRecall
 from app.core.catalog import ModelInfo
-from app.core.context import BuiltRequest, ContextBuilder
+from app.core.context import BuiltRequest, ContextBuilder, RequestInputs
 from app.core.conversation import local_day
 from app.core.engine import SummarizationEngine
 from app.core.errors import ContextOverflowError
@@ -235,17 +235,21 @@ def request_for(
         recall = AutomaticRecall(conversation.builder, conversation.recall_ratio).gather(
             conversation.store.recall_index(),
             session_id=conversation.session_id,
-            model=model,
-            system_prompt=conversation.system_prompt,
-            summaries=summaries,
-            tail=[*tail, asked],
+            inputs=RequestInputs(
+                model=model,
+                system_prompt=conversation.system_prompt,
+                summaries=summaries,
+                tail=[*tail, asked],
+            ),
         )
         return conversation.builder.build_request(
-            model=model,
-            system_prompt=conversation.system_prompt,
-            summaries=summaries,
-            tail=tail,
-            draft=question,
+            RequestInputs(
+                model=model,
+                system_prompt=conversation.system_prompt,
+                summaries=summaries,
+                tail=tail,
+                draft=question,
+            ),
             recall=recall,
         )
 

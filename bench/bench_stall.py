@@ -174,7 +174,7 @@ def plan_window(database: Path) -> Plan:
     """Size the window so the conversation fills START_RATIO of it, as the app measures."""
     from app.core.calibration import Calibration, Calibrations
     from app.core.catalog import ModelInfo
-    from app.core.context import REPLY_TOKENS, ContextBuilder
+    from app.core.context import REPLY_TOKENS, ContextBuilder, RequestInputs
     from app.core.tokens import TokenCounter
     from app.store import SessionStore
     from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -191,7 +191,7 @@ def plan_window(database: Path) -> Plan:
 
     def ratio_with(draft: str) -> tuple[float, int]:
         built = ContextBuilder(counter, Calibrations()).build_request(
-            model=huge, tail=tail, draft=draft
+            RequestInputs(model=huge, tail=tail, draft=draft)
         )
         body = {"system": built.system, "messages": built.messages}
         return fake.count_input_tokens(body) / built.raw_input_tokens, built.raw_input_tokens
@@ -201,7 +201,7 @@ def plan_window(database: Path) -> Plan:
         counter,
         Calibrations({BENCH_MODEL: Calibration(ratio=ratio, weight=1.0, samples=1)}),
     )
-    used = calibrated.estimate_state(model=huge, tail=tail).used
+    used = calibrated.estimate_state(RequestInputs(model=huge, tail=tail)).used
     usable = math.ceil(used / START_RATIO)
     note_tokens = int(NOTE_SHARE * usable / ratio)
     note = "Here are my notes from the workshop; keep them in mind:\n\n" + ascii_markdown(

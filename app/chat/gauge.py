@@ -21,7 +21,8 @@ from app.chat.events import Activity
 from app.chat.lookups import tool_offer
 from app.chat.recall import recall_budget
 from app.chat.state import ConversationState
-from app.core.context import ContextState
+from app.core.context import ContextState, RequestInputs
+from app.core.file_limits import FilePlan
 from app.core.lookup import ToolOffer
 
 
@@ -95,24 +96,12 @@ class ConversationGauge:
     ) -> ContextState:
         """The figures of the next request with `draft`; without the parts that give way
         (the tool, the quotes) unless they are given (as `estimate_state` takes them)."""
-        state = self._state
-        shared = state.shared
-        model, known = shared.model_info(state.model_id)
-        files = self._outgoing.plan(state.tail, model)
-        figures = shared.builder.estimate_state(
-            model=model,
-            system_prompt=state.system_prompt,
-            summaries=state.summaries,
-            tail_tally=state.tail.tally,
-            draft=draft,
-            draft_tokens=draft_tokens,
-            trigger_ratio=shared.config().trigger_ratio,
-            model_known=known,
-            tools=tools,
+        inputs, files = self._inputs(draft, draft_tokens, tools)
+        figures = self._state.shared.builder.estimate_state(
+            inputs,
             recall_budget_ratio=recall_budget_ratio,
             recall_quoted=recall_quoted,
             recall_elsewhere=recall_elsewhere,
-            files_saved=files.saved_tokens,
         )
         return replace(figures, files_left_out=files.left_out) if files.left_out else figures
 
@@ -127,17 +116,27 @@ class ConversationGauge:
     def check_fits(self, text: str, tokens: int) -> None:
         """Raise, in plain words with the numbers, when `text` cannot be sent as things
         stand (without the tool and the recall block: they give way first)."""
+        inputs, _files = self._inputs(text, tokens)
+        self._state.shared.builder.check_fits(inputs)
+
+    def _inputs(
+        self, draft: str, draft_tokens: int | None, tools: ToolOffer | None = None
+    ) -> tuple[RequestInputs, FilePlan]:
+        """What the next request with `draft` is made of, and the plan for its files."""
         state = self._state
         shared = state.shared
         model, known = shared.model_info(state.model_id)
         files = self._outgoing.plan(state.tail, model)
-        shared.builder.check_fits(
+        inputs = RequestInputs(
             model=model,
             system_prompt=state.system_prompt,
             summaries=state.summaries,
             tail_tally=state.tail.tally,
-            draft=text,
-            draft_tokens=tokens,
+            draft=draft,
+            draft_tokens=draft_tokens,
             model_known=known,
+            trigger_ratio=shared.config().trigger_ratio,
+            tools=tools,
             files_saved=files.saved_tokens,
         )
+        return inputs, files

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.chat.events import SummaryPreview
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message
 from app.core.policy import Decision
@@ -153,14 +153,15 @@ def _preview(
     would_be = [d.committed(f"preview-{i}", now) for i, d in enumerate(drafts)]
 
     def used(summaries: Sequence[Summary], messages: Sequence[Message]) -> int:
-        return builder.estimate_state(
+        inputs = RequestInputs(
             model=request.model,
             system_prompt=request.system_prompt,
             summaries=sorted(summaries, key=lambda s: s.first_seq),
             tail=messages,
             draft=request.draft,
             trigger_ratio=request.config.trigger_ratio,
-        ).used
+        )
+        return builder.estimate_state(inputs).used
 
     return SummaryPreview(
         drafts=tuple(drafts),

@@ -13,22 +13,17 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from typing import Protocol
 
-from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.conversation import local_day
 from app.core.errors import StorageError
-from app.core.live_tail import TailTally
-from app.core.lookup import ToolOffer
-from app.core.models import Message, Role
+from app.core.models import Role
 from app.core.recall import RecallBlock, RecallQuery, fit_recall, recall_query
 from app.core.recall_rank import RecallPool, keyed, rank_pool
 from app.core.settings import RecallSettings
-from app.core.summary import Summary
 
 log = logging.getLogger(__name__)
 
@@ -64,28 +59,17 @@ class AutomaticRecall:
         self.across = across
 
     def gather(
-        self,
-        index: ArchiveLookup,
-        *,
-        session_id: str,
-        model: ModelInfo,
-        system_prompt: str,
-        summaries: Sequence[Summary],
-        tail: Sequence[Message],
-        model_known: bool = True,
-        tools: ToolOffer | None = None,
-        tail_tally: TailTally | None = None,
+        self, index: ArchiveLookup, *, session_id: str, inputs: RequestInputs
     ) -> RecallBlock | None:
-        """The recall block for the newest user message of `tail`, or None; it leaves the
-        room `tools` take when offered (`tail_tally`: the tail's, when the caller has it)."""
+        """The recall block for the newest user message of `inputs.tail`, or None; it
+        leaves the room `inputs.tools` take when offered."""
+        summaries, tail = inputs.summaries, inputs.tail
         if self.budget_ratio <= 0 or not (summaries or self.across):
             return None  # nothing archived without a summary, and no other conversation
         newest = next((m for m in reversed(tail) if m.role is Role.USER and m.content), None)
         if newest is None:
             return None
-        budget = self.raw_budget(
-            model, system_prompt, summaries, tail, model_known, tools, tail_tally
-        )
+        budget = self.raw_budget(inputs)
         if budget <= 0:
             return None
         today = date.fromordinal(local_day(newest.created_at))
@@ -118,30 +102,13 @@ class AutomaticRecall:
             ordered=((r.match, r.partner) for r in ranked),
         )
 
-    def raw_budget(
-        self,
-        model: ModelInfo,
-        system_prompt: str,
-        summaries: Sequence[Summary],
-        tail: Sequence[Message],
-        model_known: bool = True,
-        tools: ToolOffer | None = None,
-        tail_tally: TailTally | None = None,
-    ) -> int:
+    def raw_budget(self, inputs: RequestInputs) -> int:
         """Raw (uncalibrated) tokens recall may use for this request."""
         state = self.builder.estimate_state(
-            model=model,
-            system_prompt=system_prompt,
-            summaries=summaries,
-            tail=tail,
-            model_known=model_known,
-            tools=tools,
-            recall_budget_ratio=self.budget_ratio,
-            recall_elsewhere=self.across,
-            tail_tally=tail_tally,
+            inputs, recall_budget_ratio=self.budget_ratio, recall_elsewhere=self.across
         )
         calibrations = self.builder.calibrations
-        ratio = calibrations.for_model(model.id).ratio if calibrations is not None else 1.0
+        ratio = calibrations.for_model(inputs.model.id).ratio if calibrations is not None else 1.0
         return math.floor(state.recall_allowed / max(ratio, 1e-6))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from app.chat.attachments import AttachedFiles, attachment_blocks, explain_too_large
@@ -25,10 +25,8 @@ from app.chat.unsaved import NotSaved, not_saved_error
 from app.chat.uploads import FileUploads
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
-from app.core.context import BuiltRequest, ContextBuilder
+from app.core.context import BuiltRequest, ContextBuilder, RequestInputs
 from app.core.errors import ApiError, ModelNotFoundError, StorageError, UserFacingError
-from app.core.live_tail import TailTally
-from app.core.lookup import ToolOffer
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
 from app.core.summary import Summary
@@ -405,46 +403,31 @@ class ReplyJob:
         self._guessed = files.guessed  # a PDF counted per page: its usage can't calibrate
         lookups = self._lookups
         tools = lookups.offer(archived=bool(request.summaries)) if lookups is not None else None
-        built = self._builder.build_request(
+        inputs = RequestInputs(
             model=request.model,
             system_prompt=request.system_prompt,
             summaries=request.summaries,
             tail=tail,
-            draft=draft,
-            model_known=request.model_known,
-            exact_count=exact_count,
-            recall=self._recall(store, tail, tail_tally, tools) if recall else None,
-            tools=tools,
-            files=files.blocks,
-            files_saved=files.plan.saved_tokens,
             tail_tally=tail_tally,
+            model_known=request.model_known,
+            tools=tools,
+        )
+        built = self._builder.build_request(
+            replace(inputs, draft=draft, files_saved=files.plan.saved_tokens),
+            exact_count=exact_count,
+            recall=self._recall(store, inputs) if recall else None,
+            files=files.blocks,
         )
         if recall:  # what the gauge counts: the quotes of the reply's first request
             self._quoted = built.raw_recall_tokens
         return built
 
-    def _recall(
-        self,
-        store: SessionStore,
-        tail: Sequence[Message],
-        tail_tally: TailTally,
-        tools: ToolOffer | None,
-    ) -> RecallBlock | None:
-        """The recall block for the newest question of `tail` (None: off, or nothing found)."""
-        request = self.request
+    def _recall(self, store: SessionStore, inputs: RequestInputs) -> RecallBlock | None:
+        """The recall block for the newest question of `inputs.tail` (None: off, or nothing
+        found); measured without the draft and the files left out, as ever."""
         return AutomaticRecall(
             self._builder, self._recall_budget_ratio, self._recall_across
-        ).gather(
-            store.recall_index(),
-            session_id=request.session_id,
-            model=request.model,
-            system_prompt=request.system_prompt,
-            summaries=request.summaries,
-            tail=tail,
-            model_known=request.model_known,
-            tools=tools,
-            tail_tally=tail_tally,
-        )
+        ).gather(store.recall_index(), session_id=self.request.session_id, inputs=inputs)
 
     def _text_arrived(self, store: SessionStore) -> Callable[[str], None]:
         last_save = time.monotonic()

@@ -297,13 +297,40 @@ class _Tally:
 
 
 @dataclass(frozen=True)
-class _Measure:
-    """What a tally is measured against: `ContextBuilder._state`'s other arguments."""
+class RequestInputs:
+    """What a conversation's next request is made of: what `ContextBuilder` measures,
+    builds and checks, what the gauge counts and what recall measures its room against.
+
+    Attributes:
+        model: the model the request goes to.
+        system_prompt: the user's instructions for Claude ("" for none).
+        summaries: the active summaries (the memory block).
+        tail: the live tail's messages (not read when `tail_tally` is given and nothing
+            is built from them).
+        tail_tally: `tally_messages(tail)` when the caller has it already (a `LiveTail`'s,
+            or one walk shared by recall and the request).
+        draft: the new user message, when not blank (not yet stored).
+        draft_tokens: the draft's tokens when the caller knows better (its attachments).
+        model_known: False when the model is missing from the catalog.
+        trigger_ratio: the share of the usable window at which a summary starts.
+        max_output: the reply's limit when not the model's default (`reserved_output`).
+        tools: the client tools to offer when they fit (the archive tool).
+        files_saved: raw tokens the tail's stored estimates count for files the request
+            will not re-send (app/core/file_limits.py), less their notes'.
+    """
 
     model: ModelInfo
-    max_output: int | None
-    trigger_ratio: float
-    model_known: bool
+    system_prompt: str = ""
+    summaries: Sequence[Summary] = ()
+    tail: Sequence[Message] = ()
+    tail_tally: TailTally | None = None
+    draft: str = ""
+    draft_tokens: int | None = None
+    model_known: bool = True
+    trigger_ratio: float = DEFAULT_TRIGGER_RATIO
+    max_output: int | None = None
+    tools: ToolOffer | None = None
+    files_saved: int = 0
 
 
 class ContextBuilder:
@@ -333,70 +360,43 @@ class ContextBuilder:
 
     def estimate_state(
         self,
+        inputs: RequestInputs,
         *,
-        model: ModelInfo,
-        system_prompt: str = "",
-        summaries: Sequence[Summary] = (),
-        tail: Sequence[Message] = (),
-        draft: str = "",
-        max_output: int | None = None,
-        trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
-        model_known: bool = True,
-        tail_tally: TailTally | None = None,
-        tools: ToolOffer | None = None,
         recall_budget_ratio: float = 0.0,
         recall_quoted: int = 0,
-        draft_tokens: int | None = None,
         recall_elsewhere: bool = False,
-        files_saved: int = 0,
     ) -> ContextState:
         """The gauge's figures for the next request, without building it.
 
         O(len(tail)) additions plus tokenizing the draft: cheap enough for every
-        (debounced) keystroke. With `tail_tally` (a `LiveTail`'s, kept up to date
+        (debounced) keystroke. With `inputs.tail_tally` (a `LiveTail`'s, kept up to date
         as messages come and go) the tail costs O(1) and `tail` is not read.
         `tools` count as `build_request` would offer them (only when they fit). With a
         `recall_budget_ratio` (recall on), the recall block counts as `recall_quoted`
         raw tokens (what the last request quoted) within what the next one may quote.
-        `draft_tokens` counts the draft when the caller knows better (its attachments).
         `recall_elsewhere`: recall may quote the user's other conversations (Settings →
         Memory), so it has room even before this one has a summary.
-        `files_saved`: raw tokens the tail's stored estimates count for files the request
-        will not re-send (app/core/file_limits.py), less their notes'.
         """
-        tally = self._tally(
-            system_prompt, summaries, tail, draft, tail_tally, draft_tokens, files_saved
-        )
-        measure = _Measure(model, max_output, trigger_ratio, model_known)
-        offered = self._offer(tally, tools, measure)
-        state = self._state(tally, measure)
-        if recall_budget_ratio <= 0 or not (summaries or recall_elsewhere):
+        tally = self._tally(inputs, self._history(inputs))
+        offered = self._offer(tally, inputs)
+        state = self._state(tally, inputs)
+        if recall_budget_ratio <= 0 or not (inputs.summaries or recall_elsewhere):
             return state  # nothing archived without a summary: nothing to quote
-        calibration = self._calibration(model)
+        calibration = self._calibration(inputs.model)
         kept = calibration.apply(offered.room_needed) if offered is not None else 0
         allowed = recall_allowance(state, recall_budget_ratio, kept=kept)
         ratio = calibration.ratio
         tally.recall = min(max(0, recall_quoted), math.floor(allowed / max(ratio, 1e-6)))
-        final = self._state(tally, measure)
+        final = self._state(tally, inputs)
         return replace(final, recall_allowed=allowed, recall_floor=recall_floor(final))
 
     def build_request(
         self,
+        inputs: RequestInputs,
         *,
-        model: ModelInfo,
-        system_prompt: str = "",
-        summaries: Sequence[Summary] = (),
-        tail: Sequence[Message] = (),
-        draft: str = "",
-        max_output: int | None = None,
-        trigger_ratio: float = DEFAULT_TRIGGER_RATIO,
-        model_known: bool = True,
         exact_count: Callable[[BuiltRequest], int] | None = None,
         recall: RecallBlock | None = None,
-        tools: ToolOffer | None = None,
         files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
-        files_saved: int = 0,
-        tail_tally: TailTally | None = None,
     ) -> BuiltRequest:
         """The exact request to send, or an error saying why it cannot be sent.
 
@@ -407,81 +407,71 @@ class ContextBuilder:
         (caching.py says why); `tools` are offered only when they fit with the room they
         need; recall goes first, then the tools: a request that fits without them never
         fails with them. `files`: the attachments' blocks by message id (counted in the
-        messages' stored estimates, less `files_saved` for the files left out as a note).
-        `tail_tally`: `tally_messages(tail)` when the caller has it already (one walk a
-        request, shared with recall's `estimate_state`).
+        messages' stored estimates, less `inputs.files_saved` for the files left out as a
+        note).
 
         Raises:
             InvalidInputError: there is no user message to send.
             MessageTooLargeError: the new message alone exceeds what the model can read.
             ContextOverflowError: the conversation with the new message would not fit.
         """
-        history = tail_tally if tail_tally is not None else self.tally(tail)
-        tally = self._tally(system_prompt, summaries, (), draft, history, files_saved=files_saved)
+        history = self._history(inputs)
+        tally = self._tally(inputs, history)
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
-        measure = _Measure(model, max_output, trigger_ratio, model_known)
-        offered = self._offer(tally, tools, measure)
-        messages = self._messages(tail, draft, files, history.last_day)
+        offered = self._offer(tally, inputs)
+        messages = self._messages(inputs.tail, inputs.draft, files, history.last_day)
         tools_cost = tally.tools
         choices = [(recall, offered), (None, offered), (None, None)]
         for recall_now, tools_now in [c for n, c in enumerate(choices) if c not in choices[:n]]:
             tally.recall = recall_now.tokens if recall_now is not None else 0
             tally.tools = tools_cost if tools_now is not None else 0
-            built = self._assemble(
-                tally, measure, system_prompt, summaries, messages, recall_now, tools_now
-            )
+            built = self._assemble(tally, inputs, messages, recall_now, tools_now)
             if exact_count is not None and built.state.near_limit:
                 built = self._with_exact_count(built, exact_count)
-            if self._fits(built.state, tools_now, model):
+            if self._fits(built.state, tools_now, inputs.model):
                 return built
             if recall_now is not None or tools_now is not None:
                 log.info("The request does not fit with recall or the tools; it goes without")
-        raise self._overflow(built.state, tally, model, built.exact_input_tokens)
+        raise self._overflow(built.state, tally, inputs.model, built.exact_input_tokens)
 
-    def check_fits(
-        self,
-        *,
-        model: ModelInfo,
-        system_prompt: str = "",
-        summaries: Sequence[Summary] = (),
-        tail_tally: TailTally,
-        draft: str,
-        draft_tokens: int | None = None,
-        model_known: bool = True,
-        files_saved: int = 0,
-    ) -> ContextState:
+    def check_fits(self, inputs: RequestInputs) -> ContextState:
         """The figures of the request `draft` would make, or the error `build_request`
         would raise for it — from the tail's tally, without building anything.
 
         What the send path asks on the GUI thread: O(draft), whatever the history;
-        nothing at all when the caller counted the draft already (`draft_tokens`).
+        nothing at all when the caller counted the draft already (`draft_tokens`). The
+        tools are left out: they give way before a request would not fit.
         """
-        tally = self._tally(
-            system_prompt, summaries, (), draft, tail_tally, draft_tokens, files_saved
-        )
+        tally = self._tally(inputs, self._history(inputs))
         if tally.turns == 0:
             raise InvalidInputError("There is nothing to send yet: type a message first.")
-        state = self._state(tally, _Measure(model, None, DEFAULT_TRIGGER_RATIO, model_known))
+        state = self._state(tally, inputs)
         if not state.fits:
-            raise self._overflow(state, tally, model, None)
+            raise self._overflow(state, tally, inputs.model, None)
         return state
 
     def tally(self, tail: Sequence[Message]) -> TailTally:
-        """The tally of the turns `tail` sends (one walk; give it to `build_request` and
-        `estimate_state` as `tail_tally` when both measure the same tail)."""
+        """The tally of the turns `tail` sends (one walk; give it as `tail_tally` in the
+        `RequestInputs` of both `build_request` and `estimate_state` when both measure
+        the same tail)."""
         return tally_messages(tail, self.counter.count)
 
     # --- inside
 
-    def _offer(self, tally: _Tally, tools: ToolOffer | None, measure: _Measure) -> ToolOffer | None:
-        """`tools` when the request has room for them and the turns they need (their cost
-        then counts in `tally`), else None."""
+    def _history(self, inputs: RequestInputs) -> TailTally:
+        """The tally of `inputs`' tail: the one it carries, else one walk over it."""
+        return inputs.tail_tally if inputs.tail_tally is not None else self.tally(inputs.tail)
+
+    def _offer(self, tally: _Tally, inputs: RequestInputs) -> ToolOffer | None:
+        """`inputs.tools` when the request has room for them and the turns they need (their
+        cost then counts in `tally`), else None."""
         tally.tools = 0
+        tools = inputs.tools
         if tools is None or not tools.definitions:
             return None
         tally.tools = self._cached_count(tools.text) + TOOL_SYSTEM_PROMPT_TOKENS
-        if not self._fits(self._state(tally, measure), tools, measure.model):
+        if not self._fits(self._state(tally, inputs), tools, inputs.model):
             tally.tools = 0
             return None
         return tools
@@ -494,22 +484,20 @@ class ContextBuilder:
     def _assemble(
         self,
         tally: _Tally,
-        measure: _Measure,
-        system_prompt: str,
-        summaries: Sequence[Summary],
+        inputs: RequestInputs,
         messages: list[ApiMessage],
         recall: RecallBlock | None,
         tools: ToolOffer | None,
     ) -> BuiltRequest:
         """The request with these optional parts, as estimated."""
-        state = self._state(tally, measure)
+        state = self._state(tally, inputs)
         # Prompt-cache breakpoints only where the prefix reaches the model's minimum
         # (caching.py); the tools come first in that prefix.
-        minimum = minimum_cacheable_tokens(measure.model.id)
+        minimum = minimum_cacheable_tokens(inputs.model.id)
         prefix = tally.tools + tally.system + tally.memory
         return BuiltRequest(
-            model=measure.model.id,
-            system=self._system(system_prompt, summaries, cached=prefix >= minimum),
+            model=inputs.model.id,
+            system=self._system(inputs.system_prompt, inputs.summaries, cached=prefix >= minimum),
             messages=self._cached_turns(messages, recall, cached=tally.total >= minimum),
             max_tokens=state.breakdown.reserved_output,
             state=state,
@@ -545,22 +533,14 @@ class ContextBuilder:
             return _NO_CALIBRATION
         return self.calibrations.for_model(model.id)
 
-    def _tally(
-        self,
-        system_prompt: str,
-        summaries: Sequence[Summary],
-        tail: Sequence[Message],
-        draft: str,
-        tail_tally: TailTally | None = None,
-        draft_tokens: int | None = None,
-        files_saved: int = 0,
-    ) -> _Tally:
-        tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self._cached_count(system_prompt))
-        tally.memory = self.memory_tokens(summaries)
-        history = tail_tally if tail_tally is not None else tally_messages(tail, self.counter.count)
-        tally.history = max(0, history.history - files_saved)
+    def _tally(self, inputs: RequestInputs, history: TailTally) -> _Tally:
+        """The raw tokens of `inputs`' parts, the tail's from `history` (its tally)."""
+        tally = _Tally(system=REQUEST_OVERHEAD_TOKENS + self._cached_count(inputs.system_prompt))
+        tally.memory = self.memory_tokens(inputs.summaries)
+        tally.history = max(0, history.history - inputs.files_saved)
         tally.turns = history.turns
         last_role, last_turn = history.last_role, history.last_turn
+        draft, draft_tokens = inputs.draft, inputs.draft_tokens
         if draft.strip():
             if draft_tokens is None:
                 draft_tokens = self.counter.count(draft)
@@ -576,8 +556,8 @@ class ContextBuilder:
             tally.new_message = last_turn
         return tally
 
-    def _state(self, tally: _Tally, measure: _Measure) -> ContextState:
-        model, max_output = measure.model, measure.max_output
+    def _state(self, tally: _Tally, inputs: RequestInputs) -> ContextState:
+        model, max_output = inputs.model, inputs.max_output
         calibration = self._calibration(model)
         reserved = reserved_output(model)
         if max_output is not None:
@@ -598,8 +578,8 @@ class ContextBuilder:
         return ContextState(
             breakdown=breakdown,
             context_window=model.max_input_tokens,
-            trigger_ratio=min(1.0, max(0.01, measure.trigger_ratio)),
-            model_known=measure.model_known,
+            trigger_ratio=min(1.0, max(0.01, inputs.trigger_ratio)),
+            model_known=inputs.model_known,
             estimate_flagged=self.counter.flagged,
             calibrated=calibration.calibrated,
             model_name=model.display_name,

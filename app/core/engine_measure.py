@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from app.core.catalog import ModelInfo
-from app.core.context import MEMORY_PREAMBLE, ContextBuilder, ContextState
+from app.core.context import MEMORY_PREAMBLE, ContextBuilder, ContextState, RequestInputs
 from app.core.engine_types import (
     RunContext,
 )
@@ -72,7 +72,7 @@ class EngineMeasure:
         draft: str,
     ) -> ContextState:
         """The figures of a request with these summaries and live messages (no reading)."""
-        return self.builder.estimate_state(
+        inputs = RequestInputs(
             model=model,
             system_prompt=system_prompt,
             summaries=active,
@@ -80,6 +80,7 @@ class EngineMeasure:
             draft=draft,
             trigger_ratio=self.config.trigger_ratio,
         )
+        return self.builder.estimate_state(inputs)
 
     def policy_input(
         self,
@@ -127,7 +128,7 @@ class EngineMeasure:
         """The memory block's tokens as the builder counts them (calibrated)."""
         if not active:
             return 0
-        state = self.builder.estimate_state(model=model, summaries=active)
+        state = self.builder.estimate_state(RequestInputs(model=model, summaries=active))
         return state.breakdown.memory
 
     def preamble(self) -> int:

@@ -15,7 +15,7 @@ import pytest
 
 from app.core.calibration import Calibration, Calibrations
 from app.core.catalog import FALLBACK_MODELS, ModelInfo, model_limits
-from app.core.context import BuiltRequest, ContextBuilder
+from app.core.context import BuiltRequest, ContextBuilder, RequestInputs
 from app.core.errors import MessageTooLargeError
 from app.core.models import Role
 from app.core.paths import AppPaths
@@ -183,18 +183,22 @@ def converse(
     measured = Measured(gauge=[], server=[])
     for question, answer in turns:
         gauge = builder.estimate_state(
-            model=model,
-            system_prompt=SYSTEM,
-            summaries=summaries,
-            tail=store.live_messages(session.id),
-            draft=question,
+            RequestInputs(
+                model=model,
+                system_prompt=SYSTEM,
+                summaries=summaries,
+                tail=store.live_messages(session.id),
+                draft=question,
+            )
         )
         store.append_message(session.id, Role.USER, question)
         built = builder.build_request(
-            model=model,
-            system_prompt=SYSTEM,
-            summaries=summaries,
-            tail=store.live_messages(session.id),
+            RequestInputs(
+                model=model,
+                system_prompt=SYSTEM,
+                summaries=summaries,
+                tail=store.live_messages(session.id),
+            )
         )
         # The gauge showed what is sent (each part is rounded up on its own: ±1 each).
         assert abs(built.state.used - gauge.used) <= 2
@@ -271,7 +275,9 @@ def test_calibration_and_counts_survive_a_restart(
         converse(fake_server, provider, first, PROSE[:3], calibrations=calibrations)
         (session,) = first.list_sessions()
         before = ContextBuilder(calibrations=calibrations).estimate_state(
-            model=FALLBACK_MODELS[0], system_prompt=SYSTEM, tail=first.live_messages(session.id)
+            RequestInputs(
+                model=FALLBACK_MODELS[0], system_prompt=SYSTEM, tail=first.live_messages(session.id)
+            )
         )
         stored = [m.token_estimate for m in first.live_messages(session.id)]
         assert calibration_file.save(calibrations)
@@ -284,7 +290,7 @@ def test_calibration_and_counts_survive_a_restart(
     try:
         tail = again.live_messages(session.id)
         after = ContextBuilder(counter, calibration_file.load()).estimate_state(
-            model=FALLBACK_MODELS[0], system_prompt=SYSTEM, tail=tail
+            RequestInputs(model=FALLBACK_MODELS[0], system_prompt=SYSTEM, tail=tail)
         )
     finally:
         again.close()
@@ -370,9 +376,11 @@ def test_near_the_limit_an_overestimate_does_not_block_a_request_that_fits(
     high = Calibrations({TINY.id: Calibration(ratio=1.25, weight=1.0, samples=1)})
     draft = "stone " * 1_490
 
-    estimate = ContextBuilder(calibrations=high).estimate_state(model=TINY, draft=draft)
+    estimate = ContextBuilder(calibrations=high).estimate_state(
+        RequestInputs(model=TINY, draft=draft)
+    )
     built = ContextBuilder(calibrations=high).build_request(
-        model=TINY, draft=draft, exact_count=exact_count_with(provider)
+        RequestInputs(model=TINY, draft=draft), exact_count=exact_count_with(provider)
     )
     fake_server.add_reply("Fine.")
     reply = provider.stream_reply(
@@ -394,10 +402,12 @@ def test_near_the_limit_an_underestimate_is_caught_before_sending(
     low = Calibrations({TINY.id: Calibration(ratio=0.95, weight=1.0, samples=1)})
     draft = "stone " * 1_790
 
-    estimate = ContextBuilder(calibrations=low).estimate_state(model=TINY, draft=draft)
+    estimate = ContextBuilder(calibrations=low).estimate_state(
+        RequestInputs(model=TINY, draft=draft)
+    )
     with pytest.raises(MessageTooLargeError) as caught:
         ContextBuilder(calibrations=low).build_request(
-            model=TINY, draft=draft, exact_count=exact_count_with(provider)
+            RequestInputs(model=TINY, draft=draft), exact_count=exact_count_with(provider)
         )
 
     assert estimate.fits  # the estimate alone would have let it through …

@@ -12,7 +12,7 @@ import pytest
 
 from app.core.calibration import Calibrations
 from app.core.catalog import FALLBACK_MODELS
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.summary import Summary
 from app.core.tokens import default_counter
@@ -65,7 +65,7 @@ def converse(
     for turn in range(turns):
         tail.append(stored(len(tail) + 1, Role.USER, f"{turn}: {QUESTION}"))
         built = builder.build_request(
-            model=SONNET, system_prompt=SYSTEM, summaries=summaries, tail=tail
+            RequestInputs(model=SONNET, system_prompt=SYSTEM, summaries=summaries, tail=tail)
         )
         fake_server.add_reply(f"{turn}: {ANSWER}")
         result = provider.stream_reply(

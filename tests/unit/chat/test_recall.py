@@ -10,7 +10,7 @@ from typing import Any
 
 from app.chat.recall import AutomaticRecall
 from app.core.catalog import ModelInfo
-from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder
+from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder, RequestInputs
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS
 from app.core.models import Message, Role
 from app.core.recall import RECALL_HEADING, RecallQuery
@@ -147,13 +147,27 @@ def test_a_small_window_gets_the_floor_and_a_large_one_its_share() -> None:
     recall = AutomaticRecall(ContextBuilder(), 0.05)
     # The floor, at most a fifth of what a small window can read (1,750 of 2k here).
     assert RECALL_FLOOR_TOKENS == 800
-    assert recall.raw_budget(small_model(2_000), "", ARCHIVED, []) == 350
-    assert recall.raw_budget(small_model(8_000), "", ARCHIVED, []) == 800
-    assert recall.raw_budget(small_model(200_000), "", ARCHIVED, []) == 10_000
     assert (
-        AutomaticRecall(ContextBuilder(), 0.0).raw_budget(small_model(2_000), "", ARCHIVED, []) == 0
+        recall.raw_budget(RequestInputs(model=small_model(2_000), summaries=ARCHIVED, tail=[]))
+        == 350
     )
-    assert recall.raw_budget(small_model(2_000), "", [], []) == 0, "nothing archived"
+    assert (
+        recall.raw_budget(RequestInputs(model=small_model(8_000), summaries=ARCHIVED, tail=[]))
+        == 800
+    )
+    assert (
+        recall.raw_budget(RequestInputs(model=small_model(200_000), summaries=ARCHIVED, tail=[]))
+        == 10_000
+    )
+    assert (
+        AutomaticRecall(ContextBuilder(), 0.0).raw_budget(
+            RequestInputs(model=small_model(2_000), summaries=ARCHIVED, tail=[])
+        )
+        == 0
+    )
+    assert recall.raw_budget(RequestInputs(model=small_model(2_000), summaries=[], tail=[])) == 0, (
+        "nothing archived"
+    )
 
 
 def test_the_floor_is_never_more_than_the_room_the_request_leaves() -> None:
@@ -162,10 +176,15 @@ def test_the_floor_is_never_more_than_the_room_the_request_leaves() -> None:
     long_turn = Message(
         id=1, session_id="s", seq=1, role=Role.USER, content="word " * 1_550, created_at=START
     )
-    state = builder.estimate_state(model=model, summaries=ARCHIVED, tail=[long_turn])
+    state = builder.estimate_state(RequestInputs(model=model, summaries=ARCHIVED, tail=[long_turn]))
     room = int(state.usable * 0.95) - state.used
     assert 0 < room < RECALL_FLOOR_TOKENS
-    assert AutomaticRecall(builder, 0.05).raw_budget(model, "", ARCHIVED, [long_turn]) == room
+    assert (
+        AutomaticRecall(builder, 0.05).raw_budget(
+            RequestInputs(model=model, summaries=ARCHIVED, tail=[long_turn])
+        )
+        == room
+    )
 
 
 class RecordingArchive:
@@ -193,10 +212,9 @@ def test_a_question_says_what_it_asks_for_and_the_participants_are_not_terms() -
         recall.gather(
             archive,
             session_id="s",
-            model=small_model(8_000),
-            system_prompt="",
-            summaries=[summary],
-            tail=[newest],
+            inputs=RequestInputs(
+                model=small_model(8_000), system_prompt="", summaries=[summary], tail=[newest]
+            ),
         )
         [query] = archive.asked
         assert [term.text for term in query.terms][:1] == ["insurer"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from app.chat.recall import AutomaticRecall
 from app.core.calibration import Calibration, Calibrations
-from app.core.context import NEAR_LIMIT_MARGIN, BuiltRequest, ContextBuilder
+from app.core.context import NEAR_LIMIT_MARGIN, BuiltRequest, ContextBuilder, RequestInputs
 from app.core.errors import ContextOverflowError, InvalidInputError
 from app.core.models import Message, Role
 from app.core.recall import ArchivedMatch, RecallQuery
@@ -95,10 +95,9 @@ def build(
         block = recall.gather(
             archive,
             session_id="s",
-            model=model,
-            system_prompt="Be brief.",
-            summaries=summaries,
-            tail=tail,
+            inputs=RequestInputs(
+                model=model, system_prompt="Be brief.", summaries=summaries, tail=tail
+            ),
         )
     if block is not None:
         # Only archived messages (never the live tail's), each at most once.
@@ -106,7 +105,8 @@ def build(
         assert all(seq >= 1_000 for seq in seqs) and len(set(seqs)) == len(seqs)
     try:
         return builder.build_request(
-            model=model, system_prompt="Be brief.", summaries=summaries, tail=tail, recall=block
+            RequestInputs(model=model, system_prompt="Be brief.", summaries=summaries, tail=tail),
+            recall=block,
         )
     except (ContextOverflowError, InvalidInputError) as error:
         return error
@@ -155,7 +155,14 @@ def test_memory_recall_and_the_live_tail_stay_inside_the_usable_window(
     parts = state.breakdown
     assert state.used + built.max_tokens <= window
     assert parts.system + parts.memory + parts.recall + parts.history + parts.draft <= state.usable
-    allowed = recall.raw_budget(tiny_model(window, output), "Be brief.", summaries, tail)
+    allowed = recall.raw_budget(
+        RequestInputs(
+            model=tiny_model(window, output),
+            system_prompt="Be brief.",
+            summaries=summaries,
+            tail=tail,
+        )
+    )
     assert built.raw_recall_tokens <= allowed
     if built.raw_recall_tokens:
         event("quoted")
@@ -178,10 +185,7 @@ def test_recall_keeps_its_floor_whenever_the_request_leaves_room_for_it(
     builder = ContextBuilder()
     model = tiny_model(window, max(1, int(window * output_share)))
     state = builder.estimate_state(
-        model=model,
-        system_prompt="Be brief.",
-        summaries=summaries,
-        tail=tail,
+        RequestInputs(model=model, system_prompt="Be brief.", summaries=summaries, tail=tail),
         recall_budget_ratio=budget,
     )
     if not summaries:

@@ -16,7 +16,7 @@ from app.core.caching import (
     with_turn_breakpoint,
 )
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.conversation import ApiMessage
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.tokens import default_counter
@@ -91,7 +91,9 @@ def test_only_the_newest_user_turn_gets_a_breakpoint() -> None:
 
 
 def test_a_short_conversation_has_no_breakpoint() -> None:
-    built = ContextBuilder().build_request(model=SONNET, system_prompt="Be brief.", draft="Hi")
+    built = ContextBuilder().build_request(
+        RequestInputs(model=SONNET, system_prompt="Be brief.", draft="Hi")
+    )
 
     assert built.system == "Be brief."
     assert isinstance(built.messages[-1]["content"], str)
@@ -102,7 +104,7 @@ def test_a_long_conversation_caches_the_memory_block_and_the_newest_turn() -> No
     tail = [stored(41, Role.USER, "And the descent?")]
 
     built = ContextBuilder().build_request(
-        model=SONNET, system_prompt="Be brief.", summaries=summaries, tail=tail
+        RequestInputs(model=SONNET, system_prompt="Be brief.", summaries=summaries, tail=tail)
     )
 
     assert isinstance(built.system, list)
@@ -116,7 +118,7 @@ def test_the_memory_block_under_the_model_minimum_gets_no_breakpoint() -> None:
     summaries = [make_summary("condensed", 1, 40, LONG, created_at=WHEN)]  # ~1.7k < 4,096
 
     built = ContextBuilder().build_request(
-        model=HAIKU, summaries=summaries, tail=[stored(41, Role.USER, "And then?")]
+        RequestInputs(model=HAIKU, summaries=summaries, tail=[stored(41, Role.USER, "And then?")])
     )
 
     assert isinstance(built.system, list)
@@ -125,7 +127,9 @@ def test_the_memory_block_under_the_model_minimum_gets_no_breakpoint() -> None:
 
 
 def test_a_long_system_prompt_alone_is_cached() -> None:
-    built = ContextBuilder().build_request(model=SONNET, system_prompt=LONG, draft="Hi")
+    built = ContextBuilder().build_request(
+        RequestInputs(model=SONNET, system_prompt=LONG, draft="Hi")
+    )
 
     assert built.system == [{"type": "text", "text": LONG, "cache_control": CACHE_CONTROL}]
 
@@ -135,9 +139,9 @@ def test_the_next_request_repeats_the_previous_prefix_exactly() -> None:
     unchanged, so the API's look-back finds it."""
     builder = ContextBuilder(today=lambda: 0)
     tail = [stored(1, Role.USER, LONG)]
-    first = builder.build_request(model=SONNET, tail=tail)
+    first = builder.build_request(RequestInputs(model=SONNET, tail=tail))
     tail += [stored(2, Role.ASSISTANT, "Yes."), stored(3, Role.USER, "And then?")]
-    second = builder.build_request(model=SONNET, tail=tail)
+    second = builder.build_request(RequestInputs(model=SONNET, tail=tail))
 
     def plain(message: ApiMessage) -> str:
         content = message["content"]

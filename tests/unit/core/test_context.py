@@ -22,6 +22,7 @@ from app.core.context import (
     BuiltRequest,
     ContextBuilder,
     ContextState,
+    RequestInputs,
     format_token_count,
     memory_block_text,
     recall_allowance,
@@ -134,7 +135,7 @@ def tiny_model(window: int, output: int) -> ModelInfo:
 
 def test_a_first_message_is_one_user_turn_with_a_plain_system_prompt() -> None:
     built = ContextBuilder(today=lambda: WHEN.date().toordinal()).build_request(
-        model=SONNET, system_prompt="Be brief.", draft="What is a cairn?"
+        RequestInputs(model=SONNET, system_prompt="Be brief.", draft="What is a cairn?")
     )
 
     assert built.model == SONNET.id
@@ -149,7 +150,9 @@ def test_a_first_message_is_one_user_turn_with_a_plain_system_prompt() -> None:
 def test_the_stored_history_is_sent_oldest_first_with_the_draft_last() -> None:
     tail = chat("What is a cairn?", "A pile of stones.", "Who builds them?", "Walkers.")
 
-    built = ContextBuilder(today=same_day).build_request(model=SONNET, tail=tail, draft="Why?")
+    built = ContextBuilder(today=same_day).build_request(
+        RequestInputs(model=SONNET, tail=tail, draft="Why?")
+    )
 
     assert [text_of(m) for m in built.messages] == [
         "[Thursday 5 March 2026]\n\nWhat is a cairn?",  # one day: one date line, first
@@ -167,7 +170,9 @@ def test_a_draft_after_an_unanswered_question_joins_it() -> None:
         message(2, Role.ASSISTANT, "Half a rep", status=MessageStatus.ERROR),
     ]
 
-    built = ContextBuilder(today=same_day).build_request(model=SONNET, tail=tail, draft="Hello?")
+    built = ContextBuilder(today=same_day).build_request(
+        RequestInputs(model=SONNET, tail=tail, draft="Hello?")
+    )
 
     assert built.messages == [
         {"role": "user", "content": "[Thursday 5 March 2026]\n\nWhat is a cairn?\n\nHello?"}
@@ -175,14 +180,18 @@ def test_a_draft_after_an_unanswered_question_joins_it() -> None:
 
 
 def test_without_a_draft_the_stored_question_is_the_last_turn() -> None:
-    built = ContextBuilder().build_request(model=SONNET, tail=chat("Hi", "Hello!", "Go on"))
+    built = ContextBuilder().build_request(
+        RequestInputs(model=SONNET, tail=chat("Hi", "Hello!", "Go on"))
+    )
 
     assert built.messages[-1] == {"role": "user", "content": "Go on"}
 
 
 @pytest.mark.parametrize("draft", ["", "   ", "\n\t"])
 def test_a_blank_draft_is_not_sent(draft: str) -> None:
-    built = ContextBuilder().build_request(model=SONNET, tail=chat("Hi"), draft=draft)
+    built = ContextBuilder().build_request(
+        RequestInputs(model=SONNET, tail=chat("Hi"), draft=draft)
+    )
 
     assert built.messages == [{"role": "user", "content": "[Thursday 5 March 2026]\n\nHi"}]
     assert built.state.breakdown.draft == 0
@@ -191,11 +200,13 @@ def test_a_blank_draft_is_not_sent(draft: str) -> None:
 def test_an_empty_conversation_has_nothing_to_send() -> None:
     builder = ContextBuilder()
 
-    state = builder.estimate_state(model=SONNET)
+    state = builder.estimate_state(RequestInputs(model=SONNET))
     with pytest.raises(InvalidInputError, match="type a message"):
-        builder.build_request(model=SONNET, draft="  ")
+        builder.build_request(RequestInputs(model=SONNET, draft="  "))
     with pytest.raises(InvalidInputError):
-        builder.build_request(model=SONNET, tail=[message(1, Role.ASSISTANT, "Hello!")])
+        builder.build_request(
+            RequestInputs(model=SONNET, tail=[message(1, Role.ASSISTANT, "Hello!")])
+        )
 
     assert state.fits
     assert state.breakdown.history == state.breakdown.draft == state.breakdown.memory == 0
@@ -231,7 +242,7 @@ SUMMARIES = [
 
 def test_summaries_go_in_a_memory_block_with_a_cache_breakpoint_after_it() -> None:
     built = ContextBuilder().build_request(
-        model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Next?"
+        RequestInputs(model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Next?")
     )
 
     assert isinstance(built.system, list)
@@ -257,7 +268,9 @@ def test_the_memory_block_lists_compressed_then_condensed_oldest_first() -> None
 
 
 def test_without_a_system_prompt_the_memory_block_stands_alone() -> None:
-    built = ContextBuilder().build_request(model=SONNET, summaries=SUMMARIES[:1], draft="Next?")
+    built = ContextBuilder().build_request(
+        RequestInputs(model=SONNET, summaries=SUMMARIES[:1], draft="Next?")
+    )
 
     assert isinstance(built.system, list)
     assert len(built.system) == 1
@@ -265,7 +278,9 @@ def test_without_a_system_prompt_the_memory_block_stands_alone() -> None:
 
 
 def test_without_summaries_there_is_no_breakpoint() -> None:
-    built = ContextBuilder().build_request(model=SONNET, system_prompt="Be brief.", draft="Hi")
+    built = ContextBuilder().build_request(
+        RequestInputs(model=SONNET, system_prompt="Be brief.", draft="Hi")
+    )
 
     assert built.system == "Be brief."
     assert built.state.breakdown.memory == 0
@@ -275,7 +290,7 @@ def test_the_memory_estimate_uses_stored_summary_counts() -> None:
     counter = SpyCounter()
     stored = [summary("condensed", 1, 10, "x " * 50_000, estimate=50_000)]
 
-    state = ContextBuilder(counter).estimate_state(model=SONNET, summaries=stored)
+    state = ContextBuilder(counter).estimate_state(RequestInputs(model=SONNET, summaries=stored))
 
     assert "x " * 50_000 not in counter.texts
     assert 50_000 < state.breakdown.memory < 50_100
@@ -287,7 +302,7 @@ def test_the_memory_estimate_is_close_to_counting_the_block() -> None:
         summary("condensed", 41, 60, "Granite, water, maps: 3 litres each. " * 30),
     ]
 
-    state = ContextBuilder().estimate_state(model=SONNET, summaries=summaries)
+    state = ContextBuilder().estimate_state(RequestInputs(model=SONNET, summaries=summaries))
 
     exact = COUNTER.count(memory_block_text(summaries))
     assert exact <= state.breakdown.memory <= exact + 2 * len(summaries)
@@ -306,7 +321,7 @@ def test_stored_messages_are_never_tokenized_again() -> None:
     tail = chat(*(f"Message number {n} about stones." for n in range(40)))
 
     ContextBuilder(counter).estimate_state(
-        model=SONNET, system_prompt="Be brief.", tail=tail, draft="And then?"
+        RequestInputs(model=SONNET, system_prompt="Be brief.", tail=tail, draft="And then?")
     )
 
     assert sorted(counter.texts) == sorted(["Be brief.", "And then?"])
@@ -316,7 +331,7 @@ def test_a_message_without_a_stored_count_is_counted() -> None:
     counter = SpyCounter()
     tail = [message(1, Role.USER, "Counted now", estimate=None)]
 
-    state = ContextBuilder(counter).estimate_state(model=SONNET, tail=tail)
+    state = ContextBuilder(counter).estimate_state(RequestInputs(model=SONNET, tail=tail))
 
     assert "Counted now" in counter.texts
     assert state.breakdown.history == (
@@ -326,15 +341,15 @@ def test_a_message_without_a_stored_count_is_counted() -> None:
 
 def test_the_gauge_and_the_request_agree() -> None:
     builder = ContextBuilder(calibrations=Calibrations())
-    arguments = {
-        "model": SONNET,
-        "system_prompt": "Be brief.",
-        "summaries": SUMMARIES,
-        "tail": chat("Hi", "Hello!"),
-        "draft": "Tell me more.",
-    }
+    inputs = RequestInputs(
+        model=SONNET,
+        system_prompt="Be brief.",
+        summaries=SUMMARIES,
+        tail=chat("Hi", "Hello!"),
+        draft="Tell me more.",
+    )
 
-    assert builder.estimate_state(**arguments) == builder.build_request(**arguments).state
+    assert builder.estimate_state(inputs) == builder.build_request(inputs).state
 
 
 # --- calibration and models ----------------------------------------------------------------
@@ -343,10 +358,10 @@ def test_the_gauge_and_the_request_agree() -> None:
 def test_calibration_scales_every_part_but_not_the_raw_figure() -> None:
     calibrations = Calibrations({SONNET.id: Calibration(ratio=1.5, weight=1.0, samples=3)})
     tail = chat("What is a cairn? " * 20, "A pile of stones. " * 30)
-    plain = ContextBuilder().build_request(model=SONNET, tail=tail, draft="Why?")
+    plain = ContextBuilder().build_request(RequestInputs(model=SONNET, tail=tail, draft="Why?"))
 
     built = ContextBuilder(calibrations=calibrations).build_request(
-        model=SONNET, tail=tail, draft="Why?"
+        RequestInputs(model=SONNET, tail=tail, draft="Why?")
     )
 
     assert built.state.calibrated is True
@@ -360,7 +375,9 @@ def test_an_uncalibrated_model_assumes_the_high_side() -> None:
 
     draft = "x " * 500
 
-    state = ContextBuilder(calibrations=calibrations).estimate_state(model=SONNET, draft=draft)
+    state = ContextBuilder(calibrations=calibrations).estimate_state(
+        RequestInputs(model=SONNET, draft=draft)
+    )
 
     assert state.calibrated is False
     raw = COUNTER.count(draft) + MESSAGE_OVERHEAD_TOKENS + DATE_LINE_TOKENS
@@ -370,7 +387,9 @@ def test_an_uncalibrated_model_assumes_the_high_side() -> None:
 def test_an_unknown_model_uses_the_safe_default_and_says_so() -> None:
     info, known = model_limits("claude-mystery-9", FALLBACK_MODELS)
 
-    state = ContextBuilder().estimate_state(model=info, draft="Hi", model_known=known)
+    state = ContextBuilder().estimate_state(
+        RequestInputs(model=info, draft="Hi", model_known=known)
+    )
 
     assert state.model_known is False
     assert state.context_window == 100_000
@@ -380,7 +399,7 @@ def test_an_unknown_model_uses_the_safe_default_and_says_so() -> None:
 def test_the_reserved_output_is_the_reply_limit() -> None:
     assert reserved_output(SONNET) == 8_192
     assert reserved_output(tiny_model(1_000, 300)) == 300
-    state = ContextBuilder().estimate_state(model=SONNET, max_output=100_000)
+    state = ContextBuilder().estimate_state(RequestInputs(model=SONNET, max_output=100_000))
     assert state.breakdown.reserved_output == SONNET.max_tokens
     assert state.usable == SONNET.max_input_tokens - SONNET.max_tokens
 
@@ -389,8 +408,8 @@ def test_switching_model_changes_the_figures() -> None:
     builder = ContextBuilder()
     tail = chat("What is a cairn? " * 100)
 
-    big = builder.estimate_state(model=SONNET, tail=tail)
-    small = builder.estimate_state(model=tiny_model(4_000, 1_000), tail=tail)
+    big = builder.estimate_state(RequestInputs(model=SONNET, tail=tail))
+    small = builder.estimate_state(RequestInputs(model=tiny_model(4_000, 1_000), tail=tail))
 
     assert small.used == big.used
     assert small.ratio > big.ratio
@@ -399,7 +418,7 @@ def test_switching_model_changes_the_figures() -> None:
 
 def test_a_missing_tokenizer_is_flagged_in_the_state() -> None:
     state = ContextBuilder(TokenCounter("no_such_encoding")).estimate_state(
-        model=SONNET, draft="abcdefgh"
+        RequestInputs(model=SONNET, draft="abcdefgh")
     )
 
     assert state.estimate_flagged is True
@@ -413,7 +432,9 @@ def test_a_message_larger_than_the_window_is_refused_with_the_numbers() -> None:
     draft = "stone " * 250_000  # about 250k tokens
 
     with pytest.raises(MessageTooLargeError) as caught:
-        ContextBuilder().build_request(model=SONNET, tail=chat("Hi", "Hello!"), draft=draft)
+        ContextBuilder().build_request(
+            RequestInputs(model=SONNET, tail=chat("Hi", "Hello!"), draft=draft)
+        )
 
     error = caught.value
     assert isinstance(error, UserFacingError)
@@ -431,7 +452,7 @@ def test_a_stored_message_too_large_is_refused_the_same_way() -> None:
     tail = [message(1, Role.USER, "big", estimate=300_000)]
 
     with pytest.raises(MessageTooLargeError, match="about 300k tokens"):
-        ContextBuilder().build_request(model=SONNET, tail=tail)
+        ContextBuilder().build_request(RequestInputs(model=SONNET, tail=tail))
 
 
 def test_a_conversation_that_outgrew_the_window_is_refused_before_sending() -> None:
@@ -441,7 +462,9 @@ def test_a_conversation_that_outgrew_the_window_is_refused_before_sending() -> N
     ]
 
     with pytest.raises(ContextOverflowError) as caught:
-        ContextBuilder().build_request(model=SONNET, tail=tail, draft="One more question")
+        ContextBuilder().build_request(
+            RequestInputs(model=SONNET, tail=tail, draft="One more question")
+        )
 
     error = caught.value
     assert not isinstance(error, MessageTooLargeError)
@@ -458,14 +481,16 @@ def test_counts_that_would_read_the_same_are_said_exactly() -> None:
     ]
 
     with pytest.raises(ContextOverflowError) as caught:
-        ContextBuilder().build_request(model=model, tail=tail, draft="z")
+        ContextBuilder().build_request(RequestInputs(model=model, tail=tail, draft="z"))
 
     assert "1,9" in caught.value.message
     assert "at most 1,900 at once" in caught.value.message
 
 
 def test_the_state_says_when_it_does_not_fit() -> None:
-    state = ContextBuilder().estimate_state(model=tiny_model(1_000, 200), draft="stone " * 2_000)
+    state = ContextBuilder().estimate_state(
+        RequestInputs(model=tiny_model(1_000, 200), draft="stone " * 2_000)
+    )
 
     assert state.fits is False
     assert state.ratio > 1
@@ -495,7 +520,7 @@ def near_limit_tail(estimate: int) -> list[Message]:
 def test_far_from_the_limit_nobody_is_asked() -> None:
     exact = ExactCounter(10)
 
-    ContextBuilder().build_request(model=SONNET, draft="Hi", exact_count=exact)
+    ContextBuilder().build_request(RequestInputs(model=SONNET, draft="Hi"), exact_count=exact)
 
     assert exact.asked == []
 
@@ -505,7 +530,7 @@ def test_near_the_limit_the_exact_count_decides() -> None:
     exact = ExactCounter(8_900)
 
     built = ContextBuilder().build_request(
-        model=model, tail=near_limit_tail(9_100), exact_count=exact
+        RequestInputs(model=model, tail=near_limit_tail(9_100)), exact_count=exact
     )
 
     assert len(exact.asked) == 1
@@ -519,7 +544,7 @@ def test_an_exact_count_over_the_limit_refuses() -> None:
 
     with pytest.raises(MessageTooLargeError):
         ContextBuilder().build_request(
-            model=model, tail=near_limit_tail(8_800), exact_count=ExactCounter(9_050)
+            RequestInputs(model=model, tail=near_limit_tail(8_800)), exact_count=ExactCounter(9_050)
         )
 
 
@@ -528,7 +553,7 @@ def test_when_the_exact_count_fails_the_estimate_decides(answer: int | Exception
     model = tiny_model(10_000, 1_000)
 
     built = ContextBuilder().build_request(
-        model=model, tail=near_limit_tail(8_700), exact_count=ExactCounter(answer)
+        RequestInputs(model=model, tail=near_limit_tail(8_700)), exact_count=ExactCounter(answer)
     )
 
     assert built.state.counted_exactly is False
@@ -538,15 +563,17 @@ def test_when_the_exact_count_fails_the_estimate_decides(answer: int | Exception
 def test_near_limit_is_five_percent_either_side() -> None:
     def state(used: int) -> ContextState:
         return ContextBuilder().estimate_state(
-            model=tiny_model(10_000, 1_000),
-            tail=[
-                message(
-                    1,
-                    Role.USER,
-                    "q",
-                    estimate=used - REQUEST_OVERHEAD_TOKENS - 4 - DATE_LINE_TOKENS,
-                )
-            ],
+            RequestInputs(
+                model=tiny_model(10_000, 1_000),
+                tail=[
+                    message(
+                        1,
+                        Role.USER,
+                        "q",
+                        estimate=used - REQUEST_OVERHEAD_TOKENS - 4 - DATE_LINE_TOKENS,
+                    )
+                ],
+            )
         )
 
     assert not state(8_549).near_limit
@@ -632,7 +659,9 @@ def build_or_refusal(
     builder: ContextBuilder, model: ModelInfo, tail: list[Message], draft: str, system: str
 ) -> BuiltRequest | Exception:
     try:
-        return builder.build_request(model=model, system_prompt=system, tail=tail, draft=draft)
+        return builder.build_request(
+            RequestInputs(model=model, system_prompt=system, tail=tail, draft=draft)
+        )
     except (ContextOverflowError, InvalidInputError) as error:
         return error
 
@@ -684,7 +713,9 @@ def test_the_request_and_the_reply_never_exceed_the_window(
 
     outcome = build_or_refusal(builder, model, tail, draft, "Be brief.")
 
-    state = builder.estimate_state(model=model, system_prompt="Be brief.", tail=tail, draft=draft)
+    state = builder.estimate_state(
+        RequestInputs(model=model, system_prompt="Be brief.", tail=tail, draft=draft)
+    )
     event(type(outcome).__name__)
     if isinstance(outcome, MessageTooLargeError | ContextOverflowError):
         assert not state.fits
@@ -724,16 +755,19 @@ def test_check_fits_agrees_with_building_the_request() -> None:
     tally = tally_messages(tail, builder.counter.count)
     small = tiny_model(4_000, 500)
     medium = tiny_model(20_000, 500)
-    fits = builder.check_fits(model=SONNET, tail_tally=tally, draft="And now?")
-    assert fits == builder.build_request(model=SONNET, tail=tail, draft="And now?").state
+    fits = builder.check_fits(RequestInputs(model=SONNET, tail_tally=tally, draft="And now?"))
+    assert (
+        fits
+        == builder.build_request(RequestInputs(model=SONNET, tail=tail, draft="And now?")).state
+    )
     with pytest.raises(ContextOverflowError) as raised:
-        builder.build_request(model=small, tail=tail, draft="And now?")
+        builder.build_request(RequestInputs(model=small, tail=tail, draft="And now?"))
     with pytest.raises(ContextOverflowError) as checked:
-        builder.check_fits(model=small, tail_tally=tally, draft="And now?")
+        builder.check_fits(RequestInputs(model=small, tail_tally=tally, draft="And now?"))
     assert str(checked.value) == str(raised.value)
     with pytest.raises(MessageTooLargeError):
-        builder.check_fits(model=small, tail_tally=tally, draft="huge " * 5_000)
-    assert builder.check_fits(model=medium, tail_tally=tally, draft="fits").fits
+        builder.check_fits(RequestInputs(model=small, tail_tally=tally, draft="huge " * 5_000))
+    assert builder.check_fits(RequestInputs(model=medium, tail_tally=tally, draft="fits")).fits
 
 
 # --- the recall block (issue 12) --------------------------------------------------------
@@ -750,7 +784,8 @@ def recall_block(tokens_of_filler: int = 0) -> RecallBlock:
 def test_the_recall_block_opens_the_newest_turn_after_the_cached_memory_block() -> None:
     recall = recall_block()
     built = ContextBuilder().build_request(
-        model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Gate?", recall=recall
+        RequestInputs(model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Gate?"),
+        recall=recall,
     )
 
     assert isinstance(built.system, list)
@@ -765,24 +800,24 @@ def test_the_recall_block_opens_the_newest_turn_after_the_cached_memory_block() 
     assert asked["text"].endswith("Gate?")
     assert built.state.breakdown.recall == recall.tokens
     without = ContextBuilder().build_request(
-        model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Gate?"
+        RequestInputs(model=SONNET, system_prompt="Be brief.", summaries=SUMMARIES, draft="Gate?")
     )
     assert built.state.used == without.state.used + recall.tokens
     assert built.raw_input_tokens == without.raw_input_tokens + recall.tokens
 
 
 def test_the_gauge_estimate_leaves_recall_out_unless_asked() -> None:
-    state = ContextBuilder().estimate_state(model=SONNET, summaries=SUMMARIES, draft="Gate?")
+    state = ContextBuilder().estimate_state(
+        RequestInputs(model=SONNET, summaries=SUMMARIES, draft="Gate?")
+    )
     assert state.breakdown.recall == 0 and state.recall_allowed == 0
 
 
 def test_the_gauge_counts_what_the_last_request_quoted_within_the_allowance() -> None:
     builder = ContextBuilder(calibrations=Calibrations({SONNET.id: Calibration(ratio=1.1)}))
-    plain = builder.estimate_state(model=SONNET, summaries=SUMMARIES, draft="Gate?")
+    plain = builder.estimate_state(RequestInputs(model=SONNET, summaries=SUMMARIES, draft="Gate?"))
     state = builder.estimate_state(
-        model=SONNET,
-        summaries=SUMMARIES,
-        draft="Gate?",
+        RequestInputs(model=SONNET, summaries=SUMMARIES, draft="Gate?"),
         recall_budget_ratio=0.05,
         recall_quoted=800,
     )
@@ -794,7 +829,9 @@ def test_the_gauge_counts_what_the_last_request_quoted_within_the_allowance() ->
     assert state.recall_floor == 800
     assert state.required == replace(state, breakdown=floor)
     # Nothing archived (no summary): nothing can be quoted, whatever the last request had.
-    none = builder.estimate_state(model=SONNET, draft="Gate?", recall_budget_ratio=0.05)
+    none = builder.estimate_state(
+        RequestInputs(model=SONNET, draft="Gate?"), recall_budget_ratio=0.05
+    )
     assert none.breakdown.recall == 0 and none.recall_allowed == 0
 
 
@@ -802,7 +839,9 @@ def test_near_the_limit_the_quotes_counted_shrink_to_the_room_left() -> None:
     model = tiny_model(10_000, 1_000)  # 9,000 usable; recall stops at 95 % of it: 8,550
     tail = near_limit_tail(7_000)  # with the summaries' memory block: about 8.5k
     state = ContextBuilder().estimate_state(
-        model=model, tail=tail, summaries=SUMMARIES, recall_budget_ratio=0.05, recall_quoted=2_000
+        RequestInputs(model=model, tail=tail, summaries=SUMMARIES),
+        recall_budget_ratio=0.05,
+        recall_quoted=2_000,
     )
     room = math.floor(9_000 * 0.95) - (state.used - state.breakdown.recall)
     assert 0 < state.recall_allowed == room < 500 < state.recall_floor
@@ -816,7 +855,7 @@ def test_a_request_that_fits_only_without_recall_goes_without_it() -> None:
     recall = recall_block(tokens_of_filler=400)
     assert recall.tokens > 300
 
-    built = ContextBuilder().build_request(model=model, tail=tail, recall=recall)
+    built = ContextBuilder().build_request(RequestInputs(model=model, tail=tail), recall=recall)
 
     assert built.system == ""
     assert built.state.breakdown.recall == 0
@@ -831,7 +870,9 @@ def test_an_exact_count_over_the_limit_drops_recall_first() -> None:
         return next(answers)
 
     built = ContextBuilder().build_request(
-        model=model, tail=near_limit_tail(8_700), exact_count=exact, recall=recall_block(50)
+        RequestInputs(model=model, tail=near_limit_tail(8_700)),
+        exact_count=exact,
+        recall=recall_block(50),
     )
 
     assert built.exact_input_tokens == 8_900
@@ -843,9 +884,9 @@ def test_recall_never_makes_a_refusal_of_its_own() -> None:
     model = tiny_model(2_000, 200)
     tail = [message(1, Role.USER, "big question", estimate=1_900)]
     with pytest.raises(MessageTooLargeError) as refused:
-        ContextBuilder().build_request(model=model, tail=tail, recall=recall_block())
+        ContextBuilder().build_request(RequestInputs(model=model, tail=tail), recall=recall_block())
     with pytest.raises(MessageTooLargeError) as plain:
-        ContextBuilder().build_request(model=model, tail=tail)
+        ContextBuilder().build_request(RequestInputs(model=model, tail=tail))
     assert refused.value.message == plain.value.message  # the same words, recall or not
 
 
@@ -853,7 +894,9 @@ def test_the_exact_count_is_shared_out_to_recall_too() -> None:
     model = tiny_model(10_000, 1_000)
     recall = recall_block(20)
     built = ContextBuilder().build_request(
-        model=model, tail=near_limit_tail(8_600), exact_count=ExactCounter(8_800), recall=recall
+        RequestInputs(model=model, tail=near_limit_tail(8_600)),
+        exact_count=ExactCounter(8_800),
+        recall=recall,
     )
     parts = built.state.breakdown
     assert parts.recall > 0
@@ -871,9 +914,13 @@ def tool_tokens() -> int:
 
 def test_an_offered_tool_is_sent_and_counted_in_the_gauge_and_the_request() -> None:
     builder = ContextBuilder()
-    without = builder.build_request(model=SONNET, summaries=SUMMARIES, draft="Gate?")
-    built = builder.build_request(model=SONNET, summaries=SUMMARIES, draft="Gate?", tools=TOOL)
-    gauge = builder.estimate_state(model=SONNET, summaries=SUMMARIES, draft="Gate?", tools=TOOL)
+    without = builder.build_request(RequestInputs(model=SONNET, summaries=SUMMARIES, draft="Gate?"))
+    built = builder.build_request(
+        RequestInputs(model=SONNET, summaries=SUMMARIES, draft="Gate?", tools=TOOL)
+    )
+    gauge = builder.estimate_state(
+        RequestInputs(model=SONNET, summaries=SUMMARIES, draft="Gate?", tools=TOOL)
+    )
 
     assert built.tools == TOOL.definitions and without.tools == ()
     assert built.state.breakdown.tools == tool_tokens() > TOOL_SYSTEM_PROMPT_TOKENS
@@ -885,15 +932,17 @@ def test_an_offered_tool_is_sent_and_counted_in_the_gauge_and_the_request() -> N
 
 def test_a_tool_without_room_for_its_answer_is_not_offered_nor_counted() -> None:
     model = tiny_model(2_000, 200)  # 1,800 usable
-    used = ContextBuilder().estimate_state(model=model, draft="Gate?").used
+    used = ContextBuilder().estimate_state(RequestInputs(model=model, draft="Gate?")).used
     # Room for the definition and the tool prompt, not for the turns it needs as well.
     tight = ToolOffer(TOOL.definitions, room_needed=1_800 - used - tool_tokens() + 1)
-    built = ContextBuilder().build_request(model=model, draft="Gate?", tools=tight)
-    gauge = ContextBuilder().estimate_state(model=model, draft="Gate?", tools=tight)
+    built = ContextBuilder().build_request(RequestInputs(model=model, draft="Gate?", tools=tight))
+    gauge = ContextBuilder().estimate_state(RequestInputs(model=model, draft="Gate?", tools=tight))
     assert built.tools == () and built.state.breakdown.tools == 0
     assert gauge.breakdown.tools == 0
     roomy = ToolOffer(TOOL.definitions, room_needed=tight.room_needed - 1)
-    assert ContextBuilder().build_request(model=model, draft="Gate?", tools=roomy).tools
+    assert (
+        ContextBuilder().build_request(RequestInputs(model=model, draft="Gate?", tools=roomy)).tools
+    )
 
 
 def test_an_exact_count_over_the_limit_drops_recall_then_the_tool() -> None:
@@ -908,11 +957,9 @@ def test_an_exact_count_over_the_limit_drops_recall_then_the_tool() -> None:
         return next(answers)
 
     built = ContextBuilder().build_request(
-        model=model,
-        tail=near_limit_tail(8_560),
+        RequestInputs(model=model, tail=near_limit_tail(8_560), tools=small),
         exact_count=exact,
         recall=recall_block(),
-        tools=small,
     )
 
     assert [(b.raw_recall_tokens > 0, bool(b.tools)) for b in asked] == [
@@ -928,9 +975,11 @@ def test_the_tool_never_makes_a_refusal_of_its_own() -> None:
     model = tiny_model(2_000, 200)
     tail = [message(1, Role.USER, "big question", estimate=1_900)]
     with pytest.raises(MessageTooLargeError) as refused:
-        ContextBuilder().build_request(model=model, tail=tail, recall=recall_block(), tools=TOOL)
+        ContextBuilder().build_request(
+            RequestInputs(model=model, tail=tail, tools=TOOL), recall=recall_block()
+        )
     with pytest.raises(MessageTooLargeError) as plain:
-        ContextBuilder().build_request(model=model, tail=tail)
+        ContextBuilder().build_request(RequestInputs(model=model, tail=tail))
     assert refused.value.message == plain.value.message
 
 
@@ -968,12 +1017,10 @@ def test_with_recall_and_the_tool_the_request_still_never_exceeds_the_window(
     bare = build_or_refusal(builder, model, tail, draft, "Be brief.")
     try:
         built = builder.build_request(
-            model=model,
-            system_prompt="Be brief.",
-            tail=tail,
-            draft=draft,
+            RequestInputs(
+                model=model, system_prompt="Be brief.", tail=tail, draft=draft, tools=offer
+            ),
             recall=recall,
-            tools=offer,
         )
     except (ContextOverflowError, InvalidInputError) as error:
         assert isinstance(bare, Exception) and str(bare) == str(error)
@@ -990,12 +1037,14 @@ def test_with_recall_and_the_tool_the_request_still_never_exceeds_the_window(
     assert state.required == bare.state
     # The gauge's estimate of the same request, its quotes as the last request's.
     gauge = builder.estimate_state(
-        model=model,
-        system_prompt="Be brief.",
-        tail=tail,
-        draft=draft,
-        tools=offer,
-        summaries=(),
+        RequestInputs(
+            model=model,
+            system_prompt="Be brief.",
+            tail=tail,
+            draft=draft,
+            tools=offer,
+            summaries=(),
+        ),
         recall_budget_ratio=0.05,
         recall_quoted=quoted,
     )

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.conversation import (
     DATE_LINE_SEPARATOR,
     DATE_LINE_TOKENS,
@@ -72,7 +72,7 @@ def test_date_lines_go_exactly_where_the_day_changes_and_only_in_the_request(
 
     sent = to_api_messages(messages)
     builder = ContextBuilder(COUNTER)
-    built = builder.build_request(model=MODEL, tail=messages, draft="And tomorrow?")
+    built = builder.build_request(RequestInputs(model=MODEL, tail=messages, draft="And tomorrow?"))
 
     # Where each message's text is preceded by a date line in the request.
     text = "\n\n".join(turn["content"] for turn in sent)
@@ -88,7 +88,7 @@ def test_date_lines_go_exactly_where_the_day_changes_and_only_in_the_request(
     assert all(not DATE_LINE.search(m.content) for m in messages)
     # The gauge counts the lines: estimate, incremental tally and the real request agree.
     tail = LiveTail(TailEntry.of(m, COUNTER.count) for m in messages)
-    state = builder.estimate_state(model=MODEL, tail=messages)
+    state = builder.estimate_state(RequestInputs(model=MODEL, tail=messages))
     assert tail.tally.history == state.breakdown.history
     recount = sum(COUNTER.count_message(turn["content"]) for turn in sent)
     assert recount == state.breakdown.history  # the roles alternate: no joins
@@ -100,14 +100,20 @@ def test_the_new_message_carries_today_when_the_day_changed_and_the_gauge_counts
     monday = local_day(messages[-1].created_at)
     for today, lines in ((monday, 1), (monday + 1, 2)):
         builder = ContextBuilder(COUNTER, today=lambda today=today: today)
-        built = builder.build_request(model=MODEL, tail=messages, draft="And tomorrow?")
+        built = builder.build_request(
+            RequestInputs(model=MODEL, tail=messages, draft="And tomorrow?")
+        )
         last = built.messages[-1]["content"]
         assert len(DATE_LINE.findall("\n\n".join(m["content"] for m in built.messages))) == lines
         assert last.endswith("And tomorrow?")
         assert (date_line(today) in last) is (today != monday)
-        state = builder.estimate_state(model=MODEL, tail=messages, draft="And tomorrow?")
+        state = builder.estimate_state(
+            RequestInputs(model=MODEL, tail=messages, draft="And tomorrow?")
+        )
         tally = LiveTail(TailEntry.of(m, COUNTER.count) for m in messages).tally
-        checked = builder.check_fits(model=MODEL, tail_tally=tally, draft="And tomorrow?")
+        checked = builder.check_fits(
+            RequestInputs(model=MODEL, tail_tally=tally, draft="And tomorrow?")
+        )
         assert built.state == state == checked
         recount = sum(COUNTER.count_message(turn["content"]) for turn in built.messages)
         assert recount == state.breakdown.history + state.breakdown.draft

@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from app.chat.recall import AutomaticRecall
 from app.core.catalog import ModelInfo
-from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder, memory_block_text
+from app.core.context import RECALL_FLOOR_TOKENS, ContextBuilder, RequestInputs, memory_block_text
 from app.core.engine import (
     EngineOutcome,
     MessageSummarizer,
@@ -149,7 +149,9 @@ def assert_invariants(
     live = repo.live_messages(SESSION)
     if any(m.role is Role.USER for m in live) or draft:
         built = engine.builder.build_request(
-            model=model, summaries=engine.repo.active_summaries(SESSION), tail=live, draft=draft
+            RequestInputs(
+                model=model, summaries=engine.repo.active_summaries(SESSION), tail=live, draft=draft
+            )
         )
         roles = [m["role"] for m in built.messages]
         assert roles[0] == "user"
@@ -162,16 +164,20 @@ def assert_invariants(
             recall = AutomaticRecall(engine.builder, ratio).gather(
                 RepoArchive(repo),
                 session_id=SESSION,
-                model=model,
-                system_prompt="",
-                summaries=engine.repo.active_summaries(SESSION),
-                tail=live,
+                inputs=RequestInputs(
+                    model=model,
+                    system_prompt="",
+                    summaries=engine.repo.active_summaries(SESSION),
+                    tail=live,
+                ),
             )
             with_recall = engine.builder.build_request(
-                model=model,
-                summaries=engine.repo.active_summaries(SESSION),
-                tail=live,
-                draft=draft,
+                RequestInputs(
+                    model=model,
+                    summaries=engine.repo.active_summaries(SESSION),
+                    tail=live,
+                    draft=draft,
+                ),
                 recall=recall,
             )
             used = with_recall.state.used + with_recall.state.breakdown.reserved_output
@@ -250,10 +256,12 @@ class Driver:
         """Send `question` (an emergency first if it would not fit), store the reply."""
         self.step(draft=question)
         self.engine.builder.build_request(
-            model=self.model,
-            summaries=self.engine.repo.active_summaries(SESSION),
-            tail=self.repo.live_messages(SESSION),
-            draft=question,
+            RequestInputs(
+                model=self.model,
+                summaries=self.engine.repo.active_summaries(SESSION),
+                tail=self.repo.live_messages(SESSION),
+                draft=question,
+            )
         )
         self.store(Role.USER, question)
         self.store(Role.ASSISTANT, answer)
@@ -344,10 +352,9 @@ def test_recall_quotes_the_archive_past_the_depth_cap_and_never_overflows() -> N
     recall = AutomaticRecall(engine.builder, 0.2).gather(
         RepoArchive(repo),
         session_id=SESSION,
-        model=TINY,
-        system_prompt="",
-        summaries=repo.active_summaries(SESSION),
-        tail=live,
+        inputs=RequestInputs(
+            model=TINY, system_prompt="", summaries=repo.active_summaries(SESSION), tail=live
+        ),
     )
     assert recall is not None and "AX-7731" in recall.text
     assert [q.seq for q in recall.quotes][:1] == [1]
@@ -370,10 +377,12 @@ def test_a_file_name_from_message_3_survives_two_rounds_of_summarization() -> No
     assert second is not None and second.changed
     assert repo.messages(SESSION)[2].summary_id is not None
     built = engine.builder.build_request(
-        model=MEDIUM,
-        summaries=engine.repo.active_summaries(SESSION),
-        tail=repo.live_messages(SESSION),
-        draft="Where were the figures?",
+        RequestInputs(
+            model=MEDIUM,
+            summaries=engine.repo.active_summaries(SESSION),
+            tail=repo.live_messages(SESSION),
+            draft="Where were the figures?",
+        )
     )
     assert FILE_NAME in str(built.system)
 

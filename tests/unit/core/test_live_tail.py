@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder
+from app.core.context import ContextBuilder, RequestInputs
 from app.core.conversation import iter_turns
 from app.core.live_tail import (
     CHECKPOINT_EVERY,
@@ -155,8 +155,8 @@ class TailMachine(RuleBasedStateMachine):
         assert self.tail.unpinned == sum(1 for s in self.live if not self.messages[s].pinned)
         builder = ContextBuilder(COUNTER)
         assert builder.estimate_state(
-            model=MODEL, tail_tally=self.tail.tally, draft="next?"
-        ) == builder.estimate_state(model=MODEL, tail=live, draft="next?")
+            RequestInputs(model=MODEL, tail_tally=self.tail.tally, draft="next?")
+        ) == builder.estimate_state(RequestInputs(model=MODEL, tail=live, draft="next?"))
 
 
 TestTailMachine = TailMachine.TestCase

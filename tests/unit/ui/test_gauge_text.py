@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
-from app.core.context import ContextBreakdown, ContextBuilder, ContextState
+from app.core.context import ContextBreakdown, ContextBuilder, ContextState, RequestInputs
 from app.core.errors import ContextOverflowError, MessageTooLargeError
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Role
@@ -273,11 +273,13 @@ def test_label_tooltip_and_too_long_message_say_the_same_totals(
     ]
     tally = LiveTail(tail).tally
     draft = "price " * draft_words
-    state = builder.estimate_state(model=model, tail_tally=tally, draft=draft, trigger_ratio=0.8)
+    state = builder.estimate_state(
+        RequestInputs(model=model, tail_tally=tally, draft=draft, trigger_ratio=0.8)
+    )
     pair = used_of_usable(state)
     assert f"<b>{pair}</b>" in tooltip_html(state)
     try:
-        builder.check_fits(model=model, tail_tally=tally, draft=draft)
+        builder.check_fits(RequestInputs(model=model, tail_tally=tally, draft=draft))
     except (ContextOverflowError, MessageTooLargeError) as error:
         if not isinstance(error, MessageTooLargeError):
             used, usable = pair.split(" of ")
