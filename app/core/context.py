@@ -689,7 +689,10 @@ class ContextBuilder:
                 reserved_output=reserved,
             )
         instructions = self._calibration(model).apply(tally.system)
-        if instructions + message_tokens > state.usable:  # no summary can make room
+        # No summary can make room; said only when there are instructions to shorten (the
+        # request's own framing alone is not the user's to shorten).
+        has_instructions = tally.system > REQUEST_OVERHEAD_TOKENS
+        if has_instructions and instructions + message_tokens > state.usable:
             said, limit = say_token_pair(instructions, state.usable)
             return ContextOverflowError(
                 f"This conversation's instructions for Claude alone come to about {said} "

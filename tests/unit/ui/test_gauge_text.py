@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.core.caching import CacheUse
@@ -256,6 +256,9 @@ def test_tooltip_says_when_the_server_counted_exactly() -> None:
     st.integers(min_value=1, max_value=3_000),
     st.sampled_from([2_500, 3_000, 4_000, 20_000]),
 )
+# A first message that fits alone but not with the request's framing, and no instructions:
+# the words once blamed the instructions ("about 4 tokens") instead of giving the totals.
+@example(messages=0, draft_words=1_983, window=2_500)
 def test_label_tooltip_and_too_long_message_say_the_same_totals(
     messages: int, draft_words: int, window: int
 ) -> None:
