@@ -36,6 +36,7 @@ from typing import Any
 from app.chat.events import ChatEvents
 from app.core.context import BuiltRequest
 from app.core.conversation import local_day
+from app.core.dates import utc_now
 from app.core.errors import ApiError, BugError, StorageError
 from app.core.lookup import (
     MAX_RESULTS,
@@ -64,7 +65,7 @@ from app.llm.provider import (
 )
 from app.store.lookups import LookupStore
 from app.store.search import ArchiveSearch, query_words, snippet
-from app.store.sessions import SessionStore, utc_now
+from app.store.sessions import SessionStore
 
 log = logging.getLogger(__name__)
 

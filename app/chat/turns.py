@@ -28,6 +28,7 @@ from app.chat.summaries import ConversationSummaries
 from app.chat.titles import ConversationTitles
 from app.chat.unsaved import UnsavedReply
 from app.chat.versions import MessageVersions
+from app.core.dates import utc_now
 from app.core.errors import (
     ContextOverflowError,
     MessageTooLargeError,
@@ -37,7 +38,6 @@ from app.core.errors import (
 from app.core.live_tail import TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
-from app.store.sessions import utc_now
 
 # At most this many transcript updates a second while a reply streams.
 TEXT_INTERVAL_SECONDS = 1 / 30

@@ -9,7 +9,16 @@ as local already. Day and month names are English, as the rest of Cairn's words.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+
+# What gives the time now (a store's, a test's fake clock).
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """The current time in UTC, the only zone Cairn stores."""
+    return datetime.now(UTC)
 
 
 def local(moment: datetime) -> datetime:

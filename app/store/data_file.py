@@ -11,8 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import ClassVar, Self
 
+from app.core.dates import utc_now
 from app.core.paths import AppPaths
-from app.store.sessions import utc_now
 
 
 class DataFile:

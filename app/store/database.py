@@ -52,11 +52,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from itertools import count
 from pathlib import Path
 from typing import Any, TypeVar
 
+from app.core.dates import utc_now
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
 from app.core.files import atomic_write
 from app.core.paths import FOLDER_ERROR_TITLE, describe_folder_error
@@ -168,7 +169,7 @@ def open_database(
     migration is due: nothing is written into a file not known to be sound.
     """
     database = Path(path)
-    moment = now or _utc_now()
+    moment = now or utc_now()
     _ensure_folder(database.parent)
     damage = _damage_from_header(database)
     _check_writable(database)
@@ -384,7 +385,7 @@ def check_database(
         log.warning("Checking %s found damage: %s", database, damage)
         record_damage(database, damage, now=now)
         return result(CheckOutcome.DAMAGED, damage)
-    moment = now or _utc_now()
+    moment = now or utc_now()
     _update_state(database, lambda state: replace(state or _State(), last_check=moment))
     sound = result(CheckOutcome.OK)
     log.info("Checked %s in %.2f s: no damage.", database, sound.seconds)
@@ -401,7 +402,7 @@ def record_damage(path: Path | str, reason: str, *, now: datetime | None = None)
     identity = _identity(database)
     if identity is None:
         return
-    moment = now or _utc_now()
+    moment = now or utc_now()
     damage = _Damage(reason=reason, found_at=moment, inode=identity.inode)
     _update_state(database, lambda state: replace(state or _State(in_use=True), damage=damage))
 
@@ -735,10 +736,6 @@ class _State:
 
 def _state_path(database: Path) -> Path:
     return database.with_name(database.name + STATE_SUFFIX)
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _identity(database: Path) -> _Identity | None:

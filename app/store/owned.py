@@ -1,5 +1,5 @@
-"""A store that owns one connection, for one thread: the shape SummaryStore and
-OriginalsStore share."""
+"""A store that owns one connection, for one thread: the shape SessionStore,
+SummaryStore, OriginalsStore and the other stores share."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Self
 
+from app.core.dates import Clock, utc_now
 from app.store.database import connect
-from app.store.sessions import Clock, utc_now
 
 
 class ConnectionStore:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from app.core.caching import CacheUse
+from app.core.dates import Clock, utc_now
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
@@ -40,14 +41,13 @@ from app.store.errors import (
 )
 from app.store.instructions import SessionInstructions
 from app.store.live_tail import LiveTailStore, TokenCounterFunction
+from app.store.owned import ConnectionStore
 from app.store.reply_rows import ReplyRows
 from app.store.transactions import translated_errors, write_transaction
 from app.store.versions import VersionRows, insert_message
 
 if TYPE_CHECKING:
     from app.store.recall import RecallIndex
-
-Clock = Callable[[], datetime]
 
 _SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
 _MESSAGE_COLUMNS = (
@@ -62,12 +62,7 @@ _MESSAGE_COLUMNS = (
 )
 
 
-def utc_now() -> datetime:
-    """The current time in UTC, the only zone Cairn stores."""
-    return datetime.now(UTC)
-
-
-class SessionStore:
+class SessionStore(ConnectionStore):
     """Reads and writes conversations for one thread.
 
     `updated_at` moves when the conversation does (a message added or finished),
@@ -90,9 +85,7 @@ class SessionStore:
 
         `token_counter` counts a message's text when the caller gives no estimate.
         """
-        self._connection = connection
-        self._clock = clock
-        self.database = database
+        super().__init__(connection, database=database, clock=clock)
         # The live tail's figures and the trigger's state, on the same connection.
         self._tail = LiveTailStore(connection, database=database, token_counter=token_counter)
         # Declined exchanges and empty failed replies (app.chat.stop_reasons).
@@ -110,13 +103,9 @@ class SessionStore:
         *,
         clock: Clock = utc_now,
         token_counter: TokenCounterFunction = count_tokens,
-    ) -> SessionStore:
+    ) -> Self:
         """A store on a new connection of its own, for the calling thread."""
         return cls(connect(path), database=Path(path), clock=clock, token_counter=token_counter)
-
-    def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
-        self._connection.close()
 
     # --- sessions --------------------------------------------------------------
 
