@@ -241,11 +241,8 @@ def _reading(
         finally:
             connection.close()
         return
-    try:
-        with _opened(paths) as connection:
-            yield connection
-    finally:
-        lock.release()
+    with _opened(paths, lock) as connection:
+        yield connection
 
 
 @contextmanager
@@ -264,22 +261,23 @@ def _writing(paths: AppPaths) -> Iterator[sqlite3.Connection]:
         lock.acquire()
     except AlreadyRunningError as error:
         raise AlreadyRunningError(CAIRN_IS_OPEN, detail=error.detail) from error
-    try:
-        with _opened(paths) as connection:
-            yield connection
-    finally:
-        lock.release()
+    with _opened(paths, lock) as connection:
+        yield connection
 
 
 @contextmanager
-def _opened(paths: AppPaths) -> Iterator[sqlite3.Connection]:
-    """Open as the window does (checks, migrations) and close as it does."""
-    opened = open_database(paths.database)
+def _opened(paths: AppPaths, lock: InstanceLock) -> Iterator[sqlite3.Connection]:
+    """Open as the window does (checks, migrations) and close as it does; then release
+    `lock` (held by the caller), whether or not the database opened."""
     try:
-        yield opened.connection
+        opened = open_database(paths.database)
+        try:
+            yield opened.connection
+        finally:
+            opened.connection.close()
+            mark_clean_shutdown(opened.path)
     finally:
-        opened.connection.close()
-        mark_clean_shutdown(opened.path)
+        lock.release()
 
 
 def _size(size: int) -> str:

@@ -68,9 +68,6 @@ class SessionStore(ConnectionStore):
     `updated_at` moves when the conversation does (a message added or finished),
     so renaming keeps a conversation's place in the list; `version` moves on
     every write except the streamed-text saves of `update_message_content`.
-
-    Attributes:
-        database: the file behind the connection, named in error messages.
     """
 
     def __init__(
