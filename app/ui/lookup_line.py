@@ -12,11 +12,11 @@ import html
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from app.core.dates import timestamp
 from app.core.lookup import Lookup, LookupHit, summary_line
-from app.ui.theme import keep_muted, scaled_font
+from app.ui.foldable_line import FoldableLine
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
 
@@ -61,7 +61,7 @@ def details_text(lookups: Sequence[Lookup]) -> str:
     return "\n\n".join(parts)
 
 
-class LookupLine(QWidget):
+class LookupLine(FoldableLine):
     """The collapsed lookup line of one reply, expandable to what was sent.
 
     Attributes:
@@ -77,38 +77,19 @@ class LookupLine(QWidget):
     open_requested = Signal(str, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(
+            "What Claude found in the archive", "what Claude looked up", parent, checkable=True
+        )
         self._lookups: tuple[Lookup, ...] = ()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 2)
-        layout.setSpacing(2)
-        self.toggle = QToolButton(self)
-        self.toggle.setCheckable(True)
-        self.toggle.setAutoRaise(True)
-        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
-        self.toggle.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.toggle.setFont(scaled_font(self.font(), 0.9))
-        self.toggle.toggled.connect(self._toggled)
-        self.details = QLabel(self)
-        self.details.setWordWrap(True)
         self.details.setTextFormat(Qt.TextFormat.RichText)
         self.details.setOpenExternalLinks(False)
         self.details.linkActivated.connect(self._link)
-        self.details.setFont(scaled_font(self.font(), 0.9))
         self.details.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
             | Qt.TextInteractionFlag.TextSelectableByKeyboard
             | Qt.TextInteractionFlag.LinksAccessibleByMouse
             | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
         )
-        self.details.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self.details.setContentsMargins(18, 0, 0, 4)
-        self.details.setAccessibleName("What Claude found in the archive")
-        self.details.hide()
-        layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
-        layout.addWidget(self.details)
-        self._muted = keep_muted(self, self.toggle, self.details)
 
     @property
     def lookups(self) -> tuple[Lookup, ...]:
@@ -125,17 +106,3 @@ class LookupLine(QWidget):
         session_id, _, seq = rest.rpartition(":")
         if kind in ("seq", "open") and seq.isdigit() and (kind == "open") == bool(session_id):
             self.open_requested.emit(session_id, int(seq))
-
-    def _toggled(self, open_: bool) -> None:
-        self.toggle.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)
-        self.details.setVisible(open_)
-        self._name()
-
-    def _name(self) -> None:
-        state = "expanded" if self.toggle.isChecked() else "collapsed"
-        self.toggle.setAccessibleName(f"{self.toggle.text()}, {state}")
-        self.toggle.setToolTip(
-            "Hide what Claude looked up"
-            if self.toggle.isChecked()
-            else "Show what Claude looked up"
-        )
