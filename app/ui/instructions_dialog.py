@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QLabel,
     QPlainTextEdit,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.core.settings import MAX_INSTRUCTIONS_CHARS
+from app.ui.forms import dialog_layout, hint
 
 QUESTION = "How should Claude respond in this conversation?"
 NEW_CONVERSATIONS_QUESTION = "How should Claude respond in new conversations?"
@@ -46,9 +45,7 @@ class InstructionsDialog(QDialog):
         self.editor.setPlainText(text)
         self.editor.setTabChangesFocus(True)
         self.editor.setMinimumHeight(self.editor.fontMetrics().lineSpacing() * 7)
-        note = QLabel(WHAT_HAPPENS, self)
-        note.setWordWrap(True)
-        note.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        note = hint(WHAT_HAPPENS, self)
         self.limit = QLabel(self)
         self.limit.setWordWrap(True)
         self.limit.hide()
@@ -61,9 +58,7 @@ class InstructionsDialog(QDialog):
         )
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 16, 18, 14)
-        layout.setSpacing(10)
+        layout = dialog_layout(self)
         layout.addWidget(question)
         layout.addWidget(self.editor, 1)
         layout.addWidget(note)

@@ -11,12 +11,8 @@ from __future__ import annotations
 from typing import Final
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
-    QFormLayout,
-    QGroupBox,
-    QLabel,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -24,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.settings import RecallSettings
+from app.ui.forms import hint, page_layout, sized_row, switch_box
 
 LOOK_BACK: Final = "Let Claude look back in earlier messages"
 LOOK_BACK_NOTE: Final = (
@@ -34,13 +31,6 @@ LOOK_BACK_NOTE: Final = (
 
 # The most of the window recall may use, in percent (RecallSettings.budget_ratio ≤ 0.2).
 MAX_BUDGET_PERCENT = 20
-
-
-def _note(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    label.setWordWrap(True)
-    label.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # as the Summaries page's hints
-    return label
 
 
 class RecallSettingsPage(QWidget):
@@ -56,59 +46,56 @@ class RecallSettingsPage(QWidget):
         super().__init__(parent)
         self._original = settings
 
-        quoting = QGroupBox("Earlier messages in your questions", self)
-        self.automatic = QCheckBox("Look up earlier messages automatically", quoting)
-        self.automatic.setChecked(settings.automatic)
+        quoting, self.automatic, quoting_layout = switch_box(
+            "Earlier messages in your questions",
+            "Look up earlier messages automatically",
+            settings.automatic,
+            self,
+        )
         self.budget = QSpinBox(quoting)
         self.budget.setRange(1, MAX_BUDGET_PERCENT)
         self.budget.setSuffix(" % of what Claude can read")
         self.budget.setValue(max(1, round(settings.budget_ratio * 100)))
         self.budget.setAccessibleName("Room for earlier messages")
-        quoting_form = QFormLayout()
-        quoting_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
-        quoting_form.addRow("Room for quoted messages:", self.budget)
-        quoting_layout = QVBoxLayout(quoting)
-        quoting_layout.addWidget(self.automatic)
         quoting_layout.addWidget(
-            _note(
+            hint(
                 "When older messages have been summarized, Cairn finds the ones that match "
                 "what you ask and gives them to Claude word for word, with their dates. "
                 "Nothing is sent anywhere else, and it costs no extra request.",
                 quoting,
             )
         )
-        quoting_layout.addLayout(quoting_form)
+        quoting_layout.addLayout(sized_row("Room for quoted messages:", self.budget))
 
-        searching = QGroupBox("Claude searching by itself", self)
-        self.tool = QCheckBox("Let Claude search earlier messages while it answers", searching)
-        self.tool.setChecked(settings.tool)
+        searching, self.tool, searching_layout = switch_box(
+            "Claude searching by itself",
+            "Let Claude search earlier messages while it answers",
+            settings.tool,
+            self,
+        )
         self.max_lookups = QSpinBox(searching)
         self.max_lookups.setRange(1, 10)
         self.max_lookups.setValue(settings.max_lookups)
         self.max_lookups.setAccessibleName("Searches per reply")
-        lookups_form = QFormLayout()
-        lookups_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
-        lookups_form.addRow("At most this many searches per reply:", self.max_lookups)
-        searching_layout = QVBoxLayout(searching)
-        searching_layout.addWidget(self.tool)
         searching_layout.addWidget(
-            _note(
+            hint(
                 "Claude can look things up in your saved messages while it answers. "
                 "The search runs on this computer; what it finds is shown in the reply.",
                 searching,
             )
         )
-        searching_layout.addLayout(lookups_form)
-
-        elsewhere = QGroupBox("Your other conversations", self)
-        self.across_conversations = QCheckBox(
-            "Let Claude use what I said in my other conversations", elsewhere
+        searching_layout.addLayout(
+            sized_row("At most this many searches per reply:", self.max_lookups)
         )
-        self.across_conversations.setChecked(settings.across_conversations)
-        elsewhere_layout = QVBoxLayout(elsewhere)
-        elsewhere_layout.addWidget(self.across_conversations)
+
+        elsewhere, self.across_conversations, elsewhere_layout = switch_box(
+            "Your other conversations",
+            "Let Claude use what I said in my other conversations",
+            settings.across_conversations,
+            self,
+        )
         elsewhere_layout.addWidget(
-            _note(
+            hint(
                 "Off (the standard): Claude only ever sees the conversation you are in. "
                 "On: Cairn may also quote your other conversations to Claude, and Claude "
                 "may search them. Each quote says which conversation and which day it "
@@ -117,9 +104,7 @@ class RecallSettingsPage(QWidget):
             )
         )
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 8, 6, 4)
-        layout.setSpacing(12)
+        layout = page_layout(self)
         layout.addWidget(quoting)
         layout.addWidget(searching)
         layout.addWidget(elsewhere)
@@ -146,7 +131,7 @@ class RecallSettingsPage(QWidget):
         for dial in dials:
             dial.hide()
         layout.insertWidget(0, self.look_back)
-        layout.insertWidget(1, _note(LOOK_BACK_NOTE, self))
+        layout.insertWidget(1, hint(LOOK_BACK_NOTE, self))
         layout.insertWidget(2, self.advanced_button, 0, Qt.AlignmentFlag.AlignLeft)
         self._ways = (self.automatic.isChecked(), self.tool.isChecked())
         self.look_back.toggled.connect(self._look_back_switched)

@@ -4,9 +4,7 @@ reply is ready while its window is in the background."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
-    QCheckBox,
     QGroupBox,
     QLabel,
     QPlainTextEdit,
@@ -17,14 +15,8 @@ from PySide6.QtWidgets import (
 from app.core.catalog import ModelInfo
 from app.core.settings import MAX_INSTRUCTIONS_CHARS, AppSettings
 from app.core.thinking import offers_think_longer
+from app.ui.forms import hint, page_layout, switch_box
 from app.ui.instructions_dialog import EXAMPLE, NEW_CONVERSATIONS_QUESTION
-
-
-def _note(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    label.setWordWrap(True)
-    label.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # as the other pages' hints
-    return label
 
 
 class ReplySettingsPage(QWidget):
@@ -53,7 +45,7 @@ class ReplySettingsPage(QWidget):
         instructions_layout.addWidget(QLabel(NEW_CONVERSATIONS_QUESTION, instructions))
         instructions_layout.addWidget(self.default_instructions)
         instructions_layout.addWidget(
-            _note(
+            hint(
                 "Each new conversation starts with these; change them for one conversation "
                 "with the Instructions button beside its title (Ctrl+I). Conversations you "
                 "already have keep their own.",
@@ -61,30 +53,25 @@ class ReplySettingsPage(QWidget):
             )
         )
 
-        thinking = QGroupBox("Thinking", self)
-        self.think_longer = QCheckBox("Think longer before answering", thinking)
+        thinking, self.think_longer, thinking_layout = switch_box(
+            "Thinking", "Think longer before answering", settings.think_longer, self
+        )
         self.think_longer.setToolTip(
             "Claude takes more time and care over each reply, where the model allows it. "
             "Replies cost more and take longer."
         )
-        self.think_longer.setChecked(settings.think_longer)
-        self.think_longer_note = _note("", thinking)
+        self.think_longer_note = hint("", thinking)
         self.think_longer_note.hide()
-        thinking_layout = QVBoxLayout(thinking)
-        thinking_layout.addWidget(self.think_longer)
         thinking_layout.addWidget(self.think_longer_note)
 
-        told = QGroupBox("When Claude has replied", self)
-        self.notify = QCheckBox(
-            "Tell me when a reply is ready while Cairn is in the background", told
+        told, self.notify, _told_layout = switch_box(
+            "When Claude has replied",
+            "Tell me when a reply is ready while Cairn is in the background",
+            settings.notify_when_done,
+            self,
         )
-        self.notify.setChecked(settings.notify_when_done)
-        told_layout = QVBoxLayout(told)
-        told_layout.addWidget(self.notify)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 8, 6, 4)
-        layout.setSpacing(12)
+        layout = page_layout(self)
         layout.addWidget(instructions, 1)
         layout.addWidget(thinking)
         layout.addWidget(told)

@@ -31,6 +31,7 @@ from app.core.catalog import ModelInfo
 from app.core.errors import UserFacingError
 from app.core.paths import AppPaths
 from app.core.settings import AppSettings, Theme
+from app.ui.forms import dialog_layout, page_layout
 from app.ui.key_dialog import ApiKeyDialog, KeyManager
 from app.ui.recall_settings import RecallSettingsPage
 from app.ui.reply_settings import ReplySettingsPage
@@ -168,9 +169,7 @@ class SettingsDialog(QDialog):
         self.buttons = buttons
 
         general = QWidget(self)
-        general_layout = QVBoxLayout(general)
-        general_layout.setContentsMargins(6, 8, 6, 4)
-        general_layout.setSpacing(12)
+        general_layout = page_layout(general)
         general_layout.addWidget(key_box)
         general_layout.addWidget(chat_box)
         general_layout.addWidget(advanced_box)
@@ -189,9 +188,7 @@ class SettingsDialog(QDialog):
         self.model_combo.currentIndexChanged.connect(self._model_chosen)
         self._model_chosen()
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 16, 18, 14)
-        layout.setSpacing(12)
+        layout = dialog_layout(self, spacing=12)
         layout.addWidget(self.tabs, 1)
         layout.addWidget(buttons)
 

@@ -12,11 +12,11 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.core.summarization_config import MAX_MESSAGE_SETTING, MIN_PRESERVE_RECENT
+from app.ui.forms import dialog_layout
 
 FOCUS_HINT = "For example: keep every price"
 
@@ -69,9 +69,7 @@ class SummarizeDialog(QDialog):
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 16, 18, 14)
-        layout.setSpacing(10)
+        layout = dialog_layout(self)
         layout.addWidget(intro)
         layout.addLayout(form)
         layout.addLayout(keep_row)

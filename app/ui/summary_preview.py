@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from app.chat.events import SummaryPreview
 from app.core.summary import MAX_KEY_POINTS, SourcedPoint, SummaryContent, SummaryDraft
+from app.ui.forms import dialog_layout
 
 EMPTY_NARRATIVE = "Write a few words about what was said: a summary can't be empty."
 TOO_MANY_POINTS = f"Keep it to {MAX_KEY_POINTS} key points at most."
@@ -205,9 +206,7 @@ class SummaryPreviewDialog(QDialog):
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(18, 16, 18, 14)
-        layout.setSpacing(10)
+        layout = dialog_layout(self)
         layout.addWidget(intro)
         layout.addWidget(self.figures)
         layout.addWidget(self._pages, 1)

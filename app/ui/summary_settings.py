@@ -45,6 +45,7 @@ from app.core.summarization_config import (
     SummarizationConfig,
 )
 from app.core.summary import SummaryMode
+from app.ui.forms import hint
 
 MODES: Final[tuple[tuple[SummaryMode, str, str], ...]] = (
     (
@@ -285,10 +286,7 @@ class SummarySettingsPage(QWidget):
             column.setContentsMargins(0, 0, 0, 8)
             column.addWidget(control.widget)
             if field.hint:
-                hint = QLabel(field.hint, form_host)
-                hint.setWordWrap(True)
-                hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-                column.addWidget(hint)
+                column.addWidget(hint(field.hint, form_host))
             if field.name == "mode":
                 column.addWidget(self._mode_help)
             column.addWidget(error)
@@ -357,10 +355,7 @@ class SummarySettingsPage(QWidget):
         when_row.addWidget(self.when)
         when_row.addStretch(1)
         column.addLayout(when_row)
-        when_hint = QLabel(WHEN_HINT, self)
-        when_hint.setWordWrap(True)
-        when_hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        column.addWidget(when_hint)
+        column.addWidget(hint(WHEN_HINT, self))
         column.addSpacing(8)
         # Both settings are read from the one choice; "never" keeps the preview as it was.
         self._preview_kept = False
