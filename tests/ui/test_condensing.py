@@ -231,11 +231,9 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
 
 def test_a_basic_summary_can_be_written_again_by_claude(
     qtbot: QtBot,
-    open_window: Callable[[], CairnSession],
-    with_key: str,
+    cairn: CairnSession,
     fake_server: FakeAnthropicServer,
 ) -> None:
-    cairn = open_window()
     for turn in range(8):
         chat(qtbot, cairn, f"Question {turn}: the price is {turn * 10} EUR")
     # Claude is overloaded while Summarize now runs: a basic summary stands in.

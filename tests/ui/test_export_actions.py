@@ -9,29 +9,22 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
-from app.core.paths import AppPaths
-from app.store import SessionStore, open_database
-from app.store.database import mark_clean_shutdown
 from app.ui.app import CairnSession
 from app.ui.banner import BannerKind
 from app.ui.export_actions import MARKDOWN_FILTER, ExportActions
+from tests.helpers.data_folder import data_folder
 
 MODEL = "claude-sonnet-4-5"
 
 
 def _fill(*titles: str) -> list[str]:
-    paths = AppPaths.from_environment()
-    paths.ensure()
-    opened = open_database(paths.database)
-    store = SessionStore(opened.connection, database=opened.path)
     ids = []
-    for title in titles:
-        session = store.create_session(title, MODEL)
-        store.append_message(session.id, "user", f"What about {title}?")
-        store.append_message(session.id, "assistant", f"{title} is lovely.")
-        ids.append(session.id)
-    store.close()
-    mark_clean_shutdown(opened.path)
+    with data_folder() as (_paths, store):
+        for title in titles:
+            session = store.create_session(title, MODEL)
+            store.append_message(session.id, "user", f"What about {title}?")
+            store.append_message(session.id, "assistant", f"{title} is lovely.")
+            ids.append(session.id)
     return ids
 
 

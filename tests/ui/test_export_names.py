@@ -8,10 +8,8 @@ import pytest
 from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
-from app.core.paths import AppPaths
-from app.store import SessionStore, open_database
-from app.store.database import mark_clean_shutdown
 from app.ui.app import CairnSession
+from tests.helpers.data_folder import data_folder
 
 
 @pytest.mark.parametrize(
@@ -25,13 +23,8 @@ from app.ui.app import CairnSession
 def test_the_suggested_file_name_is_one_windows_accepts(
     qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str, title: str, suggested: str
 ) -> None:
-    paths = AppPaths.from_environment()
-    paths.ensure()
-    opened = open_database(paths.database)
-    store = SessionStore(opened.connection, database=opened.path)
-    store.create_session(title, "claude-sonnet-4-5")
-    store.close()
-    mark_clean_shutdown(opened.path)
+    with data_folder() as (_paths, store):
+        store.create_session(title, "claude-sonnet-4-5")
     session = open_window()
     actions = session.window.exports
     actions.native_dialogs = False

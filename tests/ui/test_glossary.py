@@ -6,7 +6,7 @@ Settings as it opens (its Advanced parts are Details)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -73,11 +73,9 @@ def jargon(texts: Iterable[str]) -> list[str]:
 
 def test_the_window_speaks_plain_words(
     qtbot: QtBot,
-    open_window: Callable[[], CairnSession],
-    with_key: str,
+    cairn: CairnSession,
     fake_server: FakeAnthropicServer,
 ) -> None:
-    cairn = open_window()
     window = cairn.window
     assert jargon(readable_texts(window)) == [], "the first screen"
     fill(qtbot, cairn)

@@ -20,6 +20,7 @@ from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
 from app.ui.lookup_line import LookupLine, details_text
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.helpers.data_folder import data_folder
 from tests.ui.test_summarize_now import chat
 from tests.unit.chat.test_lookups import ARCHIVED, LIVE
 from tests.unit.store.test_summaries import condensed
@@ -27,16 +28,12 @@ from tests.unit.store.test_summaries import condensed
 
 def seed() -> None:
     """A conversation whose first four messages are condensed (archived)."""
-    paths = AppPaths.from_environment()
-    paths.ensure()
-    opened = open_database(paths.database)
-    sessions = SessionStore(opened.connection, database=opened.path)
-    session = sessions.create_session("Moving house", "claude-sonnet-4-5")
-    messages = [sessions.append_message(session.id, role, text) for role, text in ARCHIVED + LIVE]
-    summaries = SummaryStore.open(paths.database)
-    summaries.commit_summary(condensed(messages[:4]))
-    summaries.close()
-    sessions.close()
+    with data_folder(clean=False) as (paths, sessions):
+        session = sessions.create_session("Moving house", "claude-sonnet-4-5")
+        messages = [sessions.append_message(session.id, r, text) for r, text in ARCHIVED + LIVE]
+        summaries = SummaryStore.open(paths.database)
+        summaries.commit_summary(condensed(messages[:4]))
+        summaries.close()
 
 
 def line_of_last_reply(cairn: CairnSession) -> LookupLine | None:

@@ -60,6 +60,17 @@ def chat(qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer) ->
     send(qtbot, cairn, "Where should I go?")
 
 
+def chat_and_regenerate(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """`chat`, then Ctrl+R: the reply written again ("Porto, then."), beside the first."""
+    chat(qtbot, cairn, fake_server)
+    fake_server.add_reply("Porto, then.")
+    qtbot.keyClick(cairn.window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: texts(cairn)[-1] == "Porto, then.", timeout=15_000)
+    wait_idle(qtbot, cairn)
+
+
 def open_menu(qtbot: QtBot, target: MessageWidget, on_text: bool = False) -> QMenu:
     """Right-click the message (or its text) and return the menu that opened."""
     where = target
@@ -116,11 +127,7 @@ def test_right_click_on_claudes_text_offers_the_message_actions(
 def test_regenerate_by_ctrl_r_keeps_both_versions_with_arrows(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
-    chat(qtbot, cairn, fake_server)
-    fake_server.add_reply("Porto, then.")
-    qtbot.keyClick(cairn.window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: texts(cairn)[-1] == "Porto, then.", timeout=15_000)
-    wait_idle(qtbot, cairn)
+    chat_and_regenerate(qtbot, cairn, fake_server)
 
     assert len(widgets(cairn)) == 2
     newest = bar(widgets(cairn)[-1])
@@ -262,11 +269,7 @@ def test_a_cut_off_reply_offers_continue_in_its_menu(
 def test_hover_controls_keep_their_place_so_nothing_shifts_under_the_pointer(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
-    chat(qtbot, cairn, fake_server)
-    fake_server.add_reply("Porto, then.")
-    qtbot.keyClick(cairn.window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: texts(cairn)[-1] == "Porto, then.", timeout=15_000)
-    wait_idle(qtbot, cairn)
+    chat_and_regenerate(qtbot, cairn, fake_server)
     reply, question = widgets(cairn)[-1], widgets(cairn)[0]
 
     def places() -> list[int]:

@@ -15,11 +15,10 @@ from pytestqt.qtbot import QtBot
 
 from app.__main__ import display_problem
 from app.core.paths import AppPaths
-from app.store import SessionStore, open_database
-from app.store.database import mark_clean_shutdown
 from app.store.instance_lock import InstanceLock
 from app.ui.app import READ_ONLY_PLACEHOLDER, CairnSession, launch
 from tests.fakes.read_only import read_only
+from tests.helpers.data_folder import data_folder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -156,14 +155,9 @@ def test_no_display_is_explained_in_one_line() -> None:
 def test_a_read_only_data_folder_opens_read_only_and_says_so(
     qtbot: QtBot, open_window: Callable[[], CairnSession], with_key: str
 ) -> None:
-    paths = AppPaths.from_environment()
-    paths.ensure()
-    opened = open_database(paths.database)
-    store = SessionStore(opened.connection, database=opened.path)
-    session = store.create_session("Roses", "claude-sonnet-4-6")
-    store.append_message(session.id, "user", "Prune in March?")
-    store.close()
-    mark_clean_shutdown(opened.path)
+    with data_folder() as (paths, store):
+        session = store.create_session("Roses", "claude-sonnet-4-6")
+        store.append_message(session.id, "user", "Prune in March?")
     before = sorted(path.name for path in paths.data_dir.iterdir())
     with read_only(paths.data_dir):
         cairn = open_window()

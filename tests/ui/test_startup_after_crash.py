@@ -12,12 +12,11 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.core.models import Role
-from app.core.paths import AppPaths
-from app.store import SessionStore, open_database
 from app.store.database import CheckResult, check_database
 from app.store.transactions import WRITES_HELD_TITLE, writes_held
 from app.ui import app as app_module
 from app.ui.app import CairnSession
+from tests.helpers.data_folder import data_folder
 
 
 class HeldCheck:
@@ -43,14 +42,10 @@ def held_check(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeldCheck]:
 
 
 def crash_with_a_conversation() -> None:
-    paths = AppPaths.from_environment()
-    paths.ensure()
-    opened = open_database(paths.database)
-    store = SessionStore(opened.connection, database=opened.path)
-    session = store.create_session("Trip to Lisbon", "claude-sonnet-4-5")
-    store.append_message(session.id, Role.USER, "Which tram goes to Belém?")
-    store.append_message(session.id, Role.ASSISTANT, "Tram 15 from Praça da Figueira.")
-    store.close()  # and no clean close: the state file still says "in use"
+    with data_folder(clean=False) as (_paths, store):  # the state file still says "in use"
+        session = store.create_session("Trip to Lisbon", "claude-sonnet-4-5")
+        store.append_message(session.id, Role.USER, "Which tram goes to Belém?")
+        store.append_message(session.id, Role.ASSISTANT, "Tram 15 from Praça da Figueira.")
 
 
 def test_the_window_opens_read_only_while_the_check_runs(

@@ -16,13 +16,11 @@ from pytestqt.qtbot import QtBot
 
 from app.core.lookup import TOOL_NAME
 from app.core.models import MessageStatus, Role
-from app.core.paths import AppPaths
-from app.store.database import open_database
-from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
 from app.ui.thinking_block import ThinkingBlock
 from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer
+from tests.helpers.data_folder import data_folder
 from tests.ui.test_summarize_now import chat
 from tests.unit.chat.test_lookups import ARCHIVED
 from tests.unit.store.test_summaries import condensed
@@ -33,19 +31,17 @@ ALWAYS_ON = "claude-opus-5-5"
 def seed_long_conversation(turns: int = 60) -> None:
     """A conversation on Opus 5.5: the archived exchange about the gate code, condensed,
     then `turns` more exchanges still live."""
-    paths = AppPaths.from_environment()
-    paths.ensure()
-    opened = open_database(paths.database)
-    sessions = SessionStore(opened.connection, database=opened.path)
-    session = sessions.create_session("Moving house", ALWAYS_ON)
-    archived = [sessions.append_message(session.id, role, text) for role, text in ARCHIVED]
-    for turn in range(turns):
-        sessions.append_message(session.id, Role.USER, f"Box {turn}: books and plates, fragile.")
-        sessions.append_message(session.id, Role.ASSISTANT, f"Noted box {turn} as fragile.")
-    summaries = SummaryStore.open(paths.database)
-    summaries.commit_summary(condensed(archived))
-    summaries.close()
-    sessions.close()
+    with data_folder(clean=False) as (paths, sessions):
+        session = sessions.create_session("Moving house", ALWAYS_ON)
+        archived = [sessions.append_message(session.id, role, text) for role, text in ARCHIVED]
+        for turn in range(turns):
+            sessions.append_message(
+                session.id, Role.USER, f"Box {turn}: books and plates, fragile."
+            )
+            sessions.append_message(session.id, Role.ASSISTANT, f"Noted box {turn} as fragile.")
+        summaries = SummaryStore.open(paths.database)
+        summaries.commit_summary(condensed(archived))
+        summaries.close()
 
 
 def test_a_lookup_on_an_always_thinking_model_goes_back_byte_identical(
@@ -117,11 +113,9 @@ def test_the_thinking_block_is_a_named_button_and_its_text_the_next_tab_stop(
 
 def test_a_refusal_offers_another_model_with_its_explanation(
     qtbot: QtBot,
-    open_window: Callable[[], CairnSession],
-    with_key: str,
+    cairn: CairnSession,
     fake_server: FakeAnthropicServer,
 ) -> None:
-    cairn = open_window()
     fake_server.add_reply("I", stop_reason="refusal")
     chat(qtbot, cairn, "Write me something risky")
     reply = cairn.window.transcript.message_widgets()[-1]

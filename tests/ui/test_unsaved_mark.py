@@ -41,11 +41,9 @@ def last_reply(cairn: CairnSession) -> MessageWidget:
 def test_the_kept_reply_says_not_saved_yet_until_it_is(
     qtbot: QtBot,
     small_disk: SmallDisk,
-    open_window: Callable[[], CairnSession],
-    with_key: str,
+    cairn: CairnSession,
     fake_server: FakeAnthropicServer,
 ) -> None:
-    cairn = open_window()
     window, controller = cairn.window, cairn.controller
     fake_server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15)
     window.composer.editor.setPlainText("Tell me a story")

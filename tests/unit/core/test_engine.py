@@ -7,7 +7,7 @@ import itertools
 import math
 import pickle
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -54,6 +54,18 @@ SESSION = "s1"
 MEDIUM = ModelInfo(id="medium", display_name="Medium", max_input_tokens=20_000, max_tokens=2_000)
 TINY = ModelInfo(id="tiny", display_name="Tiny", max_input_tokens=2_000, max_tokens=200)
 RULE = SummarizationConfig(condense_while_it_fits=True, mode="rule")
+SHORT_SUMMARIES = SummarizationConfig(
+    condense_while_it_fits=True, mode="rule", max_summary_tokens=100
+)
+# Summaries of 100 tokens after every 2 messages: a tiny window reaches the depth cap.
+DEPTH_CAPPED = SummarizationConfig(
+    condense_while_it_fits=True,
+    mode="rule",
+    max_summary_tokens=100,
+    min_messages=4,
+    preserve_recent=2,
+    cooldown_messages=2,
+)
 FILE_NAME = "budget_2026_v3.xlsx"
 
 _WORDS = [
@@ -148,11 +160,10 @@ def assert_invariants(
     # 2 and 3: the builder builds it (it raises rather than overflow).
     live = repo.live_messages(SESSION)
     if any(m.role is Role.USER for m in live) or draft:
-        built = engine.builder.build_request(
-            RequestInputs(
-                model=model, summaries=engine.repo.active_summaries(SESSION), tail=live, draft=draft
-            )
+        stored = RequestInputs(
+            model=model, summaries=engine.repo.active_summaries(SESSION), tail=live
         )
+        built = engine.builder.build_request(replace(stored, draft=draft))
         roles = [m["role"] for m in built.messages]
         assert roles[0] == "user"
         assert all(a != b for a, b in itertools.pairwise(roles))
@@ -162,24 +173,9 @@ def assert_invariants(
         # never quotes a message twice or one the live tail already sends.
         for ratio in (0.05, 0.2):
             recall = AutomaticRecall(engine.builder, ratio).gather(
-                RepoArchive(repo),
-                session_id=SESSION,
-                inputs=RequestInputs(
-                    model=model,
-                    system_prompt="",
-                    summaries=engine.repo.active_summaries(SESSION),
-                    tail=live,
-                ),
+                RepoArchive(repo), session_id=SESSION, inputs=stored
             )
-            with_recall = engine.builder.build_request(
-                RequestInputs(
-                    model=model,
-                    summaries=engine.repo.active_summaries(SESSION),
-                    tail=live,
-                    draft=draft,
-                ),
-                recall=recall,
-            )
+            with_recall = engine.builder.build_request(replace(stored, draft=draft), recall=recall)
             used = with_recall.state.used + with_recall.state.breakdown.reserved_output
             assert used <= model.max_input_tokens
             if recall is not None:
@@ -313,14 +309,7 @@ def test_a_burst_of_five_messages_across_the_threshold_makes_one_summary() -> No
 
 
 def test_a_tiny_window_compresses_up_to_the_depth_cap_and_never_overflows() -> None:
-    config = SummarizationConfig(
-        condense_while_it_fits=True,
-        mode="rule",
-        max_summary_tokens=100,
-        min_messages=4,
-        preserve_recent=2,
-        cooldown_messages=2,
-    )
+    config = DEPTH_CAPPED
     engine, repo = make_engine(config)
     driver = Driver(engine, repo, TINY)
     for index in range(0, 160, 2):
@@ -334,14 +323,7 @@ def test_a_tiny_window_compresses_up_to_the_depth_cap_and_never_overflows() -> N
 
 
 def test_recall_quotes_the_archive_past_the_depth_cap_and_never_overflows() -> None:
-    config = SummarizationConfig(
-        condense_while_it_fits=True,
-        mode="rule",
-        max_summary_tokens=100,
-        min_messages=4,
-        preserve_recent=2,
-        cooldown_messages=2,
-    )
+    config = DEPTH_CAPPED
     engine, repo = make_engine(config)
     driver = Driver(engine, repo, TINY)
     driver.turn("The gate code is AX-7731, remember it.", "Noted: AX-7731.")
@@ -388,7 +370,7 @@ def test_a_file_name_from_message_3_survives_two_rounds_of_summarization() -> No
 
 
 def test_the_file_name_survives_compression_too() -> None:
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=100)
+    config = SHORT_SUMMARIES
     engine, repo = make_engine(config)
     # A 4,000-token window: room for about three summaries, so rounds merge them.
     small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
@@ -478,7 +460,7 @@ def test_a_partial_undo_restores_only_the_newest_that_fit() -> None:
 
 
 def test_undo_of_a_compressed_summary_brings_back_its_summaries_within_budget() -> None:
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=100)
+    config = SHORT_SUMMARIES
     engine, repo = make_engine(config)
     small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
     for index in range(120):
@@ -567,7 +549,7 @@ def test_a_fallback_summary_is_committed_and_says_so() -> None:
 
 
 def test_a_failed_compression_falls_back_to_a_rule_merge() -> None:
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=100)
+    config = SHORT_SUMMARIES
     summarizer = ScriptedSummarizer(EventOutcome.OK, compress_outcome=EventOutcome.FAILED)
     engine, repo = make_engine(config, summarizer=summarizer)
     small = ModelInfo(id="small", display_name="Small", max_input_tokens=4_000, max_tokens=500)
@@ -616,7 +598,7 @@ def test_nothing_due_changes_nothing() -> None:
 
 
 def test_an_emergency_keeps_only_what_fits() -> None:
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule", max_summary_tokens=100)
+    config = SHORT_SUMMARIES
     engine, repo = make_engine(config)
     fill(repo, 14, tokens=200)  # ~2.9k of the 1.8k usable
     draft = text(99, 100)
@@ -830,7 +812,7 @@ def threshold_decision(config: SummarizationConfig) -> Decision:
 def test_a_summary_for_room_brings_the_request_down_to_the_target(
     sizes: list[int], pins: set[int]
 ) -> None:
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
+    config = RULE
     engine, repo = make_engine(config)
     # The policy decides a threshold summary at the trigger: messages (the sizes drawn,
     # over and over) are added until the request reaches it. (Far below it, just above
@@ -872,7 +854,7 @@ def test_a_summary_for_room_brings_the_request_down_to_the_target(
 def test_a_summary_for_room_when_already_at_the_target_condenses_nothing() -> None:
     """Hypothesis found it: covering two tiny messages only added a summary (45 → 110
     tokens) and left the request above a target it had been under."""
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
+    config = RULE
     engine, repo = make_engine(config)
     sizes = [20, 20, 26, 20, 20, 23, 20, 72, 20, 199, 26, 114, 159, 194, 253, 272, 384]
     for index, size in enumerate([*sizes, *[399] * 6]):
@@ -887,7 +869,7 @@ def test_a_summary_for_room_when_already_at_the_target_condenses_nothing() -> No
 
 def test_a_summary_for_room_keeps_more_than_the_floor() -> None:
     """Before issue 8 a summary kept only the newest 6; now the rest of the target too."""
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
+    config = RULE
     engine, repo = make_engine(config)
     fill(repo, 80, tokens=100)  # ~8.3k tokens of 7k usable
     outcome = engine.run(
@@ -900,7 +882,7 @@ def test_a_summary_for_room_keeps_more_than_the_floor() -> None:
 
 
 def test_a_manual_summary_keeps_the_floor_or_what_the_user_asked() -> None:
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
+    config = RULE
     engine, repo = make_engine(config)
     fill(repo, 40)
     engine.run(SESSION, model=SMALL, trigger=SummaryTrigger.MANUAL)
@@ -923,7 +905,7 @@ def test_a_manual_summary_keeps_the_floor_or_what_the_user_asked() -> None:
 
 @pytest.mark.parametrize("draft_tokens", [1_500, 2_500, 3_500])
 def test_an_emergency_gets_under_the_reset_level_in_one_run(draft_tokens: int) -> None:
-    config = SummarizationConfig(condense_while_it_fits=True, mode="rule")
+    config = RULE
     engine, repo = make_engine(config)
     fill(repo, 60, tokens=110)  # ~6.8k of 7k usable: a big paste does not fit
     draft = text(999, draft_tokens)
