@@ -77,85 +77,17 @@ class ModelInfo(BaseModel):
 #   and opus-5/overview (1M, 128K, "Legacy"), sonnet-4-6/overview (1M, 128K, Adaptive),
 #   https://platform.claude.com/docs/en/about-claude/models/overview (Haiku 4.5: 200K,
 #   64K, Extended, effort "Not supported").
-FALLBACK_MODELS: tuple[ModelInfo, ...] = (
-    ModelInfo(
-        id="claude-sonnet-5-5",
-        display_name="Claude Sonnet 5.5",
-        max_input_tokens=1_000_000,
-        max_tokens=128_000,
-        line="sonnet",
-        thinking="adaptive",
-        effort=True,
-        thinking_off=False,
-    ),
-    ModelInfo(
-        id="claude-opus-5-5",
-        display_name="Claude Opus 5.5",
-        max_input_tokens=1_000_000,
-        max_tokens=128_000,
-        line="opus",
-        thinking="always",
-        effort=True,
-        thinking_off=False,
-    ),
-    ModelInfo(
-        id="claude-haiku-5-5",
-        display_name="Claude Haiku 5.5",
-        max_input_tokens=1_000_000,
-        max_tokens=128_000,
-        line="haiku",
-        thinking="adaptive",
-        effort=True,
-    ),
-    ModelInfo(
-        id="claude-fable-5-1",
-        display_name="Claude Fable 5.1",
-        max_input_tokens=1_000_000,
-        max_tokens=128_000,
-        line="fable",
-        thinking="always",
-        effort=True,
-        thinking_off=False,
-    ),
-    ModelInfo(
-        id="claude-sonnet-5",
-        display_name="Claude Sonnet 5",
-        max_input_tokens=1_000_000,
-        max_tokens=128_000,
-        line="sonnet",
-        thinking="adaptive",
-        effort=True,
-        legacy=True,
-    ),
-    ModelInfo(
-        id="claude-opus-5",
-        display_name="Claude Opus 5",
-        max_input_tokens=1_000_000,
-        max_tokens=128_000,
-        line="opus",
-        thinking="adaptive",
-        effort=True,
-        legacy=True,
-    ),
-    ModelInfo(
-        id="claude-sonnet-4-6",
-        display_name="Claude Sonnet 4.6",
-        max_input_tokens=1_000_000,
-        max_tokens=128_000,
-        line="sonnet",
-        thinking="adaptive",
-        effort=True,
-        legacy=True,
-    ),
-    ModelInfo(
-        id="claude-haiku-4-5",
-        display_name="Claude Haiku 4.5",
-        max_input_tokens=200_000,
-        max_tokens=64_000,
-        line="haiku",
-        thinking="extended",
-        legacy=True,
-    ),
+# (id, window, output, thinking, takes effort, thinking can be turned off, legacy); the name
+# and the line are read from the id (`_named`).
+_CATALOG: tuple[tuple[str, int, int, ThinkingMode, bool, bool, bool], ...] = (
+    ("claude-sonnet-5-5", 1_000_000, 128_000, "adaptive", True, False, False),
+    ("claude-opus-5-5", 1_000_000, 128_000, "always", True, False, False),
+    ("claude-haiku-5-5", 1_000_000, 128_000, "adaptive", True, True, False),
+    ("claude-fable-5-1", 1_000_000, 128_000, "always", True, False, False),
+    ("claude-sonnet-5", 1_000_000, 128_000, "adaptive", True, True, True),
+    ("claude-opus-5", 1_000_000, 128_000, "adaptive", True, True, True),
+    ("claude-sonnet-4-6", 1_000_000, 128_000, "adaptive", True, True, True),
+    ("claude-haiku-4-5", 200_000, 64_000, "extended", False, True, True),
 )
 # The page and day every row above was read from (a test checks the table against the
 # fake server's `/v1/models`, which cites the same pages).
@@ -186,17 +118,51 @@ def family_and_version(model_id: str) -> tuple[str | None, tuple[int, int]]:
     return match.group("family"), (int(match.group("major")), int(match.group("minor") or 0))
 
 
+def _named(model_id: str) -> tuple[str | None, str]:
+    """The family and the name read from a Claude model id ("sonnet", "Claude Sonnet
+    5.5"); (None, the id) for an id of another shape."""
+    family, (major, minor) = family_and_version(model_id)
+    if family is None:
+        return None, model_id
+    version = f"{major}.{minor}" if minor else str(major)
+    return family, f"Claude {family.capitalize()} {version}"
+
+
+def _from_catalog(
+    model_id: str,
+    window: int,
+    output: int,
+    thinking: ThinkingMode,
+    effort: bool,
+    thinking_off: bool,
+    legacy: bool,
+) -> ModelInfo:
+    """A row of the bundled table: the name and line read from the id, as the pages
+    write them ("Claude Sonnet 5.5", "sonnet")."""
+    family, name = _named(model_id)
+    return ModelInfo(
+        id=model_id,
+        display_name=name,
+        max_input_tokens=window,
+        max_tokens=output,
+        line=family,
+        thinking=thinking,
+        effort=effort,
+        legacy=legacy,
+        thinking_off=thinking_off,
+    )
+
+
+FALLBACK_MODELS: tuple[ModelInfo, ...] = tuple(_from_catalog(*row) for row in _CATALOG)
+
+
 def model_name(model_id: str, available: Sequence[ModelInfo] = ()) -> str:
     """A model as people know it ("Claude Haiku 4.5"), never a raw id when it can be
     read: the server's or the bundled table's name, else one made from the id."""
     known, _ = model_limits(model_id, available)
     if known.display_name != model_id:
         return known.display_name
-    family, (major, minor) = family_and_version(model_id)
-    if family is None:
-        return model_id
-    version = f"{major}.{minor}" if minor else str(major)
-    return f"Claude {family.capitalize()} {version}"
+    return _named(model_id)[1]
 
 
 def _line_of(model: ModelInfo) -> str | None:
