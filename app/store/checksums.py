@@ -19,14 +19,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from app.store.batches import Key, in_batches
 
 log = logging.getLogger(__name__)
 
 _SEPARATOR = "\x00"
-_BATCH = 500
 
 
 def text_checksum(text: str) -> int:
@@ -140,9 +141,9 @@ def put_back(connection: sqlite3.Connection, altered: Altered, backups: Sequence
         return Repair()
     messages = _stored_checksums(connection, "message", "id", altered.messages)
     summaries = _stored_checksums(connection, "summary", "id", altered.summaries)
-    found_messages: dict[object, tuple[str, int]] = {}
-    found_summaries: dict[object, tuple[str, str, str, int]] = {}
-    sources: dict[object, str] = {}
+    found_messages: dict[int, tuple[str, int]] = {}
+    found_summaries: dict[str, tuple[str, str, str, int]] = {}
+    sources: dict[int | str, str] = {}
     for backup in backups:
         wanted_messages = [key for key in messages if key not in found_messages]
         wanted_summaries = [key for key in summaries if key not in found_summaries]
@@ -154,14 +155,16 @@ def put_back(connection: sqlite3.Connection, altered: Altered, backups: Sequence
             log.info("Cannot read the backup %s: %s", backup, error)
             continue
         try:
-            for key, (content, checksum) in _intact_messages(source, wanted_messages).items():
-                if checksum == messages[key]:
-                    found_messages[key] = (content, checksum)
-                    sources[key] = backup.name
-            for key, row in _intact_summaries(source, wanted_summaries).items():
-                if row[3] == summaries[key]:
-                    found_summaries[key] = row
-                    sources[key] = backup.name
+            for message_id, (content, checksum) in _intact_messages(
+                source, wanted_messages
+            ).items():
+                if checksum == messages[message_id]:
+                    found_messages[message_id] = (content, checksum)
+                    sources[message_id] = backup.name
+            for summary_id, row in _intact_summaries(source, wanted_summaries).items():
+                if row[3] == summaries[summary_id]:
+                    found_summaries[summary_id] = row
+                    sources[summary_id] = backup.name
         except sqlite3.Error as error:
             log.info("Cannot read the backup %s: %s", backup, error)
         finally:
@@ -248,32 +251,26 @@ def _give_checksums(
 
 
 def _stored_checksums(
-    connection: sqlite3.Connection, table: str, key: str, keys: Iterable[object]
-) -> dict[object, int]:
-    wanted = list(keys)
-    found: dict[object, int] = {}
-    for start in range(0, len(wanted), _BATCH):
-        chunk = wanted[start : start + _BATCH]
-        marks = ", ".join("?" * len(chunk))
+    connection: sqlite3.Connection, table: str, key: str, keys: Collection[Key]
+) -> dict[Key, int]:
+    found: dict[Key, int] = {}
+    for batch, marks in in_batches(keys):
         for row_key, checksum in connection.execute(
-            f"SELECT {key}, checksum FROM {table} WHERE {key} IN ({marks})", chunk
+            f"SELECT {key}, checksum FROM {table} WHERE {key} IN ({marks})", batch
         ):
             found[row_key] = int(checksum)
     return found
 
 
 def _intact_messages(
-    source: sqlite3.Connection, keys: Sequence[object]
-) -> dict[object, tuple[str, int]]:
-    found: dict[object, tuple[str, int]] = {}
-    columns = {str(row[1]) for row in source.execute("PRAGMA table_info(message)")}
-    if "checksum" not in columns:
+    source: sqlite3.Connection, keys: Collection[int]
+) -> dict[int, tuple[str, int]]:
+    found: dict[int, tuple[str, int]] = {}
+    if not _has_checksums(source, "message"):
         return found
-    for start in range(0, len(keys), _BATCH):
-        chunk = list(keys[start : start + _BATCH])
-        marks = ", ".join("?" * len(chunk))
+    for batch, marks in in_batches(keys):
         for key, content, checksum in source.execute(
-            f"SELECT id, content, checksum FROM message WHERE id IN ({marks})", chunk
+            f"SELECT id, content, checksum FROM message WHERE id IN ({marks})", batch
         ):
             if checksum is not None and text_checksum(str(content)) == checksum:
                 found[key] = (str(content), int(checksum))
@@ -281,21 +278,23 @@ def _intact_messages(
 
 
 def _intact_summaries(
-    source: sqlite3.Connection, keys: Sequence[object]
-) -> dict[object, tuple[str, str, str, int]]:
-    found: dict[object, tuple[str, str, str, int]] = {}
-    columns = {str(row[1]) for row in source.execute("PRAGMA table_info(summary)")}
-    if "checksum" not in columns:
+    source: sqlite3.Connection, keys: Collection[str]
+) -> dict[str, tuple[str, str, str, int]]:
+    found: dict[str, tuple[str, str, str, int]] = {}
+    if not _has_checksums(source, "summary"):
         return found
-    for start in range(0, len(keys), _BATCH):
-        chunk = list(keys[start : start + _BATCH])
-        marks = ", ".join("?" * len(chunk))
+    for batch, marks in in_batches(keys):
         for key, narrative, key_points, facets, checksum in source.execute(
             f"SELECT id, narrative, key_points, facets, checksum FROM summary "
             f"WHERE id IN ({marks})",
-            chunk,
+            batch,
         ):
             texts = (str(narrative), str(key_points), str(facets))
             if checksum is not None and summary_checksum(*texts) == checksum:
                 found[key] = (*texts, int(checksum))
     return found
+
+
+def _has_checksums(source: sqlite3.Connection, table: str) -> bool:
+    """Whether `table` of `source` (a backup, perhaps older than migration 13) has them."""
+    return "checksum" in {str(row[1]) for row in source.execute(f"PRAGMA table_info({table})")}
