@@ -364,9 +364,6 @@ class ChatService:
             else:
                 self.new_conversation()
 
-    def get_session(self, session_id: str) -> Session | None:
-        return self._deps.store.get_session(session_id)
-
     # --- the conversation on screen
 
     def send(self, text: str) -> bool:

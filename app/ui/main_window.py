@@ -289,7 +289,7 @@ class MainWindow(QMainWindow):
         self.composer.focus_editor()
 
     def _confirm_delete(self, session_id: str) -> None:
-        session = self.chat.get_session(session_id)
+        session = self.sidebar.model.session(session_id)  # as the list shows it
         if session is None:
             return
         self.confirm_box = ask_to_confirm(

@@ -195,7 +195,7 @@ def test_uploads_the_server_could_not_delete_are_deleted_later(
     fake_server.add_error(500, path=f"{FILES_PATH}/{report.id}", times=3)
 
     chat.service.delete_session(session_id)  # never waits for the server
-    assert chat.service.get_session(session_id) is None
+    assert chat.store.get_session(session_id) is None
     chat.run_until(lambda: fake_server.files.deletions == [report.id])
     assert fake_server.files.stored() == []
     assert chat.events.named("error_raised") == []
