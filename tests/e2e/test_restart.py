@@ -12,17 +12,8 @@ from app.core.models import MessageStatus, Role
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.dates import undated
+from tests.helpers.window import chat
 from tests.ui.conftest import TEST_KEY, home_files
-
-
-def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    # Taken (the composer empties) once stored: at once, or when the conversation is open.
-    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
-    )
 
 
 def test_everything_is_still_there_after_a_restart(

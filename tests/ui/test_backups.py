@@ -12,16 +12,8 @@ from app.ui.delete_originals_dialog import DeleteOriginalsDialog
 from app.ui.restore_dialog import RestoreDialog, RestoreProgress, backup_text, human_size
 from app.ui.summary_block import SummaryBlock
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.helpers.window import chat
 from tests.ui.conftest import running_tasks
-
-
-def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=30_000)
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=30_000
-    )
 
 
 def summarized(qtbot: QtBot, cairn: CairnSession) -> SummaryBlock:

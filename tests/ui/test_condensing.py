@@ -18,6 +18,7 @@ from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
 from app.ui.summary_block import SummaryBlock
 from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
+from tests.helpers.window import chat
 
 SMALL = ModelInfo(
     id="claude-small", display_name="Claude Small", max_input_tokens=4_000, max_tokens=400
@@ -38,16 +39,6 @@ def open_small(
     )
     qtbot.waitUntil(lambda: cairn.controller.service.counter.ready, timeout=10_000)
     return cairn
-
-
-def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    # Taken (the composer empties) once stored: at once, or when the conversation is open.
-    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
-    )
 
 
 def summaries_of(cairn: CairnSession) -> SummaryStore:

@@ -15,6 +15,7 @@ from app.core.recall import RECALL_HEADING
 from app.ui.app import CairnSession
 from app.ui.gauge_text import format_percent
 from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
+from tests.helpers.window import chat
 
 MODELS = [
     ModelInfo(
@@ -36,16 +37,6 @@ def ready(qtbot: QtBot, cairn: CairnSession) -> None:
     qtbot.waitUntil(lambda: cairn.window.header.gauge.state is not None, timeout=10_000)
     qtbot.waitUntil(
         lambda: cairn.controller.service.current.state.model_id == "claude-big", timeout=10_000
-    )
-
-
-def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    # Taken (the composer empties) once stored: at once, or when the conversation is open.
-    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
     )
 
 

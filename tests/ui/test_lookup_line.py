@@ -21,7 +21,7 @@ from app.ui.app import CairnSession
 from app.ui.lookup_line import LookupLine, details_text
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.helpers.data_folder import data_folder
-from tests.ui.test_summarize_now import chat
+from tests.helpers.window import chat
 from tests.unit.chat.test_lookups import ARCHIVED, LIVE
 from tests.unit.store.test_summaries import condensed
 

@@ -15,13 +15,7 @@ from app.llm.anthropic_errors import BILLING_URL
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer, text_of_content
 from tests.fakes.dates import undated
-
-
-def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    """Type `text` into the composer and press Enter."""
-    editor = cairn.window.composer.editor
-    editor.setPlainText(text)
-    qtbot.keyClick(editor, Qt.Key.Key_Return)
+from tests.helpers.window import send
 
 
 def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:

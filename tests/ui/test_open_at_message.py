@@ -13,17 +13,8 @@ from app.ui.app import CairnSession
 from app.ui.message_jump import Flash
 from app.ui.transcript import TranscriptView
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.helpers.window import chat
 from tests.ui.test_condensing import SMALL, words
-
-
-def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    """Send `text` and wait for the reply (generous waits: the suite runs on busy machines)."""
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=40_000)
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=40_000
-    )
 
 
 def condensed_conversation(

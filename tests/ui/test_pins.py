@@ -16,7 +16,8 @@ from app.ui.app import CairnSession
 from app.ui.message_header import PINNED_TIP
 from app.ui.transcript_message import PIN_ACTION, UNPIN_ACTION, MessageWidget
 from tests.fakes.anthropic_server import FakeAnthropicServer
-from tests.ui.test_summarize_now import chat, fill, summary_done
+from tests.helpers.window import chat
+from tests.ui.test_summarize_now import fill, summary_done
 
 NOW = datetime(2026, 3, 5, 14, 0, tzinfo=UTC)
 

@@ -17,17 +17,9 @@ from app.ui.text_size import DEFAULT_SIZE, LARGEST, SMALLEST
 from app.ui.tooltip_place import show_tooltip_on_screen, shown_tooltip, within
 from app.ui.transcript_blocks import CodeBlock
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.helpers.window import chat
 
 CTRL = Qt.KeyboardModifier.ControlModifier
-
-
-def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
-    )
 
 
 def left_right(widget: QWidget, window: QWidget) -> tuple[int, int]:

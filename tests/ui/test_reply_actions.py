@@ -15,11 +15,7 @@ from app.core.models import MessageStatus, Role
 from app.ui.app import CairnSession
 from app.ui.transcript_message import MessageWidget
 from tests.fakes.anthropic_server import FakeAnthropicServer
-
-
-def send(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
+from tests.helpers.window import send
 
 
 def wait_idle(qtbot: QtBot, cairn: CairnSession) -> None:

@@ -9,7 +9,8 @@ from app.core.models import Message
 from app.store.transactions import hold_writes, release_writes
 from app.ui.app import CairnSession
 from app.ui.message_header import SENDING
-from tests.ui.test_main_window import send, wait_idle
+from tests.helpers.window import send
+from tests.ui.test_main_window import wait_idle
 
 
 def header_state(cairn: CairnSession, message_id: int) -> str | None:

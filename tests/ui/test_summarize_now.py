@@ -10,15 +10,7 @@ from app.core.paths import AppPaths
 from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
 from tests.fakes.anthropic_server import FakeAnthropicServer, forces_a_tool
-
-
-def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
-    )
+from tests.helpers.window import chat
 
 
 def fill(qtbot: QtBot, cairn: CairnSession, turns: int = 8) -> None:

@@ -12,16 +12,8 @@ from app.store.summaries import SummaryStore
 from app.ui.app import CairnSession
 from app.ui.summary_block import SummaryBlock
 from app.ui.summary_preview import EMPTY_NARRATIVE, SummaryPreviewDialog
+from tests.helpers.window import chat
 from tests.ui.conftest import Previews
-
-
-def chat(qtbot: QtBot, cairn: CairnSession, text: str) -> None:
-    cairn.window.composer.editor.setPlainText(text)
-    qtbot.keyClick(cairn.window.composer.editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: cairn.window.composer.text() == "", timeout=15_000)
-    qtbot.waitUntil(
-        lambda: not cairn.controller.service.current.state.activity.busy, timeout=15_000
-    )
 
 
 def stored(cairn: CairnSession) -> list[Summary]:
