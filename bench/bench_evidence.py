@@ -25,6 +25,7 @@ Prints a table; it is not a pass/fail test.
 from __future__ import annotations
 
 import argparse
+import bisect
 import random
 import statistics
 import sys
@@ -455,15 +456,12 @@ def truncation_request(
     builder: ContextBuilder, model: ModelInfo, messages: Sequence[Message], question: str
 ) -> BuiltRequest:
     """The newest messages that fit with the question, and nothing else."""
-    low, high = 0, len(messages)  # the smallest start that fits, by bisection
-    while low < high:
-        middle = (low + high) // 2
-        if builder.estimate_state(
-            RequestInputs(model=model, tail=messages[middle:], draft=question)
-        ).fits:
-            high = middle
-        else:
-            low = middle + 1
+
+    def fits(start: int) -> bool:
+        inputs = RequestInputs(model=model, tail=messages[start:], draft=question)
+        return builder.estimate_state(inputs).fits
+
+    low = bisect.bisect_left(range(len(messages)), True, key=fits)  # the first that fits
     return builder.build_request(RequestInputs(model=model, tail=messages[low:], draft=question))
 
 
@@ -492,13 +490,7 @@ def backfill_request(
         )
         return state.ratio <= BACKFILL_RATIO
 
-    low, high = 0, len(archived)
-    while low < high:
-        middle = (low + high) // 2
-        if fits(middle):
-            high = middle
-        else:
-            low = middle + 1
+    low = bisect.bisect_left(range(len(archived)), True, key=fits)  # the first that fits
     return builder.build_request(
         RequestInputs(model=model, summaries=summaries, tail=request_tail(low), draft=question)
     )

@@ -14,6 +14,7 @@ rules that change a content without a model: `merge` (several into one) and
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -529,16 +530,9 @@ def _fewest(total: int, fits: Callable[[int], bool]) -> int:
     """The smallest k in 0..total with fits(k), given fits is monotonic; total if none."""
     if fits(0):
         return 0
-    low, high = 1, total
-    if not fits(high):
+    if not fits(total):
         return total
-    while low < high:
-        middle = (low + high) // 2
-        if fits(middle):
-            high = middle
-        else:
-            low = middle + 1
-    return low
+    return 1 + bisect.bisect_left(range(1, total), True, key=fits)
 
 
 def _drop_oldest(
