@@ -24,7 +24,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,6 +32,7 @@ from app.core.models import MessageStatus, Role
 from app.store import SessionStore, open_database
 from app.store.checksums import text_checksum
 from app.store.database import checkpoint
+from bench.timing import timed
 
 PROSE = (
     "We walked the ridge above the lake at dawn, counted eleven herons, and agreed to "
@@ -60,15 +60,6 @@ def fill(path: Path, archived: int, live: int) -> tuple[SessionStore, str]:
     connection.execute("COMMIT")
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return store, session.id
-
-
-def timed(action: Callable[[], object], runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - start) * 1000)
-    return times
 
 
 def line(label: str, times: list[float]) -> str:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.timing import p95
+
 FOLDER = Path("/tmp/cairn-bench")
 WORDS = [
     "garden",
@@ -115,9 +117,9 @@ def build(path: Path, conversations: int, messages: int) -> None:
 
 def summary(label: str, samples: list[float]) -> str:
     ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * len(ordered)) - 1)]
+    worst = p95(ordered)
     return (
-        f"{label:<44} median {statistics.median(ordered):7.1f} ms   p95 {p95:7.1f} ms   "
+        f"{label:<44} median {statistics.median(ordered):7.1f} ms   p95 {worst:7.1f} ms   "
         f"max {ordered[-1]:7.1f} ms   (n={len(ordered)})"
     )
 

@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 from pathlib import Path
@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.core.search import SearchOrder, SearchQuery
 from app.store.migrations import MIGRATIONS, migrate
 from app.store.search import ArchiveSearch
+from bench.timing import p95, timed
 
 FOLDER = Path("/tmp/cairn-bench")
 VOCABULARY = 30_000
@@ -171,21 +172,12 @@ def insert_summary(
     )
 
 
-def timed(action: Callable[[], object], repeats: int = 1) -> list[float]:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        action()
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-    return samples
-
-
 def report(label: str, samples: list[float]) -> None:
     ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * len(ordered)) - 1)]
+    worst = p95(ordered)
     print(
         f"{label:<52} p50 {statistics.median(ordered):8.2f} ms   "
-        f"p95 {p95:8.2f} ms   max {ordered[-1]:8.2f} ms   (n={len(ordered)})",
+        f"p95 {worst:8.2f} ms   max {ordered[-1]:8.2f} ms   (n={len(ordered)})",
         flush=True,
     )
 

@@ -13,35 +13,24 @@ import sqlite3
 import statistics
 import sys
 import tempfile
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.models import Role
 from app.store import SessionStore, open_database
+from bench.timing import p95, timed
 
 MESSAGE = "A typical message of a few sentences, about four hundred characters long. " * 5
 
 
-def timed(action: Callable[[], object], repeats: int) -> list[float]:
-    """Milliseconds of each of `repeats` calls."""
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        action()
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-    return samples
-
-
 def report(label: str, samples: list[float]) -> None:
     ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * len(ordered)) - 1)]
+    worst = p95(ordered)
     print(
         f"{label:<48} median {statistics.median(ordered):7.3f} ms   "
-        f"p95 {p95:7.3f} ms   (n={len(ordered)})"
+        f"p95 {worst:7.3f} ms   (n={len(ordered)})"
     )
 
 
