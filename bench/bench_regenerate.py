@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from bench_streaming import PaintWatch, TimedProvider  # noqa: E402
+from bench_streaming import TimedProvider, watch_first_text  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.core.catalog import ModelInfo  # noqa: E402
@@ -116,18 +116,7 @@ def main() -> None:
         ):
             app.processEvents()
             time.sleep(0.001)
-        transcript = window.transcript
-        original_update = transcript.update_message_text
-
-        def update(message_id: int, text: str) -> None:
-            original_update(message_id, text)
-            if text:
-                marks.setdefault("first_text", time.perf_counter())
-
-        session.controller.message_text_changed.disconnect(transcript.update_message_text)
-        session.controller.message_text_changed.connect(update)
-        watch = PaintWatch(marks, transcript)
-        app.installEventFilter(watch)
+        watch = watch_first_text(app, session, marks)
         actions = {
             "regenerate": window.message_actions.regenerate_latest,  # what Ctrl+R does
             "send": lambda: window.composer.editor.submitted.emit(),  # Enter, the peer

@@ -41,7 +41,7 @@ from app.llm.provider import (  # noqa: E402
     ReplyResult,
     StreamCallbacks,
 )
-from app.ui.app import open_cairn  # noqa: E402
+from app.ui.app import CairnSession, open_cairn  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropicServer  # noqa: E402
 
 
@@ -97,6 +97,26 @@ class PaintWatch(QObject):
         return False
 
 
+def watch_first_text(
+    app: QApplication, session: CairnSession, marks: dict[str, float]
+) -> PaintWatch:
+    """Mark in `marks` when the first streamed text reaches the transcript ("first_text")
+    and when it is painted ("first_paint", by the returned filter, installed on `app`)."""
+    transcript = session.window.transcript
+    original_update = transcript.update_message_text
+
+    def update(message_id: int, text: str) -> None:
+        original_update(message_id, text)
+        if text:
+            marks.setdefault("first_text", time.perf_counter())
+
+    session.controller.message_text_changed.disconnect(transcript.update_message_text)
+    session.controller.message_text_changed.connect(update)
+    watch = PaintWatch(marks, transcript)
+    app.installEventFilter(watch)
+    return watch
+
+
 def run_once(app: QApplication, tokens: int, rate: float) -> tuple[float, float, float, int]:
     marks: dict[str, float] = {}
     words = [f"word{i} " for i in range(tokens)]
@@ -113,18 +133,7 @@ def run_once(app: QApplication, tokens: int, rate: float) -> tuple[float, float,
         window = session.window
         window.show()
         session.controller.service.start()
-        transcript = window.transcript
-        original_update = transcript.update_message_text
-
-        def update(message_id: int, text: str) -> None:
-            original_update(message_id, text)
-            if text:
-                marks.setdefault("first_text", time.perf_counter())
-
-        session.controller.message_text_changed.disconnect(transcript.update_message_text)
-        session.controller.message_text_changed.connect(update)
-        watch = PaintWatch(marks, transcript)
-        app.installEventFilter(watch)
+        watch = watch_first_text(app, session, marks)
 
         beats: list[float] = []
         heartbeat = QTimer()
