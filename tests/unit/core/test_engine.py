@@ -1189,14 +1189,8 @@ def test_every_planted_fact_stays_in_the_memory_block_or_is_counted_in_the_archi
 ) -> None:
     """Compression keeps the children's ledger; at the depth cap the trim drops narrative
     and key points first, and a fact that must go is counted, never silently lost."""
-    config = SummarizationConfig(
-        condense_while_it_fits=True,
-        mode="rule",
-        max_summary_tokens=200,
-        min_messages=4,
-        preserve_recent=2,
-        cooldown_messages=2,
-        max_depth=max_depth,
+    config = SummarizationConfig.model_validate(
+        {**DEPTH_CAPPED.model_dump(), "max_summary_tokens": 200, "max_depth": max_depth}
     )
     engine, repo = make_engine(config)
     driver = Driver(engine, repo, TINY)
