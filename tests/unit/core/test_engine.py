@@ -68,6 +68,12 @@ DEPTH_CAPPED = SummarizationConfig(
 )
 FILE_NAME = "budget_2026_v3.xlsx"
 
+
+def depth_capped(**changes: object) -> SummarizationConfig:
+    """`DEPTH_CAPPED` with `changes` (validated as a settings file would be)."""
+    return SummarizationConfig.model_validate({**DEPTH_CAPPED.model_dump(), **changes})
+
+
 _WORDS = [
     "the",
     "walk",
@@ -436,13 +442,7 @@ def test_undo_gives_everything_back_when_it_fits() -> None:
 
 
 def test_a_partial_undo_restores_only_the_newest_that_fit() -> None:
-    config = SummarizationConfig(
-        condense_while_it_fits=True,
-        mode="rule",
-        max_summary_tokens=100,
-        min_messages=4,
-        preserve_recent=2,
-    )
+    config = depth_capped(cooldown_messages=SummarizationConfig().cooldown_messages)
     engine, repo = make_engine(config)
     for index in range(16):
         repo.append(SESSION, Role.USER if index % 2 == 0 else Role.ASSISTANT, text(index, 150))
@@ -670,15 +670,7 @@ class EngineMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.config = SummarizationConfig(
-            condense_while_it_fits=True,
-            mode="rule",
-            max_summary_tokens=100,
-            min_messages=4,
-            preserve_recent=2,
-            cooldown_messages=1,
-            max_depth=2,
-        )
+        self.config = depth_capped(cooldown_messages=1, max_depth=2)
         self.engine, self.repo = make_engine(self.config)
         self.driver = Driver(self.engine, self.repo, TINY)
         self.count = 0
@@ -1189,9 +1181,7 @@ def test_every_planted_fact_stays_in_the_memory_block_or_is_counted_in_the_archi
 ) -> None:
     """Compression keeps the children's ledger; at the depth cap the trim drops narrative
     and key points first, and a fact that must go is counted, never silently lost."""
-    config = SummarizationConfig.model_validate(
-        {**DEPTH_CAPPED.model_dump(), "max_summary_tokens": 200, "max_depth": max_depth}
-    )
+    config = depth_capped(max_summary_tokens=200, max_depth=max_depth)
     engine, repo = make_engine(config)
     driver = Driver(engine, repo, TINY)
     codes: list[str] = []
@@ -1216,14 +1206,7 @@ def test_every_planted_fact_stays_in_the_memory_block_or_is_counted_in_the_archi
 
 
 def test_a_compressed_summary_keeps_its_childrens_dated_ledger() -> None:
-    config = SummarizationConfig(
-        condense_while_it_fits=True,
-        mode="rule",
-        max_summary_tokens=400,
-        min_messages=4,
-        preserve_recent=2,
-        cooldown_messages=2,
-    )
+    config = depth_capped(max_summary_tokens=400)
     engine, repo = make_engine(config)
     driver = Driver(engine, repo, TINY)
     driver.turn("Our contact is Maria Schneider and the code is AX-7731.", text(1, 80))
