@@ -195,6 +195,17 @@ class Chat:
             self.run_until(lambda: len(self.events.named("pending_sent")) > waited)
         self.idle()
 
+    def start_streaming(self, text: str, parts: int, *, word: str = "part", until: str = "") -> str:
+        """Send `text` to a reply of `parts` words ("part0 part1 …") streamed 20 ms apart,
+        and return its whole text once the text on screen holds `until` (by default, once
+        any has arrived): the rest is still on its way."""
+        pieces = [f"{word}{i} " for i in range(parts)]
+        self.server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
+        assert self.service.send(text)
+        told = lambda: self.events.named("message_text_changed")  # noqa: E731
+        self.run_until(lambda: any(until in shown for _, shown in told()))
+        return "".join(pieces)
+
     def stored(self) -> list[Message]:
         session_id = self.service.current.state.session_id
         assert session_id is not None

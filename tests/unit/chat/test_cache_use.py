@@ -62,10 +62,7 @@ def test_a_reply_off_screen_does_not_change_the_figure_on_screen(
     fake_server.add_reply("First.")
     chat.send(QUESTION)
     first = chat.service.current.state.session_id
-    pieces = [f"part{i} " for i in range(20)]
-    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
-    assert chat.service.send(f"Again: {QUESTION}")
-    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    chat.start_streaming(f"Again: {QUESTION}", parts=20)
     chat.service.new_conversation()
     chat.events.clear()
     chat.run_until(lambda: chat.service.runner.running == 0)

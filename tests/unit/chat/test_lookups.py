@@ -184,12 +184,7 @@ def test_stop_during_the_continued_stream_keeps_every_round(
 ) -> None:
     chat = seeded(start_chat, "claude-sonnet-4-6")  # text between calls stays text
     fake_server.add_tool_use(TOOL_NAME, {"query": "gate"}, text_before="Looking.")
-    pieces = [f"word{i} " for i in range(200)]
-    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
-    assert chat.service.send("The code?")
-    chat.run_until(
-        lambda: any("word3" in text for _, text in chat.events.named("message_text_changed"))
-    )
+    chat.start_streaming("The code?", parts=200, word="word", until="word3")
     chat.service.current.turns.stop()
     chat.idle()
     reply = chat.stored()[-1]

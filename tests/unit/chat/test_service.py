@@ -107,18 +107,13 @@ def test_the_gauge_follows_the_draft(start_chat: StartChat) -> None:
 
 def test_stop_keeps_what_arrived(start_chat: StartChat, fake_server: FakeAnthropicServer) -> None:
     chat = start_chat()
-    pieces = [f"word{i} " for i in range(200)]
-    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
-    assert chat.service.send("Tell me a long story")
-    chat.run_until(
-        lambda: any("word3" in text for _, text in chat.events.named("message_text_changed"))
-    )
+    whole = chat.start_streaming("Tell me a long story", parts=200, word="word", until="word3")
     chat.service.current.turns.stop()
     chat.idle()
     reply = chat.stored()[-1]
     assert reply.status is MessageStatus.STOPPED
     assert reply.content.startswith("word0 word1 word2 word3")
-    assert len(reply.content) < len("".join(pieces))
+    assert len(reply.content) < len(whole)
 
 
 def test_text_reaches_the_front_end_at_most_about_30_times_a_second(
@@ -198,10 +193,7 @@ def test_a_reply_keeps_streaming_into_a_conversation_the_user_left(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = start_chat()
-    pieces = [f"part{i} " for i in range(40)]
-    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
-    assert chat.service.send("A long answer, please")
-    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    reply = chat.start_streaming("A long answer, please", parts=40)
     away_from = chat.service.current.state.session_id
     chat.service.new_conversation()
     chat.events.clear()
@@ -210,7 +202,7 @@ def test_a_reply_keeps_streaming_into_a_conversation_the_user_left(
     assert away_from is not None
     chat.service.open_session(away_from)
     (opened,) = chat.events.named("conversation_opened")
-    assert opened[1][-1].content == "".join(pieces)
+    assert opened[1][-1].content == reply
     assert opened[1][-1].status is MessageStatus.COMPLETE
 
 
@@ -218,10 +210,7 @@ def test_deleting_a_conversation_while_it_replies_forgets_it(
     start_chat: StartChat, fake_server: FakeAnthropicServer
 ) -> None:
     chat = start_chat()
-    pieces = [f"part{i} " for i in range(100)]
-    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.02)
-    assert chat.service.send("Go on")
-    chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+    chat.start_streaming("Go on", parts=100)
     doomed = chat.service.current.state.session_id
     assert doomed is not None
     chat.service.delete_session(doomed)
