@@ -23,7 +23,7 @@ from app.chat.events import Activity
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, MessageStatus, Role, Session
 from app.core.paths import AppPaths
-from app.store.export import AlreadyImportedError
+from app.store.export_file import AlreadyImportedError
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
 from app.ui.confirm import ask_to_confirm
