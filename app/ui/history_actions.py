@@ -15,7 +15,7 @@ from app.ui.export_actions import ExportActions
 from app.ui.find_bar import FindBar
 from app.ui.history_source import HistorySource, Place
 from app.ui.message_jump import MessageJump
-from app.ui.restore_dialog import restore_action
+from app.ui.restore_action import restore_action
 from app.ui.sidebar import Sidebar
 from app.ui.transcript import TranscriptView
 
