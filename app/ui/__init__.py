@@ -24,7 +24,7 @@ def _stop_reading_sources() -> None:
     """
     feature = sys.modules.get("PySide6.support.feature")
     if feature is not None and callable(getattr(feature, "_mod_uses_pyside", None)):
-        feature._mod_uses_pyside = _uses_qt
+        setattr(feature, "_mod_uses_pyside", _uses_qt)  # noqa: B010  (a private name of PySide)
 
 
 _stop_reading_sources()
