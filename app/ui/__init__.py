@@ -24,7 +24,7 @@ def _stop_reading_sources() -> None:
     """
     feature = sys.modules.get("PySide6.support.feature")
     if feature is not None and callable(getattr(feature, "_mod_uses_pyside", None)):
-        setattr(feature, "_mod_uses_pyside", _uses_qt)  # noqa: B010  (a private name of PySide)
+        setattr(feature, "_mod_uses_pyside", _uses_qt)  # noqa: B010  (PySide's private name)
 
 
 _stop_reading_sources()
