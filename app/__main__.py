@@ -46,12 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     # this hands that run to multiprocessing. No effect when not frozen.
     multiprocessing.freeze_support()
     args = sys.argv[1:] if argv is None else argv
-    # The subcommands (app.cli.COMMANDS) need no display and never load Qt.
-    from app.cli import command_names
-    from app.cli import main as command_line
+    # The subcommands (app.cli.COMMANDS) need no display and never load Qt; the window
+    # never loads the command line (its imports would delay the first paint).
+    if args:
+        from app.cli import command_names
+        from app.cli import main as command_line
 
-    if args and args[0] in command_names():
-        return command_line(args)
+        if args[0] in command_names():
+            return command_line(args)
     if {"-h", "--help"} & set(args):
         print(
             "usage: cairn [--version]\n"

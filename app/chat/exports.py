@@ -10,22 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from app.chat.events import ChatEvents
 from app.chat.runner import Job, JobRunner
 from app.core.errors import UserFacingError
 from app.store.database import connect
-from app.store.export import (
-    AlreadyImportedError,
-    ExportFormat,
-    ExportResult,
-    ImportResult,
-    export_conversations,
-    import_conversations,
-    read_export,
-)
+from app.store.export_file import AlreadyImportedError, ExportFormat
 from app.store.sessions import SessionStore
+
+if TYPE_CHECKING:
+    from app.store.export import ExportResult, ImportResult
 
 __all__ = ["ExportFormat", "Exports"]
 
@@ -68,6 +63,9 @@ class Exports:
         wanted = None if session_ids is None else list(session_ids)
 
         def work(_job: Job[ExportResult]) -> ExportResult:
+            # Imported on the worker: its models are not needed until a file is written.
+            from app.store.export import export_conversations
+
             connection = connect(database)
             try:
                 return export_conversations(
@@ -88,6 +86,8 @@ class Exports:
         database = self._database
 
         def work(_job: Job[ImportResult]) -> ImportResult:
+            from app.store.export import import_conversations, read_export
+
             export = read_export(source)
             connection = connect(database)
             try:

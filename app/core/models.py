@@ -29,7 +29,7 @@ class MessageStatus(StrEnum):
 class Usage(BaseModel):
     """Token counts the API reported for one reply."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -60,7 +60,7 @@ class Usage(BaseModel):
 class Session(BaseModel):
     """One conversation. `version` is bumped on every write (optimistic checks)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     title: str
@@ -74,7 +74,7 @@ class Session(BaseModel):
 class Message(BaseModel):
     """One turn of a conversation. `seq` is monotonic within its session."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     session_id: str

@@ -16,13 +16,11 @@ German, Spanish, Italian, Portuguese and Dutch.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable, Collection
 from typing import Literal
-
-from app.core.extract import entity_spans
-from app.core.extract_facts import find_codes, find_names, find_times
 
 AnswerKind = Literal["name", "code", "money", "quantity", "date", "time", "file", "url", "decision"]
 
@@ -107,35 +105,40 @@ def _first_found(text: str, values: list[str]) -> int | None:
     return text.find(values[0]) if values else None
 
 
-def _first_span(text: str, kind: Literal["file", "url", "money", "date"]) -> int | None:
-    span = next(entity_spans(text, kind), None)
-    return span[0] if span is not None else None
-
-
-def _first_quantity(text: str) -> int | None:
-    """A number with its unit ("45 kg", "12.5 square metres"), not a bare figure."""
-    for start, end in entity_spans(text, "number"):
-        if not text[end - 1].isdigit():
-            return start
-    return None
-
-
 def _first_decision(text: str) -> int | None:
     found = _DECISION.search(text)
     return found.start() if found is not None else None
 
 
-_FINDERS: dict[AnswerKind, Callable[[str], int | None]] = {
-    "name": lambda text: _first_found(text, find_names(text)),
-    "code": lambda text: _first_found(text, find_codes(text)),
-    "time": lambda text: _first_found(text, find_times(text)),
-    "money": lambda text: _first_span(text, "money"),
-    "quantity": _first_quantity,
-    "date": lambda text: _first_span(text, "date"),
-    "file": lambda text: _first_span(text, "file"),
-    "url": lambda text: _first_span(text, "url"),
-    "decision": _first_decision,
-}
+@functools.cache
+def _finders() -> dict[AnswerKind, Callable[[str], int | None]]:
+    """What finds each kind's first fact. The extraction machinery is imported on the
+    first recall, not at start: its regex tables take ~30 ms to compile."""
+    from app.core.extract import entity_spans
+    from app.core.extract_facts import find_codes, find_names, find_times
+
+    def first_span(text: str, kind: Literal["file", "url", "money", "date"]) -> int | None:
+        span = next(entity_spans(text, kind), None)
+        return span[0] if span is not None else None
+
+    def first_quantity(text: str) -> int | None:
+        """A number with its unit ("45 kg", "12.5 square metres"), not a bare figure."""
+        for start, end in entity_spans(text, "number"):
+            if not text[end - 1].isdigit():
+                return start
+        return None
+
+    return {
+        "name": lambda text: _first_found(text, find_names(text)),
+        "code": lambda text: _first_found(text, find_codes(text)),
+        "time": lambda text: _first_found(text, find_times(text)),
+        "money": lambda text: first_span(text, "money"),
+        "quantity": first_quantity,
+        "date": lambda text: first_span(text, "date"),
+        "file": lambda text: first_span(text, "file"),
+        "url": lambda text: first_span(text, "url"),
+        "decision": _first_decision,
+    }
 
 
 # Kinds whose every fact holds a digit: text without one is not read for them.
@@ -147,5 +150,6 @@ def kind_position(text: str, kinds: Collection[AnswerKind]) -> int | None:
     """Where the first fact of one of `kinds` starts in `text`, or None when it holds none."""
     if _DIGIT.search(text) is None:
         kinds = [kind for kind in kinds if kind not in _DIGITAL]
-    found = [position for kind in kinds if (position := _FINDERS[kind](text)) is not None]
+    finders = _finders()
+    found = [position for kind in kinds if (position := finders[kind](text)) is not None]
     return min(found) if found else None

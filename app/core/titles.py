@@ -13,11 +13,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from app.core.errors import ApiError, BadRequestError, ModelNotFoundError, StructuredOutputError
-from app.core.summarizer_llm import StructuredCompletion
 from app.core.text import TITLE_LENGTH
+
+if TYPE_CHECKING:
+    from app.core.summarizer_llm import StructuredCompletion
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import enum
 import io
 import json
 import logging
@@ -39,16 +38,25 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app import __version__
 from app.core.dates import stamp
-from app.core.errors import StorageError, UserFacingError
+from app.core.errors import StorageError
 from app.core.models import Usage
 from app.core.summary import SummaryContent
 from app.core.thinking import thought_for
 from app.store.attachments import AttachmentFiles, Staging, move_in, sha256_of
 from app.store.checksums import summary_checksum, text_checksum
 from app.store.export_file import (
+    AlreadyImportedError as AlreadyImportedError,
+)
+from app.store.export_file import (
     ExportError,
     atomic_export,
     export_target,
+)
+from app.store.export_file import (
+    ExportFormat as ExportFormat,
+)
+from app.store.export_file import (
+    ImportRefusedError as ImportRefusedError,
 )
 from app.store.export_lookups import (
     LOOKUPS_QUERY,
@@ -70,33 +78,6 @@ MAX_IMPORT_CONVERSATIONS = 100_000
 COPY_SUFFIX = " (copy)"
 # Where the audit trail of a deleted conversation goes when it is imported again.
 PAST_LIFE = "deleted:"
-
-
-class ExportFormat(enum.StrEnum):
-    JSON = "json"
-    MARKDOWN = "markdown"
-
-
-class ImportRefusedError(UserFacingError):
-    """The file cannot be imported as it is; nothing was written."""
-
-    title = "Couldn't import this file"
-
-
-class AlreadyImportedError(ImportRefusedError):
-    """A conversation of the file is already in Cairn (same id): import it as a copy instead.
-
-    Attributes:
-        titles: the titles of the conversations already there.
-    """
-
-    title = "Already in Cairn"
-
-    def __init__(self, message: str, *, titles: Sequence[str]) -> None:
-        super().__init__(message)
-        self.titles = list(titles)
-        # The file it came from, so the window can offer to import it as a copy.
-        self.source: Path | None = None
 
 
 # --- the format, as pydantic models ------------------------------------------------

@@ -16,11 +16,12 @@
 
 from __future__ import annotations
 
+import enum
 import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
@@ -35,6 +36,33 @@ from app.core.platform import (
 
 PRIVATE = 0o600
 GROUP_SHARED = 0o660
+
+
+class ExportFormat(enum.StrEnum):
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+class ImportRefusedError(UserFacingError):
+    """The file cannot be imported as it is; nothing was written."""
+
+    title = "Couldn't import this file"
+
+
+class AlreadyImportedError(ImportRefusedError):
+    """A conversation of the file is already in Cairn (same id): import it as a copy instead.
+
+    Attributes:
+        titles: the titles of the conversations already there.
+    """
+
+    title = "Already in Cairn"
+
+    def __init__(self, message: str, *, titles: Sequence[str]) -> None:
+        super().__init__(message)
+        self.titles = list(titles)
+        # The file it came from, so the window can offer to import it as a copy.
+        self.source: Path | None = None
 
 
 class ExportError(UserFacingError):

@@ -4,6 +4,7 @@ sidebar's content filter, and opening a conversation at a message."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
@@ -13,11 +14,13 @@ from app.ui.controller import ChatController
 from app.ui.export_actions import ExportActions
 from app.ui.find_bar import FindBar
 from app.ui.history_source import HistorySource, Place
-from app.ui.history_window import HistoryWindow
 from app.ui.message_jump import MessageJump
-from app.ui.restore_dialog import restore_action
+from app.ui.restore_action import restore_action
 from app.ui.sidebar import Sidebar
 from app.ui.transcript import TranscriptView
+
+if TYPE_CHECKING:
+    from app.ui.history_window import HistoryWindow
 
 
 def bring_forward(window: QWidget) -> None:
@@ -99,6 +102,9 @@ class HistoryActions(QObject):
     def open_history(self) -> HistoryWindow:
         """Show the History window (or bring it forward, read again); returns it."""
         if self.window is None:
+            # Imported when first opened: the window paints sooner without it.
+            from app.ui.history_window import HistoryWindow
+
             self.window = HistoryWindow(self.source, self._main_window)
             self.window.place_requested.connect(self.go)
             self._furnish(self.window)

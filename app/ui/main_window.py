@@ -23,7 +23,7 @@ from app.chat.events import Activity
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, MessageStatus, Role, Session
 from app.core.paths import AppPaths
-from app.store.export import AlreadyImportedError
+from app.store.export_file import AlreadyImportedError
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
 from app.ui.confirm import ask_to_confirm
@@ -37,7 +37,7 @@ from app.ui.reading_layout import ReadingLayout
 from app.ui.reading_order import Pane, ReadingOrder
 from app.ui.reply_actions import ReplyActions
 from app.ui.reply_notifier import ReplyNotifier
-from app.ui.restore_dialog import restore_action
+from app.ui.restore_action import restore_action
 from app.ui.settings_actions import SettingsActions
 from app.ui.sidebar import Sidebar
 from app.ui.summary_actions import CardActions, SummaryActions

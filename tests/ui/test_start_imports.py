@@ -1,0 +1,79 @@
+"""What the window's start imports: what painting needs, nothing heavier (issue 20).
+
+Each check runs a fresh interpreter, as `cairn` starts, and reads `sys.modules`: a
+behaviour (what is loaded), never a timing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Loaded after the first paint or when first used, never to paint.
+NOT_TO_PAINT = (
+    "anthropic",  # the SDK: ~1 s of CPU and ~47 MiB (the model list, the first reply)
+    "httpx2",
+    "tiktoken",  # the tokenizer: loaded on a worker after the paint
+    "app.core.extract",  # the extraction machinery: the first recall, a summary
+    "app.core.summarizer_llm",
+    "app.store.export",  # the export format's models: an export or an import
+    "app.ui.history_window",  # File → History…
+    "app.ui.settings_dialog",  # Settings…
+    "app.ui.restore_dialog",  # Restore from backup…
+)
+
+
+def _in_a_fresh_interpreter(code: str) -> object:
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        encoding="utf-8",
+        env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"},
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_what_paints_the_window_imports_nothing_it_does_not_need() -> None:
+    loaded = _in_a_fresh_interpreter(
+        "import json, sys\n"
+        "import app.__main__, app.ui.app\n"
+        f"print(json.dumps(sorted(m for m in {NOT_TO_PAINT!r} if m in sys.modules)))\n"
+    )
+
+    assert loaded == []
+
+
+def test_imports_after_qt_leave_their_source_unread() -> None:
+    # PySide reads each imported module's source to look for "PySide6" and keeps it in
+    # linecache; for the SDK's ~3,000 modules that was ~0.4 s and ~23 MiB.
+    cached = _in_a_fresh_interpreter(
+        "import json, linecache\n"
+        "import PySide6.QtCore\n"
+        "import app.ui\n"
+        "import app.core.extract, app.store.export\n"
+        "print(json.dumps(sorted(name for name in linecache.cache if 'app' in name)))\n"
+    )
+
+    assert cached == []
+
+
+def test_the_window_still_gets_plain_qt() -> None:
+    # Cairn selects no __feature__: Qt's names stay camelCase, properties stay methods.
+    names = _in_a_fresh_interpreter(
+        "import json\n"
+        "import app.ui\n"
+        "from PySide6.QtWidgets import QApplication, QLabel\n"
+        "application = QApplication([])\n"
+        "label = QLabel('x')\n"
+        "print(json.dumps([callable(label.text), hasattr(label, 'setText')]))\n"
+    )
+
+    assert names == [True, True]
