@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -27,49 +27,49 @@ class BodyEncoder:
     """Encodes request bodies, re-using the JSON of turns the previous requests sent.
 
     Thread-safe: the chat and the summarizer workers share one provider. It remembers
-    the turns of the last `_KEPT_REQUESTS` requests (each conversation's request keeps
-    its own turns alive; a turn of a request that is gone is never met again).
+    the turns of the last `_KEPT_REQUESTS` requests (one a conversation, as a rule); a
+    turn is held while remembered, so no other object can take its id meanwhile.
     """
 
     _KEPT_REQUESTS = 4
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # id(turn) -> (the turn, its JSON): the turn is held, so its id is not reused.
-        self._requests: list[dict[int, tuple[object, str]]] = []
+        # id(turn) -> (the turn, its JSON in UTF-8), a dict a request.
+        self._requests: list[dict[int, tuple[object, bytes]]] = []
 
     def encode(self, body: Mapping[str, Any]) -> bytes:
-        """`body` as JSON bytes; its "messages" list's turns re-used when seen before."""
-        messages: Sequence[object] = body.get("messages", ())
+        """`body` as JSON bytes; its "messages" list's turns re-used when seen before.
+
+        Bytes throughout: joining the turns' UTF-8 is a copy, where joining their text
+        would widen a whole history of plain text for one emoji in it.
+        """
+        rest = _ENCODER.encode({key: value for key, value in body.items() if key != "messages"})
+        if "messages" not in body:
+            return rest.encode()
         with self._lock:
             known = [*self._requests]
-        encoded: dict[int, tuple[object, str]] = {}
-        parts: list[str] = []
-        for turn in messages:
+        encoded: dict[int, tuple[object, bytes]] = {}
+        parts: list[bytes] = []
+        for turn in body["messages"]:
             key = id(turn)
             entry = encoded.get(key)
             if entry is None:
                 entry = _known(known, key, turn)
                 if entry is None:
-                    entry = (turn, _ENCODER.encode(turn))
+                    entry = (turn, _ENCODER.encode(turn).encode())
                 encoded[key] = entry
             parts.append(entry[1])
         with self._lock:
             self._requests = [encoded, *self._requests][: self._KEPT_REQUESTS]
-        rest = {key: value for key, value in body.items() if key != "messages"}
-        head = _ENCODER.encode(rest)
-        if "messages" not in body:
-            return head.encode()
-        joined = "[" + ",".join(parts) + "]"
-        if head == "{}":
-            return ('{"messages":' + joined + "}").encode()
         # The messages go first; JSON objects are unordered (RFC 8259 §4).
-        return ('{"messages":' + joined + "," + head[1:]).encode()
+        tail = b"}" if rest == "{}" else b"," + rest[1:].encode()
+        return b"".join((b'{"messages":[', b",".join(parts), b"]", tail))
 
 
 def _known(
-    requests: list[dict[int, tuple[object, str]]], key: int, turn: object
-) -> tuple[object, str] | None:
+    requests: list[dict[int, tuple[object, bytes]]], key: int, turn: object
+) -> tuple[object, bytes] | None:
     for request in requests:
         entry = request.get(key)
         if entry is not None and entry[0] is turn:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from app.store.errors import (
     SessionNotFoundError,
 )
 from app.store.instructions import SessionInstructions
+from app.store.live_messages import LiveMessages, batches
 from app.store.live_tail import LiveTailStore, TokenCounterFunction
 from app.store.reply_rows import ReplyRows
 from app.store.transactions import translated_errors, write_transaction
@@ -385,9 +386,15 @@ class SessionStore:
 
     def live_messages(self, session_id: str) -> list[Message]:
         """The live tail: messages no summary covers (summary_id NULL), oldest first:
-        what the next request sends; O(tail) through the `message_live` index."""
+        what the next request sends; O(tail) through the `message_live` index. The
+        messages read before and unchanged since are the `Message`s made then
+        (`app.store.live_messages`)."""
         with self._read("load the conversation"):
-            return read_live_messages(self._connection, session_id)
+            if self.database is None:
+                return read_live_messages(self._connection, session_id)
+            return _LIVE_MESSAGES.read(
+                self._connection, self.database, session_id, read_messages_by_id
+            )
 
     def recall_index(self) -> RecallIndex:
         """The archive of any conversation, searched on this store's connection (recall)."""
@@ -472,6 +479,22 @@ def read_live_messages(connection: sqlite3.Connection, session_id: str) -> list[
         (session_id,),
     ).fetchall()
     return [_message_from_row(row) for row in rows]
+
+
+def read_messages_by_id(connection: sqlite3.Connection, ids: Sequence[int]) -> list[Message]:
+    """The messages of `ids` that exist, in no particular order."""
+    messages: list[Message] = []
+    for batch in batches(ids):
+        rows = connection.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE id IN ({', '.join('?' * len(batch))})",
+            tuple(batch),
+        ).fetchall()
+        messages.extend(_message_from_row(row) for row in rows)
+    return messages
+
+
+# One for the process: every store of a database (one a thread) shares what was read.
+_LIVE_MESSAGES = LiveMessages()
 
 
 def _stamp(moment: datetime) -> str:
