@@ -3,34 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.models import MessageStatus, Role
-from app.store import SessionStore, connect, open_database
+from app.store import SessionStore
 from app.store.sessions import read_live_messages
 from tests.fakes.clock import FakeClock
 
 MODEL = "claude-sonnet-4-5"
-
-
-@pytest.fixture
-def store(database: Path, clock: FakeClock) -> Iterator[SessionStore]:
-    result = open_database(database)
-    store = SessionStore(result.connection, database=result.path, clock=clock)
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def raw(store: SessionStore, database: Path) -> Iterator[sqlite3.Connection]:
-    connection = connect(database)
-    yield connection
-    connection.close()
 
 
 def _as_read(raw: sqlite3.Connection, session_id: str) -> list[object]:
