@@ -109,6 +109,7 @@ from app.core.tokens import MESSAGE_OVERHEAD_TOKENS, TokenCounter, default_count
 from app.llm.anthropic_provider import AnthropicProvider  # noqa: E402
 from app.secrets.keystore import SERVICE_NAME, USERNAME, KeyStore  # noqa: E402
 from app.store.calibration_file import CalibrationFile  # noqa: E402
+from app.store.checksums import text_checksum  # noqa: E402
 from app.store.database import open_database  # noqa: E402
 from app.store.migrations import SCHEMA_VERSION  # noqa: E402
 from app.store.model_cache import ModelCache  # noqa: E402
@@ -118,7 +119,7 @@ from tests.fakes.anthropic_server import MESSAGES_PATH, FakeAnthropicServer  # n
 from tests.fakes.keyring_backend import MemoryKeyring  # noqa: E402
 
 CACHE = Path("/tmp/cairn-bench-turn")
-DATA_FORMAT = 3  # bump when the generated data changes, so old caches are not reused
+DATA_FORMAT = 4  # bump when the generated data changes, so old caches are not reused
 LIVE_TARGETS = (26_000, 52_000, 104_000, 155_000)
 HISTORIES = (1_000, 10_000, 100_000)
 QUICK_LIVE = (26_000, 155_000)
@@ -359,11 +360,12 @@ def build_database(path: Path, cell: Cell, pool: Pool, counter: TokenCounter) ->
                 pool.tokens[index],
                 None if user else _usage_json(pool.tokens[index]),
                 None if user else MODEL.id,
+                text_checksum(pool.texts[index]),  # as every message the app writes
             )
 
     connection.executemany(
         "INSERT INTO message (session_id, seq, role, content, created_at, token_estimate, "
-        "usage, model, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'complete')",
+        "usage, model, status, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'complete', ?)",
         rows(),
     )
     connection.execute("COMMIT")

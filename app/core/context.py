@@ -35,6 +35,7 @@ from app.core.conversation import (
     DATE_LINE_TOKENS,
     TURN_SEPARATOR,
     ApiMessage,
+    TurnCache,
     dated,
     local_day,
     to_api_messages,
@@ -355,6 +356,7 @@ class ContextBuilder:
         self.calibrations = calibrations
         self.today = today if today is not None else _today
         self._counts: dict[str, int] = {}
+        self._turns = TurnCache()  # the turns of earlier requests, sent again as they were
 
     # --- public
 
@@ -630,7 +632,7 @@ class ContextBuilder:
     ) -> list[ApiMessage]:
         """The turns of `tail`, the draft last; `last_day` is the day of the last message
         sent (the tally's), which dates the draft when the day changed since."""
-        messages = to_api_messages(tail, files)
+        messages = to_api_messages(tail, files, self._turns)
         if draft.strip():
             today = self.today()
             text = dated(draft, today if today != last_day else None)

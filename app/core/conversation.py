@@ -105,8 +105,41 @@ def iter_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool]]:
         last_role = message.role
 
 
+class TurnCache:
+    """The turns of earlier requests, by message: a message sent again unchanged, alone in
+    its turn, goes as the very same turn object (which no one changes once built).
+
+    Between two requests of a conversation only the newest turns differ, so a request is
+    built from turns that are already there; and the provider, which keeps each turn's
+    JSON beside it (`app.llm.request_body`), encodes only the new ones. Thread-safe as a
+    dict is: a lost entry is built again, never wrong (its text and day are checked).
+    """
+
+    # A few conversations' live tails; past it, it starts again (each turn is rebuilt once).
+    _LIMIT = 50_000
+
+    def __init__(self) -> None:
+        # message id -> (the text, its date line's day, the turn)
+        self._turns: dict[int, tuple[str, int | None, ApiMessage]] = {}
+
+    def turn(self, message: Message, day: int | None) -> ApiMessage:
+        """The turn of `message` alone, dated with `day` (None: no date line)."""
+        entry = self._turns.get(message.id)
+        if entry is not None:
+            text, known_day, turn = entry
+            if known_day == day and turn["role"] == message.role.value and text == message.content:
+                return turn
+        turn = {"role": message.role.value, "content": dated(message.content, day)}
+        if len(self._turns) >= self._LIMIT:
+            self._turns = {}
+        self._turns[message.id] = (message.content, day, turn)
+        return turn
+
+
 def to_api_messages(
-    history: Iterable[Message], files: Mapping[int, Sequence[dict[str, Any]]] | None = None
+    history: Iterable[Message],
+    files: Mapping[int, Sequence[dict[str, Any]]] | None = None,
+    turns: TurnCache | None = None,
 ) -> list[ApiMessage]:
     """Alternating turns starting with the user; never an empty content.
 
@@ -114,18 +147,29 @@ def to_api_messages(
     are joined with a blank line; a date line goes where the day changes. `files`
     are the content blocks of a message's attachments, by message id: they open
     its turn, before the text, as the docs advise for images and documents
-    (https://docs.anthropic.com/en/docs/build-with-claude/vision).
+    (https://docs.anthropic.com/en/docs/build-with-claude/vision). `turns`, when given,
+    hands back the turn objects of earlier requests for the messages sent again.
     """
-    parts: list[tuple[str, list[str], list[dict[str, Any]]]] = []
+    parts: list[list[tuple[Message, int | None]]] = []
     for message, joins, day in iter_dated_turns(history):
-        text = dated(message.content, day)
-        blocks = list(files.get(message.id, ())) if files else []
         if joins:
-            parts[-1][1].append(text)
-            parts[-1][2].extend(blocks)
+            parts[-1].append((message, day))
         else:
-            parts.append((message.role.value, [text], blocks))
-    return [_turn(role, TURN_SEPARATOR.join(texts), blocks) for role, texts, blocks in parts]
+            parts.append([(message, day)])
+    return [_part_turn(part, files, turns) for part in parts]
+
+
+def _part_turn(
+    part: list[tuple[Message, int | None]],
+    files: Mapping[int, Sequence[dict[str, Any]]] | None,
+    turns: TurnCache | None,
+) -> ApiMessage:
+    """The turn of one or more consecutive messages of one role."""
+    blocks = [block for message, _ in part for block in files.get(message.id, ())] if files else []
+    if turns is not None and len(part) == 1 and not blocks:
+        return turns.turn(*part[0])
+    text = TURN_SEPARATOR.join(dated(message.content, day) for message, day in part)
+    return _turn(part[0][0].role.value, text, blocks)
 
 
 def _turn(role: str, text: str, blocks: list[dict[str, Any]]) -> ApiMessage:

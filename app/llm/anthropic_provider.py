@@ -57,10 +57,12 @@ from app.llm.provider import (
     StreamCallbacks,
     ToolCall,
 )
+from app.llm.request_body import BodyEncoder
 
 if TYPE_CHECKING:
     import anthropic
     import httpx2
+    from anthropic.lib.streaming import MessageStreamManager
     from anthropic.types import Message as SdkMessage
     from anthropic.types import Usage as SdkUsage
 
@@ -355,6 +357,8 @@ class AnthropicProvider:
         self._sdk_clients: dict[int, anthropic.Anthropic] = {}
         # Whether the server offers the Files API (None: not asked yet).
         self._files_support: FilesSupport | None = None
+        # Each turn of a conversation is encoded once, in the first request it goes in.
+        self._bodies = BodyEncoder()
 
     # -- the ChatProvider protocol
 
@@ -691,7 +695,7 @@ class AnthropicProvider:
         arguments: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,
-            "messages": [dict(message) for message in request.messages],
+            "messages": list(request.messages),
         }
         if request.system:
             arguments["system"] = request.system
@@ -710,6 +714,40 @@ class AnthropicProvider:
             arguments["extra_headers"] = self._files_headers()
         return arguments
 
+    def _message_stream(
+        self, client: anthropic.Anthropic, request: ChatRequest
+    ) -> MessageStreamManager[None]:
+        """What `client.messages.stream(**arguments)` returns, with the body encoded here.
+
+        The SDK's helper copies the whole body (`prepare_request_data`) and encodes it
+        again on every request, each earlier turn included. The SDK takes a body already
+        encoded through `client.post(content=…)` (its documented way to make any
+        request), with its retries, errors and streaming as for its own helper; the
+        events go through the SDK's own `MessageStream`, as the helper's do.
+        """
+        import anthropic
+        from anthropic.lib.streaming import MessageStreamManager
+        from anthropic.types import Message, RawMessageStreamEvent
+
+        arguments = self._message_arguments(request)
+        headers: dict[str, str] = {
+            # What the SDK's `messages.stream` helper says of itself.
+            "X-Stainless-Helper-Method": "stream",
+            "X-Stainless-Stream-Helper": "messages",
+            **arguments.pop("extra_headers", {}),
+        }
+        body = self._bodies.encode({**arguments, "stream": True})
+        post = functools.partial(
+            client.post,
+            "/v1/messages",
+            content=body,
+            options={"headers": headers},
+            cast_to=Message,
+            stream=True,
+            stream_cls=anthropic.Stream[RawMessageStreamEvent],
+        )
+        return MessageStreamManager(post, output_format=anthropic.NOT_GIVEN)
+
     def _stream(
         self,
         client: anthropic.Anthropic,
@@ -720,7 +758,7 @@ class AnthropicProvider:
     ) -> ReplyResult:
         finished = False
         thought = _ThinkingClock()
-        with client.messages.stream(**self._message_arguments(request)) as stream:
+        with self._message_stream(client, request) as stream:
             for event in stream:
                 if call.cancelled:
                     return self._cancelled_result(request, received)

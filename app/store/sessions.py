@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +31,7 @@ from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
 from app.core.tokens import count_tokens
 from app.store.attachment_files import files_of, forget_files
+from app.store.batches import in_batches
 from app.store.cache_use import read_cache_use
 from app.store.checksums import text_checksum
 from app.store.database import checkpoint, connect
@@ -40,6 +41,7 @@ from app.store.errors import (
     SessionNotFoundError,
 )
 from app.store.instructions import SessionInstructions
+from app.store.live_messages import LiveMessages
 from app.store.live_tail import LiveTailStore, TokenCounterFunction
 from app.store.owned import ConnectionStore
 from app.store.reply_rows import ReplyRows
@@ -371,9 +373,15 @@ class SessionStore(ConnectionStore):
 
     def live_messages(self, session_id: str) -> list[Message]:
         """The live tail: messages no summary covers (summary_id NULL), oldest first:
-        what the next request sends; O(tail) through the `message_live` index."""
+        what the next request sends; O(tail) through the `message_live` index. The
+        messages read before and unchanged since are the `Message`s made then
+        (`app.store.live_messages`)."""
         with self._read("load the conversation"):
-            return read_live_messages(self._connection, session_id)
+            if self.database is None:
+                return read_live_messages(self._connection, session_id)
+            return _LIVE_MESSAGES.read(
+                self._connection, self.database, session_id, read_messages_by_id
+            )
 
     def recall_index(self) -> RecallIndex:
         """The archive of any conversation, searched on this store's connection (recall)."""
@@ -458,6 +466,22 @@ def read_live_messages(connection: sqlite3.Connection, session_id: str) -> list[
         (session_id,),
     ).fetchall()
     return [_message_from_row(row) for row in rows]
+
+
+def read_messages_by_id(connection: sqlite3.Connection, ids: Sequence[int]) -> list[Message]:
+    """The messages of `ids` that exist, in no particular order."""
+    messages: list[Message] = []
+    for batch, marks in in_batches(ids):
+        rows = connection.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE id IN ({marks})",
+            tuple(batch),
+        ).fetchall()
+        messages.extend(_message_from_row(row) for row in rows)
+    return messages
+
+
+# One for the process: every store of a database (one a thread) shares what was read.
+_LIVE_MESSAGES = LiveMessages()
 
 
 def _stamp(moment: datetime) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Final
 
-from PySide6.QtCore import QEvent, QMimeData, QObject, Qt
+from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt
 from PySide6.QtGui import (
     QAction,
     QGuiApplication,
@@ -93,6 +93,9 @@ class MessageActions(QObject):
         self._controller = controller
         self._chat = controller.service
         self._bars: dict[MessageWidget, MessageBar] = {}
+        # The size of a bar with nothing shown, by its kind (`_bar_kind`): the place kept
+        # for a bar not made yet.
+        self._bar_sizes: dict[tuple[Role, str], QSize] = {}
         self.editing: Message | None = None
         self._draft = ""  # the composer's text before an edit began, given back on Esc
         self.edit_bar = _EditBar(parent)
@@ -182,6 +185,7 @@ class MessageActions(QObject):
         if self.editing is None:
             self._draft = self._composer.text()
         self.editing = widget.message
+        self._bar(widget)  # its "Editing" shows on its bar
         self._composer.editing = widget.message.id
         self._composer.set_text(widget.message.content)
         self._composer.focus_editor()
@@ -217,9 +221,7 @@ class MessageActions(QObject):
     def copy_message(self, widget: MessageWidget) -> None:
         """Copy the message (rich and plain) and say "Copied" on its bar for a moment."""
         QGuiApplication.clipboard().setMimeData(message_mime(widget.message))
-        bar = self._bars.get(widget)
-        if bar is not None:
-            bar.say_copied()
+        self._bar(widget).say_copied()
 
     # --- the bars
 
@@ -237,22 +239,14 @@ class MessageActions(QObject):
 
     def _message_updated(self, message: Message) -> None:
         widget = self._transcript.message_widget(message.id)
-        bar = self._bars.get(widget) if widget is not None else None
-        if widget is not None and bar is not None:
-            self._refresh(widget, bar)
+        if widget is not None:
+            bar = self._bar(widget) if self._wants_bar(widget) else self._bars.get(widget)
+            if bar is not None:
+                self._refresh(widget, bar)
         self._refresh_pointed_at()  # the newest reply may have changed
 
     def _attach(self, widget: MessageWidget) -> None:
-        bar = MessageBar(widget)
-        bar.copy_requested.connect(lambda: self.copy_message(widget))
-        bar.edit_requested.connect(lambda: self.begin_edit(widget))
-        bar.regenerate_requested.connect(
-            lambda: self._chat.current.versions.regenerate(widget.message)
-        )
-        bar.version_requested.connect(lambda number: self._show_version(widget, number))
-        widget.header.add_bar(bar)
-        self._bars[widget] = bar
-        widget.pointer_changed.connect(lambda: self._refresh(widget, bar))
+        widget.pointer_changed.connect(lambda: self._refresh(widget, self._bar(widget)))
         widget.copy_requested.connect(lambda: self.copy_message(widget))
         widget.menu_for = self.menu_for
         widget.destroyed.connect(lambda: self._bars.pop(widget, None))
@@ -261,7 +255,41 @@ class MessageActions(QObject):
         bubble.installEventFilter(self)
         for view in bubble.findChildren(QAbstractScrollArea):
             view.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)
-        self._refresh(widget, bar)
+        # The bar is made when first needed (pointed at, versions, an edit, a copy): most
+        # messages on a page never are, and one costs more to make than its message's text.
+        # Until then its place is kept, the size a bar of its kind has with nothing shown.
+        size = self._bar_sizes.get(_bar_kind(widget))
+        if size is None or self._wants_bar(widget):
+            self._bar(widget)
+        else:
+            widget.header.reserve_bar(size)
+
+    def _bar(self, widget: MessageWidget) -> MessageBar:
+        """The message's bar, made now if it has none yet."""
+        bar = self._bars.get(widget)
+        if bar is not None:
+            return bar
+        bar = MessageBar(widget)
+        bar.copy_requested.connect(lambda: self.copy_message(widget))
+        bar.edit_requested.connect(lambda: self.begin_edit(widget))
+        bar.regenerate_requested.connect(
+            lambda: self._chat.current.versions.regenerate(widget.message)
+        )
+        bar.version_requested.connect(lambda number: self._show_version(widget, number))
+        self._bars[widget] = bar
+        kind = _bar_kind(widget)
+        if kind not in self._bar_sizes:
+            bar.refresh(hovered=False, can_edit=False, can_regenerate=False)
+            bar.ensurePolished()
+            self._bar_sizes[kind] = bar.sizeHint()
+        self._refresh(widget, bar)  # in the layout as it shows
+        widget.header.add_bar(bar)
+        return bar
+
+    def _wants_bar(self, widget: MessageWidget) -> bool:
+        """Whether the message shows something on its bar with the pointer away."""
+        editing = self.editing is not None and self.editing.id == widget.message.id
+        return editing or widget.message.version_count > 1 or widget.pointed_at
 
     def _refresh(self, widget: MessageWidget, bar: MessageBar) -> None:
         message = widget.message
@@ -310,6 +338,11 @@ class MessageActions(QObject):
         ):
             return self.edit_latest()
         return False
+
+
+def _bar_kind(widget: MessageWidget) -> tuple[Role, str]:
+    """What a bar's size depends on: whose message (Edit or Regenerate), and the font."""
+    return widget.message.role, widget.font().key()
 
 
 class _EditBar(QWidget):

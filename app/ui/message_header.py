@@ -122,15 +122,39 @@ class MessageHeader:
             self.row.addStretch(1)
         self._state: QLabel | None = None  # "Writing…"
         self.pin: PinButton | None = None
+        self._bar_slot: QSpacerItem | None = None  # the place kept for the bar (`reserve_bar`)
 
     @property
     def said_by(self) -> str:
         """ "Claude, 14:05": who and when, as a screen reader says it."""
         return f"{self.name.text()}, {self.time.text()}"
 
+    def reserve_bar(self, size: QSize) -> None:
+        """Keep the place of a bar `size` big after the pin's place, for the bar made later
+        (`add_bar`): making it then moves nothing (issue 23)."""
+        if self._bar_slot is not None:
+            return
+        # A spacer gets no spacing beside it, the bar does: the slot holds both.
+        self._bar_slot = QSpacerItem(
+            size.width() + self.row.spacing(),
+            size.height(),
+            QSizePolicy.Policy.Fixed,
+            QSizePolicy.Policy.Fixed,
+        )
+        self.row.insertItem(self._after_pin(), self._bar_slot)
+
     def add_bar(self, bar: QWidget) -> None:
-        """The message's bar (versions, hover actions) goes after the pin's place."""
-        self.row.insertWidget(self.row.indexOf(self._pin_slot) + 1, bar)
+        """The message's bar (versions, hover actions) goes after the pin's place, in the
+        place kept for it if any."""
+        if self._bar_slot is not None:
+            self.row.takeAt(self.row.indexOf(self._bar_slot))
+            self._bar_slot = None
+        self.row.insertWidget(self._after_pin(), bar)
+        bar.show()
+
+    def _after_pin(self) -> int:
+        pin = self.row.indexOf(self.pin) if self.pin is not None else -1
+        return (pin if pin >= 0 else self.row.indexOf(self._pin_slot)) + 1
 
     def show_pin(self, *, pinned: bool, offered: bool) -> None:
         """Show the pin while pinned, or when pinning is offered (`pin`, once made)."""

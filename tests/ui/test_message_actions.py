@@ -9,8 +9,8 @@ import re
 from collections.abc import Callable
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QContextMenuEvent, QGuiApplication
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QContextMenuEvent, QEnterEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
@@ -287,3 +287,29 @@ def test_hover_controls_keep_their_place_so_nothing_shifts_under_the_pointer(
         mine = widget is question
         bar(widget).refresh(hovered=True, can_edit=mine, can_regenerate=not mine)
     assert places() == before, "the pin and Copy appeared without moving ‹ or the name"
+
+
+def test_a_bar_made_on_first_hover_moves_nothing_and_offers_its_actions(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """The bars of later messages are made when first pointed at; their place was kept."""
+    chat(qtbot, cairn, fake_server)
+    fake_server.add_reply("Then Porto.")
+    send(qtbot, cairn, "And after that?")
+    question, reply = widgets(cairn)[-2:]
+    assert not question.findChildren(MessageBar) and not reply.findChildren(MessageBar)
+
+    def places() -> list[int]:
+        QApplication.processEvents()
+        return [
+            question.header.name.mapTo(question, QPoint(0, 0)).x(),
+            question.header.time.mapTo(question, QPoint(0, 0)).x(),
+            reply.header.time.mapTo(reply, QPoint(0, 0)).x(),
+        ]
+
+    before = places()
+    for widget in (question, reply):
+        QApplication.sendEvent(widget, QEnterEvent(QPointF(5, 5), QPointF(5, 5), QPointF(5, 5)))
+    assert bar(question).edit.isVisible() and bar(question).copy.isVisible()
+    assert bar(reply).regenerate.isVisible() and bar(reply).copy.isVisible()
+    assert places() == before, "the bar appeared on hover and moved the name or the time"

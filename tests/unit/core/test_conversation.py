@@ -13,12 +13,13 @@ from app.core.context import ContextBuilder, RequestInputs
 from app.core.conversation import (
     DATE_LINE_SEPARATOR,
     DATE_LINE_TOKENS,
+    TurnCache,
     date_line,
     local_day,
     to_api_messages,
 )
 from app.core.live_tail import LiveTail, TailEntry
-from app.core.models import Message, Role
+from app.core.models import Message, MessageStatus, Role
 from app.core.tokens import default_counter
 
 COUNTER = default_counter()
@@ -117,3 +118,66 @@ def test_the_new_message_carries_today_when_the_day_changed_and_the_gauge_counts
         assert built.state == state == checked
         recount = sum(COUNTER.count_message(turn["content"]) for turn in built.messages)
         assert recount == state.breakdown.history + state.breakdown.draft
+
+
+# --- the turns of earlier requests (TurnCache)
+
+_STATUSES = st.sampled_from([MessageStatus.COMPLETE, MessageStatus.ERROR, MessageStatus.STOPPED])
+
+
+@st.composite
+def _histories(draw: st.DrawFn) -> list[Message]:
+    """Messages with ids that repeat across draws, texts and days that change."""
+    count = draw(st.integers(min_value=0, max_value=12))
+    messages = []
+    for index in range(count):
+        messages.append(
+            Message(
+                id=index + 1,
+                session_id="s",
+                seq=index + 1,
+                role=draw(st.sampled_from([Role.USER, Role.ASSISTANT])),
+                content=draw(st.sampled_from(["a", "b", "  ", "ça ✓", "a\n\nb"])),
+                created_at=START + timedelta(days=draw(st.integers(0, 2))),
+                status=draw(_STATUSES),
+            )
+        )
+    return messages
+
+
+@settings(max_examples=200)
+@given(st.lists(_histories(), min_size=1, max_size=5))
+def test_turns_handed_back_are_the_turns_built_afresh(histories: list[list[Message]]) -> None:
+    """Whatever was sent before under the same ids, the turns are what is sent now."""
+    turns = TurnCache()
+    for history in histories:
+        assert to_api_messages(history, turns=turns) == to_api_messages(history)
+
+
+def test_a_message_sent_again_unchanged_goes_as_the_same_turn() -> None:
+    turns = TurnCache()
+    question = _message(1, Role.USER, "hello", START)
+    answer = _message(2, Role.ASSISTANT, "hi", START)
+    first = to_api_messages([question, answer], turns=turns)
+    again = to_api_messages(
+        [question.model_copy(), answer.model_copy(update={"content": "hi"})], turns=turns
+    )
+    assert again[0] is first[0] and again[1] is first[1]
+    edited = to_api_messages([question, answer.model_copy(update={"content": "hey"})], turns=turns)
+    assert edited[0] is first[0]
+    assert edited[1] == {"role": "assistant", "content": "hey"}
+
+
+def test_a_turn_with_files_is_built_afresh() -> None:
+    turns = TurnCache()
+    question = _message(1, Role.USER, "see this", START)
+    block = {"type": "document", "source": {"type": "file", "file_id": "f"}}
+    plain = to_api_messages([question], turns=turns)
+    with_file = to_api_messages([question], {1: [block]}, turns=turns)
+    assert with_file[0]["content"] == [block, {"type": "text", "text": plain[0]["content"]}]
+
+
+def _message(message_id: int, role: Role, text: str, when: datetime) -> Message:
+    return Message(
+        id=message_id, session_id="s", seq=message_id, role=role, content=text, created_at=when
+    )

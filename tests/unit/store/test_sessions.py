@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,22 +25,6 @@ from app.store import (
 from tests.fakes.clock import FakeClock
 
 MODEL = "claude-sonnet-4-5"
-
-
-@pytest.fixture
-def store(database: Path, clock: FakeClock) -> Iterator[SessionStore]:
-    result = open_database(database)
-    store = SessionStore(result.connection, database=result.path, clock=clock)
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def raw(store: SessionStore, database: Path) -> Iterator[sqlite3.Connection]:
-    """A second connection, for looking behind the store's back."""
-    connection = connect(database)
-    yield connection
-    connection.close()
 
 
 # --- sessions ------------------------------------------------------------------

@@ -1,0 +1,71 @@
+"""The request body, each turn encoded once: the same JSON as encoding it whole."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.llm.request_body import BodyEncoder
+
+_TEXT = st.text(max_size=20)
+_TURNS = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["user", "assistant"]),
+        "content": st.one_of(
+            _TEXT,
+            st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT}), max_size=3),
+        ),
+    }
+)
+
+
+def _whole(body: dict[str, Any]) -> Any:
+    return json.loads(json.dumps(body, ensure_ascii=False))
+
+
+@settings(max_examples=200)
+@given(st.lists(st.lists(_TURNS, max_size=6), min_size=1, max_size=6), st.data())
+def test_every_body_says_what_encoding_it_whole_says(
+    requests: list[list[dict[str, Any]]], data: st.DataObject
+) -> None:
+    """Turns met again (the same objects) or new ones, in any order: the same body."""
+    encoder = BodyEncoder()
+    seen: list[dict[str, Any]] = []
+    for turns in requests:
+        again = data.draw(st.lists(st.sampled_from(seen), max_size=4)) if seen else []
+        messages = [*again, *turns]
+        seen.extend(turns)
+        body = {"max_tokens": 10, "messages": messages, "model": "m", "stream": True}
+        encoded = encoder.encode(body)
+        assert json.loads(encoded) == _whole(body)
+
+
+def test_the_body_is_compact_utf8_as_the_sdk_writes_it() -> None:
+    body = {"messages": [{"role": "user", "content": "ça ✓"}], "model": "m", "max_tokens": 5}
+    encoded = BodyEncoder().encode(body)
+    assert (
+        encoded
+        == '{"messages":[{"role":"user","content":"ça ✓"}],"model":"m","max_tokens":5}'.encode()
+    )
+
+
+def test_a_turn_of_a_request_long_gone_never_lends_its_json() -> None:
+    """Turns are known by identity only while held: a new turn at a reused id is encoded."""
+    encoder = BodyEncoder()
+    for index in range(40):
+        messages = [{"role": "user", "content": f"question {index}"}]
+        assert json.loads(encoder.encode({"messages": messages}))["messages"] == messages
+
+
+def test_a_body_without_turns() -> None:
+    assert json.loads(BodyEncoder().encode({"model": "m"})) == {"model": "m"}
+    assert json.loads(BodyEncoder().encode({"messages": []})) == {"messages": []}
+
+
+def test_nan_is_refused_as_the_sdk_refuses_it() -> None:
+    with pytest.raises(ValueError):
+        BodyEncoder().encode({"messages": [], "temperature": float("nan")})
