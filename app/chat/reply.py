@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from app.chat.attachments import AttachedFiles, attachment_blocks, explain_too_large
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.model_fallback import model_unavailable
-from app.chat.recall import AutomaticRecall
+from app.chat.recall import AutomaticRecall, keep_quoted_elsewhere, quoted_elsewhere
 from app.chat.runner import something_went_wrong
 from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS, status_of
 from app.chat.unsaved import NotSaved, not_saved_error
@@ -28,7 +28,7 @@ from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder
 from app.core.errors import ApiError, ModelNotFoundError, StorageError, UserFacingError
 from app.core.live_tail import TailTally
-from app.core.lookup import ToolOffer
+from app.core.lookup import Lookup, ToolOffer
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
 from app.core.summary import Summary
@@ -36,7 +36,7 @@ from app.core.thinking import thinking_request
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
 from app.store.errors import MessageNotFoundError, RecordNotFoundError
-from app.store.sessions import SessionStore
+from app.store.sessions import SessionStore, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,7 @@ class ReplyJob:
         recall_across: bool = False,
         on_question_stored: Callable[[Message], None] = lambda _message: None,
         uploads: FileUploads | None = None,
+        on_lookup: Callable[[Lookup], None] = lambda _lookup: None,
     ) -> None:
         self.request = request
         self._on_question_stored = on_question_stored
@@ -158,6 +159,10 @@ class ReplyJob:
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
         self._quoted = 0  # raw tokens the last request built quoted from the archive
+        # Called (from the worker) once the quotes recall took from the user's other
+        # conversations are saved with the reply, so its line names and opens them.
+        self._on_lookup = on_lookup
+        self._kept_elsewhere = False
 
     def cancel(self) -> None:
         """Stop the reply (from any thread); what arrived is kept, marked stopped."""
@@ -405,6 +410,7 @@ class ReplyJob:
         self._guessed = files.guessed  # a PDF counted per page: its usage can't calibrate
         lookups = self._lookups
         tools = lookups.offer(archived=bool(request.summaries)) if lookups is not None else None
+        block = self._recall(store, tail, tail_tally, tools) if recall else None
         built = self._builder.build_request(
             model=request.model,
             system_prompt=request.system_prompt,
@@ -413,7 +419,7 @@ class ReplyJob:
             draft=draft,
             model_known=request.model_known,
             exact_count=exact_count,
-            recall=self._recall(store, tail, tail_tally, tools) if recall else None,
+            recall=block,
             tools=tools,
             files=files.blocks,
             files_saved=files.plan.saved_tokens,
@@ -421,7 +427,20 @@ class ReplyJob:
         )
         if recall:  # what the gauge counts: the quotes of the reply's first request
             self._quoted = built.raw_recall_tokens
+            if built.raw_recall_tokens:
+                self._keep_quoted_elsewhere(store, block)
         return built
+
+    def _keep_quoted_elsewhere(self, store: SessionStore, block: RecallBlock | None) -> None:
+        """Keep the quotes the request took from other conversations with the reply (once,
+        for its first request)."""
+        if self._kept_elsewhere or self.message_id is None:
+            return
+        lookup = quoted_elsewhere(self.message_id, block, utc_now())
+        if lookup is not None:
+            self._kept_elsewhere = True
+            keep_quoted_elsewhere(store.database, lookup)
+            self._on_lookup(lookup)
 
     def _recall(
         self,

@@ -200,6 +200,8 @@ class RecallQuote:
     created_at: datetime
     excerpt: str
     conversation: str = ""
+    # The other conversation's id (with `conversation`), so the user can open it there.
+    session_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -664,7 +666,13 @@ def _where(match: ArchivedMatch) -> tuple[str, int]:
 
 def _quote(match: ArchivedMatch, text: str) -> RecallQuote:
     return RecallQuote(
-        match.message_id, match.seq, match.role, match.created_at, text, match.conversation
+        match.message_id,
+        match.seq,
+        match.role,
+        match.created_at,
+        text,
+        match.conversation,
+        match.session_id if match.conversation else "",
     )
 
 

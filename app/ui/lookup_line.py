@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from app.core.dates import timestamp
-from app.core.lookup import Lookup, LookupHit, summary_line
+from app.core.lookup import Lookup, LookupHit, lookup_heading, summary_line
 from app.ui.theme import keep_muted, scaled_font
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
@@ -25,8 +25,7 @@ def details_html(lookups: Sequence[Lookup]) -> str:
     """`details_text` with each excerpt a link that opens it where it was said."""
     parts: list[str] = []
     for lookup in lookups:
-        found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
-        lines = [html.escape(f"Searched for “{lookup.query}” — {found}")]
+        lines = [html.escape(lookup_heading(lookup))]
         for hit in lookup.hits:
             where = f" in “{hit.conversation}”" if hit.conversation else ""
             author = _AUTHORS.get(hit.author, hit.author)
@@ -50,8 +49,7 @@ def details_text(lookups: Sequence[Lookup]) -> str:
     """What was sent to Claude, in plain words: each search and what it returned."""
     parts: list[str] = []
     for lookup in lookups:
-        found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
-        lines = [f"Searched for “{lookup.query}” — {found}"]
+        lines = [lookup_heading(lookup)]
         for hit in lookup.hits:
             where = f" in “{hit.conversation}”" if hit.conversation else ""
             author = _AUTHORS.get(hit.author, hit.author)
