@@ -633,11 +633,16 @@ def fit_recall(
     overhead = 0  # a heading's tokens and the line breaks around it, counted once
     if ordered is None:
         ordered = ((match, None) for match in rank_matches(matches, terms, wanted))
+    said: set[str] = set()  # the words quoted so far: the same words again add nothing
     for best, partner in ordered:
         if len(chosen) >= max_quotes or room < max(overhead + 4, SMALLEST_QUOTE_TOKENS):
             break
+        if _said(best) in said:
+            continue  # "Thanks, that helps" a tenth time: a repeat tells Claude nothing new
         for match in (best, partner):
             if match is None or _where(match) in seen or len(chosen) >= max_quotes:
+                continue
+            if match is partner and _said(match) in said:
                 continue
             if match is partner and _where(best) not in seen:
                 break  # the quote itself did not fit: its partner means nothing alone
@@ -650,6 +655,7 @@ def fit_recall(
                 continue
             quote, cost = fitted
             seen.add(_where(match))
+            said.add(_said(match))
             chosen.append(quote)
             room -= cost
             tokens += cost
@@ -657,6 +663,11 @@ def fit_recall(
         return None
     quotes = tuple(sorted(chosen, key=lambda q: (q.conversation, q.seq)))
     return RecallBlock(recall_block_text(quotes, preamble, compact=compact), tokens, quotes)
+
+
+def _said(match: ArchivedMatch) -> str:
+    """A message's words, as compared for repeats (case, accents and spacing aside)."""
+    return " ".join(fold(match.content).split())
 
 
 def _where(match: ArchivedMatch) -> tuple[str, int]:
