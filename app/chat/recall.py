@@ -117,7 +117,7 @@ class AutomaticRecall:
             self.builder.counter.count,
             exclude_seqs={m.seq for m in tail},
             wanted=query.wanted,
-            ordered=((r.match, r.partner) for r in ranked),
+            ordered=((r.match, *r.quoted_with) for r in ranked),
         )
 
     def raw_budget(

@@ -606,15 +606,16 @@ def fit_recall(
     exclude_seqs: Collection[int] = (),
     max_quotes: int = MAX_QUOTES,
     wanted: Collection[AnswerKind] = (),
-    ordered: Iterable[tuple[ArchivedMatch, ArchivedMatch | None]] | None = None,
+    ordered: Iterable[Sequence[ArchivedMatch | None]] | None = None,
 ) -> RecallBlock | None:
     """The best quotes that fit in `budget` raw tokens as one block, or None.
 
     Messages whose seq is in `exclude_seqs` (the live tail) are never quoted, and no
     message is quoted twice; `wanted` (the kinds of fact asked for) ranks and centres
-    them. `ordered`: the messages best first, each with the turn to quote it with (its
-    question, or its answer), as `recall_rank.rank_pool` gives them; without it they
-    are ranked by `rank_matches`, alone. `tokens` is the sum of the parts' counts and a
+    them. `ordered`: the messages best first, each with the turns to quote it with (its
+    question, or its answer; Claude's question about it and the user's answer), as
+    `recall_rank.rank_pool` gives them; without it they are ranked by `rank_matches`,
+    alone. `tokens` is the sum of the parts' counts and a
     blank line's allowance for each: never below counting the whole text (the tokenizer
     splits text at blank lines), and it saves counting the block twice.
     """
@@ -634,17 +635,18 @@ def fit_recall(
     if ordered is None:
         ordered = ((match, None) for match in rank_matches(matches, terms, wanted))
     said: set[str] = set()  # the words quoted so far: the same words again add nothing
-    for best, partner in ordered:
+    for group in ordered:
+        best = group[0]
         if len(chosen) >= max_quotes or room < max(overhead + 4, SMALLEST_QUOTE_TOKENS):
             break
-        if _said(best) in said:
+        if best is None or _said(best) in said:
             continue  # "Thanks, that helps" a tenth time: a repeat tells Claude nothing new
-        for match in (best, partner):
+        for match in group:
             if match is None or _where(match) in seen or len(chosen) >= max_quotes:
                 continue
-            if match is partner and _said(match) in said:
+            if match is not best and _said(match) in said:
                 continue
-            if match is partner and _where(best) not in seen:
+            if match is not best and _where(best) not in seen:
                 break  # the quote itself did not fit: its partner means nothing alone
             if not overhead:
                 overhead = count(quote_heading(_quote(match, ""), compact=compact)) + 3
