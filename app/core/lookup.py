@@ -233,9 +233,12 @@ def recalled_lookup(message_id: int, hits: Iterable[LookupHit], created_at: date
 
 
 def lookup_heading(lookup: Lookup) -> str:
-    """The first line of a lookup unfolded: what was searched for, or that recall quoted
-    the user's other conversations, and how much was found."""
-    found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
+    """The first line of a lookup unfolded: what was searched for and how much was found,
+    or that recall quoted the user's other conversations."""
     if lookup.automatic:
-        return f"Quoted for Claude from your other conversations (Settings → Memory) — {found}"
+        return (
+            "Cairn added these to what Claude read, from your other conversations "
+            "(Settings → Memory)"
+        )
+    found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
     return f"Searched for “{lookup.query}” — {found}"

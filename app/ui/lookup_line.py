@@ -132,8 +132,10 @@ class LookupLine(QWidget):
     def _name(self) -> None:
         state = "expanded" if self.toggle.isChecked() else "collapsed"
         self.toggle.setAccessibleName(f"{self.toggle.text()}, {state}")
-        self.toggle.setToolTip(
-            "Hide what Claude looked up"
-            if self.toggle.isChecked()
-            else "Show what Claude looked up"
+        # Recall's quotes alone: Cairn added them; Claude looked nothing up itself.
+        added = bool(self._lookups) and all(lookup.automatic for lookup in self._lookups)
+        what = "what Cairn added for Claude" if added else "what Claude looked up"
+        self.toggle.setToolTip(f"Hide {what}" if self.toggle.isChecked() else f"Show {what}")
+        self.details.setAccessibleName(
+            "What Cairn added for Claude" if added else "What Claude found in the archive"
         )

@@ -229,6 +229,10 @@ def test_recall_quotes_from_other_conversations_are_named_and_open_there(
     line.set_lookups([recalled_lookup(1, (quoted,), when)])
     assert line.toggle.text() == "Quoted 1 message from your other conversations (“Trip”)"
     assert line.toggle.accessibleName().endswith(", collapsed")
+    assert line.toggle.toolTip() == "Show what Cairn added for Claude"
+    assert line.details.accessibleName() == "What Cairn added for Claude"
+    assert line.toggle.toolTip() == "Show what Cairn added for Claude"
+    assert line.details.accessibleName() == "What Cairn added for Claude"
     assert 'href="open:s-trip:7"' in line.details.text()
     line.set_lookups([recalled_lookup(1, (quoted,), when), searched])
     assert line.toggle.text() == (
@@ -237,6 +241,7 @@ def test_recall_quotes_from_other_conversations_are_named_and_open_there(
     )
     text = details_text(line.lookups)
     assert text.startswith(
-        "Quoted for Claude from your other conversations (Settings → Memory) — 1 found\n#7 · You"
+        "Cairn added these to what Claude read, from your other conversations "
+        "(Settings → Memory)\n#7 · You"
     )
     assert "\n\nSearched for “ferry” — 1 found\n#2 · You" in text
