@@ -39,8 +39,10 @@ fed through the same engine at 4k, 8k, 16k, 32k and 200k, in rule mode and with 
 fact-free stand-in for Claude, and for each question we count the share of its evidence
 turns that are verbatim in the request, beside plain truncation in the same run: by
 category (single fact, several turns, date questions, context-dependent) and by split
-(dev questions may be looked at when tuning; test questions never). `--misses` lists
-the dev questions whose evidence did not reach the request.
+(dev questions may be looked at when tuning; test questions never), and, in a table of
+its own, a second set held out (bench/natural_conversation.py's `HELD_OUT`, never looked
+at while tuning). `--misses` lists the dev questions whose evidence did not reach the
+request.
 """
 
 from __future__ import annotations
@@ -476,27 +478,35 @@ def print_natural(
     misses: bool,
 ) -> None:
     questions = natural.questions
-    groups: list[tuple[str, list[int]]] = [
-        (category, [n for n, q in enumerate(questions) if q.category == category])
-        for category in CATEGORIES
-    ]
-    groups += [
-        (f"{split} half", [n for n, q in enumerate(questions) if q.split == split])
-        for split in ("dev", "test")
-    ]
-    groups.append(("all", list(range(len(questions)))))
-    print("\nNatural questions: share of their evidence turns verbatim in the request")
-    header = f"{'window':>6} {'':<12}" + "".join(f"{name:>10}" for name, _ in groups)
-    print(header)
-    print(f"{'':>6} {'(questions)':<12}" + "".join(f"{len(ns):>10}" for _, ns in groups))
-    for window in windows:
-        rows = [(f"Cairn {mode}", results[window, mode].cairn) for mode in NATURAL_MODES]
-        rows.append(("truncation", results[window, NATURAL_MODES[0]].truncation))
-        for name, shares in rows:
-            cells = "".join(
-                f"{sum(shares[n] for n in ns) / max(1, len(ns)):>10.2f}" for _, ns in groups
-            )
-            print(f"{window // 1000:>5}k {name:<12}{cells}")
+    first = [n for n, q in enumerate(questions) if q.split != "held-out"]
+    held_out = [n for n, q in enumerate(questions) if q.split == "held-out"]
+    for title, chosen, splits in (
+        ("the first set", first, ("dev", "test")),
+        ("the held-out set (never looked at while tuning)", held_out, ()),
+    ):
+        groups: list[tuple[str, list[int]]] = [
+            (category, [n for n in chosen if questions[n].category == category])
+            for category in CATEGORIES
+        ]
+        groups += [
+            (f"{split} half", [n for n in chosen if questions[n].split == split])
+            for split in splits
+        ]
+        groups.append(("all", chosen))
+        print(
+            f"\nNatural questions, {title}: share of their evidence turns verbatim in the request"
+        )
+        header = f"{'window':>6} {'':<18}" + "".join(f"{name:>10}" for name, _ in groups)
+        print(header)
+        print(f"{'':>6} {'(questions)':<18}" + "".join(f"{len(ns):>10}" for _, ns in groups))
+        for window in windows:
+            rows = [(f"Cairn {mode}", results[window, mode].cairn) for mode in NATURAL_MODES]
+            rows.append(("truncation", results[window, NATURAL_MODES[0]].truncation))
+            for name, shares in rows:
+                cells = "".join(
+                    f"{sum(shares[n] for n in ns) / max(1, len(ns)):>10.2f}" for _, ns in groups
+                )
+                print(f"{window // 1000:>5}k {name:<18}{cells}")
     if misses:
         for window in windows:
             for mode in NATURAL_MODES:
@@ -514,7 +524,7 @@ def main_natural(args: argparse.Namespace) -> None:
     days = len({m.sent_at.date() for m in natural.messages})
     print(
         f"{len(natural.messages)} messages, {tokens:,} tokens, {days} sessions; "
-        f"{len(natural.questions)} natural questions; seed {args.seed}"
+        f"{len(natural.questions)} natural questions (held-out ones included); seed {args.seed}"
     )
     windows = (4_000, 16_000) if args.quick else NATURAL_WINDOWS
     results: dict[tuple[int, str], NaturalFigures] = {}

@@ -20,7 +20,9 @@ about them afterwards, before any tuning of recall, and are not changed to suit 
 Categories: "single" (one turn answers it), "several" (two or more turns), "date" (the
 question dates what it asks about), "context" (the answer shares no content word with
 the question; the turn it answers does). Each question is "dev" or "test": tuning may
-look at the dev questions' misses, never at the test ones; both are reported.
+look at the dev questions' misses, never at the test ones; both are reported. A second
+set (`HELD_OUT`, split "held-out"), written the same way before a later round of tuning,
+was never looked at while tuning; it is reported in a table of its own.
 
 `make_natural(seed)` gives the same conversation for the same seed: the storylines are
 fixed, the everyday filler around them is drawn from the seed.
@@ -68,11 +70,12 @@ class ChatMessage:
 
 @dataclass(frozen=True)
 class NaturalQuestion:
-    """A question, its category, dev or test, and the indexes of the messages it needs."""
+    """A question, its category, its split (dev, test or held-out) and the indexes of the
+    messages it needs."""
 
     text: str
     category: Category
-    split: Literal["dev", "test"]
+    split: Literal["dev", "test", "held-out"]
     evidence: tuple[int, ...]
 
 
@@ -817,6 +820,57 @@ QUESTIONS: tuple[Question, ...] = (
     Question("What did Claude suggest for Tom's long commute?", "context", ("commute-advice",)),
 )
 
+# A second set, held out (issue 22, round 3): written the same way, from the same
+# storylines, before the round's tuning began, and never looked at while tuning (no
+# `--misses` for it). It guards against fitting recall to the questions above.
+HELD_OUT: tuple[Question, ...] = (
+    Question("What colour is my guitar?", "context", ("guitar-look",)),
+    Question("What did I catch in January that kept me on the sofa?", "date", ("flu",)),
+    Question("Where does Tom's new employer have its office?", "single", ("tom-job",)),
+    Question(
+        "Did the landlord give us anything back for the broken heating?",
+        "single",
+        ("boiler-fixed",),
+    ),
+    Question("Which plot number is our allotment?", "single", ("allotment",)),
+    Question("What exercises did the physio give Maya?", "single", ("physio",)),
+    Question("Which city is my climbing partner moving to?", "single", ("priya-moving",)),
+    Question("Where are we staying on the anniversary trip?", "single", ("porto-choice",)),
+    Question("What went wrong with the car in early April?", "date", ("mot",)),
+    Question("How much weight has the dog lost?", "single", ("biscuit-checkup",)),
+    Question("How fast did Maya run the Riverside race?", "context", ("race-result",)),
+    Question("What did the interview panel quiz me about?", "single", ("job-interview",)),
+    Question("Which part does Maya sing in the choir?", "single", ("hobby-choir",)),
+    Question("Where did I find my outfit for the wedding?", "single", ("wedding-dress",)),
+    Question("What plant came with Maya's new desk?", "single", ("new-desk",)),
+    Question("What car did we get rid of?", "single", ("new-car",)),
+    Question(
+        "How far along are we with the money for a house?",
+        "several",
+        ("deposit-plan", "deposit-now"),
+    ),
+    Question(
+        "How did the children's reading hour start off, and which book did I pick?",
+        "several",
+        ("reading-book", "reading-first"),
+    ),
+    Question(
+        "Where was Mum's hip done and how did she get on?",
+        "several",
+        ("mum-op-date", "mum-op-done"),
+    ),
+    Question("What did we watch on our lazy weekend in March?", "date", ("series",)),
+    Question("What broke in the flat in late February?", "date", ("boiler-broke",)),
+    Question("What did the dog swallow in June?", "date", ("sock",)),
+    Question("What class did I start on Tuesday evenings in April?", "date", ("hobby-pottery",)),
+    Question("Did the drumming next door get sorted?", "context", ("noise",)),
+    Question("What did I think of Piranesi?", "single", ("book-club",)),
+    Question("What is my brother's fiancée called?", "single", ("wedding-date",)),
+    Question(
+        "What did the screens say when the checkout machines broke?", "single", ("machine-error",)
+    ),
+)
+
 # --- the everyday filler ----------------------------------------------------------------
 
 GREETINGS_USER = (
@@ -1044,6 +1098,9 @@ def make_natural(seed: int = 22) -> NaturalConversation:
             q.text, q.category, "dev" if n % 2 == 0 else "test", tuple(where[k] for k in q.evidence)
         )
         for n, q in enumerate(QUESTIONS)
+    ) + tuple(
+        NaturalQuestion(q.text, q.category, "held-out", tuple(where[k] for k in q.evidence))
+        for q in HELD_OUT
     )
     asked = datetime(ASKED_ON.year, ASKED_ON.month, ASKED_ON.day, 19, 0, tzinfo=UTC)
     return NaturalConversation(tuple(messages), questions, asked)

@@ -197,5 +197,6 @@ class ChatEvents:
         said by a notice or an error)."""
 
     def lookup_made(self, lookup: Lookup) -> None:
-        """Claude searched the archive while writing reply `lookup.message_id` (saved
-        already): show the lookup on that reply."""
+        """Claude searched the archive while writing reply `lookup.message_id`, or recall
+        quoted the user's other conversations for it (`lookup.automatic`); saved already:
+        show the lookup on that reply."""

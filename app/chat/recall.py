@@ -14,16 +14,19 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import replace
-from datetime import date
+from datetime import date, datetime
+from pathlib import Path
 from typing import Protocol
 
 from app.core.context import ContextBuilder, RequestInputs
 from app.core.conversation import local_day
-from app.core.errors import StorageError
+from app.core.errors import BugError, StorageError
+from app.core.lookup import Lookup, LookupHit, recalled_lookup
 from app.core.models import Role
 from app.core.recall import RecallBlock, RecallQuery, fit_recall, recall_query
 from app.core.recall_rank import RecallPool, keyed, rank_pool
 from app.core.settings import RecallSettings
+from app.store.lookups import LookupStore
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +102,7 @@ class AutomaticRecall:
             self.builder.counter.count,
             exclude_seqs={m.seq for m in tail},
             wanted=query.wanted,
-            ordered=((r.match, r.partner) for r in ranked),
+            ordered=((r.match, *r.quoted_with) for r in ranked),
         )
 
     def raw_budget(self, inputs: RequestInputs) -> int:
@@ -110,6 +113,39 @@ class AutomaticRecall:
         calibrations = self.builder.calibrations
         ratio = calibrations.for_model(inputs.model.id).ratio if calibrations is not None else 1.0
         return math.floor(state.recall_allowed / max(ratio, 1e-6))
+
+
+def quoted_elsewhere(message_id: int, block: RecallBlock | None, at: datetime) -> Lookup | None:
+    """The quotes `block` took from the user's other conversations, as reply `message_id`
+    keeps them (`RECALLED`): its line names them and opens each; None when it took none."""
+    hits = [
+        LookupHit(
+            seq=quote.seq,
+            author=quote.role.value,
+            created_at=quote.created_at,
+            text=" ".join(quote.excerpt.split()),
+            conversation=quote.conversation,
+            session_id=quote.session_id,
+        )
+        for quote in (block.quotes if block is not None else ())
+        if quote.conversation
+    ]
+    return recalled_lookup(message_id, hits, at) if hits else None
+
+
+def keep_quoted_elsewhere(database: Path | None, lookup: Lookup) -> None:
+    """Save recall's quotes from other conversations with their reply (table `lookup`, on
+    a connection of the calling thread's own); one that cannot be saved is still shown."""
+    if database is None:
+        return
+    try:
+        lookups = LookupStore.open(database)
+        try:
+            lookups.add(lookup)
+        finally:
+            lookups.close()
+    except (StorageError, BugError) as error:  # disk full; the reply was deleted meanwhile
+        log.warning("Could not save the quotes from other conversations: %s", error)
 
 
 def recall_budget(settings: RecallSettings) -> float:

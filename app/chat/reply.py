@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from app.chat.attachments import AttachedFiles, attachment_blocks, explain_too_large
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.model_fallback import model_unavailable
-from app.chat.recall import AutomaticRecall
+from app.chat.recall import AutomaticRecall, keep_quoted_elsewhere, quoted_elsewhere
 from app.chat.runner import something_went_wrong
 from app.chat.stop_reasons import CONTINUE_PROMPT, MAX_PAUSE_CONTINUATIONS, status_of
 from app.chat.unsaved import NotSaved, not_saved_error
@@ -27,6 +27,7 @@ from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder, RequestInputs
 from app.core.errors import ApiError, ModelNotFoundError, StorageError, UserFacingError
+from app.core.lookup import Lookup
 from app.core.models import Message, MessageStatus, Role, Usage
 from app.core.recall import RecallBlock
 from app.core.summary import Summary
@@ -34,7 +35,7 @@ from app.core.thinking import thinking_request
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
 from app.store.errors import MessageNotFoundError, RecordNotFoundError
-from app.store.sessions import SessionStore
+from app.store.sessions import SessionStore, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,7 @@ class ReplyJob:
         recall_across: bool = False,
         on_question_stored: Callable[[Message], None] = lambda _message: None,
         uploads: FileUploads | None = None,
+        on_lookup: Callable[[Lookup], None] = lambda _lookup: None,
     ) -> None:
         self.request = request
         self._on_question_stored = on_question_stored
@@ -156,6 +158,10 @@ class ReplyJob:
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
         self._quoted = 0  # raw tokens the last request built quoted from the archive
+        # Called (from the worker) once the quotes recall took from the user's other
+        # conversations are saved with the reply, so its line names and opens them.
+        self._on_lookup = on_lookup
+        self._kept_elsewhere = False
 
     def cancel(self) -> None:
         """Stop the reply (from any thread); what arrived is kept, marked stopped."""
@@ -412,15 +418,29 @@ class ReplyJob:
             model_known=request.model_known,
             tools=tools,
         )
+        block = self._recall(store, inputs) if recall else None
         built = self._builder.build_request(
             replace(inputs, draft=draft, files_saved=files.plan.saved_tokens),
             exact_count=exact_count,
-            recall=self._recall(store, inputs) if recall else None,
+            recall=block,
             files=files.blocks,
         )
         if recall:  # what the gauge counts: the quotes of the reply's first request
             self._quoted = built.raw_recall_tokens
+            if built.raw_recall_tokens:
+                self._keep_quoted_elsewhere(store, block)
         return built
+
+    def _keep_quoted_elsewhere(self, store: SessionStore, block: RecallBlock | None) -> None:
+        """Keep the quotes the request took from other conversations with the reply (once,
+        for its first request)."""
+        if self._kept_elsewhere or self.message_id is None:
+            return
+        lookup = quoted_elsewhere(self.message_id, block, utc_now())
+        if lookup is not None:
+            self._kept_elsewhere = True
+            keep_quoted_elsewhere(store.database, lookup)
+            self._on_lookup(lookup)
 
     def _recall(self, store: SessionStore, inputs: RequestInputs) -> RecallBlock | None:
         """The recall block for the newest question of `inputs.tail` (None: off, or nothing

@@ -308,6 +308,9 @@ class ConversationTurns:
                 lambda: self._question_stored(sending_id, message)
             ),
             uploads=shared.uploads,
+            on_lookup=lambda lookup: loop.post(
+                lambda: state.tell(lambda events: events.lookup_made(lookup))
+            ),
         )
         sending_id = question.id if question is not None else 0
         self._reply, self._thinking_shown = reply, ""

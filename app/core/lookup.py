@@ -23,6 +23,12 @@ TOOL_NAME = "search_conversation_archive"
 # (also https://docs.anthropic.com/en/docs/tool-use-pricing-and-tokens)
 TOOL_SYSTEM_PROMPT_TOKENS = 346
 
+# The ordinal of a reply's "lookup" that is no search of Claude's: the quotes automatic
+# recall sent it from the user's other conversations (Settings → Memory), kept with the
+# reply so its line names them, each opens, and the export lists them. Claude's own
+# searches are numbered 1, 2, … as they ran.
+RECALLED = 0
+
 # At most this many snippets go back to Claude per lookup, each at most this many words.
 MAX_RESULTS = 5
 RESULT_WORDS = 80
@@ -140,6 +146,11 @@ class Lookup:
     hits: tuple[LookupHit, ...]
     created_at: datetime
 
+    @property
+    def automatic(self) -> bool:
+        """Whether these are recall's quotes from other conversations, not a search."""
+        return self.ordinal == RECALLED
+
     def hits_json(self) -> str:
         return json.dumps([hit.to_json() for hit in self.hits], ensure_ascii=False)
 
@@ -173,11 +184,25 @@ def refused_text(max_lookups: int, *, no_room: bool = False) -> str:
 
 def summary_line(lookups: tuple[Lookup, ...]) -> str:
     """The collapsed line on a reply: "Looked in earlier messages: 2 found", and the
-    user's other conversations it found something in (Settings → Memory), by title."""
-    found = sum(len(lookup.hits) for lookup in lookups)
-    if found == 0:
-        return "Looked in earlier messages: nothing found"
-    return f"Looked in earlier messages: {found} found" + elsewhere_note(lookups)
+    user's other conversations it found something in (Settings → Memory), by title;
+    "Quoted 2 messages from your other conversations (“Trip to Porto”)" for recall's."""
+    searched = tuple(lookup for lookup in lookups if not lookup.automatic)
+    recalled = [hit for lookup in lookups if lookup.automatic for hit in lookup.hits]
+    parts: list[str] = []
+    if searched:
+        found = sum(len(lookup.hits) for lookup in searched)
+        parts.append(
+            "Looked in earlier messages: nothing found"
+            if found == 0
+            else f"Looked in earlier messages: {found} found" + elsewhere_note(searched)
+        )
+    if recalled:
+        titles = _titles(dict.fromkeys(hit.conversation for hit in recalled if hit.conversation))
+        plural = "s" if len(recalled) != 1 else ""
+        parts.append(
+            f"Quoted {len(recalled)} message{plural} from your other conversations ({titles})"
+        )
+    return " · ".join(parts) or "Looked in earlier messages: nothing found"
 
 
 def conversations_used(lookups: Iterable[Lookup]) -> list[str]:
@@ -191,6 +216,29 @@ def elsewhere_note(lookups: Iterable[Lookup]) -> str:
     titles = conversations_used(lookups)
     if not titles:
         return ""
-    shown = ", ".join(f"“{title}”" for title in titles[:3])
-    more = f" and {len(titles) - 3} more" if len(titles) > 3 else ""
-    return f" (also in {shown}{more})"
+    return f" (also in {_titles(titles)})"
+
+
+def _titles(titles: Iterable[str]) -> str:
+    """“Trip to Porto”, “Taxes” and 2 more: the first three conversations, by title."""
+    shown = list(titles)
+    more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+    return ", ".join(f"“{title}”" for title in shown[:3]) + more
+
+
+def recalled_lookup(message_id: int, hits: Iterable[LookupHit], created_at: datetime) -> Lookup:
+    """Recall's quotes from other conversations for reply `message_id`, kept as its lookup
+    `RECALLED` (no query: Cairn chose them for the user's message)."""
+    return Lookup(message_id, RECALLED, "", tuple(hits), created_at)
+
+
+def lookup_heading(lookup: Lookup) -> str:
+    """The first line of a lookup unfolded: what was searched for and how much was found,
+    or that recall quoted the user's other conversations."""
+    if lookup.automatic:
+        return (
+            "Cairn added these to what Claude read, from your other conversations "
+            "(Settings → Memory)"
+        )
+    found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
+    return f"Searched for “{lookup.query}” — {found}"

@@ -200,6 +200,8 @@ class RecallQuote:
     created_at: datetime
     excerpt: str
     conversation: str = ""
+    # The other conversation's id (with `conversation`), so the user can open it there.
+    session_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -604,15 +606,16 @@ def fit_recall(
     exclude_seqs: Collection[int] = (),
     max_quotes: int = MAX_QUOTES,
     wanted: Collection[AnswerKind] = (),
-    ordered: Iterable[tuple[ArchivedMatch, ArchivedMatch | None]] | None = None,
+    ordered: Iterable[Sequence[ArchivedMatch | None]] | None = None,
 ) -> RecallBlock | None:
     """The best quotes that fit in `budget` raw tokens as one block, or None.
 
     Messages whose seq is in `exclude_seqs` (the live tail) are never quoted, and no
     message is quoted twice; `wanted` (the kinds of fact asked for) ranks and centres
-    them. `ordered`: the messages best first, each with the turn to quote it with (its
-    question, or its answer), as `recall_rank.rank_pool` gives them; without it they
-    are ranked by `rank_matches`, alone. `tokens` is the sum of the parts' counts and a
+    them. `ordered`: the messages best first, each with the turns to quote it with (its
+    question, or its answer; Claude's question about it and the user's answer), as
+    `recall_rank.rank_pool` gives them; without it they are ranked by `rank_matches`,
+    alone. `tokens` is the sum of the parts' counts and a
     blank line's allowance for each: never below counting the whole text (the tokenizer
     splits text at blank lines), and it saves counting the block twice.
     """
@@ -631,13 +634,19 @@ def fit_recall(
     overhead = 0  # a heading's tokens and the line breaks around it, counted once
     if ordered is None:
         ordered = ((match, None) for match in rank_matches(matches, terms, wanted))
-    for best, partner in ordered:
+    said: set[str] = set()  # the words quoted so far: the same words again add nothing
+    for group in ordered:
+        best = group[0]
         if len(chosen) >= max_quotes or room < max(overhead + 4, SMALLEST_QUOTE_TOKENS):
             break
-        for match in (best, partner):
+        if best is None or _said(best) in said:
+            continue  # "Thanks, that helps" a tenth time: a repeat tells Claude nothing new
+        for match in group:
             if match is None or _where(match) in seen or len(chosen) >= max_quotes:
                 continue
-            if match is partner and _where(best) not in seen:
+            if match is not best and _said(match) in said:
+                continue
+            if match is not best and _where(best) not in seen:
                 break  # the quote itself did not fit: its partner means nothing alone
             if not overhead:
                 overhead = count(quote_heading(_quote(match, ""), compact=compact)) + 3
@@ -648,6 +657,7 @@ def fit_recall(
                 continue
             quote, cost = fitted
             seen.add(_where(match))
+            said.add(_said(match))
             chosen.append(quote)
             room -= cost
             tokens += cost
@@ -657,6 +667,11 @@ def fit_recall(
     return RecallBlock(recall_block_text(quotes, preamble, compact=compact), tokens, quotes)
 
 
+def _said(match: ArchivedMatch) -> str:
+    """A message's words, as compared for repeats (case, accents and spacing aside)."""
+    return " ".join(fold(match.content).split())
+
+
 def _where(match: ArchivedMatch) -> tuple[str, int]:
     """A message's place: its conversation (this one: "") and seq."""
     return match.session_id, match.seq
@@ -664,7 +679,13 @@ def _where(match: ArchivedMatch) -> tuple[str, int]:
 
 def _quote(match: ArchivedMatch, text: str) -> RecallQuote:
     return RecallQuote(
-        match.message_id, match.seq, match.role, match.created_at, text, match.conversation
+        match.message_id,
+        match.seq,
+        match.role,
+        match.created_at,
+        text,
+        match.conversation,
+        match.session_id if match.conversation else "",
     )
 
 

@@ -11,6 +11,9 @@ them. Each is scored here:
 - the turn it answers: a reply holds what its question asked about ("What does the
   guitar look like?" — "A deep blue one with an octopus…"), so part of the score of the
   turn before it is its own, and the quote brings that turn along (`Ranked.partner`);
+  a user's message Claude asked about right after brings Claude's question and the
+  user's answer ("I bought a guitar!" — "What does it look like?" — "An octopus…":
+  `Ranked.follow_up`), since the answer names nothing the question asks with;
 - the days asked about ("in April", "last week"): messages written then rank first;
 - who said it, when the question says ("what did Claude suggest");
 - the summaries' search keys (`keyed`): a stretch whose key holds a term ("hobbies")
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from app.core.conversation import local_day
@@ -98,6 +101,14 @@ class Ranked:
     match: ArchivedMatch
     score: float
     partner: ArchivedMatch | None = None
+    # The user's message Claude asked about right after, and the user's answer: "I bought
+    # a guitar!" — "What does it look like?" — "Deep blue, with an octopus" (two hops).
+    follow_up: tuple[ArchivedMatch, ...] = ()
+
+    @property
+    def quoted_with(self) -> tuple[ArchivedMatch, ...]:
+        """The turns to quote it with, in the order they are worth a place."""
+        return ((self.partner,) if self.partner is not None else ()) + self.follow_up
 
 
 def term_values(terms: Sequence[RecallTerm], frequency: Sequence[int], size: int) -> list[float]:
@@ -211,7 +222,10 @@ def rank_pool(
             partner = before  # what it answers gives it its meaning (a reply, always)
         elif match.content.rstrip().endswith("?"):
             partner = everyone.get((match.session_id, match.seq + 1))  # a question: its answer
-        ranked.append(Ranked(match, score, partner))
+        follow_up: tuple[ArchivedMatch, ...] = ()
+        if partner is None and match.role is Role.USER:
+            follow_up = _asked_about(match, everyone)
+        ranked.append(Ranked(match, score, partner, follow_up))
     # Equal scores: the shorter message first (it is more about what it holds), then the
     # newest.
     ranked.sort(key=lambda r: (-r.score, len(r.match.content), -r.match.seq))
@@ -224,11 +238,29 @@ def rank_pool(
             topical = any(not terms[i].cue for i in held(match))
             wanted = topical or not subject
             if wanted and fact_near(match.content, terms, query.wanted):
-                best[n] = Ranked(match, item.score * KIND_FACTOR, item.partner)
+                best[n] = replace(item, score=item.score * KIND_FACTOR)
         ranked = (
             sorted(best, key=lambda r: (-r.score, r.match.rank, -r.match.seq)) + ranked[KIND_READ:]
         )
     return ranked
+
+
+def _asked_about(
+    match: ArchivedMatch, everyone: Mapping[tuple[str, int], ArchivedMatch]
+) -> tuple[ArchivedMatch, ...]:
+    """Claude's question right after the user's `match`, and the user's answer to it (the
+    next turns, when Claude's reply ends by asking); () otherwise."""
+    asked = everyone.get((match.session_id, match.seq + 1))
+    answer = everyone.get((match.session_id, match.seq + 2))
+    if (
+        asked is None
+        or answer is None
+        or asked.role is not Role.ASSISTANT
+        or answer.role is not Role.USER
+        or not asked.content.rstrip().endswith("?")
+    ):
+        return ()
+    return (asked, answer)
 
 
 def _answers(match: ArchivedMatch, before: ArchivedMatch) -> bool:

@@ -222,7 +222,7 @@ class LookupRecord(BaseModel):
     model_config = _STRICT
 
     message_seq: int = Field(gt=0)
-    ordinal: int = Field(gt=0)
+    ordinal: int = Field(ge=0)  # 0: recall's quotes from other conversations (RECALLED)
     query: str
     results: list[LookupHitRecord] = Field(default_factory=list)
     created_at: str

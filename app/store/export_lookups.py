@@ -6,7 +6,9 @@ finds the new row of that seq. Each excerpt it returned is kept exactly as it wa
 sent to Claude: the JSON the `lookup` table holds, field for field.
 
 The Markdown export gives each reply that searched one line, the transcript's own
-("Looked in earlier messages: 2 found"), with what was searched for.
+("Looked in earlier messages: 2 found"), with what was searched for; the quotes automatic
+recall took from the user's other conversations (ordinal 0, `RECALLED`) are named on it
+("Quoted 2 messages from your other conversations (“Trip to Porto”)").
 """
 
 from __future__ import annotations
@@ -97,8 +99,10 @@ def markdown_lookup_line(records: Sequence[dict[str, Any]]) -> str:
         )
         for record in records
     )
-    queries = ", ".join(f"“{_escaped(' '.join(lookup.query.split()))}”" for lookup in lookups)
-    return f"_{summary_line(lookups)} — searched for {queries}._"
+    searched = [lookup for lookup in lookups if not lookup.automatic]
+    queries = ", ".join(f"“{_escaped(' '.join(lookup.query.split()))}”" for lookup in searched)
+    line = _escaped(summary_line(lookups))
+    return f"_{line} — searched for {queries}._" if searched else f"_{line}._"
 
 
 def _escaped(text: str) -> str:

@@ -656,6 +656,31 @@ _CHECKSUMS = Migration(
     then=_fill_checksums,
 )
 
+_RECALLED_QUOTES = Migration(
+    version=14,
+    description="the quotes automatic recall took from the user's other conversations",
+    statements=(
+        # A reply's lookups (migration 7) also keep, as ordinal 0, the quotes automatic
+        # recall sent Claude from the user's other conversations (Settings → Memory), so
+        # the reply's line can name and open them and the export can list them
+        # (app.core.lookup.RECALLED). The table is rebuilt: SQLite cannot change a CHECK.
+        """
+        CREATE TABLE lookup_new (
+            message_id   INTEGER NOT NULL REFERENCES message (id) ON DELETE CASCADE,
+            ordinal      INTEGER NOT NULL CHECK (ordinal >= 0),
+            query        TEXT NOT NULL,
+            results_json TEXT NOT NULL,
+            created_at   TEXT NOT NULL,
+            PRIMARY KEY (message_id, ordinal)
+        )
+        """,
+        "INSERT INTO lookup_new (message_id, ordinal, query, results_json, created_at) "
+        "SELECT message_id, ordinal, query, results_json, created_at FROM lookup",
+        "DROP TABLE lookup",
+        "ALTER TABLE lookup_new RENAME TO lookup",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -670,6 +695,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _UPLOADS,
     _REFUSALS,
     _CHECKSUMS,
+    _RECALLED_QUOTES,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.core.dates import timestamp
-from app.core.lookup import Lookup, LookupHit, summary_line
+from app.core.lookup import Lookup, LookupHit, lookup_heading, summary_line
 from app.ui.foldable_line import FoldableLine
 
 _AUTHORS = {"user": "You", "assistant": "Claude", "summary": "Summary"}
@@ -25,8 +25,7 @@ def details_html(lookups: Sequence[Lookup]) -> str:
     """`details_text` with each excerpt a link that opens it where it was said."""
     parts: list[str] = []
     for lookup in lookups:
-        found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
-        lines = [html.escape(f"Searched for “{lookup.query}” — {found}")]
+        lines = [html.escape(lookup_heading(lookup))]
         for hit in lookup.hits:
             where = f" in “{hit.conversation}”" if hit.conversation else ""
             author = _AUTHORS.get(hit.author, hit.author)
@@ -50,8 +49,7 @@ def details_text(lookups: Sequence[Lookup]) -> str:
     """What was sent to Claude, in plain words: each search and what it returned."""
     parts: list[str] = []
     for lookup in lookups:
-        found = "nothing found" if not lookup.hits else f"{len(lookup.hits)} found"
-        lines = [f"Searched for “{lookup.query}” — {found}"]
+        lines = [lookup_heading(lookup)]
         for hit in lookup.hits:
             where = f" in “{hit.conversation}”" if hit.conversation else ""
             author = _AUTHORS.get(hit.author, hit.author)
@@ -99,6 +97,12 @@ class LookupLine(FoldableLine):
         self._lookups = tuple(lookups)
         self.toggle.setText(summary_line(self._lookups))
         self.details.setText(details_html(self._lookups))
+        # Recall's quotes alone: Cairn added them; Claude looked nothing up itself.
+        added = bool(self._lookups) and all(lookup.automatic for lookup in self._lookups)
+        self._what = "what Cairn added for Claude" if added else "what Claude looked up"
+        self.details.setAccessibleName(
+            "What Cairn added for Claude" if added else "What Claude found in the archive"
+        )
         self._name()
 
     def _link(self, target: str) -> None:

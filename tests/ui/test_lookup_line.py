@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from app.core.lookup import TOOL_NAME, Lookup, LookupHit
+from app.core.lookup import TOOL_NAME, Lookup, LookupHit, recalled_lookup
 from app.core.models import MessageStatus, Role
 from app.core.paths import AppPaths
 from app.store.database import open_database
@@ -210,3 +210,35 @@ def test_an_excerpt_of_another_conversation_opens_there_at_its_original(
         )
 
     qtbot.waitUntil(shown, timeout=15_000)
+
+
+def test_recall_quotes_from_other_conversations_are_named_and_open_there(
+    qtbot: QtBot,
+) -> None:
+    when = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
+    quoted = LookupHit(
+        7, "user", when, "The ferry leaves at 7:40.", conversation="Trip", session_id="s-trip"
+    )
+    searched = Lookup(1, 1, "ferry", (LookupHit(2, "user", when, "Ferry booked."),), when)
+    host = QWidget()
+    qtbot.addWidget(host)
+    line = LookupLine(host)
+    line.set_lookups([recalled_lookup(1, (quoted,), when)])
+    assert line.toggle.text() == "Quoted 1 message from your other conversations (“Trip”)"
+    assert line.toggle.accessibleName().endswith(", collapsed")
+    assert line.toggle.toolTip() == "Show what Cairn added for Claude"
+    assert line.details.accessibleName() == "What Cairn added for Claude"
+    assert line.toggle.toolTip() == "Show what Cairn added for Claude"
+    assert line.details.accessibleName() == "What Cairn added for Claude"
+    assert 'href="open:s-trip:7"' in line.details.text()
+    line.set_lookups([recalled_lookup(1, (quoted,), when), searched])
+    assert line.toggle.text() == (
+        "Looked in earlier messages: 1 found · "
+        "Quoted 1 message from your other conversations (“Trip”)"
+    )
+    text = details_text(line.lookups)
+    assert text.startswith(
+        "Cairn added these to what Claude read, from your other conversations "
+        "(Settings → Memory)\n#7 · You"
+    )
+    assert "\n\nSearched for “ferry” — 1 found\n#2 · You" in text

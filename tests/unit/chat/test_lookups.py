@@ -15,6 +15,7 @@ from app.core.lookup import (
     TOOL_NAME,
     TOOL_SYSTEM_PROMPT_TOKENS,
     Lookup,
+    summary_line,
     tool_definition,
     tool_result_text,
 )
@@ -357,3 +358,36 @@ def test_excerpts_are_dropped_until_the_answer_fits(start_chat: StartChat) -> No
     assert len(lookup.hits) == 1, "one excerpt fits, the other was dropped"
     second = provider.requests[1]
     assert second.tool_choice == {"type": "none"}, "no room for another search: answer now"
+
+
+def test_recall_quotes_from_another_conversation_are_kept_with_the_reply(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    # Settings → Memory on, the archive tool off: only automatic recall looks elsewhere.
+    chat = seeded(start_chat, across_conversations=True, tool=False)
+    chat.service.new_conversation()
+    fake_server.add_reply("It was AX-7731.")
+    chat.send("What was the gate code for the new flat?")
+    reply = chat.stored()[-1]
+    (told,) = chat.events.named("lookup_made")
+    lookup = told[0]
+    assert lookup.automatic and lookup.message_id == reply.id and lookup.query == ""
+    hit = lookup.hits[0]
+    assert hit.conversation == "Moving house" and hit.session_id, "it opens the other one"
+    assert "AX-7731" in hit.text and hit.seq in (1, 2)
+    assert summary_line((lookup,)).startswith("Quoted ") and "“Moving house”" in summary_line(
+        (lookup,)
+    )
+    # Kept: after a restart the reply's line still names and opens them.
+    store = LookupStore.open(AppPaths.from_environment().database)
+    assert store.for_messages([reply.id])[reply.id] == (lookup,)
+    store.close()
+
+
+def test_recall_within_the_conversation_keeps_no_lookup(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = seeded(start_chat, tool=False)
+    fake_server.add_reply("It was AX-7731.")
+    chat.send("What was the gate code for the new flat?")
+    assert not chat.events.named("lookup_made"), "its own archive: nothing to name"

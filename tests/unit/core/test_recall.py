@@ -235,6 +235,28 @@ def test_the_live_tail_and_repeats_are_never_quoted() -> None:
     assert [q.seq for q in block.quotes] == [5]
 
 
+def test_the_same_words_said_again_are_quoted_once() -> None:
+    # "Thanks Claude, that helps" said in ten sessions: one quote, the room goes to others.
+    matches = [
+        archived(9, "The gate  code, thanks!"),
+        archived(4, "the gate code, THANKS!"),
+        archived(2, "The gate code changed to AX-7731."),
+    ]
+    block = fit_recall(matches, salient_terms("gate code"), 500, COUNT)
+    assert block is not None
+    assert [q.seq for q in block.quotes] == [2, 9]
+    partner = archived(3, "the gate code, thanks!", role=Role.ASSISTANT)
+    block = fit_recall(
+        (),
+        salient_terms("gate code"),
+        500,
+        COUNT,
+        ordered=[(matches[0], None), (matches[2], partner)],
+    )
+    assert block is not None
+    assert [q.seq for q in block.quotes] == [2, 9], "nor as the turn beside another quote"
+
+
 def test_no_terms_no_budget_or_no_match_means_no_block() -> None:
     matches = [archived(1, "gate code")]
     assert fit_recall(matches, [], 500, COUNT) is None

@@ -6,12 +6,14 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 from app.core.models import Role
-from app.core.recall import ArchivedMatch, recall_query
+from app.core.recall import ArchivedMatch, fit_recall, recall_query
 from app.core.recall_rank import RecallPool, keyed, rank_pool, term_values
 from app.core.summary import SearchKey
+from app.core.tokens import default_counter
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 TODAY = date(2026, 6, 30)
+COUNT = default_counter().count
 
 
 def turn(seq: int, text: str, *, days: int = 0) -> ArchivedMatch:
@@ -34,6 +36,31 @@ def test_an_answer_is_found_by_the_turn_it_answers_and_quoted_with_it() -> None:
     assert 3 in by_seq and 5 not in by_seq  # the answer names no word of the question
     assert by_seq[3].score > 0
     assert by_seq[2].partner == guitar  # a reply is quoted with what it answers
+
+
+def test_what_claude_asked_about_a_message_and_the_answer_come_with_it() -> None:
+    guitar = turn(1, "Big news: I finally bought a guitar!")
+    asked = turn(2, "Congratulations! What does it look like?")
+    answer = turn(3, "A deep blue one with an octopus painted across the front.")
+    practice = turn(5, "I practised guitar for an hour.")
+    advice = turn(6, "Short daily practice is best.")  # no question: nothing follows up
+    query = recall_query("What design is on Maya's guitar?", TODAY, {"maya"})
+    by_seq = {
+        r.match.seq: r for r in rank_pool(pool_of(guitar, asked, answer, practice, advice), query)
+    }
+    assert by_seq[1].quoted_with == (asked, answer)  # two hops: the answer names no guitar
+    assert by_seq[5].quoted_with == ()
+
+    block = fit_recall(
+        (),
+        query.terms,
+        500,
+        COUNT,
+        ordered=[
+            (r.match, *r.quoted_with) for r in sorted(by_seq.values(), key=lambda r: -r.score)
+        ],
+    )
+    assert block is not None and {1, 2, 3} <= {q.seq for q in block.quotes}
 
 
 def test_a_rare_word_outweighs_a_common_one() -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from app.core.errors import UserFacingError
-from app.core.lookup import Lookup, LookupHit
+from app.core.lookup import Lookup, LookupHit, recalled_lookup
 from app.core.models import MessageStatus
 from app.core.summary import (
     EventKind,
@@ -724,3 +724,27 @@ def test_a_hit_from_another_conversation_is_exported_by_its_title(
     (conversation,) = data["conversations"]
     hit = conversation["lookups"][0]["results"][1]
     assert hit["conversation"] == "Moving house" and "session_id" not in hit
+
+
+def test_recall_quotes_from_other_conversations_are_listed_and_come_back(
+    connection: sqlite3.Connection, filled: str, tmp_path: Path
+) -> None:
+    reply = next(m for m in SessionStore(connection).messages(filled) if m.seq == 8)
+    quoted = (
+        LookupHit(3, "user", reply.created_at, "The ferry leaves at 7:40", conversation="Trip"),
+        LookupHit(9, "assistant", reply.created_at, "Pack the *red* bag", conversation="Packing"),
+    )
+    LookupStore(connection).add(recalled_lookup(reply.id, quoted, reply.created_at))
+    path = tmp_path / "out.md"
+    export_conversations(connection, path, fmt=ExportFormat.MARKDOWN)
+    text = path.read_text(encoding="utf-8")
+    named = "_Quoted 2 messages from your other conversations (“Trip”, “Packing”)._"
+    assert text.index(named) < text.index("Message 8 ☕")
+
+    _export(connection, tmp_path / "out.json")
+    other = _open(tmp_path / "other.db")
+    (copy_id,) = import_conversations(other, read_export(tmp_path / "out.json")).session_ids
+    (imported,) = [m for m in SessionStore(other).messages(copy_id) if m.seq == 8]
+    (found,) = LookupStore(other).for_messages([imported.id])[imported.id]
+    assert found.automatic and found.hits == quoted
+    other.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import BugError
-from app.core.lookup import Lookup, LookupHit
+from app.core.lookup import Lookup, LookupHit, recalled_lookup
 from app.store import SessionStore
 from app.store.lookups import LookupStore
 from tests.fakes.clock import FakeClock
@@ -70,3 +70,18 @@ def test_a_lookup_needs_its_reply_and_a_unique_ordinal(
     with pytest.raises(BugError):
         lookups.add(lookup(messages[1].id, 1))
     assert len(lookups.for_messages([messages[1].id])[messages[1].id]) == 1
+
+
+def test_recall_quotes_from_other_conversations_are_kept_before_the_searches(
+    sessions: SessionStore, lookups: LookupStore
+) -> None:
+    _session_id, messages = conversation(sessions, 2)
+    reply = messages[1].id
+    lookups.add(lookup(reply, 1))
+    recalled = recalled_lookup(reply, lookup(reply, 1).hits[1:], WHEN)
+    lookups.add(recalled)
+
+    found = lookups.for_messages([reply])[reply]
+
+    assert found == (recalled, lookup(reply, 1))
+    assert found[0].automatic and not found[1].automatic

@@ -133,3 +133,35 @@ def test_without_fts5_the_migration_still_succeeds(
     # Writes work without the index's triggers.
     version_4.execute("UPDATE message SET content = 'x' WHERE seq = 3")
     version_4.execute("DELETE FROM session")
+
+
+def test_the_lookups_kept_before_recall_quotes_come_through_the_rebuild(
+    version_4: sqlite3.Connection,
+) -> None:
+    recalled = next(m for m in MIGRATIONS if "other conversations" in m.description)
+    before = MIGRATIONS[: recalled.version - 1]
+    assert migrate(version_4, before) == recalled.version - 1
+    reply = message_id(version_4, 2)
+    version_4.execute(
+        "INSERT INTO lookup (message_id, ordinal, query, results_json, created_at) "
+        "VALUES (?, 1, 'gate', '[]', ?)",
+        (reply, T),
+    )
+    with pytest.raises(sqlite3.IntegrityError):  # ordinal 0 was refused before
+        version_4.execute(
+            "INSERT INTO lookup (message_id, ordinal, query, results_json, created_at) "
+            "VALUES (?, 0, '', '[]', ?)",
+            (reply, T),
+        )
+
+    assert migrate(version_4) == SCHEMA_VERSION
+
+    version_4.execute(
+        "INSERT INTO lookup (message_id, ordinal, query, results_json, created_at) "
+        "VALUES (?, 0, '', '[]', ?)",
+        (reply, T),
+    )
+    rows = version_4.execute("SELECT ordinal, query FROM lookup ORDER BY ordinal").fetchall()
+    assert rows == [(0, ""), (1, "gate")]
+    version_4.execute("DELETE FROM message WHERE id = ?", (reply,))  # still cascades
+    assert version_4.execute("SELECT count(*) FROM lookup").fetchone() == (0,)
