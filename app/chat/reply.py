@@ -26,6 +26,7 @@ from app.chat.uploads import FileUploads
 from app.core.calibration import Calibrations
 from app.core.catalog import ModelInfo
 from app.core.context import BuiltRequest, ContextBuilder, RequestInputs
+from app.core.dates import utc_now
 from app.core.errors import ApiError, ModelNotFoundError, StorageError, UserFacingError
 from app.core.lookup import Lookup
 from app.core.models import Message, MessageStatus, Role, Usage
@@ -35,7 +36,7 @@ from app.core.thinking import thinking_request
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
 from app.store.calibration_file import CalibrationFile
 from app.store.errors import MessageNotFoundError, RecordNotFoundError
-from app.store.sessions import SessionStore, utc_now
+from app.store.sessions import SessionStore
 
 log = logging.getLogger(__name__)
 
