@@ -191,8 +191,9 @@ def conversations(draw: st.DrawFn) -> list[tuple[int, list[Attachment]]]:
                 _file(kind, index, draw(st.integers(1_000, 9_000_000)), draw(st.integers(1, 60)))
             )
             index += 1
-        try:
+        try:  # a message is checked against the model it is sent to: here, both
             check_message(group, SMALL)
+            check_message(group, WIDE)
         except AttachmentRefusedError:
             continue
         result.append((message, group))
