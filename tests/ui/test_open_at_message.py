@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.search import Author
 from app.ui.app import CairnSession
-from app.ui.message_jump import Flash
+from app.ui.landing_highlight import LandingHighlight
 from app.ui.transcript import TranscriptView
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.ui.test_condensing import SMALL, words
@@ -60,7 +60,7 @@ def in_view(transcript: TranscriptView, widget: object) -> bool:
     return -widget.height() < top < viewport.height()
 
 
-def flashed(cairn: CairnSession) -> Flash | None:
+def flashed(cairn: CairnSession) -> LandingHighlight | None:
     flash = cairn.window.history.jump.flash
     return flash
 
