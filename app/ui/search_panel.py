@@ -211,6 +211,8 @@ class SearchPanel(QWidget):
         index = self.conversation_combo.findData(picked) if picked is not None else 0
         self.conversation_combo.setCurrentIndex(max(0, index))
         self.conversation_combo.blockSignals(False)
+        if self.search_edit.text().strip():
+            self._timer.start()  # a title added, renamed or gone: found again
 
     def query(self, offset: int = 0) -> SearchQuery:
         """The search the box and the options describe."""

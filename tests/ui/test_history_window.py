@@ -88,6 +88,19 @@ def test_one_box_finds_titles_and_messages_grouped(qtbot: QtBot, window: History
     assert results.conversations() == []
 
 
+def test_titles_found_follow_a_rename(
+    qtbot: QtBot, window: HistoryWindow, history: FakeHistory
+) -> None:
+    search(qtbot, window, "budget")
+    assert [c.title for c in window.search.results.conversations()] == ["Budget"]
+    budget = history._conversations["budget"]
+    history.add("budget", "Money for the trip", budget.messages, budget.summaries)
+    window.refresh()
+    qtbot.waitUntil(lambda: window.search.results.conversations() == [])
+    search(qtbot, window, "money")
+    assert [c.title for c in window.search.results.conversations()] == ["Money for the trip"]
+
+
 def test_many_matching_titles_show_five_then_all(qtbot: QtBot) -> None:
     window = HistoryWindow(large_history(60))
     qtbot.addWidget(window)
