@@ -195,7 +195,9 @@ class SearchResultsModel(QAbstractListModel):
         return [row for row in self._rows if isinstance(row, ConversationOverview)]
 
     def set_titles(self, titles: Sequence[ConversationOverview], words: Sequence[str]) -> None:
-        """The conversations whose titles have `words` (shown above the hits)."""
+        """A new search: the conversations whose titles have `words`, and no hits until
+        its first page comes (`reset`), so no hit of the words before stays listed."""
+        self._hits = []
         self._titles = list(titles)
         self.words = list(words)
         self._all_titles = False

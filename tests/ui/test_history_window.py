@@ -88,6 +88,15 @@ def test_one_box_finds_titles_and_messages_grouped(qtbot: QtBot, window: History
     assert results.conversations() == []
 
 
+def test_a_new_search_lists_no_hit_of_the_words_before(qtbot: QtBot, window: HistoryWindow) -> None:
+    assert search(qtbot, window, "flights")
+    window.search.search_edit.setText("alfama")
+    window.search.search()  # the debounce's end: the new search starts, its page to come
+    assert window.search.results.hits() == []
+    qtbot.waitUntil(lambda: window.search.results.hits() != [])
+    assert all("flights" not in h.session_title for h in window.search.results.hits())
+
+
 def test_titles_found_follow_a_rename(
     qtbot: QtBot, window: HistoryWindow, history: FakeHistory
 ) -> None:
