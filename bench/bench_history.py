@@ -190,7 +190,7 @@ def main() -> None:
             panel.search_edit.setText(text)
             begun = time.perf_counter()
             panel.search()  # the debounce's end: the search starts here
-            wait(lambda p=panel: p.results.rowCount() > 0)  # type: ignore[misc]
+            wait(lambda p=panel: p.results.hits() != [])  # type: ignore[misc]
             shown.at = None
             wait(lambda s=shown: s.at is not None)  # type: ignore[misc]
             assert shown.at is not None

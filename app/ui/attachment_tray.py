@@ -139,6 +139,8 @@ class AttachmentTray(QWidget):
         dialog = QFileDialog(self.window(), "Attach files")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
         dialog.setNameFilter(DIALOG_FILTER)
+        # The filter reads as its words: Qt's own dialog would list its 40 patterns too.
+        dialog.setOption(QFileDialog.Option.HideNameFilterDetails, True)
         dialog.setOption(QFileDialog.Option.DontUseNativeDialog, not self.native_dialog)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.filesSelected.connect(self._add_files)

@@ -155,7 +155,7 @@ class HistoryActions(QObject):
 
     def _find_step(self, place: Place) -> None:
         self._from_find = True
-        self.jump.go(place)
+        self.jump.go(place, focus=False)
 
     def _arrived(self, _place: Place) -> None:
         """After a find step the words keep the focus, so Enter goes on to the next."""

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QMenu,
     QSplitter,
@@ -152,9 +151,10 @@ class HistoryWindow(QMainWindow):
 
     Attributes:
         file_menu: the window's File menu (Restore from backup…, Export… join it).
-        conversations, proxy, conversation_view, filter_edit: the conversation list.
+        conversations, proxy, conversation_view: the conversation list.
         timeline, timeline_view: the selected conversation's timeline.
-        search: the search box and its hits.
+        search: the one search box, and what it finds (conversations by title, then
+            messages by their words).
 
     Signals:
         place_requested(Place): open this conversation there, in the main window.
@@ -176,17 +176,11 @@ class HistoryWindow(QMainWindow):
         close_action.triggered.connect(self.close)
         self.file_menu.addAction(close_action)
 
+        # One box finds conversations by title and messages by their words (issue 23).
         self.search = SearchPanel(source, self)
-        self.filter_edit = QLineEdit(self)
-        # Not a second search: it narrows the list below by title (the search is above).
-        self.filter_edit.setPlaceholderText("Show only titles with…")
-        self.filter_edit.setAccessibleName("Filter conversations by title")
-        self.filter_edit.setClearButtonEnabled(True)
         self.conversations = ConversationsModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.conversations)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.proxy.setFilterKeyColumn(0)
         self.conversation_view = QTableView(self)
         self.conversation_view.setModel(self.proxy)
         self.conversation_view.setAccessibleName("Conversations")
@@ -234,7 +228,6 @@ class HistoryWindow(QMainWindow):
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.filter_edit)
         left_layout.addWidget(self.conversation_view, 1)
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
@@ -260,11 +253,13 @@ class HistoryWindow(QMainWindow):
             self.search.sizePolicy().horizontalPolicy(), self.search.sizePolicy().verticalPolicy()
         )
 
-        self.filter_edit.textChanged.connect(self.proxy.setFilterFixedString)
         self.conversation_view.selectionModel().currentRowChanged.connect(self._picked)
         self.conversation_view.activated.connect(self._open_conversation)
         self.timeline_view.activated.connect(self._open_stretch)
         self.search.open_requested.connect(self._open_hit)
+        self.search.conversation_requested.connect(
+            lambda session_id: self.place_requested.emit(Place(session_id, None))
+        )
         self.search.searching_changed.connect(self._searching_changed)
         self.search.close_requested.connect(self.close)
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)

@@ -191,6 +191,13 @@ class ApiKeyDialog(QDialog):
         prefix = "⚠ " if problem else ""
         self.status_label.setText(prefix + text)
         self.status_label.show()
+        # The words take room: the dialog grows to fit them, so the lines above are not
+        # squeezed and cut ("sk-ant-" was, at 800×600 — issue 23).
+        layout = self.layout()
+        if layout is not None and layout.hasHeightForWidth():
+            needed = layout.totalHeightForWidth(self.width())
+            if needed > self.height():
+                self.resize(self.width(), needed)
 
     # -- actions ---------------------------------------------------------------
 

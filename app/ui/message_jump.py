@@ -3,44 +3,26 @@
 Opening is asynchronous (the service reads the conversation, the transcript builds its
 page after the first paint), so the jump waits for the page and the summaries, loads
 earlier pages until the message or its summary's card is there, unfolds the card (a
-compressed one's parts too), scrolls there and outlines the target for a moment.
+compressed one's parts too), scrolls there and marks the target for a moment
+(`LandingHighlight`); the focus goes to it, so a screen reader says where it landed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QPaintEvent
+from PySide6.QtCore import QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 from app.core.summary import SummaryTier
 from app.ui.controller import ChatController
 from app.ui.history_source import Place
+from app.ui.landing_highlight import LandingHighlight
 from app.ui.summary_block import SummaryBlock
-from app.ui.theme import paint_focus_ring
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_frame import settle_layout
 
-FLASH_MS = 1600
 _MARGIN = 48  # space above the target, so it does not touch the top edge
-
-
-class Flash(QWidget):
-    """A Highlight outline over part of a widget, gone after `FLASH_MS`."""
-
-    def __init__(self, target: QWidget, area: QRect | None = None) -> None:
-        super().__init__(target)
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.setObjectName("jumpFlash")
-        self.setGeometry(area if area is not None else target.rect())
-        self.show()
-        self.raise_()
-        QTimer.singleShot(FLASH_MS, self, self.deleteLater)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        paint_focus_ring(self, 8, 3.0)
 
 
 class MessageJump(QObject):
@@ -48,9 +30,10 @@ class MessageJump(QObject):
 
     Attributes:
         pending: the place still to reach (the conversation is opening), or None.
+        flash: the mark on the last place reached (it deletes itself once faded).
 
     Signals:
-        arrived(object): the place was reached (the Place), its target outlined.
+        arrived(object): the place was reached (the Place), its target marked.
     """
 
     arrived = Signal(object)
@@ -68,13 +51,16 @@ class MessageJump(QObject):
         self._transcript = transcript
         self._load_earlier = load_earlier
         self.pending: Place | None = None
-        self.flash: Flash | None = None
+        self.flash: LandingHighlight | None = None
+        self._focus = True
         transcript.page_built.connect(self._try_later)
         controller.summaries_changed.connect(self._try_later)
 
-    def go(self, place: Place) -> None:
-        """Open `place`'s conversation (if not on screen) and go there once it is shown."""
+    def go(self, place: Place, *, focus: bool = True) -> None:
+        """Open `place`'s conversation (if not on screen) and go there once it is shown;
+        the focus goes there too unless not `focus` (a find step keeps it in its box)."""
         self.pending = place
+        self._focus = focus
         current = self._chat.current.state.session
         if current is not None and current.id == place.session_id:
             self._try_later()
@@ -140,23 +126,19 @@ class MessageJump(QObject):
                 self._show(block)
                 return True
             block = part
-        block.show_original_messages(scroll_to_seq=seq)
-        view = block.originals_view
-        top = view.top_of(seq) if view is not None else None
-        if view is None or top is None:
+        block.show_original_messages(scroll_to_seq=seq)  # scrolls there and marks it
+        if block.highlight is None:
             self._show(block)
-            return True
-        following = [s for s in view.seqs if s > seq]
-        bottom = view.top_of(following[0]) if following else None
-        height = (bottom if bottom is not None else view.height()) - top
-        settle_layout()
-        self._scroll_to(view, top)
-        self.flash = Flash(view, QRect(0, max(0, top - 4), view.width(), max(24, height + 4)))
+        else:
+            self.flash = block.highlight
         return True
 
     def _show(self, widget: QWidget) -> None:
         self._scroll_to(widget, 0)
-        self.flash = Flash(widget)
+        self.flash = LandingHighlight(widget)
+        if self._focus:
+            target = widget.header if isinstance(widget, SummaryBlock) else widget
+            target.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _scroll_to(self, widget: QWidget, y: int) -> None:
         settle_layout()

@@ -1,5 +1,6 @@
-"""The History window's search: one box over everything ever said, live as you type,
-with order, filters, "Load more" and a plain empty state."""
+"""The History window's search: one box over conversations' titles and everything ever
+said, live as you type, the two grouped in one list, with order, filters, "Load more"
+and a plain empty state."""
 
 from __future__ import annotations
 
@@ -31,7 +32,14 @@ from app.core.search import (
     SearchQuery,
 )
 from app.ui.history_source import HistorySource
-from app.ui.search_results import HIT_ROLE, HitDelegate, SearchResultsModel
+from app.ui.search_results import (
+    HIT_ROLE,
+    HitDelegate,
+    MoreTitles,
+    SearchResultsModel,
+    title_matches,
+    title_words,
+)
 
 SEARCH_DEBOUNCE_MS = 200
 _ANY_DATE = QDate(2000, 1, 1)  # a date edit at its minimum shows "Any date"
@@ -56,22 +64,35 @@ def _moment(date: QDate) -> datetime | None:
     return datetime.combine(date.toPython(), time()).astimezone()  # type: ignore[arg-type]
 
 
+def _count_text(titles: int, page: SearchPage) -> str:
+    """ "12 found"; with titles found too, "2 conversations and 12 messages found"."""
+    if not titles:
+        return page.found_text()
+    conversations = f"{titles:,} conversation{'' if titles == 1 else 's'}"
+    if page.total == 0:
+        return f"{conversations} found"
+    messages = f"{page.total:,}{'+' if page.at_least else ''} message"
+    return f"{conversations} and {messages}{'' if page.total == 1 else 's'} found"
+
+
 class SearchPanel(QWidget):
     """The search box, its options and the hits.
 
     Attributes:
         search_edit, order_combo, conversation_combo, since_edit, until_edit,
         author_boxes: the box and its options.
-        results: the hits shown; view: their list; load_more_button; empty_label;
-        count_label: "12 found".
+        results: the conversations and hits shown; view: their list; load_more_button;
+        empty_label; count_label: "12 found", "2 conversations and 12 messages found".
 
     Signals:
         open_requested(SearchHit): Enter or a double-click on a hit.
+        conversation_requested(str): Enter or a double-click on a conversation (its id).
         searching_changed(bool): the box now has words (True) or is empty.
         close_requested(): Esc in an empty box.
     """
 
     open_requested = Signal(object)
+    conversation_requested = Signal(str)
     searching_changed = Signal(bool)
     close_requested = Signal()
 
@@ -80,10 +101,11 @@ class SearchPanel(QWidget):
         self._source = source
         self._query: SearchQuery | None = None  # the search whose pages are shown
         self._was_searching = False
+        self._conversations: list[ConversationOverview] = []
 
         self.search_edit = QLineEdit(self)
-        self.search_edit.setPlaceholderText("Search everything ever said")
-        self.search_edit.setAccessibleName("Search everything")
+        self.search_edit.setPlaceholderText("Search conversation titles and everything said")
+        self.search_edit.setAccessibleName("Search conversations and messages")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.installEventFilter(self)
 
@@ -177,7 +199,9 @@ class SearchPanel(QWidget):
     # -- what the window calls -----------------------------------------------------------
 
     def set_conversations(self, conversations: list[ConversationOverview]) -> None:
-        """The conversations the filter offers (keeps the one picked, if still there)."""
+        """The conversations the filter offers (keeps the one picked, if still there)
+        and whose titles the box finds."""
+        self._conversations = list(conversations)
         picked = self.conversation_combo.currentData()
         self.conversation_combo.blockSignals(True)
         self.conversation_combo.clear()
@@ -187,6 +211,8 @@ class SearchPanel(QWidget):
         index = self.conversation_combo.findData(picked) if picked is not None else 0
         self.conversation_combo.setCurrentIndex(max(0, index))
         self.conversation_combo.blockSignals(False)
+        if self.search_edit.text().strip():
+            self._timer.start()  # a title added, renamed or gone: found again
 
     def query(self, offset: int = 0) -> SearchQuery:
         """The search the box and the options describe."""
@@ -206,9 +232,18 @@ class SearchPanel(QWidget):
         """Search now for what the box says (the first page)."""
         self._timer.stop()
         query = self.query()
+        words = title_words(query.text)
+        titles = (
+            [c for c in self._conversations if title_matches(c.title, words)]
+            if query.session_id is None  # one conversation picked: its messages only
+            else []
+        )
+        phrase = " ".join(words)
+        titles.sort(key=lambda c: phrase not in c.title.casefold())  # the words as typed first
+        self.results.set_titles(titles, words)
+        self.view.setCurrentIndex(self.results.first_choice())
         if not query.text:
             self._query = None
-            self.results.reset([])
             return
         if not any(box.isChecked() for box in self.author_boxes.values()):
             self._query = None
@@ -221,7 +256,7 @@ class SearchPanel(QWidget):
     def load_more(self) -> None:
         if self._query is None:
             return
-        query = self.query(offset=self.results.rowCount())
+        query = self.query(offset=len(self.results.hits()))
         self._query = query
         self.load_more_button.setEnabled(False)
         self._source.search(query, self._page_arrived)
@@ -244,7 +279,7 @@ class SearchPanel(QWidget):
         else:
             self._timer.stop()
             self._query = None
-            self.results.reset([])
+            self.results.set_titles([], [])
             self.count_label.hide()
             self.empty_label.hide()
 
@@ -252,17 +287,24 @@ class SearchPanel(QWidget):
         if page.query != self._query:
             return  # an older search, or one the box no longer shows
         if page.query.offset == 0:
+            picked = self.view.currentIndex().data(HIT_ROLE)
             self.results.reset(page.hits)
-            if page.hits:
-                self.view.setCurrentIndex(self.results.index(0))
+            rows = self.results.rowCount()
+            kept = next(
+                (r for r in range(rows) if self.results.index(r).data(HIT_ROLE) == picked), None
+            )  # a conversation picked while the words were searched stays picked
+            self.view.setCurrentIndex(
+                self.results.index(kept) if kept is not None else self.results.first_choice()
+            )
         else:
             self.results.extend(page.hits)
         self.load_more_button.setEnabled(True)
         self.load_more_button.setVisible(page.has_more)
         found = page.total
-        self.count_label.setText(page.found_text())
-        self.count_label.setVisible(bool(found))
-        if found == 0:
+        titles = len(self.results.conversations())
+        self.count_label.setText(_count_text(titles, page))
+        self.count_label.setVisible(bool(found or titles))
+        if found == 0 and titles == 0:
             self._show_empty(f"Nothing found for “{page.query.text}”")
         else:
             self.empty_label.hide()
@@ -276,9 +318,15 @@ class SearchPanel(QWidget):
         self.load_more_button.hide()
 
     def _activated(self, index: QModelIndex) -> None:
-        hit = index.data(HIT_ROLE)
-        if isinstance(hit, SearchHit):
-            self.open_requested.emit(hit)
+        row = index.data(HIT_ROLE)
+        if isinstance(row, SearchHit):
+            self.open_requested.emit(row)
+        elif isinstance(row, ConversationOverview):
+            self.conversation_requested.emit(row.session_id)
+        elif isinstance(row, MoreTitles):
+            at = index.row()
+            self.results.show_all_titles()
+            self.view.setCurrentIndex(self.results.step(at - 1, 1))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
@@ -299,16 +347,15 @@ class SearchPanel(QWidget):
                 step = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1}.get(Qt.Key(key), 0)
                 if step == 0:
                     step = -10 if key == Qt.Key.Key_PageUp else 10
-                row = min(max(0, row + step), self.results.rowCount() - 1)
-                self.view.setCurrentIndex(self.results.index(row))
+                self.view.setCurrentIndex(self.results.step(row, step))
             return True
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             if self._timer.isActive():
                 self.search()  # typed and pressed Enter at once: search now
                 return True
-            hit = self.selected_hit()
-            if hit is not None:
-                self.open_requested.emit(hit)
+            current = self.view.currentIndex()
+            if current.isValid():
+                self._activated(current)
             return True
         if key == Qt.Key.Key_Escape:
             if self.search_edit.text():

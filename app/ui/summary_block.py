@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final, Protocol
 
-from PySide6.QtCore import QEvent, QPoint, QRectF, QSizeF, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
     QFont,
     QKeyEvent,
@@ -54,6 +54,7 @@ from app.core.summary import (
     archived_facts_note,
     dated_text,
 )
+from app.ui.landing_highlight import LandingHighlight
 from app.ui.theme import (
     blend,
     code_background,
@@ -261,6 +262,24 @@ class OriginalsView(MarkdownView):
         layout = document.documentLayout()
         return round(layout.blockBoundingRect(block).top()) + self.contentsMargins().top()
 
+    def area_of(self, seq: int) -> QRect | None:
+        """Where the original `seq` is (its header line and its text), in this widget."""
+        top = self.top_of(seq)
+        if top is None:
+            return None
+        following = [s for s in self.seqs if s > seq]
+        bottom = self.top_of(following[0]) if following else None
+        height = (bottom if bottom is not None else self.height()) - top
+        return QRect(0, max(0, top - 4), self.width(), max(24, height + 4))
+
+    def put_cursor_at(self, seq: int) -> None:
+        """The caret to the start of original `seq`: a screen reader reads from there."""
+        position = self._positions.get(seq)
+        if position is not None:
+            cursor = self.textCursor()
+            cursor.setPosition(position)
+            self.setTextCursor(cursor)
+
     def _render(self) -> None:
         self.render_count += 1
         document = self.document()
@@ -397,6 +416,8 @@ class SummaryBlock(QWidget):
         self._originals_box: QWidget | None = None
         self._originals: OriginalsView | None = None
         self._pending_seq: int | None = None
+        # The mark on the original a source link (or a jump) last brought into view.
+        self.highlight: LandingHighlight | None = None
         self._children: list[SummaryBlock] = []
         self._children_box: QVBoxLayout | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
@@ -455,6 +476,7 @@ class SummaryBlock(QWidget):
         """Unfold the originals (read from the host the first time)."""
         self.set_expanded(True)
         self._pending_seq = scroll_to_seq
+        self.highlight = None
         if self._originals_box is not None:
             self._originals_box.show()
             self._set_originals_button(shown=True)
@@ -691,6 +713,10 @@ class SummaryBlock(QWidget):
                 y = view.mapTo(content, QPoint(0, top)).y()
                 widget.ensureVisible(0, y, 0, 40)
                 widget.verticalScrollBar().setValue(max(0, y - 40))
+        # Marked for a moment, and the caret put there with the focus, so a screen
+        # reader reads the message the link led to.
+        self.highlight = LandingHighlight(view, view.area_of(seq))
+        view.put_cursor_at(seq)
         view.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _update_header(self) -> None:

@@ -42,6 +42,7 @@ from app.ui.tooltip_place import show_tooltip_on_screen
 
 BAR_WIDTH: Final = 150
 MIN_BAR_WIDTH: Final = 60
+COMPACT_BAR_WIDTH: Final = 48  # the bar alone, its words in the tooltip and the name
 BAR_HEIGHT: Final = 8
 TICK_OVERHANG: Final = 3  # the trigger tick reaches this far above and below the bar
 GAP: Final = 8  # between the bar and the text
@@ -102,8 +103,12 @@ class TokenGauge(QWidget):
     every keystroke. Keyboard users reach it with Tab; focus, Enter or Space
     shows the breakdown that hovering shows.
 
+    In a narrow header it is `compact`: the bar alone, its words ("Plenty of room") in
+    its accessible name and tooltip, so the conversation's title keeps the room.
+
     Attributes:
         state: the figures shown, or None before there is anything to show.
+        compact: the bar without its words beside it.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -117,6 +122,7 @@ class TokenGauge(QWidget):
         # The first breakdown shown leads with what the gauge measures, until it closes.
         self._explained = False
         self._explaining = False
+        self.compact = False
         self.setObjectName("tokenGauge")
         self.setAccessibleName(GAUGE_NAME)
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
@@ -137,6 +143,7 @@ class TokenGauge(QWidget):
         self._text = text
         if outgrown:
             self.updateGeometry()
+        self._name()
         self._describe()
         self.update()
 
@@ -147,8 +154,16 @@ class TokenGauge(QWidget):
             self._describe()
 
     def text(self) -> str:
-        """The text shown beside the bar."""
+        """The text shown beside the bar (said in the name instead while compact)."""
         return self._text
+
+    def set_compact(self, compact: bool) -> None:
+        """The bar alone (`compact`) or the bar and its words."""
+        if compact != self.compact:
+            self.compact = compact
+            self._name()
+            self.updateGeometry()
+            self.update()
 
     def band(self) -> Band | None:
         return None if self._state is None else band(self._state)
@@ -197,7 +212,16 @@ class TokenGauge(QWidget):
 
     def minimumSizeHint(self) -> QSize:
         width = 2 * MARGIN_X + MIN_BAR_WIDTH + GAP + self._reserved_text_width()
+        if self.compact:
+            width = self.compact_width()
         return QSize(width, self._content_height() + 2 * MARGIN_Y)
+
+    def full_minimum_width(self) -> int:
+        """The narrowest it shows its words beside the bar."""
+        return 2 * MARGIN_X + MIN_BAR_WIDTH + GAP + self._reserved_text_width()
+
+    def compact_width(self) -> int:
+        return 2 * MARGIN_X + COMPACT_BAR_WIDTH
 
     # -- painting ----------------------------------------------------------
 
@@ -207,9 +231,13 @@ class TokenGauge(QWidget):
         return QRectF(left, 0, max(0.0, self.width() - MARGIN_X - left), self.height())
 
     def bar_rect(self) -> QRectF:
-        """The bar: vertically centred, taking what the text's reserved room leaves."""
-        text_area = self._reserved_text_width()
-        width = max(MIN_BAR_WIDTH, self.width() - 2 * MARGIN_X - GAP - text_area)
+        """The bar: vertically centred, taking what the text's reserved room leaves
+        (all of the width while compact)."""
+        if self.compact:
+            width = max(COMPACT_BAR_WIDTH, self.width() - 2 * MARGIN_X)
+        else:
+            text_area = self._reserved_text_width()
+            width = max(MIN_BAR_WIDTH, self.width() - 2 * MARGIN_X - GAP - text_area)
         top = self._snap((self.height() - BAR_HEIGHT) / 2)
         return QRectF(MARGIN_X, top, width, BAR_HEIGHT)
 
@@ -251,11 +279,14 @@ class TokenGauge(QWidget):
                 painter.fillPath(filled, colours.fill)
             self._paint_tick(painter, bar, state.trigger_ratio, colours)
 
-        painter.setPen(colours.text)
-        painter.setFont(self.text_font())
-        painter.drawText(
-            self.text_rect(), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self._text
-        )
+        if not self.compact:
+            painter.setPen(colours.text)
+            painter.setFont(self.text_font())
+            painter.drawText(
+                self.text_rect(),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                self._text,
+            )
 
         if self.hasFocus():
             pen = QPen(self.palette().color(QPalette.ColorRole.Highlight), 1.5)
@@ -276,6 +307,12 @@ class TokenGauge(QWidget):
         painter.fillRect(QRectF(left, top, line, height), colours.tick)
 
     # -- text for people ----------------------------------------------------
+
+    def _name(self) -> None:
+        """Compact, the words not shown go into the name ("How full …: Plenty of room")."""
+        name = f"{GAUGE_NAME}: {self._text}" if self.compact and self._text else GAUGE_NAME
+        if name != self.accessibleName():
+            self.setAccessibleName(name)
 
     def _describe(self) -> None:
         description = accessible_description(self._state)

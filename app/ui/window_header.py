@@ -80,8 +80,8 @@ class WindowHeader(QWidget):
             lambda index: self.model_picked.emit(str(self.model_combo.itemData(index)))
         )
         self.gauge = TokenGauge(self)
-        # In a narrow header the gauge's bar gives way first (down to its minimum), so the
-        # title keeps a few words.
+        # In a narrow header the gauge gives way first (its bar shorter, then the bar
+        # alone: `fit_title`), so the title keeps the room.
         # Hidden before the first message; its room goes to the title meanwhile (the
         # title changes too when the conversation starts).
         self.gauge.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
@@ -103,8 +103,8 @@ class WindowHeader(QWidget):
         super().resizeEvent(event)
 
     def fit_title(self) -> None:
-        """The gauge's bar gives way before the title does: the whole title shows
-        whenever the header has room for it and the gauge at its narrowest."""
+        """The gauge gives way before the title does: its bar shortens, then its words
+        go (into its tooltip and name), so the title shows whole whenever it can."""
         margins = self._row.contentsMargins()
         others = margins.left() + margins.right()
         shown = 0
@@ -118,8 +118,14 @@ class WindowHeader(QWidget):
                 others += widget.sizeHint().width()
         others += self._row.spacing() * max(0, shown - 1)
         room = self.width() - others - self.title_label.sizeHint().width()
-        narrowest, widest = self.gauge.minimumSizeHint().width(), self.gauge.sizeHint().width()
-        self.gauge.setMaximumWidth(max(narrowest, min(widest, room)))
+        gauge = self.gauge
+        # Too narrow for the bar and its words: the bar alone (its words in its name and
+        # tooltip), so at 800 px the title is not cut to "Are you t…" (issue 23).
+        gauge.set_compact(room < gauge.full_minimum_width())
+        if gauge.compact:
+            gauge.setMaximumWidth(gauge.compact_width())
+        else:
+            gauge.setMaximumWidth(min(gauge.sizeHint().width(), room))
 
     def add_after_title(self, widget: QWidget) -> None:
         self._row.insertWidget(self._row.indexOf(self.title_label) + 1, widget)

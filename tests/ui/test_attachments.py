@@ -139,6 +139,7 @@ def test_a_mixed_pick_adds_what_it_can_and_names_what_it_refused(
     composer.attachments.native_dialog = False
     dialog = composer.attachments.open_dialog()
     assert dialog.nameFilters()[0].startswith("Pictures, PDFs and text files (")
+    assert dialog.testOption(dialog.Option.HideNameFilterDetails), "words, not 40 patterns"
     dialog.filesSelected.emit([str(report), str(letter), str(notes)])
     dialog.reject()
     tray = composer.attachments

@@ -195,6 +195,11 @@ def test_a_summary_shows_as_a_card_with_its_originals_and_can_be_undone(
     # ... and the original it came from is the one there (its header names its time).
     message = originals.message(target)
     assert message is not None and message.content[:30] in originals.toPlainText()
+    # It is marked for a moment, and the caret is on it for a screen reader to read.
+    assert block.highlight is not None and block.highlight.parent() is originals
+    area = originals.area_of(target)
+    assert area is not None and block.highlight.geometry() == area
+    assert originals.textCursor().position() == originals._positions[target]
     # Copy puts the summary's text on the clipboard.
     block.copy_button.click()
     from PySide6.QtWidgets import QApplication

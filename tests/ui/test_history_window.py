@@ -6,12 +6,13 @@ from datetime import date
 
 import pytest
 from PySide6.QtCore import QDate, Qt
+from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.core.search import Author, SearchHit, SearchOrder
 from app.ui.history_source import Place
 from app.ui.history_window import PLACE_ROLE, HistoryWindow
-from app.ui.search_results import snippet_html
+from app.ui.search_results import HIT_ROLE, TITLES_SHOWN, Heading, MoreTitles, snippet_html
 from tests.ui.fakes_history import FakeHistory, large_history, trip_history
 
 
@@ -47,8 +48,85 @@ def test_lists_every_conversation_with_its_counts(window: HistoryWindow) -> None
     ]
     assert rows[0][0] == "Trip to Lisbon" and rows[0][2] == "16 (12 archived)" and rows[0][3] == "2"
     assert rows[1][0] == "Budget" and rows[1][2] == "6" and rows[1][3] == "0"
-    window.filter_edit.setText("BUD")
-    assert model.rowCount() == 1 and model.index(0, 0).data() == "Budget"
+    boxes = [e for e in window.findChildren(QLineEdit) if e.objectName() != "qt_spinbox_lineedit"]
+    assert boxes == [window.search.search_edit], "one search box (the dates' edits aside)"
+
+
+def test_one_box_finds_titles_and_messages_grouped(qtbot: QtBot, window: HistoryWindow) -> None:
+    """ "lisbon" is in a title and in messages: the conversation comes first under
+    "Conversations", the messages under "Messages"; arrows pass over the headings."""
+    hits = search(qtbot, window, "LISBON")
+    results = window.search.results
+    rows = [results.index(r).data(HIT_ROLE) for r in range(results.rowCount())]
+    assert rows[0] == Heading("Conversations")
+    assert [c.title for c in results.conversations()] == ["Trip to Lisbon"]
+    assert rows[2] == Heading("Messages") and rows[3:] == hits
+    texts = [results.index(r).data(Qt.ItemDataRole.AccessibleTextRole) for r in range(4)]
+    assert texts[1].startswith("Trip to Lisbon. Conversation · last active ")
+    count = len(hits)
+    assert window.search.count_label.text() == f"1 conversation and {count} messages found"
+    edit = window.search.search_edit
+    assert window.search.view.currentIndex().row() == 1, "the conversation, picked first"
+    qtbot.keyClick(edit, Qt.Key.Key_Down)
+    assert window.search.selected_hit() == hits[0], "over the heading, to the first message"
+    qtbot.keyClick(edit, Qt.Key.Key_Up)
+    qtbot.keyClick(edit, Qt.Key.Key_Up)
+    assert window.search.view.currentIndex().row() == 1, "never on a heading"
+    assert not results.flags(results.index(0)) & Qt.ItemFlag.ItemIsSelectable
+    with qtbot.waitSignal(window.place_requested) as opened:
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert opened.args == [Place("trip", None)]
+    # Words only in a title: the conversation, and no "Nothing found".
+    search(qtbot, window, "trip to")
+    assert [c.title for c in results.conversations()] == ["Trip to Lisbon"]
+    assert window.search.view.isVisible() and not window.search.empty_label.isVisible()
+    # One conversation picked in the options: its messages only.
+    window.search.conversation_combo.setCurrentIndex(
+        window.search.conversation_combo.findData("trip")
+    )
+    qtbot.waitUntil(lambda: window.search._query == window.search.query())
+    assert results.conversations() == []
+
+
+def test_a_new_search_lists_no_hit_of_the_words_before(qtbot: QtBot, window: HistoryWindow) -> None:
+    assert search(qtbot, window, "flights")
+    window.search.search_edit.setText("alfama")
+    window.search.search()  # the debounce's end: the new search starts, its page to come
+    assert window.search.results.hits() == []
+    qtbot.waitUntil(lambda: window.search.results.hits() != [])
+    assert all("flights" not in h.session_title for h in window.search.results.hits())
+
+
+def test_titles_found_follow_a_rename(
+    qtbot: QtBot, window: HistoryWindow, history: FakeHistory
+) -> None:
+    search(qtbot, window, "budget")
+    assert [c.title for c in window.search.results.conversations()] == ["Budget"]
+    budget = history._conversations["budget"]
+    history.add("budget", "Money for the trip", budget.messages, budget.summaries)
+    window.refresh()
+    qtbot.waitUntil(lambda: window.search.results.conversations() == [])
+    search(qtbot, window, "money")
+    assert [c.title for c in window.search.results.conversations()] == ["Money for the trip"]
+
+
+def test_many_matching_titles_show_five_then_all(qtbot: QtBot) -> None:
+    window = HistoryWindow(large_history(60))
+    qtbot.addWidget(window)
+    window.show()
+    search(qtbot, window, "taxes")
+    results = window.search.results
+    assert len(results.conversations()) == TITLES_SHOWN
+    more = next(
+        r
+        for r in range(results.rowCount())
+        if isinstance(results.index(r).data(HIT_ROLE), MoreTitles)
+    )
+    assert results.index(more).data() == "Show all 10 conversations"
+    window.search.view.setCurrentIndex(results.index(more))
+    qtbot.keyClick(window.search.search_edit, Qt.Key.Key_Return)
+    assert len(results.conversations()) == 10
+    assert window.search.view.currentIndex().data(HIT_ROLE) == results.conversations()[TITLES_SHOWN]
 
 
 def test_timeline_shows_summaries_by_tier_and_the_live_stretch_last(
@@ -164,13 +242,13 @@ def test_load_more_pages(qtbot: QtBot) -> None:
     assert len(hits) == 50
     assert window.search.load_more_button.isVisible()
     window.search.load_more_button.click()
-    qtbot.waitUntil(lambda: window.search.results.rowCount() == 60)
+    qtbot.waitUntil(lambda: len(window.search.results.hits()) == 60)
     assert not window.search.load_more_button.isVisible()
     assert len({(h.session_id, h.seq) for h in window.search.results.hits()}) == 60
 
 
 def test_keyboard_arrows_enter_and_escape(qtbot: QtBot, window: HistoryWindow) -> None:
-    hits = search(qtbot, window, "lisbon")
+    hits = search(qtbot, window, "flights")
     edit = window.search.search_edit
     assert window.search.selected_hit() == hits[0]
     qtbot.keyClick(edit, Qt.Key.Key_Down)
@@ -193,10 +271,11 @@ def test_a_large_history_lists_every_conversation(qtbot: QtBot) -> None:
     qtbot.waitExposed(window)
     assert window.proxy.rowCount() == 1000
     assert window.search.conversation_combo.count() == 1001
-    window.filter_edit.setText("GARDEN 12")
-    shown = [window.proxy.index(r, 0).data() for r in range(window.proxy.rowCount())]
+    search(qtbot, window, "GARDEN 12")
+    shown = [c.title for c in window.search.results.conversations()]
     expected = [f"Garden {n}" for n in range(999, -1, -1) if n % 6 == 0 and str(n).startswith("12")]
-    assert shown == expected and len(shown) == 3  # 126, 120, 12: newest first
+    assert shown[:3] == expected  # 126, 120, 12: the words as typed, newest first
+    assert all("garden" in t.casefold() and "12" in t for t in shown)  # then "Garden 912"…
 
 
 def test_a_part_of_a_compressed_summary_opens_inside_its_card(
@@ -213,11 +292,11 @@ def test_no_author_ticked_says_so(qtbot: QtBot, window: HistoryWindow) -> None:
     search(qtbot, window, "lisbon")
     for box in window.search.author_boxes.values():
         box.setChecked(False)
-    assert window.search.results.rowCount() == 0
+    assert window.search.results.hits() == []
     assert window.search.empty_label.text() == (
         "Tick You, Claude or Summaries to search their words."
     )
     window.search.author_boxes[Author.YOU].setChecked(True)
-    qtbot.waitUntil(lambda: window.search.results.rowCount() > 0)
+    qtbot.waitUntil(lambda: window.search.results.hits() != [])
     assert all(h.author is Author.YOU for h in window.search.results.hits())
     assert window.search.empty_label.isHidden()

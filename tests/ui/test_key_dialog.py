@@ -40,6 +40,8 @@ def test_first_run_asks_for_a_key_checks_it_and_stores_it(
         qtbot.waitUntil(lambda: "did not accept" in dialog.status_label.text(), timeout=10_000)
         seen.append(dialog.status_label.text())
         assert "Settings" not in dialog.status_label.text(), "the user is in this dialog"
+        intro = dialog.intro_label  # grown to fit the words: nothing above is cut
+        assert intro.height() >= intro.heightForWidth(intro.width())
         assert memory_keyring.passwords == {}, "a rejected key is not stored"
         dialog.key_edit.setText(GOOD_KEY)
         qtbot.mouseClick(dialog.check_button, Qt.MouseButton.LeftButton)

@@ -483,6 +483,31 @@ def test_the_header_shows_the_whole_title_when_there_is_room(
     assert window.header.title_label.text().endswith("…"), "narrow: shortened, never pushing"
 
 
+def test_at_800_px_the_gauge_gives_its_words_room_to_the_title(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """At 800 px the title was cut to "Are you t…" while the gauge kept ~190 px: there
+    the gauge is its bar alone (its words in its name), and the title shows whole."""
+    window = cairn.window
+    window.resize(800, 600)
+    send(qtbot, cairn, "Are you there?")
+    wait_idle(qtbot, cairn)
+    header = window.header
+    qtbot.waitUntil(lambda: header.gauge.isVisible())
+    header.title_label.setText("Are you there today?")
+    QApplication.processEvents()
+    header.layout().activate()  # type: ignore[union-attr]
+    assert header.gauge.compact
+    assert header.gauge.width() <= header.gauge.compact_width()
+    assert header.gauge.accessibleName().endswith(header.gauge.text())
+    assert header.title_label.text() == "Are you there today?"
+    window.resize(1280, 800)
+    QApplication.processEvents()
+    header.layout().activate()  # type: ignore[union-attr]
+    assert not header.gauge.compact, "with room, the words are back beside the bar"
+    assert header.title_label.text() == "Are you there today?"
+
+
 def test_the_history_window_follows_conversations_added_renamed_and_deleted(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:

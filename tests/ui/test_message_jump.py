@@ -6,13 +6,19 @@ from __future__ import annotations
 from datetime import datetime
 from types import SimpleNamespace
 
+import pytest
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.models import Message, Session
 from app.core.summary import Summary
+from app.ui import theme
+from app.ui.contrast import contrast_ratio
 from app.ui.history_source import Place
-from app.ui.message_jump import Flash, MessageJump
+from app.ui.landing_highlight import LandingHighlight, tint_over
+from app.ui.message_jump import MessageJump
 from app.ui.transcript import TranscriptView
 from tests.ui.fakes_history import START, trip_history
 
@@ -83,6 +89,8 @@ def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
     transcript.resize(700, 500)
     transcript.show()
     qtbot.waitExposed(transcript)
+    transcript.activateWindow()
+    qtbot.waitUntil(transcript.isActiveWindow)
     controller = FakeController()
     loaded: list[int] = []
     jump = MessageJump(controller, transcript, lambda: loaded.append(1))  # type: ignore[arg-type]
@@ -102,7 +110,7 @@ def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
     part = transcript.summary_block(parts[1].id)
     assert part is not None and part.expanded and part.originals_shown
     assert part.originals_view is not None and 10 in part.originals_view.seqs
-    assert isinstance(jump.flash, Flash) and jump.flash.parent() is part.originals_view
+    assert isinstance(jump.flash, LandingHighlight) and jump.flash.parent() is part.originals_view
 
     # On screen already: a live message, at once (no opening).
     with qtbot.waitSignal(jump.arrived):
@@ -110,6 +118,43 @@ def test_an_archived_message_under_a_compressed_summary_unfolds_and_is_outlined(
     assert controller.service.opened == ["trip"]
     widget = next(w for w in transcript.message_widgets() if w.message.seq == 14)
     assert jump.flash.parent() is widget
+    assert widget.hasFocus(), "focused, so a screen reader says which message it is"
+    # A find step marks the message and leaves the focus where it is (its box).
+    transcript.scroll_area.setFocus()
+    with qtbot.waitSignal(jump.arrived):
+        jump.go(Place("trip", 13), focus=False)
+    assert jump.flash.parent() is next(
+        w for w in transcript.message_widgets() if w.message.seq == 13
+    )
+    assert transcript.scroll_area.hasFocus()
     # A message of another conversation opening: nothing happens here until it is current.
     jump.go(Place("other", 3))
     assert controller.service.opened == ["trip", "other"] and jump.pending == Place("other", 3)
+
+
+def test_the_mark_fades_away_by_itself(qtbot: QtBot) -> None:
+    target = QWidget()
+    qtbot.addWidget(target)
+    target.resize(300, 80)
+    target.show()
+    mark = LandingHighlight(target)
+    assert mark.geometry() == target.rect() and mark.strength == 1.0
+    faded: list[float] = []
+    mark._fade.valueChanged.connect(lambda value: faded.append(float(value)))
+    with qtbot.waitSignal(mark.destroyed, timeout=10_000):
+        pass
+    assert faded and faded[-1] == 0.0 and faded == sorted(faded, reverse=True)
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_text_stays_readable_under_the_mark(dark: bool) -> None:
+    colours = theme.DARK if dark else theme.LIGHT
+    palette = QPalette()
+    for role, value in colours.items():
+        palette.setColor(role, QColor(value))
+    text = palette.color(QPalette.ColorRole.Text)
+    for surface in theme.transcript_surfaces(palette):
+        assert contrast_ratio(text, tint_over(surface, palette)) >= 4.5
+    # ... and the mark itself is seen: its tint differs from what it lies on.
+    base = palette.color(QPalette.ColorRole.Base)
+    assert contrast_ratio(palette.color(QPalette.ColorRole.Highlight), base) >= 3.0

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from PySide6.QtCore import QPoint, Qt
 from pytestqt.qtbot import QtBot
 
-from app.core.search import Author
+from app.core.search import Author, SearchHit
 from app.ui.app import CairnSession
-from app.ui.message_jump import Flash
+from app.ui.landing_highlight import LandingHighlight
+from app.ui.search_panel import SearchPanel
 from app.ui.transcript import TranscriptView
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.helpers.window import chat
@@ -51,9 +52,19 @@ def in_view(transcript: TranscriptView, widget: object) -> bool:
     return -widget.height() < top < viewport.height()
 
 
-def flashed(cairn: CairnSession) -> Flash | None:
+def flashed(cairn: CairnSession) -> LandingHighlight | None:
     flash = cairn.window.history.jump.flash
     return flash
+
+
+def first_message_hit(qtbot: QtBot, search: SearchPanel) -> SearchHit | None:
+    """Down from the box past the conversations whose title has the words (listed first)
+    to the first message found."""
+    for _ in range(search.results.rowCount()):
+        if search.selected_hit() is not None:
+            break
+        qtbot.keyClick(search.search_edit, Qt.Key.Key_Down)
+    return search.selected_hit()
 
 
 def test_enter_in_history_opens_at_an_archived_and_a_live_message(
@@ -72,8 +83,8 @@ def test_enter_in_history_opens_at_an_archived_and_a_live_message(
     qtbot.waitExposed(history_window)
     history_window.search.author_boxes[Author.SUMMARY].setChecked(False)
     history_window.search.search_edit.setText("report_0")
-    qtbot.waitUntil(lambda: history_window.search.results.rowCount() > 0, timeout=15_000)
-    hit = history_window.search.selected_hit()
+    qtbot.waitUntil(lambda: history_window.search.results.hits() != [], timeout=15_000)
+    hit = first_message_hit(qtbot, history_window.search)
     assert hit is not None and hit.archived and hit.seq is not None
     assert hit.summary_id == summary.id
     with qtbot.waitSignal(window.history.jump.arrived, timeout=30_000):
@@ -91,11 +102,11 @@ def test_enter_in_history_opens_at_an_archived_and_a_live_message(
     history_window.search.search_edit.setText(f"report_{last}")
     qtbot.waitUntil(
         lambda: (
-            history_window.search.results.rowCount() > 0
+            history_window.search.results.hits() != []
             and not history_window.search.results.hits()[0].archived
         )
     )
-    live = history_window.search.selected_hit()
+    live = first_message_hit(qtbot, history_window.search)
     assert live is not None and live.summary_id is None
     # Scroll away first, so that going there has to move the view.
     window.transcript.scroll_area.verticalScrollBar().setValue(0)

@@ -21,7 +21,7 @@ from app.ui.gauge_text import (
     tooltip_html,
     widest_texts,
 )
-from app.ui.token_gauge import TokenGauge
+from app.ui.token_gauge import COMPACT_BAR_WIDTH, TokenGauge
 
 WINDOW = 200_000
 RESERVED = 8_000
@@ -389,3 +389,22 @@ def test_the_breakdown_says_what_was_reused_from_claudes_cache(gauge: TokenGauge
 
     assert gauge.toolTip() == tooltip_html(state, use, first_time=True)
     assert "9,000 (85 %)" in gauge.toolTip()
+
+
+def test_compact_is_the_bar_alone_with_its_words_in_the_name(gauge: TokenGauge) -> None:
+    """In a narrow header the gauge gives its words' room to the title: it says them in
+    its accessible name, and the tooltip still leads with them."""
+    state = make_state(65_280)
+    gauge.set_state(state)
+    full = gauge.minimumSizeHint().width()
+    gauge.set_compact(True)
+    assert gauge.minimumSizeHint().width() == gauge.compact_width() < full / 2
+    assert gauge.accessibleName() == f"{GAUGE_NAME}: Plenty of room"
+    assert "<b>Plenty of room</b>" in gauge.toolTip()
+    gauge.resize(gauge.compact_width(), gauge.sizeHint().height())
+    assert gauge.bar_rect().width() == COMPACT_BAR_WIDTH
+    gauge.set_state(make_state(205_000))
+    assert gauge.accessibleName() == f"{GAUGE_NAME}: Full", "the name follows the band"
+    gauge.set_compact(False)
+    assert gauge.accessibleName() == GAUGE_NAME
+    assert gauge.minimumSizeHint().width() == full
