@@ -37,6 +37,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app import __version__
+from app.core.catalog import model_name
 from app.core.dates import stamp
 from app.core.errors import StorageError
 from app.core.models import Usage
@@ -571,7 +572,7 @@ def markdown_conversation(record: dict[str, Any]) -> Iterator[str]:
     yield f"\n\n## {session['title'] or 'Untitled conversation'}\n\n"
     yield (
         f"Started {_when(session['created_at'])}, last changed {_when(session['updated_at'])}. "
-        f"Model: {session['model']}.\n"
+        f"Model: {model_name(session['model'])}.\n"
     )
     if session["system_prompt"]:
         yield f"\nInstructions for Claude:\n\n{_quote(session['system_prompt'])}\n"

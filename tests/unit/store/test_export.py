@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from app.core.catalog import model_name
 from app.core.errors import UserFacingError
 from app.core.lookup import Lookup, LookupHit, recalled_lookup
 from app.core.models import MessageStatus
@@ -204,6 +205,8 @@ def test_markdown_is_readable(connection: sqlite3.Connection, filled: str, tmp_p
     text = path.read_text(encoding="utf-8")
     assert result.conversations == 1
     assert "## Trip to Lyon" in text
+    # The model as people know it, never its raw id (issue 23).
+    assert f"Model: {model_name(MODEL)}." in text and MODEL not in text
     assert "### You, " in text and "### Claude, " in text
     assert "(archived original, kept in a summary)" in text
     assert "> **Summary of messages 1–4**" in text
