@@ -32,9 +32,10 @@ WHAT_CAIRN_IS = (
     "word on this computer. To start, Cairn needs your API key."
 )
 # The key was refused: said for where the user is (this dialog), not "in Settings".
+# "sk-ant-" is written with non-breaking hyphens wherever it is shown: never cut in two.
 KEY_NOT_ACCEPTED = (
     "Anthropic did not accept this key. Check that it was copied in full (it starts "
-    "with sk-ant-), or create a new one in the Anthropic Console, then try again."
+    "with sk\u2011ant\u2011), or create a new one in the Anthropic Console, then try again."
 )
 WHAT_A_KEY_IS = (
     "An API key is a private password that lets an app like Cairn talk to Claude for you. "
@@ -107,7 +108,7 @@ class ApiKeyDialog(QDialog):
             f"{welcome}{WHAT_A_KEY_IS}<br><br>"
             f'You can create one in the <a href="{KEYS_URL}">Anthropic Console</a> '
             "under <b>API keys</b> — it starts with "
-            "<tt style='white-space: nowrap'>sk-ant-</tt>.<br><br>"
+            "<tt>sk\u2011ant\u2011</tt>.<br><br>"
             "Cairn keeps it in your system's password store, never in a file.",
             self,
         )

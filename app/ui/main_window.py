@@ -149,6 +149,7 @@ class MainWindow(QMainWindow):
         )
         self.header.model_picked.connect(lambda model_id: chat.current.model.select(model_id))
         self.header.settings_button.clicked.connect(self.settings.open_settings)
+        self.settings.key_dialog_opened.connect(lambda: self.transcript.empty_state.set_quiet(True))
         self.settings.key_dialog_closed.connect(self._key_dialog_closed)
         self.banner.retry_requested.connect(self._retry)
         self.banner.action_requested.connect(self._banner_action)
@@ -395,6 +396,7 @@ class MainWindow(QMainWindow):
             self._copy_source = None
 
     def _key_dialog_closed(self, saved: bool, persistent: bool) -> None:
+        self.transcript.empty_state.set_quiet(False)
         if saved:
             if not persistent:
                 self.show_notice(

@@ -27,10 +27,12 @@ class SettingsActions(QObject):
         key_dialog, settings_dialog: the dialog open now, if any.
 
     Signals:
+        key_dialog_opened(): the key dialog opened (it stands in front of the window).
         key_dialog_closed(bool, bool): the key dialog closed: whether a key was saved,
             and whether it is kept beyond this session.
     """
 
+    key_dialog_opened = Signal()
     key_dialog_closed = Signal(bool, bool)
 
     def __init__(
@@ -56,6 +58,7 @@ class SettingsActions(QObject):
         dialog = ApiKeyDialog(self._chat.credentials, self._window, first_run=first_run)
         dialog.finished.connect(lambda result: self._key_dialog_done(dialog, result))
         self.key_dialog = dialog
+        self.key_dialog_opened.emit()
         dialog.open()
 
     def ask_for_key_if_missing(self) -> None:

@@ -208,6 +208,12 @@ class EmptyState(QWidget):
         layout.addStretch(1)
         self._apply_palette()
 
+    def set_quiet(self, quiet: bool) -> None:
+        """Hide the hint and the examples (`quiet`) while a dialog stands in front of the
+        window, so nothing peeks out from behind it; show them again after."""
+        for widget in (self.title, self.hint, *self.examples):
+            widget.setVisible(not quiet)
+
     def _apply_palette(self) -> None:
         set_text_colour(self.hint, muted_text_colour(self.palette()))
 
