@@ -442,12 +442,20 @@ def test_a_withdrawn_model_switches_the_picker_and_says_so(
 def test_a_long_title_is_shortened_not_the_model_picker(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:
+    """The user's own long title (an automatic one is short, and may replace the first
+    message's at any moment after the reply: the test waits for it, then renames)."""
     cairn.window.resize(900, 600)
-    send(qtbot, cairn, "A very long first message that becomes a very long title " * 3)
+    send(qtbot, cairn, "A very long first message that becomes a very long title")
     wait_idle(qtbot, cairn)
     window = cairn.window
+    conversation = window.chat.current
+    qtbot.waitUntil(lambda: not conversation.titles.running)
+    session_id = conversation.state.session_id
+    assert session_id is not None
+    long_title = "A very long title the user gave this conversation by hand " * 3
+    window.chat.rename_session(session_id, long_title.strip())
     qtbot.waitUntil(lambda: window.header.title_label.text().endswith("…"))
-    assert window.header.title_label.toolTip().startswith("A very long first message")
+    assert window.header.title_label.toolTip().startswith("A very long title the user")
     assert window.header.model_combo.width() >= window.header.model_combo.sizeHint().width()
 
 
