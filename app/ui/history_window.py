@@ -44,6 +44,8 @@ from app.ui.search_panel import SearchPanel
 PLACE_ROLE = Qt.ItemDataRole.UserRole
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole
 _COLUMNS = ("Conversation", "Last active", "Messages", "Summaries")
+TITLE_MIN_CHARACTERS = 14  # the conversations list never squeezes a title below this
+TIMELINE_MIN_CHARACTERS = 36  # a part of the conversation, its date and what it keeps
 
 
 def _plural(count: int, word: str, words: str | None = None) -> str:
@@ -229,6 +231,15 @@ class HistoryWindow(QMainWindow):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.conversation_view, 1)
+        # A narrow window squeezed the titles to "…" while the counts kept their width:
+        # the list keeps room for a title's first words (the splitter gives way elsewhere).
+        view = self.conversation_view
+        left.setMinimumWidth(
+            digit * TITLE_MIN_CHARACTERS
+            + sum(header.sectionSize(column) for column in (1, 2, 3))
+            + 2 * view.frameWidth()
+            + view.verticalScrollBar().sizeHint().width()
+        )
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -241,6 +252,12 @@ class HistoryWindow(QMainWindow):
         self.browser.setStretchFactor(0, 1)
         self.browser.setStretchFactor(1, 1)
         self.browser.setChildrenCollapsible(False)
+        # The timeline too keeps room for a part's first words beside its date and size,
+        # and the window is never narrower than both lists need.
+        right.setMinimumWidth(digit * TIMELINE_MIN_CHARACTERS)
+        self.setMinimumWidth(
+            max(self.minimumWidth(), left.minimumWidth() + right.minimumWidth() + 24 + 8)
+        )
 
         central = QWidget(self)
         layout = QVBoxLayout(central)

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.search import Author, SearchHit, SearchOrder
 from app.ui.history_source import Place
-from app.ui.history_window import PLACE_ROLE, HistoryWindow
+from app.ui.history_window import PLACE_ROLE, TITLE_MIN_CHARACTERS, HistoryWindow
 from app.ui.search_results import HIT_ROLE, TITLES_SHOWN, Heading, MoreTitles, snippet_html
 from tests.ui.fakes_history import FakeHistory, large_history, trip_history
 
@@ -300,3 +300,16 @@ def test_no_author_ticked_says_so(qtbot: QtBot, window: HistoryWindow) -> None:
     qtbot.waitUntil(lambda: window.search.results.hits() != [])
     assert all(h.author is Author.YOU for h in window.search.results.hits())
     assert window.search.empty_label.isHidden()
+
+
+def test_a_narrow_window_keeps_room_for_the_titles(qtbot: QtBot, window: HistoryWindow) -> None:
+    """At its smallest the list gave the title column ~25 px ("…") and the counts their
+    full widths: the list keeps room for a title's first words."""
+    window.resize(window.minimumSize())
+    qtbot.waitUntil(lambda: window.width() == window.minimumWidth())
+    digit = window.fontMetrics().horizontalAdvance("0")
+    header = window.conversation_view.horizontalHeader()
+    assert header.sectionSize(0) >= digit * TITLE_MIN_CHARACTERS
+    timeline = window.timeline_view.header()
+    assert timeline.sectionSize(0) >= digit * 10, "nor the timeline's parts"
+    assert window.minimumWidth() <= 800 - 40, "it still fits an 800 px screen"
