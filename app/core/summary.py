@@ -457,7 +457,9 @@ def merge(contents: Sequence[SummaryContent]) -> SummaryContent:
 
 def unique_facts(facts: Iterable[LedgerFact]) -> list[LedgerFact]:
     """`facts` without repeats (the same value, case and spacing aside), the first
-    mention of each kept, in order: the ledger says when a fact was first said."""
+    mention of each kept, in order: the ledger says when a fact was first said. A fact
+    that is only words of another fact first said in the same message goes too ("2026"
+    and "1,250" beside "28 Nov 2026" and "1,250 euros", as a model may list them)."""
     seen: set[str] = set()
     kept: list[LedgerFact] = []
     for fact in facts:
@@ -465,7 +467,22 @@ def unique_facts(facts: Iterable[LedgerFact]) -> list[LedgerFact]:
         if key and key not in seen:
             seen.add(key)
             kept.append(fact)
-    return kept
+    return [
+        fact
+        for fact in kept
+        if not any(
+            other.seq == fact.seq and _words_of(fact.value, other.value)
+            for other in kept
+            if other is not fact
+        )
+    ]
+
+
+def _words_of(part: str, whole: str) -> bool:
+    """`part` stands in `whole` as whole words (not inside a longer word or number)."""
+    if len(part) >= len(whole):
+        return False
+    return re.search(rf"(?<!\w){re.escape(part)}(?!\w)", whole, re.IGNORECASE) is not None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from app.core.summary import (
     fit,
     merge,
     render_summary_text,
+    unique_facts,
 )
 from app.core.tokens import TokenCounter
 
@@ -99,6 +100,28 @@ def test_merging_keeps_every_fact_once_with_its_first_mention() -> None:
     assert [f.value for f in merged.facts] == ["AX-7000", "AX-7001", "AX-7002", "AX-7009"]
     assert merged.facts[1].seq == 1  # the first mention
     assert merged.archived_facts == 3
+
+
+def test_a_fact_that_is_words_of_another_from_its_message_is_not_listed() -> None:
+    """A summary card listed "2026 (number)" and "1,250 (number)" beside "28 Nov 2026"
+    and "1,250 euros" from the same message (issue 23); other messages' and other
+    numbers' facts stay."""
+    said = [
+        LedgerFact(kind="number", value="2026", seq=1, day=MARCH_3),
+        LedgerFact(kind="date", value="28 Nov 2026", seq=1, day=MARCH_3),
+        LedgerFact(kind="number", value="1,250", seq=1, day=MARCH_3),
+        LedgerFact(kind="money", value="1,250 Euros", seq=1, day=MARCH_3),
+        LedgerFact(kind="number", value="20", seq=1, day=MARCH_3),  # not a piece of "2026"
+        LedgerFact(kind="number", value="1,250", seq=4, day=MARCH_5),  # a message of its own
+    ]
+
+    kept = unique_facts(said)
+
+    assert [(f.value, f.seq) for f in kept] == [
+        ("28 Nov 2026", 1),
+        ("1,250 Euros", 1),
+        ("20", 1),
+    ], "the second 1,250 is a repeat of the first mention's value"
 
 
 def test_fit_drops_narrative_and_key_points_before_any_fact() -> None:
