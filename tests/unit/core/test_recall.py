@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from app.core.models import Role
 from app.core.recall import (
     KIND_BONUS,
+    MAX_QUOTES,
     RECALL_HEADING,
     RECALL_PREAMBLE,
     RECALL_PREAMBLE_SHORT,
@@ -303,6 +304,16 @@ def test_a_quote_that_cannot_fit_is_not_counted_again_and_again() -> None:
     assert block is not None and block.tokens <= 300
     # The preamble, a heading, and about two counts a candidate at most (not four).
     assert len(calls) <= 2 + 2 * len(matches)
+
+
+def test_recalls_floor_holds_more_than_a_dozen_short_quotes_but_never_past_the_cap() -> None:
+    # At the 800-token floor a dozen one-line quotes left a third of it unused (issue 22).
+    matches = [archived(n, f"Tom said the gate opens at number {n}.") for n in range(1, 41)]
+    block = fit_recall(matches, salient_terms("gate"), 800, COUNT)
+    assert block is not None
+    assert 12 < len(block.quotes) <= MAX_QUOTES
+    roomy = fit_recall(matches, salient_terms("gate"), 20_000, COUNT)
+    assert roomy is not None and len(roomy.quotes) == MAX_QUOTES
 
 
 @given(
