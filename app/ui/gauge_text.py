@@ -195,7 +195,7 @@ def usage_rows(use: CacheUse | None) -> list[tuple[str, str]]:
         ("Sent to Claude", f"{use.total:,} tokens"),
         # Read back from the prompt cache, at a tenth of the price (caching.py).
         (
-            "of which reused from its short-term memory",
+            "of which read again at a tenth of the price",
             f"{use.read:,} ({format_percent(use.read_share)})",
         ),
         ("Written by Claude", f"{use.output:,} tokens"),

@@ -308,13 +308,13 @@ def test_tooltip_says_what_was_reused_from_claudes_cache() -> None:
 
     html = tooltip_html(make_state(1_000), use)
 
-    assert "of which reused from its short-term memory" in html
+    assert "of which read again at a tenth of the price" in html
     assert "12,400 (88 %)" in html
 
 
 def test_before_any_reply_nothing_is_said_about_the_cache() -> None:
-    assert "short-term memory" not in tooltip_html(make_state(1_000), None)
-    assert "short-term memory" not in tooltip_html(make_state(1_000), CacheUse())
+    assert "a tenth of the price" not in tooltip_html(make_state(1_000), None)
+    assert "a tenth of the price" not in tooltip_html(make_state(1_000), CacheUse())
 
 
 # --- recall's share (issue 12)
