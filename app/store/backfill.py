@@ -28,9 +28,10 @@ from app.store.migrations import (
 )
 from app.store.transactions import translated_errors
 
-# Message ids per batch: about 0.1-0.3 s of work for the index on this machine, so a
-# quit waits little and the progress moves often.
-BATCH = 1000
+# Message ids per batch: about 0.3 s of work for the index on this machine, so a quit
+# waits little and the progress moves often, while the commits (each one fsync'd) stay
+# few: at 1,000 a batch they made the walks ~1.5x slower than one transaction.
+BATCH = 4000
 _ACTION = "update your conversations for this version"
 
 

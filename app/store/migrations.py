@@ -2,7 +2,10 @@
 
 Each migration takes the database from `version - 1` to `version` in one
 transaction; adding a table later (summary, event, message_fts) is one new
-`Migration` appended to `MIGRATIONS`. Never edit a migration that has shipped.
+`Migration` appended to `MIGRATIONS`. Never edit a migration that has shipped, with one
+exception: a walk over every message (filling the search index, giving checksums) may be
+moved out of it to a back-fill that runs after the first paint (`defer`,
+app/store/backfill.py); what the migration leaves is the same once the walk is done.
 """
 
 from __future__ import annotations

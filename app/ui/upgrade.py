@@ -26,9 +26,8 @@ from app.ui.main_window import MainWindow
 log = logging.getLogger(__name__)
 
 UPDATING_TEXT = (
-    "You can read your conversations and look through History meanwhile; search there may "
-    "miss a few matches until this is done. Sending waits until it finishes. If you quit, "
-    "nothing is lost: the update goes on from where it was the next time Cairn starts."
+    "You can read your conversations and History meanwhile; search may miss a few matches "
+    "until this is done. If you quit, nothing is lost: it goes on the next time Cairn starts."
 )
 SENDING_WAITS = "Sending waits until Cairn has finished updating your conversations."
 FAILED_TITLE = "Cairn couldn't finish updating your conversations"
@@ -70,6 +69,8 @@ class Upgrade:
         self._finished = finished
         self.running = False
         self.percent = 0
+        self._closed_by_user = False  # the notice's ✕: not shown again for each percent
+        window.banner.dismissed.connect(self._dismissed)
 
     def start(self) -> None:
         """Say so, hold sending, and run the back-fills on a worker."""
@@ -93,13 +94,20 @@ class Upgrade:
             self._show(progress.percent)
 
     def _show(self, percent: int) -> None:
-        """The notice, unless something else (an error) is shown there now."""
+        """The notice, unless the user closed it or something else (an error) is shown."""
         banner = self._window.banner
         self.percent = percent
-        title = banner.title_label.text()
-        if banner.isVisible() and not title.startswith(UPDATING.title):
+        if self._closed_by_user or (banner.isVisible() and not self._showing()):
             return
         self._window.show_notice(updating_title(percent), UPDATING_TEXT)
+
+    def _showing(self) -> bool:
+        banner = self._window.banner
+        return banner.isVisible() and banner.title_label.text().startswith(UPDATING.title)
+
+    def _dismissed(self) -> None:
+        if self.running and self._window.banner.title_label.text().startswith(UPDATING.title):
+            self._closed_by_user = True  # the composer still says why sending waits
 
     def _done(self, complete: bool) -> None:
         if not complete:
@@ -107,9 +115,8 @@ class Upgrade:
         self.running = False
         self.percent = 100
         log.info("The update of the conversations for this version is done.")
-        banner = self._window.banner
-        if banner.isVisible() and banner.title_label.text().startswith(UPDATING.title):
-            banner.hide()
+        if self._showing():
+            self._window.banner.hide()
         release_writes(self._database, UPDATING)
         self._window.composer.set_waiting(None)
         if not writes_held(self._database):
@@ -120,12 +127,12 @@ class Upgrade:
         log.warning("Updating the conversations failed: %s (%s)", error.message, error.detail)
         self._window.composer.set_waiting(SENDING_OFF)
         self._window.banner.show_message(
-            BannerKind.ERROR, FAILED_TITLE, f"{_first_sentence(error)} {FAILED_TEXT}"
+            BannerKind.ERROR, FAILED_TITLE, f"{_what_went_wrong(error)} {FAILED_TEXT}"
         )
 
 
-def _first_sentence(error: UserFacingError) -> str:
-    """What went wrong, in the error's plain words (its advice is replaced by ours)."""
+def _what_went_wrong(error: UserFacingError) -> str:
+    """What went wrong, in the error's plain words."""
     if isinstance(error, StorageError) and error.message:
         return error.message
     return "Something went wrong while updating them."

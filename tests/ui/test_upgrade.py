@@ -81,6 +81,10 @@ def test_the_window_reads_while_the_update_runs_then_writes(
     cairn.upgrade._told(Progress(34, 100))
     assert banner.title_label.text() == "Updating your conversations for this version… 34 %"
     assert "34 %" in banner.accessibleDescription()
+    # Closed by the user, the notice stays closed; the composer still says why.
+    qtbot.mouseClick(banner.close_button, Qt.MouseButton.LeftButton)
+    cairn.upgrade._told(Progress(35, 100))
+    assert not banner.isVisible()
 
     # Sending waits, and the composer says why; what is typed stays.
     composer = window.composer
