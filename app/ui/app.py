@@ -49,6 +49,7 @@ from app.store.transactions import (
     WRITES_HELD_TITLE,
     hold_writes,
     release_writes,
+    translated_errors,
     writes_held,
 )
 from app.ui.controller import ChatController
@@ -274,7 +275,8 @@ def open_cairn(
             raise
     if opened.check_first is not None:
         hold_writes(opened.path)  # until the check passes (`CairnSession._database_checked`)
-    upgrading = bool(pending_backfills(opened.connection))
+    with translated_errors("open your conversations", opened.path):
+        upgrading = bool(pending_backfills(opened.connection))
     if upgrading:
         hold_writes(opened.path, UPDATING)  # until the walks are done (app.ui.upgrade)
     store = SessionStore(opened.connection, database=opened.path)

@@ -104,10 +104,11 @@ def test_a_walk_killed_mid_way_goes_on_where_it_was(database: Path) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        encoding="utf-8",
     )
     assert child.stdout is not None
     said = [child.stdout.readline().strip() for _ in range(4)]
-    child.kill()  # SIGKILL inside the fourth batch's transaction: no clean close
+    child.kill()  # killed (SIGKILL on POSIX) inside the fourth batch's transaction: no clean close
     child.wait()
     assert said == ["50", "100", "150", "in a batch"]
     reading = connect(database)
