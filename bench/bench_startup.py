@@ -12,6 +12,11 @@ the app's process used to reach it (all its threads): the wall clock of a
 shared machine swings with its load, that figure much less. Prints figures and
 the load average; not a pass/fail test.
 
+With --upgrade-messages N (and --before TREE, an older source tree from `git archive`):
+the first start after an upgrade from schema 4 (no search index, no checksums) with N
+messages, each run on a fresh copy; prints first paint and when the walks over every
+message were done, for both trees, their runs alternated.
+
 Without --db-size-mb, two kinds of runs: an empty CAIRN_HOME (the first start,
 nothing to read), and a fresh CAIRN_HOME with one conversation of 200 messages,
 so the window has something to show.
@@ -57,13 +62,28 @@ from PySide6.QtWidgets import QApplication
 import app.ui.app as cairn_app
 
 crash = os.environ.get("CAIRN_BENCH_CRASH") == "1"
-state = {"filled": False}
+state = {"filled": False, "upgrading": False}
 original_fill = cairn_app.CairnSession._after_first_paint
 def fill(self):
     original_fill(self)
     state["filled"] = True
+    state["upgrading"] = getattr(self, "upgrading", False)
     self.window.update()
 cairn_app.CairnSession._after_first_paint = fill
+
+# An upgrade's walks after the first paint (app.ui.upgrade, where this Cairn has it):
+# reported when done, and the app quits then instead of at the conversation's paint.
+try:
+    import app.ui.upgrade as upgrade_module
+except ImportError:
+    upgrade_module = None
+if upgrade_module is not None:
+    original_done = upgrade_module.Upgrade._done
+    def done(self, complete):
+        original_done(self, complete)
+        print(f"BACKFILLED {time.time():.6f}", flush=True)
+        QTimer.singleShot(0, QApplication.instance().quit)
+    upgrade_module.Upgrade._done = done
 
 original_open = cairn_app.open_database
 def timed_open(*args, **kwargs):
@@ -88,7 +108,8 @@ class FirstPaint(QObject):
                 print(f"FILLED {time.time():.6f}", flush=True)
                 if crash:
                     os._exit(3)
-                QTimer.singleShot(0, QApplication.instance().quit)
+                if not state["upgrading"]:
+                    QTimer.singleShot(0, QApplication.instance().quit)
                 QApplication.instance().removeEventFilter(self)
         return False
 
@@ -165,13 +186,21 @@ class Run:
     """What one child reported, in milliseconds from its launch."""
 
     def __init__(
-        self, painted: float, filled: float, opened: float, checked: bool, *, cpu: float
+        self,
+        painted: float,
+        filled: float,
+        opened: float,
+        checked: bool,
+        *,
+        cpu: float,
+        backfilled: float | None = None,
     ) -> None:
         self.painted = painted
         self.cpu = cpu  # process CPU to the first paint
         self.filled = filled
         self.opened = opened
         self.checked = checked
+        self.backfilled = backfilled  # an upgrade's walks done (after the first paint)
 
 
 def prepare_home(home: Path) -> None:
@@ -186,7 +215,7 @@ def prepare_home(home: Path) -> None:
     store.close()
 
 
-def launch(home: Path, *, crash: bool = False) -> Run:
+def launch(home: Path, *, crash: bool = False, tree: Path = REPO) -> Run:
     env = dict(os.environ, CAIRN_HOME=str(home), QT_QPA_PLATFORM="offscreen")
     # As on a user's machine, the app's bytecode is cached after its first start; a
     # sandbox that forbids writing it would make every start compile ~60 modules.
@@ -197,16 +226,16 @@ def launch(home: Path, *, crash: bool = False) -> Run:
     started = time.time()
     result = subprocess.run(
         [sys.executable, "-c", CHILD],
-        cwd=REPO,
+        cwd=tree,
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=1800,
     )
     marks = {
         words[0]: words[1:]
         for words in (line.split() for line in result.stdout.splitlines())
-        if words and words[0] in ("PAINT", "FILLED", "OPEN", "CPU")
+        if words and words[0] in ("PAINT", "FILLED", "OPEN", "CPU", "BACKFILLED")
     }
     if "PAINT" not in marks or "FILLED" not in marks:
         raise RuntimeError(f"no paint reported:\n{result.stdout}\n{result.stderr}")
@@ -217,6 +246,9 @@ def launch(home: Path, *, crash: bool = False) -> Run:
         float(opened) * 1000,
         checked == "1",
         cpu=float(marks["CPU"][0]) * 1000,
+        backfilled=(float(marks["BACKFILLED"][0]) - started) * 1000
+        if "BACKFILLED" in marks
+        else None,
     )
 
 
@@ -488,6 +520,133 @@ def large_database(size_mb: int, runs: int) -> None:
         )
 
 
+# --- an upgrade ---------------------------------------------------------------------------
+
+# The schema the upgrade starts from: before the full-text index (migration 5) and the
+# checksums (13), so both walks over every message are left to do.
+OLD_SCHEMA = 4
+
+
+def build_old_database(messages: int, schema: int = OLD_SCHEMA) -> Path:
+    """A database of about `messages` messages as Cairn at `schema` left it (built once)."""
+    import sqlite3
+
+    from app.store.migrations import MIGRATIONS, migrate
+
+    CACHE.mkdir(exist_ok=True)
+    target = CACHE / f"cairn-{messages}msgs-schema{schema}.db"
+    done = target.with_name(target.name + ".done")
+    if target.is_file() and done.is_file():
+        return target
+    for stale in CACHE.glob(target.name + "*"):
+        stale.unlink()
+    print(f"building a schema-{schema} database of {messages} messages (once)…", flush=True)
+    rng = random.Random(20250305)
+    pool = [_sentence(rng) for _ in range(5000)]
+    connection = sqlite3.connect(target, isolation_level=None)
+    connection.execute("PRAGMA journal_mode = WAL")
+    assert migrate(connection, MIGRATIONS[:schema]) == schema
+    moment = datetime.now(UTC) - timedelta(days=730)
+    written = sessions = 0
+    while written < messages:
+        connection.execute("BEGIN")
+        for _ in range(50):
+            left = messages - written
+            count = min(left, int(rng.lognormvariate(4.5, 0.8)) + 2)
+            if left - count < NEWEST_MESSAGES:
+                count = left  # the newest conversation is the one the window opens
+            session_id = f"bench-{sessions:06d}"
+            rows = []
+            for seq in range(1, count + 1):
+                assistant = seq % 2 == 0
+                moment += timedelta(seconds=rng.randint(5, 600))
+                content = _message_text(rng, pool, assistant)
+                rows.append(
+                    (
+                        session_id,
+                        seq,
+                        "assistant" if assistant else "user",
+                        content,
+                        _stamp(moment),
+                        len(content) // 4 + 1,
+                        MODEL if assistant else None,
+                    )
+                )
+            connection.execute(
+                "INSERT INTO session (id, title, created_at, updated_at, model, version, "
+                "last_seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    f"Conversation {sessions}",
+                    rows[0][4],
+                    rows[-1][4],
+                    MODEL,
+                    count,
+                    count,
+                ),
+            )
+            connection.executemany(
+                "INSERT INTO message (session_id, seq, role, content, created_at, "
+                "token_estimate, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            sessions += 1
+            written += count
+            if written >= messages:
+                break
+        connection.execute("COMMIT")
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    done.write_text(f"{sessions} conversations, {written} messages\n")
+    print(f"  {sessions} conversations, {written} messages, {target.stat().st_size / 1e6:.0f} MB")
+    return target
+
+
+def upgrade(messages: int, runs: int, before: Path | None, schema: int = OLD_SCHEMA) -> None:
+    """The first start after an upgrade from schema 4: first paint, and when the walks
+    over every message are done (inside `open_database` before the first paint in a
+    Cairn without back-fills; after it in one with them)."""
+    template = build_old_database(messages, schema)
+    trees = [("after (this tree)", REPO)]
+    if before is not None:
+        trees.insert(0, (f"before ({before})", before))
+    results: dict[str, list[Run]] = {label: [] for label, _tree in trees}
+    bare: list[float] = []
+    for _ in range(runs):
+        for label, tree in trees:  # alternated, so both see the same load
+            with tempfile.TemporaryDirectory() as folder:
+                home = Path(folder)
+                (home / "data").mkdir()
+                shutil.copyfile(template, home / "data" / "cairn.db")
+                results[label].append(launch(home, tree=tree))
+            bare.append(bare_paint())
+            print(f"  ({label}: one run done; load {load_average()})", flush=True)
+    print(
+        f"upgrade from schema {schema} with {messages} messages, {runs} runs each, "
+        f"offscreen; load {load_average()}"
+    )
+    for label, _tree in trees:
+        runs_of = results[label]
+        print(f"  {label}")
+        print("    " + describe("first paint        ", [run.painted for run in runs_of]))
+        print("    " + describe("open_database      ", [run.opened for run in runs_of]))
+        print("    " + describe("conversation shown ", [run.filled for run in runs_of]))
+        walked = [run.backfilled for run in runs_of if run.backfilled is not None]
+        if walked:
+            print("    " + describe("walks done (launch)", walked))
+            print(
+                "    "
+                + describe(
+                    "walks after paint  ",
+                    [r.backfilled - r.painted for r in runs_of if r.backfilled is not None],
+                )
+            )
+        else:
+            print("    walks done: inside open_database, before the first paint")
+    print("  " + describe("bare Qt first paint ", bare))
+    print(f"  load average at end: {load_average()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
@@ -497,9 +656,30 @@ def main() -> None:
         default=0,
         help="start with a database of about this size (built once, cached in /tmp)",
     )
+    parser.add_argument(
+        "--upgrade-messages",
+        type=int,
+        default=0,
+        help="start after an upgrade from schema 4 with this many messages (built once)",
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="with --upgrade-messages: an older source tree (git archive) to run beside this one",
+    )
+    parser.add_argument(
+        "--from-schema",
+        type=int,
+        default=OLD_SCHEMA,
+        help="with --upgrade-messages: the schema the upgrade starts from (4: before the "
+        "index and checksums; 12: before the checksums)",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    if args.db_size_mb > 0:
+    if args.upgrade_messages > 0:
+        upgrade(args.upgrade_messages, args.runs, args.before, args.from_schema)
+    elif args.db_size_mb > 0:
         large_database(args.db_size_mb, args.runs)
     else:
         small_home(args.runs)

@@ -103,6 +103,10 @@ class SearchPage:
     hits: tuple[SearchHit, ...]
     total: int
     at_least: bool = False
+    # Cairn is still updating the conversations for this version (the full-text index is
+    # being filled): the words were looked for in the text itself, which may miss a few
+    # matches the index finds (accents, letter case beyond A-Z).
+    partial: bool = False
 
     @property
     def has_more(self) -> bool:

@@ -2,7 +2,10 @@
 
 Each migration takes the database from `version - 1` to `version` in one
 transaction; adding a table later (summary, event, message_fts) is one new
-`Migration` appended to `MIGRATIONS`. Never edit a migration that has shipped.
+`Migration` appended to `MIGRATIONS`. Never edit a migration that has shipped, with one
+exception: a walk over every message (filling the search index, giving checksums) may be
+moved out of it to a back-fill that runs after the first paint (`defer`,
+app/store/backfill.py); what the migration leaves is the same once the walk is done.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.store.checksums import summary_checksum, text_checksum
+from app.store.checksums import summary_checksum
 
 log = logging.getLogger(__name__)
 
@@ -299,9 +302,38 @@ _FTS_STATEMENTS = (
         DELETE FROM {_SUMMARY_KEY_TABLE} WHERE summary_id = old.id;
     END
     """,
-    # The back-fill. (FTS5's 'rebuild' command fails on a view with a UNION.)
-    f"INSERT INTO {FTS_TABLE} (rowid, body) SELECT doc_id, body FROM search_document",
+    # The summaries are indexed here (a few per hundred messages); the messages after the
+    # first paint, by the back-fill `defer` names (app/store/backfill.py). (FTS5's
+    # 'rebuild' command fails on a view with a UNION.)
+    f"INSERT INTO {FTS_TABLE} (rowid, body) SELECT doc_id, body FROM search_document "
+    "WHERE doc_id < 0",
 )
+
+# Back-fills: the part of a migration that walks every message (indexing it, giving it a
+# checksum) is left to run after the window has painted, in batches, each its own
+# transaction (app/store/backfill.py). A row of `backfill` names one such walk and how
+# far it got: every message with id <= done_through is done; the row goes when all are.
+# The runner's own bookkeeping, like user_version: made by the first migration that
+# defers a walk, and by migration 15 for every database.
+BACKFILL_TABLE = "backfill"
+INDEX_BACKFILL = "message_fts"  # messages into the full-text index (migration 5)
+CHECKSUM_BACKFILL = "message_checksum"  # each message's checksum (migration 13)
+_BACKFILL_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {BACKFILL_TABLE} (
+    name         TEXT PRIMARY KEY NOT NULL,
+    done_through INTEGER NOT NULL DEFAULT 0 CHECK (done_through >= 0)
+) WITHOUT ROWID
+"""
+
+
+def defer(connection: sqlite3.Connection, name: str) -> None:
+    """Leave the walk `name` over every message kept now to run after the first paint."""
+    if connection.execute("SELECT 1 FROM message LIMIT 1").fetchone() is None:
+        return  # nothing to walk: a new database
+    connection.execute(_BACKFILL_SCHEMA)
+    connection.execute(
+        f"INSERT OR REPLACE INTO {BACKFILL_TABLE} (name, done_through) VALUES (?, 0)", (name,)
+    )
 
 
 def _full_text_index(connection: sqlite3.Connection) -> None:
@@ -325,6 +357,7 @@ def _full_text_index(connection: sqlite3.Connection) -> None:
         return
     for statement in _FTS_STATEMENTS[1:]:
         connection.execute(statement)
+    defer(connection, INDEX_BACKFILL)
     connection.execute("RELEASE full_text_index")
 
 
@@ -621,14 +654,9 @@ _REFUSALS = Migration(
 
 
 def _fill_checksums(connection: sqlite3.Connection) -> None:
-    """Give every message and summary already kept its checksum."""
-    connection.executemany(
-        "UPDATE message SET checksum = ? WHERE id = ?",
-        (
-            (text_checksum(str(content)), message_id)
-            for message_id, content in connection.execute("SELECT id, content FROM message")
-        ),
-    )
+    """Give every summary already kept its checksum; the messages get theirs after the
+    first paint (a back-fill: at a million messages, tens of seconds)."""
+    defer(connection, CHECKSUM_BACKFILL)
     connection.executemany(
         "UPDATE summary SET checksum = ? WHERE id = ?",
         (
@@ -681,6 +709,60 @@ _RECALLED_QUOTES = Migration(
     ),
 )
 
+# A message is in the full-text index unless the index's back-fill has not reached it
+# yet: these triggers leave such a message to the back-fill, which reads its text as it
+# is then. So a message written, changed or deleted while the back-fill runs is indexed
+# exactly once, and FTS5 is never asked to delete what it does not hold (which would
+# damage the index: https://www.sqlite.org/fts5.html#external_content_tables).
+_NOT_PENDING = (
+    f"NOT EXISTS (SELECT 1 FROM {BACKFILL_TABLE} WHERE name = '{INDEX_BACKFILL}' "
+    "AND done_through < {row}.id)"
+)
+_PENDING_AWARE_TRIGGERS = (
+    f"""
+    CREATE TRIGGER message_fts_insert AFTER INSERT ON message
+    WHEN {_NOT_PENDING.format(row="new")} BEGIN
+        INSERT INTO {FTS_TABLE} (rowid, body) VALUES (new.id, new.content);
+    END
+    """,
+    f"""
+    CREATE TRIGGER message_fts_update AFTER UPDATE OF content ON message
+    WHEN old.content IS NOT new.content AND {_NOT_PENDING.format(row="old")} BEGIN
+        INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rowid, body) VALUES ('delete', old.id, old.content);
+        INSERT INTO {FTS_TABLE} (rowid, body) VALUES (new.id, new.content);
+    END
+    """,
+    f"""
+    CREATE TRIGGER message_fts_delete AFTER DELETE ON message
+    WHEN {_NOT_PENDING.format(row="old")} BEGIN
+        INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rowid, body) VALUES ('delete', old.id, old.content);
+    END
+    """,
+)
+
+
+def _resumable_backfills(connection: sqlite3.Connection) -> None:
+    """The back-fills' table, and the index's message triggers that heed it."""
+    connection.execute(_BACKFILL_SCHEMA)
+    indexed = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (FTS_TABLE,)
+    ).fetchone()
+    if indexed is None:
+        return  # no FTS5 here: search reads the text (LIKE)
+    for name in ("message_fts_insert", "message_fts_update", "message_fts_delete"):
+        connection.execute(f"DROP TRIGGER IF EXISTS {name}")
+    for statement in _PENDING_AWARE_TRIGGERS:
+        connection.execute(statement)
+
+
+_RESUMABLE_BACKFILLS = Migration(
+    # Number 16 if recall3's migration takes 15 (the runner refuses gaps).
+    version=15,
+    description="walks over every message run after the first paint, resumably",
+    statements=(),
+    then=_resumable_backfills,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -696,6 +778,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _REFUSALS,
     _CHECKSUMS,
     _RECALLED_QUOTES,
+    _RESUMABLE_BACKFILLS,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

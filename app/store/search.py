@@ -45,6 +45,7 @@ from app.core.search import (
     TimelineEntry,
 )
 from app.core.summary import Summary
+from app.store.backfill import index_pending
 from app.store.database import connect
 from app.store.migrations import FTS_TABLE, summary_text
 from app.store.sessions import _stamp
@@ -82,8 +83,11 @@ class ArchiveSearch:
         self._connection = connection
         self.database = database
         with self._read("search your conversations"):
-            self.indexed = _has_index(connection)
-        if not self.indexed and not _warned_no_index:
+            self._has_fts = _has_fts(connection)
+            # The index is filled after the first paint of an upgrade (app.store.backfill);
+            # until then the text is read, and looked at again at each search.
+            self._filling = self._has_fts and index_pending(connection)
+        if not self._has_fts and not _warned_no_index:
             _warned_no_index = True
             log.warning("No full-text index in this database: search reads the text (LIKE).")
 
@@ -95,6 +99,13 @@ class ArchiveSearch:
     def close(self) -> None:
         """Close the connection; the search cannot be used afterwards."""
         self._connection.close()
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the full-text index is there and filled (False: LIKE is used)."""
+        if self._filling:
+            self._filling = index_pending(self._connection)
+        return self._has_fts and not self._filling
 
     def interrupt(self) -> None:
         """Stop the query running now (from any thread); it fails as a StorageError."""
@@ -114,7 +125,9 @@ class ArchiveSearch:
             else:
                 rows, total = self._filtered(query, words)
             hits = tuple(self._hit(row, words) for row in rows)
-        return SearchPage(query=query, hits=hits, total=total, at_least=at_least)
+        return SearchPage(
+            query=query, hits=hits, total=total, at_least=at_least, partial=self._filling
+        )
 
     def _filtered(self, query: SearchQuery, words: Sequence[str]) -> tuple[list[_Row], int]:
         ranges = None
@@ -514,6 +527,11 @@ def fts_match(words: Sequence[str]) -> str:
 
 
 def _has_index(connection: sqlite3.Connection) -> bool:
+    """Whether the full-text index is there and holds every message."""
+    return _has_fts(connection) and not index_pending(connection)
+
+
+def _has_fts(connection: sqlite3.Connection) -> bool:
     row = connection.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (FTS_TABLE,)
     ).fetchone()

@@ -7,45 +7,78 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.errors import CairnError, StorageError
 from app.store.database import record_damage
 from app.store.errors import is_damage, translate
 
-# Databases written to by no one until their integrity check passes (Cairn did not
-# close normally: `OpenResult.check_first`); the window reads them meanwhile.
-_held: set[str] = set()
-_held_lock = threading.Lock()
+
+@dataclass(frozen=True)
+class WritesHeld:
+    """Why writes to a database are held, in the words a refused write is told."""
+
+    title: str
+    message: str
+
+
 WRITES_HELD_TITLE = "Checking your conversations…"
 WRITES_HELD_MESSAGE = (
     "Cairn was not closed normally last time, so it is checking your conversations "
     "before it changes anything. You can read them now; in a moment you can write "
     "again. Nothing you typed was lost."
 )
+# Cairn did not close normally: its integrity check has not passed yet (`check_first`).
+CHECKING = WritesHeld(WRITES_HELD_TITLE, WRITES_HELD_MESSAGE)
+UPDATING_TITLE = "Updating your conversations for this version…"
+# An upgrade's back-fills run (app.store.backfill): the window reads meanwhile.
+UPDATING = WritesHeld(
+    UPDATING_TITLE,
+    "Cairn is updating your conversations for this version. You can read them now; "
+    "sending and changes wait until it is done. Nothing you typed was lost.",
+)
+
+# Databases written to by no one until what holds them is over; the window reads them
+# meanwhile. Each held for one or more reasons, the first one told.
+_held: dict[str, list[WritesHeld]] = {}
+_held_lock = threading.Lock()
 
 
 def _key(database: Path) -> str:
     return os.path.realpath(database)
 
 
-def hold_writes(database: Path) -> None:
+def hold_writes(database: Path, why: WritesHeld = CHECKING) -> None:
     """Refuse every write to `database` (in plain words) until `release_writes`."""
     with _held_lock:
-        _held.add(_key(database))
+        reasons = _held.setdefault(_key(database), [])
+        if why not in reasons:
+            reasons.append(why)
 
 
-def release_writes(database: Path) -> None:
+def release_writes(database: Path, why: WritesHeld = CHECKING) -> None:
+    """`why` no longer holds writes (others may still)."""
     with _held_lock:
-        _held.discard(_key(database))
+        key = _key(database)
+        reasons = _held.get(key, [])
+        if why in reasons:
+            reasons.remove(why)
+        if not reasons:
+            _held.pop(key, None)
 
 
 def writes_held(database: Path | None) -> bool:
     """Whether writes to `database` are held (its check has not passed yet)."""
+    return _why_held(database) is not None
+
+
+def _why_held(database: Path | None) -> WritesHeld | None:
     if database is None or not _held:
-        return False
+        return None
     with _held_lock:
-        return _key(database) in _held
+        reasons = _held.get(_key(database))
+        return reasons[0] if reasons else None
 
 
 def _translated(
@@ -70,8 +103,9 @@ def write_transaction(
     database's writes are held (`hold_writes`) nothing is begun: a `StorageError`
     says why, and the caller keeps what it meant to write, as for a full disk.
     """
-    if writes_held(database):
-        raise StorageError(WRITES_HELD_MESSAGE, title=WRITES_HELD_TITLE)
+    held = _why_held(database)
+    if held is not None:
+        raise StorageError(held.message, title=held.title)
     try:
         cursor = connection.cursor()
         cursor.execute("BEGIN IMMEDIATE")

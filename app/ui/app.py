@@ -26,6 +26,7 @@ from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
 from app.logs import setup_logging, teardown_logging
 from app.secrets.keystore import KeyStore
+from app.store.backfill import pending as pending_backfills
 from app.store.backup import mend_texts
 from app.store.calibration_file import CalibrationFile
 from app.store.checksums import Repair
@@ -43,12 +44,20 @@ from app.store.instance_lock import InstanceLock
 from app.store.model_cache import ModelCache
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
-from app.store.transactions import WRITES_HELD_TITLE, hold_writes, release_writes
+from app.store.transactions import (
+    UPDATING,
+    WRITES_HELD_TITLE,
+    hold_writes,
+    release_writes,
+    translated_errors,
+    writes_held,
+)
 from app.ui.controller import ChatController
 from app.ui.main_window import MainWindow
 from app.ui.quit_guard import QuitGuard
 from app.ui.smoke import smoke_from_environment
 from app.ui.theme import apply_theme
+from app.ui.upgrade import Upgrade
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +138,11 @@ class CairnSession:
     # Where a read-only folder's database is read from (a copy), removed at close; set
     # only in read-only mode, where nothing is recorded at close.
     scratch: Path | None = None
+    # An upgrade left walks over every message to do (app.store.backfill): they run after
+    # the first paint, the window read-only meanwhile (app.ui.upgrade).
+    upgrading: bool = False
     started: bool = False
+    upgrade: Upgrade | None = None
     _first_paint: QObject | None = None
 
     def show(self) -> None:
@@ -142,19 +155,34 @@ class CairnSession:
         self.window.show()
 
     def _after_first_paint(self) -> None:
-        self.window.start(writable=self.check_first is None)
+        self.window.start(writable=self.check_first is None and not self.upgrading)
         for title, text in self.notices:
             self.window.show_notice(title, text)
+        if self.upgrading:
+            self.upgrade = Upgrade(
+                self.window, self.controller, self.database, finished=self._upgraded
+            )
         if self.check_first is not None:
             self.window.show_notice(WRITES_HELD_TITLE, CHECKING_NOTICE)
-            self._check_database()
+            self._check_database()  # then the upgrade's walks, once it passed
+        elif self.upgrade is not None:
+            self.upgrade.start()
         self.started = True
         self.window.settings.ask_for_key_if_missing()
         if self.freeze_startup:
             set_aside_from_collections()
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
-        if not self.checked_at_open and self.scratch is None:
+        # After an upgrade's walks instead (`_upgraded`): both read every message.
+        if not self.checked_at_open and self.scratch is None and self.upgrade is None:
             self.controller.loop.call_later(BACKGROUND_CHECK_DELAY_SECONDS, self._check_database)
+
+    def _upgraded(self) -> None:
+        """The upgrade's walks are done and nothing else holds writes."""
+        if self.scratch is None:
+            self.controller.service.writes_resumed()
+        if not self.checked_at_open and self.scratch is None:
+            self.checked_at_open = True  # checked once, now
+            self._check_database()
 
     def _check_database(self) -> None:
         """The integrity check open_database skipped (a clean shutdown), then every text
@@ -192,13 +220,17 @@ class CairnSession:
             self.check_first = None
             release_writes(self.database)
             self.window.banner.dismiss_titled(WRITES_HELD_TITLE)
-            self.controller.service.writes_resumed()
+            if self.upgrade is not None and not self.upgrade.running:
+                self.upgrade.start()
+            if not writes_held(self.database):
+                self.controller.service.writes_resumed()
         self.controller.service.backups.texts_mended(repair)
 
     def close(self) -> None:
         """Stop everything, then record a clean shutdown (the next start can skip the check)."""
         self.controller.shutdown()
         self.store.close()
+        release_writes(self.database, UPDATING)  # what is left goes on at the next start
         if self.scratch is None:
             mark_clean_shutdown(self.database)
         else:
@@ -243,6 +275,10 @@ def open_cairn(
             raise
     if opened.check_first is not None:
         hold_writes(opened.path)  # until the check passes (`CairnSession._database_checked`)
+    with translated_errors("open your conversations", opened.path):
+        upgrading = bool(pending_backfills(opened.connection))
+    if upgrading:
+        hold_writes(opened.path, UPDATING)  # until the walks are done (app.ui.upgrade)
     store = SessionStore(opened.connection, database=opened.path)
     database = paths.database
     deps = ServiceDependencies(
@@ -279,6 +315,7 @@ def open_cairn(
         check_first=opened.check_first,
         notices=notices,
         scratch=scratch,
+        upgrading=upgrading,
     )
 
 

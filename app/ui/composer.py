@@ -174,6 +174,12 @@ class Composer(QWidget):
         self.note.setAccessibleName("Note about the pasted text")
         self.note.hide()
         outer.addWidget(self.note)
+        # Why Send is off for a while (an upgrade updating the conversations): typing goes on.
+        self.waiting_note = QLabel(self)
+        self.waiting_note.setWordWrap(True)
+        self.waiting_note.setAccessibleName("Why sending waits")
+        self.waiting_note.hide()
+        outer.addWidget(self.waiting_note)
         layout.setSpacing(8)
         layout.addWidget(self.paperclip, 0, Qt.AlignmentFlag.AlignBottom)
         layout.addWidget(self.editor, 1)
@@ -181,6 +187,7 @@ class Composer(QWidget):
         self._streaming = False
         self._note_edits = 0
         self.read_only: str | None = None
+        self.waiting: str | None = None
         self.editing: int | None = None
         self.editor.submitted.connect(self._submit)
         self.editor.textChanged.connect(self._update_button)
@@ -225,6 +232,21 @@ class Composer(QWidget):
         self.paperclip.setEnabled(False)
         self._update_button()
 
+    def set_waiting(self, reason: str | None) -> None:
+        """Sending waits (`reason`, said under the box) or may go again (None); what is
+        typed meanwhile stays in the box."""
+        self.waiting = reason
+        self.waiting_note.setText(reason or "")
+        if reason:
+            palette = self.palette()
+            colour = readable_on(
+                palette.color(QPalette.ColorRole.PlaceholderText),
+                [palette.color(QPalette.ColorRole.Window)],
+            )
+            self.waiting_note.setStyleSheet(f"color: {colour.name()};")
+        self.waiting_note.setVisible(bool(reason))
+        self._update_button()
+
     def set_streaming(self, streaming: bool) -> None:
         """While a reply is written, Send turns into Stop."""
         self._streaming = streaming
@@ -251,7 +273,7 @@ class Composer(QWidget):
 
     def _has_text(self) -> bool:
         """Something to send: words, or files (once they are all read)."""
-        if self.attachments.busy or self.read_only is not None:
+        if self.attachments.busy or self.read_only is not None or self.waiting is not None:
             return False
         # Asked on every keystroke: read up to the first line with something on it, not
         # the whole text (a paste of megabytes is copied out once, when sent).
@@ -280,7 +302,8 @@ class Composer(QWidget):
             self.button.setText("Send" if self.editing is None else "Resend")
             self.button.setAccessibleName("Send message")
             self.button.setToolTip(
-                "Reading the attached files…" if self.attachments.busy else "Send (Enter)"
+                self.waiting
+                or ("Reading the attached files…" if self.attachments.busy else "Send (Enter)")
             )
             self.button.setEnabled(self._has_text())
 

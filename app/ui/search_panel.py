@@ -64,6 +64,14 @@ def _moment(date: QDate) -> datetime | None:
     return datetime.combine(date.toPython(), time()).astimezone()  # type: ignore[arg-type]
 
 
+# Said while an upgrade fills the search index (the text itself is searched meanwhile).
+PARTIAL = " · Cairn is still updating your conversations, so a few may be missing"
+PARTIAL_EMPTY = (
+    "Cairn is still updating your conversations for this version, so search may miss a few "
+    "matches until it is done."
+)
+
+
 def _count_text(titles: int, page: SearchPage) -> str:
     """ "12 found"; with titles found too, "2 conversations and 12 messages found"."""
     if not titles:
@@ -302,10 +310,11 @@ class SearchPanel(QWidget):
         self.load_more_button.setVisible(page.has_more)
         found = page.total
         titles = len(self.results.conversations())
-        self.count_label.setText(_count_text(titles, page))
+        self.count_label.setText(_count_text(titles, page) + (PARTIAL if page.partial else ""))
         self.count_label.setVisible(bool(found or titles))
         if found == 0 and titles == 0:
-            self._show_empty(f"Nothing found for “{page.query.text}”")
+            nothing = f"Nothing found for “{page.query.text}”"
+            self._show_empty(f"{nothing}.\n{PARTIAL_EMPTY}" if page.partial else nothing)
         else:
             self.empty_label.hide()
             self.view.show()

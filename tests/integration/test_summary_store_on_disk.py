@@ -21,6 +21,7 @@ from app.core.summary import (
     SummaryTrigger,
 )
 from app.store import SCHEMA_VERSION, SessionStore, SummaryStore, open_database
+from app.store.backfill import index_pending, run_backfills
 from app.store.migrations import MIGRATIONS, migrate, user_version
 
 MODEL = "claude-sonnet-4-5"
@@ -82,6 +83,9 @@ def test_a_schema_2_database_migrates_keeping_everything(database: Path) -> None
         connection = result.connection
         assert user_version(connection) == SCHEMA_VERSION
         found = "SELECT rowid FROM message_fts WHERE message_fts MATCH ?"
+        # The messages are indexed after the first paint (app.store.backfill).
+        assert index_pending(connection)
+        assert run_backfills(database)
         assert connection.execute(found, ("lisbon",)).fetchall() == [(11,)]  # back-filled
         after = connection.execute(
             "SELECT id, session_id, seq, role, content, created_at, token_estimate, usage, "

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app.store.backfill import finish_backfills, index_pending
 from app.store.migrations import FTS_TABLE, MIGRATIONS, SCHEMA_VERSION, migrate, user_version
 
 T = "2025-03-05T09:30:00.000000+00:00"
@@ -71,6 +72,12 @@ def test_an_existing_database_is_back_filled(version_4: sqlite3.Connection) -> N
     assert migrate(version_4) == SCHEMA_VERSION
     key = summary_key(version_4, "a")
     assert key < 0
+    # The summaries are indexed by the migration; the messages after the first paint.
+    assert found(version_4, "planned") == [key]
+    assert found(version_4, "lisbon") == []
+    assert index_pending(version_4)
+    finish_backfills(version_4)
+    assert not index_pending(version_4)
     assert found(version_4, "lisbon") == [message_id(version_4, 1)]  # archived, found
     assert found(version_4, "creme brulee") == [message_id(version_4, 3)]  # accents folded
     assert found(version_4, "planned") == [key]  # the narrative
@@ -85,6 +92,7 @@ def test_an_existing_database_is_back_filled(version_4: sqlite3.Connection) -> N
 
 def test_every_write_keeps_the_index_in_step(version_4: sqlite3.Connection) -> None:
     migrate(version_4)
+    finish_backfills(version_4)
     first = message_id(version_4, 1)
     version_4.execute("UPDATE message SET content = 'Trains to Porto' WHERE id = ?", (first,))
     assert found(version_4, "lisbon") == []
