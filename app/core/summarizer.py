@@ -54,6 +54,7 @@ from app.core.extract import extract_facets, hard_facts
 from app.core.extract_facts import ledger_facts
 from app.core.models import Message
 from app.core.redaction import redact_secrets
+from app.core.structured_call import StructuredCompletion
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer_content import (
     ContentBuilder,
@@ -72,7 +73,6 @@ from app.core.summarizer_llm import (
     LlmAnswer,
     LlmPoint,
     LlmSummary,
-    StructuredCompletion,
     ask_for_summary,
     build_prompt,
     summary_tool_schema,
