@@ -2,44 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.core.errors import BadRequestError, ModelNotFoundError, OverloadedError
 from app.core.structured_call import ModelReply, call_down
+from tests.fakes.structured import FakeCompletion
 
 
-class FakeCall:
-    """One structured call per model: answers from a script, records the models asked."""
+def _walk(complete: FakeCompletion, models: list[str]) -> ModelReply:
+    return call_down(models, lambda model: complete(model=model), "Test")
 
-    def __init__(self, *answers: dict[str, Any] | Exception) -> None:
-        self.answers = list(answers)
-        self.models: list[str] = []
 
-    def __call__(self, model: str) -> dict[str, Any]:
-        self.models.append(model)
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
+def _asked(complete: FakeCompletion) -> list[str]:
+    return [call["model"] for call in complete.calls]
 
 
 def test_a_missing_or_refusing_model_passes_to_the_next() -> None:
-    call = FakeCall(ModelNotFoundError("gone"), BadRequestError("no forced tool"), {"a": 1})
-    reply = call_down(["m1", "m2", "m3"], call, "Test")
-    assert (reply.tool_input, reply.model, reply.calls, reply.error) == ({"a": 1}, "m3", 3, None)
-    assert call.models == ["m1", "m2", "m3"]
+    complete = FakeCompletion(ModelNotFoundError("gone"), BadRequestError("no tool"), {"a": 1})
+    assert _walk(complete, ["m1", "m2", "m3"]) == ModelReply({"a": 1}, "m3", 3)
+    assert _asked(complete) == ["m1", "m2", "m3"]
 
 
 def test_any_other_failure_ends_the_walk() -> None:
     busy = OverloadedError("busy")
-    call = FakeCall(busy, {"a": 1})
-    reply = call_down(["m1", "m2"], call, "Test")
-    assert (reply.tool_input, reply.model, reply.calls, reply.error) == (None, "m1", 1, busy)
-    assert call.models == ["m1"], "the provider retried already: the next model is not asked"
+    complete = FakeCompletion(busy, {"a": 1})
+    assert _walk(complete, ["m1", "m2"]) == ModelReply(None, "m1", 1, busy)
+    assert _asked(complete) == ["m1"], "the provider retried already: no next model"
 
 
 def test_when_no_model_takes_the_request_the_last_refusal_is_kept() -> None:
     refused = BadRequestError("no forced tool")
-    reply = call_down(["m1", "m2"], FakeCall(ModelNotFoundError("gone"), refused), "Test")
-    assert (reply.tool_input, reply.model, reply.calls, reply.error) == (None, None, 2, refused)
-    assert call_down([], FakeCall(), "Test") == ModelReply(None, None, 0, None)
+    complete = FakeCompletion(ModelNotFoundError("gone"), refused)
+    assert _walk(complete, ["m1", "m2"]) == ModelReply(None, None, 2, refused)
+    assert _walk(FakeCompletion(), []) == ModelReply(None, None, 0)
