@@ -7,8 +7,8 @@ question is not stored twice and nothing typed is lost. The conversation then
 uses that model: its stored row, the picker and, when they named the old model,
 the settings for new conversations follow, and the user is told in plain words.
 With no other model to ask, or when the next one is not available either, the
-reply fails with words that say what to do. (The summarizer walks its own list
-of models past a 404 the same way: `app.core.summarizer_llm.ask_for_summary`.)
+reply fails with words that say what to do. (A summary and a title walk their list of
+models past a 404 the same way: `app.core.structured_call.call_down`.)
 """
 
 from __future__ import annotations

@@ -54,6 +54,7 @@ from app.core.extract import extract_facets, hard_facts
 from app.core.extract_facts import ledger_facts
 from app.core.models import Message
 from app.core.redaction import redact_secrets
+from app.core.structured_call import StructuredCompletion
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer_content import (
     ContentBuilder,
@@ -72,7 +73,6 @@ from app.core.summarizer_llm import (
     LlmAnswer,
     LlmPoint,
     LlmSummary,
-    StructuredCompletion,
     ask_for_summary,
     build_prompt,
     summary_tool_schema,
@@ -224,9 +224,7 @@ class Summarizer:
         def day_for(numbers: Sequence[int], said: str | None) -> date | None:
             return first_day(numbers) or parse_day(said)
 
-        mode = SummaryMode(self.config.mode)
-
-        draft = _Cover(
+        cover = _Cover(
             session_id,
             SummaryTier.CONDENSED,
             first_seq,
@@ -236,58 +234,47 @@ class Summarizer:
             self._counter,
             message_ids=[message.id for message in ordered],
             instructions=focus,
-        ).draft
-
-        def rule_draft() -> SummaryDraft:
-            return draft(
-                self._fit(
-                    rule_content(
-                        ordered, facets, self._transcripts.when, ledger, self._transcripts.day
-                    )
-                ),
-                SummaryMode.RULE,
-                None,
-            )
-
-        if mode is SummaryMode.RULE:
-            return SummarizeResult(rule_draft(), EventOutcome.OK, None, 0)
-
-        blocks = [self._transcripts.message_block(message) for message in ordered]
-        transcript, answer = self._ask(
-            blocks,
-            f"Summarize the conversation below: messages #{first_seq}–#{last_seq}, "
-            "oldest first. Each message starts with its number, who wrote it, and its "
-            "date and time.",
-            focus,
-            source_tokens,
-            model_order,
         )
-        if answer.summary is None:
-            return self._failure(answer, rule_draft)
+        mode = SummaryMode(self.config.mode)
 
-        builder = from_llm_summary(answer.summary, first_seq, last_seq, day_for)
-        not_seen = [ordered[index] for index in transcript.cut]
-        not_seen += ordered[: transcript.left_out]
-        if transcript.left_out:
-            builder.add_note(left_out_note(transcript.left_out, "message"))
-        for index in transcript.cut:
-            builder.add_note(
-                f"{blocks[index].label} was too long to read in full; its middle was left "
-                "out, and its facts come from the rules."
-            )
-        if mode is SummaryMode.HYBRID:
-            merge_facets(builder, facets, first_day)
-        elif not_seen:
-            merge_facets(builder, extract_facets(sorted(not_seen, key=lambda m: m.seq)), first_day)
-        # The rules' ledger in every mode: a fact the model left out is still kept.
-        builder.add_facts(ledger)
-        retain(builder, [entity.text for entity in facets.entities], hard_facts(facets))
-        return SummarizeResult(
-            draft(self._fit(builder), mode, answer.model),
-            EventOutcome.OK,
-            None,
-            answer.calls,
-            cut_detail(transcript),
+        def finish(
+            summary: LlmSummary, transcript: Transcript, blocks: Sequence[Block]
+        ) -> ContentBuilder:
+            builder = from_llm_summary(summary, first_seq, last_seq, day_for)
+            not_seen = [ordered[index] for index in transcript.cut]
+            not_seen += ordered[: transcript.left_out]
+            if transcript.left_out:
+                builder.add_note(left_out_note(transcript.left_out, "message"))
+            for index in transcript.cut:
+                builder.add_note(
+                    f"{blocks[index].label} was too long to read in full; its middle was left "
+                    "out, and its facts come from the rules."
+                )
+            if mode is SummaryMode.HYBRID:
+                merge_facets(builder, facets, first_day)
+            elif not_seen:
+                merge_facets(
+                    builder, extract_facets(sorted(not_seen, key=lambda m: m.seq)), first_day
+                )
+            # The rules' ledger in every mode: a fact the model left out is still kept.
+            builder.add_facts(ledger)
+            retain(builder, [entity.text for entity in facets.entities], hard_facts(facets))
+            return builder
+
+        return self._make(
+            cover,
+            mode,
+            rules=lambda: rule_content(
+                ordered, facets, self._transcripts.when, ledger, self._transcripts.day
+            ),
+            blocks=lambda: [self._transcripts.message_block(message) for message in ordered],
+            intro=(
+                f"Summarize the conversation below: messages #{first_seq}–#{last_seq}, "
+                "oldest first. Each message starts with its number, who wrote it, and its "
+                "date and time."
+            ),
+            model_order=model_order,
+            finish=finish,
         )
 
     def compress_summaries(
@@ -308,10 +295,8 @@ class Summarizer:
         first_seq = min(summary.first_seq for summary in ordered)
         last_seq = max(summary.last_seq for summary in ordered)
         source_tokens = sum(summary.summary_tokens for summary in ordered)
-        mode = SummaryMode(self.config.mode)
         children = merge([summary.content for summary in ordered])
-
-        draft = _Cover(
+        cover = _Cover(
             session_id,
             SummaryTier.COMPRESSED,
             first_seq,
@@ -321,73 +306,88 @@ class Summarizer:
             self._counter,
             summary_ids=[summary.id for summary in ordered],
             depth=max(summary.depth for summary in ordered) + 1,
-        ).draft
+        )
+        mode = SummaryMode(self.config.mode)
+
+        def finish(
+            summary: LlmSummary, transcript: Transcript, _blocks: Sequence[Block]
+        ) -> ContentBuilder:
+            builder = from_llm_summary(
+                summary, first_seq, last_seq, _children_days(ordered, children)
+            )
+            if transcript.left_out:
+                builder.add_note(left_out_note(transcript.left_out, "summary"))
+            # The children's ledger is kept whole, whatever the model wrote; `fit` trims it
+            # last and counts what it drops.
+            builder.add_facts(children.facts)
+            builder.archived_facts += children.archived_facts
+            if mode is SummaryMode.HYBRID:
+                for point in children.key_points:
+                    builder.add_point(builder.key_points, point)
+                for point in children.decisions:
+                    builder.add_point(builder.decisions, point)
+                for item in children.action_items:
+                    builder.add_action(item)
+                for point in children.open_questions:
+                    builder.add_point(builder.open_questions, point)
+            retain(builder, children.entities, set(children.entities))
+            builder.search_keys[:0] = children.search_keys  # every stretch keeps its keys
+            builder.standing = builder.standing or children.standing
+            return builder
+
+        return self._make(
+            cover,
+            mode,
+            rules=lambda: children,
+            blocks=lambda: [self._transcripts.summary_block(summary) for summary in ordered],
+            intro=(
+                f"Merge the summaries below, oldest first, into one summary of messages "
+                f"#{first_seq}–#{last_seq}. Keep what still matters; drop what was superseded."
+            ),
+            model_order=None,
+            finish=finish,
+        )
+
+    def _make(
+        self,
+        cover: _Cover,
+        mode: SummaryMode,
+        *,
+        rules: Callable[[], SummaryContent | ContentBuilder],
+        blocks: Callable[[], Sequence[Block]],
+        intro: str,
+        model_order: Sequence[str] | None,
+        finish: Callable[[LlmSummary, Transcript, Sequence[Block]], ContentBuilder],
+    ) -> SummarizeResult:
+        """The one course of both kinds: the rules' draft in `rule` mode; otherwise the
+        model's summary of the transcript of `blocks`, completed by `finish` — or, when
+        the model gives none, the rules' draft (FALLBACK) or nothing (ABORTED)."""
 
         def rule_draft() -> SummaryDraft:
-            return draft(self._fit(children), SummaryMode.RULE, None)
+            return cover.draft(self._fit(rules()), SummaryMode.RULE, None)
 
         if mode is SummaryMode.RULE:
             return SummarizeResult(rule_draft(), EventOutcome.OK, None, 0)
 
-        blocks = [self._transcripts.summary_block(summary) for summary in ordered]
-        transcript, answer = self._ask(
-            blocks,
-            f"Merge the summaries below, oldest first, into one summary of messages "
-            f"#{first_seq}–#{last_seq}. Keep what still matters; drop what was superseded.",
-            None,
-            source_tokens,
-            None,
+        shown = blocks()
+        transcript = self._transcripts.build(shown)
+        prompt = build_prompt(
+            self.config,
+            intro=intro,
+            transcript=transcript.text,
+            instructions=cover.instructions,
+            target=self.config.target_summary_tokens(cover.source_tokens),
         )
+        answer = ask_for_summary(self._complete, self.config, prompt, model_order)
         if answer.summary is None:
             return self._failure(answer, rule_draft)
-
-        builder = from_llm_summary(
-            answer.summary, first_seq, last_seq, _children_days(ordered, children)
-        )
-        if transcript.left_out:
-            builder.add_note(left_out_note(transcript.left_out, "summary"))
-        # The children's ledger is kept whole, whatever the model wrote; `fit` trims it
-        # last and counts what it drops.
-        builder.add_facts(children.facts)
-        builder.archived_facts += children.archived_facts
-        if mode is SummaryMode.HYBRID:
-            for point in children.key_points:
-                builder.add_point(builder.key_points, point)
-            for point in children.decisions:
-                builder.add_point(builder.decisions, point)
-            for item in children.action_items:
-                builder.add_action(item)
-            for point in children.open_questions:
-                builder.add_point(builder.open_questions, point)
-        retain(builder, children.entities, set(children.entities))
-        builder.search_keys[:0] = children.search_keys  # every stretch keeps its keys
-        builder.standing = builder.standing or children.standing
         return SummarizeResult(
-            draft(self._fit(builder), mode, answer.model),
+            cover.draft(self._fit(finish(answer.summary, transcript, shown)), mode, answer.model),
             EventOutcome.OK,
             None,
             answer.calls,
             cut_detail(transcript),
         )
-
-    def _ask(
-        self,
-        blocks: Sequence[Block],
-        intro: str,
-        instructions: str | None,
-        source_tokens: int,
-        model_order: Sequence[str] | None,
-    ) -> tuple[Transcript, LlmAnswer]:
-        """The transcript of `blocks` that fits, and the summarizer model's answer to it."""
-        transcript = self._transcripts.build(blocks)
-        prompt = build_prompt(
-            self.config,
-            intro=intro,
-            transcript=transcript.text,
-            instructions=instructions,
-            target=self.config.target_summary_tokens(source_tokens),
-        )
-        return transcript, ask_for_summary(self._complete, self.config, prompt, model_order)
 
     def _failure(
         self, answer: LlmAnswer, rule_draft: Callable[[], SummaryDraft]

@@ -3,38 +3,27 @@
 `Summarizer` (`app.core.summarizer`) decides when to call and what to do with the
 answer; this module owns what the model is asked for and how: the `record_summary`
 tool whose input schema is generated from `LlmSummary`, the system prompt and the
-user prompt, and the structured call down the list of summarizer models.
+user prompt, and the call (down the list of summarizer models, as
+`app.core.structured_call.call_down` walks it).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.core.errors import (
-    ApiError,
-    BadRequestError,
-    ModelNotFoundError,
-    StructuredOutputError,
-)
+from app.core.structured_call import StructuredCompletion, call_down
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import FACT_KINDS, MAX_KEY_POINTS
-
-log = logging.getLogger(__name__)
 
 TOOL_NAME = "record_summary"
 
 # The reply is JSON around the summary (keys, quotes, source numbers): room for twice
 # the summary and some, bounded so a non-streaming call stays short.
 MAX_CALL_TOKENS = 16_384
-
-StructuredCompletion = Callable[..., dict[str, Any]]
-"""A `ChatProvider.complete_structured`: called with the keywords model, system, prompt,
-tool_name, tool_description, input_schema and max_tokens; returns the tool's input."""
 
 
 # --- what the model is asked for ---------------------------------------------------
@@ -295,52 +284,34 @@ def ask_for_summary(
     prompt: str,
     model_order: Sequence[str] | None,
 ) -> LlmAnswer:
-    """One structured call; down the model list when a model does not exist or refuses
-    the request (a 400).
-
-    Transport failures are retried by the provider (the SDK's retries: once, with
-    its backoff, honouring retry-after), never here; a bad answer is not retried.
-    """
+    """One structured call, down the model list (`call_down`)."""
     models = list(model_order if model_order is not None else config.summarizer_models)
     if complete is None or not models:
         return LlmAnswer(None, None, 0, detail="no summarizer model is available")
-    calls = 0
-    last_error: BaseException | None = None
-    for model in models:
-        calls += 1
-        try:
-            raw = complete(
-                model=model,
-                system=SYSTEM_PROMPT,
-                prompt=prompt,
-                tool_name=TOOL_NAME,
-                tool_description=_tool_description(config),
-                input_schema=_SCHEMA,
-                max_tokens=_call_max_tokens(config),
-            )
-        except ModelNotFoundError as error:
-            log.info("Summarizer model %s is not available; trying the next one", model)
-            last_error = error
-            continue
-        except BadRequestError as error:
-            # A model refusing the request itself (one whose thinking cannot be turned
-            # off refuses a forced tool call): the next model may take it.
-            log.info(
-                "Summarizer model %s refused the request (%s); trying the next one",
-                model,
-                error.detail,
-            )
-            last_error = error
-            continue
-        except (ApiError, StructuredOutputError) as error:
-            return LlmAnswer(None, model, calls, error, error.detail or str(error))
-        try:
-            summary = LlmSummary.model_validate(raw)
-        except ValidationError as error:
-            return LlmAnswer(None, model, calls, error, _validation_detail(error))
-        return LlmAnswer(summary, model, calls)
-    detail = "none of the summarizer models is available"
-    return LlmAnswer(None, None, calls, last_error, detail)
+    reply = call_down(
+        models,
+        lambda model: complete(
+            model=model,
+            system=SYSTEM_PROMPT,
+            prompt=prompt,
+            tool_name=TOOL_NAME,
+            tool_description=_tool_description(config),
+            input_schema=_SCHEMA,
+            max_tokens=_call_max_tokens(config),
+        ),
+        "Summarizer",
+    )
+    if reply.model is None:
+        detail = "none of the summarizer models is available"
+        return LlmAnswer(None, None, reply.calls, reply.error, detail)
+    if reply.error is not None:
+        detail = reply.error.detail or str(reply.error)
+        return LlmAnswer(None, reply.model, reply.calls, reply.error, detail)
+    try:
+        summary = LlmSummary.model_validate(reply.tool_input)
+    except ValidationError as error:
+        return LlmAnswer(None, reply.model, reply.calls, error, _validation_detail(error))
+    return LlmAnswer(summary, reply.model, reply.calls)
 
 
 def _call_max_tokens(config: SummarizationConfig) -> int:

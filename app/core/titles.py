@@ -13,13 +13,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from app.core.errors import ApiError, BadRequestError, ModelNotFoundError, StructuredOutputError
+from app.core.structured_call import StructuredCompletion, call_down
 from app.core.text import TITLE_LENGTH
-
-if TYPE_CHECKING:
-    from app.core.summarizer_llm import StructuredCompletion
 
 log = logging.getLogger(__name__)
 
@@ -90,23 +87,22 @@ def ask_for_title(
     summarizer goes (a missing or refusing model: the next); (None, None) when none
     gave a usable title. Transport failures were retried by the provider already."""
     prompt = title_prompt(question, answer)
-    for model in models:
-        try:
-            raw = complete(
-                model=model,
-                system=TITLE_SYSTEM,
-                prompt=prompt,
-                tool_name=TITLE_TOOL,
-                tool_description=TITLE_TOOL_DESCRIPTION,
-                input_schema=TITLE_SCHEMA,
-                max_tokens=TITLE_MAX_TOKENS,
-            )
-        except (ModelNotFoundError, BadRequestError) as error:
-            log.info("Title model %s did not take the request (%s)", model, error.detail)
-            continue
-        except (ApiError, StructuredOutputError) as error:
-            log.info("No automatic title: %s", getattr(error, "detail", None) or error)
-            return None, None
-        title = clean_title(raw.get("title"))
-        return (title, model) if title is not None else (None, None)
-    return None, None
+    reply = call_down(
+        models,
+        lambda model: complete(
+            model=model,
+            system=TITLE_SYSTEM,
+            prompt=prompt,
+            tool_name=TITLE_TOOL,
+            tool_description=TITLE_TOOL_DESCRIPTION,
+            input_schema=TITLE_SCHEMA,
+            max_tokens=TITLE_MAX_TOKENS,
+        ),
+        "Title",
+    )
+    if reply.tool_input is None:
+        if reply.error is not None and reply.model is not None:
+            log.info("No automatic title: %s", reply.error.detail or reply.error)
+        return None, None
+    title = clean_title(reply.tool_input.get("title"))
+    return (title, reply.model) if title is not None else (None, None)

@@ -8,7 +8,7 @@ import re
 import string
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from app.core import redaction, text_scan
@@ -163,12 +163,16 @@ def test_prefixed_secrets_embedded_in_text_never_survive(
     before: list[str], after: list[str], secret: str
 ) -> None:
     text = " ".join([*before, secret, *after])
+    value = _secret_value(secret)
+    standing = rf"(?<![\w-]){re.escape(value)}(?![\w-])"
+    # A short value may stand in the words around it too ("a" in ".../a"), where it is
+    # no secret and rightly kept.
+    assume(not re.search(standing, " ".join([*before, *after])))
 
     redacted = redact_secrets(text)
 
     assert REDACTED in redacted
-    value = _secret_value(secret)
-    assert not re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", redacted)
+    assert not re.search(standing, redacted)
 
 
 @given(before=_WORDS, after=_WORDS, seed=st.integers(min_value=0, max_value=2**32 - 1))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from app.core.errors import ModelNotFoundError, OverloadedError
@@ -15,6 +13,7 @@ from app.core.titles import (
     title_prompt,
     wants_a_title,
 )
+from tests.fakes.structured import FakeCompletion
 
 
 @pytest.mark.parametrize(
@@ -31,21 +30,6 @@ from app.core.titles import (
 )
 def test_clean_title(raw: object, clean: str | None) -> None:
     assert clean_title(raw) == clean
-
-
-class FakeCompletion:
-    """`complete_structured` as the provider's: answers from a script, records calls."""
-
-    def __init__(self, *answers: dict[str, Any] | Exception) -> None:
-        self.answers = list(answers)
-        self.calls: list[dict[str, Any]] = []
-
-    def __call__(self, **call: Any) -> dict[str, Any]:
-        self.calls.append(call)
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
 
 
 def test_the_title_goes_down_the_models_as_the_summarizer_does() -> None:
