@@ -153,6 +153,15 @@ class CairnSession:
         if self.freeze_startup:
             set_aside_from_collections()
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
+            # The SDK loads later, when the user starts typing (the model list loads it):
+            # what it made is set aside once that list arrives, or the first turn's full
+            # collection walks it (~100 ms of the GUI thread waiting, bench_path).
+            self.controller.models_changed.connect(self._set_aside_the_sdk)
+
+    def _set_aside_the_sdk(self, *_models: object) -> None:
+        if "anthropic" in sys.modules:
+            self.controller.models_changed.disconnect(self._set_aside_the_sdk)
+            set_aside_from_collections()
         if not self.checked_at_open and self.scratch is None:
             self.controller.loop.call_later(BACKGROUND_CHECK_DELAY_SECONDS, self._check_database)
 
