@@ -129,6 +129,8 @@ class ChatService:
         self._models_job: Job[list[ModelInfo]] | None = None
         self.model_wait = ModelListWait(loop, lambda: self.current)
         self._shut_down = False
+        # The SDK is loaded (by the model list) when the user starts typing, not at start.
+        self._network_prepared = False
         self._mended = True  # what a crash left is mended (see `writes_resumed`)
         self.summary_process = SummaryProcess()
         self.cache_use = CacheUseTracker(
@@ -172,7 +174,8 @@ class ChatService:
     # --- start and stop
 
     def start(self, *, writable: bool = True) -> None:
-        """Show the newest conversation, then warm up the tokenizer and list the models.
+        """Show the newest conversation, then warm up the tokenizer (the models are listed
+        when the user starts typing: `prepare_network`).
 
         Not `writable` while the database's check after a crash runs (its writes are
         held): what the crash left to mend waits for `writes_resumed`.
@@ -188,9 +191,22 @@ class ChatService:
         self._events.sessions_listed(sessions, self.current.state.session_id)
         self._tell_recovered(recovered)
         self._events.models_changed(self.models, self.current.state.model_id)
-        # Not before the conversation is on screen: loading the tokenizer and importing
-        # the SDK (for the model list) are a second of work that would slow that paint.
+        # Not before the conversation is on screen: loading the tokenizer is work that
+        # would slow that paint.
         self.loop.call_later(WARM_UP_DELAY_SECONDS, self._warm_up)
+
+    def prepare_network(self) -> None:
+        """Get ready to talk to Claude, in the background: list the models (which loads
+        the SDK, ~45 MiB and a second of CPU, on a worker) and delete the uploads left to
+        delete. Called when the user starts typing a message, so the first send does not
+        wait for the SDK, and someone who only reads never loads it; at the latest when a
+        message is sent. Once per run; a bad key is reported when the list finds it."""
+        if self._network_prepared or self._shut_down or not self.credentials.has_key():
+            return
+        self._network_prepared = True
+        self.refresh_models()
+        if not self._deps.read_only:  # it writes what it deleted
+            self.uploads.purge()  # what was left to delete; and whether the server keeps files
 
     def writes_resumed(self) -> None:
         """The database passed its check after a crash: mend what the crash left (replies
@@ -246,10 +262,6 @@ class ChatService:
         self._backfill()
         if not self._deps.read_only:
             self.backups.start_daily()
-        if self.credentials.has_key():
-            self.refresh_models()
-            if not self._deps.read_only:  # it writes what it deleted
-                self.uploads.purge()  # what was left to delete; and whether the server keeps files
 
     def _backfill(self) -> None:
         """Load the tokenizer, and count the messages stored without an estimate (a job)."""
@@ -370,7 +382,9 @@ class ChatService:
         """Send a message in the conversation on screen; False keeps it in the composer
         (a message that waits for the model list is sent later: see `ModelListWait`).
         The composer's files go with it once handed over (`attachments.hand_over`)."""
-        # Before this run's list arrives (or even is asked for: it waits for the warm-up).
+        # Before this run's list arrives (or even is asked for: nothing was typed, the
+        # text was put in the composer some other way).
+        self.prepare_network()
         if self.credentials.has_key() and self.model_wait.hold(self.current, text):
             return False
         return self.current.turns.send(text)

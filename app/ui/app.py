@@ -172,9 +172,18 @@ class CairnSession:
         if self.freeze_startup:
             set_aside_from_collections()
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
+            # The SDK loads later, when the user starts typing (the model list loads it):
+            # what it made is set aside once that list arrives, or the first turn's full
+            # collection walks it (~100 ms of the GUI thread waiting, bench_path).
+            self.controller.models_changed.connect(self._set_aside_the_sdk)
         # After an upgrade's walks instead (`_upgraded`): both read every message.
         if not self.checked_at_open and self.scratch is None and self.upgrade is None:
             self.controller.loop.call_later(BACKGROUND_CHECK_DELAY_SECONDS, self._check_database)
+
+    def _set_aside_the_sdk(self, *_models: object) -> None:
+        if "anthropic" in sys.modules:
+            self.controller.models_changed.disconnect(self._set_aside_the_sdk)
+            set_aside_from_collections()
 
     def _upgraded(self) -> None:
         """The upgrade's walks are done and nothing else holds writes."""

@@ -33,6 +33,8 @@ class MessageEdit(QPlainTextEdit):
 
     Signals:
         submitted: Enter was pressed (without Shift).
+        started: a message was begun (the box was empty and now is not): the app gets
+            ready to send it.
 
     Attributes:
         pasted: texts pasted with "\r" line breaks, which the box shows as "\n";
@@ -40,6 +42,7 @@ class MessageEdit(QPlainTextEdit):
     """
 
     submitted = Signal()
+    started = Signal()
     files_given = Signal(QMimeData)  # files or a picture pasted or dropped: attach them
     paste_noted = Signal(str, bool)  # what happened to a paste, in words; whether refused
 
@@ -55,6 +58,14 @@ class MessageEdit(QPlainTextEdit):
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._fit_height()
         self.pasted: list[str] = []
+        self._empty = True
+        self.textChanged.connect(self._note_start)
+
+    def _note_start(self) -> None:
+        empty = self.document().isEmpty()  # no reading of the text: asked per keystroke
+        if self._empty and not empty:
+            self.started.emit()
+        self._empty = empty
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
         return carries_files(source) or super().canInsertFromMimeData(source)

@@ -138,6 +138,8 @@ class MainWindow(QMainWindow):
             lambda: chat.current.gauge.set_draft(self.composer.text())
         )
         self.composer.editor.textChanged.connect(self._draft_timer.start)
+        # The SDK loads (the models are listed) once the user starts typing, not at start.
+        self.composer.editor.started.connect(chat.prepare_network)
         self.sidebar.new_requested.connect(self._new_conversation)
         self.sidebar.session_selected.connect(chat.open_session)
         self.sidebar.rename_requested.connect(chat.rename_session)

@@ -69,9 +69,11 @@ def open_window(
         session.show()
         qtbot.waitExposed(session.window)
         qtbot.waitUntil(lambda: session.started)
-        # As a user would: typing starts once the window is ready, after the server's
-        # model list came (a message sent before waits for it: tests/unit/chat).
+        # As a user would: typing starts once the window is ready (which lists the models,
+        # loading the SDK), and the message after the server's model list came (a message
+        # sent before waits for it: tests/unit/chat).
         service = session.controller.service
+        service.prepare_network()  # what the composer's `started` does
         qtbot.waitUntil(
             lambda: service.model_wait.settled or not service.credentials.has_key(), timeout=45_000
         )

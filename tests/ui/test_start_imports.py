@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.fakes.anthropic_server import FakeAnthropicServer
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Loaded after the first paint or when first used, never to paint.
@@ -27,7 +29,7 @@ NOT_TO_PAINT = (
 )
 
 
-def _in_a_fresh_interpreter(code: str) -> object:
+def _in_a_fresh_interpreter(code: str, env: dict[str, str] | None = None) -> object:
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO,
@@ -36,9 +38,61 @@ def _in_a_fresh_interpreter(code: str) -> object:
         timeout=120,
         check=True,
         encoding="utf-8",
-        env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"},
+        env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin", **(env or {})},
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+# Cairn as `cairn` starts it, with a key: its start-up's work done (the tokenizer loaded,
+# no job running), then the first letter of a message typed, and its work done.
+_START_THEN_TYPE = """
+import json, sys
+import keyring
+from PySide6.QtCore import QEventLoop, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from app.core.paths import AppPaths
+from app.secrets.keystore import SERVICE_NAME, USERNAME
+from app.ui.app import open_cairn
+from tests.fakes.keyring_backend import MemoryKeyring
+
+backend = MemoryKeyring()
+backend.passwords[(SERVICE_NAME, USERNAME)] = "sk-ant-api03-" + "x" * 40
+keyring.set_keyring(backend)
+application = QApplication(["cairn"])
+session = open_cairn(AppPaths.from_environment())
+service = session.controller.service
+
+def until(done):
+    while not done():
+        application.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+
+session.show()
+until(lambda: session.started and service.counter.ready and service.runner.running == 0)
+loaded = {"after start": "anthropic" in sys.modules}
+QTest.keyClicks(session.window.composer.editor, "H")
+until(lambda: service.model_wait.settled and service.runner.running == 0)
+loaded["after typing"] = "anthropic" in sys.modules
+session.window.close()
+session.close()
+print(json.dumps(loaded))
+"""
+
+
+def test_the_sdk_loads_when_the_user_starts_typing_not_at_start(
+    tmp_path: Path, fake_server: FakeAnthropicServer
+) -> None:
+    # Someone who opens Cairn to read never loads the SDK (~45 MiB); the model list,
+    # which loads it, is asked for with the first letter of a message (issue 20).
+    loaded = _in_a_fresh_interpreter(
+        _START_THEN_TYPE,
+        env={"CAIRN_HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": fake_server.base_url},
+    )
+
+    assert isinstance(loaded, dict)
+    assert loaded["after start"] is False
+    assert loaded["after typing"] is True
+    assert fake_server.requests_to("/v1/models", "GET")  # asked for once typing began
 
 
 def test_what_paints_the_window_imports_nothing_it_does_not_need() -> None:

@@ -74,8 +74,9 @@ def test_the_window_opens_read_only_while_the_check_runs(
     assert window.banner.title_label.text() == WRITES_HELD_TITLE
 
     held_check.go.set()
-    qtbot.waitUntil(lambda: not writes_held(cairn.database), timeout=15_000)
-    assert cairn.check_first is None
+    # The worker lets the writes go, then the window hears of it (a turn of its loop later).
+    qtbot.waitUntil(lambda: cairn.check_first is None, timeout=15_000)
+    assert not writes_held(cairn.database)
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.transcript.message_count() == 4, timeout=15_000)
     assert window.composer.text() == ""

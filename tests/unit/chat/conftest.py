@@ -259,6 +259,8 @@ def start_chat(
         chat = Chat(service, loop, events, store, paths, fake_server)
         started.append(chat)
         service.start(writable=writable)
+        if wait_for_models:
+            service.prepare_network()  # as the window does when the user starts typing
         chat.run_until(
             lambda: (
                 service.counter.ready
