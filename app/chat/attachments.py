@@ -311,6 +311,17 @@ class AttachedFiles:
     references: dict[str, str] = field(default_factory=dict)
 
 
+def may_carry_files(tail: Sequence[Message]) -> bool:
+    """Whether a message of `tail` may have files attached (`attachment_blocks` reads
+    them from the archive; none: it reads nothing)."""
+    return any(m.role is Role.USER and _may_carry(m) for m in tail)
+
+
+def _may_carry(message: Message) -> bool:
+    # A message sent with files ends with their line ("[attached: a.pdf]").
+    return message.content.rstrip().endswith("]")
+
+
 def attachment_blocks(
     database: Path | None,
     tail: Sequence[Message],
@@ -327,7 +338,7 @@ def attachment_blocks(
             with a smaller window was chosen since it was sent, say).
     """
     users = [m for m in tail if m.role is Role.USER]
-    ids = [m.id for m in users if m.content.rstrip().endswith("]")]
+    ids = [m.id for m in users if _may_carry(m)]
     if database is None or not ids:
         return AttachedFiles({})
     store = AttachmentStore.open(database)

@@ -15,7 +15,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from app.chat.attachments import AttachedFiles, attachment_blocks, explain_too_large
+from app.chat.attachments import (
+    AttachedFiles,
+    attachment_blocks,
+    explain_too_large,
+    may_carry_files,
+)
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.model_fallback import model_unavailable
 from app.chat.recall import AutomaticRecall, keep_quoted_elsewhere, quoted_elsewhere
@@ -100,7 +105,8 @@ class ReplyJob:
     """Streams one reply into a row it creates, and saves it as it arrives.
 
     `work` runs on a worker thread. It stores `request.question` first, if any, and
-    calls `on_question_stored(message)` once it is on disk. `on_started(message)`, `on_text()`,
+    calls `on_question_stored(message)` once it is on disk, just before `on_started` (see
+    `_announce`: both wait for the request to be built). `on_started(message)`, `on_text()`,
     `on_retry(attempt, wait)` and `on_model_switched(old, new)` (the model answered
     404: the reply asks `request.fallback` instead) are called from that thread: the
     caller makes them post to its loop. `on_text` fires once per batch of text: it is armed again
@@ -158,6 +164,8 @@ class ReplyJob:
         self._files: AttachedFiles | None = None  # the files the last request built carries
         self.message_id: int | None = None
         self._row: Message | None = None  # the placeholder (`_not_saved` starts from it)
+        self._starting: Message | None = None  # the row as `on_started` will tell it
+        self._stored_question: Message | None = None  # as `on_question_stored` will tell it
         self._quoted = 0  # raw tokens the last request built quoted from the archive
         # Called (from the worker) once the quotes recall took from the user's other
         # conversations are saved with the reply, so its line names and opens them.
@@ -209,15 +217,36 @@ class ReplyJob:
                 return ReplyOutcome(None, error, unsent=text)
             except RecordNotFoundError:
                 return ReplyOutcome(None)  # the conversation was deleted meanwhile
-            self._on_question_stored(stored)
+            self._stored_question = stored  # told with the reply's row (`_announce`)
         try:
-            placeholder = self._placeholder(store)
-        except StorageError as error:
-            return ReplyOutcome(None, error)
-        except RecordNotFoundError:
-            return ReplyOutcome(None)  # the conversation was deleted meanwhile
-        self.message_id, self._row = placeholder.id, placeholder
-        self._on_started(placeholder.model_copy(update={"status": MessageStatus.STREAMING}))
+            try:
+                placeholder = self._placeholder(store)
+            except StorageError as error:
+                return ReplyOutcome(None, error)
+            except RecordNotFoundError:
+                return ReplyOutcome(None)  # the conversation was deleted meanwhile
+            self.message_id, self._row = placeholder.id, placeholder
+            self._starting = placeholder.model_copy(update={"status": MessageStatus.STREAMING})
+            return self._stream(store, placeholder)
+        finally:
+            self._announce()  # an error before any request: the rows show how it ended
+
+    def _announce(self) -> None:
+        """Tell `on_question_stored` and `on_started` (once each): the question on disk,
+        then the reply's row. Not as soon as they are stored, but once the request is
+        built, or before anything that waits on the network (a count, an upload): the
+        loop's thread then updates the transcript while the request travels, not while
+        this thread builds it (the question shows as sending a few milliseconds longer:
+        never as sent before it is on disk). Both show before any of the reply's text."""
+        stored, self._stored_question = self._stored_question, None
+        if stored is not None:
+            self._on_question_stored(stored)
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            self._on_started(starting)
+
+    def _stream(self, store: SessionStore, placeholder: Message) -> ReplyOutcome:
+        """Ask for the reply (again, after a pause) until it ends; save how it ended."""
         pauses = 0
         # Going on with a reply (Continue, or a paused turn) sends its text as Claude's
         # turn and then a user turn asking to go on: never a prefill, which models from
@@ -234,6 +263,7 @@ class ReplyJob:
                 thinking = thinking_request(
                     self.request.model, built.max_tokens, think_longer=self.request.think_longer
                 )
+                self._announce()
                 result = stream(
                     ChatRequest(
                         built.model,
@@ -391,6 +421,7 @@ class ReplyJob:
         request, provider, cancel = self.request, self._provider, self._cancel
 
         def exact_count(built: BuiltRequest) -> int:
+            self._announce()  # a request to the server first: the row shows meanwhile
             # Stoppable, and its retries told like the reply's (Stop means stop).
             return provider.count_tokens(
                 ChatRequest(
@@ -402,6 +433,8 @@ class ReplyJob:
 
         tail = store.live_messages(request.session_id)
         tail_tally = self._builder.tally(tail)  # one walk, for recall's budget and the request
+        if may_carry_files(tail):
+            self._announce()  # its files may be uploaded first: the row shows meanwhile
         # Inside the API's limits on a whole request's files: the oldest may go as a note.
         files = attachment_blocks(
             store.database, tail, request.model, self._builder.counter.count, self._uploads
@@ -439,6 +472,7 @@ class ReplyJob:
             return
         lookup = quoted_elsewhere(self.message_id, block, utc_now())
         if lookup is not None:
+            self._announce()  # the line of lookups goes on the reply's row
             self._kept_elsewhere = True
             keep_quoted_elsewhere(store.database, lookup)
             self._on_lookup(lookup)

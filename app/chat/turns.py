@@ -162,8 +162,11 @@ class ConversationTurns:
             token_estimate=tokens,
         )
         self._gauge.draft = ""
-        state.tell(lambda events: events.message_sending(sending))
+        # The job first: it stores the message and builds the request on its thread while
+        # this one builds the message's row (what it tells comes after, through the loop).
         self.start_reply(question=sending)
+        if self._reply_job is not None:  # else it went back to the composer, never shown
+            state.tell(lambda events: events.message_sending(sending))
 
     def _question_stored(self, sending_id: int, message: Message) -> None:
         """The message shown as sending is on disk: it joins the live tail."""

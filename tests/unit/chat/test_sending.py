@@ -59,3 +59,25 @@ def test_a_message_the_disk_does_not_take_goes_back_to_the_composer(
     assert error.title == WRITES_HELD_TITLE
     assert chat.stored() == before
     assert chat.service.current.state.tail.find(sending.id) is None
+
+
+def test_the_replys_row_is_told_once_before_its_text_and_after_the_question(
+    start_chat: Callable[..., Chat],
+) -> None:
+    # The row is told when its request is built (the loop's thread builds it while the
+    # request travels), never after its text.
+    chat = start_chat()
+    chat.send("Where is the meeting on Tuesday?")
+    chat.events.clear()
+
+    assert chat.service.send("And who brings the projector?")
+    chat.idle()
+
+    names = [name for name, _ in chat.events.seen]
+    ((placeholder,),) = chat.events.named("message_added")
+    assert placeholder.role is Role.ASSISTANT
+    assert names.index("message_sending") < names.index("message_stored")
+    assert names.index("message_stored") < names.index("message_added")
+    # Its text, when shown before it ends (at most ~30 times a second), comes after it.
+    added = names.index("message_added")
+    assert all(i > added for i, name in enumerate(names) if name == "message_text_changed")

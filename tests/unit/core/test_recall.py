@@ -3,6 +3,7 @@ and the labelled block (issue 12 item 1, DESIGN §3)."""
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
@@ -329,3 +330,26 @@ def test_the_block_never_exceeds_its_budget(budget: int, lengths: list[int]) -> 
     if block is not None:
         assert COUNT(block.text) <= block.tokens <= budget
         assert len({q.seq for q in block.quotes}) == len(block.quotes)
+
+
+@given(
+    st.text(
+        st.characters(
+            codec="utf-8",
+            categories=("Lu", "Ll", "Mn", "Mc", "Me", "Nd", "Po", "Zs", "Lo", "So"),
+        ),
+        max_size=40,
+    )
+)
+def test_folding_drops_exactly_the_combining_marks(text: str) -> None:
+    # As defined: case folded, decomposed (NFKD), every combining mark dropped; the
+    # marks of the first plane go in one pass, the others one character at a time.
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    expected = "".join(c for c in decomposed if not unicodedata.combining(c))
+    assert fold(text) == (text.lower() if text.isascii() else expected)
+
+
+def test_folding_drops_marks_of_every_plane() -> None:
+    assert fold("Crème BRÛLÉE, naïve") == "creme brulee, naive"
+    assert fold("Ελληνικά ἄλφα") == "ελληνικα αλφα"
+    assert fold("x\U0001d165\U0001d16d y") == "x y"  # musical combining marks (plane 1)
