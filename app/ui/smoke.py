@@ -90,8 +90,13 @@ class SmokeRun(QObject):
     def _next(self) -> None:
         if self.exit_code is not None or self._summarizing:
             return
-        if not self._ready() or not self._chat.model_wait.settled:
-            # (A first message waits for the model list: `ModelListWait`.)
+        if not self._ready():
+            QTimer.singleShot(_RETRY_MS, self._next)
+            return
+        # Where a user's first letter would (the composer's `started`): list the models,
+        # loading the SDK; a first message waits for that list (`ModelListWait`).
+        self._chat.prepare_network()
+        if not self._chat.model_wait.settled:
             QTimer.singleShot(_RETRY_MS, self._next)
             return
         if self._sent == 0:

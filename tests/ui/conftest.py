@@ -56,12 +56,13 @@ def open_window(
     fake_server: FakeAnthropicServer,
     monkeypatch: pytest.MonkeyPatch,
     previews: Previews,
-) -> Iterator[Callable[[], CairnSession]]:
+) -> Iterator[Callable[..., CairnSession]]:
     """Opens Cairn on this test's CAIRN_HOME (call it again after closing to restart)."""
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.base_url)
     opened: list[CairnSession] = []
 
-    def open_() -> CairnSession:
+    def open_(*, typed: bool = True) -> CairnSession:
+        """`typed=False`: nobody has started a message yet (the SDK is not loaded)."""
         session = open_cairn(AppPaths.from_environment())
         previews.watch(session)
         opened.append(session)
@@ -73,6 +74,8 @@ def open_window(
         # loading the SDK), and the message after the server's model list came (a message
         # sent before waits for it: tests/unit/chat).
         service = session.controller.service
+        if not typed:
+            return session
         service.prepare_network()  # what the composer's `started` does
         qtbot.waitUntil(
             lambda: service.model_wait.settled or not service.credentials.has_key(), timeout=45_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 from pytestqt.qtbot import QtBot
 
@@ -43,6 +44,23 @@ def test_it_sends_the_turns_then_a_summary_is_made_and_it_quits_with_0(
     users = [r for r in fake_server.requests_to("/v1/messages") if not forces_a_tool(r)]
     assert len(users) == 4
     assert all("Hello from the smoke test" in str(r.body["messages"][-1]) for r in users)
+
+
+def test_it_lists_the_models_itself_where_nobody_typed(
+    qtbot: QtBot,
+    open_window: Callable[..., CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    """The SDK loads when a user starts typing (issue 20); the bundle's smoke run types
+    nothing, so it waited for a model list nobody asked for and failed after 60 s."""
+    cairn = open_window(typed=False)
+    codes: list[int] = []
+    out = io.StringIO()
+    smoke(cairn, codes, out)
+    qtbot.waitUntil(lambda: bool(codes), timeout=50_000)
+    assert codes == [0], out.getvalue()
+    assert fake_server.requests_to("/v1/models")
 
 
 def test_an_error_from_claude_fails_it_with_exit_code_3_and_the_message(
