@@ -53,7 +53,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -418,18 +419,36 @@ def feed(
     return stored
 
 
-def run_natural(
-    natural: NaturalConversation, window: int, mode: str, counter: TokenCounter, folder: Path
-) -> NaturalFigures:
-    """Feed the conversation through the engine, then ask every question."""
-    started = time.perf_counter()
+@dataclass
+class NaturalRun:
+    """The natural conversation fed through the engine at one window and mode, the
+    clock at the questions' day: what each question's request is built from."""
+
+    model: ModelInfo
+    builder: ContextBuilder
+    store: SessionStore
+    summaries: SummaryStore
+    session_id: str
+    conversation: Conversation
+    stored: list[Message]
+
+
+@contextmanager
+def natural_run(
+    natural: NaturalConversation,
+    path: Path,
+    window: int,
+    mode: str,
+    counter: TokenCounter,
+    recall_ratio: float = RECALL_RATIO,
+) -> Iterator[NaturalRun]:
+    """Feed the conversation into a new database at `path`, as the app would."""
     model = ModelInfo(
         id=f"bench-{window}",
         display_name=f"{window // 1000}k",
         max_input_tokens=window,
         max_tokens=window // 8,
     )
-    path = folder / f"natural-{mode}-{window}.db"
     clock = Clock()
     opened = open_database(path)
     store = SessionStore(opened.connection, database=path, clock=clock)
@@ -440,9 +459,8 @@ def run_natural(
     engine = SummarizationEngine(config, summaries, summarizer, builder)
     session = store.create_session("Maya", model.id)
     conversation = Conversation(
-        session.id, store, summaries, engine, builder, model, recall_ratio=RECALL_RATIO
+        session.id, store, summaries, engine, builder, model, recall_ratio=recall_ratio
     )
-    figures = NaturalFigures()
     try:
         stored = feed(
             conversation,
@@ -453,19 +471,32 @@ def run_natural(
             ],
         )
         clock.now = natural.asked_at
+        yield NaturalRun(model, builder, store, summaries, session.id, conversation, stored)
+    finally:
+        summaries.close()
+        store.close()
+
+
+def run_natural(
+    natural: NaturalConversation, window: int, mode: str, counter: TokenCounter, folder: Path
+) -> NaturalFigures:
+    """Feed the conversation through the engine, then ask every question."""
+    started = time.perf_counter()
+    figures = NaturalFigures()
+    path = folder / f"natural-{mode}-{window}.db"
+    with natural_run(natural, path, window, mode, counter) as run:
         for question in natural.questions:
-            sent = sent_text(request_for(conversation, question.text, natural.asked_at))
-            truncated = sent_text(truncation_request(builder, model, stored, question.text))
-            evidence = [stored[index].content for index in question.evidence]
+            sent = sent_text(request_for(run.conversation, question.text, natural.asked_at))
+            truncated = sent_text(
+                truncation_request(run.builder, run.model, run.stored, question.text)
+            )
+            evidence = [run.stored[index].content for index in question.evidence]
             found = sum(text in sent for text in evidence) / len(evidence)
             figures.cairn.append(found)
             figures.truncation.append(sum(text in truncated for text in evidence) / len(evidence))
             if found < 1 and question.split == "dev":
                 figures.misses.append(question.text)
-        figures.summaries = len(summaries.summaries(session.id))
-    finally:
-        summaries.close()
-        store.close()
+        figures.summaries = len(run.summaries.summaries(run.session_id))
     figures.seconds = time.perf_counter() - started
     return figures
 

@@ -19,17 +19,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.chat.recall import AutomaticRecall
-from app.core.catalog import ModelInfo
-from app.core.context import ContextBuilder, RequestInputs
+from app.core.context import RequestInputs
 from app.core.conversation import local_day
-from app.core.engine import SummarizationEngine
 from app.core.models import Message, Role
 from app.core.recall import recall_query
 from app.core.recall_rank import keyed, rank_pool
 from app.core.tokens import default_counter
-from app.store import SessionStore, SummaryStore, open_database
 from bench.bench_evidence import sent_text
-from bench.bench_recall_eval import Clock, Conversation, feed, request_for, summarizer_for
+from bench.bench_recall_eval import natural_run, request_for
 from bench.natural_conversation import make_natural
 
 
@@ -47,36 +44,14 @@ def main() -> None:
     args = parser.parse_args()
     counter = default_counter()
     natural = make_natural(22)
-    window = args.window
-    model = ModelInfo(
-        id=f"bench-{window}",
-        display_name=f"{window // 1000}k",
-        max_input_tokens=window,
-        max_tokens=window // 8,
-    )
-    with tempfile.TemporaryDirectory(dir="/dev/shm") as folder:
-        path = Path(folder) / "why.db"
-        clock = Clock()
-        opened = open_database(path)
-        store = SessionStore(opened.connection, database=path, clock=clock)
-        summaries = SummaryStore.open(path, clock=clock)
-        asked_day = local_day(natural.asked_at)
-        builder = ContextBuilder(counter, today=lambda: asked_day)
-        config, summarizer = summarizer_for(args.mode, counter)
-        engine = SummarizationEngine(config, summaries, summarizer, builder)
-        session = store.create_session("Maya", model.id)
-        conversation = Conversation(
-            session.id, store, summaries, engine, builder, model, recall_ratio=args.recall
-        )
-        stored = feed(
-            conversation,
-            clock,
-            [
-                (Role.USER if m.role == "user" else Role.ASSISTANT, m.text, m.sent_at)
-                for m in natural.messages
-            ],
-        )
-        clock.now = natural.asked_at
+    with (
+        tempfile.TemporaryDirectory(dir="/dev/shm") as folder,
+        natural_run(
+            natural, Path(folder) / "why.db", args.window, args.mode, counter, args.recall
+        ) as run,
+    ):
+        model, builder, store, summaries = run.model, run.builder, run.store, run.summaries
+        conversation, stored, session_id = run.conversation, run.stored, run.session_id
         index = store.recall_index()
         for question in natural.questions:
             if question.split != "dev":
@@ -87,11 +62,11 @@ def main() -> None:
             found = [m.content in sent for m in evidence]
             if all(found) and not args.all:
                 continue
-            active = summaries.active_summaries(session.id)
-            tail = store.live_messages(session.id)
+            active = summaries.active_summaries(session_id)
+            tail = store.live_messages(session_id)
             asked = Message(
                 id=-1,
-                session_id=session.id,
+                session_id=session_id,
                 seq=tail[-1].seq + 1,
                 role=Role.USER,
                 content=question.text,
@@ -100,15 +75,15 @@ def main() -> None:
             inputs = RequestInputs(model=model, summaries=active, tail=[*tail, asked])
             recall = AutomaticRecall(builder, args.recall)
             budget = recall.raw_budget(inputs)
-            participants = index.participants(session.id)
+            participants = index.participants(session_id)
             today = date.fromordinal(local_day(natural.asked_at))
             query = recall_query(question.text, today, participants)
             keys = [k for s in active for k in s.content.search_keys]
             query = replace(query, keyed=keyed(keys, query.terms))
-            pool = index.pool(session.id, query)
+            pool = index.pool(session_id, query)
             ranked = rank_pool(pool, query)
             place = {r.match.seq: (n, r) for n, r in enumerate(ranked)}
-            block = recall.gather(index, session_id=session.id, inputs=inputs)
+            block = recall.gather(index, session_id=session_id, inputs=inputs)
             quoted = {q.seq for q in block.quotes} if block else set()
             print(f"\n=== {question.text}  [{question.category}] {sum(found)}/{len(found)}")
             print(
@@ -141,8 +116,6 @@ def main() -> None:
                     f"{item.match.role.value[:4]} {item.match.created_at:%d %b} "
                     f"{_short(item.match.content, 90)}"
                 )
-        summaries.close()
-        store.close()
 
 
 if __name__ == "__main__":

@@ -756,7 +756,6 @@ def _resumable_backfills(connection: sqlite3.Connection) -> None:
 
 
 _RESUMABLE_BACKFILLS = Migration(
-    # Number 16 if recall3's migration takes 15 (the runner refuses gaps).
     version=15,
     description="walks over every message run after the first paint, resumably",
     statements=(),
