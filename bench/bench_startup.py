@@ -252,11 +252,11 @@ def launch(home: Path, *, crash: bool = False, tree: Path = REPO) -> Run:
     )
 
 
-def one_run(*, empty: bool = False) -> Run:
+def one_run(*, empty: bool = False, tree: Path = REPO) -> Run:
     with tempfile.TemporaryDirectory() as home:
         if not empty:
             prepare_home(Path(home))
-        return launch(Path(home))
+        return launch(Path(home), tree=tree)
 
 
 def describe(label: str, values: list[float]) -> str:
@@ -266,24 +266,40 @@ def describe(label: str, values: list[float]) -> str:
     )
 
 
-def small_home(runs: int) -> None:
-    one_run()  # warm the page cache, as a second launch of a desktop app would be
+def trees_of(before: Path | None) -> list[tuple[str, Path]]:
+    """This tree, and an older one (`--before`) to run beside it, their runs alternated."""
+    trees = [("after (this tree)", REPO)]
+    if before is not None:
+        trees.insert(0, (f"before ({before})", before))
+    return trees
+
+
+def small_home(runs: int, before: Path | None = None) -> None:
+    trees = trees_of(before)
+    for _label, tree in trees:
+        one_run(tree=tree)  # warm the page cache, as a second launch of a desktop app would be
     bare_paint()
     print(f"cold start to first paint, {runs} runs each (offscreen); load {load_average()}")
     for empty in (True, False):
-        results, bare = [], []
+        results: dict[str, list[Run]] = {label: [] for label, _tree in trees}
+        bare: list[float] = []
         for _ in range(runs):
-            results.append(one_run(empty=empty))
+            for label, tree in trees:  # alternated, so both see the same load
+                results[label].append(one_run(empty=empty, tree=tree))
             bare.append(bare_paint())
-        label = "empty folder" if empty else f"{NEWEST_MESSAGES} messages"
-        print("  " + describe(f"{label:<13} first paint", [run.painted for run in results]))
-        print("  " + describe(f"{'':<13} its CPU    ", [run.cpu for run in results]))
-        print("  " + describe(f"{'':<13} bare Qt    ", bare) + f"   (load {load_average()})")
-        if not empty:
-            print(
-                f"  conversation (newest 50 of {NEWEST_MESSAGES} messages) on screen: median "
-                f"{statistics.median(run.filled for run in results):.1f} ms"
-            )
+        kind = "empty folder" if empty else f"{NEWEST_MESSAGES} messages"
+        print(f"  {kind}")
+        for label, _tree in trees:
+            runs_of = results[label]
+            print(f"    {label}")
+            print("      " + describe("first paint", [run.painted for run in runs_of]))
+            print("      " + describe("its CPU    ", [run.cpu for run in runs_of]))
+            if not empty:
+                print(
+                    f"      conversation (newest 50 of {NEWEST_MESSAGES} messages) on screen: "
+                    f"median {statistics.median(run.filled for run in runs_of):.1f} ms"
+                )
+        print("    " + describe("bare Qt    ", bare) + f"   (load {load_average()})")
 
 
 # --- a large database --------------------------------------------------------------------
@@ -436,7 +452,7 @@ def _in_use(database: Path) -> bool:
         return True
 
 
-def large_database(size_mb: int, runs: int) -> None:
+def large_database(size_mb: int, runs: int, before: Path | None = None) -> None:
     from app.store.database import check_database, mark_clean_shutdown, open_database
 
     template = build_database(size_mb)
@@ -463,29 +479,36 @@ def large_database(size_mb: int, runs: int) -> None:
             mark_clean_shutdown(database)
         checks = [_timed(lambda: check_database(database)) for _ in range(runs)]
 
-        # The whole app, each kind of run alternated with a bare Qt window's.
-        launch(home)  # warm up: imports and page cache
+        # The whole app, each kind of run alternated with a bare Qt window's (and with
+        # the --before tree's, when given).
+        trees = trees_of(before)
+        for _label, tree in trees:
+            launch(home, tree=tree)  # warm up: imports and page cache
         bare_paint()
         marked_by_bench = 0
-        clean: list[Run] = []
-        bare: dict[str, list[float]] = {"clean": [], "crash": [], "cold": []}
+        kinds = ("clean", "crash", "cold")
+        results: dict[tuple[str, str], list[Run]] = {
+            (kind, label): [] for kind in kinds for label, _tree in trees
+        }
+        bare: dict[str, list[float]] = {kind: [] for kind in kinds}
         for _ in range(runs):
-            if _in_use(database):
-                # The app did not record its clean close (not wired yet): do it for it,
-                # after it quit normally, as the wiring will.
-                mark_clean_shutdown(database)
-                marked_by_bench += 1
-            clean.append(launch(home))
+            for label, tree in trees:
+                if _in_use(database):
+                    # The app did not record its clean close (not wired yet): do it for
+                    # it, after it quit normally, as the wiring will.
+                    mark_clean_shutdown(database)
+                    marked_by_bench += 1
+                results["clean", label].append(launch(home, tree=tree))
             bare["clean"].append(bare_paint())
         launch(home, crash=True)
-        unclean: list[Run] = []
         for _ in range(runs):
-            unclean.append(launch(home, crash=True))
+            for label, tree in trees:
+                results["crash", label].append(launch(home, crash=True, tree=tree))
             bare["crash"].append(bare_paint())
-        cold: list[Run] = []
         for _ in range(runs):
-            evict(database)
-            cold.append(launch(home, crash=True))
+            for label, tree in trees:
+                evict(database)
+                results["cold", label].append(launch(home, crash=True, tree=tree))
             bare["cold"].append(bare_paint())
 
     print(
@@ -497,25 +520,29 @@ def large_database(size_mb: int, runs: int) -> None:
     print("  " + describe("after an unclean one    ", unclean_open))
     print("  " + describe("check_database (worker) ", checks))
     print("whole app, launch to first paint:")
-    for label, results, kind in (
-        ("after a clean shutdown", clean, "clean"),
-        ("after a crash", unclean, "crash"),
-        ("after a crash, evicted", cold, "cold"),
+    for title, kind in (
+        ("after a clean shutdown", "clean"),
+        ("after a crash", "crash"),
+        ("after a crash, evicted", "cold"),
     ):
-        checked_at_open = sum(run.checked for run in results)
-        print("  " + describe(f"{label:22} first paint", [run.painted for run in results]))
-        print("  " + describe(f"{'':22} its CPU    ", [run.cpu for run in results]))
-        print("  " + describe(f"{'':22} bare Qt    ", bare[kind]))
-        print("  " + describe(f"{'':22} conversation", [run.filled for run in results]))
-        print(
-            "  "
-            + describe(f"{'':22} open_database", [run.opened for run in results])
-            + f"   (checked at open in {checked_at_open} of {len(results)})"
-        )
+        print(f"  {title}")
+        for label, _tree in trees:
+            runs_of = results[kind, label]
+            checked_at_open = sum(run.checked for run in runs_of)
+            print(f"    {label}")
+            print("      " + describe("first paint  ", [run.painted for run in runs_of]))
+            print("      " + describe("its CPU      ", [run.cpu for run in runs_of]))
+            print("      " + describe("conversation ", [run.filled for run in runs_of]))
+            print(
+                "      "
+                + describe("open_database", [run.opened for run in runs_of])
+                + f"   (checked at open in {checked_at_open} of {len(runs_of)})"
+            )
+        print("    " + describe("bare Qt      ", bare[kind]))
     print(f"  load average at end: {load_average()}")
     if marked_by_bench:
         print(
-            f"  note: the app did not mark its clean close in {marked_by_bench} of {runs} runs; "
+            f"  note: the app did not mark its clean close in {marked_by_bench} runs; "
             "the bench called mark_clean_shutdown after it quit"
         )
 
@@ -666,7 +693,7 @@ def main() -> None:
         "--before",
         type=Path,
         default=None,
-        help="with --upgrade-messages: an older source tree (git archive) to run beside this one",
+        help="an older source tree (git archive) to run beside this one, runs alternated",
     )
     parser.add_argument(
         "--from-schema",
@@ -680,9 +707,9 @@ def main() -> None:
     if args.upgrade_messages > 0:
         upgrade(args.upgrade_messages, args.runs, args.before, args.from_schema)
     elif args.db_size_mb > 0:
-        large_database(args.db_size_mb, args.runs)
+        large_database(args.db_size_mb, args.runs, args.before)
     else:
-        small_home(args.runs)
+        small_home(args.runs, args.before)
 
 
 if __name__ == "__main__":

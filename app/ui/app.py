@@ -171,6 +171,7 @@ class CairnSession:
         self.window.settings.ask_for_key_if_missing()
         if self.freeze_startup:
             set_aside_from_collections()
+            gc.enable()  # off since `cairn` started (app.__main__), nothing collected till now
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
             # The SDK loads later, when the user starts typing (the model list loads it):
             # what it made is set aside once that list arrives, or the first turn's full

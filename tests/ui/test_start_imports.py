@@ -131,3 +131,52 @@ def test_the_window_still_gets_plain_qt() -> None:
     )
 
     assert names == [True, True]
+
+
+def test_the_collector_rests_until_the_window_has_painted(tmp_path: Path) -> None:
+    # What start-up makes lives as long as the app: `cairn` turns the collector off
+    # before importing the window, and the first paint sets start-up's objects aside
+    # and turns it back on (issue 20).
+    states = _in_a_fresh_interpreter(
+        """
+import gc, json
+import keyring
+import app.ui.app as ui_app
+from PySide6.QtCore import QEventLoop
+from PySide6.QtWidgets import QApplication
+from app.__main__ import main
+from app.core.paths import AppPaths
+from app.secrets.keystore import SERVICE_NAME, USERNAME
+from tests.fakes.keyring_backend import MemoryKeyring
+
+backend = MemoryKeyring()
+backend.passwords[(SERVICE_NAME, USERNAME)] = "sk-ant-api03-" + "x" * 40
+keyring.set_keyring(backend)
+states = {}
+
+def run(argv):
+    states["while the window loads"] = gc.isenabled()
+    application = QApplication(["cairn"])
+    session = ui_app.open_cairn(AppPaths.from_environment())
+    session.freeze_startup = True
+    session.show()
+    states["before the first paint"] = gc.isenabled()
+    while not session.started:
+        application.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+    states["after it"] = gc.isenabled()
+    session.window.close()
+    session.close()
+    return 0
+
+ui_app.run = run
+main([])
+print(json.dumps(states))
+""",
+        env={"CAIRN_HOME": str(tmp_path / "home")},
+    )
+
+    assert states == {
+        "while the window loads": False,
+        "before the first paint": False,
+        "after it": True,
+    }

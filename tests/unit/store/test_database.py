@@ -131,6 +131,46 @@ def test_a_failing_migration_leaves_the_previous_version(opened: sqlite3.Connect
     assert not opened.in_transaction
 
 
+def test_a_new_database_is_made_whole_or_not_at_all(tmp_path: Path) -> None:
+    # A new database is made in one transaction (one fsync on the first start, issue 20):
+    # a step failing leaves nothing behind, not the steps before it.
+    broken = Migration(
+        version=SCHEMA_VERSION + 1,
+        description="fails half way",
+        statements=("CREATE TABLE half (id INTEGER)", "THIS IS NOT SQL"),
+    )
+    connection = sqlite3.connect(tmp_path / "new.db", isolation_level=None)
+    try:
+        with pytest.raises(sqlite3.OperationalError):
+            migrate(connection, (*MIGRATIONS, broken))
+        assert user_version(connection) == 0
+        assert connection.execute("SELECT count(*) FROM sqlite_schema").fetchone() == (0,)
+        assert not connection.in_transaction
+        assert migrate(connection) == SCHEMA_VERSION  # and it can be made again
+    finally:
+        connection.close()
+
+
+def test_a_new_database_gets_the_schema_the_steps_one_by_one_give(tmp_path: Path) -> None:
+    def schema(connection: sqlite3.Connection) -> list[tuple[str, str, str]]:
+        rows = connection.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' "
+            "ORDER BY type, name"
+        ).fetchall()
+        return [(str(kind), str(name), str(sql)) for kind, name, sql in rows]
+
+    at_once = sqlite3.connect(tmp_path / "at_once.db", isolation_level=None)
+    by_steps = sqlite3.connect(tmp_path / "by_steps.db", isolation_level=None)
+    try:
+        assert migrate(at_once) == SCHEMA_VERSION
+        assert migrate(by_steps, MIGRATIONS[:1]) == 1  # then the rest, a step each
+        assert migrate(by_steps) == SCHEMA_VERSION
+        assert schema(at_once) == schema(by_steps)
+    finally:
+        at_once.close()
+        by_steps.close()
+
+
 def test_migrations_with_a_gap_are_rejected(opened: sqlite3.Connection) -> None:
     gap = Migration(version=SCHEMA_VERSION + 2, description="gap", statements=())
     with pytest.raises(ValueError, match="without gaps"):
