@@ -1,6 +1,7 @@
-"""Migration 6, how a reply ended: the message table is rebuilt with the new statuses,
-and its rows, indexes, triggers (full-text index, conversation counts) and the search
-view all survive it."""
+"""Migration 6, how a reply ended: the message table's status CHECK widened in place (or
+the table rebuilt, where its definition is not the expected one), and its rows,
+indexes, triggers (full-text index, conversation counts) and the search view all
+survive it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.store.migrations import FTS_TABLE, MIGRATIONS, migrate
+from app.store import migrations
+from app.store.migrations import FTS_TABLE, MIGRATIONS, Migration, _widen_status_check, migrate
 
 T = "2025-03-05T09:30:00.000000+00:00"
 
@@ -111,3 +113,96 @@ def test_the_pin_check_is_kept(version_5: sqlite3.Connection) -> None:
     migrate(version_5, MIGRATIONS[:6])
     with pytest.raises(sqlite3.IntegrityError):
         version_5.execute("UPDATE message SET summary_id = 'a' WHERE seq = 3")
+
+
+def root_page(connection: sqlite3.Connection) -> int:
+    row = connection.execute(
+        "SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'message'"
+    ).fetchone()
+    return int(row[0])
+
+
+def test_the_check_is_widened_in_place_without_copying_a_row(
+    version_5: sqlite3.Connection,
+) -> None:
+    # Issue 20: a rebuild copied every message before the first paint (5.4 s at 200k).
+    before = root_page(version_5)
+
+    assert migrate(version_5, MIGRATIONS[:6]) == 6
+
+    assert root_page(version_5) == before  # the same b-tree: nothing was copied
+    version_5.execute("UPDATE message SET status = 'paused' WHERE seq = 4")
+    assert version_5.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_connection_open_during_the_migration_sees_the_wider_check(
+    version_5: sqlite3.Connection, database: Path
+) -> None:
+    other = sqlite3.connect(database, isolation_level=None)
+    try:
+        assert other.execute("SELECT count(*) FROM message").fetchone() == (4,)
+        migrate(version_5, MIGRATIONS[:6])
+        other.execute("UPDATE message SET status = 'declined' WHERE seq = 4")
+        with pytest.raises(sqlite3.IntegrityError):
+            other.execute("UPDATE message SET status = 'finished' WHERE seq = 4")
+    finally:
+        other.close()
+
+
+def test_a_failure_after_the_widening_leaves_version_5_whole(
+    version_5: sqlite3.Connection, database: Path
+) -> None:
+    def widen_then_fail(connection: sqlite3.Connection) -> None:
+        _widen_status_check(connection)
+        connection.execute("THIS IS NOT SQL")
+
+    broken = Migration(
+        version=6, description="fails after the widening", statements=(), then=widen_then_fail
+    )
+    with pytest.raises(sqlite3.OperationalError):
+        migrate(version_5, (*MIGRATIONS[:5], broken))
+
+    reopened = sqlite3.connect(database, isolation_level=None)
+    try:
+        assert reopened.execute("PRAGMA user_version").fetchone() == (5,)
+        assert reopened.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        with pytest.raises(sqlite3.IntegrityError):
+            reopened.execute("UPDATE message SET status = 'paused' WHERE seq = 4")
+        assert migrate(reopened, MIGRATIONS[:6]) == 6  # and it goes on next time
+        reopened.execute("UPDATE message SET status = 'paused' WHERE seq = 4")
+    finally:
+        reopened.close()
+
+
+def test_a_table_defined_otherwise_is_rebuilt_instead(
+    version_5: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A definition the in-place change does not recognise takes the rebuild: rows and
+    # schema kept, the new statuses accepted.
+    monkeypatch.setattr(migrations, "_STATUS_CHECK_V1", "CHECK (status IN ('nothing'))")
+    before_rows = version_5.execute("SELECT * FROM message ORDER BY id").fetchall()
+    before_root = root_page(version_5)
+
+    assert migrate(version_5, MIGRATIONS[:6]) == 6
+
+    assert root_page(version_5) != before_root  # copied into a new table
+    assert version_5.execute("SELECT * FROM message ORDER BY id").fetchall() == before_rows
+    version_5.execute("UPDATE message SET status = 'cut_off' WHERE seq = 4")
+    assert version_5.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_sqlite_that_refuses_to_edit_its_schema_rebuilds_instead(
+    version_5: sqlite3.Connection,
+) -> None:
+    # SQLITE_DBCONFIG_DEFENSIVE (https://www.sqlite.org/c3ref/c_dbconfig_defensive.html)
+    # makes writable_schema a no-op: the UPDATE of sqlite_schema is refused.
+    if not hasattr(version_5, "setconfig"):
+        pytest.skip("sqlite3.Connection.setconfig is Python 3.12+")
+    version_5.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
+    before_rows = version_5.execute("SELECT * FROM message ORDER BY id").fetchall()
+
+    assert migrate(version_5, MIGRATIONS[:6]) == 6
+
+    assert version_5.execute("SELECT * FROM message ORDER BY id").fetchall() == before_rows
+    version_5.execute("UPDATE message SET status = 'declined' WHERE seq = 4")
+    assert version_5.execute("PRAGMA integrity_check").fetchone() == ("ok",)
