@@ -629,7 +629,14 @@ def build_old_database(messages: int, schema: int = OLD_SCHEMA) -> Path:
     return target
 
 
-def upgrade(messages: int, runs: int, before: Path | None, schema: int = OLD_SCHEMA) -> None:
+def upgrade(
+    messages: int,
+    runs: int,
+    before: Path | None,
+    schema: int = OLD_SCHEMA,
+    *,
+    closed_cleanly: bool = False,
+) -> None:
     """The first start after an upgrade from schema 4: first paint, and when the walks
     over every message are done (inside `open_database` before the first paint in a
     Cairn without back-fills; after it in one with them)."""
@@ -645,12 +652,22 @@ def upgrade(messages: int, runs: int, before: Path | None, schema: int = OLD_SCH
                 home = Path(folder)
                 (home / "data").mkdir()
                 shutil.copyfile(template, home / "data" / "cairn.db")
+                if closed_cleanly:
+                    # As the older Cairn left it after a normal close, checked lately:
+                    # open_database has no reason to check the file before migrating.
+                    from app.core.dates import utc_now
+                    from app.store.database import _identity, _State, _update_state
+
+                    copy = home / "data" / "cairn.db"
+                    clean = _State(closed_as=_identity(copy), last_check=utc_now())
+                    _update_state(copy, lambda _, clean=clean: clean)
                 results[label].append(launch(home, tree=tree))
             bare.append(bare_paint())
             print(f"  ({label}: one run done; load {load_average()})", flush=True)
+    record = "a clean close recorded" if closed_cleanly else "no record of the last close"
     print(
-        f"upgrade from schema {schema} with {messages} messages, {runs} runs each, "
-        f"offscreen; load {load_average()}"
+        f"upgrade from schema {schema} with {messages} messages ({record}), {runs} runs "
+        f"each, offscreen; load {load_average()}"
     )
     for label, _tree in trees:
         runs_of = results[label]
@@ -696,6 +713,12 @@ def main() -> None:
         help="an older source tree (git archive) to run beside this one, runs alternated",
     )
     parser.add_argument(
+        "--closed-cleanly",
+        action="store_true",
+        help="with --upgrade-messages: the copy carries a record of a clean close and a "
+        "recent check, as an older Cairn leaves it (without: no record, so it is checked)",
+    )
+    parser.add_argument(
         "--from-schema",
         type=int,
         default=OLD_SCHEMA,
@@ -705,7 +728,13 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     if args.upgrade_messages > 0:
-        upgrade(args.upgrade_messages, args.runs, args.before, args.from_schema)
+        upgrade(
+            args.upgrade_messages,
+            args.runs,
+            args.before,
+            args.from_schema,
+            closed_cleanly=args.closed_cleanly,
+        )
     elif args.db_size_mb > 0:
         large_database(args.db_size_mb, args.runs, args.before)
     else:
