@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QFrame,
+    QLayout,
     QScrollArea,
     QStackedLayout,
     QVBoxLayout,
@@ -44,6 +45,7 @@ from app.ui.transcript_frame import (
     centred_column,
     column_hidden,
     layout_paused,
+    settle_layout,
 )
 from app.ui.transcript_message import MessageWidget
 from app.ui.transcript_pages import EarlierPages, PageBuilder, first_screen_start
@@ -131,6 +133,10 @@ class TranscriptView(QWidget):
         self._column_layout = QVBoxLayout(self._column)
         self._column_layout.setContentsMargins(28, 16, 28, 28)
         self._column_layout.setSpacing(22)
+        # The column is never laid out shorter than its rows need: a row added at the
+        # bottom grows the column first, so the rows above it stay where they are (not
+        # squeezed to fit the old height, every one moved and repainted, then moved back).
+        self._column_layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
 
         self._earlier = EarlierPages(self._column, self._column_layout, self)
         self._earlier.requested.connect(self.earlier_requested)
@@ -234,16 +240,22 @@ class TranscriptView(QWidget):
             return
         if self._pages.replace(message.id, lambda _: message):
             return
-        self._insert(message, self._clock())
+        self._insert(message, self._clock(), at_bottom=True)
         self._show_current_page()
 
     def append_sending(self, message: Message) -> None:
         """Add the user's message, shown as sending until `message_stored` (its id is a
         stand-in until then)."""
-        self.append_message(message)
-        widget = self._by_id.get(message.id)
-        if widget is not None:
-            widget.set_sending(True)
+        existing = self._by_id.get(message.id)
+        if existing is not None or self._pages.replace(message.id, lambda _: message):
+            if existing is not None:
+                existing.set_message(message)
+                existing.set_sending(True)
+            return
+        # Shown as sending from the start: set after, its note would change the row's
+        # size once placed, and the page repaint.
+        self._insert(message, self._clock(), at_bottom=True, sending=True)
+        self._show_current_page()
 
     def message_stored(self, sending_id: int, message: Message) -> None:
         """The message shown as sending is on disk: the same row, now sent."""
@@ -395,17 +407,43 @@ class TranscriptView(QWidget):
 
     # --- building -----------------------------------------------------------
 
-    def _insert(self, message: Message, now: datetime) -> None:
-        """Show `message` in its place by seq (or keep it, unshown, if a summary covers it)."""
+    def _insert(
+        self, message: Message, now: datetime, *, at_bottom: bool = False, sending: bool = False
+    ) -> None:
+        """Show `message` in its place by seq (or keep it, unshown, if a summary covers it).
+
+        `at_bottom`: a new message, below the others. When the view follows the bottom,
+        its place is made and scrolled to before it shows: Qt then moves the pixels of
+        the messages above (a blit) and paints the new row alone, not the whole page
+        (shown at once, a few pixels of it land in view before the scroll, and a dirty
+        pixel in view makes Qt repaint everything the scroll moves).
+        """
         if self._cards.covered(message):
             self._cards.keep_hidden(message)
             return
         widget = MessageWidget(message, now, self._column, width=self._message_width())
         widget.link_clicked.connect(self._on_link_clicked)
         widget.pin_requested.connect(self.pin_requested)
+        if sending:
+            widget.set_sending(True)
+        place_first = at_bottom and self._keeper.follow_bottom and self.isVisible()
+        if place_first:
+            # What changed on screen just before (the question above now sent) is laid
+            # out and painted first: Qt blits nothing over a pixel still to be painted.
+            settle_layout(self)
+            self._scroll.verticalScrollBar().repaint()  # paints what is pending, no more
+            widget.ensurePolished()
+            policy = widget.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            widget.setSizePolicy(policy)
         self._column_layout.insertWidget(
             layout_index(self._column_layout, message.seq, True), widget
         )
+        if place_first:
+            settle_layout(self)
+            self._keeper.scroll_to_bottom()
+            policy.setRetainSizeWhenHidden(False)
+            widget.setSizePolicy(policy)
         widget.show()
         index = bisect_left(self._widgets, message.seq, key=lambda w: w.message.seq)
         self._widgets.insert(index, widget)

@@ -73,10 +73,16 @@ def centred_column(max_width: int, on_width_changed: Callable[[], None]) -> tupl
     call into Python at every layout pass.)
     """
     content = QWidget()
+    # Static: growing at the bottom repaints only the new strip, not the whole content;
+    # and opaque (the scroll area fills its widget's background), so when the view
+    # follows a message added at the bottom Qt moves the pixels already painted (a
+    # blit) and paints only what comes into view, not every message on screen.
+    content.setAttribute(Qt.WidgetAttribute.WA_StaticContents)
     row = QHBoxLayout(content)
     row.setContentsMargins(0, 0, 0, 0)
     row.setSpacing(0)
     column = Column(on_width_changed, content)
+    column.setAttribute(Qt.WidgetAttribute.WA_StaticContents)  # grows downwards only
     column.setMaximumWidth(max_width)
     row.addStretch(0)
     row.addWidget(column, 1)

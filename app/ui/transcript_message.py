@@ -23,7 +23,14 @@ from PySide6.QtGui import (
     QKeySequence,
     QPaintEvent,
 )
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QMenu, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QMenu,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.lookup import Lookup
 from app.core.models import Message, MessageStatus, Role
@@ -80,6 +87,11 @@ class MessageWidget(QWidget):
         text is then laid out once, at that width, not at a guess first."""
         super().__init__(parent)
         self.message = message
+        # As tall as its text needs, never squeezed: the column grows instead (see
+        # `TranscriptView`), so adding a row moves no other row.
+        policy = self.sizePolicy()
+        policy.setVerticalPolicy(QSizePolicy.Policy.Fixed)
+        self.setSizePolicy(policy)
         if width is not None:
             self.resize(width, self.height())
         is_user = message.role is Role.USER

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from PySide6.QtCore import QPoint, Qt, QUrl
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -21,6 +21,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.dates import timestamp
 from app.core.models import Message, MessageStatus, Role
+from app.ui.message_header import SENDING
 from app.ui.message_text import HUGE_MESSAGE_CHARS
 from app.ui.theme import code_background, muted_text_colour, user_bubble_colour
 from app.ui.transcript import TranscriptView
@@ -545,6 +546,75 @@ def test_append_follows_when_at_the_bottom(view: TranscriptView, qtbot: QtBot) -
     old_maximum = bar.maximum()
     view.append_message(make_message(31, "One more\n\nwith two paragraphs", role=Role.USER))
     qtbot.waitUntil(lambda: bar.maximum() > old_maximum and bar.value() == bar.maximum())
+
+
+def sending(seq: int, content: str) -> Message:
+    """The user's message on its way to the disk: a stand-in id below zero, its place."""
+    return make_message(-seq, content, role=Role.USER).model_copy(update={"seq": seq})
+
+
+class GeometryEvents(QObject):
+    """Counts the moves and resizes of the widgets it watches."""
+
+    def __init__(self, widgets: Sequence[QWidget]) -> None:
+        super().__init__()
+        self.count = 0
+        for widget in widgets:
+            widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.Move, QEvent.Type.Resize):
+            self.count += 1
+        return False
+
+
+def test_a_message_added_at_the_bottom_moves_no_other_message(
+    view: TranscriptView, qtbot: QtBot
+) -> None:
+    """Adding a row costs one row: the rows above keep their place and size (the column
+    grows, it does not squeeze them into its old height and back), and the view follows."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    bar = scroll_bar(view)
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    wait_for_layout(qtbot, view)
+    above = list(view.message_widgets())
+    moved = GeometryEvents(above)
+
+    view.append_sending(sending(31, "A question\n\nin two paragraphs"))
+    view.message_stored(-31, make_message(31, "A question\n\nin two paragraphs", role=Role.USER))
+    view.append_message(make_message(32, "", status=MessageStatus.STREAMING))
+    view.update_message_text(32, "The reply's first words, and then some more of them.")
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    QApplication.processEvents()
+
+    assert moved.count == 0
+    newest = view.message_widget(32)
+    assert newest is not None and newest.isVisible()
+    viewport = view.scroll_area.viewport()
+    bottom = newest.mapTo(viewport, QPoint(0, newest.height())).y()
+    assert bottom <= viewport.height()
+
+
+def test_the_question_appears_already_marked_as_sending(view: TranscriptView, qtbot: QtBot) -> None:
+    """Nothing is shown as sent that is not on disk: from its first frame, the question
+    says "Sending…"; once stored, it no longer does."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    shown_sending: list[bool] = []
+
+    def note_first_show(widget: MessageWidget) -> None:
+        shown_sending.append(widget.sending)
+
+    view.message_built.connect(note_first_show)
+    view.append_sending(sending(31, "Is it on disk yet?"))
+    widget = view.message_widget(-31)
+    assert widget is not None and widget.isVisible() and widget.sending
+    assert shown_sending == [True]
+    assert any(label.text() == SENDING for label in widget.findChildren(QLabel))
+
+    view.message_stored(-31, make_message(31, "Is it on disk yet?", role=Role.USER))
+    assert view.message_widget(31) is widget and not widget.sending
 
 
 def test_keyboard_reaches_and_scrolls_the_transcript(view: TranscriptView, qtbot: QtBot) -> None:
