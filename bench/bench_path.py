@@ -648,7 +648,7 @@ def _talk(
     assert app.stdout is not None and app.stdin is not None
     result = CellRun(cell.name, {}, [], [], "", "")
     sampler: subprocess.Popen[bytes] | None = None
-    samples = work / "py-spy.txt"
+    samples = Path(tempfile.gettempdir()) / f"cairn-py-spy-{cell.name}.txt"
     for line in app.stdout:
         word, _, rest = line.strip().partition(" ")
         if word == "READY":
@@ -656,7 +656,7 @@ def _talk(
                 sampler = subprocess.Popen(
                     [
                         *(py_spy, "record", "--pid", str(app.pid), "--native", "--threads"),
-                        *("--rate", "100", "--format", "raw", "--output", str(samples)),
+                        *("--rate", "1000", "--format", "raw", "--output", str(samples)),
                     ],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
