@@ -733,8 +733,8 @@ def py_spy_summary(samples: Path, count: int = 20) -> str:
                 entry["inclusive"][frame] = entry["inclusive"].get(frame, 0) + hits
     busy = sum(entry["busy"] for entry in threads.values()) or 1
     out = [
-        f"\n=== py-spy --native, the whole cell: {busy:,} busy samples (not waiting), "
-        "every thread ==="
+        f"\n=== py-spy --native at 1 kHz, the whole cell: {busy:,} busy samples (not "
+        f"waiting), every thread; the raw samples kept in {samples} ==="
     ]
     for name, entry in sorted(threads.items(), key=lambda kv: -kv[1]["busy"])[:3]:
         mine = entry["busy"] or 1
@@ -845,8 +845,9 @@ def main() -> None:
     parser.add_argument(
         "--py-spy",
         metavar="PY_SPY",
-        help="sample the app's process with this py-spy (--native, every thread) through "
-        "each cell's turns and print where each thread's time went (perturbs the figures)",
+        help="sample the app's process with this py-spy (--native, every thread, 1 kHz) "
+        "through each cell's turns and print where each thread's time went (perturbs the "
+        "figures; the raw samples stay in the temporary folder, one file a cell)",
     )
     parser.add_argument("--langchain-python", help="a Python with langchain-classic installed")
     parser.add_argument("--app", help=argparse.SUPPRESS)
