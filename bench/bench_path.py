@@ -648,7 +648,7 @@ def _talk(
     assert app.stdout is not None and app.stdin is not None
     result = CellRun(cell.name, {}, [], [], "", "")
     sampler: subprocess.Popen[bytes] | None = None
-    samples = work / "py-spy.txt"
+    samples = Path(tempfile.gettempdir()) / f"cairn-py-spy-{cell.name}.txt"
     for line in app.stdout:
         word, _, rest = line.strip().partition(" ")
         if word == "READY":
@@ -656,7 +656,7 @@ def _talk(
                 sampler = subprocess.Popen(
                     [
                         *(py_spy, "record", "--pid", str(app.pid), "--native", "--threads"),
-                        *("--rate", "100", "--format", "raw", "--output", str(samples)),
+                        *("--rate", "1000", "--format", "raw", "--output", str(samples)),
                     ],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -733,8 +733,8 @@ def py_spy_summary(samples: Path, count: int = 20) -> str:
                 entry["inclusive"][frame] = entry["inclusive"].get(frame, 0) + hits
     busy = sum(entry["busy"] for entry in threads.values()) or 1
     out = [
-        f"\n=== py-spy --native, the whole cell: {busy:,} busy samples (not waiting), "
-        "every thread ==="
+        f"\n=== py-spy --native at 1 kHz, the whole cell: {busy:,} busy samples (not "
+        f"waiting), every thread; the raw samples kept in {samples} ==="
     ]
     for name, entry in sorted(threads.items(), key=lambda kv: -kv[1]["busy"])[:3]:
         mine = entry["busy"] or 1
@@ -845,8 +845,9 @@ def main() -> None:
     parser.add_argument(
         "--py-spy",
         metavar="PY_SPY",
-        help="sample the app's process with this py-spy (--native, every thread) through "
-        "each cell's turns and print where each thread's time went (perturbs the figures)",
+        help="sample the app's process with this py-spy (--native, every thread, 1 kHz) "
+        "through each cell's turns and print where each thread's time went (perturbs the "
+        "figures; the raw samples stay in the temporary folder, one file a cell)",
     )
     parser.add_argument("--langchain-python", help="a Python with langchain-classic installed")
     parser.add_argument("--app", help=argparse.SUPPRESS)

@@ -314,12 +314,15 @@ class AttachedFiles:
 def may_carry_files(tail: Sequence[Message]) -> bool:
     """Whether a message of `tail` may have files attached (`attachment_blocks` reads
     them from the archive; none: it reads nothing)."""
-    return any(m.role is Role.USER and _may_carry(m) for m in tail)
+    return bool(_carrying(tail))
 
 
-def _may_carry(message: Message) -> bool:
-    # A message sent with files ends with their line ("[attached: a.pdf]").
-    return message.content.rstrip().endswith("]")
+def _carrying(tail: Sequence[Message]) -> list[int]:
+    """The ids of the user's messages of `tail` that may have files attached: a message
+    sent with files ends with their line ("[attached: a.pdf]"). One scan, asked of the
+    whole live tail every request."""
+    user = Role.USER
+    return [m.id for m in tail if m.role is user and m.content.rstrip().endswith("]")]
 
 
 def attachment_blocks(
@@ -337,10 +340,10 @@ def attachment_blocks(
         AttachmentRefusedError: the newest message's files alone break a limit (a model
             with a smaller window was chosen since it was sent, say).
     """
-    users = [m for m in tail if m.role is Role.USER]
-    ids = [m.id for m in users if _may_carry(m)]
+    ids = _carrying(tail)
     if database is None or not ids:
         return AttachedFiles({})
+    users = [m for m in tail if m.role is Role.USER]
     store = AttachmentStore.open(database)
     try:
         found = store.for_messages(ids)

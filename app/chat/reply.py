@@ -206,13 +206,21 @@ class ReplyJob:
             store.close()
 
     def _reply(self, store: SessionStore) -> ReplyOutcome:
-        question = self.request.question
+        request = self.request
+        question = request.question
+        placeholder: Message | None = None
         if question is not None:
             text, tokens = question
             try:
-                stored = store.append_message(
-                    self.request.session_id, Role.USER, text, token_estimate=tokens
-                )
+                if request.replacing is None and request.continuing is None:
+                    # The question and its reply's row in one commit (one fsync).
+                    stored, placeholder = store.append_question(
+                        request.session_id, text, token_estimate=tokens, model=request.model.id
+                    )
+                else:
+                    stored = store.append_message(
+                        request.session_id, Role.USER, text, token_estimate=tokens
+                    )
             except StorageError as error:
                 return ReplyOutcome(None, error, unsent=text)
             except RecordNotFoundError:
@@ -220,7 +228,8 @@ class ReplyJob:
             self._stored_question = stored  # told with the reply's row (`_announce`)
         try:
             try:
-                placeholder = self._placeholder(store)
+                if placeholder is None:
+                    placeholder = self._placeholder(store)
             except StorageError as error:
                 return ReplyOutcome(None, error)
             except RecordNotFoundError:

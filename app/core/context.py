@@ -35,6 +35,7 @@ from app.core.conversation import (
     DATE_LINE_TOKENS,
     TURN_SEPARATOR,
     ApiMessage,
+    TailTurns,
     TurnCache,
     dated,
     local_day,
@@ -47,7 +48,7 @@ from app.core.errors import (
     MessageTooLargeError,
 )
 from app.core.file_limits import LeftOutFile
-from app.core.live_tail import SEPARATOR_TOKENS, TailTally, tally_messages
+from app.core.live_tail import SEPARATOR_TOKENS, TailTallies, TailTally
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer
 from app.core.models import Message, Role
 from app.core.ratios import DEFAULT_TRIGGER_RATIO
@@ -357,6 +358,9 @@ class ContextBuilder:
         self.today = today if today is not None else _today
         self._counts: dict[str, int] = {}
         self._turns = TurnCache()  # the turns of earlier requests, sent again as they were
+        # The turns and the tally of the last few tails, resumed where a tail changed.
+        self._tail_turns = TailTurns(self._turns)
+        self._tallies = TailTallies(self.counter.count)
 
     # --- public
 
@@ -457,7 +461,7 @@ class ContextBuilder:
         """The tally of the turns `tail` sends (one walk; give it as `tail_tally` in the
         `RequestInputs` of both `build_request` and `estimate_state` when both measure
         the same tail)."""
-        return tally_messages(tail, self.counter.count)
+        return self._tallies.tally(tail)
 
     # --- inside
 
@@ -632,7 +636,10 @@ class ContextBuilder:
     ) -> list[ApiMessage]:
         """The turns of `tail`, the draft last; `last_day` is the day of the last message
         sent (the tally's), which dates the draft when the day changed since."""
-        messages = to_api_messages(tail, files, self._turns)
+        if files:
+            messages = to_api_messages(tail, files, self._turns)
+        else:
+            messages = self._tail_turns.messages(tail)
         if draft.strip():
             today = self.today()
             text = dated(draft, today if today != last_day else None)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, TypedDict
@@ -86,6 +89,20 @@ def iter_dated_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool
         last_day = day
 
 
+def common_prefix(earlier: Sequence[object], later: Sequence[object]) -> int:
+    """How many items `later` starts with that `earlier` starts with too (the same object,
+    or an equal one). Between two requests a live tail is the one before with its last
+    message or two changed and new ones after: the first two tries compare in C."""
+    size = min(len(earlier), len(later))
+    for length in (size, size - 1):
+        if length <= 0 or earlier[:length] == later[:length]:
+            return max(length, 0)
+    length = 0
+    while length < size and earlier[length] == later[length]:
+        length += 1
+    return length
+
+
 def iter_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool]]:
     """The messages Claude sees, each with True when it joins the turn before.
 
@@ -134,6 +151,105 @@ class TurnCache:
             self._turns = {}
         self._turns[message.id] = (message.content, day, turn)
         return turn
+
+
+@dataclass(frozen=True)
+class _Walked:
+    """One `to_api_messages` of a tail: its turns, and where each began."""
+
+    zone: tuple[tuple[str, str], int]  # the time zone its days were taken in
+    tail: tuple[Message, ...]
+    turns: tuple[ApiMessage, ...]  # no one changes a turn once built
+    # Per turn: the index in `tail` of its first message, and the walk's state before it
+    # (the role of the turn before, the day of the last message sent).
+    starts: tuple[int, ...]
+    states: tuple[tuple[Role | None, int | None], ...]
+
+
+class TailTurns:
+    """`to_api_messages` of the live tails of the last few requests, walked again only
+    from where a tail differs from the one before.
+
+    Between two turns of a conversation its live tail is the one before with the last
+    reply finished and the new question (and reply) after it: the turns of the messages
+    they share stay what they were (the same objects, so the provider's encoder re-uses
+    their JSON too), and only the turns from the first that changed on are built. A
+    message is the same when it is the same `Message` (immutable) or an equal one; every
+    turn depends only on its messages and the walk's state before them (the role of the
+    turn before, the day last dated), which is kept with it. Per request: O(changed)
+    Python work beside a comparison of the two tails in C. Thread-safe.
+    """
+
+    _KEPT = 4
+
+    def __init__(self, turns: TurnCache | None = None) -> None:
+        self._turns = turns if turns is not None else TurnCache()
+        self._lock = threading.Lock()
+        self._kept: list[_Walked] = []
+
+    def messages(self, tail: Sequence[Message]) -> list[ApiMessage]:
+        """`to_api_messages(tail, turns=…)`: the same list, a new one to change at will."""
+        zone = (time.tzname, time.timezone)
+        with self._lock:
+            kept = [walked for walked in self._kept if walked.zone == zone]
+        tail = tuple(tail)
+        best, shared = None, 0
+        for walked in kept:
+            length = common_prefix(walked.tail, tail)
+            if length > shared:
+                best, shared = walked, length
+        turns: list[ApiMessage] = []
+        starts: list[int] = []
+        states: list[tuple[Role | None, int | None]] = []
+        begin, last_role, last_day = 0, None, None
+        if best is not None:
+            # The turns wholly before the first turn that may change: kept as they were.
+            keep = bisect.bisect_left(best.starts, shared) - 1
+            if keep >= 0:
+                turns.extend(best.turns[:keep])
+                starts.extend(best.starts[:keep])
+                states.extend(best.states[:keep])
+                begin = best.starts[keep]
+                last_role, last_day = best.states[keep]
+        part: list[tuple[Message, int | None]] = []
+        for index, message, joins, day, state in _walk(tail, begin, last_role, last_day):
+            if joins:
+                part.append((message, day))
+                continue
+            if part:
+                turns.append(_part_turn(part, None, self._turns))
+            part = [(message, day)]
+            starts.append(index)
+            states.append(state)
+        if part:
+            turns.append(_part_turn(part, None, self._turns))
+        walked = _Walked(zone, tail, tuple(turns), tuple(starts), tuple(states))
+        with self._lock:
+            self._kept = [walked, *(w for w in self._kept if w is not best)][: self._KEPT]
+        return turns
+
+
+def _walk(
+    tail: Sequence[Message], begin: int, last_role: Role | None, last_day: int | None
+) -> Iterator[tuple[int, Message, bool, int | None, tuple[Role | None, int | None]]]:
+    """`iter_dated_turns` from `tail[begin]` on, the walk's state before it given: each
+    sent message's index, it, whether it joins the turn before, its date line's day, and
+    the state before it (the role of the turn before, the day last dated)."""
+    for index in range(begin, len(tail)):
+        message = tail[index]
+        if message.status not in SENDABLE_STATUSES or not has_text(message.content):
+            continue
+        if last_role is None and message.role is not Role.USER:
+            continue
+        day = local_day(message.created_at)
+        yield (
+            index,
+            message,
+            message.role is last_role,
+            (day if day != last_day else None),
+            (last_role, last_day),
+        )
+        last_role, last_day = message.role, day
 
 
 def to_api_messages(

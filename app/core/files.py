@@ -22,8 +22,12 @@ from app.core.platform import fsync_folder, replace_file
 
 
 @contextlib.contextmanager
-def atomic_file(path: Path) -> Iterator[BinaryIO]:
+def atomic_file(path: Path, *, durable: bool = True) -> Iterator[BinaryIO]:
     """A file written beside `path` that takes its place once the block ends well.
+
+    `durable=False` skips the syncs (of the file, and of the folder after the rename):
+    for a file whose loss or damage after a power cut costs nothing but a redo, read
+    back with a fallback (the token calibration, rewritten after every reply).
 
     An error inside the block, or in writing, leaves `path` as it was and no temporary
     file behind, and goes on up. The folder must exist. A failure to sync the folder
@@ -37,14 +41,16 @@ def atomic_file(path: Path) -> Iterator[BinaryIO]:
         with os.fdopen(descriptor, "wb") as handle:
             yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         replace_file(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-    with contextlib.suppress(OSError):
-        fsync_folder(path.parent)
+    if durable:
+        with contextlib.suppress(OSError):
+            fsync_folder(path.parent)
 
 
 @contextlib.contextmanager
@@ -59,8 +65,9 @@ def atomic_text_file(path: Path) -> Iterator[TextIO]:
             stream.detach()  # the binary file is atomic_file's to sync and close
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Write `data` (text as UTF-8) to `path` atomically, making its folder if needed."""
+def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None:
+    """Write `data` (text as UTF-8) to `path` atomically, making its folder if needed
+    (`durable`: see `atomic_file`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path) as handle:
+    with atomic_file(path, durable=durable) as handle:
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)

@@ -18,11 +18,19 @@ steps; a change further back recounts from the checkpoint before it.
 from __future__ import annotations
 
 import bisect
+import threading
+import time
 from array import array
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from app.core.conversation import DATE_LINE_TOKENS, SENDABLE_STATUSES, has_text, local_day
+from app.core.conversation import (
+    DATE_LINE_TOKENS,
+    SENDABLE_STATUSES,
+    common_prefix,
+    has_text,
+    local_day,
+)
 from app.core.models import Message, Role
 from app.core.tokens import MESSAGE_OVERHEAD_TOKENS
 
@@ -125,13 +133,32 @@ def tally_messages(messages: Iterable[Message], count: Callable[[str], int]) -> 
     `tally_entries` of their `TailEntry`s, walked without making an entry and a tally
     per message: every request's job tallies its whole live tail.
     """
-    history = turns = last_turn = last_day = 0
-    last_role: Role | None = None
+    return TailTally(*_tally_walk(messages, count, _START, None))
+
+
+# The walk's state: history, turns, last_role, last_turn, last_day (a `TailTally`'s fields).
+_State = tuple[int, int, Role | None, int, int]
+_START: _State = (0, 0, None, 0, 0)
+
+
+def _tally_walk(
+    messages: Iterable[Message],
+    count: Callable[[str], int],
+    state: _State,
+    after: list[_State] | None,
+) -> _State:
+    """The walk of `tally_messages` from `state` on; the state after each message is
+    appended to `after` when given."""
+    history, turns, last_role, last_turn, last_day = state
     for message in messages:
         role = message.role
-        if message.status not in SENDABLE_STATUSES or not has_text(message.content):
-            continue
-        if last_role is None and role is not Role.USER:
+        if (
+            message.status not in SENDABLE_STATUSES
+            or not has_text(message.content)
+            or (last_role is None and role is not Role.USER)
+        ):
+            if after is not None:
+                after.append((history, turns, last_role, last_turn, last_day))
             continue
         tokens = message.token_estimate
         if tokens is None:
@@ -149,7 +176,50 @@ def tally_messages(messages: Iterable[Message], count: Callable[[str], int]) -> 
             last_turn = tokens
             last_role = role
         history += tokens
-    return TailTally(history, turns, last_role, last_turn, last_day)
+        if after is not None:
+            after.append((history, turns, last_role, last_turn, last_day))
+    return history, turns, last_role, last_turn, last_day
+
+
+@dataclass(frozen=True)
+class _Tallied:
+    zone: tuple[tuple[str, str], int]  # the time zone its days were taken in
+    tail: tuple[Message, ...]
+    after: tuple[_State, ...]  # the walk's state after each message of `tail`
+
+
+class TailTallies:
+    """`tally_messages` of the live tails of the last few requests, walked again only
+    from where a tail differs from the one before (as `app.core.conversation.TailTurns`
+    builds their turns): the walk's state after each message is kept, and a message that
+    is the same `Message` (immutable) or an equal one, after the same messages, leaves
+    the same state. Per request: O(changed) beside a comparison in C. Thread-safe.
+    """
+
+    _KEPT = 4
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self._count = count
+        self._lock = threading.Lock()
+        self._kept: list[_Tallied] = []
+
+    def tally(self, tail: Sequence[Message]) -> TailTally:
+        """`tally_messages(tail, count)`."""
+        zone = (time.tzname, time.timezone)
+        with self._lock:
+            kept = [tallied for tallied in self._kept if tallied.zone == zone]
+        tail = tuple(tail)
+        best, shared = None, 0
+        for tallied in kept:
+            length = common_prefix(tallied.tail, tail)
+            if length > shared:
+                best, shared = tallied, length
+        after: list[_State] = [] if best is None else list(best.after[:shared])
+        state = _tally_walk(tail[shared:], self._count, after[-1] if after else _START, after)
+        tallied = _Tallied(zone, tail, tuple(after))
+        with self._lock:
+            self._kept = [tallied, *(t for t in self._kept if t is not best)][: self._KEPT]
+        return TailTally(*state)
 
 
 _USER, _SENDABLE, _PINNED = 1, 2, 4

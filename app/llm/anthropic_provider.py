@@ -691,7 +691,12 @@ class AnthropicProvider:
         if call is not None:
             call.attempt_started(exchange)
 
-    def _message_arguments(self, request: ChatRequest) -> dict[str, Any]:
+    def _message_arguments(
+        self, request: ChatRequest, *, files_header: bool = True
+    ) -> dict[str, Any]:
+        """The request's arguments as the SDK's `messages` methods take them; with the
+        files beta header when a message refers to an uploaded file (unless
+        `files_header` is False: the caller checks the encoded body, `_message_stream`)."""
         arguments: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,
@@ -709,7 +714,7 @@ class AnthropicProvider:
             arguments["thinking"] = dict(request.thinking)
         if request.output_config is not None:
             arguments["output_config"] = dict(request.output_config)
-        if _refers_to_files(arguments["messages"]) and self._files_headers():
+        if files_header and _refers_to_files(arguments["messages"]) and self._files_headers():
             # A server that needs the beta header for files needs it where they are used.
             arguments["extra_headers"] = self._files_headers()
         return arguments
@@ -729,14 +734,18 @@ class AnthropicProvider:
         from anthropic.lib.streaming import MessageStreamManager
         from anthropic.types import Message, RawMessageStreamEvent
 
-        arguments = self._message_arguments(request)
+        arguments = self._message_arguments(request, files_header=False)
+        body = self._bodies.encode({**arguments, "stream": True})
         headers: dict[str, str] = {
             # What the SDK's `messages.stream` helper says of itself.
             "X-Stainless-Helper-Method": "stream",
             "X-Stainless-Stream-Helper": "messages",
-            **arguments.pop("extra_headers", {}),
         }
-        body = self._bodies.encode({**arguments, "stream": True})
+        # A file source as the compact JSON has it: a text that says so has its quotes
+        # escaped, so only a block refers to a file this way (one scan in C, not a walk
+        # of every turn of the history).
+        if _FILE_SOURCE in body and self._files_headers():
+            headers.update(self._files_headers())
         post = functools.partial(
             client.post,
             "/v1/messages",
@@ -812,6 +821,9 @@ def _response_arrived(response: httpx2.Response) -> None:
 
 def _ignore_retry(_attempt: int, _wait: float | None) -> None:
     pass
+
+
+_FILE_SOURCE = b'"type":"file"'
 
 
 def _refers_to_files(messages: list[dict[str, Any]]) -> bool:

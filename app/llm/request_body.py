@@ -4,8 +4,9 @@ Between two turns of a conversation the request differs only at its end: every
 earlier turn goes again, unchanged (`app.core.conversation.TurnCache` hands back the
 very same turn objects). `BodyEncoder` keeps each turn's JSON text beside the turn it
 encoded and joins the texts, so a turn is encoded in the request it first goes in
-and never again; the body goes to the SDK as bytes (`client.post(content=…)`), so it
-is not copied and encoded a second time either.
+and, while the requests after it start with it, never again; the body goes to the SDK
+as bytes (`client.post(content=…)`), so it is not copied and encoded a second time
+either.
 
 The JSON is what the SDK itself writes for a body (`anthropic._utils._json`): compact
 separators, UTF-8 without escaping, NaN refused. The turns are plain data that no one
@@ -29,14 +30,19 @@ class BodyEncoder:
     Thread-safe: the chat and the summarizer workers share one provider. It remembers
     the turns of the last `_KEPT_REQUESTS` requests (one a conversation, as a rule); a
     turn is held while remembered, so no other object can take its id meanwhile.
+
+    A request starts with the turns of one before it (the same objects, in the same
+    order) and ends with a few new ones: the longest such start is found by identity,
+    its JSON taken as it was, and only the turns after it encoded; nothing per request
+    walks the turns they share in Python but one identity check each.
     """
 
     _KEPT_REQUESTS = 4
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # id(turn) -> (the turn, its JSON in UTF-8), a dict a request.
-        self._requests: list[dict[int, tuple[object, bytes]]] = []
+        # The turns of a request, and their JSON in UTF-8, one to one.
+        self._requests: list[tuple[tuple[object, ...], tuple[bytes, ...]]] = []
 
     def encode(self, body: Mapping[str, Any]) -> bytes:
         """`body` as JSON bytes; its "messages" list's turns re-used when seen before.
@@ -47,31 +53,32 @@ class BodyEncoder:
         rest = _ENCODER.encode({key: value for key, value in body.items() if key != "messages"})
         if "messages" not in body:
             return rest.encode()
+        turns = tuple(body["messages"])
         with self._lock:
             known = [*self._requests]
-        encoded: dict[int, tuple[object, bytes]] = {}
-        parts: list[bytes] = []
-        for turn in body["messages"]:
-            key = id(turn)
-            entry = encoded.get(key)
-            if entry is None:
-                entry = _known(known, key, turn)
-                if entry is None:
-                    entry = (turn, _ENCODER.encode(turn).encode())
-                encoded[key] = entry
-            parts.append(entry[1])
+        best, shared = None, 0
+        for request in known:
+            length = _same_start(request[0], turns)
+            if length > shared:
+                best, shared = request, length
+        parts = [*(best[1][:shared] if best is not None else ())]
+        parts.extend(_ENCODER.encode(turn).encode() for turn in turns[shared:])
         with self._lock:
-            self._requests = [encoded, *self._requests][: self._KEPT_REQUESTS]
+            self._requests = [
+                (turns, tuple(parts)),
+                *(request for request in self._requests if request is not best),
+            ][: self._KEPT_REQUESTS]
         # The messages go first; JSON objects are unordered (RFC 8259 §4).
         tail = b"}" if rest == "{}" else b"," + rest[1:].encode()
         return b"".join((b'{"messages":[', b",".join(parts), b"]", tail))
 
 
-def _known(
-    requests: list[dict[int, tuple[object, bytes]]], key: int, turn: object
-) -> tuple[object, bytes] | None:
-    for request in requests:
-        entry = request.get(key)
-        if entry is not None and entry[0] is turn:
-            return entry
-    return None
+def _same_start(earlier: tuple[object, ...], later: tuple[object, ...]) -> int:
+    """How many turns `later` starts with that are `earlier`'s first turns (by identity:
+    the same object, which no one changes once built)."""
+    length = 0
+    for before, now in zip(earlier, later, strict=False):
+        if before is not now:
+            break
+        length += 1
+    return length

@@ -46,7 +46,10 @@ class CalibrationFile(DataFile):
         """Write the calibrations; False (and a warning in the log) when the disk refused."""
         text = json.dumps(calibrations.to_dict(), indent=2, sort_keys=True) + "\n"
         try:
-            atomic_write(self.path, text)
+            # Not synced: it is written after every reply, and a file lost or damaged
+            # by a power cut costs accuracy until the next reply (see above), so it is
+            # not worth two fsyncs a turn.
+            atomic_write(self.path, text, durable=False)
         except OSError as error:
             log.warning("Could not save the token calibration to %s: %s", self.path, error)
             return False

@@ -19,21 +19,34 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.core.models import Message
 
 # Everything about a message but its text and its version's place (counted from other
-# rows): what tells whether a row is the one read before.
+# rows): what tells whether a row is the one read before. Not its conversation: the
+# query asks for one.
 _SIGNATURE = (
-    "id, session_id, seq, role, created_at, token_estimate, usage, model, status, pinned, "
+    "id, seq, role, created_at, token_estimate, usage, model, status, pinned, "
     "version_of, damaged, thinking, thinking_seconds, refusal, checksum"
 )
-_ID, _VERSION_OF, _CHECKSUM = 0, 10, 15
+_ID, _VERSION_OF, _CHECKSUM = 0, 9, 14
 _LIVE = "WHERE session_id = ? AND summary_id IS NULL AND shelved_by IS NULL"
 
 Signature = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """A live tail as last read: its rows' signatures and messages, in order, and the
+    trusted ones by id."""
+
+    rows: list[Signature]
+    messages: list[Message]
+    trusted: int  # how many of the first rows are trusted (checksum, no versions)
+    by_id: dict[int, tuple[Signature, Message]]  # every trusted row
 
 
 class LiveMessages:
@@ -42,14 +55,19 @@ class LiveMessages:
     Thread-safe: the chat and summary workers read on their own connections at once.
     It keeps the tails of the last `_KEPT_TAILS` conversations read (one tail each, as
     of its last read), so what it holds is bounded by a few live tails.
+
+    Between two turns a tail is the one before with its newest rows changed and new
+    ones after: the rows it starts with, the same signatures in the same order (one
+    comparison of the two lists, in C), are the messages read then, without a look at
+    each; only the rows after them are looked up one by one.
     """
 
     _KEPT_TAILS = 8
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # (database, session id) -> message id -> (its row's signature, the Message)
-        self._tails: dict[tuple[Path, str], dict[int, tuple[Signature, Message]]] = {}
+        # (database, session id) -> that tail as last read
+        self._tails: dict[tuple[Path, str], _Tail] = {}
 
     def read(
         self,
@@ -62,38 +80,61 @@ class LiveMessages:
         the `Message`s of the rows not known (the store's own reading)."""
         key = (database, session_id)
         with self._lock:
-            known = self._tails.get(key, {})
+            before = self._tails.get(key)
+        known = before.by_id if before is not None else {}
         started = not connection.in_transaction
         if started:
             connection.execute("BEGIN")  # one snapshot for both queries (WAL)
         try:
-            rows = connection.execute(
+            rows: list[Signature] = connection.execute(
                 f"SELECT {_SIGNATURE} FROM message {_LIVE} ORDER BY seq", (session_id,)
             ).fetchall()
-            wanted = [row[_ID] for row in rows if _known(known, row) is None]
+            shared = 0 if before is None else min(before.trusted, _shared(before.rows, rows))
+            wanted = [row[_ID] for row in rows[shared:] if _known(known, row) is None]
             fresh = {message.id: message for message in read_rows(connection, wanted)}
         finally:
             if started:
                 connection.execute("COMMIT")
-        tail: dict[int, tuple[Signature, Message]] = {}
-        messages: list[Message] = []
-        for row in rows:
+        messages = [] if before is None else before.messages[:shared]
+        by_id = {} if before is None else dict(before.by_id)
+        if before is not None:
+            for row in before.rows[shared:]:
+                by_id.pop(row[_ID], None)
+        trusted, leading = shared, True  # the rows so far each trusted, one a message
+        for row in rows[shared:]:
             message = _known(known, row) or fresh.get(row[_ID])
             if message is None:
+                leading = False
                 continue  # not there any more (it cannot be, in one snapshot)
             messages.append(message)
             if row[_CHECKSUM] is not None and row[_VERSION_OF] is None:
-                tail[row[_ID]] = (tuple(row), message)
+                by_id[row[_ID]] = (row, message)
+                trusted += leading
+            else:
+                leading = False
         with self._lock:
             self._tails.pop(key, None)
-            self._tails[key] = tail
+            self._tails[key] = _Tail(rows, messages, trusted, by_id)
             while len(self._tails) > self._KEPT_TAILS:
                 del self._tails[next(iter(self._tails))]
-        return messages
+        return list(messages)
 
 
-def _known(known: dict[int, tuple[Signature, Message]], row: Sequence[Any]) -> Message | None:
+def _shared(earlier: list[Signature], later: list[Signature]) -> int:
+    """How many rows `later` starts with that `earlier` starts with too (compared in C:
+    the first tries are the whole of `earlier` and all but its last row)."""
+    size = min(len(earlier), len(later))
+    for length in (size, size - 1):
+        if length <= 0 or earlier[:length] == later[:length]:
+            return max(length, 0)
+    length = 0
+    while length < size and earlier[length] == later[length]:
+        length += 1
+    return length
+
+
+def _known(known: dict[int, tuple[Signature, Message]], row: Signature) -> Message | None:
     entry = known.get(row[_ID])
-    if entry is None or entry[0] != tuple(row):
+    if entry is None or entry[0] != row:
         return None
     return entry[1]

@@ -230,6 +230,51 @@ class SessionStore(ConnectionStore):
             status=status,
         )
 
+    def append_question(
+        self, session_id: str, text: str, *, token_estimate: int | None, model: str
+    ) -> tuple[Message, Message]:
+        """The user's question and the row its reply streams into (empty, streaming, for
+        `model`), added at the end in one transaction: one durable commit where two
+        would be, and both rows or neither (a question is never stored without the row
+        its reply goes in, so a failure here hands the whole question back)."""
+        if token_estimate is None:
+            token_estimate = self._tail.estimate(text)
+        now = self._now()
+        stamp = _stamp(now)
+        with self._write("save your message") as cursor:
+            question_id, question_seq = insert_message(
+                cursor, session_id, Role.USER, text, stamp, token_estimate=token_estimate
+            )
+            reply_id, reply_seq = insert_message(
+                cursor,
+                session_id,
+                Role.ASSISTANT,
+                "",
+                stamp,
+                status=MessageStatus.STREAMING,
+                model=model,
+            )
+        question = Message(
+            id=question_id,
+            session_id=session_id,
+            seq=question_seq,
+            role=Role.USER,
+            content=text,
+            created_at=now,
+            token_estimate=token_estimate,
+        )
+        reply = Message(
+            id=reply_id,
+            session_id=session_id,
+            seq=reply_seq,
+            role=Role.ASSISTANT,
+            content="",
+            created_at=now,
+            model=model,
+            status=MessageStatus.STREAMING,
+        )
+        return question, reply
+
     def update_message_content(self, message_id: int, content: str) -> None:
         """Save the text streamed so far; one small UPDATE, durable on return.
 

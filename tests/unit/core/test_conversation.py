@@ -13,12 +13,14 @@ from app.core.context import ContextBuilder, RequestInputs
 from app.core.conversation import (
     DATE_LINE_SEPARATOR,
     DATE_LINE_TOKENS,
+    TailTurns,
     TurnCache,
+    common_prefix,
     date_line,
     local_day,
     to_api_messages,
 )
-from app.core.live_tail import LiveTail, TailEntry
+from app.core.live_tail import LiveTail, TailEntry, TailTallies, tally_messages
 from app.core.models import Message, MessageStatus, Role
 from app.core.tokens import default_counter
 
@@ -175,6 +177,82 @@ def test_a_turn_with_files_is_built_afresh() -> None:
     plain = to_api_messages([question], turns=turns)
     with_file = to_api_messages([question], {1: [block]}, turns=turns)
     assert with_file[0]["content"] == [block, {"type": "text", "text": plain[0]["content"]}]
+
+
+# --- the tails of earlier requests, walked again from where they changed (TailTurns)
+
+
+@st.composite
+def _growing_tails(draw: st.DrawFn) -> list[list[Message]]:
+    """Tails as a conversation's requests see them: each the one before cut somewhere
+    (its last messages finished, edited, deleted, summarized away) with messages after,
+    some equal to the ones they replace, some not; now and then one from scratch."""
+    tails: list[list[Message]] = []
+    tail: list[Message] = []
+    next_id = 1
+    for _ in range(draw(st.integers(min_value=1, max_value=6))):
+        if draw(st.booleans()) and tail:
+            tail = tail[draw(st.integers(0, len(tail))) :]  # the oldest summarized away
+        tail = tail[: draw(st.integers(0, len(tail)))]
+        for _ in range(draw(st.integers(0, 5))):
+            previous = tail[-1].created_at if tail else START
+            if draw(st.booleans()):
+                next_id += 1
+            tail.append(
+                Message(
+                    id=next_id,
+                    session_id="s",
+                    seq=next_id,
+                    role=draw(st.sampled_from([Role.USER, Role.ASSISTANT])),
+                    content=draw(st.sampled_from(["a", "b", "  ", "", "ça ✓", "a\n\nb"])),
+                    created_at=previous + timedelta(hours=draw(st.sampled_from([0, 1, 30]))),
+                    status=draw(_STATUSES),
+                    token_estimate=draw(st.sampled_from([None, 3])),
+                )
+            )
+        tails.append(list(tail))
+    return tails
+
+
+@settings(max_examples=300)
+@given(_growing_tails())
+def test_turns_walked_from_the_change_are_the_turns_built_afresh(
+    tails: list[list[Message]],
+) -> None:
+    """However a tail changed since the last request, its turns and its tally are what
+    a walk of the whole tail gives."""
+    turns, tallies = TailTurns(), TailTallies(COUNTER.count)
+    for tail in tails:
+        assert turns.messages(tail) == to_api_messages(tail)
+        assert tallies.tally(tail) == tally_messages(tail, COUNTER.count)
+
+
+def test_a_new_turn_leaves_the_turns_before_it_as_they_were() -> None:
+    """The turns the last request sent go again as the same objects (their JSON kept)."""
+    turns = TailTurns()
+    question = _message(1, Role.USER, "hello", START)
+    answer = _message(2, Role.ASSISTANT, "", START).model_copy(
+        update={"status": MessageStatus.STREAMING}
+    )
+    first = turns.messages([question, answer])
+    done = answer.model_copy(update={"content": "hi", "status": MessageStatus.COMPLETE})
+    second = turns.messages([question, done, _message(3, Role.USER, "more", START)])
+    assert second[0] is first[0]
+    assert second[1:] == [
+        {"role": "assistant", "content": "hi"},
+        {"role": "user", "content": "more"},
+    ]
+    second.clear()  # the list handed back is the caller's
+    assert turns.messages([question, done])[1]["content"] == "hi"
+
+
+def test_common_prefix_counts_the_shared_start() -> None:
+    assert common_prefix([], [1]) == 0
+    assert common_prefix([1, 2, 3], [1, 2, 3, 4]) == 3
+    assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2
+    assert common_prefix([1, 2, 3], [1, 5, 3]) == 1
+    assert common_prefix([1, 2], [1]) == 1
+    assert common_prefix([2], [1]) == 0
 
 
 def _message(message_id: int, role: Role, text: str, when: datetime) -> Message:

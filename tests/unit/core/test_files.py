@@ -45,6 +45,22 @@ def test_the_folder_is_synced_after_the_rename(
     assert synced == [(tmp_path, True)]
 
 
+def test_a_file_not_worth_a_sync_is_written_whole_without_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[object] = []
+    monkeypatch.setattr(files, "fsync_folder", synced.append)
+    monkeypatch.setattr(files.os, "fsync", synced.append)
+    target = tmp_path / "calibration.json"
+    target.write_text("old", encoding="utf-8")
+
+    atomic_write(target, "{}", durable=False)
+
+    assert target.read_text(encoding="utf-8") == "{}"
+    assert [p.name for p in tmp_path.iterdir()] == ["calibration.json"]
+    assert synced == []
+
+
 def test_text_is_utf8_with_newline_line_ends(tmp_path: Path) -> None:
     target = tmp_path / "notes.md"
     with atomic_text_file(target) as stream:

@@ -61,6 +61,21 @@ def test_a_turn_of_a_request_long_gone_never_lends_its_json() -> None:
         assert json.loads(encoder.encode({"messages": messages}))["messages"] == messages
 
 
+def test_the_turns_a_request_starts_with_are_not_encoded_again() -> None:
+    """The turns of the request before, in its order, go as the JSON made then; the
+    turns after the first that differs are encoded (a turn is never changed once
+    built: changing one here shows which JSON went)."""
+    encoder = BodyEncoder()
+    first = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    encoder.encode({"messages": first})
+    first[0]["content"] = "changed"  # against the contract: shows the kept JSON goes
+    first[1]["content"] = "changed too"
+    again = json.loads(
+        encoder.encode({"messages": [first[0], {"role": "assistant", "content": "c"}, first[1]]})
+    )
+    assert [turn["content"] for turn in again["messages"]] == ["a", "c", "changed too"]
+
+
 def test_a_body_without_turns() -> None:
     assert json.loads(BodyEncoder().encode({"model": "m"})) == {"model": "m"}
     assert json.loads(BodyEncoder().encode({"messages": []})) == {"messages": []}

@@ -144,6 +144,38 @@ def test_a_failed_append_leaves_nothing_behind(store: SessionStore) -> None:
     assert store.append_message(session.id, Role.USER, "whole").seq == 1
 
 
+def test_a_question_and_its_reply_row_are_added_together(
+    store: SessionStore, clock: FakeClock
+) -> None:
+    session = store.create_session("t", MODEL)
+    clock.advance(5)
+    question, reply = store.append_question(session.id, "hello", token_estimate=2, model=MODEL)
+    assert (question.seq, reply.seq) == (1, 2)
+    assert (question.role, question.status, question.token_estimate) == (
+        Role.USER,
+        MessageStatus.COMPLETE,
+        2,
+    )
+    assert (reply.role, reply.status, reply.content, reply.model) == (
+        Role.ASSISTANT,
+        MessageStatus.STREAMING,
+        "",
+        MODEL,
+    )
+    assert store.messages(session.id) == [question, reply]
+    updated = store.get_session(session.id)
+    assert updated is not None and updated.version == 2 and updated.updated_at == clock.now
+
+
+def test_a_failed_question_leaves_neither_row(store: SessionStore) -> None:
+    session = store.create_session("t", MODEL)
+    with pytest.raises(InvalidInputError):
+        store.append_question(session.id, "half an emoji \ud83d", token_estimate=3, model=MODEL)
+    assert store.count_messages(session.id) == 0
+    with pytest.raises(SessionNotFoundError):
+        store.append_question("gone", "hello", token_estimate=2, model=MODEL)
+
+
 def test_seq_is_never_reused_after_deletes(store: SessionStore, raw: sqlite3.Connection) -> None:
     session = store.create_session("t", MODEL)
     for n in range(3):
