@@ -712,16 +712,25 @@ def fit_recall(
         ordered = ((match, None) for match in rank_matches(matches, terms, wanted))
     said: set[str] = set()  # the words quoted so far: the same words again add nothing
     texts: dict[RecallQuote, str] = {}  # each quote as counted, to make the block of
+    words: dict[tuple[str, int], str] = {}  # `_said` of each message weighed, made once
+
+    def said_of(match: ArchivedMatch) -> str:
+        # Folding a long message costs tens of µs, and a partner is weighed in many groups.
+        known = words.get(_where(match))
+        if known is None:
+            known = words[_where(match)] = _said(match)
+        return known
+
     for group in ordered:
         best = group[0]
         if len(chosen) >= max_quotes or room < max(overhead + 4, SMALLEST_QUOTE_TOKENS):
             break
-        if best is None or _said(best) in said:
+        if best is None or said_of(best) in said:
             continue  # "Thanks, that helps" a tenth time: a repeat tells Claude nothing new
         for match in group:
             if match is None or _where(match) in seen or len(chosen) >= max_quotes:
                 continue
-            if match is not best and _said(match) in said:
+            if match is not best and said_of(match) in said:
                 continue
             if match is not best and _where(best) not in seen:
                 break  # the quote itself did not fit: its partner means nothing alone
@@ -735,7 +744,7 @@ def fit_recall(
             quote, text, cost = fitted
             texts[quote] = text
             seen.add(_where(match))
-            said.add(_said(match))
+            said.add(said_of(match))
             chosen.append(quote)
             room -= cost
             tokens += cost
