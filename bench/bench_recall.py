@@ -9,11 +9,16 @@ all but the last 20 archived under 100 condensed summaries compressed into one, 
 facts planted early on, and five other conversations (10,000 messages each) stored in
 between, so the conversation's rows are interleaved in the index with others. Built
 once into /tmp/cairn-bench-recall/. Prints figures; not a test.
+
+Each turn's time is also given as the CPU time of the thread that ran it: on a shared
+machine a neighbour's load stretches the wall-clock figures (two- to three-fold at a load
+average of 3 on two cores), not the CPU recall spends. Print `os.getloadavg()` with them.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -96,7 +101,7 @@ def build(path: Path, messages: int) -> None:
     seqs = dict.fromkeys([SESSION, *others], 0)
 
     def rows(session_id: str, count: int) -> list[tuple[object, ...]]:
-        batch = []
+        batch: list[tuple[object, ...]] = []
         for _ in range(count):
             seqs[session_id] += 1
             seq = seqs[session_id]
@@ -166,7 +171,7 @@ def main() -> None:
     counter = default_counter()
     counter.count("warm up")
     index = store.recall_index()
-    print(f"full-text index: {index.indexed}")
+    print(f"full-text index: {index.indexed}; load average {os.getloadavg()[0]:.2f}")
     commons = common_facts(Writer(random.Random(12)))  # the archive's own words
     rng = random.Random(3)
     writer = Writer(rng)
@@ -177,6 +182,7 @@ def main() -> None:
 
         best: list[float] = []
         every: list[float] = []
+        cpu: list[float] = []
 
         def turn(
             question: str,
@@ -184,14 +190,15 @@ def main() -> None:
             model: ModelInfo = model,
             best: list[float] = best,
             every: list[float] = every,
+            cpu: list[float] = cpu,
         ) -> str:
             """One turn's recall, REPEATS times: the block, and its best time into `best`."""
             # The question is the newest message, as when the reply job runs.
             newest = tail[-1].model_copy(update={"content": question, "role": Role.USER})
             asked = [*tail[:-1], newest]
-            text, times = "", []
+            text, times, spent = "", [], []
             for _ in range(REPEATS):
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), time.thread_time()
                 block = recall.gather(
                     index,
                     session_id=SESSION,
@@ -200,9 +207,11 @@ def main() -> None:
                     ),
                 )
                 times.append((time.perf_counter() - began) * 1000)
+                spent.append((time.thread_time() - began_cpu) * 1000)
                 text = block.text if block is not None else ""
             every.extend(times)
             best.append(min(times))
+            cpu.append(min(spent))
             return text
 
         print(f"\n{model.display_name} ({model.max_input_tokens:,} window, 5 % for recall):")
@@ -214,9 +223,11 @@ def main() -> None:
         ):
             best.clear()
             every.clear()
+            cpu.clear()
             texts = [turn(question) for question in questions]
             report(f"  {label}: best of {REPEATS}", best)
             report(f"  {label}: every run", every)
+            report(f"  {label}: CPU, best of {REPEATS}", cpu)
             if questions is not chatter and questions is not pages:
                 facts = FACTS if questions == list(FACTS) else commons
                 values = [value for _text, value in facts.values()]

@@ -1067,8 +1067,8 @@ def make_natural(seed: int = 22) -> NaturalConversation:
     """The conversation and its questions; the same seed gives the same messages."""
     rng = random.Random(seed)
     stories: dict[date, list[tuple[Turn, ...]]] = {}
-    for day, turns in STORIES:
-        stories.setdefault(day, []).append(turns)
+    for day, story_turns in STORIES:
+        stories.setdefault(day, []).append(story_turns)
     themes = list(FILLER)
     messages: list[ChatMessage] = []
     for day in _session_days(rng):

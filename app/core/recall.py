@@ -19,7 +19,7 @@ import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 
@@ -78,10 +78,12 @@ _ENDINGS = ("e", "s", "es", "ed", "ing", "er", "ers", "al", "ation", "ance", "an
 # Runs of letters and digits, as the full-text index splits text.
 _WORD = re.compile(r"[^\W_]+")
 # Codes and identifiers: letter/digit runs joined by - _ . / : (AX-7731, v2.3.1, 14:30,
-# report_q3.pdf, 2026-03-03), at least one digit or inner dot.
-_CODE = re.compile(r"[^\W_]+(?:[-_./:#][^\W_]+)+")
+# report_q3.pdf, 2026-03-03), at least one digit or inner dot. Each begins where a run
+# begins (the same matches: a match inside a run would have begun at its start), so the
+# engine does not read each word again from each of its letters.
+_CODE = re.compile(r"(?<![^\W_])[^\W_]+(?:[-_./:#][^\W_]+)+")
 # Words joined by hyphens: "check-up", "follow-up", "mother-in-law".
-_HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+_HYPHENATED = re.compile(r"(?<![^\W\d_])[^\W\d_]+(?:-[^\W\d_]+)+")
 # Quoted phrases: "…", “…”, „…“, «…».
 _QUOTED = re.compile(
     r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|„([^“\n]{2,80})“|«\s*([^»\n]{2,80}?)\s*»"
@@ -225,11 +227,20 @@ def fold(text: str) -> str:
     if text.isascii():
         return text.lower()  # most text: ten times faster than decomposing it
     decomposed = unicodedata.normalize("NFKD", text.casefold())
-    if max(decomposed) > "\uffff":  # marks beyond the first plane: one character at a time
-        return "".join(c for c in decomposed if not unicodedata.combining(c))
+    if max(decomposed) > "\uffff":  # an emoji, or marks beyond the first plane
+        return _ASTRAL.sub(_unless_mark, _plane_marks().sub("", decomposed))
     # The marks dropped in one pass in C: a turn folds every message recall weighs, and
     # asking `combining` of each character in Python was most of recall's time.
     return _plane_marks().sub("", decomposed)
+
+
+# Characters beyond Unicode's first plane (emoji, mostly): each asked whether it is a mark.
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _unless_mark(match: re.Match[str]) -> str:
+    character = match.group()
+    return "" if unicodedata.combining(character) else character
 
 
 @functools.cache
@@ -303,7 +314,9 @@ def salient_terms(
     """
     if len(text) > 2 * TERMS_FROM_CHARS:
         text = text[:TERMS_FROM_CHARS] + "\n" + text[-TERMS_FROM_CHARS:]
-    found: dict[tuple[str, ...], RecallTerm] = {}
+    # Key → (weight, as written, its words, cue, forms): a term is made of the best few
+    # only (a pasted page holds hundreds of words).
+    found: dict[tuple[str, ...], tuple[float, str, tuple[str, ...], bool, tuple[str, ...]]] = {}
     order: dict[tuple[str, ...], int] = {}
 
     skipped = {fold(name) for name in participants} | {"claude"}
@@ -322,8 +335,8 @@ def salient_terms(
             return
         key = (one,) if one else tuple(fold(w) for w in words)
         known = found.get(key)
-        if known is None or known.weight < weight:
-            found[key] = RecallTerm(raw, words, weight, cue=cue)
+        if known is None or known[0] < weight:
+            found[key] = (weight, raw, words, cue, ())
             order.setdefault(key, position)
 
     covered: set[int] = set()  # where phrases and codes start their words: not looked up alone
@@ -335,7 +348,7 @@ def salient_terms(
         if len(parts) > 3 or is_calendar_word(joined) or not joined.isascii():
             continue
         key = tuple(fold(part) for part in parts)
-        found[key] = RecallTerm(match.group(), tuple(parts), 1.0, forms=word_forms(joined))
+        found[key] = (1.0, match.group(), tuple(parts), False, word_forms(joined))
         order.setdefault(key, match.start())
         covered.update(_word_starts(match))
     content: list[tuple[str, int, int]] = []  # (folded word, start, end) of plain words kept
@@ -376,8 +389,12 @@ def salient_terms(
             add(word, 1.0, match.start(), one=folded)
             if word.isalpha():
                 content.append((folded, match.start(), match.end()))
-    ranked = sorted(found, key=lambda key: (-found[key].weight, order[key]))
-    terms = [_with_forms(found[key]) for key in ranked[:limit]]
+    ranked = sorted(found, key=lambda key: (-found[key][0], order[key]))
+    terms = []
+    for key in ranked[:limit]:
+        weight, raw, words, cue, forms = found[key]
+        term = RecallTerm(raw, words, weight, forms=forms, cue=cue)
+        terms.append(term if forms else _with_forms(term))
     return terms + _compounds(text, content, set(found))
 
 
@@ -572,11 +589,41 @@ def excerpt(
 
 
 def _first_match(text: str, terms: Sequence[RecallTerm]) -> int:
+    # Lower case keeps each character's place in nearly every text (not "İ": two then).
+    lower = text.lower()
+    lowered = lower if len(lower) == len(text) else None
     for term in sorted(terms, key=lambda t: -t.weight):
-        found = _term_pattern(term.words, term.forms).search(text)
-        if found is not None:
-            return found.start()
+        if lowered is not None and (
+            term.forms or (len(term.words) == 1 and term.words[0].isascii())
+        ):
+            start = _first_form(lowered, term.forms or (term.words[0].lower(),), term.forms != ())
+        else:
+            found = _term_pattern(term.words, term.forms).search(text)
+            start = found.start() if found is not None else -1
+        if start >= 0:
+            return start
     return 0
+
+
+def _first_form(lowered: str, forms: Sequence[str], whole: bool) -> int:
+    """Where the first of `forms` is in lower-case text, as `_term_pattern` finds it (a
+    whole word when `whole`, else anywhere; case aside, "ſ" or the Kelvin sign's own
+    folds aside); -1 when none. Without a regex: a turn's
+    terms are new, and compiling a pattern of a word's forms costs a quarter of a
+    millisecond."""
+    first = -1
+    for form in forms:
+        start = lowered.find(form)
+        while start >= 0 and (first < 0 or start < first):
+            end = start + len(form)
+            if not whole or (
+                (start == 0 or not lowered[start - 1].isalnum())
+                and (end == len(lowered) or not lowered[end].isalnum())
+            ):
+                first = start
+                break
+            start = lowered.find(form, start + 1)
+    return first
 
 
 @functools.lru_cache(maxsize=256)
@@ -607,15 +654,23 @@ def quote_text(quote: RecallQuote, *, compact: bool = False) -> str:
 
 
 def recall_block_text(
-    quotes: Sequence[RecallQuote], preamble: str = RECALL_PREAMBLE, *, compact: bool = False
+    quotes: Sequence[RecallQuote],
+    preamble: str = RECALL_PREAMBLE,
+    *,
+    compact: bool = False,
+    texts: Mapping[RecallQuote, str] | None = None,
 ) -> str:
-    """The block's text, quotes oldest first; "" when there are none."""
+    """The block's text, quotes oldest first; "" when there are none. `texts`: each
+    quote's `quote_text`, when made already (fitting counts them)."""
     if not quotes:
         return ""
     ordered = sorted(quotes, key=lambda q: (q.conversation, q.seq))
     if any(q.conversation for q in quotes) and preamble == RECALL_PREAMBLE:
         preamble += OTHER_CONVERSATIONS_NOTE
-    return "\n\n".join([preamble, *(quote_text(q, compact=compact) for q in ordered)])
+    made = texts or {}
+    return "\n\n".join(
+        [preamble, *(made.get(q) or quote_text(q, compact=compact) for q in ordered)]
+    )
 
 
 def fit_recall(
@@ -656,16 +711,26 @@ def fit_recall(
     if ordered is None:
         ordered = ((match, None) for match in rank_matches(matches, terms, wanted))
     said: set[str] = set()  # the words quoted so far: the same words again add nothing
+    texts: dict[RecallQuote, str] = {}  # each quote as counted, to make the block of
+    words: dict[tuple[str, int], str] = {}  # `_said` of each message weighed, made once
+
+    def said_of(match: ArchivedMatch) -> str:
+        # Folding a long message costs tens of µs, and a partner is weighed in many groups.
+        known = words.get(_where(match))
+        if known is None:
+            known = words[_where(match)] = _said(match)
+        return known
+
     for group in ordered:
         best = group[0]
         if len(chosen) >= max_quotes or room < max(overhead + 4, SMALLEST_QUOTE_TOKENS):
             break
-        if best is None or _said(best) in said:
+        if best is None or said_of(best) in said:
             continue  # "Thanks, that helps" a tenth time: a repeat tells Claude nothing new
         for match in group:
             if match is None or _where(match) in seen or len(chosen) >= max_quotes:
                 continue
-            if match is not best and _said(match) in said:
+            if match is not best and said_of(match) in said:
                 continue
             if match is not best and _where(best) not in seen:
                 break  # the quote itself did not fit: its partner means nothing alone
@@ -676,16 +741,18 @@ def fit_recall(
             )
             if fitted is None:
                 continue
-            quote, cost = fitted
+            quote, text, cost = fitted
+            texts[quote] = text
             seen.add(_where(match))
-            said.add(_said(match))
+            said.add(said_of(match))
             chosen.append(quote)
             room -= cost
             tokens += cost
     if not chosen:
         return None
     quotes = tuple(sorted(chosen, key=lambda q: (q.conversation, q.seq)))
-    return RecallBlock(recall_block_text(quotes, preamble, compact=compact), tokens, quotes)
+    text = recall_block_text(quotes, preamble, compact=compact, texts=texts)
+    return RecallBlock(text, tokens, quotes)
 
 
 def _said(match: ArchivedMatch) -> str:
@@ -719,8 +786,8 @@ def _fitted_quote(
     *,
     compact: bool,
     wanted: Collection[AnswerKind],
-) -> tuple[RecallQuote, int] | None:
-    """The quote of `match` and its cost, its excerpt shortened (around the match) until
+) -> tuple[RecallQuote, str, int] | None:
+    """The quote of `match`, its text and its cost, its excerpt shortened (around the match) until
     it fits in `room`; None when even the shortest does not.
 
     A shorter excerpt's size is worked out from the tokens the longer one took (less
@@ -733,9 +800,10 @@ def _fitted_quote(
     size = EXCERPT_CHARS
     for _attempt in range(4):
         quote = _quote(match, excerpt(match.content, terms, size, wanted))
-        cost = count(quote_text(quote, compact=compact)) + 2  # and the blank line before it
+        text = quote_text(quote, compact=compact)
+        cost = count(text) + 2  # and the blank line before it
         if cost <= room:
-            return quote, cost
+            return quote, text, cost
         length = len(quote.excerpt)
         if length <= SHORTEST_EXCERPT_CHARS:
             return None

@@ -113,6 +113,10 @@ _RELATIVE = re.compile(
     r"|(the\s+other\s+day)|(recently|lately))\b",
     re.IGNORECASE,
 )
+# What each pattern needs among a text's folded words: a text without any is not
+# searched with it (a pasted page of 300 words cost a millisecond of regex otherwise).
+_RELATIVE_TEXT = "week weekend month year fortnight yesterday today other recently lately"
+_RELATIVE_WORDS = frozenset(_RELATIVE_TEXT.split())
 _NAMED = re.compile(
     rf"\b(?:(early|mid|late)[\s-]+)?(?:(last|this|in|on|during|back\s+in|since)\s+)?"
     rf"(?:(early|mid|late)[\s-]+)?({_WORD})\b(?:\s+(\d{{4}}))?",
@@ -123,31 +127,47 @@ _NAMED = re.compile(
 def date_spans(text: str) -> list[tuple[int, int]]:
     """Where `text` names a date ("21 May 2026", "May 3rd", "2026-05-21", "two weeks
     ago"): its day numbers and years are not search terms."""
-    spans = [m.span() for m in _ISO.finditer(text)] + [m.span() for m in _AGO.finditer(text)]
-    spans += [m.span() for m in _ON_WEEKDAY.finditer(text) if _fold(m.group(1)) in _WEEKDAYS]
-    for pattern, name_group in ((_DAY_MONTH, 2), (_MONTH_DAY, 1)):
-        spans += [m.span() for m in pattern.finditer(text) if _fold(m.group(name_group)) in _MONTHS]
+    words = _letter_words(text)
+    spans = [m.span() for m in _ISO.finditer(text)]
+    if "ago" in words:
+        spans += [m.span() for m in _AGO.finditer(text)]
+    if not words.isdisjoint(_WEEKDAYS):
+        spans += [m.span() for m in _ON_WEEKDAY.finditer(text) if _fold(m.group(1)) in _WEEKDAYS]
+    if not words.isdisjoint(_MONTHS):
+        for pattern, group in ((_DAY_MONTH, 2), (_MONTH_DAY, 1)):
+            spans += [m.span() for m in pattern.finditer(text) if _fold(m.group(group)) in _MONTHS]
     return spans
+
+
+def _letter_words(text: str) -> frozenset[str]:
+    """The folded runs of letters of `text`, as the patterns' names are read."""
+    return frozenset(map(_fold, re.findall(_WORD, text)))
 
 
 def asked_about(question: str, today: date) -> DayRange | None:
     """The days `question` (asked on `today`) is about, or None when it names none."""
     text = question
+    words = _letter_words(text)
+    named = not (
+        words.isdisjoint(_MONTHS) and words.isdisjoint(_WEEKDAYS) and words.isdisjoint(_SEASONS)
+    )
     iso = _ISO.search(text)
     if iso is not None:
         day = _safe_date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
         if day is not None:
             return DayRange(day, day, exact=True)
-    day_months = [(m.group(1), m.group(2), m.group(3)) for m in _DAY_MONTH.finditer(text)]
-    day_months += [(m.group(2), m.group(1), m.group(3)) for m in _MONTH_DAY.finditer(text)]
-    for number, name, year in day_months:
+    day_months: list[tuple[str, str, str | None]] = []
+    if not words.isdisjoint(_MONTHS):
+        day_months += [(m.group(1), m.group(2), m.group(3)) for m in _DAY_MONTH.finditer(text)]
+        day_months += [(m.group(2), m.group(1), m.group(3)) for m in _MONTH_DAY.finditer(text)]
+    for number, name, written in day_months:
         month = _MONTHS.get(_fold(name))
         if month is None:
             continue
-        day = _recent_date(today, month, int(number), int(year) if year else None)
+        day = _recent_date(today, month, int(number), int(written) if written else None)
         if day is not None:
             return DayRange(day, day, exact=True)
-    ago = _AGO.search(text)
+    ago = _AGO.search(text) if "ago" in words else None
     if ago is not None:
         count = int(ago.group(1)) if ago.group(1) else _COUNTS[ago.group(2).lower()]
         span = _UNITS[ago.group(3).lower()]
@@ -155,10 +175,10 @@ def asked_about(question: str, today: date) -> DayRange | None:
         vague = (ago.group(2) or "").lower() in ("few", "couple", "several")
         fuzz = max(span // 2, (count * span) // 2 + 1 if vague else 0)
         return DayRange(centre - timedelta(days=fuzz), min(today, centre + timedelta(days=fuzz)))
-    relative = _RELATIVE.search(text)
+    relative = _RELATIVE.search(text) if not words.isdisjoint(_RELATIVE_WORDS) else None
     if relative is not None:
         return _relative(relative, today)
-    for match in _NAMED.finditer(text):
+    for match in _NAMED.finditer(text) if named else ():
         word = _fold(match.group(4))
         part = (match.group(1) or match.group(3) or "").lower()
         lead = (match.group(2) or "").lower()

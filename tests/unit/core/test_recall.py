@@ -353,3 +353,34 @@ def test_folding_drops_marks_of_every_plane() -> None:
     assert fold("Crème BRÛLÉE, naïve") == "creme brulee, naive"
     assert fold("Ελληνικά ἄλφα") == "ελληνικα αλφα"
     assert fold("x\U0001d165\U0001d16d y") == "x y"  # musical combining marks (plane 1)
+
+
+_WORDS = ("garden", "gardens", "gardening", "shed", "sheds", "café", "AX-7731", "x86")
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from((*_WORDS, "Garden", "GARDENS", "ünder", "😀", "İ")),
+            st.sampled_from(("", " ", ", ", "_", "-", "é", ". ")),
+        ),
+        max_size=30,
+    ),
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4),
+)
+def test_an_excerpt_centres_where_the_terms_pattern_finds_them(
+    pieces: list[tuple[str, str]], asked: list[str]
+) -> None:
+    # The terms are found without compiling a pattern each turn (a turn's terms are new,
+    # and a word's forms took ~0.25 ms to compile): at the same place as the pattern.
+    from app.core.recall import _first_match, _term_pattern
+
+    text = "".join(word + gap for word, gap in pieces)
+    terms = salient_terms(" ".join(asked))
+    expected = 0
+    for term in sorted(terms, key=lambda t: -t.weight):
+        found = _term_pattern(term.words, term.forms).search(text)
+        if found is not None:
+            expected = found.start()
+            break
+    assert _first_match(text, terms) == expected
