@@ -34,14 +34,15 @@ from app.store.database import connect, opened_read_only
 from app.store.migrations import FTS_TABLE
 from app.store.transactions import translated_errors, writes_held
 
-# Pages a step merges: ~4 ms a step at 100k messages (median; 53 ms at worst, with its
-# fsync), ~1 s for the whole index in ~170 steps (bench/bench_recall.py --tidy).
+# Pages a step merges: at 100k messages (bench/bench_recall.py --tidy) a step took
+# 2.4-3.3 ms (median) and 14-53 ms at worst (its fsync), the whole index ~0.6 s in 172
+# steps, writing ~18k pages (the b-trees' interior and the structure record each step).
 STEP_PAGES = 16
-# Worth a rewrite of the whole index: this many segments or more...
+# Worth a rewrite of the whole index: this many segments or more, and at least NEW_SHARE
+# of its pages outside its largest segment, so the rewrite (all pages) is paid for by new
+# text and a few new rows never cause one. Written a message at a time, as the app does,
+# an index of 100k messages tidied is worth tidying again after ~3,500 new messages.
 TIDY_AT_SEGMENTS = 8
-# ...and at least this share of the index's pages outside its largest segment, so the
-# rewrite (all pages) is paid for by new text (at least a sixteenth of it) and a few new
-# rows since the last tidy-up never cause one.
 NEW_SHARE = 1 / 16
 # The index's structure record (fts5_index.c, FTS5_STRUCTURE_ROWID): its levels and
 # segments, read to decide whether a tidy-up is worth it.
