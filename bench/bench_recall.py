@@ -5,8 +5,8 @@ fact is quoted.
 Run: .venv/bin/python bench/bench_recall.py [--messages N] [--tidy]
 
 --tidy: also a copy whose index is tidied as Cairn does in the background
-(app.store.search_upkeep: its cost, and its longest step, the longest a reply's save can
-wait on it), and both measured in turns.
+(app.store.search_upkeep: its cost, the longest a reply's save can wait on it), and both
+measured in turns.
 
 One conversation of N (default 100,000) messages of Zipf text (bench_search's writer),
 all but the last 20 archived under 100 condensed summaries compressed into one, with
@@ -43,7 +43,7 @@ from app.core.tokens import TokenCounter, default_counter
 from app.store import SessionStore, SummaryStore, open_database
 from app.store.database import connect
 from app.store.recall import RecallIndex
-from app.store.search_upkeep import STEP_PAGES, index_shape, tidy_step
+from app.store.search_upkeep import index_shape, optimize
 
 FOLDER = Path("/tmp/cairn-bench-recall")
 SESSION = "recall-bench"
@@ -266,27 +266,19 @@ def compare(
 
 def tidied_copy(path: Path) -> Path:
     """A copy of the database at `path` with its index tidied as Cairn does in the
-    background (app.store.search_upkeep), step by step; prints what it cost."""
+    background (app.store.search_upkeep); prints what it cost."""
     copy = path.with_suffix(".tidy.db")
     shutil.copyfile(path, copy)
     connection = connect(copy)
     connection.execute("PRAGMA wal_autocheckpoint = 0")  # the WAL counts the pages written
     print(f"index before: {index_shape(connection)}")
-    steps: list[float] = []
     began = time.perf_counter()
-    while True:
-        step_began = time.perf_counter()
-        worked = tidy_step(connection)
-        steps.append((time.perf_counter() - step_began) * 1000)
-        if not worked:
-            break
-    took = time.perf_counter() - began
+    optimize(connection)
+    took = (time.perf_counter() - began) * 1000
     _busy, frames, _done = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     print(
-        f"tidied in {took:.2f} s: {len(steps)} steps of {STEP_PAGES} pages, {frames:,} pages "
-        f"written (WAL frames); a step (the longest a reply's save waits): median "
-        f"{statistics.median(steps):.1f} ms, max {max(steps):.1f} ms; "
-        f"load {os.getloadavg()[0]:.2f}"
+        f"tidied in {took:.0f} ms (one transaction: the longest a reply's save waits on "
+        f"it), {frames:,} pages written (WAL frames); load {os.getloadavg()[0]:.2f}"
     )
     print(f"index after: {index_shape(connection)}")
     (busy, _frames, _done) = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

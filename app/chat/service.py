@@ -133,7 +133,7 @@ class ChatService:
         # The SDK is loaded (by the model list) when the user starts typing, not at start.
         self._network_prepared = False
         self._mended = True  # what a crash left is mended (see `writes_resumed`)
-        self._tidy_job: Job[int] | None = None
+        self._tidy_job: Job[bool] | None = None
         self.summary_process = SummaryProcess()
         self.cache_use = CacheUseTracker(
             deps.store,
@@ -269,19 +269,19 @@ class ChatService:
 
     def tidy_search_index(self) -> None:
         """Merge the search index's segments in the background, when worth it and writes
-        are not held (app.store.search_upkeep: short steps; a quit stops between them)."""
+        are not held (app.store.search_upkeep: one transaction, on a worker)."""
         if self._deps.read_only or self._shut_down:
             return
         if self._tidy_job is not None and not self._tidy_job.finished:
             return
         database = self._deps.database
 
-        def work(job: Job[int]) -> int:
+        def work(job: Job[bool]) -> bool:
             return tidy_index(database, stop=lambda: job.cancelled)
 
-        def tidied(steps: int) -> None:
-            if steps:
-                log.info("Tidied the search index (%d steps)", steps)
+        def tidied(done: bool) -> None:
+            if done:
+                log.info("Tidied the search index")
 
         def failed(error: UserFacingError) -> None:  # it is tried again at the next start
             log.warning("Could not tidy the search index: %s (%s)", error.message, error.detail)

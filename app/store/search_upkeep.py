@@ -3,23 +3,22 @@
 FTS5 keeps its index as a set of b-trees ("segments"); every write transaction adds
 one, and its automerge folds them together only level by level
 (https://www.sqlite.org/fts5.html#the_automerge_configuration_option), so an index
-written a message at a time, as Cairn writes it, carries 6 to 19 segments at 100,000
-messages. Every word looked up is looked up in each of them (~24 µs a segment): recall
-at 100k took 5.5 ms a turn with 19, 2.6 ms with one.
+written a message at a time, as Cairn writes it, carries 6 to 16 segments at 100,000
+messages (19 in bench_recall's). Every word looked up is looked up in each of them.
 
-Here the index is merged back into one segment by the 'merge' command with a negative
-page count, which is an incremental 'optimize'
-(https://www.sqlite.org/fts5.html#the_merge_command): all segments are put on one level
-and each command writes about that many pages of the merge, then stops. Each step is its
-own short write transaction (`BEGIN IMMEDIATE` … `COMMIT`): a quit or a crash between or
-inside steps loses nothing (a step either commits or rolls back, and the index is whole
-either way) and the next start goes on where the last committed step left off; a
-reply's save waits for one step at most. A step that changes fewer than two rows did
-nothing: the merge is over (the same page, on `sqlite3_total_changes`).
+Here the index is merged back into one segment by the 'optimize' command
+(https://www.sqlite.org/fts5.html#the_optimize_command), in one transaction of its own
+on a worker's connection: a quit or a crash during it rolls it back, and the index is
+whole either way. Not by incremental 'merge' steps with a negative page count
+(https://www.sqlite.org/fts5.html#the_merge_command), though each step would be short:
+on this SQLite (3.40.1), writes between the steps keep the merge from ending (3,000
+steps with a write every 30 did not finish what 172 do alone), and a write every other
+step ended in "database disk image is malformed" after ~2,000 steps.
 
 It is done only when worth it (`IndexShape.worth_tidying`): never for a few new rows,
 never while the index's back-fill is unfinished, writes are held (a check or an update
-runs) or the database is open read-only.
+runs) or the database is open read-only, and not on an index so large that a save would
+wait on it too long (`MAX_PAGES`).
 """
 
 from __future__ import annotations
@@ -34,16 +33,16 @@ from app.store.database import connect, opened_read_only
 from app.store.migrations import FTS_TABLE
 from app.store.transactions import translated_errors, writes_held
 
-# Pages a step merges: at 100k messages (bench/bench_recall.py --tidy) a step took
-# 2.4-3.3 ms (median) and 14-53 ms at worst (its fsync), the whole index ~0.6 s in 172
-# steps, writing ~18k pages (the b-trees' interior and the structure record each step).
-STEP_PAGES = 16
 # Worth a rewrite of the whole index: this many segments or more, and at least NEW_SHARE
 # of its pages outside its largest segment, so the rewrite (all pages) is paid for by new
 # text and a few new rows never cause one. Written a message at a time, as the app does,
 # an index of 100k messages tidied is worth tidying again after ~3,500 new messages.
 TIDY_AT_SEGMENTS = 8
 NEW_SHARE = 1 / 16
+# Saves wait while it runs (at most BUSY_TIMEOUT_MS, 5 s, then they fail): at 100k
+# messages (~4,300 pages) it took 0.32-0.38 s and wrote ~5,400 pages (bench_recall
+# --tidy); an index over this many pages is left as it is.
+MAX_PAGES = 20_000
 # The index's structure record (fts5_index.c, FTS5_STRUCTURE_ROWID): its levels and
 # segments, read to decide whether a tidy-up is worth it.
 _STRUCTURE_ROWID = 10
@@ -59,7 +58,7 @@ class IndexShape:
         segments: its b-trees; each word is looked up in every one.
         pages: leaf pages in all of them.
         largest: leaf pages of the largest.
-        merging: an incremental merge was started and is not over.
+        merging: a merge (automerge's) is under way on some level.
     """
 
     segments: int
@@ -69,9 +68,7 @@ class IndexShape:
 
     @property
     def worth_tidying(self) -> bool:
-        """A merge to finish, or many segments holding a fair share of new text."""
-        if self.merging:
-            return True
+        """Many segments, holding a fair share of new text."""
         new = self.pages - self.largest
         return self.segments >= TIDY_AT_SEGMENTS and new >= self.pages * NEW_SHARE
 
@@ -89,50 +86,38 @@ def index_shape(connection: sqlite3.Connection) -> IndexShape | None:
     return _decode(row[0])
 
 
-def tidy_step(connection: sqlite3.Connection, pages: int = STEP_PAGES) -> bool:
-    """One step of the merge, in its own transaction; True when it did some work."""
-    before = connection.total_changes
+def optimize(connection: sqlite3.Connection) -> None:
+    """Merge the whole index into one segment, in one transaction of its own."""
     connection.execute("BEGIN IMMEDIATE")
     try:
-        connection.execute(
-            f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rank) VALUES ('merge', ?)", (-pages,)
-        )
+        connection.execute(f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}) VALUES ('optimize')")
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
-    return connection.total_changes - before >= 2
 
 
-def tidy_index(
-    path: Path | str,
-    *,
-    stop: Callable[[], bool] = lambda: False,
-    pages: int = STEP_PAGES,
-) -> int:
+def tidy_index(path: Path | str, *, stop: Callable[[], bool] = lambda: False) -> bool:
     """Tidy the index of the database at `path` if worth it, on a connection of its own;
-    the number of steps that did work. Stops between steps when `stop` says so or writes
-    become held (what was merged is kept; the next run goes on). Failures come out in
+    True when it did. Nothing when `stop` says so before it starts. Failures come out in
     plain words (StorageError)."""
     database = Path(path)
     if opened_read_only(database) or writes_held(database):
-        return 0
+        return False
     with translated_errors(_ACTION, database):
         connection = connect(database)
     try:
         with translated_errors(_ACTION, database):
             if index_pending(connection):
-                return 0  # the back-fill writes the index: after it, next start
+                return False  # the back-fill writes the index: after it, next start
             shape = index_shape(connection)
-            if shape is None or not shape.worth_tidying:
-                return 0
-            steps = 0
-            while not stop() and not writes_held(database):
-                if not tidy_step(connection, pages):
-                    break
-                steps += 1
-            return steps
+            if shape is None or not shape.worth_tidying or shape.pages > MAX_PAGES:
+                return False
+            if stop() or writes_held(database):
+                return False
+            optimize(connection)
+            return True
     finally:
         connection.close()
 

@@ -1,6 +1,5 @@
-"""Tidying the full-text index (app.store.search_upkeep): the same results after, each
-step its own bounded transaction, safe to stop or crash at any point, and only when worth
-it."""
+"""Tidying the full-text index (app.store.search_upkeep): the same results after, one
+transaction of its own (a crash inside loses nothing), and only when worth it."""
 
 from __future__ import annotations
 
@@ -22,8 +21,8 @@ from app.store.search_upkeep import (
     TIDY_AT_SEGMENTS,
     IndexShape,
     index_shape,
+    optimize,
     tidy_index,
-    tidy_step,
 )
 from app.store.transactions import CHECKING, hold_writes, release_writes
 
@@ -89,13 +88,6 @@ def assert_sound(connection: sqlite3.Connection) -> None:
     connection.execute(f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}) VALUES ('integrity-check')")
 
 
-def tidy(connection: sqlite3.Connection, pages: int = 16) -> int:
-    steps = 0
-    while tidy_step(connection, pages):
-        steps += 1
-    return steps
-
-
 def test_written_one_by_one_the_index_has_many_segments(untidy: sqlite3.Connection) -> None:
     shape = index_shape(untidy)
     assert shape is not None
@@ -107,7 +99,7 @@ def test_tidying_leaves_one_segment_and_the_same_results(
     untidy: sqlite3.Connection, database: Path
 ) -> None:
     before = results(untidy, database)
-    assert tidy_index(database) > 0
+    assert tidy_index(database)
     shape = index_shape(untidy)
     assert shape is not None
     assert (shape.segments, shape.largest, shape.merging) == (1, shape.pages, False)
@@ -115,46 +107,34 @@ def test_tidying_leaves_one_segment_and_the_same_results(
     assert_sound(untidy)
 
 
-def test_each_step_is_its_own_bounded_transaction(
+def test_it_is_one_transaction_and_others_write_at_once_after(
     untidy: sqlite3.Connection, database: Path
 ) -> None:
+    optimize(untidy)
+    assert not untidy.in_transaction
     other = connect(database)
     try:
-        assert tidy_step(untidy, pages=1)
-        assert not untidy.in_transaction
-        # Committed: another connection sees the merge under way, and can write at once.
-        shape = index_shape(other)
-        assert shape is not None and shape.merging and shape.segments > 1
-        add_message(other, 1000, "written between two steps")
+        assert index_shape(other).segments == 1  # type: ignore[union-attr]
+        add_message(other, 1000, "written right after")
     finally:
         other.close()
-    # One page a step: the merge takes many steps, each one doing only a little.
-    assert tidy(untidy, pages=1) > 3
-    assert index_shape(untidy).segments == 1  # type: ignore[union-attr]
+    assert_sound(untidy)
 
 
-def test_a_merge_stopped_half_way_goes_on_at_the_next_run(
+def test_asked_to_stop_before_it_starts_it_does_nothing(
     untidy: sqlite3.Connection, database: Path
 ) -> None:
-    before = results(untidy, database)
-    calls = iter(range(1_000))
-    # A quit after three steps: what they merged is kept, the index stays whole.
-    assert tidy_index(database, stop=lambda: next(calls) >= 3, pages=1) == 3
     shape = index_shape(untidy)
-    assert shape is not None and shape.merging and shape.worth_tidying
-    assert results(untidy, database) == before
-    assert_sound(untidy)
-    assert tidy_index(database) > 0
-    assert index_shape(untidy).segments == 1  # type: ignore[union-attr]
-    assert results(untidy, database) == before
+    assert not tidy_index(database, stop=lambda: True)
+    assert index_shape(untidy) == shape
 
 
-def test_a_crash_inside_a_step_loses_nothing(untidy: sqlite3.Connection, database: Path) -> None:
+def test_a_crash_inside_loses_nothing(untidy: sqlite3.Connection, database: Path) -> None:
     before = results(untidy, database)
     shape = index_shape(untidy)
     crashing = connect(database)
     crashing.execute("BEGIN IMMEDIATE")
-    crashing.execute(f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rank) VALUES ('merge', -1)")
+    crashing.execute(f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}) VALUES ('optimize')")
     crashing.close()  # never committed: rolled back, as after a crash
     assert index_shape(untidy) == shape
     assert results(untidy, database) == before
@@ -164,19 +144,18 @@ def test_a_crash_inside_a_step_loses_nothing(untidy: sqlite3.Connection, databas
 def test_nothing_to_do_on_a_tidy_index_nor_for_a_few_new_rows(
     untidy: sqlite3.Connection, database: Path
 ) -> None:
-    assert tidy_index(database) > 0
-    assert tidy_index(database) == 0
-    assert not tidy_step(untidy)  # the merge command itself finds nothing to merge
+    assert tidy_index(database)
+    assert not tidy_index(database)
     for seq in range(1_000, 1_000 + TIDY_AT_SEGMENTS * 2):
         add_message(untidy, seq, text(seq))
     shape = index_shape(untidy)
     assert shape is not None and not shape.worth_tidying
-    assert tidy_index(database) == 0
+    assert not tidy_index(database)
 
 
 def test_a_new_database_has_nothing_to_tidy(database: Path) -> None:
     open_database(database).connection.close()
-    assert tidy_index(database) == 0
+    assert not tidy_index(database)
 
 
 @pytest.mark.parametrize(
@@ -185,7 +164,7 @@ def test_a_new_database_has_nothing_to_tidy(database: Path) -> None:
         (19, 4300, 2282, False, True),  # bench_recall's index at 100k
         (7, 3000, 1814, False, False),  # few segments: cheap enough to look up
         (12, 3000, 2900, False, False),  # many, but the new text is a sliver
-        (2, 3000, 1500, True, True),  # a merge under way is finished
+        (2, 3000, 1500, True, False),  # automerge at work: its business
         (1, 3000, 3000, False, False),
     ],
 )
@@ -196,17 +175,17 @@ def test_worth_tidying(segments: int, pages: int, largest: int, merging: bool, w
 def test_not_while_writes_are_held(untidy: sqlite3.Connection, database: Path) -> None:
     hold_writes(database, CHECKING)
     try:
-        assert tidy_index(database) == 0
+        assert not tidy_index(database)
     finally:
         release_writes(database, CHECKING)
-    assert tidy_index(database) > 0
+    assert tidy_index(database)
 
 
 def test_not_while_the_index_back_fill_is_unfinished(
     untidy: sqlite3.Connection, database: Path
 ) -> None:
     defer(untidy, INDEX_BACKFILL)
-    assert tidy_index(database) == 0
+    assert not tidy_index(database)
 
 
 def test_not_on_a_database_opened_read_only(untidy: sqlite3.Connection, tmp_path: Path) -> None:
@@ -216,16 +195,16 @@ def test_not_on_a_database_opened_read_only(untidy: sqlite3.Connection, tmp_path
     untidy.execute(f"VACUUM INTO '{database}'")
     opened = open_read_only(database, tmp_path / "scratch")
     opened.connection.close()
-    assert tidy_index(database) == 0
+    assert not tidy_index(database)
 
 
-# Writes and steps interleaved in any order: the index always says what the text says.
+# Writes and tidy-ups interleaved in any order: the index always says what the text says.
 OPERATIONS = st.lists(
     st.one_of(
         st.tuples(st.just("add"), st.integers(0, 50)),
         st.tuples(st.just("edit"), st.integers(0, 50)),
         st.tuples(st.just("delete"), st.integers(0, 50)),
-        st.tuples(st.just("step"), st.integers(1, 4)),
+        st.tuples(st.just("tidy"), st.just(0)),
     ),
     max_size=40,
 )
@@ -233,7 +212,7 @@ OPERATIONS = st.lists(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations=OPERATIONS)
-def test_writes_interleaved_with_steps_keep_the_index_exact(
+def test_writes_interleaved_with_tidying_keep_the_index_exact(
     operations: list[tuple[str, int]],
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
@@ -254,8 +233,8 @@ def test_writes_interleaved_with_steps_keep_the_index_exact(
                     )
                 elif operation == "delete" and ids:
                     connection.execute("DELETE FROM message WHERE id = ?", (ids[value % len(ids)],))
-                elif operation == "step":
-                    tidy_step(tidier, pages=value)
+                elif operation == "tidy":
+                    optimize(tidier)
             assert_sound(connection)
             for word in WORDS:
                 indexed = [
@@ -282,9 +261,21 @@ def test_a_store_opened_after_tidying_finds_the_same(
     untidy: sqlite3.Connection, database: Path
 ) -> None:
     before = results(untidy, database)
-    tidy(untidy)
+    optimize(untidy)
     store = SessionStore(open_database(database).connection, database=database)
     try:
         assert results(untidy, database) == before
     finally:
         store.close()
+
+
+def test_not_on_an_index_too_large_to_rewrite_while_saves_wait(
+    untidy: sqlite3.Connection, database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import app.store.search_upkeep as upkeep
+
+    shape = index_shape(untidy)
+    assert shape is not None
+    monkeypatch.setattr(upkeep, "MAX_PAGES", shape.pages - 1)
+    assert not tidy_index(database)
+    assert index_shape(untidy) == shape
