@@ -2,7 +2,11 @@
 runs it (terms → index query → ranking and fitting → the block), and whether the planted
 fact is quoted.
 
-Run: .venv/bin/python bench/bench_recall.py [--messages N]
+Run: .venv/bin/python bench/bench_recall.py [--messages N] [--tidy]
+
+--tidy: also a copy whose index is tidied as Cairn does in the background
+(app.store.search_upkeep: its cost, the longest a reply's save can wait on it), and both
+measured in turns.
 
 One conversation of N (default 100,000) messages of Zipf text (bench_search's writer),
 all but the last 20 archived under 100 condensed summaries compressed into one, with
@@ -20,6 +24,8 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
+import statistics
 import sys
 import time
 import uuid
@@ -34,10 +40,14 @@ from bench_search import START, Writer, insert_summary, report, stamp
 from app.chat.recall import AutomaticRecall
 from app.core.catalog import FALLBACK_MODELS, ModelInfo
 from app.core.context import ContextBuilder, RequestInputs
-from app.core.models import Role
+from app.core.models import Message, Role
 from app.core.recall import salient_terms
-from app.core.tokens import default_counter
+from app.core.summary import Summary
+from app.core.tokens import TokenCounter, default_counter
 from app.store import SessionStore, SummaryStore, open_database
+from app.store.database import connect
+from app.store.recall import RecallIndex
+from app.store.search_upkeep import index_shape, optimize
 
 FOLDER = Path("/tmp/cairn-bench-recall")
 SESSION = "recall-bench"
@@ -80,6 +90,7 @@ def common_facts(writer: Writer) -> dict[str, tuple[str, str]]:
 # Each turn is timed this many times and its best kept: the machine is shared, and a
 # busy neighbour's time is not recall's.
 REPEATS = 5
+COMPARE_REPEATS = 7
 SMALL = ModelInfo(id="small", display_name="Small 8k", max_input_tokens=8_000, max_tokens=1_000)
 
 
@@ -150,28 +161,10 @@ def build(path: Path, messages: int) -> None:
     connection.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--messages", type=int, default=100_000)
-    arguments = parser.parse_args()
-    FOLDER.mkdir(parents=True, exist_ok=True)
-    path = FOLDER / f"recall22-{arguments.messages}.db"
-    if not path.exists():
-        began = time.perf_counter()
-        build(path, arguments.messages)
-        print(f"built in {time.perf_counter() - began:.0f} s", flush=True)
-    opened = open_database(path)
-    store = SessionStore(opened.connection, database=opened.path)
-    summaries = SummaryStore.open(path).active_summaries(SESSION)
-    tail = store.live_messages(SESSION)
-    (archived,) = opened.connection.execute(
-        "SELECT count(*) FROM message WHERE session_id = ? AND summary_id IS NOT NULL", (SESSION,)
-    ).fetchone()
-    print(f"{archived:,} archived messages, {len(tail)} live, {len(summaries)} active summaries")
-    counter = default_counter()
-    counter.count("warm up")
-    index = store.recall_index()
-    print(f"full-text index: {index.indexed}; load average {os.getloadavg()[0]:.2f}")
+def measure(
+    index: RecallIndex, counter: TokenCounter, summaries: list[Summary], tail: list[Message]
+) -> None:
+    """Every case's recall per turn, for both models."""
     commons = common_facts(Writer(random.Random(12)))  # the archive's own words
     rng = random.Random(3)
     writer = Writer(rng)
@@ -233,6 +226,113 @@ def main() -> None:
                 values = [value for _text, value in facts.values()]
                 found = sum(value in text for text, value in zip(texts, values, strict=True))
                 print(f"  planted facts quoted: {found} of {len(FACTS)}")
+
+
+def compare(
+    indexes: dict[str, RecallIndex],
+    counter: TokenCounter,
+    summaries: list[Summary],
+    tail: list[Message],
+) -> None:
+    """Every case's recall per turn on each index, in turns question by question (each
+    index first every other time), so caches and a busy neighbour weigh on both alike;
+    the p50 and mean of each question's best of COMPARE_REPEATS."""
+    commons = list(common_facts(Writer(random.Random(12))))
+    rng = random.Random(3)
+    writer = Writer(rng)
+    cases = {
+        "planted fact": list(FACTS),
+        "common words": commons,
+        "everyday": [writer.message(rng.randint(1, 2)) for _ in range(40)],
+        "pasted page": [" ".join(writer.message(8) for _ in range(30)) for _ in range(5)],
+    }
+    names = list(indexes)
+    print(f"\nIn turns, best of {COMPARE_REPEATS} per question; load {os.getloadavg()[0]:.2f}")
+    for model in (FALLBACK_MODELS[0], SMALL):
+        recall = AutomaticRecall(ContextBuilder(counter), 0.05)
+        for case, questions in cases.items():
+            best: dict[str, list[float]] = {name: [] for name in names}
+            for question in questions:
+                newest = tail[-1].model_copy(update={"content": question, "role": Role.USER})
+                inputs = RequestInputs(
+                    model=model, system_prompt="", summaries=summaries, tail=[*tail[:-1], newest]
+                )
+                times: dict[str, list[float]] = {name: [] for name in names}
+                for repeat in range(COMPARE_REPEATS):
+                    for name in names if repeat % 2 else reversed(names):
+                        began = time.perf_counter()
+                        recall.gather(indexes[name], session_id=SESSION, inputs=inputs)
+                        times[name].append((time.perf_counter() - began) * 1000)
+                for name in names:
+                    best[name].append(min(times[name]))
+            figures = "  ".join(
+                f"{name}: p50 {statistics.median(best[name]):5.2f} ms, "
+                f"mean {statistics.mean(best[name]):5.2f} ms"
+                for name in names
+            )
+            print(f"  {model.display_name[:17]:17} {case:13} {figures}  (n={len(questions)})")
+    print(f"load {os.getloadavg()[0]:.2f}")
+
+
+def tidied_copy(path: Path) -> Path:
+    """A copy of the database at `path` with its index tidied as Cairn does in the
+    background (app.store.search_upkeep); prints what it cost."""
+    copy = path.with_suffix(".tidy.db")
+    shutil.copyfile(path, copy)
+    connection = connect(copy)
+    connection.execute("PRAGMA wal_autocheckpoint = 0")  # the WAL counts the pages written
+    print(f"index before: {index_shape(connection)}")
+    began = time.perf_counter()
+    optimize(connection)
+    took = (time.perf_counter() - began) * 1000
+    _busy, frames, _done = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    print(
+        f"tidied in {took:.0f} ms (one transaction: the longest a reply's save waits on "
+        f"it), {frames:,} pages written (WAL frames); load {os.getloadavg()[0]:.2f}"
+    )
+    print(f"index after: {index_shape(connection)}")
+    (busy, _frames, _done) = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    assert busy == 0, "the tidied copy is read from the database file, not the WAL"
+    connection.close()
+    return copy
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument(
+        "--tidy", action="store_true", help="as its writes left the index, and tidied"
+    )
+    arguments = parser.parse_args()
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    path = FOLDER / f"recall22-{arguments.messages}.db"
+    if not path.exists():
+        began = time.perf_counter()
+        build(path, arguments.messages)
+        print(f"built in {time.perf_counter() - began:.0f} s", flush=True)
+    opened = open_database(path)
+    store = SessionStore(opened.connection, database=opened.path)
+    summaries = SummaryStore.open(path).active_summaries(SESSION)
+    tail = store.live_messages(SESSION)
+    (archived,) = opened.connection.execute(
+        "SELECT count(*) FROM message WHERE session_id = ? AND summary_id IS NOT NULL", (SESSION,)
+    ).fetchone()
+    print(f"{archived:,} archived messages, {len(tail)} live, {len(summaries)} active summaries")
+    counter = default_counter()
+    counter.count("warm up")
+    index = store.recall_index()
+    print(f"full-text index: {index.indexed}; load average {os.getloadavg()[0]:.2f}")
+    if arguments.tidy:
+        tidied_store = SessionStore.open(tidied_copy(path))
+        compare(
+            {"as its writes left it": index, "tidied": tidied_store.recall_index()},
+            counter,
+            summaries,
+            tail,
+        )
+        tidied_store.close()
+    else:
+        measure(index, counter, summaries, tail)
     terms = salient_terms(next(iter(FACTS)))
     samples = []
     for _ in range(20):

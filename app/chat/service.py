@@ -51,6 +51,7 @@ from app.secrets.keystore import KeyStore
 from app.store.calibration_file import CalibrationFile
 from app.store.lookups import LookupStore
 from app.store.model_cache import ModelCache
+from app.store.search_upkeep import tidy_index
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
 
@@ -132,6 +133,7 @@ class ChatService:
         # The SDK is loaded (by the model list) when the user starts typing, not at start.
         self._network_prepared = False
         self._mended = True  # what a crash left is mended (see `writes_resumed`)
+        self._tidy_job: Job[bool] | None = None
         self.summary_process = SummaryProcess()
         self.cache_use = CacheUseTracker(
             deps.store,
@@ -227,6 +229,7 @@ class ChatService:
             self._show(current)
         self._tell_recovered(recovered)
         self._backfill()  # the warm-up counted nothing while writes were held
+        self.tidy_search_index()  # nor tidied the index (an upgrade's walk just built it)
 
     def _tell_recovered(self, recovered: int) -> None:
         if recovered:
@@ -262,6 +265,30 @@ class ChatService:
         self._backfill()
         if not self._deps.read_only:
             self.backups.start_daily()
+            self.tidy_search_index()
+
+    def tidy_search_index(self) -> None:
+        """Merge the search index's segments in the background, when worth it and writes
+        are not held (app.store.search_upkeep: one transaction, on a worker)."""
+        if self._deps.read_only or self._shut_down:
+            return
+        if self._tidy_job is not None and not self._tidy_job.finished:
+            return
+        database = self._deps.database
+
+        def work(job: Job[bool]) -> bool:
+            return tidy_index(database, stop=lambda: job.cancelled)
+
+        def tidied(done: bool) -> None:
+            if done:
+                log.info("Tidied the search index")
+
+        def failed(error: UserFacingError) -> None:  # it is tried again at the next start
+            log.warning("Could not tidy the search index: %s (%s)", error.message, error.detail)
+
+        self._tidy_job = self.runner.start(
+            Job("tidy-search-index", work, done=tidied, failed=failed)
+        )
 
     def _backfill(self) -> None:
         """Load the tokenizer, and count the messages stored without an estimate (a job)."""

@@ -498,6 +498,11 @@ def _connect(database: Path, *, mode: str | None) -> sqlite3.Connection:
 _READ_ONLY: dict[Path, tuple[Path, bool]] = {}
 
 
+def opened_read_only(database: Path) -> bool:
+    """Whether `database` was opened read-only in this process (`open_read_only`)."""
+    return database.resolve() in _READ_ONLY
+
+
 def can_write(database: Path) -> bool:
     """Whether Cairn may write its database (and so its folder: the log and index)."""
     folder = database.parent

@@ -18,11 +18,15 @@ from app.core.conversation import date_line, local_day
 from app.core.engine import EngineOutcome
 from app.core.errors import ApiError, ContextOverflowError, MessageTooLargeError
 from app.core.models import MessageStatus, Role
+from app.core.paths import AppPaths
 from app.core.settings import AppSettings
 from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary, SummaryMode, SummaryTrigger
+from app.store import connect
+from app.store.search_upkeep import index_shape
 from tests.fakes.anthropic_server import MODELS_PATH, FakeAnthropicServer, forces_a_tool
 from tests.unit.chat.conftest import SMALL, Chat
+from tests.unit.store.test_search_upkeep import written
 
 StartChat = Callable[..., Chat]
 
@@ -890,3 +894,21 @@ def test_a_message_of_only_control_characters_is_refused_like_an_empty_one(
     assert error.message == "Type a message first."
     assert chat.store.list_sessions() == []
     assert fake_server.requests_to("/v1/messages") == []
+
+
+def test_an_untidy_search_index_is_tidied_in_the_background_after_start(
+    start_chat: StartChat,
+) -> None:
+    paths = AppPaths.from_environment()
+    paths.ensure()
+    written(paths.database, 200).close()  # a message a transaction: many segments
+    chat = start_chat()
+    reader = connect(paths.database)
+    try:
+        # A few moments after start (the warm-up's delay), on a worker.
+        chat.run_until(lambda: getattr(index_shape(reader), "segments", 0) == 1)
+        chat.run_until(lambda: chat.service.runner.running == 0)
+        shape = index_shape(reader)
+        assert shape is not None and not shape.merging
+    finally:
+        reader.close()
