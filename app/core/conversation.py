@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict, TypeVar
 
 from app.core.dates import weekday_date
 from app.core.models import Message, MessageStatus, Role
@@ -103,6 +103,25 @@ def common_prefix(earlier: Sequence[object], later: Sequence[object]) -> int:
     return length
 
 
+class _KeptTail(Protocol):
+    @property
+    def tail(self) -> tuple[Message, ...]: ...
+
+
+_Kept = TypeVar("_Kept", bound=_KeptTail)
+
+
+def closest_kept(kept: Iterable[_Kept], tail: Sequence[Message]) -> tuple[_Kept | None, int]:
+    """Of the walks kept from earlier tails, the one whose tail starts `tail` the longest,
+    and how many messages they share (None, 0: none shares any)."""
+    best, shared = None, 0
+    for walked in kept:
+        length = common_prefix(walked.tail, tail)
+        if length > shared:
+            best, shared = walked, length
+    return best, shared
+
+
 def iter_turns(history: Iterable[Message]) -> Iterator[tuple[Message, bool]]:
     """The messages Claude sees, each with True when it joins the turn before.
 
@@ -193,11 +212,7 @@ class TailTurns:
         with self._lock:
             kept = [walked for walked in self._kept if walked.zone == zone]
         tail = tuple(tail)
-        best, shared = None, 0
-        for walked in kept:
-            length = common_prefix(walked.tail, tail)
-            if length > shared:
-                best, shared = walked, length
+        best, shared = closest_kept(kept, tail)
         turns: list[ApiMessage] = []
         starts: list[int] = []
         states: list[tuple[Role | None, int | None]] = []

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from app.core.conversation import (
     DATE_LINE_TOKENS,
     SENDABLE_STATUSES,
-    common_prefix,
+    closest_kept,
     has_text,
     local_day,
 )
@@ -209,11 +209,7 @@ class TailTallies:
         with self._lock:
             kept = [tallied for tallied in self._kept if tallied.zone == zone]
         tail = tuple(tail)
-        best, shared = None, 0
-        for tallied in kept:
-            length = common_prefix(tallied.tail, tail)
-            if length > shared:
-                best, shared = tallied, length
+        best, shared = closest_kept(kept, tail)
         after: list[_State] = [] if best is None else list(best.after[:shared])
         state = _tally_walk(tail[shared:], self._count, after[-1] if after else _START, after)
         tallied = _Tallied(zone, tail, tuple(after))

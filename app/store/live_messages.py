@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.conversation import common_prefix
 from app.core.models import Message
 
 # Everything about a message but its text and its version's place (counted from other
@@ -89,7 +90,7 @@ class LiveMessages:
             rows: list[Signature] = connection.execute(
                 f"SELECT {_SIGNATURE} FROM message {_LIVE} ORDER BY seq", (session_id,)
             ).fetchall()
-            shared = 0 if before is None else min(before.trusted, _shared(before.rows, rows))
+            shared = 0 if before is None else min(before.trusted, common_prefix(before.rows, rows))
             wanted = [row[_ID] for row in rows[shared:] if _known(known, row) is None]
             fresh = {message.id: message for message in read_rows(connection, wanted)}
         finally:
@@ -118,19 +119,6 @@ class LiveMessages:
             while len(self._tails) > self._KEPT_TAILS:
                 del self._tails[next(iter(self._tails))]
         return list(messages)
-
-
-def _shared(earlier: list[Signature], later: list[Signature]) -> int:
-    """How many rows `later` starts with that `earlier` starts with too (compared in C:
-    the first tries are the whole of `earlier` and all but its last row)."""
-    size = min(len(earlier), len(later))
-    for length in (size, size - 1):
-        if length <= 0 or earlier[:length] == later[:length]:
-            return max(length, 0)
-    length = 0
-    while length < size and earlier[length] == later[length]:
-        length += 1
-    return length
 
 
 def _known(known: dict[int, tuple[Signature, Message]], row: Signature) -> Message | None:
