@@ -6,6 +6,7 @@ survive it."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -191,13 +192,14 @@ def test_a_table_defined_otherwise_is_rebuilt_instead(
     assert version_5.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+@pytest.mark.skipif(
+    sys.version_info < (3, 12), reason="sqlite3.Connection.setconfig is Python 3.12+"
+)
 def test_a_sqlite_that_refuses_to_edit_its_schema_rebuilds_instead(
     version_5: sqlite3.Connection,
 ) -> None:
     # SQLITE_DBCONFIG_DEFENSIVE (https://www.sqlite.org/c3ref/c_dbconfig_defensive.html)
     # makes writable_schema a no-op: the UPDATE of sqlite_schema is refused.
-    if not hasattr(version_5, "setconfig"):
-        pytest.skip("sqlite3.Connection.setconfig is Python 3.12+")
     version_5.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
     before_rows = version_5.execute("SELECT * FROM message ORDER BY id").fetchall()
 
