@@ -31,7 +31,7 @@ from pathlib import Path
 from app.store.backfill import index_pending
 from app.store.database import connect, opened_read_only
 from app.store.migrations import FTS_TABLE
-from app.store.transactions import translated_errors, writes_held
+from app.store.transactions import translated_errors, write_transaction, writes_held
 
 # Worth a rewrite of the whole index: this many segments or more, and at least NEW_SHARE
 # of its pages outside its largest segment, so the rewrite (all pages) is paid for by new
@@ -86,16 +86,10 @@ def index_shape(connection: sqlite3.Connection) -> IndexShape | None:
     return _decode(row[0])
 
 
-def optimize(connection: sqlite3.Connection) -> None:
+def optimize(connection: sqlite3.Connection, database: Path | None = None) -> None:
     """Merge the whole index into one segment, in one transaction of its own."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        connection.execute(f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}) VALUES ('optimize')")
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
+    with write_transaction(connection, _ACTION, database) as cursor:
+        cursor.execute(f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}) VALUES ('optimize')")
 
 
 def tidy_index(path: Path | str, *, stop: Callable[[], bool] = lambda: False) -> bool:
@@ -116,7 +110,7 @@ def tidy_index(path: Path | str, *, stop: Callable[[], bool] = lambda: False) ->
                 return False
             if stop() or writes_held(database):
                 return False
-            optimize(connection)
+            optimize(connection, database)
             return True
     finally:
         connection.close()
