@@ -191,6 +191,7 @@ def measure(
             asked = [*tail[:-1], newest]
             text, times, spent = "", [], []
             for _ in range(REPEATS):
+                forget_kept()
                 began, began_cpu = time.perf_counter(), time.thread_time()
                 block = recall.gather(
                     index,
@@ -247,7 +248,10 @@ def compare(
         "pasted page": [" ".join(writer.message(8) for _ in range(30)) for _ in range(5)],
     }
     names = list(indexes)
-    print(f"\nIn turns, best of {COMPARE_REPEATS} per question; load {os.getloadavg()[0]:.2f}")
+    print(
+        f"\nIn turns, best of {COMPARE_REPEATS} per question, each cold (what recall keeps "
+        f"between turns emptied first); load {os.getloadavg()[0]:.2f}"
+    )
     for model in (FALLBACK_MODELS[0], SMALL):
         recall = AutomaticRecall(ContextBuilder(counter), 0.05)
         for case, questions in cases.items():
@@ -260,6 +264,7 @@ def compare(
                 times: dict[str, list[float]] = {name: [] for name in names}
                 for repeat in range(COMPARE_REPEATS):
                     for name in names if repeat % 2 else reversed(names):
+                        forget_kept()
                         began = time.perf_counter()
                         recall.gather(indexes[name], session_id=SESSION, inputs=inputs)
                         times[name].append((time.perf_counter() - began) * 1000)
@@ -272,6 +277,28 @@ def compare(
             )
             print(f"  {model.display_name[:17]:17} {case:13} {figures}  (n={len(questions)})")
     print(f"load {os.getloadavg()[0]:.2f}")
+
+
+def forget_kept() -> None:
+    """Empty what recall keeps between turns (the archive's rows and lookups, folded and
+    counted texts), where this tree keeps any: each timed turn then costs what a new
+    conversation's first turn costs, not a repeat of the same question."""
+    import app.chat.recall as chat_recall
+    import app.core.recall as core_recall
+    import app.core.recall_rank as core_rank
+    import app.store.recall as store_recall
+
+    for module, name in (
+        (store_recall, "_archives"),
+        (chat_recall, "_quote_counts"),
+    ):
+        kept = getattr(module, name, None)
+        if kept is not None:
+            kept.clear()
+    for module, name in ((core_recall, "_said_of"), (core_rank, "_day_of")):
+        function = getattr(module, name, None)
+        if function is not None:
+            function.cache_clear()
 
 
 def tidied_copy(path: Path) -> Path:

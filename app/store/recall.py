@@ -28,7 +28,7 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,36 @@ _ADDRESSED = re.compile(
     re.MULTILINE,
 )
 _participants_cache: dict[tuple[str, str], tuple[frozenset[str], int]] = {}
+# Conversations whose archive is kept in memory between turns (`_Archive`), and how much
+# of each: the lookups' rowids, and the messages read (a few hundred a turn).
+ARCHIVES_KEPT = 8
+LOOKUPS_KEPT = 4_000
+ROWS_KEPT = 20_000
+
+
+@dataclass
+class _Archive:
+    """What recall read of one conversation's archive, kept between turns while the
+    archive is unchanged (`shape`: its first id, its last archived message's id and how
+    many messages it holds — a summary made or undone, a message deleted changes it).
+
+    An archived message's text does not change while the app runs (only a reply being
+    streamed, never archived, is rewritten; a salvage runs before the window opens), and
+    the index finds the same rows for the same words in the same range: a turn reads
+    from SQLite only the words and messages no earlier turn read. Up to ~28 ms of the
+    reply worker's CPU a turn on bench_path's 155k:100k conversation went on reading
+    these again (issue 20, issue 22).
+    """
+
+    shape: tuple[int, int, int]
+    lookups: dict[tuple[str, int, int, int | None], frozenset[int]] = field(default_factory=dict)
+    rows: dict[int, ArchivedMatch | None] = field(default_factory=dict)
+    by_seq: dict[int, int | None] = field(default_factory=dict)
+    spans: dict[DayRange, tuple[int, int, int, int] | None] = field(default_factory=dict)
+    days: dict[tuple[int, int], frozenset[int]] = field(default_factory=dict)
+
+
+_archives: dict[tuple[str, str], _Archive] = {}
 
 
 class RecallIndex:
@@ -156,7 +186,10 @@ class RecallIndex:
                 return RecallPool()
             if not self.indexed:
                 return self._scanned(session_id, query, depth)
-            return self._pooled(session_id, query, depth, bounds)
+            archive = self._archive(session_id, bounds[0])
+            if archive is not None:  # the live messages are never candidates: not read
+                bounds = bounds[0], archive.shape[1]
+            return self._pooled(session_id, query, depth, bounds, archive=archive)
 
     def pool_elsewhere(
         self, session_id: str, query: RecallQuery, depth: int = POOL // 2
@@ -187,52 +220,53 @@ class RecallIndex:
         bounds: tuple[int, int],
         *,
         elsewhere: bool = False,
+        archive: _Archive | None = None,
     ) -> RecallPool:
         low, high = bounds
         terms = query.terms
         expressions = [_expression(term) for term in terms]
         # One read a term: its rowids, newest first, one past RARE_AT_MOST; only a common
         # term is counted further (its rarity) and read again where another term is too.
-        found: dict[int, set[int]] = {}
+        found: dict[int, frozenset[int]] = {}
         counts: list[int] = []
         retries = FORM_RETRIES
         for n, expression in enumerate(expressions):
-            ids = self._rowids(expression, low, high, newest=RARE_AT_MOST + 1)
+            ids = self._lookup(archive, expression, low, high, RARE_AT_MOST + 1)
             if len(ids) < FEW_IDS and len(terms[n].forms) > 2 and query.wanted and retries:
                 # A question's word rarely said so: perhaps in a rarer form ("accounting":
                 # "accountant"); for its most telling words only (each costs a read).
                 retries -= 1
                 expressions[n] = _expression(terms[n], every_form=True)
-                ids = self._rowids(expressions[n], low, high, newest=RARE_AT_MOST + 1)
+                ids = self._lookup(archive, expressions[n], low, high, RARE_AT_MOST + 1)
             counts.append(_how_many(ids, low, high))
             found[n] = ids
         common = [i for i, count in enumerate(counts) if count > RARE_AT_MOST]
         present = [i for i, count in enumerate(counts) if count > 0]
-        holding_all: set[int] = set()
+        holding_all: frozenset[int] = frozenset()
         if common and len(present) >= 2:
             # The messages holding every term found: few, and the likeliest, however old.
             every = " AND ".join(expressions[i] for i in present)
-            holding_all = self._rowids(every, low, high, newest=COMMON_ROWS)
+            holding_all = self._lookup(archive, every, low, high, COMMON_ROWS)
         for i in common:
             # Of a common term's newest messages, those that hold another term too (each
             # term's rowids are read already: no query more); alone, its newest few.
             if any(j != i for j in present):
                 found[i] &= set().union(*(found[j] for j in present if j != i))
             else:
-                found[i] = set(sorted(found[i], reverse=True)[:COMMON_ROWS])
+                found[i] = frozenset(sorted(found[i], reverse=True)[:COMMON_ROWS])
         if holding_all:
             for i in present:
                 found[i] |= holding_all
         in_days: tuple[int, int] | None = None
-        extra: set[int] = set()
-        span = self._days_span(session_id, query.days) if query.days is not None else None
+        extra: frozenset[int] = frozenset()
+        span = self._days_span(session_id, query.days, archive) if query.days is not None else None
         if span is not None:
-            in_days = span[0], span[1]
+            in_days = span[0], min(span[1], high)  # past the archive: live, never candidates
             for i in present:
                 if counts[i] > RARE_AT_MOST:
-                    found[i] |= self._rowids(expressions[i], *in_days, newest=COMMON_ROWS)
+                    found[i] |= self._lookup(archive, expressions[i], *in_days, COMMON_ROWS)
             if query.days is not None and query.days.exact:
-                extra = self._day_rows(session_id, span[2], span[3])
+                extra = self._day_rows(session_id, span[2], span[3], archive)
         size = (high - low + 1) if elsewhere else self._size(session_id) or (high - low + 1)
         values = term_values(terms, counts, size)
         scores: dict[int, float] = dict.fromkeys(extra, 0.0)
@@ -256,17 +290,108 @@ class RecallIndex:
                 for row in rows[:depth]
             )
             return RecallPool(theirs, {}, tuple(counts), size)
-        rows = self._rows_by_id(session_id, best)
-        rows.sort(key=lambda row: -scores.get(row[0], 0.0))
-        matches = [_match(row, held(row[0])) for row in rows[:depth]]
-        matches.extend(self._keyed(session_id, query, {m.seq for m in matches}, held))
+        # The best `depth` of them that are archived messages of this conversation, read
+        # best first until there are enough (nearly always at once: the range read ends
+        # at the archive's last message), not all of `best`.
+        order = sorted(best, key=lambda doc_id: (-scores[doc_id], doc_id))
+        read: list[ArchivedMatch] = []
+        start = 0
+        while len(read) < depth and start < len(order):
+            batch = order[start : start + depth - len(read)]
+            start += len(batch)
+            read.extend(self._archived_by_id(session_id, batch, archive))
+        read.sort(key=lambda match: (-scores[match.message_id], match.message_id))
+        matches = [_holding(match, held(match.message_id)) for match in read[:depth]]
+        matches.extend(self._keyed(session_id, query, {m.seq for m in matches}, held, archive))
         around = {m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)}
         around -= {m.seq for m in matches}
         neighbours = {m.seq: m for m in matches}
-        for row in self._rows_by_seq(session_id, sorted(around)):
-            neighbour = _match(row, held(row[0]))
-            neighbours[neighbour.seq] = neighbour
+        for neighbour in self._archived_by_seq(session_id, sorted(around), archive):
+            neighbours[neighbour.seq] = _holding(neighbour, held(neighbour.message_id))
         return RecallPool(tuple(matches), neighbours, tuple(counts), size)
+
+    def _archive(self, session_id: str, first: int) -> _Archive | None:
+        """The conversation's archive as kept between turns (`_Archive`; anew when it
+        changed), None when it has none: its shape is read (three seeks), not its rows."""
+        archived, last = self._connection.execute(
+            "SELECT (SELECT archived FROM session_count WHERE session_id = ?1), "
+            "(SELECT id FROM message WHERE session_id = ?1 AND seq <= "
+            "(SELECT max(last_seq) FROM summary WHERE session_id = ?1 AND state = 'active') "
+            "ORDER BY seq DESC LIMIT 1)",
+            (session_id,),
+        ).fetchone()
+        if archived is None or last is None or int(last) < first:
+            return None
+        shape = (first, int(last), int(archived))
+        if self.database is None:
+            return _Archive(shape)  # kept for this turn only
+        key = (str(self.database), session_id)
+        archive = _archives.get(key)
+        if archive is None or archive.shape != shape:
+            while len(_archives) >= ARCHIVES_KEPT:
+                _archives.pop(next(iter(_archives)), None)
+            archive = _archives[key] = _Archive(shape)
+        return archive
+
+    def _lookup(
+        self, archive: _Archive | None, expression: str, low: int, high: int, newest: int | None
+    ) -> frozenset[int]:
+        """`_rowids`, as an earlier turn read them when it did."""
+        if archive is None:
+            return frozenset(self._rowids(expression, low, high, newest=newest))
+        key = (expression, low, high, newest)
+        known = archive.lookups.get(key)
+        if known is None:
+            if len(archive.lookups) >= LOOKUPS_KEPT:
+                archive.lookups = {}
+            known = frozenset(self._rowids(expression, low, high, newest=newest))
+            archive.lookups[key] = known
+        return known
+
+    def _archived_by_id(
+        self, session_id: str, ids: Sequence[int], archive: _Archive | None
+    ) -> list[ArchivedMatch]:
+        """The archived messages of `session_id` among `ids`, by id (those an earlier turn
+        read are not read again)."""
+        if archive is None:
+            return [_match(row) for row in self._rows_by_id(session_id, sorted(ids))]
+        if len(archive.rows) + len(ids) > ROWS_KEPT:
+            archive.rows, archive.by_seq = {}, {}
+        rows, by_seq = archive.rows, archive.by_seq
+        missing = [doc_id for doc_id in ids if doc_id not in rows]
+        if missing:
+            read = {row[0]: _match(row) for row in self._rows_by_id(session_id, missing)}
+            for doc_id in missing:
+                match = rows[doc_id] = read.get(doc_id)
+                if match is not None:
+                    by_seq[match.seq] = doc_id
+        return [match for doc_id in sorted(ids) if (match := rows.get(doc_id)) is not None]
+
+    def _archived_by_seq(
+        self, session_id: str, seqs: Sequence[int], archive: _Archive | None
+    ) -> list[ArchivedMatch]:
+        """The archived messages of `session_id` at `seqs` (sorted), by seq (those an
+        earlier turn read are not read again)."""
+        if archive is None:
+            return [_match(row) for row in self._rows_by_seq(session_id, seqs)]
+        if len(archive.rows) + len(seqs) > ROWS_KEPT:
+            archive.rows, archive.by_seq = {}, {}
+        rows, by_seq = archive.rows, archive.by_seq
+        missing = [seq for seq in seqs if seq not in by_seq]
+        if missing:
+            for row in self._rows_by_seq(session_id, missing):
+                match = _match(row)
+                rows[match.message_id] = match
+                by_seq[match.seq] = match.message_id
+            for seq in missing:
+                by_seq.setdefault(seq, None)
+        found: list[ArchivedMatch] = []
+        for seq in seqs:
+            doc_id = by_seq.get(seq)
+            kept = rows.get(doc_id) if doc_id is not None else None
+            if kept is not None:
+                found.append(kept)
+        return found
 
     def _keyed(
         self,
@@ -274,12 +399,13 @@ class RecallIndex:
         query: RecallQuery,
         known: set[int],
         held: Callable[[int], frozenset[int]] | None = None,
+        archive: _Archive | None = None,
     ) -> list[ArchivedMatch]:
         """The archived messages the summaries' search keys name (`RecallQuery.keyed`)
         that are not among the candidates yet: candidates too, however they are worded."""
-        wanted = [seq for seq, _terms in query.keyed if seq not in known]
-        rows = self._rows_by_seq(session_id, wanted)
-        return [_match(row, held(row[0]) if held else None) for row in rows]
+        wanted = sorted(seq for seq, _terms in query.keyed if seq not in known)
+        read = self._archived_by_seq(session_id, wanted, archive)
+        return [_holding(match, held(match.message_id)) if held else match for match in read]
 
     def _rowids(
         self, expression: str, low: int, high: int, *, newest: int | None = None
@@ -329,23 +455,39 @@ class RecallIndex:
             (session_id, *seqs),
         ).fetchall()
 
-    def _day_rows(self, session_id: str, first_seq: int, last_seq: int) -> set[int]:
+    def _day_rows(
+        self, session_id: str, first_seq: int, last_seq: int, archive: _Archive | None = None
+    ) -> frozenset[int]:
         """The ids of the archived messages written on the days asked about (the first),
         between their seqs: a range of the (session_id, seq) index (by id, it was a walk
         from the conversation's first message: 7 ms at 100,000)."""
-        return {
+        if archive is not None:
+            known = archive.days.get((first_seq, last_seq))
+            if known is None:
+                known = archive.days[first_seq, last_seq] = self._day_rows(
+                    session_id, first_seq, last_seq
+                )
+            return known
+        return frozenset(
             int(doc_id)
             for (doc_id,) in self._connection.execute(
                 "SELECT id FROM message WHERE session_id = ? AND seq BETWEEN ? AND ? "
                 "AND +summary_id IS NOT NULL ORDER BY seq LIMIT ?",
                 (session_id, first_seq, last_seq, DAY_ROWS),
             )
-        }
+        )
 
-    def _days_span(self, session_id: str, days: DayRange) -> tuple[int, int, int, int] | None:
+    def _days_span(
+        self, session_id: str, days: DayRange, archive: _Archive | None = None
+    ) -> tuple[int, int, int, int] | None:
         """The ids, then the seqs, of the first and last of the conversation's messages
         written on `days` (local), found by bisecting its seqs: a message's time grows
-        with its seq."""
+        with its seq. Kept with the archive: the days asked about are mostly in it, and a
+        day whose messages are still being written is asked about again only once it is."""
+        if archive is not None:
+            if days not in archive.spans:
+                archive.spans[days] = self._days_span(session_id, days)
+            return archive.spans[days]
         first = self._first_seq_on_or_after(session_id, days.first.toordinal())
         after = self._first_seq_on_or_after(session_id, days.last.toordinal() + 1)
         if first is None or (after is not None and after[0] <= first[0]):
@@ -437,7 +579,7 @@ class RecallIndex:
         return RecallPool(matches, neighbours)
 
 
-def _how_many(newest: set[int], low: int, high: int) -> int:
+def _how_many(newest: frozenset[int], low: int, high: int) -> int:
     """How many of the rows between `low` and `high` hold a term, from its newest
     `RARE_AT_MOST + 1` rowids: all of them when fewer, else estimated by the span they
     take (its rarity is all that is wanted of a common term; counting costs a read of
@@ -494,6 +636,13 @@ def _inflections(word: str) -> set[str]:
 
 
 _ROLES = {role.value: role for role in Role}
+
+
+def _holding(match: ArchivedMatch, held: frozenset[int]) -> ArchivedMatch:
+    """`match` with the terms it holds (a new value: a kept message serves many turns)."""
+    return ArchivedMatch(
+        match.message_id, match.seq, match.role, match.created_at, match.content, match.rank, held
+    )
 
 
 def _match(row: Sequence[Any], held: frozenset[int] | None = None) -> ArchivedMatch:

@@ -217,3 +217,64 @@ def test_the_messages_a_search_key_names_are_candidates(archive: Archive) -> Non
     pool = archive.index.pool(session_id, replace(query, keyed=keyed(keys, query.terms)))
     assert [m.seq for m in pool.matches] == [7]
     assert pool.matches[0].content.startswith("I walked up Pen-y-ghent")
+
+
+def condense_more(archive: Archive, session_id: str, first_seq: int, last_seq: int) -> None:
+    messages = [m for m in archive.sessions.messages(session_id) if first_seq <= m.seq <= last_seq]
+    archive.summaries.commit_summary(
+        SummaryDraft(
+            session_id=session_id,
+            tier=SummaryTier.CONDENSED,
+            first_seq=first_seq,
+            last_seq=last_seq,
+            message_ids=[m.id for m in messages],
+            content=SummaryContent(narrative="They talked about the gate."),
+            source_tokens=10,
+            summary_tokens=3,
+            mode=SummaryMode.RULE,
+            trigger=SummaryTrigger.MANUAL,
+        )
+    )
+
+
+def test_a_turn_from_the_kept_archive_finds_what_a_fresh_read_finds(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(120)
+    texts[10] = "Let's settle it: the new gate code is AX-7731, starting Monday."
+    texts[11] = "Which gate? The garden gate or the one by the garage?"
+    texts[40] = "The garden gate sticks in the rain; the weather makes the wood swell."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 100)
+    query = recall_query("What was the garden gate code?", date(2026, 3, 3))
+    first = archive.index.pool(session_id, query)
+    kept = archive.index.pool(session_id, query)  # read from what the first turn kept
+    recall_module._archives.clear()
+    fresh = archive.index.pool(session_id, query)
+    assert first.matches and 11 in {m.seq for m in first.matches}
+    for pool in (kept, fresh):
+        assert pool.matches == first.matches
+        assert dict(pool.neighbours) == dict(first.neighbours)
+        assert pool.frequency == first.frequency
+
+
+def test_a_new_summary_brings_its_messages_into_the_next_turn(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(200)
+    texts[150] = "Let's settle it: the new gate code is AX-7731, starting Monday."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 100)
+    query = recall_query("What was the gate code?", date(2026, 3, 3))
+    assert 151 not in {m.seq for m in archive.index.pool(session_id, query).matches}
+    condense_more(archive, session_id, 101, 190)
+    assert 151 in {m.seq for m in archive.index.pool(session_id, query).matches}
+
+
+def test_the_live_messages_are_never_candidates_nor_read(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(60)
+    texts[55] = "The new gate code is AX-7731."  # live: the request carries it already
+    say(archive, session_id, texts)
+    condense(archive, session_id, 40)
+    query = recall_query("What was the gate code?", date(2026, 3, 3))
+    pool = archive.index.pool(session_id, query)
+    assert all(m.seq <= 40 for m in (*pool.matches, *pool.neighbours.values()))
