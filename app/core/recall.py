@@ -757,7 +757,15 @@ def fit_recall(
 
 def _said(match: ArchivedMatch) -> str:
     """A message's words, as compared for repeats (case, accents and spacing aside)."""
-    return " ".join(fold(match.content).split())
+    return _said_of(match.content)
+
+
+@functools.lru_cache(maxsize=4_096)
+def _said_of(content: str) -> str:
+    # Folding a long message costs tens of µs, half of fitting's time: the archive's
+    # messages are kept between turns (app.store.recall), so each is folded once, and
+    # a text said many times is folded once.
+    return " ".join(fold(content).split())
 
 
 def _where(match: ArchivedMatch) -> tuple[str, int]:

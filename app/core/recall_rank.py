@@ -25,10 +25,11 @@ Pure: no sqlite3, no Qt. Deterministic for the same pool and query.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, datetime
 
 from app.core.conversation import local_day
 from app.core.models import Role
@@ -125,6 +126,15 @@ def own_score(held: frozenset[int], values: Sequence[float]) -> float:
     return sum(values[index] for index in held)
 
 
+def _lacking(
+    other: tuple[frozenset[int], float], mine: frozenset[int], values: Sequence[float]
+) -> float:
+    """The worth of the terms `other` holds that `mine` lacks (`other`: its terms and their
+    worth)."""
+    held, worth = other
+    return worth if held.isdisjoint(mine) else own_score(held - mine, values)
+
+
 def keyed(
     keys: Iterable[SearchKey], terms: Sequence[RecallTerm]
 ) -> tuple[tuple[int, frozenset[int]], ...]:
@@ -171,34 +181,35 @@ def rank_pool(
 
     subject = any(not term.cue for term in terms)
     by_key = {seq: held for seq, held in query.keyed}
+    # Each message's terms and their worth, once: a message is also weighed as the turn
+    # before (and the one before that) of its neighbours.
+    worth: dict[tuple[str, int], tuple[frozenset[int], float]] = {}
+    for key, match in everyone.items():
+        terms_held = held(match)
+        worth[key] = terms_held, own_score(terms_held, values)
+    days = query.days
     ranked: list[Ranked] = []
-    for match in everyone.values():
-        own = own_score(held(match), values)
-        if not match.session_id and match.seq in by_key:
-            own += KEY_SHARE * own_score(by_key[match.seq] - held(match), values)
-        before = everyone.get((match.session_id, match.seq - 1))
+    for (session_id, seq), match in everyone.items():
+        mine, own = worth[session_id, seq]
+        if not session_id and seq in by_key:
+            own += KEY_SHARE * own_score(by_key[seq] - mine, values)
+        before = everyone.get((session_id, seq - 1))
         context = 0.0
-        if (
-            before is not None
-            and match.role is Role.USER
-            and before.role is Role.ASSISTANT
-            and not _answers(match, before)
-        ):
-            earlier = everyone.get((match.session_id, match.seq - 2))
-            lacking = held(match)
-            context = CONTINUES_SHARE * own_score(held(before) - lacking, values)
-            if earlier is not None:
-                context += CONTINUES_SHARE * own_score(held(earlier) - lacking, values)
-        if before is not None and _answers(match, before):
+        answers = False
+        if before is not None and before.role is not match.role:
+            # Claude's reply answers the user's turn; the user's turn answers Claude's when
+            # Claude asked something, else it goes on from it (the same subject, less surely).
+            answers = match.role is Role.ASSISTANT or "?" in before.content[-300:]
+            share, earlier_share = (
+                (CONTEXT_SHARE, EARLIER_SHARE) if answers else (CONTINUES_SHARE, CONTINUES_SHARE)
+            )
             # Only the terms it does not hold itself: a reply that repeats the question's
             # words is not worth them twice.
-            context = CONTEXT_SHARE * own_score(held(before) - held(match), values)
-            earlier = everyone.get((match.session_id, match.seq - 2))
-            # The user answering Claude's question about what they said just before.
-            if earlier is not None:
-                context += EARLIER_SHARE * own_score(held(earlier) - held(match), values)
+            context = share * _lacking(worth[session_id, seq - 1], mine, values)
+            if (session_id, seq - 2) in worth:
+                # The user answering Claude's question about what they said just before.
+                context += earlier_share * _lacking(worth[session_id, seq - 2], mine, values)
         score = own + context
-        days = query.days
         if score <= 0:
             if days is None or not days.exact or not days.holds(day_of(match)):
                 continue
@@ -214,14 +225,10 @@ def rank_pool(
         if query.role is not None and match.role is query.role:
             score *= RIGHT_SIDE
         partner = None
-        if (
-            before is not None
-            and _answers(match, before)
-            and (context > own or match.role is Role.ASSISTANT)
-        ):
+        if answers and (context > own or match.role is Role.ASSISTANT):
             partner = before  # what it answers gives it its meaning (a reply, always)
         elif match.content.rstrip().endswith("?"):
-            partner = everyone.get((match.session_id, match.seq + 1))  # a question: its answer
+            partner = everyone.get((session_id, seq + 1))  # a question: its answer
         follow_up: tuple[ArchivedMatch, ...] = ()
         if partner is None and match.role is Role.USER:
             follow_up = _asked_about(match, everyone)
@@ -272,7 +279,13 @@ def _answers(match: ArchivedMatch, before: ArchivedMatch) -> bool:
 
 
 def _day(match: ArchivedMatch) -> date:
-    return date.fromordinal(local_day(match.created_at))
+    return _day_of(match.created_at)
+
+
+@functools.lru_cache(maxsize=8_192)
+def _day_of(moment: datetime) -> date:
+    """The local day of a message's time: a kept message is weighed again turn after turn."""
+    return date.fromordinal(local_day(moment))
 
 
 __all__ = ["Ranked", "RecallPool", "fold", "keyed", "rank_pool", "term_values"]
