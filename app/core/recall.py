@@ -760,7 +760,7 @@ def _said(match: ArchivedMatch) -> str:
     return _said_of(match.content)
 
 
-@functools.lru_cache(maxsize=4_096)
+@functools.lru_cache(maxsize=1_024)
 def _said_of(content: str) -> str:
     # Folding a long message costs tens of µs, half of fitting's time: the archive's
     # messages are kept between turns (app.store.recall), so each is folded once, and

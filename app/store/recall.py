@@ -78,10 +78,11 @@ _ADDRESSED = re.compile(
 )
 _participants_cache: dict[tuple[str, str], tuple[frozenset[str], int]] = {}
 # Conversations whose archive is kept in memory between turns (`_Archive`), and how much
-# of each: the lookups' rowids, and the messages read (a few hundred a turn).
-ARCHIVES_KEPT = 8
-LOOKUPS_KEPT = 4_000
-ROWS_KEPT = 20_000
+# of each: the lookups' rowids (~15 a turn, up to 301 ids each: ~10 KB) and the messages
+# read (up to ~300 a turn, a few KB each) — a few MB a conversation at most.
+ARCHIVES_KEPT = 4
+LOOKUPS_KEPT = 512
+ROWS_KEPT = 3_000
 
 
 @dataclass
@@ -355,8 +356,7 @@ class RecallIndex:
         read are not read again)."""
         if archive is None:
             return [_match(row) for row in self._rows_by_id(session_id, sorted(ids))]
-        if len(archive.rows) + len(ids) > ROWS_KEPT:
-            archive.rows, archive.by_seq = {}, {}
+        _make_room(archive, len(ids))
         rows, by_seq = archive.rows, archive.by_seq
         missing = [doc_id for doc_id in ids if doc_id not in rows]
         if missing:
@@ -374,8 +374,7 @@ class RecallIndex:
         earlier turn read are not read again)."""
         if archive is None:
             return [_match(row) for row in self._rows_by_seq(session_id, seqs)]
-        if len(archive.rows) + len(seqs) > ROWS_KEPT:
-            archive.rows, archive.by_seq = {}, {}
+        _make_room(archive, len(seqs))
         rows, by_seq = archive.rows, archive.by_seq
         missing = [seq for seq in seqs if seq not in by_seq]
         if missing:
@@ -577,6 +576,16 @@ class RecallIndex:
             neighbour = _match(row)
             neighbours.setdefault(neighbour.seq, neighbour)
         return RecallPool(matches, neighbours)
+
+
+def _make_room(archive: _Archive, coming: int) -> None:
+    """Drop the older half of the messages kept when `coming` more would pass ROWS_KEPT
+    (new values, not emptied in place: another thread may be reading the old ones)."""
+    if len(archive.rows) + coming <= ROWS_KEPT:
+        return
+    kept = list(archive.rows.items())[len(archive.rows) // 2 :]
+    archive.rows = dict(kept)
+    archive.by_seq = {match.seq: doc_id for doc_id, match in kept if match is not None}
 
 
 def _how_many(newest: frozenset[int], low: int, high: int) -> int:

@@ -278,3 +278,22 @@ def test_the_live_messages_are_never_candidates_nor_read(archive: Archive) -> No
     query = recall_query("What was the gate code?", date(2026, 3, 3))
     pool = archive.index.pool(session_id, query)
     assert all(m.seq <= 40 for m in (*pool.matches, *pool.neighbours.values()))
+
+
+def test_a_full_archive_keeps_its_newer_half_and_finds_the_same(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = chatter(120)
+    texts[10] = "Let's settle it: the new gate code is AX-7731, starting Monday."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 100)
+    query = recall_query("What was the garden gate code?", date(2026, 3, 3))
+    fresh = archive.index.pool(session_id, query)
+    monkeypatch.setattr(recall_module, "ROWS_KEPT", 8)
+    for other in ("What about lunch plans?", "And the weather?", "What was the gate code?"):
+        archive.index.pool(session_id, recall_query(other, date(2026, 3, 3)))
+        kept = archive.index.pool(session_id, query)
+        assert kept.matches == fresh.matches
+        assert dict(kept.neighbours) == dict(fresh.neighbours)
+    assert all(len(held.rows) <= 8 + 60 for held in recall_module._archives.values())
