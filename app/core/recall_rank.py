@@ -174,8 +174,9 @@ def rank_pool(
     ranked: list[Ranked] = []
     for match in everyone.values():
         own = own_score(held(match), values)
+        borrowed = 0.0  # what its summary's key says it is about (words5, issue 22)
         if not match.session_id and match.seq in by_key:
-            own += KEY_SHARE * own_score(by_key[match.seq] - held(match), values)
+            borrowed = KEY_SHARE * own_score(by_key[match.seq] - held(match), values)
         before = everyone.get((match.session_id, match.seq - 1))
         context = 0.0
         if (
@@ -197,7 +198,11 @@ def rank_pool(
             # The user answering Claude's question about what they said just before.
             if earlier is not None:
                 context += EARLIER_SHARE * own_score(held(earlier) - held(match), values)
-        score = own + context
+        # A message's borrowed worth counts once (words5): from its key or from the turns
+        # around it, the larger. Added up, a key and the turn before that both name "guest
+        # list" lifted a reply holding neither word above the message holding both (planted
+        # facts at 2k with keys: 0.985 -> 0.96).
+        score = own + max(context, borrowed)
         days = query.days
         if score <= 0:
             if days is None or not days.exact or not days.holds(day_of(match)):
