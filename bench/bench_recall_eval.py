@@ -23,6 +23,10 @@ interface the engine uses (`Summarizer` with its `complete` callable, the shape 
   narrative and points with no name, number or identifier. Only Cairn's own rule
   facets and retention check can keep facts then.
 
+Both return the `search_keys` our schema requires (`stand_in_keys`): for each stretch on
+one subject, the words said in more than one of its messages (the fact-free one: no name
+or number) — what a model could write from the text alone, never a question's words.
+
 Then, at the end, every question is asked: `request_for` builds the request the app
 would send for it (see there), and we count whether the fact's value is anywhere in
 the request's text (system + messages), and whether the message that stated it is

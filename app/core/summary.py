@@ -34,6 +34,10 @@ MAX_KEY_POINTS = 30
 # summaries of 40) took ~25 ms to read, 200 take ~1 ms.
 MAX_KEPT_KEYS = 200
 MAX_KEY_CHARS = 200
+# The messages a joined key names: recall reads a key's first 12 (recall_rank's
+# KEY_SOURCES_AT_MOST), and 200 keys naming all of a 100k conversation's messages took
+# 8 ms to read.
+MAX_JOINED_SOURCES = 12
 # Search keys of one condensed summary (a model's, or the rules').
 MAX_SEARCH_KEYS = 40
 # A merge keeps at most this many of each other list (the newest).
@@ -466,7 +470,8 @@ def merge(contents: Sequence[SummaryContent]) -> SummaryContent:
 def bounded_keys(keys: Sequence[SearchKey], most: int = MAX_KEPT_KEYS) -> list[SearchKey]:
     """`keys` in order, at most `most` of them: beyond that, each run of neighbouring keys
     becomes one — their words joined (up to `MAX_KEY_CHARS`, each key's first words
-    first), their sources together — so every stretch keeps a key, a coarser one."""
+    first) and up to `MAX_JOINED_SOURCES` of their sources (each key's first first) — so
+    every stretch keeps its words in a key, a coarser one."""
     if len(keys) <= most:
         return list(keys)
     size = -(-len(keys) // most)
@@ -481,7 +486,12 @@ def bounded_keys(keys: Sequence[SearchKey], most: int = MAX_KEPT_KEYS) -> list[S
                 if depth < len(listed) and used + 1 + len(listed[depth]) <= MAX_KEY_CHARS:
                     words.append(listed[depth])
                     used += 1 + len(listed[depth])
-        sources = sorted({seq for key in run for seq in key.sources})
+        named: list[int] = []
+        for depth in range(max(len(key.sources) for key in run)):
+            for key in run:
+                if depth < len(key.sources) and len(named) < MAX_JOINED_SOURCES:
+                    named.append(key.sources[depth])
+        sources = sorted(set(named))
         joined.append(SearchKey(words=" ".join(words), sources=sources))
     return joined
 
