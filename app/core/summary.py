@@ -30,8 +30,8 @@ from app.core.models import Message
 MAX_KEY_POINTS = 30
 # Search keys a summary keeps through compression (its children's with its own), and the
 # characters of one: beyond that many, neighbouring keys share one (`bounded_keys`). Every
-# reply reads the active summaries whole: 4,000 keys (a 100k conversation's hundred
-# summaries of 40) took ~25 ms to read, 200 take ~1 ms.
+# reply reads the active summaries whole: 3,878 keys (a 100k conversation's hundred rule
+# summaries) took 20-45 ms to read, 194 joined ones 0.35 ms (bench_search_keys, load ~5).
 MAX_KEPT_KEYS = 200
 MAX_KEY_CHARS = 200
 # The messages a joined key names: recall reads a key's first 12 (recall_rank's
