@@ -23,6 +23,10 @@ interface the engine uses (`Summarizer` with its `complete` callable, the shape 
   narrative and points with no name, number or identifier. Only Cairn's own rule
   facets and retention check can keep facts then.
 
+Both return the `search_keys` our schema requires (`stand_in_keys`): for each stretch on
+one subject, the words said in more than one of its messages (the fact-free one: no name
+or number) — what a model could write from the text alone, never a question's words.
+
 Then, at the end, every question is asked: `request_for` builds the request the app
 would send for it (see there), and we count whether the fact's value is anywhere in
 the request's text (system + messages), and whether the message that stated it is
@@ -70,6 +74,7 @@ from app.core.engine import SummarizationEngine
 from app.core.errors import ContextOverflowError
 from app.core.models import Message, Role
 from app.core.policy import TriggerMemory
+from app.core.recall import is_common_word
 from app.core.summarization_config import SummarizationConfig
 from app.core.summarizer import Summarizer
 from app.core.summary import SummaryMode, SummaryTrigger
@@ -125,6 +130,92 @@ def _transcript_blocks(prompt: str) -> list[tuple[int, list[str]]]:
     return blocks
 
 
+# A message's header and its day: "[#12 · user · 2026-02-03 09:14]".
+_DAY = re.compile(r"^\[#(\d+) · (?:user|assistant) · (\d{4}-\d{2}-\d{2})")
+_KEY_WORD = re.compile(r"(?<![\w'’])[^\W\d_]+(?![\w'’])")
+# The words of one key ("a few plain words", as the prompt asks): at most this many.
+KEY_WORDS = 4
+
+
+def _sittings(prompt: str) -> list[list[tuple[int, str]]]:
+    """The transcript's messages (not summaries) by the day they were written, each as
+    (its number, its text)."""
+    inside = prompt.split("<transcript>", 1)[-1].split("</transcript>", 1)[0]
+    sittings: dict[str, list[tuple[int, list[str]]]] = {}
+    current: list[str] | None = None
+    for raw in inside.splitlines():
+        line = raw.strip()
+        header = _DAY.match(line)
+        if header is not None:
+            current = []
+            sittings.setdefault(header.group(2), []).append((int(header.group(1)), current))
+        elif line.startswith("[Summary of messages"):
+            current = None
+        elif current is not None and line:
+            current.append(line)
+    return [[(n, " ".join(lines)) for n, lines in day] for day in sittings.values()]
+
+
+def _topic_words(text: str, *, names: bool) -> list[str]:
+    """The words of a message a key could use, lower case, each once: no common word,
+    no number, and (unless `names`) no name — capitalised where no sentence starts, or
+    never written in lower case."""
+    found = list(_KEY_WORD.finditer(text))
+    lower = {m.group() for m in found if m.group().islower()}
+    words: list[str] = []
+    for match in found:
+        word = match.group()
+        folded = word.lower()
+        named = word[0].isupper() and (
+            not _starts_sentence(text, match.start()) or folded not in lower
+        )
+        if len(folded) >= 3 and not is_common_word(folded) and (names or not named):
+            words.append(folded)
+    return list(dict.fromkeys(words))
+
+
+def _subjects(day: list[tuple[int, list[str]]]) -> list[list[tuple[int, list[str]]]]:
+    """A day's messages in stretches on one subject: a new one begins where a message
+    shares no word with the one before it."""
+    stretches: list[list[tuple[int, list[str]]]] = []
+    for number, words in day:
+        if stretches and set(words) & set(stretches[-1][-1][1]):
+            stretches[-1].append((number, words))
+        else:
+            stretches.append([(number, words)])
+    return stretches
+
+
+def stand_in_keys(prompt: str, *, names: bool) -> list[dict[str, Any]]:
+    """The `search_keys` a model following our prompt could write from the transcript
+    alone: for each stretch on one subject (messages of a day going on with the words of
+    the one before), the words said in more than one of its messages, most often first
+    (`names`: a name too; the fact-free stand-in writes none, nor any number), and the
+    messages about them (saying one, or replying to one that does). Only words of the
+    stretch itself: a stand-in cannot write "hobbies" for "pottery", as a model might."""
+    keys: list[dict[str, Any]] = []
+    for day in _sittings(prompt):
+        said = [(number, _topic_words(text, names=names)) for number, text in day]
+        for stretch in _subjects(said):
+            counts = Counter(word for _, words in stretch for word in words)
+            order = {w: n for n, w in enumerate(w for _, words in stretch for w in words)}
+            topic = sorted(
+                (w for w in counts if counts[w] > 1), key=lambda w: (-counts[w], order[w])
+            )
+            topic = topic[:KEY_WORDS]
+            # The messages about it: those saying one of its words, and the reply to each.
+            about = [n for n, (_, words) in enumerate(stretch) if set(words) & set(topic)]
+            sources = sorted({stretch[i][0] for n in about for i in (n, n + 1) if i < len(stretch)})
+            if topic:
+                keys.append({"words": " ".join(topic), "sources": sources})
+    return keys
+
+
+def _starts_sentence(text: str, position: int) -> bool:
+    before = text[:position].rstrip()
+    return not before or before[-1] in '.!?:"“'
+
+
 def extractive_claude(**arguments: Any) -> dict[str, Any]:
     """A diligent summarizer: the sentences carrying specifics, verbatim, oldest first,
     and the identifiers, names and numbers in them as entities, as many as the length
@@ -156,6 +247,8 @@ def extractive_claude(**arguments: Any) -> dict[str, Any]:
         "action_items": [],
         "open_questions": [],
         "entities": entities,
+        "standing": "",
+        "search_keys": stand_in_keys(prompt, names=True),
     }
 
 
@@ -176,6 +269,8 @@ def fact_free_claude(**arguments: Any) -> dict[str, Any]:
         "action_items": [],
         "open_questions": [{"text": "Some details remain to be confirmed.", "sources": sources}],
         "entities": [],
+        "standing": "",
+        "search_keys": stand_in_keys(str(arguments["prompt"]), names=False),
     }
 
 

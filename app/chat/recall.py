@@ -26,6 +26,7 @@ from app.core.lookup import Lookup, LookupHit, recalled_lookup
 from app.core.models import Role
 from app.core.recall import RecallBlock, RecallQuery, fit_recall, recall_query
 from app.core.recall_rank import RecallPool, keyed, rank_pool
+from app.core.search_keys import KeyIndex
 from app.core.settings import RecallSettings
 from app.store.lookups import LookupStore
 
@@ -33,6 +34,9 @@ log = logging.getLogger(__name__)
 
 # What a message of another conversation scores beside one of this conversation.
 ELSEWHERE_SHARE = 0.8
+# The summaries' search keys by the words they hold, each summary's read once, shared by
+# every reply's worker (summaries do not change once made).
+SUMMARY_KEYS = KeyIndex()
 
 
 class ArchiveLookup(Protocol):
@@ -80,7 +84,8 @@ class AutomaticRecall:
         try:
             participants = index.participants(session_id)
             query = recall_query(newest.content, today, participants)
-            keys = (key for summary in summaries for key in summary.content.search_keys)
+            # Only the keys that may hold a term are read (issue 22: thousands at 100k).
+            keys = SUMMARY_KEYS.keys_for(summaries, query.terms)
             query = replace(query, keyed=keyed(keys, query.terms))
             if not query.terms and query.days is None:
                 return None

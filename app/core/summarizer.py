@@ -86,6 +86,7 @@ from app.core.summary import (
     SummaryMode,
     SummaryTier,
     SummaryTrigger,
+    bounded_keys,
     merge,
     render_summary_text,
 )
@@ -331,7 +332,8 @@ class Summarizer:
                 for point in children.open_questions:
                     builder.add_point(builder.open_questions, point)
             retain(builder, children.entities, set(children.entities))
-            builder.search_keys[:0] = children.search_keys  # every stretch keeps its keys
+            # Every stretch keeps its keys, coarser beyond MAX_KEPT_KEYS.
+            builder.search_keys = bounded_keys([*children.search_keys, *builder.search_keys])
             builder.standing = builder.standing or children.standing
             return builder
 

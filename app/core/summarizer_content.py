@@ -17,10 +17,13 @@ from datetime import date, datetime
 from app.core.extract import Facets
 from app.core.models import Message, Role
 from app.core.redaction import redact_secrets
+from app.core.search_keys import rule_search_keys
 from app.core.summarizer_llm import LlmFact, LlmPoint, LlmSummary
 from app.core.summary import (
     FACT_KINDS,
+    MAX_KEY_CHARS,
     MAX_KEY_POINTS,
+    MAX_SEARCH_KEYS,
     ActionItem,
     FactKind,
     LedgerFact,
@@ -40,9 +43,6 @@ DaySource = Callable[[Sequence[int], str | None], date | None]
 """The day a point was said: from its source messages, else the day the model gave."""
 MAX_POINT_CHARS = 300
 MAX_ENTITY_CHARS = 200
-# Search keys of one summary, and the characters of one: a few words each.
-MAX_SEARCH_KEYS = 40
-MAX_KEY_CHARS = 200
 
 
 @dataclass
@@ -299,6 +299,8 @@ def rule_content(
             )
     merge_facets(builder, facets, first_day)
     builder.standing = rule_standing(builder)
+    # What the stretch is findable by: each exchange by its own and its neighbours' words.
+    builder.search_keys = rule_search_keys(messages)
     if ledger:
         builder.add_facts(ledger)
     else:

@@ -28,6 +28,18 @@ from app.core.dates import day_range, short_date
 from app.core.models import Message
 
 MAX_KEY_POINTS = 30
+# Search keys a summary keeps through compression (its children's with its own), and the
+# characters of one: beyond that many, neighbouring keys share one (`bounded_keys`). Every
+# reply reads the active summaries whole: 3,878 keys (a 100k conversation's hundred rule
+# summaries) took 20-45 ms to read, 194 joined ones 0.35 ms (bench_search_keys, load ~5).
+MAX_KEPT_KEYS = 200
+MAX_KEY_CHARS = 200
+# The messages a joined key names: recall reads a key's first 12 (recall_rank's
+# KEY_SOURCES_AT_MOST), and 200 keys naming all of a 100k conversation's messages took
+# 8 ms to read.
+MAX_JOINED_SOURCES = 12
+# Search keys of one condensed summary (a model's, or the rules').
+MAX_SEARCH_KEYS = 40
 # A merge keeps at most this many of each other list (the newest).
 MAX_MERGED_ITEMS = 30
 # `fit` keeps this many key points for as long as it can.
@@ -451,8 +463,37 @@ def merge(contents: Sequence[SummaryContent]) -> SummaryContent:
         + max(0, len(decisions) - MAX_MERGED_ITEMS),
         # Where things stand is where the newest left them; every stretch keeps its keys.
         standing=next((c.standing for c in reversed(contents) if c.standing.strip()), ""),
-        search_keys=[k for c in contents for k in c.search_keys],
+        search_keys=bounded_keys([k for c in contents for k in c.search_keys]),
     )
+
+
+def bounded_keys(keys: Sequence[SearchKey], most: int = MAX_KEPT_KEYS) -> list[SearchKey]:
+    """`keys` in order, at most `most` of them: beyond that, each run of neighbouring keys
+    becomes one — their words joined (up to `MAX_KEY_CHARS`, each key's first words
+    first) and up to `MAX_JOINED_SOURCES` of their sources (each key's first first) — so
+    every stretch keeps its words in a key, a coarser one."""
+    if len(keys) <= most:
+        return list(keys)
+    size = -(-len(keys) // most)
+    joined: list[SearchKey] = []
+    for start in range(0, len(keys), size):
+        run = keys[start : start + size]
+        lists = [key.words.split() for key in run]
+        words: list[str] = []
+        used = -1
+        for depth in range(max(len(w) for w in lists)):
+            for listed in lists:
+                if depth < len(listed) and used + 1 + len(listed[depth]) <= MAX_KEY_CHARS:
+                    words.append(listed[depth])
+                    used += 1 + len(listed[depth])
+        named: list[int] = []
+        for depth in range(max(len(key.sources) for key in run)):
+            for key in run:
+                if depth < len(key.sources) and len(named) < MAX_JOINED_SOURCES:
+                    named.append(key.sources[depth])
+        sources = sorted(set(named))
+        joined.append(SearchKey(words=" ".join(words), sources=sources))
+    return joined
 
 
 def unique_facts(facts: Iterable[LedgerFact]) -> list[LedgerFact]:

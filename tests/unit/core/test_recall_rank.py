@@ -102,6 +102,20 @@ def test_a_summary_key_finds_a_stretch_worded_otherwise() -> None:
     assert all(r.score > 0 for r in ranked)
 
 
+def test_a_key_and_the_turn_before_do_not_count_the_same_words_twice() -> None:
+    # words5: a stretch's key ("guest list") and the turn before both name the question's
+    # words; the reply holding neither must not outrank the message that holds both.
+    asked = turn(1, "Let's get back to the guest list for a minute.")
+    reply = turn(2, "Good, one less thing to chase: a short note of what you decide.")
+    fact = turn(5, "The guest list comes to 117 guests now.")
+    keys = [SearchKey(words="guest list wedding", sources=[1, 2])]
+    query = recall_query("How many guests are on the list?", TODAY)
+    query = replace(query, keyed=keyed(keys, query.terms))
+    ranked = rank_pool(pool_of(asked, reply, fact), query)
+    by_seq = {r.match.seq: r.score for r in ranked}
+    assert by_seq[5] > by_seq[2] > 0
+
+
 def test_keys_that_hold_no_term_add_nothing() -> None:
     query = recall_query("What did the vet say?", TODAY)
     assert keyed([SearchKey(words="garden, allotment", sources=[4])], query.terms) == ()

@@ -658,6 +658,21 @@ def test_a_compressed_summary_keeps_its_childrens_search_keys(counter: TokenCoun
     assert SearchKey(words="merged", sources=[45]) in llm.draft.content.search_keys
 
 
+def test_a_basic_summary_gives_each_exchange_its_topic_as_search_keys(
+    counter: TokenCounter,
+) -> None:
+    # Rule mode writes no model's keys; it derives them from the turns (issue 22).
+    result = summarize(make(counter, None, mode="rule"))
+
+    assert result.draft is not None
+    keys = result.draft.content.search_keys
+    assert keys and all(set(key.sources) <= set(range(1, 7)) for key in keys)
+    report = {seq for key in keys if "report" in key.words.split() for seq in key.sources}
+    assert {1, 2} <= report  # the report is what the first exchange is about
+    # Not shown to Claude.
+    assert not any(key.words in rendered(result) for key in keys)
+
+
 def test_a_basic_summary_says_the_newest_decision_and_open_question(
     counter: TokenCounter,
 ) -> None:

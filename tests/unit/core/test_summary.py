@@ -8,11 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.summary import (
+    MAX_JOINED_SOURCES,
+    MAX_KEPT_KEYS,
+    MAX_KEY_CHARS,
     ActionItem,
     LedgerFact,
+    SearchKey,
     SourcedPoint,
     SummaryContent,
     archived_facts_note,
+    bounded_keys,
     fit,
     merge,
     render_summary_text,
@@ -181,3 +186,27 @@ def test_fit_always_fits_and_counts_every_fact_it_drops(
         # A fact went only once narrative, key points and decisions had gone.
         assert fitted.key_points == [] and fitted.decisions == []
         assert fitted.narrative in ("", "…") or fitted.narrative.endswith(" …")
+
+
+def test_a_merge_keeps_every_stretchs_search_keys_coarser_beyond_the_cap() -> None:
+    keys = [SearchKey(words=f"topic{n} thing{n}", sources=[2 * n, 2 * n + 1]) for n in range(4000)]
+    few = [SearchKey(words="pottery course", sources=[1])]
+    assert bounded_keys(few) == few
+
+    merged = merge(
+        [
+            SummaryContent(narrative="a", search_keys=keys[:2500]),
+            SummaryContent(narrative="b", search_keys=keys[2500:]),
+        ]
+    )
+
+    kept = merged.search_keys
+    assert len(kept) <= MAX_KEPT_KEYS
+    assert all(len(key.words) <= MAX_KEY_CHARS for key in kept)
+    # Each joined key names a few of its stretch's messages, in order; each key's first
+    # word stays.
+    named = [seq for key in kept for seq in key.sources]
+    assert named == sorted(named) and set(named) <= set(range(8000))
+    assert all(1 <= len(key.sources) <= MAX_JOINED_SOURCES for key in kept)
+    words = {word for key in kept for word in key.words.split()}
+    assert {f"topic{n}" for n in range(4000)} <= words
