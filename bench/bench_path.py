@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python bench/bench_path.py [--turns 10] [--warmup 2]
      [--cells 26k:1k,104k:10k,155k:100k] [--profile] [--no-heartbeat] [--no-langchain]
+     [--tree CHECKOUT] [--poll-driver]
 (LangChain runs in a venv of its own, made on first use in /tmp/cairn-bench-langchain-venv
 from PyPI, the `bench` extra's packages; --langchain-python PYTHON names another.)
 
@@ -48,9 +49,13 @@ Enter does). Measured:
   5 ms update delay, as on an X11 screen without vsync). Of it, `server` is the wall
   time from the request handed to httpx to its response headers: the fake server's
   own work in its process (it parses the body and counts its tokens), not the app's.
-The heartbeat and the driver's 10 ms poll are the bench's own GUI work: their cost
-per beat is measured idle and printed, and `--no-heartbeat` measures the CPU figures
-without them (the slice column is then empty).
+The driver waits on the app's events, not on a poll: it goes on after each callback the
+chat service's loop runs (a job's end, a delta, a timer of its own), when a timed wait is
+due and when the parent's line comes; only start-up's conditions, before the turns, are
+polled every 10 ms (`--poll-driver` polls throughout, as before). The heartbeat is the
+bench's own GUI work: its cost per beat is measured idle and printed, and
+`--no-heartbeat` measures the CPU figures without it (the slice column is then empty).
+`--tree` runs the app from another checkout (main's, say), the bench and fake as this one.
 
 LangChain, per turn: `save_context` then `load_memory_variables({})`, thread CPU.
 
@@ -78,10 +83,12 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
+import real_window  # noqa: E402
 from real_window import (  # noqa: E402
     KEY,
     POLL_MS,
     REPO,
+    Condition,
     FakeServer,
     Heartbeat,
     child_environment,
@@ -91,7 +98,6 @@ from real_window import (  # noqa: E402
     prepare_home,
     run_cairn,
     settled,
-    wait,
 )
 
 DEFAULT_CELLS = "26k:1k,104k:10k,155k:100k"
@@ -254,15 +260,128 @@ class RequestHook:
 def app_child(settings_file: str) -> None:
     """Run Cairn as `cairn` does, with the bench's script in the smoke hook's place."""
     settings = json.loads(Path(settings_file).read_text())
+    if settings["tree"]:
+        real_window.REPO = Path(settings["tree"])  # run_cairn imports `app` from there
     commands = _Commands()
+    loops: list[Any] = []
 
-    def script(controller: Any, window: Any, started: Callable[[], bool]) -> Iterator[Any]:
+    def drive(controller: Any, window: Any, started: Callable[[], bool]) -> Iterator[Any]:
         hook = RequestHook(threading.get_ident())
         if settings["profile"]:
             _profile_reply_worker(hook)
         yield from _drive(controller, window, started, settings, hook, commands)
 
+    def script(controller: Any, window: Any, started: Callable[[], bool]) -> Iterator[Any]:
+        loops.append(controller.loop)
+        return drive(controller, window, started)
+
+    if not settings["poll_driver"]:
+        # run_cairn plugs `make_driver` (a 10 ms poll) in; this bench's own waits on events.
+        real_window.make_driver = lambda parent, steps: event_driver(  # type: ignore[assignment]
+            parent, loops[-1], steps, commands
+        )
     run_cairn(script, settings["key"])
+
+
+# --- waiting without a poll --------------------------------------------------------------------
+
+
+class Timed:
+    """Wait `seconds`: a single-shot timer for the event driver, a clock for the poll's."""
+
+    def __init__(self, seconds: float) -> None:
+        self.until = time.perf_counter() + seconds
+
+    def __call__(self) -> bool:
+        return time.perf_counter() >= self.until
+
+
+class Polled:
+    """A condition no event tells of (start-up's): the event driver polls it, as before."""
+
+    def __init__(self, condition: Condition) -> None:
+        self.condition = condition
+
+    def __call__(self) -> bool:
+        return self.condition()
+
+
+def event_driver(parent: Any, loop: Any, steps: Iterator[Condition], commands: _Commands) -> Any:
+    """A QObject resuming `steps` when what they wait for may have changed, not on a poll:
+    after each callback the chat service's loop runs (posted from a worker, or a timer of
+    its own: a job's end, a delta, the conversation idle again), when the parent's line
+    comes (LangChain's turn done), when a `Timed` wait is due. Only a `Polled` condition
+    (start-up's, before the turns) is checked every `POLL_MS`. So in a turn the GUI
+    thread does none of the driver's work but what the app's own events bring."""
+    import traceback
+
+    from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal
+
+    class Driver(QObject):
+        woken = Signal()
+
+        def __init__(self) -> None:
+            super().__init__(parent)
+            self._waiting: Condition | None = None
+            self._done = False
+            self._poll = QTimer(self)
+            self._poll.setInterval(POLL_MS)
+            self._poll.timeout.connect(self._step)
+            self._timer = QTimer(self)
+            self._timer.setSingleShot(True)
+            self._timer.timeout.connect(self._step)
+            queued = Qt.ConnectionType.QueuedConnection
+            self.woken.connect(self._step, queued)
+            # After the loop's own slot has run the callback (queued: after, on this thread).
+            loop._posted.connect(self._step, queued)
+            call_later = loop.call_later
+            woken = self.woken
+
+            def timed(seconds: float, callback: Callable[[], None]) -> Any:
+                def fire() -> None:
+                    callback()
+                    woken.emit()
+
+                return call_later(seconds, fire)
+
+            loop.call_later = timed
+            commands.on_line = woken.emit
+            QTimer.singleShot(0, self._step)
+
+        def _step(self) -> None:
+            if self._done:
+                return
+            if self._waiting is not None and not self._waiting():
+                if isinstance(self._waiting, Timed) and not self._timer.isActive():
+                    self._arm()  # a coarse timer may fire a little early
+                return
+            self._poll.stop()
+            self._timer.stop()
+            try:
+                while True:
+                    self._waiting = next(steps)
+                    if not self._waiting():
+                        break
+            except StopIteration:
+                self._done = True
+                QCoreApplication.exit(0)
+                return
+            except Exception:
+                traceback.print_exc()
+                print("FAILED", flush=True)
+                self._done = True
+                QCoreApplication.exit(4)
+                return
+            self._arm()
+
+        def _arm(self) -> None:
+            if isinstance(self._waiting, Timed):
+                remaining = self._waiting.until - time.perf_counter()
+                self._timer.start(max(0, int(remaining * 1000) + 1))
+            elif isinstance(self._waiting, Polled):
+                self._poll.start()
+
+    return Driver()
 
 
 def _profile_reply_worker(hook: RequestHook) -> None:
@@ -287,16 +406,19 @@ def _profile_reply_worker(hook: RequestHook) -> None:
 
 
 class _Commands:
-    """Lines from the parent on standard input, read on a thread of their own."""
+    """Lines from the parent on standard input, read on a thread of their own; each
+    told to `on_line` (the event driver's wake-up) once it is in."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.on_line: Callable[[], None] = lambda: None
         self._thread = threading.Thread(target=self._read, name="bench-stdin", daemon=True)
         self._thread.start()
 
     def _read(self) -> None:
         for line in sys.stdin:
             self.lines.append(line.strip())
+            self.on_line()
 
     def take(self) -> str | None:
         return self.lines.pop(0) if self.lines else None
@@ -374,10 +496,10 @@ def _drive(
             and service.runner.running == 0
         )
 
-    yield started
+    yield Polled(started)
     # Settled: start-up's work done, the model known.
-    yield settled(controller, time.perf_counter())
-    yield (
+    yield Polled(settled(controller, time.perf_counter()))
+    yield Polled(
         lambda: (
             (state := controller.service.current.gauge.measure()) is not None
             and state.context_window == settings["window"]
@@ -388,11 +510,11 @@ def _drive(
     first_paint = _FirstPaint(controller, window.transcript)
     # The bench's own GUI work: the heartbeat's cost per beat, idle (poll included).
     cpu = time.thread_time()
-    yield wait(1.0)
+    yield Timed(1.0)
     poll_only = time.thread_time() - cpu  # the driver's poll, and whatever else runs idle
     cpu, beats_from = time.thread_time(), time.perf_counter()
     heartbeat.start()
-    yield wait(1.0)
+    yield Timed(1.0)
     heartbeat.stop()
     beat_seconds = time.perf_counter() - beats_from
     with_beat = time.thread_time() - cpu
@@ -408,6 +530,7 @@ def _drive(
                 "beats_per_s": heartbeat.count / beat_seconds,
                 "tracked": len(gc.get_objects()),
                 "frozen": gc.get_freeze_count(),
+                "driver": f"a {POLL_MS} ms poll" if settings["poll_driver"] else "events",
             }
         ),
         flush=True,
@@ -424,7 +547,7 @@ def _drive(
             hook.profiling = True
         editor.setFocus(Qt.FocusReason.OtherFocusReason)
         editor.insertPlainText(question)
-        yield wait(SETTLE_SECONDS)
+        yield Timed(SETTLE_SECONDS)
         yield idle
         tail_before, summaries_before = len(current.state.tail), len(current.state.summaries)
         marks = Marks()
@@ -447,7 +570,7 @@ def _drive(
         slice_ms, slice_cpu = heartbeat.longest_slice()
         hook.marks = None
         tail_cpu = time.process_time()
-        yield wait(TAIL_SECONDS)
+        yield Timed(TAIL_SECONDS)
         tail_cpu = time.process_time() - tail_cpu
         if errors:
             raise RuntimeError(f"the turn went wrong: {errors}")
@@ -606,6 +729,8 @@ def run_cell(
                             "turns": args.turns,
                             "heartbeat": not args.no_heartbeat,
                             "profile": args.profile,
+                            "tree": args.tree,
+                            "poll_driver": args.poll_driver,
                         }
                     )
                 )
@@ -613,7 +738,7 @@ def run_cell(
                 with errors.open("w") as stderr:
                     app = subprocess.Popen(
                         [sys.executable, __file__, "--app", str(app_settings)],
-                        cwd=REPO,
+                        cwd=args.tree or REPO,
                         env=child_environment(home, server.base_url),
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
@@ -665,10 +790,11 @@ def _talk(
             ready = result.ready
             print(
                 f"  {cell.name}: {ready['live']:,} live messages, {ready['live_tokens']:,} live "
-                f"tokens, {ready['summaries']} summary; idle GUI thread (driver's {POLL_MS} ms "
-                f"poll) {ready['idle_ms_per_s']:.1f} ms CPU/s; heartbeat {ready['beat_us']:.0f} "
-                f"µs a beat ({ready['beats_per_s']:.0f}/s); {ready['tracked']:,} objects "
-                f"tracked by the collector, {ready['frozen']:,} frozen",
+                f"tokens, {ready['summaries']} summary; idle GUI thread (driver: "
+                f"{ready['driver']}) {ready['idle_ms_per_s']:.1f} ms CPU/s; heartbeat "
+                f"{ready['beat_us']:.0f} µs a beat ({ready['beats_per_s']:.0f}/s); "
+                f"{ready['tracked']:,} objects tracked by the collector, "
+                f"{ready['frozen']:,} frozen",
                 flush=True,
             )
         elif word == "TURN":
@@ -850,6 +976,17 @@ def main() -> None:
         "figures; the raw samples stay in the temporary folder, one file a cell)",
     )
     parser.add_argument("--langchain-python", help="a Python with langchain-classic installed")
+    parser.add_argument(
+        "--tree",
+        help="run the app from this checkout (e.g. main's, unpacked by `git archive`); the "
+        "bench, its fake server and databases stay this one's",
+    )
+    parser.add_argument(
+        "--poll-driver",
+        action="store_true",
+        help="drive the app as before: a 10 ms poll on the GUI thread (real_window.make_driver) "
+        "instead of waking on the app's events",
+    )
     parser.add_argument("--app", help=argparse.SUPPRESS)
     parser.add_argument("--langchain", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -870,6 +1007,10 @@ def main() -> None:
     began = time.perf_counter()
     print(f"machine: {machine()}")
     print(f"load average at start: {load_average()}")
+    print(
+        f"app: {args.tree or REPO}; driver: "
+        + (f"a {POLL_MS} ms poll" if args.poll_driver else "the app's events")
+    )
     cells = parse_cells(args.cells)
     counter = default_counter()
     counter.load()

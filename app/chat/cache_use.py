@@ -10,6 +10,7 @@ from app.chat.runner import Job, JobRunner
 from app.core.caching import CacheUse
 from app.core.errors import StorageError, UserFacingError
 from app.core.models import Session
+from app.store.cache_use import CacheRead
 from app.store.sessions import SessionStore
 
 
@@ -19,7 +20,8 @@ class CacheUseTracker:
     Opening a conversation reads its totals in the background (a conversation of
     100,000 messages takes most of a second to add up); after that only the
     replies after the last one counted are read, by seq through the message
-    index, so a reply costs O(new rows) on the loop's thread.
+    index: by the reply's own job once it saved the reply (off the loop's thread), or
+    here when a conversation moved otherwise.
     """
 
     def __init__(
@@ -39,6 +41,7 @@ class CacheUseTracker:
         self._use = CacheUse()
         self._last_seq = 0
         self._loading: Job[tuple[CacheUse, int]] | None = None
+        self._read_by_reply: str | None = None  # read by a reply's job: no read on its move
 
     @property
     def use(self) -> CacheUse:
@@ -68,6 +71,32 @@ class CacheUseTracker:
         self._loading = job
         self._runner.start(job)
 
+    def reading_after(self, session_id: str) -> int | None:
+        """The seq after which a reply's job of `session_id` reads the figures on its own
+        thread (`read_by_reply`); None when it need not (off screen, or read whole now)."""
+        if session_id != self._session_id or self._loading is not None:
+            return None
+        return self._last_seq
+
+    def read_by_reply(self, session_id: str, read: CacheRead | None) -> None:
+        """What a reply's job read after its reply was saved (`reading_after`): counted
+        here without a read on this thread, and the read that follows its session's move
+        (`session_changed`, next) left out. Ignored when something else was counted
+        since the job started, or the conversation is no longer the one read."""
+        self._read_by_reply = None
+        if (
+            read is None
+            or session_id != self._current()
+            or session_id != self._session_id
+            or self._loading is not None
+            or read.after_seq != self._last_seq
+        ):
+            return
+        self._last_seq, self._read_by_reply = read.last_seq, session_id
+        if read.use.total:
+            self._use = self._use.combined(read.use)
+            self._events.cache_use_changed(self._use)
+
     def following(self, told: Callable[[Session], None]) -> Callable[[Session], None]:
         """`told`, then `session_changed`: what the conversations call when one moves."""
 
@@ -79,10 +108,13 @@ class CacheUseTracker:
 
     def session_changed(self, session: Session) -> None:
         """A conversation moved (a message sent, a reply finished): count new replies."""
+        read_by_reply, self._read_by_reply = self._read_by_reply, None
         if session.id != self._current() or self._loading is not None:
             return  # off screen (read whole when it opens again), or being read whole now
         if session.id != self._session_id:  # the new conversation's first message
             self._session_id, self._use, self._last_seq = session.id, CacheUse(), 0
+        if read_by_reply == session.id:
+            return  # its reply's job read it already
         self._read_more()
 
     def _loaded(self, job: Job[tuple[CacheUse, int]], read: tuple[CacheUse, int]) -> None:

@@ -39,6 +39,7 @@ from app.core.recall import RecallBlock
 from app.core.summary import Summary
 from app.core.thinking import thinking_request
 from app.llm.provider import CancelToken, ChatProvider, ChatRequest, StreamCallbacks
+from app.store.cache_use import CacheRead
 from app.store.calibration_file import CalibrationFile
 from app.store.errors import MessageNotFoundError, RecordNotFoundError
 from app.store.sessions import SessionStore
@@ -87,6 +88,9 @@ class ReplyOutcome:
         quoted: raw tokens the last request quoted from the archive (its recall block).
         unsent: the question the disk did not take (`ReplyRequest.question`): it goes back
             to the composer.
+        cache_read: the conversation's cache figures after `cache_after`, read on the
+            job's thread once the reply was saved (app.chat.cache_use); None: not asked,
+            nothing saved, or the disk did not answer.
     """
 
     message: Message | None
@@ -99,6 +103,8 @@ class ReplyOutcome:
     # With a refusal: its explanation from `stop_details`, None when the API gave none.
     refusal_explanation: str | None = None
     unsent: str | None = None
+    # The conversation's cache figures read after the reply was saved (`cache_after`).
+    cache_read: CacheRead | None = None
 
 
 class ReplyJob:
@@ -112,7 +118,9 @@ class ReplyJob:
     caller makes them post to its loop. `on_text` fires once per batch of text: it is armed again
     only when the loop takes the text with `take_text`, so a fast stream never
     floods the loop. `recall_budget_ratio` (captured on the loop's thread; 0: off) is
-    the share of the window the recall block may use.
+    the share of the window the recall block may use. With `cache_after`, the
+    conversation's cache figures after that seq are read once the reply is saved
+    (`ReplyOutcome.cache_read`), so the loop's thread need not.
     """
 
     def __init__(
@@ -134,8 +142,10 @@ class ReplyJob:
         on_question_stored: Callable[[Message], None] = lambda _message: None,
         uploads: FileUploads | None = None,
         on_lookup: Callable[[Lookup], None] = lambda _lookup: None,
+        cache_after: int | None = None,
     ) -> None:
         self.request = request
+        self._cache_after = cache_after
         self._on_question_stored = on_question_stored
         self._builder = builder
         self._provider = provider
@@ -201,9 +211,23 @@ class ReplyJob:
     def work(self, _job: object = None) -> ReplyOutcome:
         store = self._open_store()
         try:
-            return replace(self._reply(store), quoted=self._quoted)
+            outcome = self._reply(store)
+            cache_read = self._cache_read(store, outcome)
+            return replace(outcome, quoted=self._quoted, cache_read=cache_read)
         finally:
             store.close()
+
+    def _cache_read(self, store: SessionStore, outcome: ReplyOutcome) -> CacheRead | None:
+        """The cache figures after `cache_after`, once the reply is saved; None when not
+        asked, nothing was saved, or the disk did not answer (the loop's thread reads)."""
+        after = self._cache_after
+        if after is None or outcome.message is None:
+            return None
+        try:
+            use, last = store.cache_use(self.request.session_id, after)
+        except StorageError:
+            return None
+        return CacheRead(after, use, last)
 
     def _reply(self, store: SessionStore) -> ReplyOutcome:
         request = self.request

@@ -570,6 +570,8 @@ def _shared(
         model_choice=service.model_choice,
         is_current=lambda state: state is service.current.state,
         session_changed=service.cache_use.following(events.session_changed),
+        cache_after=service.cache_use.reading_after,
+        cache_read=service.cache_use.read_by_reply,
         recall=lambda: service._settings.recall,
         default_instructions=lambda: service._settings.new_conversation_instructions(),
         think_longer=lambda: service._settings.think_longer,

@@ -42,6 +42,7 @@ from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary
 from app.core.tokens import TokenCounter
 from app.llm.provider import ChatProvider
+from app.store.cache_use import CacheRead
 from app.store.calibration_file import CalibrationFile
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
@@ -95,6 +96,10 @@ class Shared:
     think_longer: Callable[[], bool] = lambda: False
     # Files uploaded once through the Files API (None: always base64).
     uploads: FileUploads | None = None
+    # The seq after which a reply's job reads the conversation's cache figures, off the
+    # loop's thread (None: it does not; app.chat.cache_use), and where they go once read.
+    cache_after: Callable[[str], int | None] = lambda _session_id: None
+    cache_read: Callable[[str, CacheRead | None], None] = lambda _session_id, _read: None
 
 
 class Turns(Protocol):

@@ -314,6 +314,7 @@ class ConversationTurns:
             on_lookup=lambda lookup: loop.post(
                 lambda: state.tell(lambda events: events.lookup_made(lookup))
             ),
+            cache_after=shared.cache_after(state.session.id),
         )
         sending_id = question.id if question is not None else 0
         self._reply, self._thinking_shown = reply, ""
@@ -378,6 +379,7 @@ class ConversationTurns:
         message = self._unsaved.take(outcome.message, outcome.not_saved)
         if state.session is not None and not state.deleted:
             state.session = state.session.model_copy(update={"updated_at": utc_now()})
+            self._shared.cache_read(state.session.id, outcome.cache_read)
             self._shared.session_changed(state.session)
         state.status("")
         if message is not None and message.status is MessageStatus.DECLINED:

@@ -62,8 +62,8 @@ from app.llm.request_body import BodyEncoder
 if TYPE_CHECKING:
     import anthropic
     import httpx2
-    from anthropic.lib.streaming import MessageStreamManager
     from anthropic.types import Message as SdkMessage
+    from anthropic.types import RawMessageDeltaEvent, RawMessageStreamEvent
     from anthropic.types import Usage as SdkUsage
 
 logger = logging.getLogger(__name__)
@@ -721,33 +721,30 @@ class AnthropicProvider:
 
     def _message_stream(
         self, client: anthropic.Anthropic, request: ChatRequest
-    ) -> MessageStreamManager[None]:
-        """What `client.messages.stream(**arguments)` returns, with the body encoded here.
+    ) -> anthropic.Stream[RawMessageStreamEvent]:
+        """The reply's raw event stream (what `client.messages.create(stream=True)`
+        returns), with the body encoded here; the request is sent when this is called.
 
-        The SDK's helper copies the whole body (`prepare_request_data`) and encodes it
-        again on every request, each earlier turn included. The SDK takes a body already
-        encoded through `client.post(content=…)` (its documented way to make any
-        request), with its retries, errors and streaming as for its own helper; the
-        events go through the SDK's own `MessageStream`, as the helper's do.
+        The SDK's `messages.create` copies the whole body (`prepare_request_data`) and
+        encodes it again on every request, each earlier turn included. The SDK takes a
+        body already encoded through `client.post(content=…)` (its documented way to make
+        any request), with its retries, errors and event types as for its own method.
+        The raw stream, not the `messages.stream` helper: the helper builds an event
+        object and updates a snapshot of the whole message for each delta (`_Reply`
+        gathers the deltas once, at the end).
         """
         import anthropic
-        from anthropic.lib.streaming import MessageStreamManager
         from anthropic.types import Message, RawMessageStreamEvent
 
         arguments = self._message_arguments(request, files_header=False)
         body = self._bodies.encode({**arguments, "stream": True})
-        headers: dict[str, str] = {
-            # What the SDK's `messages.stream` helper says of itself.
-            "X-Stainless-Helper-Method": "stream",
-            "X-Stainless-Stream-Helper": "messages",
-        }
+        headers: dict[str, str] = {}
         # A file source as the compact JSON has it: a text that says so has its quotes
         # escaped, so only a block refers to a file this way (one scan in C, not a walk
         # of every turn of the history).
         if _FILE_SOURCE in body and self._files_headers():
             headers.update(self._files_headers())
-        post = functools.partial(
-            client.post,
+        return client.post(
             "/v1/messages",
             content=body,
             options={"headers": headers},
@@ -755,7 +752,6 @@ class AnthropicProvider:
             stream=True,
             stream_cls=anthropic.Stream[RawMessageStreamEvent],
         )
-        return MessageStreamManager(post, output_format=anthropic.NOT_GIVEN)
 
     def _stream(
         self,
@@ -765,28 +761,37 @@ class AnthropicProvider:
         callbacks: StreamCallbacks,
         received: list[str],
     ) -> ReplyResult:
-        finished = False
         thought = _ThinkingClock()
+        reply = _Reply()
         with self._message_stream(client, request) as stream:
             for event in stream:
                 if call.cancelled:
                     return self._cancelled_result(request, received)
-                if event.type == "text":
-                    received.append(event.text)
-                    callbacks.on_text(event.text)
-                elif event.type == "thinking":
-                    callbacks.on_thinking(event.thinking)
+                if event.type == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        received.append(delta.text)
+                        callbacks.on_text(delta.text)
+                    elif delta.type == "thinking_delta":
+                        callbacks.on_thinking(delta.thinking)
+                    reply.delta(event.index, delta)
                 elif event.type == "content_block_start":
-                    if event.content_block.type == "thinking" and thought.started:
+                    block = event.content_block
+                    if block.type == "thinking" and thought.started:
                         callbacks.on_thinking("\n\n")  # a later block: a new paragraph
-                    thought.block_started(event.content_block.type)
+                    thought.block_started(block.type)
+                    reply.block_started(block)
+                elif event.type == "message_start":
+                    reply.started(event.message)
+                elif event.type == "message_delta":
+                    reply.message_delta(event)
                 elif event.type == "message_stop":
-                    finished = True
+                    reply.finished = True
             if call.cancelled:
                 return self._cancelled_result(request, received)
-            if not finished:
+            if not reply.finished or reply.message is None:
                 raise stream_ended_early()
-            message = stream.current_message_snapshot
+            message = reply.final()
         tool_calls, content = _tool_calls(message)
         return ReplyResult(
             text="".join(received),
@@ -836,6 +841,90 @@ def _refers_to_files(messages: list[dict[str, Any]]) -> bool:
                 if isinstance(source, dict) and source.get("type") == "file":
                     return True
     return False
+
+
+class _Reply:
+    """A streamed message gathered from its raw events
+    (https://platform.claude.com/docs/en/build-with-claude/streaming): the message of
+    `message_start`, each content block of its `content_block_start`, each block's deltas
+    kept as they come and joined once, in `final`, into the SDK's own block types — as the
+    SDK's `MessageStream` accumulates them, without a snapshot updated per delta. The
+    usage of `message_delta` is cumulative: a figure it gives replaces the one before, one
+    it leaves out keeps the `message_start` value (as the SDK's accumulation does)."""
+
+    def __init__(self) -> None:
+        self.message: SdkMessage | None = None
+        self.finished = False
+        self._blocks: list[Any] = []
+        self._parts: dict[int, list[str]] = {}  # text, thinking or tool input JSON by block
+        self._citations: dict[int, list[Any]] = {}
+        self._signatures: dict[int, str] = {}
+
+    def started(self, message: SdkMessage) -> None:
+        self.message = message
+        self._blocks = list(message.content)  # none, as the API sends it; else indexed after
+
+    def block_started(self, block: Any) -> None:
+        self._blocks.append(block)
+
+    def delta(self, index: int, delta: Any) -> None:
+        kind = delta.type
+        if kind == "text_delta":
+            self._parts.setdefault(index, []).append(delta.text)
+        elif kind == "thinking_delta":
+            self._parts.setdefault(index, []).append(delta.thinking)
+        elif kind == "input_json_delta":
+            self._parts.setdefault(index, []).append(delta.partial_json)
+        elif kind == "signature_delta":
+            self._signatures[index] = delta.signature
+        elif kind == "citations_delta":
+            self._citations.setdefault(index, []).append(delta.citation)
+
+    def message_delta(self, event: RawMessageDeltaEvent) -> None:
+        message = self.message
+        if message is None:
+            return
+        message.stop_reason = event.delta.stop_reason
+        message.stop_sequence = event.delta.stop_sequence
+        message.stop_details = event.delta.stop_details
+        if event.delta.container is not None:
+            message.container = event.delta.container
+        usage, given = message.usage, event.usage
+        usage.output_tokens = given.output_tokens
+        for name in (
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "server_tool_use",
+            "output_tokens_details",
+        ):
+            value = getattr(given, name, None)
+            if value is not None:
+                setattr(usage, name, value)
+
+    def final(self) -> SdkMessage:
+        """The whole message: each block with its deltas joined."""
+        import json
+
+        message = self.message
+        assert message is not None
+        for index, block in enumerate(self._blocks):
+            parts = self._parts.get(index)
+            kind = block.type
+            if kind == "text":
+                if parts:
+                    block.text += "".join(parts)
+                if index in self._citations:
+                    block.citations = [*(block.citations or ()), *self._citations[index]]
+            elif kind == "thinking":
+                if parts:
+                    block.thinking += "".join(parts)
+                if index in self._signatures:
+                    block.signature = self._signatures[index]
+            elif parts and kind in ("tool_use", "server_tool_use"):
+                block.input = json.loads("".join(parts))
+        message.content = self._blocks
+        return message
 
 
 class _ThinkingClock:

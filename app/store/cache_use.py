@@ -4,6 +4,7 @@ summed from the usage and model stored with each reply (DESIGN §2: `message.usa
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 
 from app.core.caching import CacheUse
 from app.core.models import Usage
@@ -42,3 +43,13 @@ def read_cache_use(
         use = use.combined(CacheUse.of(usage, model))
         last = max(last, int(last_seq))
     return use, last
+
+
+@dataclass(frozen=True)
+class CacheRead:
+    """The figures of the replies after `after_seq` (`use`) and the last one's seq
+    (`last_seq`), as a reply's job reads them once its reply is saved (app.chat.cache_use)."""
+
+    after_seq: int
+    use: CacheUse
+    last_seq: int

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import anthropic
 import pytest
 
 from app.core.catalog import (
@@ -968,3 +969,71 @@ def test_count_tokens_goes_through_the_pool_too(
 
     assert len(fake_server.requests_to(COUNT_TOKENS_PATH)) == 2
     assert connections.opened == 1
+
+
+def _gathered_both_ways(server: FakeAnthropicServer, script: Any, **arguments: Any) -> list[Any]:
+    """The same scripted reply streamed twice through the real SDK: gathered by its own
+    `messages.stream` helper, and by the provider's `_Reply` from the raw events of
+    `messages.create(stream=True)`, each as a plain dict without its id."""
+    from app.llm.anthropic_provider import _Reply
+
+    client = anthropic.Anthropic(api_key=KEY, base_url=server.base_url, max_retries=0)
+    script()
+    with client.messages.stream(**arguments) as helper:
+        expected = helper.get_final_message()
+    script()
+    reply = _Reply()
+    with client.messages.create(**arguments, stream=True) as raw:
+        for event in raw:
+            if event.type == "message_start":
+                reply.started(event.message)
+            elif event.type == "content_block_start":
+                reply.block_started(event.content_block)
+            elif event.type == "content_block_delta":
+                reply.delta(event.index, event.delta)
+            elif event.type == "message_delta":
+                reply.message_delta(event)
+    gathered = reply.final()
+    # All but the id, the server's own for each message.
+    return [message.model_dump(exclude={"id"}) for message in (expected, gathered)]
+
+
+@pytest.mark.parametrize(
+    ("model", "thinking"),
+    [
+        ("claude-haiku-4-5", None),
+        ("claude-sonnet-5-5", {"type": "adaptive", "display": "summarized"}),
+    ],
+)
+def test_the_reply_gathered_from_raw_events_is_the_sdks_own_accumulation(
+    fake_server: FakeAnthropicServer, model: str, thinking: dict[str, Any] | None
+) -> None:
+    """Text in chunks, thinking with its signature, a tool call whose input JSON comes in
+    pieces, the usage and stop reason of `message_delta`: as the SDK's helper has them."""
+    tool = {"name": "lookup", "description": "d", "input_schema": {"type": "object"}}
+    arguments: dict[str, Any] = {
+        "model": model,
+        "max_tokens": 2_000,
+        "messages": [{"role": "user", "content": "What is the gate code?"}],
+        "tools": [tool],
+    }
+    if thinking is not None:
+        arguments["thinking"] = thinking
+    expected, gathered = _gathered_both_ways(
+        fake_server,
+        lambda: fake_server.add_tool_use(
+            "lookup", {"q": "gate", "n": [1, 2]}, tool_id="toolu_x", text_before="Checking."
+        ),
+        **arguments,
+    )
+    assert gathered == expected
+    assert expected["stop_reason"] == "tool_use"
+    kinds = [block["type"] for block in expected["content"]]
+    assert kinds[-1] == "tool_use"
+    assert kinds[0] == ("text" if thinking is None else "thinking")
+    expected, gathered = _gathered_both_ways(
+        fake_server,
+        lambda: fake_server.add_reply("Stones piled by walkers.", chunks=["Stones ", "piled."]),
+        **arguments,
+    )
+    assert gathered == expected

@@ -71,3 +71,30 @@ def test_a_reply_off_screen_does_not_change_the_figure_on_screen(
     assert first is not None
     chat.service.open_session(first)
     chat.run_until(lambda: told(chat)[-1] == stored_use(chat) and told(chat)[-1].total > 0)
+
+
+def test_a_reply_is_counted_from_what_its_job_read_not_on_the_loops_thread(
+    start_chat: StartChat, fake_server: FakeAnthropicServer
+) -> None:
+    chat = start_chat()
+    fake_server.add_reply("First.")
+    chat.send(QUESTION)
+    tracker = chat.service.cache_use
+    loop_store = chat.service.current.state.shared.store
+    reads: list[int] = []
+    read = loop_store.cache_use
+
+    def counted(session_id: str, after_seq: int = 0) -> tuple[CacheUse, int]:
+        reads.append(after_seq)
+        return read(session_id, after_seq)
+
+    loop_store.cache_use = counted  # type: ignore[method-assign]
+    for turn in range(2):
+        fake_server.add_reply(f"Answer {turn}.")
+        chat.send(f"{turn}. {QUESTION}")
+
+    # The question's move is read here (no reply in it); each reply by its own job.
+    assert len(reads) == 2
+    assert told(chat)[-1] == stored_use(chat)
+    assert told(chat)[-1].total > 0
+    assert tracker.use == stored_use(chat)
