@@ -124,6 +124,11 @@ class MessageHeader:
         self.pin: PinButton | None = None
         self._bar_slot: QSpacerItem | None = None  # the place kept for the bar (`reserve_bar`)
 
+    def set_time(self, created_at: datetime, now: datetime) -> None:
+        """When the message was written (a row built ahead, given its message)."""
+        self.time.setText(timestamp(created_at, now))
+        self.time.setToolTip(full_timestamp(created_at))
+
     @property
     def said_by(self) -> str:
         """ "Claude, 14:05": who and when, as a screen reader says it."""

@@ -57,6 +57,17 @@ class MessageText(QWidget):
         self._splitter = GrowingTextSplitter()
         # Made only when a reply waits for its first words.
         self._typing: TypingIndicator | None = None
+        # The first text piece made ahead, hidden (`prepare_block`).
+        self._spare_block: MarkdownView | None = None
+
+    def prepare_block(self) -> None:
+        """Make the first piece of Claude's text ahead, hidden: a reply's row built ahead
+        then shows its first words without making it (see `MessageWidget.spare`)."""
+        if self._spare_block is None and not self._plain and not self._blocks:
+            block = self._spare_block = MarkdownView(self)
+            block.hide()  # not with the message: only once it holds the first words
+            block.configure(shrink_to_fit=False, plain=False)
+            block.link_clicked.connect(self.link_clicked)
 
     def blocks(self) -> Sequence[_Block]:
         """The text pieces, in order (for tests and the transcript's anchoring)."""
@@ -122,10 +133,13 @@ class MessageText(QWidget):
             if isinstance(existing, kind):
                 return existing
             self._retire(existing)
-        block = kind(self)
-        if isinstance(block, MarkdownView):
-            block.configure(shrink_to_fit=self._plain, plain=self._plain)
-            block.link_clicked.connect(self.link_clicked)
+        block = self._take_spare(index, kind)
+        spare = block is not None
+        if block is None:
+            block = kind(self)
+            if isinstance(block, MarkdownView):
+                block.configure(shrink_to_fit=self._plain, plain=self._plain)
+                block.link_clicked.connect(self.link_clicked)
         message = self.parentWidget()
         if (
             not self._plain
@@ -140,9 +154,19 @@ class MessageText(QWidget):
         else:
             self._blocks.append(block)
         self.block_layout.insertWidget(index, block)
-        if self.isVisible():
-            block.show()  # else it shows with the message
+        if self.isVisible() or spare:
+            block.show()  # else it shows with the message (a spare was hidden on purpose)
         return block
+
+    def _take_spare(self, index: int, kind: type[_BlockT]) -> _BlockT | None:
+        """The piece made ahead (`prepare_block`), if the first piece is to be one."""
+        spare, self._spare_block = self._spare_block, None
+        if spare is None:
+            return None
+        if index == 0 and isinstance(spare, kind):
+            return spare
+        spare.deleteLater()  # the text starts with another kind of piece
+        return None
 
     def _drop_blocks_from(self, index: int) -> None:
         for block in self._blocks[index:]:

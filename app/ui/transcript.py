@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Final
 
@@ -34,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.models import Message
+from app.core.models import Message, MessageStatus, Role
 from app.core.summary import Summary
 from app.ui.jump_latest import JumpToLatest
 from app.ui.summary_block import NOTHING_ARCHIVED, CardHost, SummaryBlock
@@ -60,6 +61,8 @@ OPENABLE_SCHEMES: Final = frozenset({"http", "https", "mailto"})
 _COLUMN_MAX_WIDTH: Final = 860
 # A column narrower than this has not really been laid out yet.
 _MIN_MESSAGE_WIDTH: Final = 64
+# The rows built ahead (`TranscriptView.prepare_rows`): a question's, and its reply's.
+_SPARE_ROLES: Final = (Role.USER, Role.ASSISTANT)
 # Message widgets taken out (condensed by a summary) deleted per turn of the event loop.
 _DELETED_A_TURN: Final = 8
 
@@ -114,6 +117,13 @@ class TranscriptView(QWidget):
         self._widgets: list[MessageWidget] = []
         self._by_id: dict[int, MessageWidget] = {}
         self._retired: list[MessageWidget] = []  # hidden, out of the layout, to delete
+        # Rows built ahead, hidden and out of the layout, for the next question and its
+        # reply (`prepare_rows`); one a turn of the event loop.
+        self._spares: dict[Role, MessageWidget] = {}
+        self._spare_timer = QTimer(self)
+        self._spare_timer.setSingleShot(True)
+        self._spare_timer.setInterval(0)
+        self._spare_timer.timeout.connect(self._build_spare)
 
         self.setBackgroundRole(QPalette.ColorRole.Base)
         self.setAutoFillBackground(True)
@@ -163,6 +173,7 @@ class TranscriptView(QWidget):
             parent=self,
         )
         self._pages.page_built.connect(self.page_built)
+        self.page_built.connect(self.prepare_rows)
         self._keeper = ScrollKeeper(
             self._scroll,
             self._content,
@@ -276,7 +287,8 @@ class TranscriptView(QWidget):
             ):
                 log.debug("text for message %s, which is not shown", message_id)
             return
-        widget.set_text(text)
+        with self._growing_at_bottom(widget):
+            widget.set_text(text)
 
     def update_message_thinking(self, message_id: int, thinking: str) -> None:
         """Streaming: show one reply's thinking so far, above its text."""
@@ -298,6 +310,8 @@ class TranscriptView(QWidget):
                 log.debug("update for message %s, which is not shown", message.id)
             return
         widget.set_message(message)
+        if message.status is not MessageStatus.STREAMING:
+            self.prepare_rows()  # the turn is over: the next one's rows, while nothing waits
 
     def remove_message(self, message_id: int) -> None:
         """A reply that received nothing is gone: so is its row."""
@@ -421,11 +435,16 @@ class TranscriptView(QWidget):
         if self._cards.covered(message):
             self._cards.keep_hidden(message)
             return
-        widget = MessageWidget(message, now, self._column, width=self._message_width())
-        widget.link_clicked.connect(self._on_link_clicked)
-        widget.pin_requested.connect(self.pin_requested)
-        if sending:
-            widget.set_sending(True)
+        widget = self._spares.pop(message.role, None) if at_bottom else None
+        width = self._message_width()
+        if widget is not None:
+            if width is not None and widget.width() != width:
+                widget.resize(width, widget.height())
+            widget.adopt(message, now, sending=sending)
+        else:
+            widget = self._new_row(message, now, width)
+            if sending:
+                widget.set_sending(True)
         place_first = at_bottom and self._keeper.follow_bottom and self.isVisible()
         if place_first:
             # What changed on screen just before (the question above now sent) is laid
@@ -449,6 +468,72 @@ class TranscriptView(QWidget):
         self._widgets.insert(index, widget)
         self._by_id[message.id] = widget
         self.message_built.emit(widget)
+
+    @contextmanager
+    def _growing_at_bottom(self, widget: MessageWidget) -> Iterator[None]:
+        """Change the newest row, a reply's first words in place of its dots, repainting
+        that row alone.
+
+        When the view follows the bottom, the row is changed with its painting held,
+        its new size laid out and scrolled to (Qt blits the page above up: nothing
+        else on screen is dirty), then painted once. Changed as it shows, the row's
+        new pixels would be dirty in view during the scroll, and Qt would repaint
+        everything it moves: the whole page.
+        """
+        if not (
+            self._widgets
+            and widget is self._widgets[-1]
+            and widget.body.is_typing()
+            and self._keeper.follow_bottom
+            and self.isVisible()
+            and widget.updatesEnabled()
+        ):
+            yield
+            return
+        settle_layout(self)
+        self._scroll.verticalScrollBar().repaint()  # paints what is pending, no more
+        widget.setUpdatesEnabled(False)
+        try:
+            yield
+            settle_layout(self)
+            self._keeper.scroll_to_bottom()
+        finally:
+            widget.setUpdatesEnabled(True)
+
+    def _new_row(self, message: Message, now: datetime, width: int | None) -> MessageWidget:
+        widget = MessageWidget(message, now, self._column, width=width)
+        self._connect_row(widget)
+        return widget
+
+    def _connect_row(self, widget: MessageWidget) -> None:
+        widget.link_clicked.connect(self._on_link_clicked)
+        widget.pin_requested.connect(self.pin_requested)
+
+    def prepare_rows(self) -> None:
+        """Build, a row a turn of the event loop, the rows the next question and its reply
+        will take (`MessageWidget.spare`), unless built already: so the GUI thread does
+        not build them between Enter and the request (issue 20)."""
+        if self._spare_timer.isActive():
+            return
+        if not self.rows_ready:
+            self._spare_timer.start()
+
+    @property
+    def rows_ready(self) -> bool:
+        """The rows for the next question and its reply are built (`prepare_rows`)."""
+        return all(role in self._spares for role in _SPARE_ROLES)
+
+    def _build_spare(self) -> None:
+        missing = [role for role in _SPARE_ROLES if role not in self._spares]
+        if not missing or not self.isVisible():
+            return
+        spare = MessageWidget.spare(
+            missing[0], self._clock(), self._column, width=self._message_width()
+        )
+        self._connect_row(spare)
+        self._spares[missing[0]] = spare
+        if len(missing) > 1:
+            self._spare_timer.start()
 
     def _remove_all(self) -> None:
         self._keeper.release()

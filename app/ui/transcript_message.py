@@ -137,6 +137,41 @@ class MessageWidget(QWidget):
         self.header.apply_palette()
         self.set_message(message)
 
+    @classmethod
+    def spare(
+        cls, role: Role, now: datetime, parent: QWidget, *, width: int | None = None
+    ) -> MessageWidget:
+        """A row built ahead of need, hidden, for the next message of `role` (`adopt`
+        gives it its message): what building a row costs is paid while nothing waits
+        for it, not between Enter and the request. A user's row has its text piece
+        and its "Sending…" made; Claude's its "is writing" dots and, hidden, the piece
+        its first words go in."""
+        user = role is Role.USER
+        stand_in = Message(
+            id=0,
+            session_id="",
+            seq=0,
+            role=role,
+            content="…" if user else "",
+            status=MessageStatus.COMPLETE if user else MessageStatus.STREAMING,
+            created_at=now,
+        )
+        widget = cls(stand_in, now, parent, width=width)
+        if user:
+            widget.set_sending(True)
+            widget.set_sending(False)
+        else:
+            widget.body.prepare_block()
+        widget.ensurePolished()
+        return widget
+
+    def adopt(self, message: Message, now: datetime, *, sending: bool = False) -> None:
+        """Show `message` in this row built ahead (`spare`), as if built for it."""
+        self.header.set_time(message.created_at, now)
+        self.setAccessibleName(self.header.said_by)
+        self._sending = sending
+        self.set_message(message)
+
     # --- content ----------------------------------------------------------
 
     @property

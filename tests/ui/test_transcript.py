@@ -848,3 +848,75 @@ def test_a_palette_change_restyles_the_rendered_text(view: TranscriptView) -> No
     view.setPalette(_dark_palette())
     assert inline_code_background() == code_background(_dark_palette())
     assert prose.document().toPlainText() == "Run make now."
+
+
+class PaintEvents(QObject):
+    """Counts the paint events of the widgets it watches."""
+
+    def __init__(self, widgets: Sequence[QWidget]) -> None:
+        super().__init__()
+        self.count = 0
+        for widget in widgets:
+            widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+def test_the_question_and_its_reply_take_rows_built_ahead(
+    view: TranscriptView, qtbot: QtBot
+) -> None:
+    """The rows of the next question and its reply are built while nothing waits (after
+    the page, after a reply ends), not between Enter and the request; a row built ahead
+    shows its own message: its time, its name for a screen reader, its state."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    qtbot.waitUntil(lambda: view.rows_ready)
+    rows = len(view.message_column.findChildren(MessageWidget))
+    later = NOW + timedelta(minutes=7)
+
+    question = sending(31, "Is it on disk yet?").model_copy(update={"created_at": later})
+    view.append_sending(question)
+    view.message_stored(-31, question.model_copy(update={"id": 31}))
+    view.append_message(make_message(32, "", status=MessageStatus.STREAMING, created_at=later))
+
+    assert len(view.message_column.findChildren(MessageWidget)) == rows  # none built now
+    assert not view.rows_ready
+    asked, reply = assistant(view, 31), assistant(view, 32)
+    assert asked.isVisible() and not asked.sending and asked.text == "Is it on disk yet?"
+    assert asked.header.time.text() == timestamp(later, NOW)
+    assert asked.accessibleName() == f"You, {timestamp(later, NOW)}"
+    assert reply.accessibleName() == f"Claude, {timestamp(later, NOW)}"
+    assert reply.body.is_typing() and not reply.body.blocks()
+    assert view.message_widgets()[-2:] == (asked, reply)
+
+    view.update_message_text(32, "The reply's first words.")
+    view.update_message(make_message(32, "The reply's first words.", created_at=later))
+    qtbot.waitUntil(lambda: view.rows_ready)  # the next turn's, once this one ended
+    assert len(view.message_column.findChildren(MessageWidget)) == rows + 2
+    assert view.message_widgets()[-1] is reply and not reply.body.is_typing()
+
+
+def test_a_replys_first_words_repaint_only_its_row(view: TranscriptView, qtbot: QtBot) -> None:
+    """The dots give way to the first words: the rows above are moved by Qt's copy of
+    their pixels, not painted again."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    bar = scroll_bar(view)
+    view.append_message(make_message(31, "", status=MessageStatus.STREAMING))
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    wait_for_layout(qtbot, view)
+    reply = assistant(view, 31)
+    qtbot.waitUntil(lambda: reply.body.is_typing())
+    above = [widget for widget in view.message_widgets() if widget is not reply]
+    painted_above, painted_reply = PaintEvents(above), PaintEvents([reply])
+    maximum = bar.maximum()
+
+    view.update_message_text(31, "The first words.\n\nAnd a second paragraph, so the row grows.")
+    qtbot.waitUntil(lambda: painted_reply.count > 0 and bar.maximum() > maximum)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    QApplication.processEvents()
+
+    assert painted_above.count == 0
