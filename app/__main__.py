@@ -84,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     # once the window has painted, and the collector turned back on then
     # (`CairnSession._after_first_paint`).
     gc.disable()
+    # The methods dataclasses writes for the window's ~140 classes are compiled from
+    # the cache the last start kept, not again (app.code_cache; saved after the paint).
+    from app import code_cache
+
+    code_cache.install()
     from app.ui.app import run
 
     return run(sys.argv)

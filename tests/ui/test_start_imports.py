@@ -180,3 +180,36 @@ print(json.dumps(states))
         "before the first paint": False,
         "after it": True,
     }
+
+
+def test_the_window_is_imported_with_dataclass_methods_from_the_cache() -> None:
+    # `cairn` installs app.code_cache before the window's imports (issue 20): the methods
+    # dataclasses writes are compiled from what the last start kept, not again.
+    states = _in_a_fresh_interpreter(
+        """
+import json, sys
+from app import code_cache
+from app.__main__ import main
+
+states = {}
+
+class Stop(Exception):
+    pass
+
+class WatchTheWindow:
+    def find_spec(self, name, path, target=None):
+        if name == "app.ui.app":
+            states["installed before the window loads"] = code_cache._installed is not None
+            raise Stop
+        return None
+
+sys.meta_path.insert(0, WatchTheWindow())
+try:
+    main([])
+except Stop:
+    pass
+print(json.dumps(states))
+"""
+    )
+
+    assert states == {"installed before the window loads": True}

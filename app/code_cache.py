@@ -1,0 +1,132 @@
+"""The methods `dataclasses` writes for each class, compiled once and kept (issue 20).
+
+A dataclass's `__init__`, `__repr__`, `__eq__`, `__setattr__`… are Python source the
+standard library writes and compiles as each class is made: ~750 functions for the
+classes the window imports, ~60 ms of CPU before the first paint (bench_startup, their
+`_create_fn` timed). Their compiled code depends on that source text alone, so it is kept
+as Python keeps a module's bytecode: in the package's `__pycache__`, for this
+interpreter's bytecode version only, not written where Python would not write bytecode
+(PYTHONDONTWRITEBYTECODE, a read-only or frozen install). A file that does not read back
+is ignored and written anew; each function still runs exactly the code its text
+compiles to, only the compiling is skipped.
+
+Only `cairn` (app.__main__) installs it, before the window's imports; the running app
+writes what was new once it has painted.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import dataclasses
+import importlib.util
+import marshal
+import os
+import sys
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+_FILE_NAME = f"dataclass-methods.{sys.implementation.cache_tag}.bin"
+
+
+class _Cache:
+    """Source text of a generated method → its compiled code."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.codes: dict[str, CodeType] = {}
+        self.compiled_here = 0  # texts this process compiled (not in the file it read)
+        self.new = 0  # of them, not written yet
+
+    def load(self) -> None:
+        if self.path is None:
+            return
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return
+        magic = importlib.util.MAGIC_NUMBER
+        if not data.startswith(magic):
+            return
+        try:
+            codes = marshal.loads(data[len(magic) :])
+        except (EOFError, ValueError, TypeError):
+            return  # torn or foreign: compiled again, then written anew
+        if isinstance(codes, dict):
+            self.codes = {
+                text: code
+                for text, code in codes.items()
+                if isinstance(text, str) and isinstance(code, CodeType)
+            }
+
+    def compiled(self, text: str) -> CodeType:
+        code = self.codes.get(text)
+        if code is None:
+            # What exec(text) compiles, named as exec names it.
+            code = compile(text, "<string>", "exec")
+            self.codes[text] = code
+            self.compiled_here += 1
+            self.new += 1
+        return code
+
+    def save(self) -> None:
+        """Write the file when something was compiled that it did not hold."""
+        if self.path is None or not self.new:
+            return
+        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_bytes(importlib.util.MAGIC_NUMBER + marshal.dumps(self.codes))
+            # No fsync: a file torn by a crash does not read back and is written anew.
+            os.replace(temporary, self.path)
+            self.new = 0
+        except OSError:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+
+
+_installed: _Cache | None = None
+
+
+def cache_file() -> Path | None:
+    """Where the code is kept: beside this package's bytecode, where Python keeps it."""
+    if sys.dont_write_bytecode or getattr(sys, "frozen", False):
+        return None
+    package = Path(__file__).resolve().parent
+    if sys.pycache_prefix:
+        folder = Path(sys.pycache_prefix) / package.relative_to(package.anchor)
+    else:
+        folder = package / "__pycache__"
+    return folder / _FILE_NAME
+
+
+def install(path: Path | None = None) -> bool:
+    """Compile dataclasses' methods through the cache from now on (False: not installed,
+    something else already stands in for dataclasses' exec)."""
+    global _installed
+    if _installed is not None:
+        return True
+    if "exec" in vars(dataclasses):
+        return False  # someone else's already
+    cache = _Cache(path if path is not None else cache_file())
+    cache.load()
+
+    # dataclasses compiles each method's text with the builtin exec, looked up among
+    # its module's globals first: an `exec` there takes the text's code from the cache.
+    def cached_exec(
+        source: str | CodeType,
+        globals: dict[str, Any] | None = None,
+        locals: dict[str, Any] | None = None,
+    ) -> None:
+        code = cache.compiled(source) if isinstance(source, str) else source
+        builtins.exec(code, globals, locals)
+
+    setattr(dataclasses, "exec", cached_exec)  # noqa: B010 - a module global, not an attribute
+    _installed = cache
+    return True
+
+
+def save() -> None:
+    """Keep what was compiled since the cache was read (a no-op when not installed)."""
+    if _installed is not None:
+        _installed.save()
