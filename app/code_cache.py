@@ -1,17 +1,19 @@
-"""The methods `dataclasses` writes for each class, compiled once and kept (issue 20).
+"""Code the standard library compiles from text at each start, compiled once and kept
+(issue 20).
 
-A dataclass's `__init__`, `__repr__`, `__eq__`, `__setattr__`… are Python source the
-standard library writes and compiles as each class is made: ~750 functions for the
-classes the window imports, ~60 ms of CPU before the first paint (bench_startup, their
-`_create_fn` timed). Their compiled code depends on that source text alone, so it is kept
-as Python keeps a module's bytecode: in the package's `__pycache__`, for this
-interpreter's bytecode version only, not written where Python would not write bytecode
-(PYTHONDONTWRITEBYTECODE, a read-only or frozen install). A file that does not read back
-is ignored and written anew; each function still runs exactly the code its text
-compiles to, only the compiling is skipped.
+A dataclass's `__init__`, `__repr__`, `__eq__`, `__setattr__`… are Python source that
+`dataclasses` writes and compiles as each class is made: ~750 functions for the classes
+the window imports, ~60 ms of CPU before the first paint (their `_create_fn` timed); and
+`typing` compiles each string annotation it meets (~900 in pydantic's schema types,
+~10 ms). Compiled code depends on the text alone, so it is kept as Python keeps a
+module's bytecode: in the package's `__pycache__`, for this interpreter's bytecode
+version only, not written where Python would not write bytecode (PYTHONDONTWRITEBYTECODE,
+a read-only or frozen install). A file that does not read back is ignored and written
+anew; each text still runs exactly the code it compiles to, only the compiling is
+skipped. The file keeps what the last start used, so what an upgrade left unused goes.
 
 Only `cairn` (app.__main__) installs it, before the window's imports; the running app
-writes what was new once it has painted.
+writes what was new once it has painted, and at close.
 """
 
 from __future__ import annotations
@@ -23,19 +25,21 @@ import importlib.util
 import marshal
 import os
 import sys
+import typing
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
-_FILE_NAME = f"dataclass-methods.{sys.implementation.cache_tag}.bin"
+_FILE_NAME = f"compiled-texts.{sys.implementation.cache_tag}.bin"
 
 
 class _Cache:
-    """Source text of a generated method → its compiled code."""
+    """Mode and source text (`"exec\0def …"`) → its compiled code."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.codes: dict[str, CodeType] = {}
+        self.used: set[str] = set()
         self.compiled_here = 0  # texts this process compiled (not in the file it read)
         self.new = 0  # of them, not written yet
 
@@ -60,14 +64,17 @@ class _Cache:
                 if isinstance(text, str) and isinstance(code, CodeType)
             }
 
-    def compiled(self, text: str) -> CodeType:
-        code = self.codes.get(text)
+    def compiled(self, text: str, mode: str = "exec") -> CodeType:
+        """What `compile(text, "<string>", mode)` returns (a SyntaxError is raised, not
+        kept)."""
+        key = f"{mode}\0{text}"
+        code = self.codes.get(key)
         if code is None:
-            # What exec(text) compiles, named as exec names it.
-            code = compile(text, "<string>", "exec")
-            self.codes[text] = code
+            code = compile(text, "<string>", mode)
+            self.codes[key] = code
             self.compiled_here += 1
             self.new += 1
+        self.used.add(key)
         return code
 
     def save(self) -> None:
@@ -76,7 +83,8 @@ class _Cache:
             return
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            temporary.write_bytes(importlib.util.MAGIC_NUMBER + marshal.dumps(self.codes))
+            used = {key: code for key, code in self.codes.items() if key in self.used}
+            temporary.write_bytes(importlib.util.MAGIC_NUMBER + marshal.dumps(used))
             # No fsync: a file torn by a crash does not read back and is written anew.
             os.replace(temporary, self.path)
             self.new = 0
@@ -101,12 +109,12 @@ def cache_file() -> Path | None:
 
 
 def install(path: Path | None = None) -> bool:
-    """Compile dataclasses' methods through the cache from now on (False: not installed,
-    something else already stands in for dataclasses' exec)."""
+    """Compile dataclasses' methods and typing's string annotations through the cache
+    from now on (False: not installed, something else already stands in for them)."""
     global _installed
     if _installed is not None:
         return True
-    if "exec" in vars(dataclasses):
+    if "exec" in vars(dataclasses) or "compile" in vars(typing):
         return False  # someone else's already
     cache = _Cache(path if path is not None else cache_file())
     cache.load()
@@ -121,7 +129,24 @@ def install(path: Path | None = None) -> bool:
         code = cache.compiled(source) if isinstance(source, str) else source
         builtins.exec(code, globals, locals)
 
+    # typing.ForwardRef compiles each string annotation with the builtin compile, looked
+    # up the same way.
+    def cached_compile(
+        source: Any, filename: Any, mode: str, flags: int = 0, *arguments: Any, **options: Any
+    ) -> Any:
+        if (
+            isinstance(source, str)
+            and filename == "<string>"
+            and mode == "eval"
+            and not flags
+            and not arguments
+            and not options
+        ):
+            return cache.compiled(source, mode)
+        return builtins.compile(source, filename, mode, flags, *arguments, **options)
+
     setattr(dataclasses, "exec", cached_exec)  # noqa: B010 - a module global, not an attribute
+    setattr(typing, "compile", cached_compile)  # noqa: B010 - the same
     _installed = cache
     return True
 

@@ -1,4 +1,5 @@
-"""app.code_cache: dataclasses' methods compiled once and kept (issue 20).
+"""app.code_cache: dataclasses' methods and typing's string annotations compiled once
+and kept (issue 20).
 
 Each check runs in a fresh interpreter: installing the cache changes `dataclasses` for
 the whole process, and what is checked is what the next start reads back.
@@ -53,6 +54,17 @@ behaviour = {
     "options": repr(Options(name="n")),
     "code": Point.__init__.__code__.co_filename,
 }
+import typing
+class Later(typing.TypedDict):
+    point: "Point"
+    rows: "list[Row]"
+try:
+    typing.ForwardRef("not an expression (")
+    refused = False
+except SyntaxError:
+    refused = True
+behaviour["hints"] = repr(typing.get_type_hints(Later, localns=globals()))
+behaviour["bad annotation refused"] = refused
 code_cache.save()
 cache = code_cache._installed
 print(json.dumps({"installed": installed, "compiled": cache.compiled_here if cache else None,
@@ -85,6 +97,7 @@ def test_classes_behave_as_without_the_cache(tmp_path: Path) -> None:
     assert cached["installed"] is True
     assert cached["behaviour"] == plain["behaviour"]
     assert cached["behaviour"]["frozen"] is True  # type: ignore[index]
+    assert cached["behaviour"]["bad annotation refused"] is True  # type: ignore[index]
 
 
 def test_the_next_start_compiles_nothing_it_kept(tmp_path: Path) -> None:
@@ -109,6 +122,19 @@ def test_a_torn_or_foreign_file_is_compiled_again_and_written_anew(tmp_path: Pat
         assert isinstance(again["compiled"], int) and again["compiled"] > 0
         assert path.read_bytes() == whole  # written anew, whole
         assert run(_CLASSES, str(path))["compiled"] == 0
+
+
+def test_the_file_keeps_what_the_last_start_used(tmp_path: Path) -> None:
+    # After an upgrade, texts no class asks for any more are not written again.
+    path = tmp_path / "methods.bin"
+    run(_CLASSES.replace("y: int = 2", "y: int = 2\n    z: int = 3"), str(path))
+    larger = path.stat().st_size
+
+    again = run(_CLASSES, str(path))
+
+    assert isinstance(again["compiled"], int) and again["compiled"] > 0  # Point's methods
+    assert path.stat().st_size < larger
+    assert run(_CLASSES, str(path))["compiled"] == 0
 
 
 def test_nothing_is_written_where_python_writes_no_bytecode() -> None:
