@@ -12,8 +12,9 @@ a read-only or frozen install). A file that does not read back is ignored and wr
 anew; each text still runs exactly the code it compiles to, only the compiling is
 skipped. The file keeps what the last start used, so what an upgrade left unused goes.
 
-Only `cairn` (app.__main__) installs it, before the window's imports; the running app
-writes what was new once it has painted, and at close.
+Only `cairn` (app.__main__) installs it, before the window's imports; once the window
+has painted, the app writes what was new and lets go of it (`finish`): what is compiled
+later is not on the way to a paint, and the texts (~0.7 MB) are not kept in memory.
 """
 
 from __future__ import annotations
@@ -155,3 +156,16 @@ def save() -> None:
     """Keep what was compiled since the cache was read (a no-op when not installed)."""
     if _installed is not None:
         _installed.save()
+
+
+def finish() -> None:
+    """Keep what was compiled, then compile as the standard library does again and free
+    the cache."""
+    global _installed
+    if _installed is None:
+        return
+    _installed.save()
+    for module, name in ((dataclasses, "exec"), (typing, "compile")):
+        with contextlib.suppress(AttributeError):
+            delattr(module, name)
+    _installed = None

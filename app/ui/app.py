@@ -176,9 +176,9 @@ class CairnSession:
             set_aside_from_collections()
             gc.enable()  # off since `cairn` started (app.__main__), nothing collected till now
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
-            # What dataclasses compiled to paint, kept for the next start (app.code_cache;
-            # written only when something was new: the first start of a new Cairn).
-            self.controller.loop.call_later(0, code_cache.save)
+            # What was compiled to paint, kept for the next start (app.code_cache; written
+            # only when something was new: the first start of a new Cairn).
+            self.controller.loop.call_later(0, code_cache.finish)
             # The SDK loads later, when the user starts typing (the model list loads it):
             # what it made is set aside once that list arrives, or the first turn's full
             # collection walks it (~100 ms of the GUI thread waiting, bench_path).
@@ -252,7 +252,6 @@ class CairnSession:
         else:
             shutil.rmtree(self.scratch, ignore_errors=True)
         self.lock.release()
-        code_cache.save()  # what was compiled since the paint, when anything was
         teardown_logging()
 
 

@@ -137,6 +137,28 @@ def test_the_file_keeps_what_the_last_start_used(tmp_path: Path) -> None:
     assert run(_CLASSES, str(path))["compiled"] == 0
 
 
+def test_once_finished_the_standard_library_compiles_as_before(tmp_path: Path) -> None:
+    finished = run(
+        "import dataclasses, json, sys, typing\nfrom pathlib import Path\n"
+        "from app import code_cache\ncode_cache.install(Path(sys.argv[1]))\n"
+        "@dataclasses.dataclass\nclass Early:\n    x: int\n"
+        "code_cache.finish()\n"
+        "@dataclasses.dataclass\nclass Late:\n    y: int\n"
+        "print(json.dumps({'kept': Path(sys.argv[1]).exists(), "
+        "'installed': code_cache._installed is not None, "
+        "'globals': ['exec' in vars(dataclasses), 'compile' in vars(typing)], "
+        "'late': repr(Late(1))}))",
+        str(tmp_path / "methods.bin"),
+    )
+
+    assert finished == {
+        "kept": True,
+        "installed": False,
+        "globals": [False, False],
+        "late": "Late(y=1)",
+    }
+
+
 def test_nothing_is_written_where_python_writes_no_bytecode() -> None:
     where = run(
         "import json\nfrom app.code_cache import cache_file\nprint(json.dumps({'path': "
