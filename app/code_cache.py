@@ -31,6 +31,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from app.core.platform import replace_file
+
 _FILE_NAME = f"compiled-texts.{sys.implementation.cache_tag}.bin"
 
 
@@ -87,7 +89,7 @@ class _Cache:
             used = {key: code for key, code in self.codes.items() if key in self.used}
             temporary.write_bytes(importlib.util.MAGIC_NUMBER + marshal.dumps(used))
             # No fsync: a file torn by a crash does not read back and is written anew.
-            os.replace(temporary, self.path)
+            replace_file(temporary, self.path)
             self.new = 0
         except OSError:
             with contextlib.suppress(OSError):

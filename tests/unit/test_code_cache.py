@@ -81,6 +81,7 @@ def run(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str, o
         cwd=REPO,
         capture_output=True,
         text=True,
+        encoding="utf-8",
         timeout=120,
         check=True,
         env={**environment, **(env or {})},
