@@ -2,7 +2,9 @@
 
 Run: .venv/bin/python bench/bench_startup.py [--runs N] [--db-size-mb N]
 
-Each run is a fresh process under the offscreen platform. The child prints the
+Each run is a fresh process under the offscreen platform, started as `cairn` starts
+(app.__main__.main imports the window; the child's hooks are put in right after that
+import, so the window's modules load as they do for a user). The child prints the
 wall-clock time of the main window's first paint; the parent subtracts the time
 it started the child. Beside each figure, in the same run (its runs alternated
 with the app's), the first paint of a bare Qt window: a fresh interpreter that
@@ -55,44 +57,60 @@ NEWEST_MESSAGES = 200  # the conversation the window opens
 # CAIRN_BENCH_CRASH=1: dies at once after the conversation is shown, leaving the
 # database as a crash would (no clean close).
 CHILD = r"""
-import os, sys, time
+import importlib.machinery, os, sys, time
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
-import app.ui.app as cairn_app
-
 crash = os.environ.get("CAIRN_BENCH_CRASH") == "1"
 state = {"filled": False, "upgrading": False}
-original_fill = cairn_app.CairnSession._after_first_paint
-def fill(self):
-    original_fill(self)
-    state["filled"] = True
-    state["upgrading"] = getattr(self, "upgrading", False)
-    self.window.update()
-cairn_app.CairnSession._after_first_paint = fill
 
-# An upgrade's walks after the first paint (app.ui.upgrade, where this Cairn has it):
-# reported when done, and the app quits then instead of at the conversation's paint.
-try:
-    import app.ui.upgrade as upgrade_module
-except ImportError:
-    upgrade_module = None
-if upgrade_module is not None:
-    original_done = upgrade_module.Upgrade._done
-    def done(self, complete):
-        original_done(self, complete)
-        print(f"BACKFILLED {time.time():.6f}", flush=True)
-        QTimer.singleShot(0, QApplication.instance().quit)
-    upgrade_module.Upgrade._done = done
+def hooked(cairn_app):
+    # Called once `cairn` (app.__main__.main) has imported the window as it does (the
+    # collector off, dataclasses' methods from their cache where the tree has one).
+    original_fill = cairn_app.CairnSession._after_first_paint
+    def fill(self):
+        original_fill(self)
+        state["filled"] = True
+        state["upgrading"] = getattr(self, "upgrading", False)
+        self.window.update()
+    cairn_app.CairnSession._after_first_paint = fill
 
-original_open = cairn_app.open_database
-def timed_open(*args, **kwargs):
-    started = time.perf_counter()
-    result = original_open(*args, **kwargs)
-    checked = int(getattr(result, "checked", True))
-    print(f"OPEN {time.perf_counter() - started:.6f} {checked}", flush=True)
-    return result
-cairn_app.open_database = timed_open
+    # An upgrade's walks after the first paint (app.ui.upgrade, where this Cairn has it):
+    # reported when done, and the app quits then instead of at the conversation's paint.
+    upgrade_module = sys.modules.get("app.ui.upgrade")
+    if upgrade_module is not None:
+        original_done = upgrade_module.Upgrade._done
+        def done(self, complete):
+            original_done(self, complete)
+            print(f"BACKFILLED {time.time():.6f}", flush=True)
+            QTimer.singleShot(0, QApplication.instance().quit)
+        upgrade_module.Upgrade._done = done
+
+    original_open = cairn_app.open_database
+    def timed_open(*args, **kwargs):
+        started = time.perf_counter()
+        result = original_open(*args, **kwargs)
+        checked = int(getattr(result, "checked", True))
+        print(f"OPEN {time.perf_counter() - started:.6f} {checked}", flush=True)
+        return result
+    cairn_app.open_database = timed_open
+
+class HookTheWindow:
+    # Patches app.ui.app right after `cairn` imports it, not before: importing it here
+    # first would load the window's modules otherwise than `cairn` does.
+    def find_spec(self, name, path, target=None):
+        if name != "app.ui.app":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        execute = spec.loader.exec_module
+        def exec_module(module):
+            execute(module)
+            hooked(module)
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, HookTheWindow())
 
 class FirstPaint(QObject):
     # Reports the first paint, then the first paint with the conversation in it.

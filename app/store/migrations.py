@@ -725,20 +725,118 @@ def _fill_checksums(connection: sqlite3.Connection) -> None:
     )
 
 
+# app/store/checksums.py: a 64-bit BLAKE2b of the text as written, so a bit the disk
+# flipped is found; `damaged` marks a text no backup could put back.
+_CHECKSUMMED_TABLES = ("message", "summary")
+_DAMAGED_COLUMN = "damaged INTEGER NOT NULL DEFAULT 0"
+_DAMAGED_CHECK = "CHECK (damaged IN (0, 1))"
+# Migration 13 as it shipped: SQLite tests an added column's CHECK against every row
+# already there (https://www.sqlite.org/lang_altertable.html#altertabaddcol), ~0.45 s at
+# 200,000 messages before the first paint. Still what a SQLite that refuses to edit its
+# schema runs.
+_CHECKSUM_COLUMNS_SCANNED = tuple(
+    statement
+    for table in _CHECKSUMMED_TABLES
+    for statement in (
+        f"ALTER TABLE {table} ADD COLUMN checksum INTEGER",
+        f"ALTER TABLE {table} ADD COLUMN {_DAMAGED_COLUMN} {_DAMAGED_CHECK}",
+    )
+)
+
+
+class _SchemaNotEdited(Exception):
+    """A table's definition is not the one expected, or this SQLite refused the edit."""
+
+
+def _checksum_columns(connection: sqlite3.Connection) -> None:
+    """Migration 13's columns, their CHECKs added without reading a row.
+
+    An added column with a constant default and no constraint changes only the table's
+    definition, not its rows (https://www.sqlite.org/lang_altertable.html, "No changes
+    are made to table content for ... column addition without constraints"); with a
+    CHECK, SQLite tests it against every row (~0.45 s at 200,000 messages before the
+    first paint). Every row reads `damaged` as its default 0, which meets the CHECK, so
+    the CHECK is written into the definition in place, as migration 6 widens its CHECK
+    (SQLite's documented simpler procedure, #otheralter): the definition left is the
+    very text the ALTER with the CHECK writes. Where SQLite refuses to edit its schema
+    (SQLITE_DBCONFIG_DEFENSIVE), or its edit is not found, the columns are added as
+    migration 13 shipped.
+    """
+    connection.execute("SAVEPOINT checksum_columns")
+    try:
+        edited = {table: _damaged_column_added(connection, table) for table in _CHECKSUMMED_TABLES}
+        _write_definitions(connection, edited)
+    except _SchemaNotEdited as error:
+        log.info("Adding the checksum columns row by row instead: %s", error)
+        connection.execute("ROLLBACK TO checksum_columns")
+        for statement in _CHECKSUM_COLUMNS_SCANNED:
+            connection.execute(statement)
+    connection.execute("RELEASE checksum_columns")
+
+
+def _definition(connection: sqlite3.Connection, table: str) -> str:
+    row = connection.execute(
+        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    return str(row[0]) if row is not None else ""
+
+
+def _damaged_column_added(connection: sqlite3.Connection, table: str) -> str:
+    """Add `table`'s two columns without a CHECK; its definition with the CHECK where
+    the ALTER with it would have written it, trial-parsed."""
+    connection.execute(f"ALTER TABLE {table} ADD COLUMN checksum INTEGER")
+    before = _definition(connection, table)
+    connection.execute(f"ALTER TABLE {table} ADD COLUMN {_DAMAGED_COLUMN}")
+    after = _definition(connection, table)
+    # SQLite inserts ", <the column as written>" after the last column (before any
+    # table constraint); the CHECK goes at the end of that text.
+    inserted = f", {_DAMAGED_COLUMN}"
+    candidates = {
+        f"{before[:at]}{inserted} {_DAMAGED_CHECK}{before[at:]}"
+        for at in range(len(before) + 1)
+        if after[at : at + len(inserted)] == inserted
+        and after[:at] + after[at + len(inserted) :] == before
+    }
+    if len(candidates) != 1:
+        raise _SchemaNotEdited(f"the {table} table's new column was not found once")
+    (edited,) = candidates
+    # The new definition must parse before it is written (as in migration 6).
+    trial = re.compile(rf'CREATE TABLE\s+(?:"{table}"|{table}\b)', re.IGNORECASE)
+    try:
+        connection.execute(trial.sub(f"CREATE TEMP TABLE {table}_trial", edited, 1))
+        connection.execute(f"DROP TABLE temp.{table}_trial")
+    except sqlite3.DatabaseError as error:
+        raise _SchemaNotEdited(f"the {table} table's new definition: {error}") from error
+    return edited
+
+
+def _write_definitions(connection: sqlite3.Connection, definitions: dict[str, str]) -> None:
+    version = int(connection.execute("PRAGMA schema_version").fetchone()[0])
+    connection.execute("PRAGMA writable_schema = ON")
+    try:
+        for table, sql in definitions.items():
+            connection.execute(
+                "UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?",
+                (sql, table),
+            )
+        connection.execute(f"PRAGMA schema_version = {version + 1:d}")
+    except sqlite3.OperationalError as error:
+        # A SQLite built defensive (SQLITE_DBCONFIG_DEFENSIVE) refuses to edit its schema.
+        raise _SchemaNotEdited(str(error)) from error
+    finally:
+        connection.execute("PRAGMA writable_schema = OFF")
+
+
+def _checksums(connection: sqlite3.Connection) -> None:
+    _checksum_columns(connection)
+    _fill_checksums(connection)
+
+
 _CHECKSUMS = Migration(
     version=13,
     description="a checksum of each message's text and each summary; a mark for damaged ones",
-    statements=(
-        # app/store/checksums.py: a 64-bit BLAKE2b of the text as written, so a bit the
-        # disk flipped is found; `damaged` marks a text no backup could put back.
-        "ALTER TABLE message ADD COLUMN checksum INTEGER",
-        "ALTER TABLE message ADD COLUMN damaged INTEGER NOT NULL DEFAULT 0 "
-        "CHECK (damaged IN (0, 1))",
-        "ALTER TABLE summary ADD COLUMN checksum INTEGER",
-        "ALTER TABLE summary ADD COLUMN damaged INTEGER NOT NULL DEFAULT 0 "
-        "CHECK (damaged IN (0, 1))",
-    ),
-    then=_fill_checksums,
+    statements=(),
+    then=_checksums,
 )
 
 _RECALLED_QUOTES = Migration(

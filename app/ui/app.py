@@ -16,13 +16,12 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from app import APP_NAME, __version__
+from app import APP_NAME, __version__, code_cache
 from app.chat.runner import Job
 from app.chat.service import ProviderFactory, ServiceDependencies
 from app.core.errors import StorageError, UserFacingError
 from app.core.paths import FOLDER_ERROR_TITLE, AppPaths, describe_folder_error
 from app.core.settings import load_settings
-from app.llm.anthropic_provider import AnthropicProvider
 from app.llm.provider import ChatProvider
 from app.logs import setup_logging, teardown_logging
 from app.secrets.keystore import KeyStore
@@ -101,6 +100,10 @@ def set_aside_from_collections() -> None:
 
 
 def default_provider_factory(api_key: str, base_url: str | None) -> ChatProvider:
+    # Imported here: its module (the API's errors, the request body) is needed for the
+    # first request, not to paint.
+    from app.llm.anthropic_provider import AnthropicProvider
+
     return AnthropicProvider(api_key, base_url)
 
 
@@ -173,6 +176,9 @@ class CairnSession:
             set_aside_from_collections()
             gc.enable()  # off since `cairn` started (app.__main__), nothing collected till now
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
+            # What was compiled to paint, kept for the next start (app.code_cache; written
+            # only when something was new: the first start of a new Cairn).
+            self.controller.loop.call_later(0, code_cache.finish)
             # The SDK loads later, when the user starts typing (the model list loads it):
             # what it made is set aside once that list arrives, or the first turn's full
             # collection walks it (~100 ms of the GUI thread waiting, bench_path).

@@ -180,3 +180,78 @@ print(json.dumps(states))
         "before the first paint": False,
         "after it": True,
     }
+
+
+def test_the_window_is_imported_with_dataclass_methods_from_the_cache() -> None:
+    # `cairn` installs app.code_cache before the window's imports (issue 20): the methods
+    # dataclasses writes are compiled from what the last start kept, not again.
+    states = _in_a_fresh_interpreter(
+        """
+import json, sys
+from app import code_cache
+from app.__main__ import main
+
+states = {}
+
+class Stop(Exception):
+    pass
+
+class WatchTheWindow:
+    def find_spec(self, name, path, target=None):
+        if name == "app.ui.app":
+            states["installed before the window loads"] = code_cache._installed is not None
+            raise Stop
+        return None
+
+sys.meta_path.insert(0, WatchTheWindow())
+try:
+    main([])
+except Stop:
+    pass
+print(json.dumps(states))
+"""
+    )
+
+    assert states == {"installed before the window loads": True}
+
+
+def test_pydantic_builds_its_models_without_its_plugin_loader_while_plugins_are_off() -> None:
+    # Its loader would import importlib.metadata (email, socket…) only to find every
+    # plugin disabled (app/__init__ disables them): `cairn` stands in for it (issue 20).
+    # Settings still validate, and refuse, exactly as before.
+    loaded = _in_a_fresh_interpreter(
+        """
+import json, sys
+from app.__main__ import leave_pydantic_plugin_loader_unloaded
+standing_in = leave_pydantic_plugin_loader_unloaded()
+import app.ui.app
+from pydantic import ValidationError
+from app.core.settings import AppSettings
+settings = AppSettings.model_validate({"theme": "dark", "font_size": 14})
+try:
+    AppSettings.model_validate({"font_size": 99})
+    refused = False
+except ValidationError:
+    refused = True
+print(json.dumps({
+    "standing in": standing_in,
+    "importlib.metadata": "importlib.metadata" in sys.modules,
+    "validated": [settings.theme, settings.font_size],
+    "refused": refused,
+}))
+"""
+    )
+
+    assert loaded == {
+        "standing in": True,
+        "importlib.metadata": False,
+        "validated": ["dark", 14],
+        "refused": True,
+    }
+
+
+def test_pydantic_plugins_a_user_turned_on_are_loaded_as_before() -> None:
+    from app.__main__ import leave_pydantic_plugin_loader_unloaded
+
+    assert leave_pydantic_plugin_loader_unloaded({"PYDANTIC_DISABLE_PLUGINS": "logfire"}) is False
+    assert leave_pydantic_plugin_loader_unloaded({}) is False
