@@ -9,7 +9,6 @@ import multiprocessing
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
 
 NO_DISPLAY = (
     "Cairn needs a graphical display and none was found (DISPLAY and WAYLAND_DISPLAY "
@@ -41,33 +40,6 @@ def display_problem(
                 "Start it from your desktop session, or run: xvfb-run -a ./scripts/run"
             )
     return None
-
-
-# The values of PYDANTIC_DISABLE_PLUGINS for which pydantic loads no plugin
-# (pydantic.plugin._loader.get_plugins; https://docs.pydantic.dev/latest/concepts/plugins/).
-_NO_PYDANTIC_PLUGINS = ("__all__", "1", "true")
-
-
-def _no_plugins() -> tuple[()]:
-    return ()
-
-
-def leave_pydantic_plugin_loader_unloaded(environ: dict[str, str] | None = None) -> bool:
-    """Stand in for pydantic's plugin loader while its plugins are disabled (app/__init__).
-
-    pydantic imports the loader as it builds its first model, and the loader imports
-    importlib.metadata (with email, socket, zipfile…: ~23 ms of CPU before the first
-    paint) only to find every plugin disabled and return none. In its place: a module
-    whose `get_plugins` returns none, as the loader's does then. True when it stands in.
-    """
-    env = os.environ if environ is None else environ
-    name = "pydantic.plugin._loader"
-    if env.get("PYDANTIC_DISABLE_PLUGINS") not in _NO_PYDANTIC_PLUGINS or name in sys.modules:
-        return False
-    loader = ModuleType(name, "pydantic's plugin loader while plugins are disabled (Cairn)")
-    loader.get_plugins = _no_plugins  # type: ignore[attr-defined]
-    sys.modules[name] = loader
-    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,12 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     # once the window has painted, and the collector turned back on then
     # (`CairnSession._after_first_paint`).
     gc.disable()
-    # The methods dataclasses writes for the window's ~140 classes are compiled from
-    # the cache the last start kept, not again (app.code_cache; saved after the paint).
-    from app import code_cache
-
-    code_cache.install()
-    leave_pydantic_plugin_loader_unloaded()
     from app.ui.app import run
 
     return run(sys.argv)

@@ -16,7 +16,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from app import APP_NAME, __version__, code_cache
+from app import APP_NAME, __version__
 from app.chat.runner import Job
 from app.chat.service import ProviderFactory, ServiceDependencies
 from app.core.errors import StorageError, UserFacingError
@@ -176,9 +176,6 @@ class CairnSession:
             set_aside_from_collections()
             gc.enable()  # off since `cairn` started (app.__main__), nothing collected till now
             self.controller.loop.call_later(FREEZE_DELAY_SECONDS, set_aside_from_collections)
-            # What was compiled to paint, kept for the next start (app.code_cache; written
-            # only when something was new: the first start of a new Cairn).
-            self.controller.loop.call_later(0, code_cache.finish)
             # The SDK loads later, when the user starts typing (the model list loads it):
             # what it made is set aside once that list arrives, or the first turn's full
             # collection walks it (~100 ms of the GUI thread waiting, bench_path).
