@@ -99,8 +99,12 @@ def said(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def essentials(conversation: dict[str, Any]) -> dict[str, Any]:
-    """What an import must keep exactly (where the bytes of a file lie aside)."""
+    """What an import must keep exactly, the bytes of a file aside: where they lie
+    (`file`) and whether the export carried them (`data`: absent when the file was
+    missing at export; imported as a record, and exported again with its bytes when the
+    store holds them already). The bytes themselves are checked apart."""
     kept = copy.deepcopy(conversation)
     for attachment in kept.get("attachments", []):
         attachment.pop("file", None)
+        attachment.pop("data", None)
     return kept
