@@ -47,6 +47,9 @@ from app.store.transactions import translated_errors
 # of those, the best whose neighbouring turns are read too.
 POOL = 60
 NEIGHBOURED = POOL
+# Of those, the best whose turns two away are read too (Claude's question about it and the
+# user's answer): fewer rows read and ranked (bench_path 155k:100k: ~240 -> ~180 a turn).
+TWO_AWAY = 30
 # A term in at most this many of the conversation's messages: all of them are candidates.
 RARE_AT_MOST = 300
 # A term in more: the newest of its messages that also hold another term, at most this many.
@@ -302,7 +305,11 @@ class RecallIndex:
         read.sort(key=lambda match: (-scores[match.message_id], match.message_id))
         chosen = read[:depth]
         chosen.extend(self._keyed(session_id, query, {m.seq for m in chosen}, archive=archive))
-        around = {m.seq + step for m in chosen[:NEIGHBOURED] for step in (-2, -1, 1, 2)}
+        # The turns just before and after each candidate (what it answers, its answer);
+        # the ones two away (the question Claude asked about it and its answer) only for
+        # the best: a candidate further down is seldom quoted for a two-turn exchange.
+        around = {m.seq + step for m in chosen[:NEIGHBOURED] for step in (-1, 1)}
+        around |= {m.seq + step for m in chosen[:TWO_AWAY] for step in (-2, 2)}
         around -= {m.seq for m in chosen}
         near = self._archived_by_seq(session_id, sorted(around), archive)
         # The terms each holds, from the rowids read: one pass a term over those messages.
