@@ -274,9 +274,11 @@ class RecallIndex:
         size = (high - low + 1) if elsewhere else self._size(session_id) or (high - low + 1)
         values = term_values(terms, counts, size)
         scores: dict[int, float] = dict.fromkeys(extra, 0.0)
+        score_of = scores.get  # ~2,500 rowids a turn at 155k:100k: the loop is the cost
         for i, ids in found.items():
+            value = values[i]
             for doc_id in ids:
-                scores[doc_id] = scores.get(doc_id, 0.0) + values[i]
+                scores[doc_id] = score_of(doc_id, 0.0) + value
         if in_days is not None:
             for doc_id in scores:
                 if in_days[0] <= doc_id <= in_days[1]:
