@@ -292,6 +292,7 @@ def forget_kept() -> None:
     conversation's first turn costs, not a repeat of the same question."""
     import app.chat.recall as chat_recall
     import app.core.recall as core_recall
+    import app.core.recall_kinds as core_kinds
     import app.core.recall_rank as core_rank
     import app.store.recall as store_recall
 
@@ -302,7 +303,11 @@ def forget_kept() -> None:
         kept = getattr(module, name, None)
         if kept is not None:
             kept.clear()
-    for module, name in ((core_recall, "_said_of"), (core_rank, "_day_of")):
+    for module, name in (
+        (core_recall, "_said_of"),
+        (core_rank, "_day_of"),
+        (core_kinds, "_first_fact"),
+    ):
         function = getattr(module, name, None)
         if function is not None:
             function.cache_clear()

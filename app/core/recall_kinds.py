@@ -146,10 +146,24 @@ _DIGITAL: frozenset[AnswerKind] = frozenset({"code", "money", "quantity", "date"
 _DIGIT = re.compile(r"\d")
 
 
+# Texts whose facts of a kind were looked for, remembered: the turns after rank many of the
+# same archived messages for the same kinds (a pass of the finders over 600 characters
+# is ~70 µs; recall's rank and fit made ~45 a turn on bench_path's 155k:100k, issue 20).
+POSITIONS_KEPT = 4_096
+
+
 def kind_position(text: str, kinds: Collection[AnswerKind]) -> int | None:
     """Where the first fact of one of `kinds` starts in `text`, or None when it holds none."""
-    if _DIGIT.search(text) is None:
-        kinds = [kind for kind in kinds if kind not in _DIGITAL]
-    finders = _finders()
-    found = [position for kind in kinds if (position := finders[kind](text)) is not None]
+    digits = _DIGIT.search(text) is not None
+    found = [
+        position
+        for kind in kinds
+        if (digits or kind not in _DIGITAL) and (position := _first_fact(text, kind)) is not None
+    ]
     return min(found) if found else None
+
+
+@functools.lru_cache(maxsize=POSITIONS_KEPT)
+def _first_fact(text: str, kind: AnswerKind) -> int | None:
+    """Where the first fact of `kind` starts in `text` (pure: the finders' verdict)."""
+    return _finders()[kind](text)

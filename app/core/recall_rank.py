@@ -169,23 +169,13 @@ def rank_pool(
     day_of = day_of or _day
     everyone = {(m.session_id, m.seq): m for m in pool.neighbours.values()}
     everyone |= {(m.session_id, m.seq): m for m in pool.matches}
-    held_cache: dict[tuple[str, int], frozenset[int]] = {}
-
-    def held(match: ArchivedMatch) -> frozenset[int]:
-        key = (match.session_id, match.seq)
-        known = held_cache.get(key)
-        if known is None:
-            known = match.held if match.held is not None else held_terms(match.content, terms)
-            held_cache[key] = known
-        return known
-
     subject = any(not term.cue for term in terms)
     by_key = {seq: held for seq, held in query.keyed}
     # Each message's terms and their worth, once: a message is also weighed as the turn
     # before (and the one before that) of its neighbours.
     worth: dict[tuple[str, int], tuple[frozenset[int], float]] = {}
     for key, match in everyone.items():
-        terms_held = held(match)
+        terms_held = match.held if match.held is not None else held_terms(match.content, terms)
         worth[key] = terms_held, own_score(terms_held, values)
     days = query.days
     ranked: list[Ranked] = []
@@ -247,7 +237,7 @@ def rank_pool(
         best = ranked[:KIND_READ]
         for n, item in enumerate(best):
             match = item.match
-            topical = any(not terms[i].cue for i in held(match))
+            topical = any(not terms[i].cue for i in worth[match.session_id, match.seq][0])
             wanted = topical or not subject
             if wanted and fact_near(match.content, terms, query.wanted):
                 best[n] = replace(item, score=item.score * KIND_FACTOR)

@@ -27,7 +27,7 @@ import heapq
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +47,9 @@ from app.store.transactions import translated_errors
 # of those, the best whose neighbouring turns are read too.
 POOL = 60
 NEIGHBOURED = POOL
+# Of those, the best whose turns two away are read too (Claude's question about it and the
+# user's answer): fewer rows read and ranked (bench_path 155k:100k: ~240 -> ~180 a turn).
+TWO_AWAY = 30
 # A term in at most this many of the conversation's messages: all of them are candidates.
 RARE_AT_MOST = 300
 # A term in more: the newest of its messages that also hold another term, at most this many.
@@ -271,23 +274,23 @@ class RecallIndex:
         size = (high - low + 1) if elsewhere else self._size(session_id) or (high - low + 1)
         values = term_values(terms, counts, size)
         scores: dict[int, float] = dict.fromkeys(extra, 0.0)
+        score_of = scores.get  # ~2,500 rowids a turn at 155k:100k: the loop is the cost
         for i, ids in found.items():
+            value = values[i]
             for doc_id in ids:
-                scores[doc_id] = scores.get(doc_id, 0.0) + values[i]
+                scores[doc_id] = score_of(doc_id, 0.0) + value
         if in_days is not None:
             for doc_id in scores:
                 if in_days[0] <= doc_id <= in_days[1]:
                     scores[doc_id] = scores[doc_id] * 2.5 + 0.01
         best = heapq.nlargest(depth * 2, scores, key=lambda doc_id: (scores[doc_id], doc_id))
 
-        def held(doc_id: int) -> frozenset[int]:
-            return frozenset(i for i, ids in found.items() if doc_id in ids)
-
         if elsewhere:
             rows = self._rows_elsewhere(session_id, best)
             rows.sort(key=lambda row: -scores.get(row[0], 0.0))
+            holding = _terms_held(found, [row[0] for row in rows[:depth]])
             theirs = tuple(
-                replace(_match(row[:6], held(row[0])), session_id=row[6], conversation=row[7])
+                replace(_match(row[:6], holding[row[0]]), session_id=row[6], conversation=row[7])
                 for row in rows[:depth]
             )
             return RecallPool(theirs, {}, tuple(counts), size)
@@ -302,14 +305,22 @@ class RecallIndex:
             start += len(batch)
             read.extend(self._archived_by_id(session_id, batch, archive))
         read.sort(key=lambda match: (-scores[match.message_id], match.message_id))
-        matches = [_holding(match, held(match.message_id)) for match in read[:depth]]
-        matches.extend(self._keyed(session_id, query, {m.seq for m in matches}, held, archive))
-        around = {m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)}
-        around -= {m.seq for m in matches}
+        chosen = read[:depth]
+        chosen.extend(self._keyed(session_id, query, {m.seq for m in chosen}, archive=archive))
+        # The turns just before and after each candidate (what it answers, its answer);
+        # the ones two away (the question Claude asked about it and its answer) only for
+        # the best: a candidate further down is seldom quoted for a two-turn exchange.
+        around = {m.seq + step for m in chosen[:NEIGHBOURED] for step in (-1, 1)}
+        around |= {m.seq + step for m in chosen[:TWO_AWAY] for step in (-2, 2)}
+        around -= {m.seq for m in chosen}
+        near = self._archived_by_seq(session_id, sorted(around), archive)
+        # The terms each holds, from the rowids read: one pass a term over those messages.
+        holding = _terms_held(found, [m.message_id for m in (*chosen, *near)])
+        matches = tuple(_holding(match, holding[match.message_id]) for match in chosen)
         neighbours = {m.seq: m for m in matches}
-        for neighbour in self._archived_by_seq(session_id, sorted(around), archive):
-            neighbours[neighbour.seq] = _holding(neighbour, held(neighbour.message_id))
-        return RecallPool(tuple(matches), neighbours, tuple(counts), size)
+        for neighbour in near:
+            neighbours[neighbour.seq] = _holding(neighbour, holding[neighbour.message_id])
+        return RecallPool(matches, neighbours, tuple(counts), size)
 
     def _archive(self, session_id: str, first: int) -> _Archive | None:
         """The conversation's archive as kept between turns (`_Archive`; anew when it
@@ -397,14 +408,12 @@ class RecallIndex:
         session_id: str,
         query: RecallQuery,
         known: set[int],
-        held: Callable[[int], frozenset[int]] | None = None,
         archive: _Archive | None = None,
     ) -> list[ArchivedMatch]:
         """The archived messages the summaries' search keys name (`RecallQuery.keyed`)
         that are not among the candidates yet: candidates too, however they are worded."""
         wanted = sorted(seq for seq, _terms in query.keyed if seq not in known)
-        read = self._archived_by_seq(session_id, wanted, archive)
-        return [_holding(match, held(match.message_id)) if held else match for match in read]
+        return self._archived_by_seq(session_id, wanted, archive)
 
     def _rowids(
         self, expression: str, low: int, high: int, *, newest: int | None = None
@@ -586,6 +595,19 @@ def _make_room(archive: _Archive, coming: int) -> None:
     kept = list(archive.rows.items())[len(archive.rows) // 2 :]
     archive.rows = dict(kept)
     archive.by_seq = {match.seq: doc_id for doc_id, match in kept if match is not None}
+
+
+def _terms_held(
+    found: dict[int, frozenset[int]], doc_ids: Sequence[int]
+) -> dict[int, frozenset[int]]:
+    """The indexes of the terms whose rowids (`found`) hold each of `doc_ids`: a set
+    intersection a term (~300 rowids each), not a test of every term for each message."""
+    wanted = set(doc_ids)
+    holding: dict[int, list[int]] = {doc_id: [] for doc_id in wanted}
+    for i, ids in found.items():
+        for doc_id in ids & wanted:
+            holding[doc_id].append(i)
+    return {doc_id: frozenset(held) for doc_id, held in holding.items()}
 
 
 def _how_many(newest: frozenset[int], low: int, high: int) -> int:
