@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.store.checksums import summary_checksum
@@ -960,34 +961,35 @@ def migrate(connection: sqlite3.Connection, migrations: tuple[Migration, ...] = 
     for migration in migrations:
         if user_version(connection) >= migration.version:
             continue
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate(connection):
             # Re-read under the write lock: another connection may have done it.
             if user_version(connection) < migration.version:
                 _apply(connection, migration)
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
     return user_version(connection)
 
 
 def _create(connection: sqlite3.Connection, migrations: tuple[Migration, ...]) -> int:
     """Every migration over a new database, in one transaction: all or nothing."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with _immediate(connection):
         # Re-read under the write lock: another connection may have begun it.
         start = user_version(connection)
         for migration in migrations:
             if start < migration.version:
                 _apply(connection, migration)
+    return user_version(connection)
+
+
+@contextmanager
+def _immediate(connection: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE … COMMIT; anything raised inside rolls it back whole."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
-    return user_version(connection)
 
 
 def _apply(connection: sqlite3.Connection, migration: Migration) -> None:
