@@ -827,10 +827,15 @@ def _update_state(database: Path, change: Callable[[_State | None], _State]) -> 
     """Read, change and write the record atomically; a failed write is only logged.
 
     Losing a write is safe: the record then no longer matches the file, and the
-    next start checks it.
+    next start checks it. A record the change leaves as it is is not written again
+    (a start after a crash finds it "in use" already: no two fsyncs before the
+    window paints, issue 20).
     """
     with _STATE_LOCK:
-        state = change(_read_state(database))
+        before = _read_state(database)
+        state = change(before)
+        if state == before:
+            return
         path = _state_path(database)
         try:
             atomic_write(path, json.dumps(_state_to_json(state), indent=1))

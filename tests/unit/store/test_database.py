@@ -389,6 +389,23 @@ def test_after_an_unclean_shutdown_the_check_runs_at_open(database: Path) -> Non
     assert result.check_reason == "Cairn did not close normally last time"
 
 
+def test_a_record_that_does_not_change_is_not_written_again(database: Path) -> None:
+    # After a crash the record says "in use" already: opening again leaves the file as
+    # it is (no write, no fsync before the window paints; issue 20).
+    filled(database)
+    crashed = open_database(database, check_after_crash_later=True)
+    crashed.connection.close()
+    written = state_file(database).stat()
+
+    again = open_database(database, check_after_crash_later=True)
+    again.connection.close()
+
+    after = state_file(database).stat()
+    assert again.check_first == "Cairn did not close normally last time"
+    assert (after.st_ino, after.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+    assert json.loads(state_file(database).read_text(encoding="utf-8"))["in_use"] is True
+
+
 def test_a_database_without_a_record_is_checked(database: Path) -> None:
     filled(database)
     state_file(database).unlink()  # as a Cairn from before the record left it
