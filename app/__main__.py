@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import sys
 from pathlib import Path
@@ -44,8 +43,13 @@ def display_problem(
 
 def main(argv: list[str] | None = None) -> int:
     # A frozen (bundled) Cairn starts its summary process by running itself again:
-    # this hands that run to multiprocessing. No effect when not frozen.
-    multiprocessing.freeze_support()
+    # this hands that run to multiprocessing. Not frozen, freeze_support does nothing,
+    # and multiprocessing (with socket and pickle) loads at the first summary instead of
+    # before the window paints (issue 20).
+    if getattr(sys, "frozen", False):
+        import multiprocessing
+
+        multiprocessing.freeze_support()
     args = sys.argv[1:] if argv is None else argv
     # The subcommands (app.cli.COMMANDS) need no display and never load Qt; the window
     # never loads the command line (its imports would delay the first paint).
@@ -78,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
+    # Cairn uses no pydantic plugins: without this, building the first model's validator
+    # (before the window paints) reads every installed package's entry points to look for
+    # some (~4.5 ms). A documented switch, https://docs.pydantic.dev/latest/concepts/plugins/
+    # (issue 20); one set by the user is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # What is made until the first paint (modules, classes, Qt's enums, the window) lives
     # as long as the app: the collector's passes over it while it grows find nothing to
     # free (3 % of the start's instructions, callgrind, bench_startup). It is set aside

@@ -32,12 +32,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import multiprocessing
 import queue
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +46,9 @@ from app.core.context import ContextBuilder
 from app.core.errors import UserFacingError
 
 if TYPE_CHECKING:
+    import multiprocessing.process
+    from multiprocessing.connection import Connection
+
     from app.core.engine import EngineOutcome
     from app.core.summary import SummaryDraft
 
@@ -186,6 +187,8 @@ class SummaryProcess:
             assert self._commands is not None and self._events is not None
             return self._commands, self._events
         self._forget()
+        import multiprocessing  # at the first summary, not before the window paints (issue 20)
+
         context = multiprocessing.get_context("spawn")
         command_reader, command_writer = context.Pipe(duplex=False)
         event_reader, event_writer = context.Pipe(duplex=False)
@@ -237,6 +240,8 @@ class _PipeLogHandler(logging.Handler):
 
 def serve(commands: Connection, events: Connection) -> None:
     """The child's main loop: one summary at a time, until told to stop or orphaned."""
+    import multiprocessing  # loaded already: this runs in the summary process
+
     from app.core.tokens import default_counter
 
     send_lock = threading.Lock()
@@ -331,5 +336,7 @@ def serve(commands: Connection, events: Connection) -> None:
 
 
 def _parent_alive() -> bool:
+    import multiprocessing
+
     parent = multiprocessing.parent_process()
     return parent is None or parent.is_alive()

@@ -26,6 +26,7 @@ NOT_TO_PAINT = (
     "app.ui.history_window",  # File → History…
     "app.ui.settings_dialog",  # Settings…
     "app.ui.restore_dialog",  # Restore from backup…
+    "multiprocessing",  # the summary process: started at the first summary
 )
 
 
@@ -103,6 +104,25 @@ def test_what_paints_the_window_imports_nothing_it_does_not_need() -> None:
     )
 
     assert loaded == []
+
+
+def test_cairn_turns_pydantic_plugins_off_unless_the_user_set_them(tmp_path: Path) -> None:
+    # Cairn has no pydantic plugins: looking for them (every installed package's entry
+    # points, when the first model is built before the paint) is skipped (issue 20).
+    switch = _in_a_fresh_interpreter(
+        "import json, os\n"
+        "import app.ui.app as ui_app\n"
+        "from app.__main__ import main\n"
+        "seen = []\n"
+        "ui_app.run = lambda argv: seen.append(os.environ.get('PYDANTIC_DISABLE_PLUGINS')) or 0\n"
+        "main([])\n"
+        "os.environ['PYDANTIC_DISABLE_PLUGINS'] = 'some_plugin'\n"
+        "main([])\n"
+        "print(json.dumps(seen))\n",
+        env={"CAIRN_HOME": str(tmp_path / "home")},
+    )
+
+    assert switch == ["__all__", "some_plugin"]
 
 
 def test_imports_after_qt_leave_their_source_unread() -> None:
