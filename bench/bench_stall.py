@@ -557,14 +557,28 @@ class Heartbeat:
             total += gap
             running += (self.cpu[index][0] - self.cpu[index - 1][0]) / 1e6
             queued += (self.cpu[index][1] - self.cpu[index - 1][1]) / 1e6
+        busiest = self.busiest_gap(start, end)
         if not total:
-            return f"    no gaps > {longer_than:.0f} ms"
+            return f"    no gaps > {longer_than:.0f} ms; {busiest}"
         blocked = max(0.0, total - running - queued)
         return (
             f"    gaps > {longer_than:.0f} ms: {total:.0f} ms in all; the GUI thread was "
             f"running {running / total:.0%}, waiting for a CPU {queued / total:.0%}, "
-            f"blocked {blocked / total:.0%} (waiting for the GIL)"
+            f"blocked {blocked / total:.0%} (waiting for the GIL); {busiest}"
         )
+
+    def busiest_gap(self, start: float, end: float) -> str:
+        """The most CPU the GUI thread used between two beats in the window (a slice of
+        its work, whatever the machine's load made of it in wall time)."""
+        most, wall = 0.0, 0.0
+        for index in range(1, min(len(self.beats), len(self.cpu))):
+            before, after = self.beats[index - 1], self.beats[index]
+            if before >= end or after <= start:
+                continue
+            used = (self.cpu[index][0] - self.cpu[index - 1][0]) / 1e6
+            if used > most:
+                most, wall = used, (after - before) * 1000
+        return f"the GUI thread's longest slice: {most:.1f} ms on a CPU ({wall:.1f} ms wall)"
 
 
 class GcWatch:
@@ -703,6 +717,150 @@ class ThreadWatch:
         for (group, app_frame, top), count in sorted(counts.items(), key=lambda kv: -kv[1])[:12]:
             lines.append(f"      {count:4d}  {group:<15} {app_frame}  ←  {top}")
         return lines
+
+
+# --- --slices: the GUI thread's longest slices of CPU, and what ran in them ------------------
+
+# App functions timed inside a slice (thread CPU), to say what a long slice was made of.
+SLICE_PARTS = (
+    "app.ui.summary_actions:SummaryActions.show_summary_preview",
+    "app.ui.summary_actions:SummaryActions._summary_checked",
+    "app.ui.summary_actions:SummaryActions._summary_progress",
+    "app.ui.summary_actions:SummaryActions._summary_made",
+    "app.ui.summary_actions:SummaryActions.close_preview",
+    "app.ui.summary_preview:SummaryPreviewDialog.__init__",
+    "app.chat.summaries:ConversationSummaries._previewed",
+    "app.chat.summaries:ConversationSummaries.accept",
+    "app.chat.summaries:ConversationSummaries._summarized",
+    "app.chat.summaries:ConversationSummaries._remember",
+    "app.chat.summaries:ConversationSummaries._ended",
+    "app.chat.state:ConversationState.take_summaries",
+    "app.chat.gauge:ConversationGauge.measure",
+    "app.chat.gauge:ConversationGauge.memory_changed",
+    "app.chat.gauge:ConversationGauge.tell",
+    "app.ui.transcript:TranscriptView.set_summaries",
+    "app.ui.transcript:TranscriptView._delete_retired",
+    "app.ui.token_gauge:TokenGauge.set_state",
+    "app.ui.banner:Banner.show_message",
+    "app.ui.message_jump:MessageJump._try",
+)
+
+
+class SliceWatch:
+    """Every event the GUI thread handles, timed in thread CPU (`QApplication.notify`
+    overridden: the outermost event of each slice), with the app functions of
+    `SLICE_PARTS` timed inside it. Slices of more than `over` ms of CPU are kept."""
+
+    def __init__(self, over: float = 1.0, profile: str | None = None) -> None:
+        """`profile`: the name of one of SLICE_PARTS (its function) to run under cProfile."""
+        import cProfile
+
+        self.over = over
+        self.profile = profile
+        self.profiler = cProfile.Profile()
+        self.slices: list[tuple[float, float, float, str, list[tuple[str, float]]]] = []
+        self._depth = 0
+        self._parts: list[tuple[str, float]] = []
+        self._gui = threading.get_ident()
+
+    def notify(self, base: Callable[[Any, Any], bool], receiver: Any, event: Any) -> bool:
+        if threading.get_ident() != self._gui or self._depth:
+            self._depth += threading.get_ident() == self._gui
+            try:
+                return base(receiver, event)
+            finally:
+                self._depth -= threading.get_ident() == self._gui
+        self._depth = 1
+        self._parts = []
+        started, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return base(receiver, event)
+        finally:
+            self._depth = 0
+            used = (time.thread_time() - cpu) * 1000
+            if used > self.over:
+                label = f"{type(receiver).__name__} {event.type().name}"
+                wall = (time.perf_counter() - started) * 1000
+                self.slices.append((started, used, wall, label, self._parts))
+
+    def wrap_parts(self) -> None:
+        import importlib
+
+        for spec in SLICE_PARTS:
+            module_name, qualname = spec.split(":")
+            owner = importlib.import_module(module_name)
+            *path, name = qualname.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            setattr(owner, name, self._timed(getattr(owner, name), qualname))
+
+    def _timed(self, function: Callable[..., Any], name: str) -> Callable[..., Any]:
+        watch = self
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if threading.get_ident() != watch._gui:
+                return function(*args, **kwargs)
+            profiling = name.endswith(f".{watch.profile}")
+            if profiling:
+                watch.profiler.enable()
+            cpu = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                watch._parts.append((name, (time.thread_time() - cpu) * 1000))
+                if profiling:
+                    watch.profiler.disable()
+
+        return timed
+
+    def report(
+        self,
+        heartbeat: Heartbeat,
+        start: float,
+        end: float,
+        moments: Sequence[tuple[str, float]],
+        *,
+        gaps: int = 8,
+    ) -> list[str]:
+        """The `gaps` gaps between beats in which the GUI thread used the most CPU, each
+        with the events handled in it (over `over` ms) and the app functions inside."""
+        beats, cpu = heartbeat.beats, heartbeat.cpu
+        busy = []
+        for index in range(1, min(len(beats), len(cpu))):
+            before, after = beats[index - 1], beats[index]
+            if before < end and after > start:
+                used = (cpu[index][0] - cpu[index - 1][0]) / 1e6
+                busy.append((used, before, after))
+        lines = [f"    the {gaps} gaps with the most GUI CPU, and the events in them:"]
+        for used, before, after in sorted(busy, reverse=True)[:gaps]:
+            name, when = min(moments, key=lambda moment: abs(before - moment[1]))
+            lines.append(
+                f"      {used:5.1f} ms CPU ({(after - before) * 1000:5.1f} wall) at "
+                f"{(before - when) * 1000:+.0f} ms from {name}"
+            )
+            for began, spent, _wall, label, parts in self.slices:
+                if before <= began <= after:
+                    inside = ", ".join(
+                        f"{part.rsplit('.', 1)[-1]} {ms:.1f}" for part, ms in parts if ms >= 0.3
+                    )
+                    lines.append(
+                        f"        {spent:5.1f} {label}" + (f": {inside}" if inside else "")
+                    )
+        return lines
+
+
+SLICES: SliceWatch | None = None
+
+
+def slice_application(watch: SliceWatch) -> Any:
+    """A QApplication whose `notify` times each event for `watch`."""
+    from PySide6.QtWidgets import QApplication
+
+    class TimedApplication(QApplication):
+        def notify(self, receiver: Any, event: Any) -> bool:
+            return watch.notify(super().notify, receiver, event)
+
+    return TimedApplication([])
 
 
 # --- --probe: the summary job alone, and where it keeps the GIL ------------------------------
@@ -1188,6 +1346,9 @@ def run_manual_mid_stream(window: Window) -> None:
     if settled_end > both_start and marks.accepted:
         window.report("manual, +0.3 s", both_start, settled_end)
         print(f"    gaps > 16 ms, when: {long_gaps_when(window, both_start, settled_end)}")
+        if SLICES is not None:
+            moments = summary_moments(marks)
+            print("\n".join(SLICES.report(window.heartbeat, both_start, settled_end, moments)))
     print(
         f"    overlap: the summary ran {start - first:+.2f} → {end - first:+.2f} s from "
         f"the reply's first delta; the reply streamed 0 → {last - first:.2f} s"
@@ -1196,14 +1357,19 @@ def run_manual_mid_stream(window: Window) -> None:
     print(f"    reply: {delta_rate(marks, 0)}")
 
 
-def long_gaps_when(window: Window, start: float, end: float) -> str:
-    """Each gap over 16 ms in [start, end], placed against the summary's moments."""
-    marks = window.marks
+def summary_moments(marks: Marks) -> list[tuple[str, float]]:
+    """The summary's moments, to place a gap or a slice against."""
     moments = [("summary started", marks.summary_start[-1])]
     moments += [("preview opened", t) for t in marks.previewed[-1:]]
     moments += [("Accept", t) for t in marks.accepted[-1:]]
     moments += [("summary returned", marks.summary_end[-1])]
     moments += [("GUI took it in", marks.summary_taken[-1])]
+    return moments
+
+
+def long_gaps_when(window: Window, start: float, end: float) -> str:
+    """Each gap over 16 ms in [start, end], placed against the summary's moments."""
+    moments = summary_moments(window.marks)
     placed = []
     for before, after in itertools.pairwise(window.beats):
         gap = (after - before) * 1000
@@ -1263,6 +1429,15 @@ def main() -> None:
         action="store_true",
         help="without the app's 1 ms switch interval and start-up freeze (Python's defaults)",
     )
+    parser.add_argument(
+        "--slices",
+        action="store_true",
+        help="time every event the GUI thread handles (QApplication.notify) and the app's "
+        "summary functions inside it; list the slices over 4 ms of CPU (perturbs a little)",
+    )
+    parser.add_argument(
+        "--profile", help="with --slices: profile this function (e.g. set_summaries) with cProfile"
+    )
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -1287,7 +1462,13 @@ def main() -> None:
         probe_summary(template, plan, args.server, chunks, freeze=args.gc_freeze)
         return
     Instruments.install()
-    app = QApplication([])
+    global SLICES
+    if args.slices:
+        SLICES = SliceWatch(profile=args.profile)
+        SLICES.wrap_parts()
+        app = slice_application(SLICES)
+    else:
+        app = QApplication([])
     print(
         f"{args.messages:,} live messages; a reply of {args.tokens} one-token deltas "
         f"{args.chunk_delay * 1000:g} ms apart; fake server in a {args.server}; "
@@ -1302,6 +1483,10 @@ def main() -> None:
         )
         run_once(app, template, plan, chunks, args)
     print(f"load average after: {load_average()}")
+    if SLICES is not None and args.profile:
+        import pstats
+
+        pstats.Stats(SLICES.profiler).sort_stats("cumulative").print_stats(30)
 
 
 if __name__ == "__main__":

@@ -302,8 +302,9 @@ class ConversationSummaries:
                 conversation.tell(lambda events: events.summary_made(report))
                 conversation.go_on()
 
-            # In a slice of its own: the transcript's change is slice enough (issue 20).
-            conversation.shared.loop.post(tell_made)
+            # In a turn of the event loop of its own: the transcript's change is slice
+            # enough (issue 20). Not `post`: from the loop's own thread Qt runs it at once.
+            conversation.shared.loop.call_later(0, tell_made)
             return
         conversation.go_on()
 

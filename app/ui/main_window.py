@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.history = HistoryActions(
             controller, self, self.transcript, self.sidebar, self._load_earlier, chat.history
         )
+        self.history.jump.missed.connect(self.show_notice)  # a place gone: said so
         self.instructions = InstructionsActions(controller, self.header, self)
         self.header.add_before_settings(self.summaries.button)
         self.summaries.follow_width_of(self.header)

@@ -5,11 +5,17 @@ page after the first paint), so the jump waits for the page and the summaries, l
 earlier pages until the message or its summary's card is there, unfolds the card (a
 compressed one's parts too), scrolls there and marks the target for a moment
 (`LandingHighlight`); the focus goes to it, so a screen reader says where it landed.
+
+The summary a search hit named may be gone by the time the conversation is shown
+(undone, or folded into a summary of summaries): the jump then goes to the message
+where it is now. A place nothing shows any more (a deleted message) is said so, in
+plain words, and the jump stops waiting.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QScrollArea, QWidget
@@ -24,6 +30,9 @@ from app.ui.transcript_frame import settle_layout
 
 _MARGIN = 48  # space above the target, so it does not touch the top edge
 
+MISSED_TITLE = "That message isn't here any more"
+MISSED_TEXT = "It may have been deleted. The conversation is open at its newest message."
+
 
 class MessageJump(QObject):
     """Goes to a `Place` in the main window's transcript.
@@ -34,9 +43,12 @@ class MessageJump(QObject):
 
     Signals:
         arrived(object): the place was reached (the Place), its target marked.
+        missed(str, str): the place cannot be reached (title, text to show); the jump
+            stopped waiting.
     """
 
     arrived = Signal(object)
+    missed = Signal(str, str)
 
     def __init__(
         self,
@@ -86,11 +98,38 @@ class MessageJump(QObject):
                 self.arrived.emit(place)
                 return
             if not self._transcript.has_earlier:
-                return  # the summaries may still come (summaries_changed)
+                if not self._chat.current.state.loaded:
+                    return  # the summaries may still come (summaries_changed)
+                # Every page and summary is shown, and the place is not among them.
+                moved = self._where_now(place)
+                if moved is None:
+                    self.pending = None
+                    self.missed.emit(MISSED_TITLE, MISSED_TEXT)
+                    return
+                place = self.pending = moved
+                continue
             oldest = self._transcript.oldest_seq
             self._load_earlier()
             if self._transcript.oldest_seq == oldest:
                 return
+
+    def _where_now(self, place: Place) -> Place | None:
+        """Where the message of `place` is now, when it is not where the place said: the
+        summary it named gone (undone, or folded into another), or a live message
+        condensed meanwhile. Under the summary covering it, or live; None when that is
+        where it was looked for already (nothing shows it: deleted)."""
+        if place.seq is None:
+            return None
+        covering = next(
+            (
+                summary.id
+                for summary in self._chat.current.state.summaries
+                if summary.first_seq <= place.seq <= summary.last_seq
+            ),
+            None,
+        )
+        moved = replace(place, summary_id=covering)
+        return None if moved == place else moved
 
     def _reach(self, place: Place) -> bool:
         if place.summary_id is not None:

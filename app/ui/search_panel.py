@@ -4,6 +4,7 @@ and a plain empty state."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, time, timedelta
 
 from PySide6.QtCore import QDate, QEvent, QModelIndex, QObject, Qt, QTimer, Signal
@@ -108,6 +109,10 @@ class SearchPanel(QWidget):
         super().__init__(parent)
         self._source = source
         self._query: SearchQuery | None = None  # the search whose pages are shown
+        # The debounce waits for words typed (Enter then searches at once), not for the
+        # titles read again (Enter then opens what is picked).
+        self._typed = False
+        self._picked: object = None  # what a search for the same words keeps picked
         self._was_searching = False
         self._conversations: list[ConversationOverview] = []
 
@@ -240,6 +245,11 @@ class SearchPanel(QWidget):
         """Search now for what the box says (the first page)."""
         self._timer.stop()
         query = self.query()
+        # The same words searched again (the titles changed, an option): what is listed
+        # and picked stays until the new page comes, as the user may be about to open it.
+        same = self._query is not None and replace(self._query, offset=0) == query
+        self._typed = False
+        self._picked = self.view.currentIndex().data(HIT_ROLE) if same else None
         words = title_words(query.text)
         titles = (
             [c for c in self._conversations if title_matches(c.title, words)]
@@ -248,8 +258,9 @@ class SearchPanel(QWidget):
         )
         phrase = " ".join(words)
         titles.sort(key=lambda c: phrase not in c.title.casefold())  # the words as typed first
-        self.results.set_titles(titles, words)
-        self.view.setCurrentIndex(self.results.first_choice())
+        self.results.set_titles(titles, words, keep_hits=same)
+        kept = self._row_of(self._picked)
+        self.view.setCurrentIndex(kept if kept is not None else self.results.first_choice())
         if not query.text:
             self._query = None
             return
@@ -283,6 +294,7 @@ class SearchPanel(QWidget):
             self._was_searching = searching
             self.searching_changed.emit(searching)
         if searching:
+            self._typed = True
             self._timer.start()
         else:
             self._timer.stop()
@@ -295,15 +307,15 @@ class SearchPanel(QWidget):
         if page.query != self._query:
             return  # an older search, or one the box no longer shows
         if page.query.offset == 0:
+            # A conversation picked while the words were searched stays picked; so does
+            # a hit picked before the same words were searched again.
             picked = self.view.currentIndex().data(HIT_ROLE)
             self.results.reset(page.hits)
-            rows = self.results.rowCount()
-            kept = next(
-                (r for r in range(rows) if self.results.index(r).data(HIT_ROLE) == picked), None
-            )  # a conversation picked while the words were searched stays picked
-            self.view.setCurrentIndex(
-                self.results.index(kept) if kept is not None else self.results.first_choice()
-            )
+            kept = self._row_of(picked)
+            if kept is None:
+                kept = self._row_of(self._picked)
+            self._picked = None
+            self.view.setCurrentIndex(kept if kept is not None else self.results.first_choice())
         else:
             self.results.extend(page.hits)
         self.load_more_button.setEnabled(True)
@@ -318,6 +330,15 @@ class SearchPanel(QWidget):
         else:
             self.empty_label.hide()
             self.view.show()
+
+    def _row_of(self, row: object) -> QModelIndex | None:
+        """Where `row` (a hit or a conversation) is listed now, if it is."""
+        if row is None:
+            return None
+        for index in range(self.results.rowCount()):
+            if self.results.index(index).data(HIT_ROLE) == row:
+                return self.results.index(index)
+        return None
 
     def _show_empty(self, text: str) -> None:
         self.empty_label.setText(text)
@@ -359,7 +380,7 @@ class SearchPanel(QWidget):
                 self.view.setCurrentIndex(self.results.step(row, step))
             return True
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            if self._timer.isActive():
+            if self._timer.isActive() and self._typed:
                 self.search()  # typed and pressed Enter at once: search now
                 return True
             current = self.view.currentIndex()

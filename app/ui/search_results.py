@@ -194,10 +194,18 @@ class SearchResultsModel(QAbstractListModel):
         """The conversations listed (the titles that matched, as far as shown)."""
         return [row for row in self._rows if isinstance(row, ConversationOverview)]
 
-    def set_titles(self, titles: Sequence[ConversationOverview], words: Sequence[str]) -> None:
+    def set_titles(
+        self,
+        titles: Sequence[ConversationOverview],
+        words: Sequence[str],
+        *,
+        keep_hits: bool = False,
+    ) -> None:
         """A new search: the conversations whose titles have `words`, and no hits until
-        its first page comes (`reset`), so no hit of the words before stays listed."""
-        self._hits = []
+        its first page comes (`reset`), so no hit of the words before stays listed;
+        `keep_hits` when the words are the same (the titles read again)."""
+        if not keep_hits:
+            self._hits = []
         self._titles = list(titles)
         self.words = list(words)
         self._all_titles = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMessageBox, QToolButton, QWidget
 
@@ -49,7 +49,8 @@ class SummaryActions(QObject):
         summarize_action, summarize_with_action, history_action: the menu's actions.
         button: the header's "Summarize now" button (its menu: with instructions).
         progress: the strip shown while a summary is made, with Cancel.
-        summarize_dialog, preview_dialog, explain_box, history_dialog: open now, if any.
+        summarize_dialog, preview_dialog, explain_box, history_dialog: open now, if any
+            (the preview from the turn of the event loop after it was built).
         running: a summary of the conversation on screen is being made.
     """
 
@@ -68,6 +69,7 @@ class SummaryActions(QObject):
         self._header: QWidget | None = None
         self.summarize_dialog: SummarizeDialog | None = None
         self.preview_dialog: SummaryPreviewDialog | None = None
+        self._preview_built: SummaryPreviewDialog | None = None  # opens on the next turn
         self.explain_box: QMessageBox | None = None
         self.history_dialog: SummaryHistoryDialog | None = None
         self.running = False
@@ -159,13 +161,23 @@ class SummaryActions(QObject):
     # -- the preview -----------------------------------------------------------------
 
     def show_summary_preview(self, preview: SummaryPreview) -> SummaryPreviewDialog:
-        """Open the preview of a summary (Accept, Edit, Discard); closing it discards."""
+        """Open the preview of a summary (Accept, Edit, Discard); closing it discards.
+
+        Built now, opened on the next turn of the event loop: building and showing it in
+        one turn held the window ~10 ms while a reply streamed (issue 20)."""
         self.close_preview()
         dialog = SummaryPreviewDialog(preview, self._window)
         dialog.finished.connect(lambda result: self._summary_checked(dialog, result))
+        self._preview_built = dialog
+        QTimer.singleShot(0, dialog, lambda: self._open_preview(dialog))
+        return dialog
+
+    def _open_preview(self, dialog: SummaryPreviewDialog) -> None:
+        if dialog is not self._preview_built:
+            return  # closed before it opened (its summary ended meanwhile)
+        self._preview_built = None
         self.preview_dialog = dialog
         dialog.open()
-        return dialog
 
     def _summary_checked(self, dialog: SummaryPreviewDialog, result: int) -> None:
         if dialog is not self.preview_dialog:
@@ -179,6 +191,9 @@ class SummaryActions(QObject):
     def close_preview(self) -> None:
         """Close the preview without answering it (its summary ended, or another
         conversation is on screen)."""
+        built, self._preview_built = self._preview_built, None
+        if built is not None:
+            built.deleteLater()
         dialog, self.preview_dialog = self.preview_dialog, None
         if dialog is not None:
             dialog.reject()

@@ -63,8 +63,9 @@ _COLUMN_MAX_WIDTH: Final = 860
 _MIN_MESSAGE_WIDTH: Final = 64
 # The rows built ahead (`TranscriptView.prepare_rows`): a question's, and its reply's.
 _SPARE_ROLES: Final = (Role.USER, Role.ASSISTANT)
-# Message widgets taken out (condensed by a summary) deleted per turn of the event loop.
-_DELETED_A_TURN: Final = 8
+# Message widgets taken out (condensed by a summary) deleted per turn of the event loop:
+# one costs ~1 ms of the GUI thread (bench_stall --slices), while a reply may stream.
+_DELETED_A_TURN: Final = 3
 
 
 def _local_now() -> datetime:

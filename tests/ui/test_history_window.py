@@ -264,6 +264,37 @@ def test_keyboard_arrows_enter_and_escape(qtbot: QtBot, window: HistoryWindow) -
     assert not window.isVisible()
 
 
+def test_enter_opens_the_hit_picked_while_the_titles_are_read_again(
+    qtbot: QtBot, window: HistoryWindow
+) -> None:
+    """A conversation added or renamed while hits are listed reads the titles again
+    (debounced, as typing is): Enter still opens the hit picked, and once the same words
+    have been searched again it is still the one picked. (Enter was taken as "search
+    now" and opened nothing: test_open_at_message timed out so when Claude's title for
+    the conversation came late on a busy machine.)"""
+    hits = search(qtbot, window, "flights")
+    edit = window.search.search_edit
+    qtbot.keyClick(edit, Qt.Key.Key_Down)
+    assert window.search.selected_hit() == hits[1]
+    window.refresh()  # the conversations read again: a title written meanwhile
+    assert window.search._timer.isActive(), "the titles are searched again soon"
+    with qtbot.waitSignal(window.place_requested, timeout=5_000) as opened:
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert opened.args == [Place.of_hit(hits[1])]
+    qtbot.waitUntil(
+        lambda: window.search._query is not None and not window.search._timer.isActive()
+    )
+    assert window.search.results.hits() == hits, "the hits stay listed meanwhile"
+    assert window.search.selected_hit() == hits[1]
+    qtbot.waitUntil(lambda: window.search._picked is None)  # the page came
+    assert window.search.selected_hit() == hits[1]
+    # Words typed and Enter at once still search first.
+    edit.setText("alfama")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert not window.search._timer.isActive() and window.search._query is not None
+    assert window.search._query.text == "alfama"
+
+
 def test_a_large_history_lists_every_conversation(qtbot: QtBot) -> None:
     window = HistoryWindow(large_history(1000))
     qtbot.addWidget(window)

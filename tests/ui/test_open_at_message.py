@@ -10,7 +10,9 @@ from pytestqt.qtbot import QtBot
 
 from app.core.search import Author, SearchHit
 from app.ui.app import CairnSession
+from app.ui.history_source import Place
 from app.ui.landing_highlight import LandingHighlight
+from app.ui.message_jump import MISSED_TEXT, MISSED_TITLE
 from app.ui.search_panel import SearchPanel
 from app.ui.transcript import TranscriptView
 from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -115,6 +117,41 @@ def test_enter_in_history_opens_at_an_archived_and_a_live_message(
     widget = next(w for w in window.transcript.message_widgets() if w.message.seq == live.seq)
     assert flashed(cairn) is not None and flashed(cairn).parent() is widget
     assert in_view(window.transcript, widget)
+
+
+def test_a_place_whose_summary_is_gone_goes_where_the_message_is_now_or_says_so(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    fake_server: FakeAnthropicServer,
+) -> None:
+    """A hit names the summary covering its message when it was found; undone or folded
+    into another before the jump arrives, the jump goes to the message where it is now.
+    A place nothing shows (a deleted message, a summary gone) is said so and not waited
+    for (the jump waited for ever, saying nothing)."""
+    cairn, session_id, turns = condensed_conversation(qtbot, open_window, fake_server)
+    window = cairn.window
+    jump = window.history.jump
+    (summary,) = cairn.controller.service.current.state.summaries
+    archived = summary.first_seq
+    with qtbot.waitSignal(jump.arrived, timeout=30_000) as arrived:
+        jump.go(Place(session_id, archived, "a-summary-undone-meanwhile"))
+    assert arrived.args == [Place(session_id, archived, summary.id)]
+    block = window.transcript.summary_block(summary.id)
+    assert block is not None and block.originals_shown
+    assert flashed(cairn) is not None and flashed(cairn).parent() is block.originals_view
+    # A live message, named as archived (its summary undone meanwhile).
+    live = 2 * turns
+    with qtbot.waitSignal(jump.arrived, timeout=30_000) as arrived:
+        jump.go(Place(session_id, live, "its-summary-undone-meanwhile"))
+    assert arrived.args == [Place(session_id, live, None)]
+    # Nothing shows these any more: said so, and nothing waits.
+    for gone in (Place(session_id, None, "a-summary-undone"), Place(session_id, live + 50)):
+        with qtbot.waitSignal(jump.missed, timeout=30_000) as missed:
+            jump.go(gone)
+        assert missed.args == [MISSED_TITLE, MISSED_TEXT]
+        assert jump.pending is None
+        assert window.banner.isVisible() and window.banner.title_label.text() == MISSED_TITLE
 
 
 def test_ctrl_f_finds_in_the_open_conversation_archived_included(
