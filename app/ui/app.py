@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -362,6 +363,11 @@ def run(argv: Sequence[str]) -> int:
     # 1 ms instead of CPython's 5: while a worker computes (a summary's extraction),
     # each call from Qt into Python waits at most this long for the GIL.
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_SECONDS)
+    # Qt's raster engine hands every fill 96 or more lines tall (a scroll bar, a row's
+    # background) to a pool of threads and waits for them: for the window's small repaints
+    # waking them costs the GUI thread more than the fill (issue 20). Read once, before
+    # the first paint; the pixels are the same.
+    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
     QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
         Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
     )

@@ -121,6 +121,7 @@ class MessageHeader:
         if not is_user:
             self.row.addStretch(1)
         self._state: QLabel | None = None  # "Writing…"
+        self._shown_state: str | None = None  # what `_state` shows (None: hidden or unmade)
         self.pin: PinButton | None = None
         self._bar_slot: QSpacerItem | None = None  # the place kept for the bar (`reserve_bar`)
 
@@ -192,8 +193,9 @@ class MessageHeader:
         self._set_state(SENDING if sending else None)
 
     def _set_state(self, text: str | None) -> None:
-        if text is None and self._state is None:
-            return
+        if text == self._shown_state:
+            return  # a reply's every delta asks for "Writing…" again: no call into Qt
+        self._shown_state = text
         if self._state is None:
             self._state = QLabel(self._owner)
             self._state.setFont(scaled_font(self._owner.font(), 0.88))

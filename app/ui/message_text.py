@@ -57,6 +57,7 @@ class MessageText(QWidget):
         self._splitter = GrowingTextSplitter()
         # Made only when a reply waits for its first words.
         self._typing: TypingIndicator | None = None
+        self._typing_shown = False  # `_typing` made and not hidden (`set_typing`)
         # The first text piece made ahead, hidden (`prepare_block`).
         self._spare_block: MarkdownView | None = None
 
@@ -72,6 +73,10 @@ class MessageText(QWidget):
     def blocks(self) -> Sequence[_Block]:
         """The text pieces, in order (for tests and the transcript's anchoring)."""
         return tuple(self._blocks)
+
+    def has_blocks(self) -> bool:
+        """Some text is shown (a piece at least)."""
+        return bool(self._blocks)
 
     @property
     def render_count(self) -> int:
@@ -95,15 +100,17 @@ class MessageText(QWidget):
 
     def set_typing(self, typing: bool) -> None:
         """The "Claude is writing" dots, until the first words arrive."""
-        if typing or self._typing is not None:
-            if self._typing is None:
-                self._typing = TypingIndicator(self)
-                self.block_layout.addWidget(self._typing)
-            self._typing.setVisible(typing)
+        if typing == self._typing_shown:
+            return  # asked again with every delta: no call into Qt
+        self._typing_shown = typing
+        if self._typing is None:
+            self._typing = TypingIndicator(self)
+            self.block_layout.addWidget(self._typing)
+        self._typing.setVisible(typing)
 
     def is_typing(self) -> bool:
         """True while the "Claude is writing" dots are shown."""
-        return self._typing is not None and self._typing.isVisibleTo(self)
+        return self._typing_shown
 
     def refresh_size_hints(self) -> None:
         for block in self._blocks:

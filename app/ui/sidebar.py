@@ -422,6 +422,7 @@ class Sidebar(QWidget):
         self.empty_label.setWordWrap(True)
         self.empty_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.empty_label.hide()
+        self._empty_text, self._empty_shown = "", False  # what `empty_label` shows
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 6, 10)
@@ -593,13 +594,21 @@ class Sidebar(QWidget):
     def _update_empty_label(self) -> None:
         needle = self.filter_edit.text().strip()
         hides_all = bool(needle) and self.model.rowCount() == 0
+        text: str | None = None  # None: as it is
         if self._content_search is None:
-            self.empty_label.setText(f"No conversation title contains “{needle}”")
+            text = f"No conversation title contains “{needle}”"
         elif self._mentions_for == needle:
-            self.empty_label.setText(f"No conversation mentions “{needle}”")
+            text = f"No conversation mentions “{needle}”"
         else:
             hides_all = False  # what was said is still being searched
-        self.empty_label.setVisible(hides_all)
+        # Asked at every message sent (its conversation moved): no call into Qt unless
+        # the label changes (issue 20).
+        if text is not None and text != self._empty_text:
+            self._empty_text = text
+            self.empty_label.setText(text)
+        if hides_all != self._empty_shown:
+            self._empty_shown = hides_all
+            self.empty_label.setVisible(hides_all)
 
     def _title_edited(self, session_id: str, title: str) -> None:
         """Show the new title at once; the chat service confirms it (`upsert_session`)."""

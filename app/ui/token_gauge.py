@@ -116,7 +116,11 @@ class TokenGauge(QWidget):
         self._state: ContextState | None = None
         self._cache_use: CacheUse | None = None
         self._text = gauge_text(None)
-        self._widest: tuple[str, float] | None = None  # (font key, width of widest_texts())
+        # Measured in `text_font`, forgotten when the font changes: the font and its
+        # metrics, the width of widest_texts(), and the shown text with its width.
+        self._metrics: tuple[QFont, QFontMetricsF] | None = None
+        self._widest: float | None = None
+        self._shown_width: tuple[str, float] | None = None
         self._tip_anchor: QPoint | None = None  # where the open breakdown was shown
         self._paint_ratio: float | None = None  # the painted device's pixel ratio, while painting
         # The first breakdown shown leads with what the gauge measures, until it closes.
@@ -186,24 +190,31 @@ class TokenGauge(QWidget):
 
     def text_font(self) -> QFont:
         """The widget's font (so it follows the app's font size) with tabular figures."""
-        font = QFont(self.font())
-        # Tabular figures: the text does not shimmy while the user types.
-        font.setFeature(QFont.Tag("tnum"), 1)
-        return font
+        return self._text_metrics()[0]
+
+    def _text_metrics(self) -> tuple[QFont, QFontMetricsF]:
+        """`text_font` and its metrics, made once per font (layouts ask the gauge's size
+        at every pass, and the header at every message sent: issue 20)."""
+        if self._metrics is None:
+            font = QFont(self.font())
+            # Tabular figures: the text does not shimmy while the user types.
+            font.setFeature(QFont.Tag("tnum"), 1)
+            self._metrics = (font, QFontMetricsF(font))
+        return self._metrics
 
     def _text_width(self, text: str) -> float:
-        return QFontMetricsF(self.text_font()).horizontalAdvance(text)
+        return self._text_metrics()[1].horizontalAdvance(text)
 
     def _reserved_text_width(self) -> int:
         """Room for the widest plausible text, so the header does not jump as figures change."""
-        key = self.text_font().key()
-        if self._widest is None or self._widest[0] != key:
-            self._widest = (key, max(self._text_width(text) for text in widest_texts()))
-        widest = max(self._widest[1], self._text_width(self._text))
-        return math.ceil(widest) + 1
+        if self._widest is None:
+            self._widest = max(self._text_width(text) for text in widest_texts())
+        if self._shown_width is None or self._shown_width[0] != self._text:
+            self._shown_width = (self._text, self._text_width(self._text))
+        return math.ceil(max(self._widest, self._shown_width[1])) + 1
 
     def _content_height(self) -> int:
-        metrics = QFontMetricsF(self.text_font())
+        metrics = self._text_metrics()[1]
         return max(math.ceil(metrics.height()), BAR_HEIGHT + 2 * TICK_OVERHANG)
 
     def sizeHint(self) -> QSize:
@@ -371,4 +382,5 @@ class TokenGauge(QWidget):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
+            self._metrics = self._widest = self._shown_width = None
             self.updateGeometry()

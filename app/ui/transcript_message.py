@@ -114,6 +114,7 @@ class MessageWidget(QWidget):
         body_row.setContentsMargins(0, 0, 0, 0)
         body_row.setSpacing(0)
         self.body = UserBubble(self) if is_user else MessageText(self)
+        self._body_shown = True  # the body not hidden (`_show_status`)
         self.body.link_clicked.connect(self.link_clicked)
         if is_user:
             body_row.addSpacing(BUBBLE_INSET)
@@ -144,8 +145,8 @@ class MessageWidget(QWidget):
         """A row built ahead of need, hidden, for the next message of `role` (`adopt`
         gives it its message): what building a row costs is paid while nothing waits
         for it, not between Enter and the request. A user's row has its text piece
-        and its "Sending…" made; Claude's its "is writing" dots and, hidden, the piece
-        its first words go in."""
+        and its "Sending…" made; Claude's its "is writing" dots and, hidden, its
+        "Writing…" and the piece its first words go in."""
         user = role is Role.USER
         stand_in = Message(
             id=0,
@@ -162,6 +163,9 @@ class MessageWidget(QWidget):
             widget.set_sending(False)
         else:
             widget.body.prepare_block()
+            # "Writing…", made and hidden: the first words show it without making it.
+            widget.header.set_writing(True)
+            widget.header.set_writing(False)
         widget.ensurePolished()
         return widget
 
@@ -262,8 +266,9 @@ class MessageWidget(QWidget):
         else:
             self.header.set_writing(streaming and not waiting)
         self.note.show(self.message)
-        showing_text = bool(self.body.blocks()) or waiting
-        if self.body.isVisibleTo(self) != showing_text:
+        showing_text = self.body.has_blocks() or waiting
+        if self._body_shown != showing_text:
+            self._body_shown = showing_text
             self.body.setVisible(showing_text)
 
     # --- pins and the menu --------------------------------------------------

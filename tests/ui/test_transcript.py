@@ -21,7 +21,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.dates import timestamp
 from app.core.models import Message, MessageStatus, Role
-from app.ui.message_header import SENDING
+from app.ui.message_header import SENDING, WRITING
 from app.ui.message_text import HUGE_MESSAGE_CHARS
 from app.ui.theme import code_background, muted_text_colour, user_bubble_colour
 from app.ui.transcript import TranscriptView
@@ -897,6 +897,24 @@ def test_the_question_and_its_reply_take_rows_built_ahead(
     qtbot.waitUntil(lambda: view.rows_ready)  # the next turn's, once this one ended
     assert len(view.message_column.findChildren(MessageWidget)) == rows + 2
     assert view.message_widgets()[-1] is reply and not reply.body.is_typing()
+
+
+def test_a_replys_first_words_make_no_widget(view: TranscriptView, qtbot: QtBot) -> None:
+    """A reply's row built ahead has its first words' piece and its "Writing…" made
+    already: the first words only fill and show them (issue 20)."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    qtbot.waitUntil(lambda: view.rows_ready)
+    view.append_message(make_message(31, "", status=MessageStatus.STREAMING))
+    reply = assistant(view, 31)
+    made = len(reply.findChildren(QWidget))
+
+    view.update_message_text(31, "The first words.")
+
+    assert len(reply.findChildren(QWidget)) == made
+    writing = [label for label in reply.findChildren(QLabel) if label.text() == WRITING]
+    assert len(writing) == 1 and writing[0].isVisibleTo(reply)
+    assert reply.accessibleName() == f"Claude, {timestamp(NOW, NOW)}"
 
 
 def test_a_replys_first_words_repaint_only_its_row(view: TranscriptView, qtbot: QtBot) -> None:
