@@ -535,9 +535,13 @@ def natural_run(
     window: int,
     mode: str,
     counter: TokenCounter,
-    recall_ratio: float = RECALL_RATIO,
+    recall_ratio: float | None = None,
 ) -> Iterator[NaturalRun]:
-    """Feed the conversation into a new database at `path`, as the app would."""
+    """Feed the conversation into a new database at `path`, as the app would; recall's
+    share of the window is `recall_ratio`, else `--recall`'s (read when called: a
+    default bound at definition kept the flag from reaching the natural runs)."""
+    if recall_ratio is None:
+        recall_ratio = RECALL_RATIO
     model = ModelInfo(
         id=f"bench-{window}",
         display_name=f"{window // 1000}k",
@@ -653,6 +657,8 @@ def main_natural(args: argparse.Namespace) -> None:
         f"{len(natural.questions)} natural questions (held-out ones included); seed {args.seed}"
     )
     windows = (4_000, 16_000) if args.quick else NATURAL_WINDOWS
+    if args.windows:
+        windows = tuple(int(w) * 1_000 for w in args.windows.split(","))
     results: dict[tuple[int, str], NaturalFigures] = {}
     shm = Path("/dev/shm")
     with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as folder:
@@ -713,6 +719,9 @@ def main() -> None:
         "--natural", action="store_true", help="the natural questions (issue 22) instead"
     )
     parser.add_argument("--misses", action="store_true", help="list the dev questions missed")
+    parser.add_argument(
+        "--windows", default="", help="with --natural: these windows only, in thousands (8,16)"
+    )
     args = parser.parse_args()
     RECALL_RATIO = args.recall
     if args.natural:
