@@ -1,11 +1,12 @@
 """Automatic recall: archived originals quoted in the request (DESIGN §3, issue 12).
 
 Before each reply the new user message's salient terms (`salient_terms`, and their
-nouns' synonyms: `synonym_terms`) are looked up in the conversation's archive (`app.store.recall.RecallIndex`); the matching
-messages are ranked here (`rank_matches`: the terms they hold, in any of a word's
-forms, and whether they hold the kind of fact the message asks for, see
-`recall_kinds`), cut to an exact excerpt around what matched, and fitted into a token
-budget (`fit_recall`) as one labelled block that opens the newest user turn.
+nouns' synonyms: `synonym_terms`) are looked up in the conversation's archive
+(`app.store.recall.RecallIndex`); the matching messages are ranked here (`rank_matches`:
+the terms they hold, in any of a word's forms, and whether they hold the kind of fact
+the message asks for, see `recall_kinds`), cut to an exact excerpt around what matched,
+and fitted into a token budget (`fit_recall`) as one labelled block that opens the
+newest user turn.
 Deterministic and offline: no model call.
 
 Pure: no sqlite3, no Qt, no network. Only archived messages (covered by a summary)
