@@ -72,7 +72,9 @@ def _mostly_nouns(folder: Path) -> set[str]:
 def build(folder: Path) -> str:
     synsets, first = _synsets(folder), _first_senses(folder)
     mostly_nouns = _mostly_nouns(folder)
-    counted = {line.split("%", 1)[0].lower() for line in (folder / "cntlist.rev").open()}
+    counted = {
+        line.split("%", 1)[0].lower() for line in (folder / "cntlist.rev").open(encoding="latin-1")
+    }
 
     def fits(word: str, sense: str) -> bool:
         return (

@@ -43,7 +43,9 @@ def test_a_word_never_lists_itself_and_an_unknown_word_has_none() -> None:
 
 
 def test_groups_and_plurals_are_read_from_the_table(table: Path) -> None:
-    table.write_text("# a comment\nchild kid youngster\nbox crate\n= children child\n")
+    table.write_text(
+        "# a comment\nchild kid youngster\nbox crate\n= children child\n", encoding="utf-8"
+    )
     assert synonyms_of("children") == ("kid", "youngster")
     assert synonyms_of("youngsters") == ("child", "kid")
     assert synonyms_of("boxes") == ("crate",)
