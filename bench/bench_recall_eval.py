@@ -45,8 +45,8 @@ turns that are verbatim in the request, beside plain truncation in the same run:
 category (single fact, several turns, date questions, context-dependent) and by split
 (dev questions may be looked at when tuning; test questions never), and, in a table of
 its own, a second set held out (bench/natural_conversation.py's `HELD_OUT`, never looked
-at while tuning). `--misses` lists the dev questions whose evidence did not reach the
-request.
+at while tuning; printed only with `--held-out`, so that a tuning run does not show it).
+`--misses` lists the dev questions whose evidence did not reach the request.
 """
 
 from __future__ import annotations
@@ -535,9 +535,13 @@ def natural_run(
     window: int,
     mode: str,
     counter: TokenCounter,
-    recall_ratio: float = RECALL_RATIO,
+    recall_ratio: float | None = None,
 ) -> Iterator[NaturalRun]:
-    """Feed the conversation into a new database at `path`, as the app would."""
+    """Feed the conversation into a new database at `path`, as the app would; recall's
+    share of the window is `recall_ratio`, else `--recall`'s (read when called: a
+    default bound at definition kept the flag from reaching the natural runs)."""
+    if recall_ratio is None:
+        recall_ratio = RECALL_RATIO
     model = ModelInfo(
         id=f"bench-{window}",
         display_name=f"{window // 1000}k",
@@ -602,14 +606,17 @@ def print_natural(
     windows: tuple[int, ...],
     *,
     misses: bool,
+    held_out: bool = True,
 ) -> None:
     questions = natural.questions
     first = [n for n, q in enumerate(questions) if q.split != "held-out"]
-    held_out = [n for n, q in enumerate(questions) if q.split == "held-out"]
-    for title, chosen, splits in (
-        ("the first set", first, ("dev", "test")),
-        ("the held-out set (never looked at while tuning)", held_out, ()),
-    ):
+    kept_out = [n for n, q in enumerate(questions) if q.split == "held-out"]
+    tables: list[tuple[str, list[int], tuple[str, ...]]] = [
+        ("the first set", first, ("dev", "test"))
+    ]
+    if held_out:
+        tables.append(("the held-out set (never looked at while tuning)", kept_out, ()))
+    for title, chosen, splits in tables:
         groups: list[tuple[str, list[int]]] = [
             (category, [n for n in chosen if questions[n].category == category])
             for category in CATEGORIES
@@ -652,7 +659,9 @@ def main_natural(args: argparse.Namespace) -> None:
         f"{len(natural.messages)} messages, {tokens:,} tokens, {days} sessions; "
         f"{len(natural.questions)} natural questions (held-out ones included); seed {args.seed}"
     )
-    windows = (4_000, 16_000) if args.quick else NATURAL_WINDOWS
+    windows: tuple[int, ...] = (4_000, 16_000) if args.quick else NATURAL_WINDOWS
+    if args.windows:
+        windows = tuple(int(w) * 1_000 for w in args.windows.split(","))
     results: dict[tuple[int, str], NaturalFigures] = {}
     shm = Path("/dev/shm")
     with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as folder:
@@ -665,7 +674,9 @@ def main_natural(args: argparse.Namespace) -> None:
                     f"{figures.seconds:5.1f} s",
                     flush=True,
                 )
-    print_natural(natural, results, windows, misses=args.misses)
+    print_natural(natural, results, windows, misses=args.misses, held_out=args.held_out)
+    if not args.held_out:
+        print("\n(the held-out set's table: --held-out, once tuning is done)")
 
 
 # --- the tables --------------------------------------------------------------------------
@@ -713,6 +724,14 @@ def main() -> None:
         "--natural", action="store_true", help="the natural questions (issue 22) instead"
     )
     parser.add_argument("--misses", action="store_true", help="list the dev questions missed")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="with --natural: the held-out set's table too (at the end of a round of tuning)",
+    )
+    parser.add_argument(
+        "--windows", default="", help="with --natural: these windows only, in thousands (8,16)"
+    )
     args = parser.parse_args()
     RECALL_RATIO = args.recall
     if args.natural:

@@ -1,11 +1,12 @@
 """Automatic recall: archived originals quoted in the request (DESIGN §3, issue 12).
 
-Before each reply the new user message's salient terms (`salient_terms`) are looked
-up in the conversation's archive (`app.store.recall.RecallIndex`); the matching
-messages are ranked here (`rank_matches`: the terms they hold, in any of a word's
-forms, and whether they hold the kind of fact the message asks for, see
-`recall_kinds`), cut to an exact excerpt around what matched, and fitted into a token
-budget (`fit_recall`) as one labelled block that opens the newest user turn.
+Before each reply the new user message's salient terms (`salient_terms`, and their
+nouns' synonyms: `synonym_terms`) are looked up in the conversation's archive
+(`app.store.recall.RecallIndex`); the matching messages are ranked here (`rank_matches`:
+the terms they hold, in any of a word's forms, and whether they hold the kind of fact
+the message asks for, see `recall_kinds`), cut to an exact excerpt around what matched,
+and fitted into a token budget (`fit_recall`) as one labelled block that opens the
+newest user turn.
 Deterministic and offline: no model call.
 
 Pure: no sqlite3, no Qt, no network. Only archived messages (covered by a summary)
@@ -27,6 +28,7 @@ from app.core.conversation import date_line, local_day
 from app.core.models import Role
 from app.core.recall_dates import DayRange, asked_about, date_spans, is_calendar_word
 from app.core.recall_kinds import AnswerKind, is_cue, kind_position, wanted_kinds
+from app.core.recall_synonyms import synonyms_of
 
 RECALL_HEADING = "From earlier in this conversation — archived, quoted exactly"
 RECALL_PREAMBLE = (
@@ -65,6 +67,12 @@ TERMS_FROM_CHARS = 1_000
 EXCERPT_CHARS = 600
 # A word that only says what kind of answer is wanted ("name", "cost", "what time").
 CUE_WEIGHT = 0.5
+# Another word for a question's noun ("kids" for "children", recall_synonyms): a weaker
+# sign than the word itself; at most this many of a question's words get theirs, each
+# at most `MAX_SYNONYMS` (each word looked up costs a seek).
+SYNONYM_WEIGHT = 0.5
+MAX_SYNONYM_TERMS = 3
+MAX_SYNONYMS = 6
 # A message that holds a fact of the kind asked for ("who" → a name): see recall_kinds.
 KIND_BONUS = 1.5
 # A word also counts as held in its stem's forms: "renew" in "renewal", "open" in
@@ -263,13 +271,15 @@ def recall_query(text: str, today: date, participants: Collection[str] = ()) -> 
 
     `participants`: the folded names of the people talking (the user's, as Claude greets
     them): never search terms — a person rarely writes their own name, so it finds the
-    other side's greetings.
+    other side's greetings. The salient terms are followed by their nouns' synonyms
+    (`synonym_terms`: "children" also finds "kids").
     """
     if len(text) > 2 * TERMS_FROM_CHARS:  # a pasted page: its ends, as for its terms
         text = text[:TERMS_FROM_CHARS] + "\n" + text[-TERMS_FROM_CHARS:]
     days = asked_about(text, today)
+    terms = salient_terms(text, participants=participants)
     return RecallQuery(
-        terms=tuple(salient_terms(text, participants=participants)),
+        terms=(*terms, *synonym_terms(terms)),
         wanted=wanted_kinds(text, fold),
         days=days,
         role=asked_of(fold(text), participants),
@@ -396,6 +406,39 @@ def salient_terms(
         term = RecallTerm(raw, words, weight, forms=forms, cue=cue)
         terms.append(term if forms else _with_forms(term))
     return terms + _compounds(text, content, set(found))
+
+
+def synonym_terms(terms: Sequence[RecallTerm]) -> list[RecallTerm]:
+    """Other words for the plain words among `terms` (recall_synonyms: English nouns), each
+    word's as one term of `SYNONYM_WEIGHT` holding any of them in their plural too ("kid",
+    "kids", "youngster"…): at most `MAX_SYNONYM_TERMS`, in the terms' order. A name, a
+    code, a cue or a word written as one from two ("mouthguard") gets none."""
+    known = {fold(w) for term in terms for w in (*term.words, *term.forms)}
+    found: list[RecallTerm] = []
+    for term in terms:
+        if len(found) >= MAX_SYNONYM_TERMS:
+            break
+        if term.weight != 1.0 or term.cue or len(term.words) != 1 or term.alternatives:
+            continue
+        word = fold(term.words[0])
+        if not word.isalpha() or not word.isascii() or term.text != term.words[0]:
+            continue
+        others = [w for w in synonyms_of(word) if w not in known][:MAX_SYNONYMS]
+        if not others:
+            continue
+        known.update(others)
+        spelled = tuple(dict.fromkeys((form,) for w in others for form in _noun_forms(w)))
+        found.append(RecallTerm(others[0], (others[0],), SYNONYM_WEIGHT, alternatives=spelled))
+    return found
+
+
+def _noun_forms(noun: str) -> tuple[str, str]:
+    """A noun and its regular English plural ("kid": "kids"; "story": "stories")."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun, noun + "es"
+    if noun.endswith("y") and len(noun) > 1 and noun[-2] not in "aeiou":
+        return noun, noun[:-1] + "ies"
+    return noun, noun + "s"
 
 
 def _compounds(

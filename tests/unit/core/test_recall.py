@@ -4,7 +4,7 @@ and the labelled block (issue 12 item 1, DESIGN §3)."""
 from __future__ import annotations
 
 import unicodedata
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,9 +13,12 @@ from app.core.models import Role
 from app.core.recall import (
     KIND_BONUS,
     MAX_QUOTES,
+    MAX_SYNONYM_TERMS,
+    MAX_SYNONYMS,
     RECALL_HEADING,
     RECALL_PREAMBLE,
     RECALL_PREAMBLE_SHORT,
+    SYNONYM_WEIGHT,
     ArchivedMatch,
     RecallTerm,
     excerpt,
@@ -23,6 +26,7 @@ from app.core.recall import (
     fold,
     rank_matches,
     recall_block_text,
+    recall_query,
     salient_terms,
     term_score,
     word_forms,
@@ -384,3 +388,24 @@ def test_an_excerpt_centres_where_the_terms_pattern_finds_them(
             expected = found.start()
             break
     assert _first_match(text, terms) == expected
+
+
+# --- synonyms (issue 22: "children" finds "Eleven kids turned up")
+
+
+def test_a_question_noun_brings_its_synonyms_as_a_weaker_term() -> None:
+    terms = recall_query("How many children came to the story time?", date(2026, 6, 30)).terms
+    synonym = next(t for t in terms if t.weight == SYNONYM_WEIGHT and not t.cue)
+    assert ("kids",) in synonym.alternatives and ("kid",) in synonym.alternatives
+    assert term_score("Eleven kids turned up.", [synonym]) == SYNONYM_WEIGHT
+    assert term_score("Eleven adults turned up.", [synonym]) == 0
+
+
+def test_a_name_gets_no_synonyms_and_only_a_few_words_do() -> None:
+    named = recall_query("Where did Car leave the AX-7731?", date(2026, 6, 30)).terms
+    assert not any(("auto",) in t.alternatives for t in named)  # "Car" is a name here
+    many = "children car story wedding restaurant error job doctor holiday"
+    terms = recall_query(many, date(2026, 6, 30)).terms
+    synonyms = [t for t in terms if t.weight == SYNONYM_WEIGHT and not t.cue]
+    assert len(synonyms) == MAX_SYNONYM_TERMS
+    assert all(len(t.alternatives) <= 2 * MAX_SYNONYMS for t in synonyms)

@@ -187,6 +187,17 @@ def test_a_word_never_said_as_written_is_found_in_another_form(archive: Archive)
     assert [m.seq for m in found] == ([7] if archive.index.indexed else [])
 
 
+def test_a_question_finds_what_was_said_in_a_synonym_of_its_noun(archive: Archive) -> None:
+    session_id = archive.sessions.create_session("Library", MODEL).id
+    texts = chatter(40)
+    texts[6] = "Eleven kids turned up to the reading hour."
+    say(archive, session_id, texts)
+    condense(archive, session_id, 30)
+    query = recall_query("How many children came?", date(2026, 6, 30))
+    found = archive.index.pool(session_id, query).matches
+    assert [m.seq for m in found] == [7]  # "kids": the plural of a synonym of "child"
+
+
 def test_other_conversations_are_searched_only_when_asked_and_name_themselves(
     archive: Archive,
 ) -> None:
