@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from app.chat.attachments import (
     AttachedFiles,
     attachment_blocks,
+    carrying_files,
     explain_too_large,
-    may_carry_files,
 )
 from app.chat.lookups import ArchiveLookups, StreamFunction
 from app.chat.model_fallback import model_unavailable
@@ -475,11 +475,17 @@ class ReplyJob:
 
         tail = store.live_messages(request.session_id)
         tail_tally = self._builder.tally(tail)  # one walk, for recall's budget and the request
-        if may_carry_files(tail):
+        carrying = carrying_files(tail)  # one scan of the tail, for both
+        if carrying:
             self._announce()  # its files may be uploaded first: the row shows meanwhile
         # Inside the API's limits on a whole request's files: the oldest may go as a note.
         files = attachment_blocks(
-            store.database, tail, request.model, self._builder.counter.count, self._uploads
+            store.database,
+            tail,
+            request.model,
+            self._builder.counter.count,
+            self._uploads,
+            carrying=carrying,
         )
         self._files = files
         self._guessed = files.guessed  # a PDF counted per page: its usage can't calibrate
