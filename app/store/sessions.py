@@ -418,9 +418,9 @@ class SessionStore(ConnectionStore):
 
     def live_messages(self, session_id: str) -> list[Message]:
         """The live tail: messages no summary covers (summary_id NULL), oldest first:
-        what the next request sends; O(tail) through the `message_live` index. The
-        messages read before and unchanged since are the `Message`s made then, and only
-        the rows changed since are read (`app.store.live_messages`)."""
+        what the next request sends. Read again, O(changed): the messages read before and
+        unchanged since are the `Message`s made then, and only the rows changed since
+        are read (`app.store.live_messages`, migration 16's stamps)."""
         with self._read("load the conversation"):
             if self.database is None:
                 return read_live_messages(self._connection, session_id)
