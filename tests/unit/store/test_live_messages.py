@@ -129,7 +129,9 @@ def test_whatever_happens_the_tail_read_is_the_tail_on_disk(
         elif kind == "archive":
             raw.execute("UPDATE message SET shelved_by = id WHERE id = ?", (pick,))
         elif kind == "summarize":
-            raw.execute("UPDATE message SET summary_id = ? WHERE id = ?", (summary, pick))
+            raw.execute(  # a pinned message is never archived (a CHECK)
+                "UPDATE message SET summary_id = ? WHERE id = ? AND NOT pinned", (summary, pick)
+            )
         elif kind == "unsummarize":
             raw.execute("UPDATE message SET summary_id = NULL WHERE summary_id = ?", (summary,))
         elif kind == "delete":
