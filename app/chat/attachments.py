@@ -311,16 +311,10 @@ class AttachedFiles:
     references: dict[str, str] = field(default_factory=dict)
 
 
-def may_carry_files(tail: Sequence[Message]) -> bool:
-    """Whether a message of `tail` may have files attached (`attachment_blocks` reads
-    them from the archive; none: it reads nothing)."""
-    return bool(_carrying(tail))
-
-
-def _carrying(tail: Sequence[Message]) -> list[int]:
+def carrying_files(tail: Sequence[Message]) -> list[int]:
     """The ids of the user's messages of `tail` that may have files attached: a message
-    sent with files ends with their line ("[attached: a.pdf]"). One scan, asked of the
-    whole live tail every request."""
+    sent with files ends with their line ("[attached: a.pdf]"). One scan of the whole live
+    tail a request: give it to `attachment_blocks` (none: it reads nothing)."""
     user = Role.USER
     return [m.id for m in tail if m.role is user and m.content.rstrip().endswith("]")]
 
@@ -331,16 +325,18 @@ def attachment_blocks(
     model: ModelInfo,
     count: Callable[[str], int],
     uploads: ReplyFiles | None = None,
+    carrying: Sequence[int] | None = None,
 ) -> AttachedFiles:
     """The tail's attached files, read from the archive (on a job's thread), inside the
     API's limits on a whole request (`plan_files`): each as a reference to its upload
     where `uploads` has the server's Files API (uploading it the first time), else base64.
+    `carrying`: `carrying_files(tail)`, when the caller has it already (one scan, not two).
 
     Raises:
         AttachmentRefusedError: the newest message's files alone break a limit (a model
             with a smaller window was chosen since it was sent, say).
     """
-    ids = _carrying(tail)
+    ids = carrying_files(tail) if carrying is None else carrying
     if database is None or not ids:
         return AttachedFiles({})
     users = [m for m in tail if m.role is Role.USER]

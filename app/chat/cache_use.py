@@ -42,6 +42,9 @@ class CacheUseTracker:
         self._last_seq = 0
         self._loading: Job[tuple[CacheUse, int]] | None = None
         self._read_by_reply: str | None = None  # read by a reply's job: no read on its move
+        # The conversation whose reply's job will read after `_last_seq` when its reply is
+        # saved (`reading_after`): its moves meanwhile (the question stored) are not read.
+        self._reply_reading: str | None = None
 
     @property
     def use(self) -> CacheUse:
@@ -53,6 +56,7 @@ class CacheUseTracker:
             self._loading.cancel()
             self._loading = None
         self._session_id, self._use, self._last_seq = session_id, CacheUse(), 0
+        self._reply_reading = None  # read whole now: a reply's read after it is ignored
         self._events.cache_use_changed(self._use)
         if session_id is None:
             return
@@ -76,6 +80,7 @@ class CacheUseTracker:
         thread (`read_by_reply`); None when it need not (off screen, or read whole now)."""
         if session_id != self._session_id or self._loading is not None:
             return None
+        self._reply_reading = session_id
         return self._last_seq
 
     def read_by_reply(self, session_id: str, read: CacheRead | None) -> None:
@@ -115,6 +120,8 @@ class CacheUseTracker:
             self._session_id, self._use, self._last_seq = session.id, CacheUse(), 0
         if read_by_reply == session.id:
             return  # its reply's job read it already
+        if self._reply_reading == session.id:
+            return  # its reply's job reads everything after `_last_seq` once it is saved
         self._read_more()
 
     def _loaded(self, job: Job[tuple[CacheUse, int]], read: tuple[CacheUse, int]) -> None:

@@ -6,14 +6,21 @@ the loop's thread, where `done` or `failed` runs. Cancelling is cooperative
 (napari's `abort_requested`): the job's `cancelled` flag is set and its cancel
 hook runs (a reply closes its stream at once); threads are never killed.
 `shutdown` cancels every job and waits for its thread.
+
+A job started with `kept_thread=True` (a reply) runs on one of a few threads the
+runner keeps between such jobs, idle, waiting for the next: what the job keeps for
+its thread with `kept_for_thread` (a reply's store and its SQLite connection, which
+belongs to the thread that made it) is there for the next job on that thread, instead
+of made again, and closed on that thread when it ends (`shutdown`, or idle too long).
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from app.chat.loop import EventLoop
 from app.core.errors import UserFacingError
@@ -21,6 +28,20 @@ from app.core.errors import UserFacingError
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+K = TypeVar("K")
+
+# Idle kept threads at most (more jobs at once run on threads of their own, as any job).
+KEPT_IDLE_THREADS = 2
+# A kept thread idle this long ends (closing what it kept): ten minutes between two
+# questions is a pause; the next reply opens its store again (about 2 ms).
+KEPT_IDLE_SECONDS = 600.0
+
+# A kept thread's queue of jobs (None: end now).
+_Jobs = queue.SimpleQueue["Job[Any] | None"]
+
+# What the calling thread keeps for its next jobs (`kept_for_thread`): set on a kept
+# thread only, by key, with how to close it.
+_THREAD = threading.local()
 
 SOMETHING_WENT_WRONG = (
     "Something went wrong inside Cairn. Your messages are safe. "
@@ -48,8 +69,10 @@ class Job(Generic[T]):
         done: Callable[[T], None],
         failed: Callable[[UserFacingError], None] | None = None,
         on_cancel: Callable[[], None] | None = None,
+        kept_thread: bool = False,
     ) -> None:
         self.name = name
+        self.kept_thread = kept_thread  # run on one of the runner's kept threads
         self._work = work
         self._done = done
         self._failed = failed
@@ -89,6 +112,9 @@ class JobRunner:
         self._lock = threading.Lock()
         self._jobs: set[Job[Any]] = set()
         self._closed = False
+        # Kept threads waiting for a job: each one's queue (None: end now), and itself.
+        self._idle: list[tuple[_Jobs, threading.Thread]] = []
+        self._kept: set[threading.Thread] = set()  # every kept thread still running
 
     @property
     def running(self) -> int:
@@ -104,17 +130,60 @@ class JobRunner:
                 job.cancel()
                 return job
             self._jobs.add(job)
-        thread = threading.Thread(target=self._run, args=(job,), name=f"cairn-{job.name}")
+            if job.kept_thread and self._idle:
+                waiting, job.thread = self._idle.pop()
+                waiting.put(job)
+                return job
+        if job.kept_thread:
+            jobs: _Jobs = queue.SimpleQueue()
+            thread = threading.Thread(
+                target=self._serve, args=(job, jobs), name=f"cairn-{job.name}"
+            )
+            with self._lock:
+                self._kept.add(thread)
+        else:
+            thread = threading.Thread(target=self._run, args=(job,), name=f"cairn-{job.name}")
         thread.daemon = True
         job.thread = thread
         thread.start()
         return job
+
+    def _serve(self, job: Job[Any], jobs: _Jobs) -> None:
+        """A kept thread: `job`, then the next ones handed to it while it waits idle."""
+        _THREAD.kept = {}
+        me = (jobs, threading.current_thread())
+        try:
+            next_job: Job[Any] | None = job
+            while next_job is not None:
+                threading.current_thread().name = f"cairn-{next_job.name}"
+                self._run(next_job)
+                with self._lock:
+                    if self._closed or len(self._idle) >= KEPT_IDLE_THREADS:
+                        return
+                    self._idle.append(me)
+                try:
+                    next_job = jobs.get(timeout=KEPT_IDLE_SECONDS)
+                except queue.Empty:
+                    with self._lock:
+                        if me not in self._idle:  # handed a job (or None) just now
+                            next_job = jobs.get()
+                            continue
+                        self._idle.remove(me)
+                    return
+        finally:
+            _close_kept()
+            with self._lock:
+                self._kept.discard(me[1])
 
     def shutdown(self, timeout: float = 15.0) -> None:
         """Cancel every job and wait for its thread; later deliveries are dropped."""
         with self._lock:
             self._closed = True
             jobs = list(self._jobs)
+            idle, self._idle = self._idle, []
+            kept = set(self._kept)
+        for waiting, _thread in idle:
+            waiting.put(None)  # an idle kept thread closes what it kept, and ends
         for job in jobs:
             job.cancel()
         for job in jobs:
@@ -122,6 +191,8 @@ class JobRunner:
                 job.thread.join(timeout)
                 if job.thread.is_alive():
                     log.warning("A background task did not stop in time: %s", job.name)
+        for thread in kept:
+            thread.join(timeout)
 
     def _run(self, job: Job[T]) -> None:
         failure: UserFacingError | None = None
@@ -154,3 +225,45 @@ class JobRunner:
             callback()
 
         self._loop.post(deliver)
+
+
+def kept_for_thread(
+    key: object, make: Callable[[], K], close: Callable[[K], None]
+) -> tuple[K, bool]:
+    """What `make()` made, kept by the calling thread under `key` for its next jobs when
+    it is one of a runner's kept threads (`Job(kept_thread=True)`), with True: the thread
+    closes it with `close` when it ends. Elsewhere made anew, with False: the caller
+    closes it. Made again after `drop_kept(key)`."""
+    kept: dict[object, tuple[Any, Callable[[Any], None]]] | None = getattr(_THREAD, "kept", None)
+    if kept is None:
+        return make(), False
+    entry = kept.get(key)
+    if entry is None:
+        entry = (make(), cast(Callable[[Any], None], close))
+        kept[key] = entry
+    return cast(K, entry[0]), True
+
+
+def drop_kept(key: object) -> None:
+    """Close and forget what the calling thread kept under `key` (after a failure, say:
+    the next job makes it afresh)."""
+    kept: dict[object, tuple[Any, Callable[[Any], None]]] | None = getattr(_THREAD, "kept", None)
+    entry = None if kept is None else kept.pop(key, None)
+    if entry is not None:
+        _close(entry)
+
+
+def _close_kept() -> None:
+    """Close everything the calling (kept) thread kept, as it ends."""
+    kept: dict[object, tuple[Any, Callable[[Any], None]]] = getattr(_THREAD, "kept", {})
+    _THREAD.kept = None
+    for entry in kept.values():
+        _close(entry)
+
+
+def _close(entry: tuple[Any, Callable[[Any], None]]) -> None:
+    value, close = entry
+    try:
+        close(value)
+    except Exception:
+        log.exception("Could not close what a background thread kept")

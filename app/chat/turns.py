@@ -325,6 +325,7 @@ class ConversationTurns:
                 done=self._reply_done,
                 failed=lambda error: self._reply_done(ReplyOutcome(None, error)),
                 on_cancel=reply.cancel,
+                kept_thread=True,  # its store kept for the next reply (ReplyJob.work)
             )
         )
         state.status("")

@@ -32,6 +32,7 @@ from app.store.backup_files import keep_files, prune_files, put_back_files
 from app.store.checksums import Repair, altered_in_copy, find_altered, put_back
 from app.store.database import BUSY_TIMEOUT_MS, PRIVATE, connect, run_quick_check
 from app.store.errors import translate
+from app.store.live_messages import LIVE_MESSAGES
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
 
 log = logging.getLogger(__name__)
@@ -365,6 +366,8 @@ def restore(
                 source.backup(live, pages=-1)
             finally:
                 live.close()
+            # Its rows' change stamps are the backup's: no tail read before is trusted.
+            LIVE_MESSAGES.forget(database)
         finally:
             source.close()
     except sqlite3.Error as error:

@@ -918,6 +918,52 @@ _RESUMABLE_BACKFILLS = Migration(
     then=_resumable_backfills,
 )
 
+# Which of a conversation's live messages changed since a tail was read
+# (app.store.live_messages): every change to a live message — written, edited, streamed,
+# finished, shelved, deleted, archived by a summary or made live again by undoing one,
+# imported, whatever wrote it — moves the conversation's `live_rev` and stamps the row
+# with it (`rev`), by trigger, so no path can forget to. A live row leaving the tail
+# (deleted, archived) also stamps `live_cut`: the tail is then read whole. Archived
+# rows' changes move nothing. The index holds live rows only.
+_LIVE_CHANGES = Migration(
+    version=16,
+    description="which live messages changed since a tail was read",
+    statements=(
+        "ALTER TABLE session_count ADD COLUMN live_rev INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE session_count ADD COLUMN live_cut INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE message ADD COLUMN rev INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX message_live_rev ON message (session_id, rev) WHERE summary_id IS NULL",
+        """
+        CREATE TRIGGER live_rev_insert AFTER INSERT ON message
+        WHEN new.summary_id IS NULL BEGIN
+            UPDATE session_count SET live_rev = live_rev + 1 WHERE session_id = new.session_id;
+            UPDATE message SET rev = (
+                SELECT live_rev FROM session_count WHERE session_id = new.session_id
+            ) WHERE id = new.id;
+        END
+        """,
+        # Not when only `rev` changed: the trigger's own stamp.
+        """
+        CREATE TRIGGER live_rev_update AFTER UPDATE ON message
+        WHEN (old.summary_id IS NULL OR new.summary_id IS NULL) AND new.rev IS old.rev BEGIN
+            UPDATE session_count SET live_rev = live_rev + 1,
+                live_cut = CASE WHEN new.summary_id IS NULL THEN live_cut ELSE live_rev + 1 END
+            WHERE session_id = new.session_id;
+            UPDATE message SET rev = (
+                SELECT live_rev FROM session_count WHERE session_id = new.session_id
+            ) WHERE id = new.id;
+        END
+        """,
+        """
+        CREATE TRIGGER live_rev_delete AFTER DELETE ON message
+        WHEN old.summary_id IS NULL BEGIN
+            UPDATE session_count SET live_rev = live_rev + 1, live_cut = live_rev + 1
+            WHERE session_id = old.session_id;
+        END
+        """,
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _SESSIONS_AND_MESSAGES,
     _LIVE_TAIL_AND_ESTIMATES,
@@ -934,6 +980,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _CHECKSUMS,
     _RECALLED_QUOTES,
     _RESUMABLE_BACKFILLS,
+    _LIVE_CHANGES,
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -35,6 +35,12 @@ class ConnectionStore:
         """A store on a new connection of its own, for the calling thread."""
         return cls(connect(path), database=Path(path), clock=clock)
 
+    @property
+    def idle(self) -> bool:
+        """No transaction is open on the connection (a job's store kept for the next job
+        must be: app.chat.runner.kept_for_thread)."""
+        return not self._connection.in_transaction
+
     def close(self) -> None:
         """Close the connection; the store cannot be used afterwards."""
         self._connection.close()

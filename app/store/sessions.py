@@ -41,7 +41,7 @@ from app.store.errors import (
     SessionNotFoundError,
 )
 from app.store.instructions import SessionInstructions
-from app.store.live_messages import LiveMessages
+from app.store.live_messages import LIVE_MESSAGES
 from app.store.live_tail import LiveTailStore, TokenCounterFunction
 from app.store.owned import ConnectionStore
 from app.store.reply_rows import ReplyRows
@@ -418,13 +418,13 @@ class SessionStore(ConnectionStore):
 
     def live_messages(self, session_id: str) -> list[Message]:
         """The live tail: messages no summary covers (summary_id NULL), oldest first:
-        what the next request sends; O(tail) through the `message_live` index. The
-        messages read before and unchanged since are the `Message`s made then
-        (`app.store.live_messages`)."""
+        what the next request sends. Read again, O(changed): the messages read before and
+        unchanged since are the `Message`s made then, and only the rows changed since
+        are read (`app.store.live_messages`, migration 16's stamps)."""
         with self._read("load the conversation"):
             if self.database is None:
                 return read_live_messages(self._connection, session_id)
-            return _LIVE_MESSAGES.read(
+            return LIVE_MESSAGES.read(
                 self._connection, self.database, session_id, read_messages_by_id
             )
 
@@ -523,10 +523,6 @@ def read_messages_by_id(connection: sqlite3.Connection, ids: Sequence[int]) -> l
         ).fetchall()
         messages.extend(_message_from_row(row) for row in rows)
     return messages
-
-
-# One for the process: every store of a database (one a thread) shares what was read.
-_LIVE_MESSAGES = LiveMessages()
 
 
 def _stamp(moment: datetime) -> str:

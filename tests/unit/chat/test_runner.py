@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from app.chat.loop import QueueLoop
-from app.chat.runner import SOMETHING_WENT_WRONG, Job, JobRunner
+from app.chat.runner import SOMETHING_WENT_WRONG, Job, JobRunner, drop_kept, kept_for_thread
 from app.core.errors import UserFacingError
 
 
@@ -94,3 +94,77 @@ def test_shutdown_cancels_waits_and_drops_late_results() -> None:
     assert delivered == [], "nothing is delivered after shutdown"
     late = runner.start(Job("late", lambda _job: "x", done=delivered.append))
     assert late.cancelled and late.thread is None
+
+
+def test_a_kept_threads_next_job_finds_what_the_last_one_kept_and_shutdown_closes_it() -> None:
+    loop = QueueLoop()
+    runner = JobRunner(loop)
+    made: list[object] = []
+    closed: list[tuple[object, str]] = []
+    seen: list[tuple[object, bool, str]] = []
+    done: list[int] = []
+
+    def make() -> object:
+        made.append(object())
+        return made[-1]
+
+    def close(value: object) -> None:
+        closed.append((value, threading.current_thread().name))
+
+    def work(_job: Job[int]) -> int:
+        value, kept = kept_for_thread("store", make, close)
+        seen.append((value, kept, threading.current_thread().name))
+        return len(seen)
+
+    for _ in range(3):  # one after the other: the second and third reuse the first's
+        runner.start(Job("reply", work, done=done.append, kept_thread=True))
+        loop.run_until(lambda: len(done) == len(seen))
+        loop.run_until(lambda: runner.running == 0)
+    assert len(made) == 1
+    assert [kept for _value, kept, _name in seen] == [True, True, True]
+    assert {value for value, _kept, _name in seen} == {made[0]}
+    assert closed == []
+    runner.shutdown()
+    assert closed == [(made[0], "cairn-reply")]  # closed on the thread that made it
+
+
+def test_what_a_plain_jobs_thread_would_keep_is_made_anew_and_dropped_values_are_closed() -> None:
+    loop = QueueLoop()
+    runner = JobRunner(loop)
+    results: list[tuple[int, bool]] = []
+    closed: list[int] = []
+    count = iter(range(100))
+
+    def work(job: Job[None]) -> None:
+        value, kept = kept_for_thread("store", lambda: next(count), closed.append)
+        results.append((value, kept))
+        if kept:
+            drop_kept("store")
+
+    runner.start(Job("plain", work, done=lambda _v: None))
+    loop.run_until(lambda: len(results) == 1)
+    runner.start(Job("kept", work, done=lambda _v: None, kept_thread=True))
+    loop.run_until(lambda: len(results) == 2)
+    runner.start(Job("kept", work, done=lambda _v: None, kept_thread=True))
+    loop.run_until(lambda: len(results) == 3)
+    runner.shutdown()
+    assert results == [(0, False), (1, True), (2, True)]
+    assert closed == [1, 2]  # dropped ones closed at once; the plain job's left to it
+
+
+def test_jobs_at_once_on_kept_threads_each_get_their_own() -> None:
+    loop = QueueLoop()
+    runner = JobRunner(loop)
+    both = threading.Barrier(2, timeout=10)
+    values: list[object] = []
+
+    def work(_job: Job[None]) -> None:
+        value, _kept = kept_for_thread("store", object, lambda _v: None)
+        values.append(value)
+        both.wait()  # both running at once
+
+    for _ in range(2):
+        runner.start(Job("reply", work, done=lambda _v: None, kept_thread=True))
+    loop.run_until(lambda: runner.running == 0 and len(values) == 2)
+    runner.shutdown()
+    assert values[0] is not values[1]

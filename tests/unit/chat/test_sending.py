@@ -4,9 +4,15 @@ to the composer when the disk does not take it."""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Callable
+from typing import Any
+
+import pytest
 
 from app.core.models import Role
+from app.store import SessionStore
 from app.store.transactions import WRITES_HELD_TITLE, hold_writes, release_writes
 from tests.unit.chat.conftest import Chat
 
@@ -81,3 +87,32 @@ def test_the_replys_row_is_told_once_before_its_text_and_after_the_question(
     # Its text, when shown before it ends (at most ~30 times a second), comes after it.
     added = names.index("message_added")
     assert all(i > added for i, name in enumerate(names) if name == "message_text_changed")
+
+
+def test_replies_one_after_another_use_the_store_the_first_opened(
+    start_chat: Callable[..., Chat], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reply's thread is kept for the next reply, with its store (issue 20): one
+    connection opened for three replies, closed when the service shuts down."""
+    chat = start_chat()
+    opened: list[SessionStore] = []
+    open_store = SessionStore.open.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[SessionStore], *args: Any, **kwargs: Any) -> SessionStore:
+        store: SessionStore = open_store(cls, *args, **kwargs)
+        if threading.current_thread().name == "cairn-reply":
+            opened.append(store)
+        return store
+
+    monkeypatch.setattr(SessionStore, "open", classmethod(counting))
+    for question in ("Where is the meeting?", "Who brings the projector?", "And the cake?"):
+        chat.send(question)
+    assert len(opened) == 1
+    assert [m.content for m in chat.stored() if m.role is Role.USER][-3:] == [
+        "Where is the meeting?",
+        "Who brings the projector?",
+        "And the cake?",
+    ]
+    chat.service.shutdown()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):  # closed with its thread
+        assert opened[0].idle

@@ -1,15 +1,18 @@
-"""The live tail read again: unchanged rows are the Messages read before, the rest read anew."""
+"""The live tail read again: unchanged rows are the Messages read before, only the rows
+changed since (stamped by migration 16's triggers) read anew."""
 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.models import MessageStatus, Role
 from app.store import SessionStore
-from app.store.sessions import read_live_messages
+from app.store.live_messages import LIVE_MESSAGES
+from app.store.sessions import read_live_messages, read_messages_by_id
 from tests.fakes.clock import FakeClock
 
 MODEL = "claude-sonnet-4-5"
@@ -86,33 +89,93 @@ _STEPS = st.lists(
         st.tuples(st.just("pin"), st.integers(0, 9), st.booleans()),
         st.tuples(st.just("archive"), st.integers(0, 9)),
         st.tuples(st.just("read"), st.just(0)),
+        st.tuples(st.just("summarize"), st.integers(0, 9)),
+        st.tuples(st.just("unsummarize"), st.just(0)),
+        st.tuples(st.just("delete"), st.integers(0, 9)),
+        st.tuples(st.just("regenerate"), st.integers(0, 9)),
+        st.tuples(st.just("behind"), st.integers(0, 9), st.sampled_from(["z", "ww"])),
     ),
-    max_size=25,
+    max_size=30,
 )
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(steps=_STEPS)
 def test_whatever_happens_the_tail_read_is_the_tail_on_disk(
     store: SessionStore, raw: sqlite3.Connection, steps: list[tuple[object, ...]]
 ) -> None:
+    """Every way a live message changes — the store's writes and raw SQL behind its back
+    (a summary covering rows and undone, a delete, a text without its checksum) — and
+    the tail read again, reused where unchanged, is a fresh read's."""
     session = store.create_session("t", MODEL)
+    other = store.create_session("o", MODEL)  # changes elsewhere move nothing here
     ids: list[int] = []
+    summary = _summary(raw, session.id)
     for step in steps:
         kind = step[0]
+        pick = ids[int(str(step[1])) % len(ids)] if ids and isinstance(step[1], int) else None
         if kind == "append":
             role = Role.USER if len(ids) % 2 == 0 else Role.ASSISTANT
             ids.append(store.append_message(session.id, role, str(step[1])).id)
-        elif ids and kind == "edit":
-            store.update_message_content(ids[int(str(step[1])) % len(ids)], str(step[2]))
-        elif ids and kind == "pin":
-            store.set_pinned(ids[int(str(step[1])) % len(ids)], bool(step[2]))
-        elif ids and kind == "archive":
-            # a summary covering it, as far as the tail is concerned
+            store.append_message(other.id, role, str(step[1]))
+        elif pick is None:
+            pass
+        elif kind == "edit":
+            store.update_message_content(pick, str(step[2]))
+        elif kind == "pin":
+            store.set_pinned(pick, bool(step[2]))
+        elif kind == "archive":
+            raw.execute("UPDATE message SET shelved_by = id WHERE id = ?", (pick,))
+        elif kind == "summarize":
+            raw.execute(  # a pinned message is never archived (a CHECK)
+                "UPDATE message SET summary_id = ? WHERE id = ? AND NOT pinned", (summary, pick)
+            )
+        elif kind == "unsummarize":
+            raw.execute("UPDATE message SET summary_id = NULL WHERE summary_id = ?", (summary,))
+        elif kind == "delete":
+            raw.execute("DELETE FROM message WHERE id = ?", (pick,))
+            ids.remove(pick)
+        elif kind == "regenerate":
+            row = raw.execute(
+                "SELECT role, summary_id IS NULL AND shelved_by IS NULL FROM message WHERE id = ?",
+                (pick,),
+            ).fetchone()
+            if row == ("assistant", 1):
+                ids.append(store.versions.regenerate(pick, MODEL)[0])
+        elif kind == "behind":
             raw.execute(
-                "UPDATE message SET shelved_by = id WHERE id = ?",
-                (ids[int(str(step[1])) % len(ids)],),
+                "UPDATE message SET content = ?, checksum = NULL WHERE id = ?", (step[2], pick)
             )
         assert store.live_messages(session.id) == _as_read(raw, session.id)
+        assert store.live_messages(other.id) == _as_read(raw, other.id)
+
+
+def _summary(raw: sqlite3.Connection, session_id: str) -> str:
+    """A summary row of the conversation, for raw rows to point at."""
+    raw.execute(
+        "INSERT INTO summary (id, session_id, tier, first_seq, last_seq, narrative, "
+        "source_tokens, summary_tokens, mode, trigger, created_at) "
+        "VALUES (?, ?, 'condensed', 1, 1, 'n', 0, 0, 'rule', 'auto', '2026-01-01')",
+        (f"{session_id}-summary", session_id),
+    )
+    return f"{session_id}-summary"
+
+
+def test_only_the_rows_changed_since_are_read(store: SessionStore) -> None:
+    """O(changed): a tail read again reads the rows written since, not the others."""
+    session = store.create_session("t", MODEL)
+    for n in range(40):
+        store.append_message(session.id, Role.USER if n % 2 == 0 else Role.ASSISTANT, f"m{n}")
+    store.live_messages(session.id)
+    read: list[int] = []
+    new = store.append_message(session.id, Role.USER, "one more")
+    live = LIVE_MESSAGES.read(
+        store._connection,  # the store's own connection, as it reads
+        store.database or Path(),
+        session.id,
+        lambda connection, ids: read.extend(ids) or read_messages_by_id(connection, ids),
+    )
+    assert read == [new.id]
+    assert live[-1] == new and len(live) == 41

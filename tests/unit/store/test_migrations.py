@@ -86,7 +86,9 @@ def test_an_existing_database_is_back_filled(version_4: sqlite3.Connection) -> N
     assert found(version_4, "TAP") == [key]
     assert found(version_4, "sources") == []  # JSON keys are not text
     assert found(version_4, "entities") == []
-    counts = version_4.execute("SELECT * FROM session_count").fetchall()
+    counts = version_4.execute(
+        "SELECT session_id, messages, archived, summaries FROM session_count"
+    ).fetchall()
     assert counts == [("s1", 3, 2, 1)]
 
 
