@@ -6,11 +6,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.models import MessageStatus, Role
 from app.store import SessionStore
+from app.store.errors import MessageArchivedError
 from app.store.live_messages import LIVE_MESSAGES
 from app.store.sessions import read_live_messages, read_messages_by_id
 from tests.fakes.clock import FakeClock
@@ -125,7 +127,14 @@ def test_whatever_happens_the_tail_read_is_the_tail_on_disk(
         elif kind == "edit":
             store.update_message_content(pick, str(step[2]))
         elif kind == "pin":
-            store.set_pinned(pick, bool(step[2]))
+            archived = raw.execute(
+                "SELECT summary_id IS NOT NULL FROM message WHERE id = ?", (pick,)
+            ).fetchone() == (1,)
+            if archived and step[2]:  # a summary holds it: the store refuses, nothing moves
+                with pytest.raises(MessageArchivedError):
+                    store.set_pinned(pick, True)
+            else:
+                store.set_pinned(pick, bool(step[2]))
         elif kind == "archive":
             raw.execute("UPDATE message SET shelved_by = id WHERE id = ?", (pick,))
         elif kind == "summarize":
