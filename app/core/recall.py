@@ -592,11 +592,13 @@ def fact_near(content: str, terms: Sequence[RecallTerm], wanted: Collection[Answ
     return kind_position(content[start:end], wanted) is not None
 
 
-def _near(content: str, terms: Sequence[RecallTerm]) -> tuple[int, int]:
-    """The stretch of `content` around its most telling match an excerpt is cut from."""
+def _near(content: str, terms: Sequence[RecallTerm], centre: int | None = None) -> tuple[int, int]:
+    """The stretch of `content` around its most telling match (`centre`, when known) an
+    excerpt is cut from."""
     if len(content) <= EXCERPT_CHARS:
         return 0, len(content)
-    centre = _first_match(content, terms)
+    if centre is None:
+        centre = _first_match(content, terms)
     start = max(0, centre - EXCERPT_CHARS // 2)
     return start, min(len(content), centre + EXCERPT_CHARS)
 
@@ -615,7 +617,7 @@ def excerpt(
         return text
     centre, before = _first_match(text, terms), size // 3
     if wanted:
-        start, end = _near(text, terms)
+        start, end = _near(text, terms, centre)  # its match found once, not twice
         fact = kind_position(text[start:end], wanted)
         if fact is not None:
             centre, before = start + fact, size // 2  # the subject is usually said before

@@ -123,7 +123,7 @@ def term_values(terms: Sequence[RecallTerm], frequency: Sequence[int], size: int
 
 
 def own_score(held: frozenset[int], values: Sequence[float]) -> float:
-    return sum(values[index] for index in held)
+    return sum(map(values.__getitem__, held))  # the same sum, in C: ~300 calls a turn
 
 
 def _lacking(

@@ -3,13 +3,17 @@ full-text index or with LIKE where there is none (issue 12 item 1)."""
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.core.models import Role
 from app.core.recall import fit_recall, fold, rank_matches, recall_query, salient_terms
@@ -151,6 +155,56 @@ def test_a_word_in_most_messages_still_counts_with_another(
     assert matches[0].held == frozenset({0, 1})
     alone = archive.index.archived_matches(session_id, salient_terms("garden"))
     assert 21 in [m.seq for m in alone]  # a common word alone: its newest messages
+    summaries.close()
+    sessions.close()
+
+
+_WORDS = ["zorb", "quix", "flumm", "brax", "grelt", "vonk", "plim", "trask"]
+
+
+def test_the_messages_holding_every_term_are_those_the_index_finds(
+    database: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pool's "holding every term" is worked out from the terms' own reads when they
+    # say enough (issue 20): for any question, the same messages as the index finds when
+    # asked over the whole archive, as it was before.
+    monkeypatch.setattr(recall_module, "RARE_AT_MOST", 12)
+    monkeypatch.setattr(recall_module, "COMMON_ROWS", 3)
+    result = open_database(database)
+    sessions = SessionStore(result.connection, database=result.path, clock=clock)
+    summaries = SummaryStore.open(database, clock=clock)
+    archive = Archive(sessions, summaries, sessions.recall_index(), clock)
+    session_id = sessions.create_session("House", MODEL).id
+    chance = dict(zip(_WORDS, (0.02, 0.04, 0.06, 0.1, 0.2, 0.35, 0.5, 0.7), strict=True))
+    pick = random.Random(7)
+    texts = [  # the rarer words said more in the newer messages
+        " ".join(["note", *(w for w in _WORDS if pick.random() < chance[w] * (1 + n // 80))])
+        for n in range(160)
+    ]
+    say(archive, session_id, [*texts, "live", "live"])
+    condense(archive, session_id, 160)
+    worked_out = RecallIndex._holding_all
+    compared: list[int] = []
+
+    def both(index: RecallIndex, *args: Any) -> frozenset[int]:
+        expressions, present, bounds = args[1], args[4], args[5]
+        every = " AND ".join(expressions[i] for i in present)
+        asked = frozenset(index._rowids(every, *bounds, newest=recall_module.COMMON_ROWS))
+        found = worked_out(index, *args)
+        assert found == asked
+        compared.append(len(found))
+        return found
+
+    monkeypatch.setattr(RecallIndex, "_holding_all", both)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.sampled_from(_WORDS), min_size=2, max_size=6, unique=True))
+    def same_messages(words: list[str]) -> None:
+        recall_module._archives.clear()
+        archive.index.pool(session_id, recall_query(" and ".join(words) + "?", date(2026, 1, 1)))
+
+    same_messages()
+    assert 0 in compared and any(compared)  # none, and some, hold every term
     summaries.close()
     sessions.close()
 
