@@ -100,6 +100,7 @@ def apply_theme(app: QApplication, theme: Theme) -> None:
     dark = is_dark(theme)
     app.setPalette(_palette(DARK, "#7a7a84") if dark else _palette(LIGHT, "#9a9aa4"))
     app.setProperty("cairnDarkTheme", dark)
+    _muted_by_palette.clear()
 
 
 # --- colours and fonts drawn from a palette
@@ -114,19 +115,32 @@ def blend(base: QColor, other: QColor, amount: float) -> QColor:
     )
 
 
+# QPalette.cacheKey → the muted colour's rgba; emptied by `apply_theme`, and when full.
+_muted_by_palette: dict[int, int] = {}
+_MUTED_KEYS = 64
+
+
 def muted_text_colour(palette: QPalette) -> QColor:
     """Secondary text (names, times, notes, a code block's language): softer than body
     text, still ≥ 4.5:1 on every surface of the transcript it is drawn on.
 
-    Every message asks it as it is built: the answer is remembered per palette colours.
+    Every message asks it as it is built: the answer is remembered per palette (its
+    `cacheKey`, which changes with its contents), then per palette colours (issue 20).
     """
-    roles = (
-        QPalette.ColorRole.Text,
-        QPalette.ColorRole.Base,
-        QPalette.ColorRole.Window,
-        QPalette.ColorRole.Highlight,
-    )
-    return QColor(_muted_text_rgba(*(palette.color(role).rgba() for role in roles)))
+    key = palette.cacheKey()
+    rgba = _muted_by_palette.get(key)
+    if rgba is None:
+        roles = (
+            QPalette.ColorRole.Text,
+            QPalette.ColorRole.Base,
+            QPalette.ColorRole.Window,
+            QPalette.ColorRole.Highlight,
+        )
+        rgba = _muted_text_rgba(*(palette.color(role).rgba() for role in roles))
+        if len(_muted_by_palette) >= _MUTED_KEYS:
+            _muted_by_palette.clear()
+        _muted_by_palette[key] = rgba
+    return QColor.fromRgba(rgba)
 
 
 @lru_cache(maxsize=16)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
@@ -34,6 +34,10 @@ class ElidedLabel(QLabel):
         return QSize(self.minimumWidth(), super().minimumSizeHint().height())
 
     def setText(self, text: str) -> None:
+        if text == self._full:
+            # Asked again at every message sent and reply done: elided at the last
+            # resize, and the header refits when a neighbour's size changes (issue 20).
+            return
         self._full = text
         self.setToolTip(text)
         self._elide()
@@ -45,6 +49,11 @@ class ElidedLabel(QLabel):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._elide()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._elide()
 
     def _elide(self) -> None:
         shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, self.width())
@@ -101,6 +110,13 @@ class WindowHeader(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         self.fit_title()
         super().resizeEvent(event)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            # A neighbour's size changed (the gauge's reserved width, a button shown or
+            # hidden): the title keeps its room without waiting for a new title.
+            self.fit_title()
+        return super().event(event)
 
     def fit_title(self) -> None:
         """The gauge gives way before the title does: its bar shortens, then its words

@@ -37,3 +37,19 @@ def test_folded_lines_stay_muted_when_the_theme_changes(qtbot: QtBot) -> None:
         assert muted_text_colour(dark) != muted_text_colour(light)
         assert _text(widget.toggle) == muted_text_colour(dark)
         assert _text(widget.details).name() == muted_text_colour(dark).name()
+
+
+def test_the_muted_colour_follows_a_palette_changed_in_place() -> None:
+    """Remembered per palette (its cache key): a palette changed after it was asked
+    answers with its new colours, as a palette made afresh with them does."""
+    palette = _palette(QColor(255, 255, 255), QColor(20, 20, 20))
+    light = muted_text_colour(palette)
+    assert muted_text_colour(palette) == light
+    palette.setColor(QPalette.ColorRole.Base, QColor(30, 30, 30))
+    palette.setColor(QPalette.ColorRole.Window, QColor(30, 30, 30))
+    palette.setColor(QPalette.ColorRole.Text, QColor(230, 230, 230))
+    fresh = _palette(QColor(30, 30, 30), QColor(230, 230, 230))
+    assert muted_text_colour(palette) == muted_text_colour(fresh) != light
+    shown = muted_text_colour(palette)
+    shown.setRed(0)  # the caller's own copy
+    assert muted_text_colour(palette) == muted_text_colour(fresh)
