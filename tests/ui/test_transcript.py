@@ -553,17 +553,18 @@ def sending(seq: int, content: str) -> Message:
     return make_message(-seq, content, role=Role.USER).model_copy(update={"seq": seq})
 
 
-class GeometryEvents(QObject):
-    """Counts the moves and resizes of the widgets it watches."""
+class CountedEvents(QObject):
+    """Counts the events of `kinds` the widgets it watches receive."""
 
-    def __init__(self, widgets: Sequence[QWidget]) -> None:
+    def __init__(self, widgets: Sequence[QWidget], *kinds: QEvent.Type) -> None:
         super().__init__()
         self.count = 0
+        self._kinds = kinds
         for widget in widgets:
             widget.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in (QEvent.Type.Move, QEvent.Type.Resize):
+        if event.type() in self._kinds:
             self.count += 1
         return False
 
@@ -579,7 +580,7 @@ def test_a_message_added_at_the_bottom_moves_no_other_message(
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     wait_for_layout(qtbot, view)
     above = list(view.message_widgets())
-    moved = GeometryEvents(above)
+    moved = CountedEvents(above, QEvent.Type.Move, QEvent.Type.Resize)
 
     view.append_sending(sending(31, "A question\n\nin two paragraphs"))
     view.message_stored(-31, make_message(31, "A question\n\nin two paragraphs", role=Role.USER))
@@ -850,21 +851,6 @@ def test_a_palette_change_restyles_the_rendered_text(view: TranscriptView) -> No
     assert prose.document().toPlainText() == "Run make now."
 
 
-class PaintEvents(QObject):
-    """Counts the paint events of the widgets it watches."""
-
-    def __init__(self, widgets: Sequence[QWidget]) -> None:
-        super().__init__()
-        self.count = 0
-        for widget in widgets:
-            widget.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.count += 1
-        return False
-
-
 def test_the_question_and_its_reply_take_rows_built_ahead(
     view: TranscriptView, qtbot: QtBot
 ) -> None:
@@ -929,7 +915,8 @@ def test_a_replys_first_words_repaint_only_its_row(view: TranscriptView, qtbot: 
     reply = assistant(view, 31)
     qtbot.waitUntil(lambda: reply.body.is_typing())
     above = [widget for widget in view.message_widgets() if widget is not reply]
-    painted_above, painted_reply = PaintEvents(above), PaintEvents([reply])
+    painted_above = CountedEvents(above, QEvent.Type.Paint)
+    painted_reply = CountedEvents([reply], QEvent.Type.Paint)
     maximum = bar.maximum()
 
     view.update_message_text(31, "The first words.\n\nAnd a second paragraph, so the row grows.")
