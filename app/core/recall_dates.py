@@ -105,21 +105,33 @@ _MONTH_DAY = re.compile(
 )
 _ON_WEEKDAY = re.compile(rf"\b(?:on|last|this|next|since)\s+({_WORD})\b", re.IGNORECASE)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+# "Two weeks ago", and as people also say it, "a couple of months back".
 _AGO = re.compile(
-    rf"\b(?:(\d+)|({'|'.join(_COUNTS)}))\s+(?:of\s+)?({'|'.join(_UNITS)})\s+ago\b", re.IGNORECASE
+    rf"\b(?:(\d+)|({'|'.join(_COUNTS)}))\s+(?:of\s+)?({'|'.join(_UNITS)})\s+(?:ago|back)\b",
+    re.IGNORECASE,
 )
+_AGO_WORDS = frozenset(("ago", "back"))
 _RELATIVE = re.compile(
     r"\b(?:(last|this|past|previous)\s+(week|weekend|month|year|fortnight)|(yesterday|today)"
-    r"|(the\s+other\s+day)|(recently|lately))\b",
+    r"|(the\s+other\s+day)|(recently|lately)|(the\s+day\s+before\s+yesterday)"
+    r"|the\s+(week|weekend|month)\s+before\s+last|(the\s+other\s+week))\b",
     re.IGNORECASE,
 )
 # What each pattern needs among a text's folded words: a text without any is not
 # searched with it (a pasted page of 300 words cost a millisecond of regex otherwise).
 _RELATIVE_TEXT = "week weekend month year fortnight yesterday today other recently lately"
 _RELATIVE_WORDS = frozenset(_RELATIVE_TEXT.split())
+# "In May", "last spring", "in the summer", "at the end of March", "mid-January 2026".
 _NAMED = re.compile(
-    rf"\b(?:(early|mid|late)[\s-]+)?(?:(last|this|in|on|during|back\s+in|since)\s+)?"
+    rf"\b(?:(early|mid|late)[\s-]+)?(?:(last|this|in|on|during|over|back\s+in|since)\s+)?"
+    rf"(the\s+)?(?:(start|beginning|middle|end)\s+of\s+)?"
     rf"(?:(early|mid|late)[\s-]+)?({_WORD})\b(?:\s+(\d{{4}}))?",
+    re.IGNORECASE,
+)
+_PARTS = {"start": "early", "beginning": "early", "middle": "mid", "end": "late"}
+# Two months as one stretch: "between March and May", "from April to June", "April-May".
+_MONTH_PAIR = re.compile(
+    rf"\b({_WORD})\s*(?:and|to|through|till|until|-|–)\s*({_WORD})\b(?:\s+(\d{{4}}))?",
     re.IGNORECASE,
 )
 
@@ -129,7 +141,7 @@ def date_spans(text: str) -> list[tuple[int, int]]:
     ago"): its day numbers and years are not search terms."""
     words = _letter_words(text)
     spans = [m.span() for m in _ISO.finditer(text)]
-    if "ago" in words:
+    if not words.isdisjoint(_AGO_WORDS):
         spans += [m.span() for m in _AGO.finditer(text)]
     if not words.isdisjoint(_WEEKDAYS):
         spans += [m.span() for m in _ON_WEEKDAY.finditer(text) if _fold(m.group(1)) in _WEEKDAYS]
@@ -167,7 +179,7 @@ def asked_about(question: str, today: date) -> DayRange | None:
         day = _recent_date(today, month, int(number), int(written) if written else None)
         if day is not None:
             return DayRange(day, day, exact=True)
-    ago = _AGO.search(text) if "ago" in words else None
+    ago = _AGO.search(text) if not words.isdisjoint(_AGO_WORDS) else None
     if ago is not None:
         count = int(ago.group(1)) if ago.group(1) else _COUNTS[ago.group(2).lower()]
         span = _UNITS[ago.group(3).lower()]
@@ -178,26 +190,65 @@ def asked_about(question: str, today: date) -> DayRange | None:
     relative = _RELATIVE.search(text) if not words.isdisjoint(_RELATIVE_WORDS) else None
     if relative is not None:
         return _relative(relative, today)
+    if named and not words.isdisjoint(_MONTHS):
+        for pair in _MONTH_PAIR.finditer(text):
+            stretch = _months(today, pair)
+            if stretch is not None:
+                return stretch
     for match in _NAMED.finditer(text) if named else ():
-        word = _fold(match.group(4))
-        part = (match.group(1) or match.group(3) or "").lower()
+        word = _fold(match.group(6))
+        part = (match.group(1) or _PARTS.get((match.group(4) or "").lower()) or "").lower()
+        part = part or (match.group(5) or "").lower()
         lead = (match.group(2) or "").lower()
-        year = int(match.group(5)) if match.group(5) else None
+        the = bool(match.group(3))
+        year = int(match.group(7)) if match.group(7) else None
         month = _MONTHS.get(word)
         if month is not None and len(word) >= 3 and (word not in ("may", "mar") or lead or part):
             return _month(today, month, year, part, lead)
         if word in _SEASONS and (lead or part):
             return _season(today, word, year, lead)
         weekday = _WEEKDAYS.get(word)
-        if weekday is not None and len(word) >= 6 and lead in ("last", "on", "this"):
+        if weekday is not None and len(word) >= 6 and lead in ("last", "on", "this") and not the:
             back = (today.weekday() - weekday) % 7 or 7
             day = today - timedelta(days=back)
             return DayRange(day, day, exact=True)
     return None
 
 
+def _months(today: date, pair: re.Match[str]) -> DayRange | None:
+    """The stretch from one month to another ("between March and May"), or None when the
+    pair is not two months' full names."""
+    first_name, last_name = _fold(pair.group(1)), _fold(pair.group(2))
+    first, last = _MONTHS.get(first_name), _MONTHS.get(last_name)
+    if first is None or last is None or min(len(first_name), len(last_name)) < 3:
+        return None
+    if first_name in ("mar", "may") and last_name in ("mar", "may"):
+        return None  # "may and may not": a month takes another's company to be one
+    year = int(pair.group(3)) if pair.group(3) else None
+    end = _month(today, last, year, "", "")
+    start = _month(today, first, end.last.year if year is None else year, "", "")
+    if start.first > end.last:
+        start = _month(today, first, start.first.year - 1, "", "")
+    return DayRange(start.first, end.last)
+
+
 def _relative(match: re.Match[str], today: date) -> DayRange:
     which, unit = (match.group(1) or "").lower(), (match.group(2) or "").lower()
+    monday = today - timedelta(days=today.weekday())
+    if match.group(6):  # the day before yesterday
+        day = today - timedelta(days=2)
+        return DayRange(day, day, exact=True)
+    if match.group(8):  # the other week: a week or two ago, loosely
+        return DayRange(today - timedelta(days=21), today - timedelta(days=5))
+    before_last = (match.group(7) or "").lower()
+    if before_last == "week":
+        return DayRange(monday - timedelta(days=14), monday - timedelta(days=8), exact=True)
+    if before_last == "weekend":
+        saturday = monday - timedelta(days=9)
+        return DayRange(saturday, saturday + timedelta(days=1), exact=True)
+    if before_last == "month":
+        last_of = (today.replace(day=1) - timedelta(days=1)).replace(day=1) - timedelta(days=1)
+        return DayRange(last_of.replace(day=1), last_of)
     if match.group(3):
         day = today if match.group(3).lower() == "today" else today - timedelta(days=1)
         return DayRange(day, day, exact=True)
@@ -205,7 +256,6 @@ def _relative(match: re.Match[str], today: date) -> DayRange:
         return DayRange(today - timedelta(days=7), today)
     if match.group(5):
         return DayRange(today - timedelta(days=21), today)
-    monday = today - timedelta(days=today.weekday())
     if unit == "week":
         if which == "this":
             return DayRange(monday, today, exact=True)
