@@ -132,3 +132,26 @@ def test_the_user_going_on_from_a_reply_is_found_by_its_subject() -> None:
     ranked = rank_pool(pool_of(asked, reply, decided, other), query)
     by_seq = {r.match.seq: r.score for r in ranked}
     assert by_seq[3] > by_seq[5]  # both say "decided"; only one goes on about the dog
+
+
+def test_a_later_turn_of_the_best_ones_story_ranks_above_the_name_alone() -> None:
+    news = turn(1, "Tom got the job at the architecture firm in Leeds! The commute is long.")
+    walks = [turn(3 + 2 * n, f"Tom and I went for a walk to the {place}.") for n, place in
+             enumerate(("reservoir", "canal", "park", "market", "abbey"))]  # fmt: skip
+    later = turn(21, "Tom's firm lets him work from home on Mondays now, which has saved him.")
+    unrelated = turn(23, "The firm that fixed the roof sent the bill.")
+    query = recall_query("How has Tom's new job affected his travel?", TODAY, {"maya"})
+    ranked = [r.match.seq for r in rank_pool(pool_of(news, *walks, later, unrelated), query)]
+    assert ranked[0] == 1
+    assert ranked[1] == 21  # Tom and the best one's "firm": the same story, weeks later
+    assert 23 not in ranked  # "firm" alone holds no word of the question: not lifted in
+
+
+def test_no_story_lift_when_the_best_holds_one_word_of_the_question() -> None:
+    best = turn(1, "Tom is learning Italian on an app, a new thing.")
+    italian = turn(3, "Tom says Italian is hard.")
+    walk = turn(5, "Tom and I went for a walk.")
+    query = recall_query("How has Tom's commute changed?", TODAY, {"maya"})
+    pool = pool_of(best, italian, walk)
+    scores = {r.match.seq: r.score for r in rank_pool(pool, query)}
+    assert scores[3] == scores[5]  # the best holds "Tom" only: nothing is lifted
