@@ -96,6 +96,16 @@ def hooked(cairn_app):
             QTimer.singleShot(0, QApplication.instance().quit)
         upgrade_module.Upgrade._done = done
 
+    # A Cairn that cannot start shows why in a modal box and waits for a click: offscreen
+    # nobody clicks, and the run would wait for ever (an older --before tree meeting a
+    # database this tree built, "too new" for it). Said on stdout, and the child ends.
+    problem_box = getattr(cairn_app, "startup_problem_box", None)
+    if problem_box is not None:
+        def report_problem(error):
+            print(f"PROBLEM {error.title}: {error.message}", flush=True)
+            os._exit(4)
+        cairn_app.startup_problem_box = report_problem
+
     original_open = cairn_app.open_database
     def timed_open(*args, **kwargs):
         started = time.perf_counter()
@@ -260,6 +270,11 @@ def launch(home: Path, *, crash: bool = False, tree: Path = REPO) -> Run:
         for words in (line.split() for line in result.stdout.splitlines())
         if words and words[0] in ("PAINT", "FILLED", "OPEN", "CPU", "BACKFILLED")
     }
+    problem = next(
+        (line for line in result.stdout.splitlines() if line.startswith("PROBLEM ")), None
+    )
+    if problem is not None:
+        raise SystemExit(f"the Cairn in {tree} could not start: {problem.removeprefix('PROBLEM ')}")
     if "PAINT" not in marks or "FILLED" not in marks:
         raise RuntimeError(f"no paint reported:\n{result.stdout}\n{result.stderr}")
     opened, checked = marks.get("OPEN", ["nan", "1"])
