@@ -251,11 +251,12 @@ class RecallIndex:
         if common and len(present) >= 2:
             # The messages holding every term found: few, and the likeliest, however old.
             holding_all = self._holding_all(archive, expressions, found, counts, present, bounds)
+        shared = _shared(found, present) if common and len(present) >= 2 else frozenset()
         for i in common:
             # Of a common term's newest messages, those that hold another term too (each
             # term's rowids are read already: no query more); alone, its newest few.
-            if any(j != i for j in present):
-                found[i] &= set().union(*(found[j] for j in present if j != i))
+            if len(present) >= 2:
+                found[i] &= shared
             else:
                 found[i] = frozenset(sorted(found[i], reverse=True)[:COMMON_ROWS])
         if holding_all:
@@ -627,6 +628,19 @@ def _make_room(archive: _Archive, coming: int) -> None:
     kept = list(archive.rows.items())[len(archive.rows) // 2 :]
     archive.rows = dict(kept)
     archive.by_seq = {match.seq: doc_id for doc_id, match in kept if match is not None}
+
+
+def _shared(found: dict[int, frozenset[int]], present: Sequence[int]) -> frozenset[int]:
+    """The rowids two or more of the `present` terms hold: of a term's rowids, those that
+    another term holds too are its rowids among these (one pass over the terms, not a
+    union of all the others' rowids for each common term)."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+    for i in present:
+        ids = found[i]
+        shared |= ids & seen
+        seen |= ids
+    return frozenset(shared)
 
 
 def _summed(
