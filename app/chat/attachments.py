@@ -316,7 +316,15 @@ def carrying_files(tail: Sequence[Message]) -> list[int]:
     sent with files ends with their line ("[attached: a.pdf]"). One scan of the whole live
     tail a request: give it to `attachment_blocks` (none: it reads nothing)."""
     user = Role.USER
-    return [m.id for m in tail if m.role is user and m.content.rstrip().endswith("]")]
+    return [m.id for m in tail if m.role is user and _ends_with_bracket(m.content)]
+
+
+def _ends_with_bracket(text: str) -> bool:
+    """`text.rstrip().endswith("]")` without copying a text that ends in no white space
+    (nearly all: the scan ran over ~0.6 MB of text a request at 155k live tokens)."""
+    if text.endswith("]"):
+        return True
+    return text[-1:].isspace() and text.rstrip().endswith("]")
 
 
 def attachment_blocks(

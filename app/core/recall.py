@@ -751,7 +751,7 @@ def fit_recall(
         tokens = count(preamble)
     room = budget - tokens
     chosen: list[RecallQuote] = []
-    seen: set[tuple[str, int]] = {("", seq) for seq in exclude_seqs}
+    seen = _Taken(exclude_seqs)
     overhead = 0  # a heading's tokens and the line breaks around it, counted once
     if ordered is None:
         ordered = ((match, None) for match in rank_matches(matches, terms, wanted))
@@ -773,11 +773,11 @@ def fit_recall(
         if best is None or said_of(best) in said:
             continue  # "Thanks, that helps" a tenth time: a repeat tells Claude nothing new
         for match in group:
-            if match is None or _where(match) in seen or len(chosen) >= max_quotes:
+            if match is None or seen.holds(match) or len(chosen) >= max_quotes:
                 continue
             if match is not best and said_of(match) in said:
                 continue
-            if match is not best and _where(best) not in seen:
+            if match is not best and not seen.holds(best):
                 break  # the quote itself did not fit: its partner means nothing alone
             if not overhead:
                 overhead = count(quote_heading(_quote(match, ""), compact=compact)) + 3
@@ -788,7 +788,7 @@ def fit_recall(
                 continue
             quote, text, cost = fitted
             texts[quote] = text
-            seen.add(_where(match))
+            seen.taken.add(_where(match))
             said.add(said_of(match))
             chosen.append(quote)
             room -= cost
@@ -798,6 +798,21 @@ def fit_recall(
     quotes = tuple(sorted(chosen, key=lambda q: (q.conversation, q.seq)))
     text = recall_block_text(quotes, preamble, compact=compact, texts=texts)
     return RecallBlock(text, tokens, quotes)
+
+
+class _Taken:
+    """The messages a block may not quote (again): those quoted, and the live tail's (by
+    seq, this conversation's) — the tail's seqs looked up as they are, not a pair made
+    for each of its ~1,000 messages every turn."""
+
+    def __init__(self, excluded: Collection[int]) -> None:
+        self.excluded = excluded
+        self.taken: set[tuple[str, int]] = set()
+
+    def holds(self, match: ArchivedMatch) -> bool:
+        return (not match.session_id and match.seq in self.excluded) or (
+            _where(match) in self.taken
+        )
 
 
 def _said(match: ArchivedMatch) -> str:

@@ -9,7 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from app.chat import attachments as attachments_module
 from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer
 from app.core.attachments import PDF_TOKENS_PER_PAGE, Attachment
 from app.core.errors import UserFacingError
@@ -204,3 +207,11 @@ def test_a_large_pdf_keeps_its_estimate_so_attaching_never_stalls_the_window(
     assert isinstance(guessed, Attachment)
     assert (guessed.tokens, guessed.estimated) == (2 * PDF_TOKENS_PER_PAGE, True)
     assert fake_server.requests_to(COUNT_TOKENS_PATH) == []
+
+
+@given(st.text(alphabet=st.sampled_from("ab] \n\t\u3000\x1c"), max_size=12))
+def test_a_message_carries_files_as_its_stripped_text_ending_in_a_bracket_says(
+    text: str,
+) -> None:
+    """The tail's scan copies no text, and finds what `rstrip().endswith("]")` found."""
+    assert attachments_module._ends_with_bracket(text) == text.rstrip().endswith("]")

@@ -382,3 +382,40 @@ def test_only_the_best_candidates_bring_the_turns_two_away(
         assert not {59, 63} & set(pool.neighbours)
     else:  # the scan without the index (LIKE) reads every candidate's turns two away
         assert {59, 63} <= set(pool.neighbours)
+
+
+_ROWID_SETS = st.dictionaries(
+    st.integers(0, 7), st.frozensets(st.integers(1, 60), max_size=25), min_size=1, max_size=8
+)
+
+
+@given(found=_ROWID_SETS, extra=st.frozensets(st.integers(1, 60), max_size=5), data=st.data())
+def test_a_pools_scores_are_the_sums_made_one_rowid_at_a_time(
+    found: dict[int, frozenset[int]], extra: frozenset[int], data: st.DataObject
+) -> None:
+    """`_summed` (set operations) gives each rowid the very float the one-by-one loop it
+    replaced gave, and `_scored` the best in the order a (score, id) key gives (issue 20)."""
+    values = data.draw(
+        st.lists(st.floats(0.01, 50.0), min_size=max(found) + 1, max_size=max(found) + 1)
+    )
+    expected: dict[int, float] = dict.fromkeys(extra, 0.0)
+    for i, ids in found.items():
+        for doc_id in ids:
+            expected[doc_id] = expected.get(doc_id, 0.0) + values[i]
+    scores = recall_module._summed(found, values, extra)
+    assert scores == expected
+    best = [doc_id for _score, doc_id in sorted(recall_module._scored(scores), reverse=True)]
+    assert best == sorted(expected, key=lambda doc_id: (expected[doc_id], doc_id), reverse=True)
+
+
+@given(found=_ROWID_SETS)
+def test_the_rowids_terms_share_are_those_another_term_holds_too(
+    found: dict[int, frozenset[int]],
+) -> None:
+    """`_shared`, once for all terms, narrows each term as the union of every other
+    term's rowids did, term by term (issue 20)."""
+    present = [i for i, ids in found.items() if ids]
+    shared = recall_module._shared(found, present)
+    for i in present:
+        others: set[int] = set().union(*(found[j] for j in present if j != i))
+        assert found[i] & shared == found[i] & others
