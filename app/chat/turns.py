@@ -108,7 +108,9 @@ class ConversationTurns:
         tokens = outgoing.tokens(text)
         try:
             outgoing.check(shared.model_info(state.model_id)[0])
-            self._gauge.check_fits(text, tokens)
+            # It fits; would it leave recall less than its floor? Then older messages
+            # give way first; when nothing can be condensed, it goes as it is.
+            squeezed = self._gauge.check_send(text, tokens)
         except ContextOverflowError as error:
             # Condensing earlier messages makes room, unless the message alone is too large.
             condensable = state.session is not None and not isinstance(error, MessageTooLargeError)
@@ -118,9 +120,6 @@ class ConversationTurns:
         except UserFacingError as error:
             state.error(error)
             return False
-        # It fits, but would leave recall less than its floor: older messages give way
-        # first; when nothing can be condensed, it goes as it is.
-        squeezed = state.session is not None and self._gauge.squeezes_recall(text, tokens)
         if squeezed and self._start_emergency(text):
             return False
         session = state.session
