@@ -68,7 +68,11 @@ class ConversationGauge:
         )
 
     def set_draft(self, text: str) -> None:
-        """The composer's text changed: the figures follow it."""
+        """The composer's text changed: the figures follow it. The same text as last told
+        changes nothing (the composer cleared by a send: the figures shown are the
+        request's, now on its way; the reply's end tells the next)."""
+        if text == self.draft:
+            return
         self.draft = text
         self.tell()
 
