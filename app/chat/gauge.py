@@ -68,7 +68,11 @@ class ConversationGauge:
         )
 
     def set_draft(self, text: str) -> None:
-        """The composer's text changed: the figures follow it."""
+        """The composer's text changed: the figures follow it. The same text as last told
+        changes nothing (the composer cleared by a send: the figures shown are the
+        request's, now on its way; the reply's end tells the next)."""
+        if text == self.draft:
+            return
         self.draft = text
         self.tell()
 
@@ -105,19 +109,30 @@ class ConversationGauge:
         )
         return replace(figures, files_left_out=files.left_out) if files.left_out else figures
 
-    def squeezes_recall(self, text: str, tokens: int) -> bool:
-        """Whether sending `text` now would leave the recall block less than its floor:
-        then the live tail gives way first (an emergency summary), when it can."""
-        if self._state.activity is Activity.LOADING:
-            return False
-        figures = self.with_recall(text, tokens)
-        return figures is not None and figures.recall_floor > 0 and not figures.required.fits
+    def check_send(self, text: str, tokens: int) -> bool:
+        """The checks before sending `text`, on one plan of the request's files.
 
-    def check_fits(self, text: str, tokens: int) -> None:
-        """Raise, in plain words with the numbers, when `text` cannot be sent as things
-        stand (without the tool and the recall block: they give way first)."""
+        Raises, in plain words with the numbers, when `text` cannot be sent as things
+        stand (without the tool and the recall block: they give way first). Else says
+        whether sending it now would leave the recall block less than its floor: then
+        the live tail gives way first (an emergency summary), when it can.
+        """
+        state = self._state
         inputs, _files = self._inputs(text, tokens)
-        self._state.shared.builder.check_fits(inputs)
+        builder = state.shared.builder
+        builder.check_fits(inputs)
+        if state.session is None or state.activity is Activity.LOADING:
+            return False
+        if not state.shared.counter.ready:
+            return False
+        settings = state.shared.recall()
+        figures = builder.estimate_state(
+            replace(inputs, tools=tool_offer(settings, archived=bool(state.summaries))),
+            recall_budget_ratio=recall_budget(settings),
+            recall_quoted=self.quoted,
+            recall_elsewhere=settings.across_conversations,
+        )
+        return figures.recall_floor > 0 and not figures.required.fits
 
     def _inputs(
         self, draft: str, draft_tokens: int | None, tools: ToolOffer | None = None

@@ -108,7 +108,9 @@ class ConversationTurns:
         tokens = outgoing.tokens(text)
         try:
             outgoing.check(shared.model_info(state.model_id)[0])
-            self._gauge.check_fits(text, tokens)
+            # It fits; would it leave recall less than its floor? Then older messages
+            # give way first; when nothing can be condensed, it goes as it is.
+            squeezed = self._gauge.check_send(text, tokens)
         except ContextOverflowError as error:
             # Condensing earlier messages makes room, unless the message alone is too large.
             condensable = state.session is not None and not isinstance(error, MessageTooLargeError)
@@ -118,9 +120,6 @@ class ConversationTurns:
         except UserFacingError as error:
             state.error(error)
             return False
-        # It fits, but would leave recall less than its floor: older messages give way
-        # first; when nothing can be condensed, it goes as it is.
-        squeezed = state.session is not None and self._gauge.squeezes_recall(text, tokens)
         if squeezed and self._start_emergency(text):
             return False
         session = state.session
@@ -132,8 +131,7 @@ class ConversationTurns:
             except StorageError as error:
                 state.error(error)
                 return False
-            self._send_off(text, tokens)
-            return True
+            return self._send_off(text, tokens)
         try:
             self._unsaved.save()  # the reply the disk refused goes first
             message = self._store_question(text, tokens)
@@ -147,8 +145,9 @@ class ConversationTurns:
         self.start_reply()
         return True
 
-    def _send_off(self, text: str, tokens: int) -> None:
-        """Show the message as sending and start the job that stores it, then replies."""
+    def _send_off(self, text: str, tokens: int) -> bool:
+        """Show the message as sending and start the job that stores it, then replies.
+        False when the job could not start: the message stays in the composer, unshown."""
         state = self._state
         assert state.session is not None
         self._sending_id = next(_SENDING_IDS)
@@ -161,12 +160,14 @@ class ConversationTurns:
             created_at=utc_now(),
             token_estimate=tokens,
         )
-        self._gauge.draft = ""
         # The job first: it stores the message and builds the request on its thread while
         # this one builds the message's row (what it tells comes after, through the loop).
         self.start_reply(question=sending)
-        if self._reply_job is not None:  # else it went back to the composer, never shown
-            state.tell(lambda events: events.message_sending(sending))
+        if self._reply_job is None:  # it stays in the composer, never shown
+            return False
+        self._gauge.draft = ""
+        state.tell(lambda events: events.message_sending(sending))
+        return True
 
     def _question_stored(self, sending_id: int, message: Message) -> None:
         """The message shown as sending is on disk: it joins the live tail."""
@@ -276,9 +277,7 @@ class ConversationTurns:
         ):
             return  # nothing to answer: the newest message Claude would see is its own
         provider = shared.provider()
-        if provider is None:
-            if question is not None:  # nothing will store it: back to the composer
-                shared.events.message_not_sent(question.id, question.content)
+        if provider is None:  # a message to store stays in the composer (`_send_off`)
             shared.events.key_needed()
             return
         loop = shared.loop
@@ -317,17 +316,21 @@ class ConversationTurns:
             cache_after=shared.cache_after(state.session.id),
         )
         sending_id = question.id if question is not None else 0
-        self._reply, self._thinking_shown = reply, ""
-        self._reply_job = shared.runner.start(
-            Job(
-                "reply",
-                reply.work,
-                done=self._reply_done,
-                failed=lambda error: self._reply_done(ReplyOutcome(None, error)),
-                on_cancel=reply.cancel,
-                kept_thread=True,  # its store kept for the next reply (ReplyJob.work)
+        try:
+            self._reply_job = shared.runner.start(
+                Job(
+                    "reply",
+                    reply.work,
+                    done=self._reply_done,
+                    failed=lambda error: self._reply_done(ReplyOutcome(None, error)),
+                    on_cancel=reply.cancel,
+                    kept_thread=True,  # its store kept for the next reply (ReplyJob.work)
+                )
             )
-        )
+        except RuntimeError as error:  # no thread for it ("can't start new thread")
+            state.error(_not_started(error, kept=question is not None))
+            return
+        self._reply, self._thinking_shown = reply, ""
         state.status("")
         state.set_activity(Activity.REPLYING)
 
@@ -404,6 +407,18 @@ def _stored_as(question: Message | None) -> tuple[str, int] | None:
     if question is None:
         return None
     return question.content, question.token_estimate or 0
+
+
+def _not_started(error: RuntimeError, *, kept: bool) -> UserFacingError:
+    """Why nothing was asked when the reply's job could not start, in plain words
+    (`kept`: the message to send stays in the composer)."""
+    then = "Your message is still in the box below: close some programs, then send it again."
+    return UserFacingError(
+        "Cairn could not start asking Claude: this computer is short of resources right "
+        f"now. {then if kept else 'Close some programs, then try again.'}",
+        title="Couldn't send your message",
+        detail=f"the reply's thread did not start: {error}",
+    )
 
 
 def _now() -> float:

@@ -448,10 +448,13 @@ class TranscriptView(QWidget):
                 widget.set_sending(True)
         place_first = at_bottom and self._keeper.follow_bottom and self.isVisible()
         if place_first:
-            # What changed on screen just before (the question above now sent) is laid
-            # out and painted first: Qt blits nothing over a pixel still to be painted.
-            settle_layout(self)
-            self._scroll.verticalScrollBar().repaint()  # paints what is pending, no more
+            if not sending:
+                # What changed on screen just before (the question above now sent) is
+                # laid out and painted first: Qt blits nothing over a pixel still to be
+                # painted. A message being sent follows a settled page (the reply
+                # before it long done): nothing to lay out or paint before it goes.
+                settle_layout(self)
+                self._scroll.verticalScrollBar().repaint()  # paints what is pending
             widget.ensurePolished()
             policy = widget.sizePolicy()
             policy.setRetainSizeWhenHidden(True)

@@ -1,10 +1,15 @@
 """In the window: the user's message shows "Sending…" until it is on disk, and comes
-back to the composer when the disk does not take it (issue 20 item 2)."""
+back to the composer when the disk does not take it, or when its reply cannot start
+(issue 20 item 2)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from pytestqt.qtbot import QtBot
 
+from app.chat.runner import Job
 from app.core.models import Message
 from app.store.transactions import hold_writes, release_writes
 from app.ui.app import CairnSession
@@ -61,3 +66,42 @@ def test_a_message_the_disk_refuses_goes_back_to_the_composer(
     assert window.composer.text() == "And who brings the projector?\n\ntyped meanwhile"
     assert len(window.transcript.message_widgets()) == 2  # never shown as sent
     assert window.banner.isVisible()
+
+
+def test_a_message_whose_reply_cannot_start_stays_in_the_composer(
+    qtbot: QtBot, cairn: CairnSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    send(qtbot, cairn, "Where is the meeting on Tuesday?")
+    wait_idle(qtbot, cairn)
+    runner = cairn.controller.service.runner
+    start = runner.start
+
+    def no_thread_for_replies(job: Job[Any]) -> Job[Any]:
+        if job.name == "reply":
+            raise RuntimeError("can't start new thread")
+        return start(job)
+
+    monkeypatch.setattr(runner, "start", no_thread_for_replies)
+    sending: list[Message] = []
+    cairn.controller.message_sending.connect(sending.append)
+    send(qtbot, cairn, "And who brings the projector?")
+
+    window = cairn.window
+    assert window.composer.text() == "And who brings the projector?"  # nothing lost
+    assert not sending  # never shown, so never shown twice when sent again
+    assert len(window.transcript.message_widgets()) == 2
+    assert window.banner.isVisible()
+    assert window.banner.title_label.text() == "Couldn't send your message"
+    assert "still in the box below" in window.banner.text_label.text()
+    assert not cairn.controller.service.current.state.activity.busy
+
+    monkeypatch.setattr(runner, "start", start)
+    send(qtbot, cairn, window.composer.text())  # sent again: once, in its place
+    wait_idle(qtbot, cairn)
+    contents = [w.message.content for w in window.transcript.message_widgets()]
+    assert contents[:3] == [
+        "Where is the meeting on Tuesday?",
+        contents[1],
+        "And who brings the projector?",
+    ]
+    assert len(contents) == 4 and window.composer.text() == ""

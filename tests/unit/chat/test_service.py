@@ -109,6 +109,21 @@ def test_the_gauge_follows_the_draft(start_chat: StartChat) -> None:
     assert state.breakdown.draft > 100
 
 
+def test_the_composer_emptied_by_a_send_measures_nothing_again(start_chat: StartChat) -> None:
+    # The figures shown are the request's, now on its way; the reply's end tells the next.
+    chat = start_chat()
+    chat.send("How tall is Mount Everest?")
+    gauge = chat.service.current.gauge
+    gauge.set_draft("And K2?")
+    assert chat.service.send("And K2?")
+    chat.events.clear()
+    gauge.set_draft("")  # the composer's debounced text after it emptied
+    assert not chat.events.named("context_changed")
+    chat.idle()
+    (state,) = chat.events.named("context_changed")[-1]
+    assert state is not None and state.breakdown.draft == 0
+
+
 def test_stop_keeps_what_arrived(start_chat: StartChat, fake_server: FakeAnthropicServer) -> None:
     chat = start_chat()
     whole = chat.start_streaming("Tell me a long story", parts=200, word="word", until="word3")
