@@ -77,6 +77,7 @@ class ConversationTurns:
         self._text_timer: Timer | None = None
         self._last_text_at = float("-inf")
         self._thinking_shown = ""  # the reply's thinking as last told
+        self._text_shown = ""  # the reply's text as last told (its row's, once it started)
         self._sending_id = 0  # the stand-in id of the last message shown as sending
         state.asks_with(self)
 
@@ -341,6 +342,7 @@ class ConversationTurns:
         entry = TailEntry.of(placeholder, self._shared.counter.count)
         if not state.tail.replace(entry):
             state.tail.append(entry)
+        self._text_shown = placeholder.content  # a reply it goes on writing shows its text
         state.tell(lambda events: events.message_added(placeholder))
 
     def _text_arrived(self) -> None:
@@ -366,7 +368,9 @@ class ConversationTurns:
         if thinking != self._thinking_shown:
             self._thinking_shown = thinking
             state.tell(lambda events: events.message_thinking_changed(message_id, thinking))
-        state.tell(lambda events: events.message_text_changed(message_id, text))
+        if text != self._text_shown:  # not while Claude only thinks: its row stays as it is
+            self._text_shown = text
+            state.tell(lambda events: events.message_text_changed(message_id, text))
 
     def _reply_done(self, outcome: ReplyOutcome) -> None:
         if self._text_timer is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtGui import QCloseEvent, QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QMainWindow, QWidget
 
 from app.ui.composer import Composer
@@ -21,6 +22,10 @@ from app.ui.transcript import TranscriptView
 
 # The composer never comes closer to the window's edges than this.
 MIN_SIDE_MARGIN: Final = 12
+# What moves the message column. The watched viewport receives every paint of the
+# transcript: the event's class is checked, not `event.type()`, which makes a Python
+# enum member at each call (issue 20).
+_ALIGNING_EVENTS: Final = (QResizeEvent, QMoveEvent, QShowEvent)
 
 
 class ComposerAlignment(QObject):
@@ -66,9 +71,9 @@ class ComposerAlignment(QObject):
             layout.setContentsMargins(left, margins.top(), right, margins.bottom())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in (QEvent.Type.Resize, QEvent.Type.Move, QEvent.Type.Show):
+        if isinstance(event, _ALIGNING_EVENTS):
             self.align()
-        return super().eventFilter(watched, event)
+        return False  # only watching
 
 
 class ReadingLayout(QObject):
@@ -97,6 +102,6 @@ class ReadingLayout(QObject):
         window.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Close:
+        if isinstance(event, QCloseEvent):  # the window's every event: no enum made
             self.text_size.save_now()  # a size changed just before quitting is kept
-        return super().eventFilter(watched, event)
+        return False  # only watching

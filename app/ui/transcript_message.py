@@ -200,6 +200,11 @@ class MessageWidget(QWidget):
         if text == self._text:
             return
         self._text = text
+        if text.strip():
+            # The dots go before the words come: laid out beside them, the row would be
+            # too tall for a pass, then shrink, leaving a strip in view to paint as the
+            # view follows the bottom, and Qt repaints the whole page it scrolls.
+            self.body.set_typing(False)
         self.body.set_text(text)
         self._show_status()
 

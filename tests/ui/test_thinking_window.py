@@ -139,3 +139,25 @@ def test_a_refusal_offers_another_model_with_its_explanation(
     assert last["messages"][-1]["role"] == "user"
     shown = cairn.window.transcript.message_widgets()[-1]
     assert shown.text == "Here is a safe answer."
+
+
+def test_while_claude_only_thinks_its_text_is_not_told_again(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """Thinking streams first (today's models think by default): the window is told the
+    thinking as it grows, and the reply's text only when it changed; each telling of
+    the same text laid the reply's row out again, up to 30 times a second (issue 20)."""
+    pieces = [f"w{i} " for i in range(4)]
+    fake_server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.05)
+    texts: list[str] = []
+    thoughts: list[str] = []
+    cairn.controller.message_text_changed.connect(lambda _id, text: texts.append(text))
+    cairn.controller.message_thinking_changed.connect(lambda _id, text: thoughts.append(text))
+
+    chat(qtbot, cairn, "Think it over first")
+
+    assert len(thoughts) > 1, "the thinking was shown as it grew"
+    assert texts and texts[-1] == "".join(pieces)
+    assert "" not in texts and len(texts) == len(set(texts)), texts
+    reply = cairn.window.transcript.message_widgets()[-1]
+    assert reply.text == "".join(pieces)

@@ -12,7 +12,9 @@ from PySide6.QtGui import (
     QColor,
     QFontDatabase,
     QGuiApplication,
+    QPaintEvent,
     QPalette,
+    QRegion,
     QTextCursor,
     QTextTable,
 )
@@ -925,3 +927,50 @@ def test_a_replys_first_words_repaint_only_its_row(view: TranscriptView, qtbot: 
     QApplication.processEvents()
 
     assert painted_above.count == 0
+
+
+class PaintedRegion(QObject):
+    """The union of what `widget` was asked to paint."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.region = QRegion()
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if isinstance(event, QPaintEvent):
+            self.region += event.region()
+        return False
+
+
+@pytest.mark.parametrize("built_ahead", [True, False])
+def test_a_one_line_reply_repaints_only_its_row(
+    view: TranscriptView, qtbot: QtBot, built_ahead: bool
+) -> None:
+    """First words one line tall (the row barely grows) in the row built ahead or a new
+    one: the page above is moved by Qt's copy of its pixels, not painted again. The
+    dots laid out beside the words made the row too tall for a moment, the column then
+    shrank, and the strip it left was dirty in view when the view scrolled: Qt then
+    repainted the whole page (issue 20)."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    if built_ahead:
+        qtbot.waitUntil(lambda: view.rows_ready)
+    bar = scroll_bar(view)
+    view.append_message(make_message(31, "", status=MessageStatus.STREAMING))
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    wait_for_layout(qtbot, view)
+    reply = assistant(view, 31)
+    qtbot.waitUntil(lambda: reply.body.is_typing())
+    painted = PaintedRegion(view.message_column)
+    maximum = bar.maximum()
+
+    view.update_message_text(31, "The first words.")
+    qtbot.waitUntil(lambda: bar.maximum() > maximum and bar.value() == bar.maximum())
+    qtbot.waitUntil(lambda: not painted.region.isEmpty())
+    QApplication.processEvents()
+
+    row = QRegion(reply.geometry())
+    below = QRegion(0, reply.geometry().bottom(), view.message_column.width(), 100)
+    assert (painted.region - row - below).isEmpty()
+    assert not reply.body.is_typing() and reply.text == "The first words."

@@ -84,14 +84,21 @@ def _stream_into_full_disk(
     after_a_save: bool = False,
     stop_reason: str = "end_turn",
 ) -> None:
-    """Send `question`; fill the disk once the reply's first text is on screen (or, with
-    `after_a_save`, once some of it is on disk); wait until the reply ends."""
+    """Send `question`; fill the disk once the reply's row is on screen, before a save
+    while streaming (or, with `after_a_save`, once some of its text is on disk); wait
+    until the reply ends."""
     chat.server.add_reply(REPLY, chunks=REPLY_CHUNKS, chunk_delay=0.15, stop_reason=stop_reason)
     assert chat.service.send(question)
     if after_a_save:
         chat.run_until(lambda: any(row.content for row in _reply_rows(chat)))
     else:
-        chat.run_until(lambda: bool(chat.events.named("message_text_changed")))
+        # Not its first text: while Claude thinks, nothing is told, and the thinking can
+        # outlast the first save while streaming.
+        chat.run_until(
+            lambda: any(
+                message.role is Role.ASSISTANT for (message,) in chat.events.named("message_added")
+            )
+        )
     disk.fill()
     chat.idle()
 
