@@ -306,6 +306,7 @@ def forget_kept() -> None:
     for module, name in (
         (core_recall, "_said_of"),
         (core_rank, "_day_of"),
+        (core_rank, "_story_words"),
         (core_kinds, "_first_fact"),
     ):
         function = getattr(module, name, None)
