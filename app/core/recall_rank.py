@@ -36,13 +36,16 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from itertools import chain
 
 from app.core.conversation import local_day
 from app.core.models import Role
 from app.core.recall import (
+    COMMON_WORDS,
     ArchivedMatch,
     RecallQuery,
     RecallTerm,
@@ -51,7 +54,7 @@ from app.core.recall import (
     held_terms,
     is_common_word,
 )
-from app.core.recall_dates import is_calendar_word
+from app.core.recall_dates import CALENDAR_WORDS, is_calendar_word
 from app.core.summary import SearchKey
 
 # The share of the score of the turn a message answers that counts as its own (of the
@@ -111,6 +114,8 @@ ASKED_SHARE = 1.0
 # A message's worth is its most telling words' (a long message is not worth more for
 # its length).
 WORTH_WORDS = 4
+# Of each message, the start its worth is read from.
+SPAN_TEXT = 200
 
 
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -365,14 +370,14 @@ def span_worth(messages: Sequence[tuple[int, Role, str]]) -> dict[int, float]:
     questions ("How was your day?") hold no word that tells."""
     if not messages:
         return {}
-    words = [_telling_words(text[:600]) for _seq, _role, text in messages]
-    held: dict[str, int] = {}
-    for found in words:
-        for word in found:
-            held[word] = held.get(word, 0) + 1
+    words = [_telling_words(text[:SPAN_TEXT]) for _seq, _role, text in messages]
+    held = Counter(chain.from_iterable(words))
+    # A word's rarity by how many of the span's messages hold it; each message's best
+    # words are its least held ones, looked up and sorted in C.
     size = len(messages) + 1
+    rarity = [math.log(size / (count + 0.5)) for count in range(size + 1)]
     own = [
-        sum(sorted((math.log(size / (held[w] + 0.5)) for w in found), reverse=True)[:WORTH_WORDS])
+        sum(map(rarity.__getitem__, sorted(map(held.__getitem__, found))[:WORTH_WORDS]))
         for found in words
     ]
     worth: dict[int, float] = {}
@@ -391,15 +396,19 @@ def span_worth(messages: Sequence[tuple[int, Role, str]]) -> dict[int, float]:
     return {seq: value / best for seq, value in worth.items()} if best > 0 else {}
 
 
-@functools.lru_cache(maxsize=4_096)
 def _telling_words(content: str) -> frozenset[str]:
-    """The folded words of `content` that may tell what it is about (`_story_words`), and
-    its numbers ("10k", "57")."""
-    numbers = frozenset(n for n in _NUMBERS.findall(fold(content)) if len(n) >= 2)
-    return _story_words(content) | numbers
+    """The folded words of `content` that may tell what it is about — of four characters
+    or more, neither common nor calendar words — and its numbers ("10k", "57"): one regex
+    pass and set differences, no Python call a word (a span's 240 messages are read
+    cold: ~60 ms a turn at 100k as `_story_words` did it)."""
+    found = frozenset(_TELLING.findall(content.lower() if content.isascii() else fold(content)))
+    return found - _SAYS_LITTLE
 
 
-_NUMBERS = re.compile(r"[^\W_]*\d[^\W_]*")
+# Runs of four letters or digits and more, and numbers ("57", "10k"); a run is not split
+# (a pattern that looks for letters alone and digits anywhere took twice the time).
+_TELLING = re.compile(r"[^\W_]{4,}|\d[^\W_]*")
+_SAYS_LITTLE = COMMON_WORDS | CALENDAR_WORDS | frozenset("0123456789")
 
 
 def _asked_about(

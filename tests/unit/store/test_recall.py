@@ -455,7 +455,7 @@ def test_a_long_span_is_read_a_bounded_number_of_rows(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(recall_module, "SPAN_ROWS", 10)
-    monkeypatch.setattr(recall_module, "DAY_ROWS", 50)
+    monkeypatch.setattr(recall_module, "FILL_ROWS", 50)
     session_id = archive.sessions.create_session("Diary", MODEL).id
     archive.clock.now = datetime(2026, 4, 2, 9, 0, tzinfo=UTC)
     say(archive, session_id, [f"Note {n}: the {n}th thing on the list." for n in range(40)])
