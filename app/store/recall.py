@@ -287,7 +287,7 @@ class RecallIndex:
             if len(within) < FEW_IN_SPAN:
                 # The question's words find (almost) nothing in the span it asks about:
                 # the span's most telling messages, by their own words (issue 22).
-                filled = self._span_fill(session_id, span[2], min(span[3], high), archive)
+                filled = self._span_fill(session_id, span[2], span[3], archive)  # archived only
                 extra = frozenset(filled)
         size = (high - low + 1) if elsewhere else self._size(session_id) or (high - low + 1)
         values = term_values(terms, counts, size)
