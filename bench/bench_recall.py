@@ -52,6 +52,14 @@ from app.store.search_upkeep import index_shape, optimize
 FOLDER = Path("/tmp/cairn-bench-recall")
 SESSION = "recall-bench"
 LIVE = 20
+# A span asked about whose words are in no message (issue 22): the span's most telling
+# messages are read instead (a bounded read of its rows, however many it holds).
+SPANS = [
+    "How did the zorblax go a few weeks ago?",
+    "What happened with the quibbler recently?",
+    "How was the snarkle two weeks ago?",
+    "Remind me what I said about the flumph last month.",
+]
 FACTS = {
     "What was the gate code we agreed on in March?": (
         "OK, settled: the new gate code is AX-7731, from Monday on.",
@@ -214,6 +222,7 @@ def measure(
             ("a question of common words (each in > 300 messages)", list(commons)),
             ("everyday messages (Zipf words, no stop words)", chatter),
             (f"a pasted page (~{len(pages[0].split()):,} words)", pages),
+            ("a span whose words are in no message", SPANS),
         ):
             best.clear()
             every.clear()
@@ -222,7 +231,7 @@ def measure(
             report(f"  {label}: best of {REPEATS}", best)
             report(f"  {label}: every run", every)
             report(f"  {label}: CPU, best of {REPEATS}", cpu)
-            if questions is not chatter and questions is not pages:
+            if questions is not chatter and questions is not pages and questions is not SPANS:
                 facts = FACTS if questions == list(FACTS) else commons
                 values = [value for _text, value in facts.values()]
                 found = sum(value in text for text, value in zip(texts, values, strict=True))
@@ -246,6 +255,7 @@ def compare(
         "common words": commons,
         "everyday": [writer.message(rng.randint(1, 2)) for _ in range(40)],
         "pasted page": [" ".join(writer.message(8) for _ in range(30)) for _ in range(5)],
+        "span, no word": SPANS,
     }
     names = list(indexes)
     print(
@@ -306,6 +316,7 @@ def forget_kept() -> None:
     for module, name in (
         (core_recall, "_said_of"),
         (core_rank, "_day_of"),
+        (core_rank, "_story_words"),
         (core_kinds, "_first_fact"),
     ):
         function = getattr(module, name, None)

@@ -131,6 +131,7 @@ _STOP_TEXT = """
     op aan bij naar uit over niet geen ook nog al dat die wat wie waar wanneer hoe
     """
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
+COMMON_WORDS = _STOP_WORDS
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ _CALENDAR_TEXT = """
     january february march april june july august september october november december
     """
 _CALENDAR = frozenset(_CALENDAR_TEXT.split())
+CALENDAR_WORDS = _CALENDAR
 
 
 @dataclass(frozen=True)

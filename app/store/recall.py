@@ -38,7 +38,7 @@ from app.core.conversation import local_day
 from app.core.models import Role
 from app.core.recall import ArchivedMatch, RecallQuery, RecallTerm, fold, is_common_word
 from app.core.recall_dates import DayRange
-from app.core.recall_rank import RecallPool, term_values
+from app.core.recall_rank import RecallPool, span_worth, term_values
 from app.store.database import connect
 from app.store.migrations import FTS_TABLE
 from app.store.search import _escape_like, _has_index
@@ -61,6 +61,14 @@ FEW_IDS = 3
 FORM_RETRIES = 2
 # Of the days a question names: the messages written then, when no term finds any.
 DAY_ROWS = 40
+# A span asked about ("in April", "a few weeks ago") where the question's words find fewer
+# of its messages than this: the span's most telling messages (`span_worth`) are
+# candidates too, at most FILL_ROWS (the block quotes at most 20; each brings its
+# neighbours); of its messages at most SPAN_ROWS are read (a longer span: every so many
+# pairs of turns).
+FEW_IN_SPAN = 3
+FILL_ROWS = 24
+SPAN_ROWS = 200
 # Greetings read to learn who is talking (the participants' own names).
 GREETING_ROWS = 150
 # Learned again once the conversation has this many more messages.
@@ -109,6 +117,7 @@ class _Archive:
     by_seq: dict[int, int | None] = field(default_factory=dict)
     spans: dict[DayRange, tuple[int, int, int, int] | None] = field(default_factory=dict)
     days: dict[tuple[int, int], frozenset[int]] = field(default_factory=dict)
+    fills: dict[tuple[int, int], dict[int, tuple[int, float]]] = field(default_factory=dict)
 
 
 _archives: dict[tuple[str, str], _Archive] = {}
@@ -183,7 +192,7 @@ class RecallIndex:
     def pool(self, session_id: str, query: RecallQuery, depth: int = POOL) -> RecallPool:
         """The candidates for `query` among the archived messages of `session_id`, with
         the turns around the best of them and each term's frequency (`recall_rank`)."""
-        if not query.terms and (query.days is None or not query.days.exact):
+        if not query.terms and query.days is None:
             return RecallPool()
         with translated_errors("look in the archive", self.database):
             bounds = self._id_range(session_id)
@@ -272,9 +281,19 @@ class RecallIndex:
                     found[i] |= self._lookup(archive, expressions[i], *in_days, COMMON_ROWS)
             if query.days is not None and query.days.exact:
                 extra = self._day_rows(session_id, span[2], span[3], archive)
+        filled: dict[int, tuple[int, float]] = {}
+        if span is not None and in_days is not None and not elsewhere and not extra:
+            within = {d for ids in found.values() for d in ids if in_days[0] <= d <= in_days[1]}
+            if len(within) < FEW_IN_SPAN:
+                # The question's words find (almost) nothing in the span it asks about:
+                # the span's most telling messages, by their own words (issue 22).
+                filled = self._span_fill(session_id, span[2], span[3], archive)  # archived only
+                extra = frozenset(filled)
         size = (high - low + 1) if elsewhere else self._size(session_id) or (high - low + 1)
         values = term_values(terms, counts, size)
         scores = _summed(found, values, extra)
+        for doc_id, (_seq, worth) in filled.items():
+            scores[doc_id] += worth * 0.01  # below any term found, best first among them
         if in_days is not None:
             for doc_id in scores:
                 if in_days[0] <= doc_id <= in_days[1]:
@@ -317,7 +336,8 @@ class RecallIndex:
         neighbours = {m.seq: m for m in matches}
         for neighbour in near:
             neighbours[neighbour.seq] = _holding(neighbour, holding[neighbour.message_id])
-        return RecallPool(matches, neighbours, tuple(counts), size)
+        by_seq = {seq: worth for seq, worth in filled.values()}
+        return RecallPool(matches, neighbours, tuple(counts), size, by_seq)
 
     def _holding_all(
         self,
@@ -518,6 +538,44 @@ class RecallIndex:
             )
         )
 
+    def _span_fill(
+        self, session_id: str, first_seq: int, last_seq: int, archive: _Archive | None = None
+    ) -> dict[int, tuple[int, float]]:
+        """The span's `FILL_ROWS` most telling archived messages (`span_worth`), id ->
+        (seq, worth): one read of the span's range of the (session_id, seq) index, at most
+        `SPAN_ROWS` rows (a longer span: every so many pairs of turns, the pairs whole)."""
+        if archive is not None:
+            known = archive.fills.get((first_seq, last_seq))
+            if known is None:
+                known = archive.fills[first_seq, last_seq] = self._span_fill(
+                    session_id, first_seq, last_seq
+                )
+            return known
+        pairs = -(-(last_seq - first_seq + 1) // 2)
+        step = max(1, -(-pairs // (SPAN_ROWS // 2)))
+        if step == 1:
+            rows = self._connection.execute(
+                "SELECT id, seq, role, substr(content, 1, 200) FROM message "
+                "WHERE session_id = ? AND seq BETWEEN ? AND ? AND +summary_id IS NOT NULL",
+                (session_id, first_seq, last_seq),
+            ).fetchall()
+        else:
+            # Every `step`-th pair of turns, by seq: a seek each in the (session_id, seq)
+            # index, not a walk of the whole span's entries (~67,000 in a month at 100k).
+            starts = range(first_seq, last_seq + 1, 2 * step)
+            seqs = [seq for start in starts for seq in (start, start + 1) if seq <= last_seq]
+            marks = ", ".join("?" * len(seqs))
+            rows = self._connection.execute(
+                "SELECT id, seq, role, substr(content, 1, 200) FROM message "
+                f"WHERE session_id = ? AND seq IN ({marks}) AND +summary_id IS NOT NULL",
+                (session_id, *seqs),
+            ).fetchall()
+        rows.sort(key=lambda row: int(row[1]))
+        ids = {int(seq): int(doc_id) for doc_id, seq, _role, _content in rows}
+        worth = span_worth([(int(seq), _ROLES[role], str(text)) for _id, seq, role, text in rows])
+        best = heapq.nlargest(FILL_ROWS, worth.items(), key=lambda item: (item[1], item[0]))
+        return {ids[seq]: (seq, value) for seq, value in best}
+
     def _days_span(
         self, session_id: str, days: DayRange, archive: _Archive | None = None
     ) -> tuple[int, int, int, int] | None:
@@ -595,7 +653,8 @@ class RecallIndex:
         # Without the index: each word of a term as a LIKE pattern (all of them required),
         # any term; the ranking reads what they hold from the text.
         terms = query.terms
-        if not terms:
+        filled = self._scanned_fill(session_id, query)
+        if not terms and not filled:
             return RecallPool()
         clauses: list[str] = []
         parameters: list[object] = [session_id]
@@ -604,20 +663,46 @@ class RecallIndex:
                 "(" + " AND ".join(["m.content LIKE ? ESCAPE '\\'"] * len(term.words)) + ")"
             )
             parameters.extend(f"%{_escape_like(word)}%" for word in term.words)
-        rows = self._connection.execute(
-            f"SELECT {_COLUMNS}, 0.0 FROM message AS m "
-            "WHERE m.session_id = ? AND m.summary_id IS NOT NULL AND "
-            f"({' OR '.join(clauses)}) ORDER BY m.seq DESC LIMIT ?",
-            (*parameters, limit * 4),
-        ).fetchall()
+        rows = (
+            self._connection.execute(
+                f"SELECT {_COLUMNS}, 0.0 FROM message AS m "
+                "WHERE m.session_id = ? AND m.summary_id IS NOT NULL AND "
+                f"({' OR '.join(clauses)}) ORDER BY m.seq DESC LIMIT ?",
+                (*parameters, limit * 4),
+            ).fetchall()
+            if terms
+            else []
+        )
         found = [_match(row) for row in rows]
+        if filled:
+            found += [_match(row) for row in self._rows_by_id(session_id, sorted(filled))]
         matches = (*found, *self._keyed(session_id, query, {m.seq for m in found}))
         around = sorted({m.seq + step for m in matches[:NEIGHBOURED] for step in (-2, -1, 1, 2)})
         neighbours = {m.seq: m for m in matches}
         for row in self._rows_by_seq(session_id, around):
             neighbour = _match(row)
             neighbours.setdefault(neighbour.seq, neighbour)
-        return RecallPool(matches, neighbours)
+        by_seq = {seq: worth for seq, worth in filled.values()}
+        return RecallPool(matches, neighbours, filled=by_seq)
+
+    def _scanned_fill(self, session_id: str, query: RecallQuery) -> dict[int, tuple[int, float]]:
+        """Without the index, as `_pooled` does: a loose span asked about whose words are
+        in fewer than `FEW_IN_SPAN` of its archived messages brings its most telling ones."""
+        if query.days is None or query.days.exact:
+            return {}
+        span = self._days_span(session_id, query.days)
+        if span is None:
+            return {}
+        within = 0
+        for term in query.terms:
+            words = " AND ".join(["content LIKE ? ESCAPE '\\'"] * len(term.words))
+            (held,) = self._connection.execute(
+                "SELECT count(*) FROM message WHERE session_id = ? AND seq BETWEEN ? AND ? "
+                f"AND summary_id IS NOT NULL AND {words}",
+                (session_id, span[2], span[3], *(f"%{_escape_like(w)}%" for w in term.words)),
+            ).fetchone()
+            within += int(held)
+        return self._span_fill(session_id, span[2], span[3]) if within < FEW_IN_SPAN else {}
 
 
 def _make_room(archive: _Archive, coming: int) -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from app.core.models import Role
 from app.core.recall import ArchivedMatch, fit_recall, recall_query
-from app.core.recall_rank import RecallPool, keyed, rank_pool, term_values
+from app.core.recall_rank import RecallPool, keyed, rank_pool, span_worth, term_values
 from app.core.summary import SearchKey
 from app.core.tokens import default_counter
 
@@ -155,3 +155,61 @@ def test_no_story_lift_when_the_best_holds_one_word_of_the_question() -> None:
     pool = pool_of(best, italian, walk)
     scores = {r.match.seq: r.score for r in rank_pool(pool, query)}
     assert scores[3] == scores[5]  # the best holds "Tom" only: nothing is lifted
+
+
+# A month of small talk: greetings, templated news said again and again, and once, an
+# answer to what Claude asked about a thing the question names otherwise ("race").
+APRIL = [
+    "Hi Claude!",
+    "Evening, Maya! How was your day?",
+    "Finished a crime novel on the bus, couldn't put it down.",
+    "Audiobooks can help on the commute.",
+    "Hi Claude!",
+    "Evening, Maya! How was your day?",
+    "Finished a crime novel on the bus, couldn't put it down.",
+    "Audiobooks can help on the commute.",
+    "By the way.",
+    "How did the Riverside 10k go yesterday?",
+    "I did it! 57:42 on the clock, and Tom was waiting at the finish with a flask of tea.",
+    "Under an hour, as you wanted!",
+    "Cheers Claude, talk soon.",
+    "Glad it helped. Good night, Maya!",
+]
+
+
+def april() -> list[ArchivedMatch]:
+    return [turn(n, text, days=100) for n, text in enumerate(APRIL, start=1)]
+
+
+def test_a_spans_answer_to_what_claude_asked_about_is_worth_most() -> None:
+    turns = april()
+    worth = span_worth([(t.seq, t.role, t.content) for t in turns])
+    assert max(worth, key=worth.__getitem__) == 11  # "I did it! 57:42 …"
+    assert worth[11] == 1.0 and all(0.0 <= w <= 1.0 for w in worth.values())
+    assert worth[11] > 1.5 * worth[3]  # the crime novel, said twice
+    assert worth[2] < 0.2  # Claude's greeting question tells little (a name, said often)
+    assert span_worth([]) == {}
+
+
+def test_a_span_found_by_no_word_is_quoted_by_worth_with_claudes_question() -> None:
+    turns = april()
+    query = recall_query("How did my race go in April?", TODAY)
+    assert query.days is not None and not query.days.exact
+    worth = span_worth([(t.seq, t.role, t.content) for t in turns])
+    pool = RecallPool(tuple(turns), {t.seq: t for t in turns}, (0,), 900, worth)
+    ranked = rank_pool(pool, query)
+    assert ranked[0].match.seq == 11
+    assert ranked[0].partner is not None and ranked[0].partner.seq == 10
+    assert all(r.score <= 0.4 * 2.5 * 1.3 for r in ranked)
+    # Without the span's worth the words find nothing: nothing is ranked.
+    assert rank_pool(RecallPool(tuple(turns), {t.seq: t for t in turns}, (0,), 900), query) == []
+
+
+def test_a_term_found_outside_the_span_outranks_the_spans_filler() -> None:
+    turns = april()
+    vet = turn(41, "The vet said the race of dogs matters for the diet.", days=10)
+    query = recall_query("How did my race go in April?", TODAY)
+    worth = span_worth([(t.seq, t.role, t.content) for t in turns])
+    everyone = (*turns, vet)
+    pool = RecallPool(everyone, {t.seq: t for t in everyone}, (1,), 900, worth)
+    assert rank_pool(pool, query)[0].match.seq == 41

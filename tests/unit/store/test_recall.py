@@ -7,7 +7,7 @@ import random
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -419,3 +419,51 @@ def test_the_rowids_terms_share_are_those_another_term_holds_too(
     for i in present:
         others: set[int] = set().union(*(found[j] for j in present if j != i))
         assert found[i] & shared == found[i] & others
+
+
+def test_a_span_whose_words_find_nothing_brings_its_most_telling_messages(
+    archive: Archive,
+) -> None:
+    session_id = archive.sessions.create_session("Diary", MODEL).id
+    archive.clock.now = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
+    say(archive, session_id, chatter(40))  # March
+    archive.clock.now = datetime(2026, 4, 10, 9, 0, tzinfo=UTC)
+    april = chatter(40)
+    april[20] = "How did the Riverside 10k go yesterday?"  # Claude's (seq 61)
+    april[21] = "I did it! 57:42 on the clock, and Tom was waiting at the finish."
+    say(archive, session_id, april)
+    archive.clock.now = datetime(2026, 5, 10, 9, 0, tzinfo=UTC)
+    say(archive, session_id, chatter(40))  # May
+    condense(archive, session_id, 110)
+    index = archive.index
+    query = recall_query("How did my race go in April?", date(2026, 5, 20))
+    pool = index.pool(session_id, query)
+    assert pool.matches and all(41 <= m.seq <= 80 for m in pool.matches)
+    assert set(pool.filled) == {m.seq for m in pool.matches}
+    assert max(pool.filled, key=pool.filled.__getitem__) == 62
+    assert pool.neighbours[61].content.startswith("How did the Riverside")
+    # Words found in the span: no filling; no span: none either.
+    assert not index.pool(
+        session_id, recall_query("What about the garden in April?", date(2026, 5, 20))
+    ).filled
+    assert not index.pool(
+        session_id, recall_query("How did my race go?", date(2026, 5, 20))
+    ).matches
+
+
+def test_a_long_span_is_read_a_bounded_number_of_rows(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall_module, "SPAN_ROWS", 10)
+    monkeypatch.setattr(recall_module, "FILL_ROWS", 50)
+    session_id = archive.sessions.create_session("Diary", MODEL).id
+    archive.clock.now = datetime(2026, 4, 2, 9, 0, tzinfo=UTC)
+    say(archive, session_id, [f"Note {n}: the {n}th thing on the list." for n in range(40)])
+    condense(archive, session_id, 40)
+    pool = archive.index.pool(
+        session_id, recall_query("What went wrong in April?", date(2026, 5, 20))
+    )
+    assert 0 < len(pool.filled) <= 10
+    seqs = sorted(pool.filled)
+    # Every so many pairs of turns, each pair whole (seq 1-2, 9-10, …).
+    assert all(seq % 2 == 0 or seq + 1 in pool.filled or seq == 40 for seq in seqs)
