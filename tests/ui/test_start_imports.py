@@ -39,6 +39,8 @@ NOT_TO_PAINT = (
     "app.store.search",
     "app.store.lookups",
     "app.store.search_upkeep",
+    "app.store.salvage",  # a damaged file's rows read back
+    "app.store.wal_check",  # a log left beside the database (there is none at a first start)
 )
 
 
