@@ -9,13 +9,16 @@ archive searches Claude ran while writing the replies on screen.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING
 
 from app.chat.events import HistoryEntry
 from app.core.lookup import Lookup
 from app.core.models import Message
 from app.core.summary import Summary
-from app.store.lookups import LookupStore
 from app.store.summaries import SummaryStore
+
+if TYPE_CHECKING:
+    from app.store.lookups import LookupStore
 
 
 class SummaryArchive:

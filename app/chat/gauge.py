@@ -19,7 +19,6 @@ from dataclasses import replace
 from app.chat.attachments import Outgoing
 from app.chat.events import Activity
 from app.chat.lookups import tool_offer
-from app.chat.recall import recall_budget
 from app.chat.state import ConversationState
 from app.core.context import ContextState, RequestInputs
 from app.core.file_limits import FilePlan
@@ -57,6 +56,8 @@ class ConversationGauge:
         tokenizer yet)."""
         if not self._state.shared.counter.ready:
             return None
+        from app.chat.recall import recall_budget  # not to paint: see `warm_up_imports`
+
         settings = self._state.shared.recall()
         return self.required(
             text,
@@ -125,6 +126,8 @@ class ConversationGauge:
             return False
         if not state.shared.counter.ready:
             return False
+        from app.chat.recall import recall_budget  # not to paint: see `warm_up_imports`
+
         settings = state.shared.recall()
         figures = builder.estimate_state(
             replace(inputs, tools=tool_offer(settings, archived=bool(state.summaries))),

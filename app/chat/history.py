@@ -15,17 +15,26 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from app.chat.events import ChatEvents
 from app.chat.runner import Job, JobRunner
 from app.core.errors import UserFacingError
-from app.core.search import ConversationOverview, SearchPage, SearchQuery, TimelineEntry
-from app.store.search import ArchiveSearch
+
+if TYPE_CHECKING:
+    from app.core.search import ConversationOverview, SearchPage, SearchQuery, TimelineEntry
+    from app.store.search import ArchiveSearch
 
 T = TypeVar("T")
 
 SEARCH_FAILED = "Search didn't work"
+
+
+def _open_search(database: Path) -> ArchiveSearch:
+    # Imported here: the index's reader loads with the first search, not to paint.
+    from app.store.search import ArchiveSearch
+
+    return ArchiveSearch.open(database)
 
 
 class History:
@@ -46,7 +55,7 @@ class History:
     @classmethod
     def on(cls, database: Path, runner: JobRunner, events: ChatEvents) -> History:
         """History of the database at `database`."""
-        return cls(runner, events, lambda: ArchiveSearch.open(database))
+        return cls(runner, events, lambda: _open_search(database))
 
     # --- in the background, latest wins
 

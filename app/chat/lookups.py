@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.chat.events import ChatEvents
 from app.core.context import BuiltRequest
@@ -50,10 +50,6 @@ from app.core.lookup import (
     tool_result_text,
 )
 from app.core.models import Role, Usage
-from app.core.recall import excerpt, held_terms, recall_query
-from app.core.recall_dates import DayRange
-from app.core.recall_rank import rank_pool
-from app.core.search import Author, SearchHit, SearchQuery
 from app.core.settings import RecallSettings
 from app.llm.provider import (
     CancelToken,
@@ -63,9 +59,13 @@ from app.llm.provider import (
     StreamCallbacks,
     ToolCall,
 )
-from app.store.lookups import LookupStore
-from app.store.search import ArchiveSearch, query_words, snippet
 from app.store.sessions import SessionStore
+
+if TYPE_CHECKING:
+    from app.core.recall_dates import DayRange
+    from app.core.search import SearchHit
+    from app.store.lookups import LookupStore
+    from app.store.search import ArchiveSearch
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,8 @@ def _cut(text: str) -> str:
 def _filters(given: Mapping[str, object]) -> tuple[Role | None, DayRange | None]:
     """The tool call's filters: who said it, and between which days (each optional; a
     malformed one is ignored, as the search still answers)."""
+    from app.core.recall_dates import DayRange
+
     who = given.get("who")
     role = {"user": Role.USER, "assistant": Role.ASSISTANT}.get(str(who)) if who else None
     first = _day(given.get("after")) or date.min
@@ -212,6 +214,9 @@ class ArchiveLookups:
         by `rank_pool`); across conversations, the full-text index gives each word's
         matches, ranked by how many words they hold.
         """
+        from app.core.recall import excerpt, held_terms, recall_query
+        from app.core.recall_rank import rank_pool
+
         role, days = _filters(filters or {})
         today = date.fromordinal(local_day(utc_now()))
         index = store.recall_index()
@@ -252,6 +257,9 @@ class ArchiveLookups:
     ) -> list[LookupHit]:
         """The best excerpts of the user's other conversations: each word's matches,
         ranked by how many of the words they hold (any word may match)."""
+        from app.core.search import SearchQuery
+        from app.store.search import query_words
+
         words = query_words(query)
         scores: dict[tuple[str, int | None, str | None], tuple[int, SearchHit]] = {}
         for word in words:
@@ -273,6 +281,9 @@ class ArchiveLookups:
         return [self._excerpt(hit, full, words) for hit in hits]
 
     def _excerpt(self, hit: SearchHit, full: dict[int, str], words: list[str]) -> LookupHit:
+        from app.core.search import Author
+        from app.store.search import snippet
+
         text = full.get(hit.message_id) if hit.message_id is not None else None
         parts = snippet(text, words, RESULT_WORDS) if text else hit.snippet
         return LookupHit(
@@ -440,11 +451,15 @@ class _Run:
         return {**block, "content": text}
 
     def _opened_search(self) -> ArchiveSearch:
+        from app.store.search import ArchiveSearch
+
         if self._search is None:
             self._search = ArchiveSearch.open(self._owner.database)
         return self._search
 
     def _opened_lookups(self) -> LookupStore | None:
+        from app.store.lookups import LookupStore
+
         if self._lookups is None:
             try:
                 self._lookups = LookupStore.open(self._owner.database)

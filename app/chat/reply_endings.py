@@ -11,9 +11,9 @@ with it once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from app.chat.events import Activity, ChatEvents
-from app.chat.reply import ReplyOutcome
 from app.chat.state import ConversationState
 from app.chat.stop_reasons import CONTINUABLE_STATUSES, fills_the_window
 from app.chat.summaries import ConversationSummaries
@@ -22,6 +22,9 @@ from app.chat.versions import MessageVersions
 from app.core.errors import InvalidInputError
 from app.core.live_tail import TailEntry
 from app.core.models import Message, Role
+
+if TYPE_CHECKING:
+    from app.chat.reply import ReplyOutcome
 
 CONDENSING_TO_FINISH = "Summarizing earlier messages so Claude can finish its reply…"
 

@@ -11,10 +11,12 @@ work comes back there through the `JobRunner`.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.chat.archive import SummaryArchive
 from app.chat.attachments import ComposerAttachments
@@ -49,11 +51,12 @@ from app.core.summary import Summary
 from app.core.tokens import TokenCounter, default_counter
 from app.secrets.keystore import KeyStore
 from app.store.calibration_file import CalibrationFile
-from app.store.lookups import LookupStore
 from app.store.model_cache import ModelCache
-from app.store.search_upkeep import tidy_index
 from app.store.sessions import SessionStore
 from app.store.summaries import SummaryStore
+
+if TYPE_CHECKING:
+    from app.store.lookups import LookupStore
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,19 @@ PAGE_SIZE = 50
 # The tokenizer loads (and older messages are counted) this long after start-up,
 # so that the first paint does not wait for it.
 WARM_UP_DELAY_SECONDS = 0.25
+# What painting the window does not need, imported where first used (issue 20), and
+# imported in the warm-up, one module a turn of the loop, so that the first send, search
+# or summary does not wait for them.
+AFTER_PAINT_IMPORTS = (
+    "app.core.recall",
+    "app.core.recall_rank",
+    "app.core.search_keys",
+    "app.chat.recall",
+    "app.store.lookups",
+    "app.core.search",
+    "app.store.search",
+    "app.chat.reply",
+)
 
 
 @dataclass
@@ -158,7 +174,7 @@ class ChatService:
         self._open: dict[str, Conversation] = {}
         # What a summary stands for, and the archive searches Claude ran for a reply:
         # `archive.originals(summary_id)`, `archive.lookups(message_ids)`.
-        self.archive = SummaryArchive(deps.open_summaries, lambda: LookupStore.open(deps.database))
+        self.archive = SummaryArchive(deps.open_summaries, lambda: _open_lookups(deps.database))
         self.exports = Exports(
             self.runner, events, deps.store, deps.database, lambda: self.current.state.session_id
         )
@@ -266,6 +282,14 @@ class ChatService:
         if not self._deps.read_only:
             self.backups.start_daily()
             self.tidy_search_index()
+        self._import_after_paint(list(AFTER_PAINT_IMPORTS))
+
+    def _import_after_paint(self, modules: list[str]) -> None:
+        """Import `modules` one a turn of the loop (each a few milliseconds at most)."""
+        if self._shut_down or not modules:
+            return
+        importlib.import_module(modules.pop(0))
+        self.loop.post(lambda: self._import_after_paint(modules))
 
     def tidy_search_index(self) -> None:
         """Merge the search index's segments in the background, when worth it and writes
@@ -277,6 +301,8 @@ class ChatService:
         database = self._deps.database
 
         def work(job: Job[bool]) -> bool:
+            from app.store.search_upkeep import tidy_index
+
             return tidy_index(database, stop=lambda: job.cancelled)
 
         def tidied(done: bool) -> None:
@@ -543,6 +569,13 @@ def _backups(service: ChatService, database: Path, events: ChatEvents) -> Backup
         post=service.loop.post,
         originals_deleted=service.uploads.purge,
     )
+
+
+def _open_lookups(database: Path) -> LookupStore:
+    # Imported here: the archive's searches are read when a summary is opened, not to paint.
+    from app.store.lookups import LookupStore
+
+    return LookupStore.open(database)
 
 
 def _shared(

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import itertools
 import time
+from typing import TYPE_CHECKING
 
 from app.chat.attachments import Outgoing
 from app.chat.events import Activity
 from app.chat.gauge import ConversationGauge
 from app.chat.loop import Timer
 from app.chat.model_use import ModelInUse
-from app.chat.recall import recall_budget
-from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
 from app.chat.reply_endings import ReplyEndings
 from app.chat.runner import Job
 from app.chat.state import ConversationState
@@ -38,6 +37,9 @@ from app.core.errors import (
 from app.core.live_tail import TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.text import DEFAULT_TITLE, title_from_first_message, validate_message_text
+
+if TYPE_CHECKING:
+    from app.chat.reply import ReplyJob, ReplyOutcome
 
 # At most this many transcript updates a second while a reply streams.
 TEXT_INTERVAL_SECONDS = 1 / 30
@@ -269,6 +271,11 @@ class ConversationTurns:
     ) -> None:
         """Ask Claude for a reply (`ConversationState.start_reply` says which), or store
         `question` (shown as sending) first and answer it."""
+        # Imported here, not to paint the window: the reply's machinery (recall, the
+        # archive's searches) is loaded after the first paint (`ChatService.warm_up_imports`).
+        from app.chat.recall import recall_budget
+        from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
+
         state, shared = self._state, self._shared
         assert state.session is not None
         if (

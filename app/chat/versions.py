@@ -10,11 +10,11 @@ if it fails before any text arrives (offline, say), the earlier reply is shown a
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from app.chat.events import Activity, ChatEvents
 from app.chat.gauge import ConversationGauge
 from app.chat.model_use import ModelInUse
-from app.chat.reply import ReplyOutcome
 from app.chat.state import ConversationState
 from app.chat.summaries import ConversationSummaries
 from app.core.catalog import ModelInfo
@@ -23,6 +23,9 @@ from app.core.live_tail import TailEntry
 from app.core.models import Message, MessageStatus, Role
 from app.core.text import validate_message_text
 from app.store.versions import SUMMARIZED_TITLE, SUMMARIZED_WORDS, BranchChange
+
+if TYPE_CHECKING:
+    from app.chat.reply import ReplyOutcome
 
 BUSY_TITLE = "Claude is busy"
 BUSY_WORDS = {

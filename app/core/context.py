@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.caching import (
     CACHE_CONTROL,
@@ -52,7 +52,6 @@ from app.core.live_tail import SEPARATOR_TOKENS, TailTallies, TailTally
 from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer
 from app.core.models import Message, Role
 from app.core.ratios import DEFAULT_TRIGGER_RATIO
-from app.core.recall import RecallBlock
 from app.core.summary import Summary, SummaryTier
 from app.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
@@ -60,6 +59,9 @@ from app.core.tokens import (
     TokenCounter,
     default_counter,
 )
+
+if TYPE_CHECKING:
+    from app.core.recall import RecallBlock
 
 log = logging.getLogger(__name__)
 

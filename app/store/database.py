@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import count
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.core.dates import utc_now
 from app.core.errors import BugError, DatabaseTooNewError, StorageError, UserFacingError
@@ -70,8 +70,9 @@ from app.core.platform import (
 )
 from app.store.errors import is_damage, translate
 from app.store.migrations import SCHEMA_VERSION, migrate, user_version
-from app.store.salvage import salvage_all
-from app.store.wal_check import WalDamage, rebuild, wal_damage
+
+if TYPE_CHECKING:
+    from app.store.wal_check import WalDamage
 
 log = logging.getLogger(__name__)
 
@@ -243,6 +244,8 @@ def open_database(
         ):
             # The log's picture first: it holds what SQLite's own reading skips.
             pictures = [wal.picture] if wal is not None and wal.picture is not None else []
+            from app.store.salvage import salvage_all  # only for a damaged file (issue 20)
+
             report = salvage_all([*pictures, set_aside], connection)
             notice = f"{notice} {report.sentence()}"
             repaired = report.whole and damage != _EMPTY_FILE
@@ -984,6 +987,8 @@ def _keep_damaged_wal(database: Path) -> _WalOutcome | None:
     """
     if not database.exists():
         return None
+    from app.store.wal_check import wal_damage  # not for a first start (issue 20)
+
     wal, shm = _side(database, "-wal"), _side(database, "-shm")
     try:
         damage = wal_damage(wal, shm)
@@ -1073,6 +1078,8 @@ def _changes(count: int, *, exact: bool) -> str:
 
 def _rebuilt(database: Path, wal: Path, damage: WalDamage) -> Path | None:
     """The database as the whole log describes it, in a scratch file beside it."""
+    from app.store.wal_check import rebuild
+
     picture = database.with_name(f".{database.name}.rebuilt-{os.getpid()}")
     try:
         picture.unlink(missing_ok=True)

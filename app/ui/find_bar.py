@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from app.core.search import SearchHit, SearchOrder, SearchPage, SearchQuery
 from app.ui.history_source import HistorySource, Place
+
+if TYPE_CHECKING:
+    from app.core.search import SearchHit, SearchPage, SearchQuery
 
 FIND_DEBOUNCE_MS = 200
 FIND_LIMIT = 1000  # hits fetched at once; "3 of 12" counts them all
@@ -113,6 +116,9 @@ class FindBar(QWidget):
 
     def run_search(self) -> None:
         """Search the open conversation for the words now."""
+        # Imported here, not to paint the window (issue 20).
+        from app.core.search import SearchOrder, SearchQuery
+
         self._timer.stop()
         text = self.edit.text().strip()
         session_id = self._current_session()

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from app.core.search import (
-    ConversationOverview,
-    SearchHit,
-    SearchPage,
-    SearchQuery,
-    TimelineEntry,
-)
+if TYPE_CHECKING:
+    from app.core.search import (
+        ConversationOverview,
+        SearchHit,
+        SearchPage,
+        SearchQuery,
+        TimelineEntry,
+    )
 
 
 class HistorySource(Protocol):

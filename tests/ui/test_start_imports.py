@@ -27,6 +27,20 @@ NOT_TO_PAINT = (
     "app.ui.settings_dialog",  # Settings…
     "app.ui.restore_dialog",  # Restore from backup…
     "multiprocessing",  # the summary process: started at the first summary
+    # A reply's machinery, recall and the archive's searches: imported where first used,
+    # and by the warm-up after the first paint (`app.chat.service.AFTER_PAINT_IMPORTS`).
+    "app.chat.reply",
+    "app.chat.recall",
+    "app.core.recall",
+    "app.core.recall_dates",
+    "app.core.recall_rank",
+    "app.core.search_keys",
+    "app.core.search",
+    "app.store.search",
+    "app.store.lookups",
+    "app.store.search_upkeep",
+    "app.store.salvage",  # a damaged file's rows read back
+    "app.store.wal_check",  # a log left beside the database (there is none at a first start)
 )
 
 
@@ -104,6 +118,44 @@ def test_what_paints_the_window_imports_nothing_it_does_not_need() -> None:
     )
 
     assert loaded == []
+
+
+_START_THEN_WARM_UP = """
+import json, sys
+from PySide6.QtCore import QEventLoop
+from PySide6.QtWidgets import QApplication
+from app.chat.service import AFTER_PAINT_IMPORTS
+from app.core.paths import AppPaths
+from app.ui.app import open_cairn
+
+application = QApplication(["cairn"])
+session = open_cairn(AppPaths.from_environment())
+not_to_paint = %r
+loaded = {"opened": sorted(m for m in not_to_paint if m in sys.modules)}
+session.show()
+while not session.started:
+    application.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+loaded["painted"] = sorted(m for m in not_to_paint if m in sys.modules)
+while not all(m in sys.modules for m in AFTER_PAINT_IMPORTS):
+    application.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+loaded["warmed up"] = list(AFTER_PAINT_IMPORTS)
+session.window.close()
+session.close()
+print(json.dumps(loaded))
+"""
+
+
+def test_what_is_deferred_loads_after_the_first_paint_not_before(tmp_path: Path) -> None:
+    # Opening Cairn and its first paint (the window filled) load none of it; the warm-up
+    # after the paint imports what a send, a search or a summary needs (issue 20).
+    loaded = _in_a_fresh_interpreter(
+        _START_THEN_WARM_UP % (NOT_TO_PAINT,), env={"CAIRN_HOME": str(tmp_path / "home")}
+    )
+
+    assert isinstance(loaded, dict)
+    assert loaded["opened"] == []
+    assert loaded["painted"] == []
+    assert set(loaded["warmed up"]) <= set(NOT_TO_PAINT)
 
 
 def test_cairn_turns_pydantic_plugins_off_unless_the_user_set_them(tmp_path: Path) -> None:
