@@ -499,7 +499,11 @@ class _TriggerWrites:
 
 
 def _in_turns(loop: EventLoop, steps: Sequence[Callable[[], None]]) -> None:
-    """Run `steps` in order, each in a turn of `loop` of its own."""
+    """Run `steps` in order, each in a turn of `loop` of its own.
+
+    Chained with zero-delay timers, not `post`: Qt delivers the events posted meanwhile
+    in one go, so posted steps would run back to back, no timer (an input, a repaint
+    asked for by one) between them."""
     if not steps:
         return
     first, rest = steps[0], steps[1:]
@@ -508,7 +512,7 @@ def _in_turns(loop: EventLoop, steps: Sequence[Callable[[], None]]) -> None:
         first()
         _in_turns(loop, rest)
 
-    loop.post(step)
+    loop.call_later(0, step)
 
 
 def _trigger_from(state: dict[str, Any] | None, last_seq: int) -> TriggerMemory:
