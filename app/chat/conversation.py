@@ -86,6 +86,7 @@ class Conversation:
         return (
             self.turns.replying
             or self.condensing.running
+            or self.condensing.saving  # the trigger's memory, being written
             or self.titles.running
             or self.state.activity is Activity.LOADING
         )

@@ -72,15 +72,28 @@ class QueueLoop:
         return timer
 
     def run_pending(self) -> int:
-        """Run every posted callback, and every timer that is due; returns how many ran."""
+        """Run every posted callback and every timer that is due, and what those post or
+        schedule to run now (a chain of `call_later(0)`, as the window's loop runs each
+        in a turn of its own), until nothing is left to run now; returns how many ran."""
+        ran = 0
+        while True:
+            step = self._run_posted() + self._run_due()
+            if not step:
+                return ran
+            ran += step
+
+    def _run_posted(self) -> int:
         ran = 0
         while True:
             try:
                 callback = self._posted.get_nowait()
             except queue.Empty:
-                break
+                return ran
             callback()
             ran += 1
+
+    def _run_due(self) -> int:
+        ran = 0
         now = self._clock()
         while self._timers and self._timers[0][0] <= now:
             _due, _order, timer, callback = heapq.heappop(self._timers)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from app.chat.events import Activity, SummaryPreview, SummaryReport
 from app.chat.gauge import ConversationGauge
 from app.chat.jobs import ASKING_CLAUDE, SAVING, SummaryRequest, UndoOutcome, undo
-from app.chat.runner import Job
+from app.chat.loop import EventLoop
+from app.chat.runner import Job, drop_kept, kept_for_thread
 from app.chat.state import ConversationState
 from app.chat.summary_process import SummaryCall
 from app.core.context import ContextState
@@ -30,6 +31,8 @@ from app.core.policy import (
     whole_conversation_tokens,
 )
 from app.core.summary import Summary, SummaryDraft, SummaryMode, SummaryTier, SummaryTrigger
+from app.store.errors import RecordNotFoundError
+from app.store.sessions import SessionStore
 
 if TYPE_CHECKING:
     from app.core.engine import EngineOutcome
@@ -62,6 +65,13 @@ class ConversationSummaries:
         self._job: Job[EngineOutcome] | None = None
         self._answer: _Answer | None = None
         self._discarded = False
+        self._trigger_writes = _TriggerWrites()
+        self._writing = 0  # trigger writes started whose job has not ended
+
+    @property
+    def saving(self) -> bool:
+        """The trigger's memory is being written (a job)."""
+        return self._writing > 0
 
     @property
     def running(self) -> bool:
@@ -290,23 +300,27 @@ class ConversationSummaries:
             conversation.tell(
                 lambda events: events.notice_raised(title, "Every message stays as it was.")
             )
+        if not outcome.changed and not outcome.covered_messages:
+            conversation.go_on()
+            return
+        steps: list[Callable[[], None]] = []
         if outcome.changed:
             conversation.take_summaries(outcome.active_after, covered=outcome.covered_message_ids)
             state = self._gauge.measure("")
             self._remember(self._policy().after_summary(self.trigger, state), save=True)
-            self._gauge.memory_changed()
+            summaries = tuple(conversation.summaries)
+            # The transcript hides what was condensed and places the cards; then the gauge.
+            steps += [
+                lambda: conversation.tell(lambda events: events.summaries_changed(summaries)),
+                self._gauge.tell,
+            ]
         if outcome.covered_messages:
             report = _report(outcome, messages_before, len(conversation.tail))
-
-            def tell_made() -> None:
-                conversation.tell(lambda events: events.summary_made(report))
-                conversation.go_on()
-
-            # In a turn of the event loop of its own: the transcript's change is slice
-            # enough (issue 20). Not `post`: from the loop's own thread Qt runs it at once.
-            conversation.shared.loop.call_later(0, tell_made)
-            return
-        conversation.go_on()
+            steps.append(lambda: conversation.tell(lambda events: events.summary_made(report)))
+        steps.append(conversation.go_on)
+        # Each in a turn of the event loop of its own, the reply's text shown between them:
+        # the transcript's change is slice enough (issue 20).
+        _in_turns(conversation.shared.loop, steps)
 
     def _rewritten(self, outcome: EngineOutcome) -> None:
         conversation = self._state
@@ -429,10 +443,76 @@ class ConversationSummaries:
         if not save or session is None:
             return
         state = {**memory.to_dict(), "at_seq": self._state.tail.last_seq}
-        try:
-            self._shared.store.set_trigger_state(session.id, state)
-        except StorageError as error:
-            log.warning("Could not keep the summary trigger's state: %s", error)
+        # Written by a job, off the loop's thread (a commit with its fsync; issue 20); the
+        # newest memory wins whatever order the jobs run in. Until it is on disk (a few
+        # milliseconds) a crash loses only this change: the conversation reopens with the
+        # memory written before, counting the messages stored since it.
+        session_id, writes, open_store = session.id, self._trigger_writes, self._shared.open_store
+        number = writes.next_number()
+
+        def write(_job: Job[None]) -> None:
+            key = ("trigger store", open_store)
+            store, kept = kept_for_thread(key, open_store, SessionStore.close)
+            try:
+                writes.write(number, lambda: store.set_trigger_state(session_id, state))
+            except RecordNotFoundError:
+                pass  # the conversation was deleted meanwhile: nothing to keep
+            except StorageError:
+                if kept:
+                    drop_kept(key)  # a fresh connection for the next one
+                raise
+            finally:
+                if not kept:
+                    store.close()
+
+        def ended(_result: None = None) -> None:
+            self._writing -= 1
+
+        def failed(error: UserFacingError) -> None:
+            ended()
+            log.warning("Could not keep the summary trigger's state: %s", error.message)
+
+        self._writing += 1
+        self._shared.runner.start(
+            Job("summary trigger", write, done=ended, failed=failed, kept_thread=True)
+        )
+
+
+class _TriggerWrites:
+    """A conversation's trigger writes, numbered as asked: one at a time, and one older
+    than what is on disk is skipped (jobs may run in any order)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._asked = 0
+        self._written = 0
+
+    def next_number(self) -> int:  # on the loop's thread
+        self._asked += 1
+        return self._asked
+
+    def write(self, number: int, write: Callable[[], None]) -> None:  # on a job's thread
+        with self._lock:
+            if number > self._written:
+                write()
+                self._written = number
+
+
+def _in_turns(loop: EventLoop, steps: Sequence[Callable[[], None]]) -> None:
+    """Run `steps` in order, each in a turn of `loop` of its own.
+
+    Chained with zero-delay timers, not `post`: Qt delivers the events posted meanwhile
+    in one go, so posted steps would run back to back, no timer (an input, a repaint
+    asked for by one) between them."""
+    if not steps:
+        return
+    first, rest = steps[0], steps[1:]
+
+    def step() -> None:
+        first()
+        _in_turns(loop, rest)
+
+    loop.call_later(0, step)
 
 
 def _trigger_from(state: dict[str, Any] | None, last_seq: int) -> TriggerMemory:

@@ -1,14 +1,16 @@
 """The chat service's event loop on Qt's: callbacks run on the GUI thread.
 
 `post` may be called from any thread: it emits a signal of an object living on
-the GUI thread, which Qt queues there. Timers are QTimers, stopped on `close`.
+the GUI thread, always queued there (from the GUI thread too: the callback runs in
+a turn of the event loop of its own, as `QueueLoop` runs it, never inside the
+caller's). Timers are QTimers, stopped on `close`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 Callback = Callable[[], None]
 
@@ -38,7 +40,7 @@ class QtEventLoop(QObject):
         super().__init__(parent)
         self._timers: set[QTimer] = set()
         self._closed = False
-        self._posted.connect(self._run)
+        self._posted.connect(self._run, Qt.ConnectionType.QueuedConnection)
 
     def post(self, callback: Callback) -> None:
         self._posted.emit(callback)

@@ -11,6 +11,7 @@ from app.ui.app import CairnSession
 from app.ui.delete_originals_dialog import DeleteOriginalsDialog
 from app.ui.restore_dialog import RestoreDialog, RestoreProgress, backup_text, human_size
 from app.ui.summary_block import SummaryBlock
+from app.ui.summary_history import BANNER_TITLE
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.helpers.window import chat
 from tests.ui.conftest import running_tasks
@@ -22,6 +23,9 @@ def summarized(qtbot: QtBot, cairn: CairnSession) -> SummaryBlock:
     assert cairn.controller.service.current.condensing.summarize()
     qtbot.waitUntil(lambda: bool(cairn.window.transcript.summary_blocks()), timeout=30_000)
     qtbot.waitUntil(lambda: not cairn.controller.service.current.condensing.running, timeout=30_000)
+    # The summary's end is told last, a few turns of the event loop after its card.
+    banner = cairn.window.banner
+    qtbot.waitUntil(lambda: banner.title_label.text() == BANNER_TITLE)
     (block,) = cairn.window.transcript.summary_blocks()
     block.header.setFocus()
     qtbot.keyClick(block.header, Qt.Key.Key_Return)

@@ -48,3 +48,27 @@ def test_timers_run_when_due_in_order_and_can_be_cancelled() -> None:
 def test_run_until_gives_up_after_its_timeout() -> None:
     with pytest.raises(TimeoutError):
         QueueLoop().run_until(lambda: False, timeout=0.05)
+
+
+def test_a_chain_of_steps_each_in_a_turn_of_its_own_runs_to_its_end() -> None:
+    clock = FakeClock()
+    loop = QueueLoop(clock)
+    ran: list[str] = []
+
+    def first() -> None:
+        ran.append("first")
+        loop.call_later(0, second)
+
+    def second() -> None:
+        ran.append("second")
+        loop.post(lambda: ran.append("third"))
+        loop.call_later(0.5, lambda: ran.append("later"))
+
+    def start() -> None:
+        loop.call_later(0, first)
+
+    loop.post(start)
+    assert loop.run_pending() == 4
+    assert ran == ["first", "second", "third"], "what is due now runs; what is not, waits"
+    clock.now += 0.5
+    assert loop.run_pending() == 1 and ran[-1] == "later"

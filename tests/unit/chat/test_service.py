@@ -4,7 +4,7 @@ against the fake server through the real SDK and a real SQLite file."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,6 +24,7 @@ from app.core.summarization_config import SummarizationConfig
 from app.core.summary import Summary, SummaryMode, SummaryTrigger
 from app.store import connect
 from app.store.search_upkeep import index_shape
+from app.store.sessions import SessionStore
 from tests.fakes.anthropic_server import MODELS_PATH, FakeAnthropicServer, forces_a_tool
 from tests.unit.chat.conftest import SMALL, Chat
 from tests.unit.store.test_search_upkeep import written
@@ -259,9 +260,17 @@ def test_a_message_sent_while_a_long_conversation_opens_goes_once_it_is_open(
 
 
 def test_a_long_chat_is_condensed_in_the_background_incrementally(
-    start_chat: StartChat, fake_server: FakeAnthropicServer
+    start_chat: StartChat, fake_server: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chat = small_model(fake_server, start_chat)
+    written_on: list[threading.Thread] = []
+    write_trigger_state = SessionStore.set_trigger_state
+
+    def recording(store: SessionStore, session_id: str, state: Mapping[str, Any]) -> None:
+        written_on.append(threading.current_thread())
+        write_trigger_state(store, session_id, state)
+
+    monkeypatch.setattr(SessionStore, "set_trigger_state", recording)
     for turn in range(30):
         fake_server.add_reply(f"Reply {turn}: " + words("answer", 60))
         chat.send(f"Question {turn} about report_{turn}.xlsx: " + words("detail", 60))
@@ -281,8 +290,9 @@ def test_a_long_chat_is_condensed_in_the_background_incrementally(
         repo.close()
     assert list(chat.service.current.state.tail.entries) == chat.store.live_entries(session_id)
     assert chat.events.named("summaries_changed")[-1][0] == tuple(active)
-    # The trigger's memory is kept with the conversation.
+    # The trigger's memory is kept with the conversation, written off the loop's thread.
     assert chat.store.trigger_state(session_id) is not None
+    assert written_on and threading.main_thread() not in written_on
 
 
 def test_a_message_that_would_not_fit_is_sent_after_condensing(
