@@ -27,12 +27,12 @@ import heapq
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from app.core.conversation import local_day
 from app.core.models import Role
@@ -121,6 +121,8 @@ class _Archive:
 
 
 _archives: dict[tuple[str, str], _Archive] = {}
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 class RecallIndex:
@@ -523,12 +525,11 @@ class RecallIndex:
         between their seqs: a range of the (session_id, seq) index (by id, it was a walk
         from the conversation's first message: 7 ms at 100,000)."""
         if archive is not None:
-            known = archive.days.get((first_seq, last_seq))
-            if known is None:
-                known = archive.days[first_seq, last_seq] = self._day_rows(
-                    session_id, first_seq, last_seq
-                )
-            return known
+            return _kept(
+                archive.days,
+                (first_seq, last_seq),
+                lambda: self._day_rows(session_id, first_seq, last_seq),
+            )
         return frozenset(
             int(doc_id)
             for (doc_id,) in self._connection.execute(
@@ -545,12 +546,11 @@ class RecallIndex:
         (seq, worth): one read of the span's range of the (session_id, seq) index, at most
         `SPAN_ROWS` rows (a longer span: every so many pairs of turns, the pairs whole)."""
         if archive is not None:
-            known = archive.fills.get((first_seq, last_seq))
-            if known is None:
-                known = archive.fills[first_seq, last_seq] = self._span_fill(
-                    session_id, first_seq, last_seq
-                )
-            return known
+            return _kept(
+                archive.fills,
+                (first_seq, last_seq),
+                lambda: self._span_fill(session_id, first_seq, last_seq),
+            )
         pairs = -(-(last_seq - first_seq + 1) // 2)
         step = max(1, -(-pairs // (SPAN_ROWS // 2)))
         if step == 1:
@@ -584,9 +584,7 @@ class RecallIndex:
         with its seq. Kept with the archive: the days asked about are mostly in it, and a
         day whose messages are still being written is asked about again only once it is."""
         if archive is not None:
-            if days not in archive.spans:
-                archive.spans[days] = self._days_span(session_id, days)
-            return archive.spans[days]
+            return _kept(archive.spans, days, lambda: self._days_span(session_id, days))
         first = self._first_seq_on_or_after(session_id, days.first.toordinal())
         after = self._first_seq_on_or_after(session_id, days.last.toordinal() + 1)
         if first is None or (after is not None and after[0] <= first[0]):
@@ -703,6 +701,13 @@ class RecallIndex:
             ).fetchone()
             within += int(held)
         return self._span_fill(session_id, span[2], span[3]) if within < FEW_IN_SPAN else {}
+
+
+def _kept(kept: dict[_K, _V], key: _K, read: Callable[[], _V]) -> _V:
+    """What `kept` (one of an archive's memories) holds for `key`, read once."""
+    if key not in kept:
+        kept[key] = read()
+    return kept[key]
 
 
 def _make_room(archive: _Archive, coming: int) -> None:

@@ -905,17 +905,29 @@ def test_a_replys_first_words_make_no_widget(view: TranscriptView, qtbot: QtBot)
     assert reply.accessibleName() == f"Claude, {timestamp(NOW, NOW)}"
 
 
-def test_a_replys_first_words_repaint_only_its_row(view: TranscriptView, qtbot: QtBot) -> None:
-    """The dots give way to the first words: the rows above are moved by Qt's copy of
-    their pixels, not painted again."""
+def typing_at_the_bottom(
+    view: TranscriptView, qtbot: QtBot, *, built_ahead: bool = False
+) -> tuple[MessageWidget, QScrollBar]:
+    """A page of 30 messages, then Claude's reply (31) showing its typing dots at the
+    bottom, laid out; `built_ahead`: the spare rows made first. The reply's row and the
+    scroll bar."""
     view.set_messages(conversation(30), has_earlier=False)
     wait_until_built(qtbot, view)
+    if built_ahead:
+        qtbot.waitUntil(lambda: view.rows_ready)
     bar = scroll_bar(view)
     view.append_message(make_message(31, "", status=MessageStatus.STREAMING))
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     wait_for_layout(qtbot, view)
     reply = assistant(view, 31)
     qtbot.waitUntil(lambda: reply.body.is_typing())
+    return reply, bar
+
+
+def test_a_replys_first_words_repaint_only_its_row(view: TranscriptView, qtbot: QtBot) -> None:
+    """The dots give way to the first words: the rows above are moved by Qt's copy of
+    their pixels, not painted again."""
+    reply, bar = typing_at_the_bottom(view, qtbot)
     above = [widget for widget in view.message_widgets() if widget is not reply]
     painted_above = CountedEvents(above, QEvent.Type.Paint)
     painted_reply = CountedEvents([reply], QEvent.Type.Paint)
@@ -952,16 +964,7 @@ def test_a_one_line_reply_repaints_only_its_row(
     dots laid out beside the words made the row too tall for a moment, the column then
     shrank, and the strip it left was dirty in view when the view scrolled: Qt then
     repainted the whole page (issue 20)."""
-    view.set_messages(conversation(30), has_earlier=False)
-    wait_until_built(qtbot, view)
-    if built_ahead:
-        qtbot.waitUntil(lambda: view.rows_ready)
-    bar = scroll_bar(view)
-    view.append_message(make_message(31, "", status=MessageStatus.STREAMING))
-    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
-    wait_for_layout(qtbot, view)
-    reply = assistant(view, 31)
-    qtbot.waitUntil(lambda: reply.body.is_typing())
+    reply, bar = typing_at_the_bottom(view, qtbot, built_ahead=built_ahead)
     painted = PaintedRegion(view.message_column)
     maximum = bar.maximum()
 
