@@ -56,17 +56,9 @@ class ConversationGauge:
         tokenizer yet)."""
         if not self._state.shared.counter.ready:
             return None
-        from app.chat.recall import recall_budget  # not to paint: see `warm_up_imports`
-
-        settings = self._state.shared.recall()
-        return self.required(
-            text,
-            tokens,
-            tools=tool_offer(settings, archived=bool(self._state.summaries)),
-            recall_budget_ratio=recall_budget(settings),
-            recall_quoted=self.quoted,
-            recall_elsewhere=settings.across_conversations,
-        )
+        inputs, files = self._inputs(text, tokens)
+        figures = self._estimate_with_recall(inputs)
+        return replace(figures, files_left_out=files.left_out) if files.left_out else figures
 
     def set_draft(self, text: str) -> None:
         """The composer's text changed: the figures follow it. The same text as last told
@@ -120,22 +112,28 @@ class ConversationGauge:
         """
         state = self._state
         inputs, _files = self._inputs(text, tokens)
-        builder = state.shared.builder
-        builder.check_fits(inputs)
+        state.shared.builder.check_fits(inputs)
         if state.session is None or state.activity is Activity.LOADING:
             return False
         if not state.shared.counter.ready:
             return False
-        from app.chat.recall import recall_budget  # not to paint: see `warm_up_imports`
+        figures = self._estimate_with_recall(inputs)
+        return figures.recall_floor > 0 and not figures.required.fits
 
+    def _estimate_with_recall(self, inputs: RequestInputs) -> ContextState:
+        """The figures of `inputs` with the tool and the recall block as the settings
+        have them."""
+        # Imported here: recall is loaded after the first paint (`AFTER_PAINT_IMPORTS`).
+        from app.chat.recall import recall_budget
+
+        state = self._state
         settings = state.shared.recall()
-        figures = builder.estimate_state(
+        return state.shared.builder.estimate_state(
             replace(inputs, tools=tool_offer(settings, archived=bool(state.summaries))),
             recall_budget_ratio=recall_budget(settings),
             recall_quoted=self.quoted,
             recall_elsewhere=settings.across_conversations,
         )
-        return figures.recall_floor > 0 and not figures.required.fits
 
     def _inputs(
         self, draft: str, draft_tokens: int | None, tools: ToolOffer | None = None

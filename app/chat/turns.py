@@ -272,7 +272,7 @@ class ConversationTurns:
         """Ask Claude for a reply (`ConversationState.start_reply` says which), or store
         `question` (shown as sending) first and answer it."""
         # Imported here, not to paint the window: the reply's machinery (recall, the
-        # archive's searches) is loaded after the first paint (`ChatService.warm_up_imports`).
+        # archive's searches) is loaded after the first paint (`AFTER_PAINT_IMPORTS`).
         from app.chat.recall import recall_budget
         from app.chat.reply import ReplyJob, ReplyOutcome, ReplyRequest
 
