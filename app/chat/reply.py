@@ -143,8 +143,12 @@ class ReplyJob:
         uploads: FileUploads | None = None,
         on_lookup: Callable[[Lookup], None] = lambda _lookup: None,
         cache_after: int | None = None,
+        on_request_sent: Callable[[], None] = lambda: None,
     ) -> None:
         self.request = request
+        # Called once, when the reply's first request is handed to httpx (its body
+        # encoded): the loop's thread shows the turn then (app.chat.turns, issue 20).
+        self._on_request_sent: Callable[[], None] | None = on_request_sent
         self._cache_after = cache_after
         self._on_question_stored = on_question_stored
         self._builder = builder
@@ -205,6 +209,11 @@ class ReplyJob:
             self._notified = True
         if notify:
             self._on_text()
+
+    def _request_sent(self) -> None:
+        told, self._on_request_sent = self._on_request_sent, None
+        if told is not None:
+            told()
 
     # --- on the worker thread
 
@@ -319,6 +328,7 @@ class ReplyJob:
                         on_text=self._text_arrived(store),
                         on_retry=self._on_retry,
                         on_thinking=self._thinking_arrived,
+                        on_request_sent=self._request_sent,
                     ),
                     self._cancel,
                 )

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from app.chat.attachments import Outgoing
 from app.chat.events import Activity
 from app.chat.gauge import ConversationGauge
-from app.chat.loop import Timer
+from app.chat.loop import Callback, EventLoop, Timer
 from app.chat.model_use import ModelInUse
 from app.chat.reply_endings import ReplyEndings
 from app.chat.runner import Job
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
 TEXT_INTERVAL_SECONDS = 1 / 30
 # Stand-in ids of messages shown as sending (below zero: no stored row has one).
 _SENDING_IDS = itertools.count(-1, -1)
+# A message sent shows once its request has left, or after this long (a frame) if the
+# request takes longer to build (big files, a cold archive): never a blank moment.
+SHOW_SENDING_WITHIN_SECONDS = 0.016
 
 
 class ConversationTurns:
@@ -81,6 +85,7 @@ class ConversationTurns:
         self._thinking_shown = ""  # the reply's thinking as last told
         self._text_shown = ""  # the reply's text as last told (its row's, once it started)
         self._sending_id = 0  # the stand-in id of the last message shown as sending
+        self._held = HeldTells(self._shared.loop)  # what a turn tells before its request left
         state.asks_with(self)
 
     @property
@@ -163,14 +168,24 @@ class ConversationTurns:
             created_at=utc_now(),
             token_estimate=tokens,
         )
-        # The job first: it stores the message and builds the request on its thread while
-        # this one builds the message's row (what it tells comes after, through the loop).
+        # The job first: it stores the message and builds the request on its thread. The
+        # window shows the turn once the request has left (this thread's work on the row
+        # would slow it down: the GIL), or after a frame: what the job tells before
+        # then waits, in order (issue 20).
         self.start_reply(question=sending)
         if self._reply_job is None:  # it stays in the composer, never shown
             return False
         self._gauge.draft = ""
-        state.tell(lambda events: events.message_sending(sending))
+        self._held.hold(lambda: self._show_sending(sending))
         return True
+
+    def _show_sending(self, sending: Message) -> None:
+        """Show the turn begun by `_send_off`: busy, and the message as sending."""
+        state = self._state
+        state.status("")
+        activity = state.activity  # REPLYING, set by `start_reply`, unless it ended
+        state.tell(lambda events: events.activity_changed(activity))
+        state.tell(lambda events: events.message_sending(sending))
 
     def _question_stored(self, sending_id: int, message: Message) -> None:
         """The message shown as sending is on disk: it joins the live tail."""
@@ -209,7 +224,7 @@ class ConversationTurns:
         state = self._state
         if state.activity is Activity.REPLYING and self._reply is not None:
             self._reply.cancel()
-            state.status("Stopping…")
+            self._held.run(lambda: state.status("Stopping…"))  # after the row it stops
         elif state.activity is Activity.CONDENSING and self._condensing.cancel_job():
             # The waiting message stays in the composer; it is not sent when this ends.
             state.drop_waiting()
@@ -288,7 +303,7 @@ class ConversationTurns:
         if provider is None:  # a message to store stays in the composer (`_send_off`)
             shared.events.key_needed()
             return
-        loop = shared.loop
+        loop, held = shared.loop, self._held
         model, summaries = shared.model_info(state.model_id), tuple(state.summaries)
         reply = ReplyJob(
             ReplyRequest(
@@ -309,19 +324,28 @@ class ConversationTurns:
             open_store=shared.open_store,
             calibrations=shared.calibrations,
             calibration_file=shared.calibration_file,
-            on_started=lambda message: loop.post(lambda: self._started(message)),
-            on_text=lambda: loop.post(self._text_arrived),
-            on_retry=lambda attempt, wait: loop.post(lambda: state.status(_retrying(wait))),
-            on_model_switched=lambda old, new: loop.post(lambda: self._model.switched(old, new)),
-            lookups=shared.lookups(state.session.id, state.tell),
+            # What it tells goes through `held`: while the window waits for its request
+            # to leave (`_send_off`), in order after it; else at once.
+            on_started=lambda message: loop.post(lambda: held.run(lambda: self._started(message))),
+            on_text=lambda: loop.post(lambda: held.run(self._text_arrived)),
+            on_retry=lambda attempt, wait: loop.post(
+                lambda: held.run(lambda: state.status(_retrying(wait)))
+            ),
+            on_model_switched=lambda old, new: loop.post(
+                lambda: held.run(lambda: self._model.switched(old, new))
+            ),
+            lookups=shared.lookups(
+                state.session.id, lambda call: held.run(lambda: state.tell(call))
+            ),
             on_question_stored=lambda message: loop.post(
-                lambda: self._question_stored(sending_id, message)
+                lambda: held.run(lambda: self._question_stored(sending_id, message))
             ),
             uploads=shared.uploads,
             on_lookup=lambda lookup: loop.post(
-                lambda: state.tell(lambda events: events.lookup_made(lookup))
+                lambda: held.run(lambda: state.tell(lambda events: events.lookup_made(lookup)))
             ),
             cache_after=shared.cache_after(state.session.id),
+            on_request_sent=lambda: loop.post(held.release),
         )
         sending_id = question.id if question is not None else 0
         try:
@@ -329,8 +353,11 @@ class ConversationTurns:
                 Job(
                     "reply",
                     reply.work,
-                    done=self._reply_done,
-                    failed=lambda error: self._reply_done(ReplyOutcome(None, error)),
+                    # Its end shows what waited first (a failure before any request).
+                    done=lambda outcome: held.run(lambda: self._reply_done(outcome), last=True),
+                    failed=lambda error: held.run(
+                        lambda: self._reply_done(ReplyOutcome(None, error)), last=True
+                    ),
                     on_cancel=reply.cancel,
                     kept_thread=True,  # its store kept for the next reply (ReplyJob.work)
                 )
@@ -339,6 +366,10 @@ class ConversationTurns:
             state.error(_not_started(error, kept=question is not None))
             return
         self._reply, self._thinking_shown = reply, ""
+        if question is not None:
+            # Busy at once (a second Enter is refused), told with its row (`_show_sending`).
+            state.activity = Activity.REPLYING
+            return
         state.status("")
         state.set_activity(Activity.REPLYING)
 
@@ -440,3 +471,67 @@ def _retrying(wait: float | None) -> str:
     """The status line while the SDK waits to ask again."""
     suffix = f" in {wait:.0f} s" if wait and wait >= 1 else ""
     return f"Claude is busy — retrying{suffix}…"
+
+
+class HeldTells:
+    """What a turn tells the front end between Enter and its request leaving (issue 20).
+
+    While the reply's job builds the request, the window's thread only waits: its work
+    on the rows would compete with the job's for the GIL. `hold` starts that wait with
+    what shows the turn; `run` queues what comes meanwhile (it runs at once otherwise);
+    `release` (the request left, or a frame passed) runs what waited, in order, once
+    each, one per turn of the loop so no slice does all of it.
+    """
+
+    def __init__(self, loop: EventLoop) -> None:
+        self._loop = loop
+        self._waiting: deque[Callback] | None = None  # None: nothing held, `run` runs
+        self._timer: Timer | None = None
+        self._held = False  # waiting for `release`
+        self._draining = False  # the next of `_waiting` is posted
+
+    def hold(self, first: Callback) -> None:
+        """Hold what the turn tells, `first` first, until `release` or a frame passed."""
+        if self._waiting is None:
+            self._waiting = deque()
+        self._waiting.append(first)
+        self._held = True
+        self._cancel_timer()
+        self._timer = self._loop.call_later(SHOW_SENDING_WITHIN_SECONDS, self.release)
+
+    def run(self, callback: Callback, *, last: bool = False) -> None:
+        """Run `callback` now, or after what waits; `last`: nothing more comes, so
+        what waits need not wait any longer (the job ended before its request left)."""
+        if self._waiting is None:
+            callback()
+            return
+        self._waiting.append(callback)
+        if last:
+            self.release()
+
+    def release(self) -> None:
+        """The request left (or a frame passed): what waited runs."""
+        self._held = False
+        self._cancel_timer()
+        if not self._draining:
+            self._next()
+
+    def _next(self) -> None:
+        self._draining = False
+        waiting = self._waiting
+        if self._held or waiting is None:
+            return  # a new turn holds it (what is left runs before the new one's)
+        if waiting:
+            waiting.popleft()()
+        if self._held or self._waiting is not waiting:
+            return
+        if waiting:
+            self._draining = True
+            self._loop.post(self._next)
+        else:
+            self._waiting = None
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -29,7 +29,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.core.attachments import upload_name
@@ -152,11 +152,16 @@ class _Call:
     """
 
     def __init__(
-        self, sockets: _Sockets, on_retry: RetryCallback, cancel: CancelToken | None
+        self,
+        sockets: _Sockets,
+        on_retry: RetryCallback,
+        cancel: CancelToken | None,
+        on_request_sent: Callable[[], None] = lambda: None,
     ) -> None:
         self.sockets = sockets
         self.on_retry = on_retry
         self.cancel = cancel
+        self.on_request_sent = on_request_sent
         self._lock = threading.Lock()
         self._exchange: _Exchange | None = None
         self._finished = False
@@ -171,6 +176,7 @@ class _Call:
             self._exchange = exchange
         if self.cancelled:  # cancelled before this attempt: do not send it
             raise _CallCancelled
+        self.on_request_sent()
 
     def abort(self) -> None:
         """Cancel callback: wake the calling thread wherever it waits on the network."""
@@ -377,7 +383,7 @@ class AnthropicProvider:
         if cancel.cancelled:
             return self._cancelled_result(request, received)
         client = self._client(self._max_retries)
-        call = _Call(self._sockets, callbacks.on_retry, cancel)
+        call = _Call(self._sockets, callbacks.on_retry, cancel, callbacks.on_request_sent)
         cancel.on_cancel(call.abort)
         context_token = _current_call.set(call)
         try:

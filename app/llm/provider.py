@@ -135,6 +135,9 @@ class StreamCallbacks:
     on_thinking: Callable[[str], None] = lambda _text: None
     # attempt number (2 for the first retry) and seconds until it (see `RetryCallback`)
     on_retry: RetryCallback = lambda _attempt, _wait: None
+    # Each HTTP request of the reply, as it is handed to httpx (its body encoded): the
+    # window waits for it before it shows the turn (app.chat.turns, issue 20).
+    on_request_sent: Callable[[], None] = lambda: None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

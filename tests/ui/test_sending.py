@@ -37,7 +37,8 @@ def test_a_message_shows_sending_until_it_is_on_disk(qtbot: QtBot, cairn: CairnS
 
     cairn.controller.message_sending.connect(shown)
     send(qtbot, cairn, "And who brings the projector?")
-    assert cairn.window.composer.text() == ""
+    assert cairn.window.composer.text() == ""  # taken at once; shown once its request left
+    qtbot.waitUntil(lambda: bool(seen))
     ((sending_id, state, pinnable),) = seen
     assert (state, pinnable) == (SENDING, False)  # no pin for a row not stored yet
 
@@ -105,3 +106,29 @@ def test_a_message_whose_reply_cannot_start_stays_in_the_composer(
         "And who brings the projector?",
     ]
     assert len(contents) == 4 and window.composer.text() == ""
+
+
+def test_the_turn_shows_in_order_once_each_after_enter(qtbot: QtBot, cairn: CairnSession) -> None:
+    """Issue 20: Enter only takes the text and starts the job; the rows, the Stop button and
+    the sidebar follow once the request has left (or a frame passed), in order, once."""
+    send(qtbot, cairn, "Where is the meeting on Tuesday?")
+    wait_idle(qtbot, cairn)
+    window, controller = cairn.window, cairn.controller
+    told: list[str] = []
+    controller.activity_changed.connect(lambda activity: told.append(activity.name))
+    controller.message_sending.connect(lambda _message: told.append("sending"))
+    controller.message_stored.connect(lambda _id, _message: told.append("stored"))
+    controller.message_added.connect(lambda _message: told.append("reply's row"))
+    controller.session_changed.connect(lambda _session: told.append("sidebar"))
+
+    send(qtbot, cairn, "And who brings the projector?")
+    assert window.composer.text() == ""
+    assert told == []  # the key press did nothing else
+    qtbot.waitUntil(lambda: "sending" in told)
+    assert window.composer.streaming  # Stop, with the row
+    wait_idle(qtbot, cairn)
+    assert told[:5] == ["REPLYING", "sending", "sidebar", "stored", "reply's row"]
+    assert told.count("sending") == told.count("stored") == told.count("reply's row") == 1
+    contents = [w.message.content for w in window.transcript.message_widgets()]
+    assert len(contents) == 4 and contents[2] == "And who brings the projector?"
+    assert all(w.message.id > 0 for w in window.transcript.message_widgets())

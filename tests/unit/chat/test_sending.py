@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from app.chat import turns
+from app.chat.events import Activity
+from app.chat.reply import ReplyJob
 from app.core.models import Role
 from app.store import SessionStore
 from app.store.transactions import WRITES_HELD_TITLE, hold_writes, release_writes
@@ -26,11 +29,14 @@ def test_a_message_is_stored_by_the_replys_job_and_shown_as_sending_until_then(
     chat.events.clear()
 
     assert chat.service.send("And who brings the projector?")
-    # Told at once, with a stand-in id; the loop's thread wrote nothing.
+    # The loop's thread wrote nothing; the turn shows once its request left (or a frame
+    # passed), with a stand-in id until the message is on disk.
+    assert chat.store.appends == appends
+    assert chat.service.current.state.activity is Activity.REPLYING  # a second Enter waits
+    assert not chat.events.named("message_sending")
+    chat.run_until(lambda: bool(chat.events.named("message_sending")))
     ((sending,),) = chat.events.named("message_sending")
     assert sending.id < 0 and sending.content == "And who brings the projector?"
-    assert chat.store.appends == appends
-    assert not chat.events.named("message_stored")
 
     chat.idle()
     ((sending_id, stored),) = chat.events.named("message_stored")
@@ -116,3 +122,103 @@ def test_replies_one_after_another_use_the_store_the_first_opened(
     chat.service.shutdown()
     with pytest.raises(sqlite3.ProgrammingError, match="closed"):  # closed with its thread
         assert opened[0].idle
+
+
+def shown(chat: Chat) -> list[str]:
+    """The turn's events in the order told (its activity, its rows, its text)."""
+    turn = ("activity_changed", "message_sending", "message_stored", "message_added")
+    return [name for name, _ in chat.events.seen if name in turn]
+
+
+def test_the_turn_shows_once_its_request_has_left_and_what_came_before_waits(
+    start_chat: Callable[..., Chat], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20: the window does nothing until the request has left. The job tells the
+    question stored and the reply's row before its POST: they wait, and come after the
+    row sending, in order, once each."""
+    monkeypatch.setattr(turns, "SHOW_SENDING_WITHIN_SECONDS", 60.0)  # no frame: the POST
+    chat = start_chat()
+    chat.send("Where is the meeting on Tuesday?")
+    chat.events.clear()
+    chat.server.clear_requests()
+    pieces = [f"part{i} " for i in range(12)]
+    chat.server.add_reply("".join(pieces), chunks=pieces, chunk_delay=0.05)
+
+    assert chat.service.send("And who brings the projector?")
+    chat.run_until(lambda: bool(chat.events.named("message_sending")))
+    assert chat.server.wait_for_requests(1)  # it left before anything was shown
+    assert chat.service.current.state.activity is Activity.REPLYING  # still streaming
+
+    chat.idle()
+    assert shown(chat) == [
+        "activity_changed",
+        "message_sending",
+        "message_stored",
+        "message_added",
+        "activity_changed",
+    ]
+    assert [activity for (activity,) in chat.events.named("activity_changed")] == [
+        Activity.REPLYING,
+        Activity.IDLE,
+    ]
+    ((sending,),) = chat.events.named("message_sending")
+    ((sending_id, stored),) = chat.events.named("message_stored")
+    assert sending_id == sending.id and stored.content == sending.content
+
+
+def test_a_slow_request_shows_the_turn_after_a_frame(
+    start_chat: Callable[..., Chat], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request slow to build (big files, a cold archive) never leaves the user looking at
+    nothing: the message shows as sending after a frame, the rest when it comes."""
+    chat = start_chat()
+    chat.send("Where is the meeting on Tuesday?")
+    chat.events.clear()
+    chat.server.clear_requests()
+    building = threading.Event()
+    go_on = threading.Event()
+    build = ReplyJob._build
+
+    def slow_build(job: ReplyJob, *args: Any, **kwargs: Any) -> Any:
+        building.set()
+        go_on.wait(10)
+        return build(job, *args, **kwargs)
+
+    monkeypatch.setattr(ReplyJob, "_build", slow_build)
+    assert chat.service.send("And who brings the projector?")
+    try:
+        chat.run_until(lambda: bool(chat.events.named("message_sending")))
+        assert building.is_set() and not chat.server.requests  # shown before it left
+        assert shown(chat) == ["activity_changed", "message_sending"]
+    finally:
+        go_on.set()
+    chat.idle()
+    assert shown(chat) == [
+        "activity_changed",
+        "message_sending",
+        "message_stored",
+        "message_added",
+        "activity_changed",
+    ]
+    assert [m.content for m in chat.stored()][-2] == "And who brings the projector?"
+
+
+def test_stop_before_the_request_left_says_so_after_the_row(
+    start_chat: Callable[..., Chat],
+) -> None:
+    """Esc pressed within the frame: the row shows, then "Stopping…", and the turn ends;
+    the message is kept, shown once."""
+    chat = start_chat()
+    chat.send("Where is the meeting on Tuesday?")
+    chat.events.clear()
+    assert chat.service.send("And who brings the projector?")
+    chat.service.current.turns.stop()
+    assert not chat.events.named("status_changed")  # not before its row
+    chat.idle()
+    names = [name for name, _ in chat.events.seen]
+    assert names.count("message_sending") == 1
+    stopping = [i for i, (name, args) in enumerate(chat.events.seen) if args == ("Stopping…",)]
+    assert stopping and stopping[0] > names.index("message_sending")
+    assert [m.content for m in chat.stored() if m.role is Role.USER][-1] == (
+        "And who brings the projector?"
+    )

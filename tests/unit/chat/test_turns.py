@@ -1,0 +1,79 @@
+"""`HeldTells`: what a turn tells between Enter and its request leaving waits, then runs
+in order, once each, one per turn of the loop (issue 20)."""
+
+from __future__ import annotations
+
+from app.chat.loop import QueueLoop
+from app.chat.turns import SHOW_SENDING_WITHIN_SECONDS, HeldTells
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_nothing_held_runs_at_once() -> None:
+    ran: list[str] = []
+    HeldTells(QueueLoop()).run(lambda: ran.append("now"))
+    assert ran == ["now"]
+
+
+def test_what_comes_while_held_waits_for_the_release_then_runs_in_order_one_per_turn() -> None:
+    loop = QueueLoop(FakeClock())
+    held = HeldTells(loop)
+    ran: list[str] = []
+    held.hold(lambda: ran.append("row"))
+    held.run(lambda: ran.append("stored"))
+    held.run(lambda: ran.append("reply's row"))
+    loop.run_pending()
+    assert ran == []  # no frame passed, the request has not left
+
+    loop.post(held.release)  # the request left
+    loop.post(lambda: held.run(lambda: ran.append("text")))  # comes after what waited
+    assert loop.run_pending() == 5  # the release, what waited (one each), then the text
+    assert ran == ["row", "stored", "reply's row", "text"]
+    held.run(lambda: ran.append("later"))  # nothing held any more
+    assert ran[-1] == "later"
+
+
+def test_a_frame_releases_what_waits_when_the_request_is_slow() -> None:
+    clock = FakeClock()
+    loop = QueueLoop(clock)
+    held = HeldTells(loop)
+    ran: list[str] = []
+    held.hold(lambda: ran.append("row"))
+    clock.now = SHOW_SENDING_WITHIN_SECONDS
+    loop.run_pending()
+    assert ran == ["row"]
+    held.release()  # the request left afterwards: nothing twice
+    held.run(lambda: ran.append("stored"))
+    assert ran == ["row", "stored"]
+
+
+def test_the_last_tell_releases_at_once_and_runs_after_what_waited() -> None:
+    loop = QueueLoop(FakeClock())
+    held = HeldTells(loop)
+    ran: list[str] = []
+    held.hold(lambda: ran.append("row"))
+    held.run(lambda: ran.append("done"), last=True)  # the job failed before its request
+    loop.run_pending()
+    assert ran == ["row", "done"]
+
+
+def test_a_turn_held_again_while_the_last_one_drains_comes_after_it() -> None:
+    loop = QueueLoop(FakeClock())
+    held = HeldTells(loop)
+    ran: list[str] = []
+    held.hold(lambda: ran.append("first row"))
+    # The first reply's end sends what waited: a new turn, held while it drains.
+    held.run(lambda: (ran.append("first done"), held.hold(lambda: ran.append("next row"))))
+    held.run(lambda: ran.append("first's last word"))
+    held.release()
+    loop.run_pending()
+    assert ran == ["first row", "first done"]  # the rest waits for the new request
+    held.release()
+    loop.run_pending()
+    assert ran == ["first row", "first done", "first's last word", "next row"]
