@@ -113,6 +113,11 @@ LANGCHAIN_PACKAGES = (
 SETTLE_SECONDS = 0.4  # after typing: the draft debounce (150 ms) and the gauge's update
 TAIL_SECONDS = 0.5
 PROFILE_TURNS = 4
+# The GUI profile's rows of the send path: what Enter runs and what shows the turn.
+SEND_PATH = (
+    r"(composer|main_window|service|turns|gauge|attachments|runner|transcript|sidebar)\.py",
+    45,
+)
 
 
 # --- LangChain's process ----------------------------------------------------------------------
@@ -628,10 +633,12 @@ def _print_profiles(
     """The profiles, with how much of each thread's CPU (profiler on) cProfile saw: the
     rest ran under no Python call (Qt's own layout, paint and event delivery)."""
 
-    def table(stats: Any, sort: str, count: int) -> str:
+    def table(stats: Any, sort: str, restrictions: int | tuple[str, int]) -> str:
         out = io.StringIO()
         stats.stream = out
-        stats.sort_stats(sort).print_stats(count)
+        if isinstance(restrictions, int):
+            restrictions = ("", restrictions)
+        stats.sort_stats(sort).print_stats(*restrictions)
         return out.getvalue()
 
     out = io.StringIO()
@@ -642,6 +649,8 @@ def _print_profiles(
         f"{stats.total_tt * 1e3:.1f} ms of the thread's {gui_cpu * 1e3:.1f} ms of CPU ===\n"
         + table(stats, "tottime", 25)
         + table(stats, "cumulative", 40)
+        + "--- the send path alone (the key press, and what the turn shows) ---\n"
+        + table(stats, "cumulative", SEND_PATH)
     )
     if workers:
         merged = pstats.Stats(workers[0], stream=out)

@@ -49,6 +49,9 @@ _SENDING_IDS = itertools.count(-1, -1)
 # A message sent shows once its request has left, or after this long (a frame) if the
 # request takes longer to build (big files, a cold archive): never a blank moment.
 SHOW_SENDING_WITHIN_SECONDS = 0.016
+# What the reply's job tells before its request left (the question stored, the reply's
+# row) waits for it, or at most this long (a count or an upload before it, say).
+SHOW_ALL_WITHIN_SECONDS = 0.1
 
 
 class ConversationTurns:
@@ -476,28 +479,30 @@ def _retrying(wait: float | None) -> str:
 class HeldTells:
     """What a turn tells the front end between Enter and its request leaving (issue 20).
 
-    While the reply's job builds the request, the window's thread only waits: its work
-    on the rows would compete with the job's for the GIL. `hold` starts that wait with
-    what shows the turn; `run` queues what comes meanwhile (it runs at once otherwise);
-    `release` (the request left, or a frame passed) runs what waited, in order, once
-    each, one per turn of the loop so no slice does all of it.
+    While the reply's job builds the request, the window's thread waits: its work on the
+    rows would compete with the job's for the GIL. `hold` starts that wait with what shows
+    the turn (its row); `run` queues what comes meanwhile (and runs at once otherwise).
+    After a frame the row shows (a slow build never leaves the user looking at nothing);
+    the rest runs on `release` (the request left), when the job ends first, or after
+    `SHOW_ALL_WITHIN_SECONDS`: in order, once each, one per turn of the loop.
     """
 
     def __init__(self, loop: EventLoop) -> None:
         self._loop = loop
         self._waiting: deque[Callback] | None = None  # None: nothing held, `run` runs
+        self._held = False  # the rest waits for `release`
+        self._ready = 0  # how many of `_waiting` run before `release` (the frame passed)
+        self._row_at = 0  # how many of `_waiting` show the turn's row (what came before too)
         self._timer: Timer | None = None
-        self._held = False  # waiting for `release`
         self._draining = False  # the next of `_waiting` is posted
 
-    def hold(self, first: Callback) -> None:
-        """Hold what the turn tells, `first` first, until `release` or a frame passed."""
+    def hold(self, row: Callback) -> None:
+        """Hold what the turn tells, `row` first, until `release` (the row after a frame)."""
         if self._waiting is None:
             self._waiting = deque()
-        self._waiting.append(first)
-        self._held = True
-        self._cancel_timer()
-        self._timer = self._loop.call_later(SHOW_SENDING_WITHIN_SECONDS, self.release)
+        self._waiting.append(row)
+        self._held, self._ready, self._row_at = True, 0, len(self._waiting)
+        self._restart_timer(SHOW_SENDING_WITHIN_SECONDS, self._frame_passed)
 
     def run(self, callback: Callback, *, last: bool = False) -> None:
         """Run `callback` now, or after what waits; `last`: nothing more comes, so
@@ -510,28 +515,43 @@ class HeldTells:
             self.release()
 
     def release(self) -> None:
-        """The request left (or a frame passed): what waited runs."""
+        """The request left: what waited runs."""
         self._held = False
-        self._cancel_timer()
+        self._restart_timer(None, None)
+        self._drain()
+
+    def _frame_passed(self) -> None:
+        self._timer = None
+        self._ready = self._row_at
+        self._drain()
+        wait = SHOW_ALL_WITHIN_SECONDS - SHOW_SENDING_WITHIN_SECONDS
+        self._restart_timer(wait, self.release)
+
+    def _drain(self) -> None:
         if not self._draining:
             self._next()
 
     def _next(self) -> None:
         self._draining = False
         waiting = self._waiting
-        if self._held or waiting is None:
-            return  # a new turn holds it (what is left runs before the new one's)
-        if waiting:
-            waiting.popleft()()
-        if self._held or self._waiting is not waiting:
+        if waiting is None or (self._held and not self._ready):
             return
         if waiting:
+            self._ready = max(0, self._ready - 1)
+            self._draining = True  # a `release` it calls runs nothing inside it
+            try:
+                waiting.popleft()()  # may hold a new turn (a message that waited, sent)
+            finally:
+                self._draining = False
+        if waiting and (not self._held or self._ready):
             self._draining = True
             self._loop.post(self._next)
-        else:
+        elif not waiting and not self._held:
             self._waiting = None
 
-    def _cancel_timer(self) -> None:
+    def _restart_timer(self, seconds: float | None, callback: Callback | None) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if seconds is not None and callback is not None:
+            self._timer = self._loop.call_later(seconds, callback)

@@ -4,7 +4,7 @@ in order, once each, one per turn of the loop (issue 20)."""
 from __future__ import annotations
 
 from app.chat.loop import QueueLoop
-from app.chat.turns import SHOW_SENDING_WITHIN_SECONDS, HeldTells
+from app.chat.turns import SHOW_ALL_WITHIN_SECONDS, SHOW_SENDING_WITHIN_SECONDS, HeldTells
 
 
 class FakeClock:
@@ -39,17 +39,36 @@ def test_what_comes_while_held_waits_for_the_release_then_runs_in_order_one_per_
     assert ran[-1] == "later"
 
 
-def test_a_frame_releases_what_waits_when_the_request_is_slow() -> None:
+def test_after_a_frame_the_row_shows_and_the_rest_waits_for_the_request() -> None:
     clock = FakeClock()
     loop = QueueLoop(clock)
     held = HeldTells(loop)
     ran: list[str] = []
     held.hold(lambda: ran.append("row"))
+    held.run(lambda: ran.append("stored"))
     clock.now = SHOW_SENDING_WITHIN_SECONDS
     loop.run_pending()
-    assert ran == ["row"]
-    held.release()  # the request left afterwards: nothing twice
+    assert ran == ["row"]  # a slow build: the user sees the message, the rest waits
+    held.release()  # the request left
+    loop.run_pending()
+    held.run(lambda: ran.append("text"))
+    assert ran == ["row", "stored", "text"]
+    held.release()  # said again: nothing twice
+    loop.run_pending()
+    assert ran == ["row", "stored", "text"]
+
+
+def test_what_waits_runs_after_a_while_when_the_request_never_says_it_left() -> None:
+    clock = FakeClock()
+    loop = QueueLoop(clock)
+    held = HeldTells(loop)
+    ran: list[str] = []
+    held.hold(lambda: ran.append("row"))
     held.run(lambda: ran.append("stored"))
+    clock.now = SHOW_SENDING_WITHIN_SECONDS
+    loop.run_pending()
+    clock.now = SHOW_ALL_WITHIN_SECONDS
+    loop.run_pending()
     assert ran == ["row", "stored"]
 
 
