@@ -232,6 +232,8 @@ class Outgoing:
         files = [(message_id, files) for _seq, message_id, files in live]
         if self.draft:
             files.append((DRAFT_ID, self.draft))
+        if not files:  # most requests: nothing to plan (and no provider to ask, per key press)
+            return FilePlan()
         count, by = self._shared.counter.count, self._by_reference()
         try:
             return plan_files(files, model, count, newest=DRAFT_ID, by_reference=by)
@@ -245,7 +247,8 @@ class Outgoing:
         Raises:
             AttachmentRefusedError: what to do instead.
         """
-        check_message(self.draft, model, self._by_reference())
+        if self.draft:
+            check_message(self.draft, model, self._by_reference())
 
     def _by_reference(self) -> ByReference:
         """How the next request's files go: by `file_id` where the server is known to
