@@ -63,8 +63,10 @@ LangChain, per turn: `save_context` then `load_memory_variables({})`, thread CPU
 
 Prints each turn, then medians per cell, the load average at each cell's start and end,
 and the machine. `--profile` adds turns profiled with cProfile (thread CPU clock): the
-GUI thread from the key press to idle, and the reply worker from `ReplyJob.work` to
-the request handed to httpx. Figures, not pass/fail.
+GUI thread from the key press to idle (with the send path's rows apart), the GUI thread
+from the key press to the POST (other turns: its profile's clock stops there, so it
+shows what GUI→req counts), and the reply worker from `ReplyJob.work` to the request
+handed to httpx. Figures, not pass/fail.
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ LANGCHAIN_PACKAGES = (
 )
 SETTLE_SECONDS = 0.4  # after typing: the draft debounce (150 ms) and the gauge's update
 TAIL_SECONDS = 0.5
-PROFILE_TURNS = 4
+PROFILE_TURNS = 6  # half key press → idle, half key press → POST
 # The GUI profile's rows of the send path: what Enter runs and what shows the turn.
 SEND_PATH = (
     r"(composer|main_window|service|turns|gauge|attachments|runner|transcript|sidebar)\.py",
@@ -230,6 +232,9 @@ class RequestHook:
         self.worker_started = 0.0  # thread CPU clock of the profiled reply worker at its start
         self.worker_cpu = 0.0  # its CPU seconds until its requests, over the profiled turns
         self.profiling = False
+        # The GUI thread's CPU clock at the POST: the key-press → POST profile's clock stops
+        # there (infinite until then).
+        self.gui_at_request = float("inf")
         original = httpx2.Client.send
         hook = self
 
@@ -258,6 +263,7 @@ class RequestHook:
             return
         marks.requests += 1
         if marks.request_wall is None:
+            self.gui_at_request = gui
             marks.request_wall = now
             marks.request_gui_cpu = gui
             marks.request_process_cpu = process
@@ -545,12 +551,20 @@ def _drive(
     editor = window.composer.editor
     pairs = settings["pairs"]
     measured = settings["warmup"] + settings["turns"]
+    # Profiled turns alternate: the GUI thread from the key press to idle, and the same with
+    # its clock stopped at the POST (what GUI→req counts).
     gui_profiler: Any = None
-    profiled_gui_cpu = 0.0
+    to_request: Any = None
+    profiled_gui_cpu = profiled_to_request = 0.0
     for index, (question, _answer) in enumerate(pairs):
         profiling = index >= measured
+        profiler: Any = None
         if profiling:
             gui_profiler = gui_profiler or cProfile.Profile(time.thread_time)
+            to_request = to_request or cProfile.Profile(
+                lambda: min(time.thread_time(), hook.gui_at_request)
+            )
+            profiler = gui_profiler if (index - measured) % 2 == 0 else to_request
             hook.profiling = True
         editor.setFocus(Qt.FocusReason.OtherFocusReason)
         editor.insertPlainText(question)
@@ -568,14 +582,15 @@ def _drive(
         marks.wall = time.perf_counter()
         marks.gui_cpu = time.thread_time()
         marks.process_cpu = time.process_time()
-        if profiling:
-            gui_profiler.enable()
+        hook.gui_at_request = float("inf")
+        if profiler is not None:
+            profiler.enable()
         QTest.keyClick(editor, Qt.Key.Key_Return)
         yield lambda marks=marks: marks.request_wall is not None and idle()  # type: ignore[misc]
         end_wall, end_gui = time.perf_counter(), time.thread_time()
         end_process = time.process_time()
-        if profiling:
-            gui_profiler.disable()
+        if profiler is not None:
+            profiler.disable()
         heartbeat.stop()
         slice_ms, slice_cpu = heartbeat.longest_slice()
         hook.marks = None
@@ -592,8 +607,11 @@ def _drive(
         ):
             raise RuntimeError("the turn did not add one question and one reply")
         assert marks.request_wall is not None
-        if profiling:
+        if profiler is gui_profiler:
             profiled_gui_cpu += end_gui - marks.gui_cpu
+            continue
+        if profiler is to_request:
+            profiled_to_request += marks.request_gui_cpu - marks.gui_cpu
             continue
         turn = {
             "index": index,
@@ -623,12 +641,22 @@ def _drive(
         yield lambda: commands.take() is not None  # LangChain's turn runs meanwhile
     if gui_profiler is not None:
         workers = getattr(hook, "worker_stats", [])
-        _print_profiles(gui_profiler, profiled_gui_cpu, workers, hook.worker_cpu, pstats, io)
+        _print_profiles(
+            (gui_profiler, profiled_gui_cpu),
+            (to_request, profiled_to_request),
+            (workers, hook.worker_cpu),
+            pstats,
+            io,
+        )
     print("DONE", flush=True)
 
 
 def _print_profiles(
-    gui: Any, gui_cpu: float, workers: list[Any], worker_cpu: float, pstats: Any, io: Any
+    gui_turn: tuple[Any, float],
+    gui_to_request: tuple[Any, float],
+    reply_workers: tuple[list[Any], float],
+    pstats: Any,
+    io: Any,
 ) -> None:
     """The profiles, with how much of each thread's CPU (profiler on) cProfile saw: the
     rest ran under no Python call (Qt's own layout, paint and event delivery)."""
@@ -642,16 +670,27 @@ def _print_profiles(
         return out.getvalue()
 
     out = io.StringIO()
+    (gui, gui_cpu), (workers, worker_cpu) = gui_turn, reply_workers
+    turns = PROFILE_TURNS // 2
     stats = pstats.Stats(gui, stream=out)
     stats.strip_dirs()
     text = (
-        f"=== GUI thread, key press → idle, {PROFILE_TURNS} turns: cProfile saw "
+        f"=== GUI thread, key press → idle, {turns} turns: cProfile saw "
         f"{stats.total_tt * 1e3:.1f} ms of the thread's {gui_cpu * 1e3:.1f} ms of CPU ===\n"
         + table(stats, "tottime", 25)
         + table(stats, "cumulative", 40)
         + "--- the send path alone (the key press, and what the turn shows) ---\n"
         + table(stats, "cumulative", SEND_PATH)
     )
+    to_request, to_request_cpu = gui_to_request
+    if to_request is not None:
+        stats = pstats.Stats(to_request, stream=out)
+        stats.strip_dirs()
+        text += (
+            f"=== GUI thread, key press → POST (GUI→req), {turns} turns: cProfile saw "
+            f"{stats.total_tt * 1e3:.1f} ms of the thread's {to_request_cpu * 1e3:.1f} ms "
+            "of CPU ===\n" + table(stats, "tottime", 20) + table(stats, "cumulative", 45)
+        )
     if workers:
         merged = pstats.Stats(workers[0], stream=out)
         for profiler in workers[1:]:

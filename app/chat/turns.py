@@ -3,6 +3,7 @@
 `ConversationTurns` belongs to one conversation and runs on the loop's thread. It
 checks and stores the message (condensing earlier ones first when it would not fit:
 the message then waits, DESIGN §5), starts the reply as a job (`app.chat.reply`),
+shows the turn once that job's request has left or a frame passed (`HeldTells`),
 shows its text as it arrives — at most about 30 times a second — and takes in how it
 ended: the reply's row (`unsaved`), what else it changed (`reply_endings`), and the
 summary it may make due (`summaries`). It is the conversation's `Turns`: the parts

@@ -1037,3 +1037,21 @@ def test_the_reply_gathered_from_raw_events_is_the_sdks_own_accumulation(
         **arguments,
     )
     assert gathered == expected
+
+
+def test_each_request_is_told_as_it_is_handed_to_httpx(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    """`on_request_sent` (the window shows the turn then: issue 20): once per attempt,
+    before the server has it, a retry included."""
+    fake_server.add_error(529, retry_after_ms=1)
+    fake_server.add_reply("Hello")
+    received_when_told: list[int] = []
+    callbacks = StreamCallbacks(
+        on_request_sent=lambda: received_when_told.append(len(fake_server.requests))
+    )
+
+    result = provider.stream_reply(REQUEST, callbacks, CancelToken())
+
+    assert result.text == "Hello"
+    assert received_when_told == [0, 1]  # each told before the server had it
