@@ -607,11 +607,11 @@ def _drive(
         ):
             raise RuntimeError("the turn did not add one question and one reply")
         assert marks.request_wall is not None
-        if profiler is gui_profiler:
-            profiled_gui_cpu += end_gui - marks.gui_cpu
-            continue
-        if profiler is to_request:
-            profiled_to_request += marks.request_gui_cpu - marks.gui_cpu
+        if profiling:
+            if profiler is gui_profiler:
+                profiled_gui_cpu += end_gui - marks.gui_cpu
+            else:
+                profiled_to_request += marks.request_gui_cpu - marks.gui_cpu
             continue
         turn = {
             "index": index,
