@@ -34,6 +34,7 @@ Pure: no sqlite3, no Qt. Deterministic for the same pool and query.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -439,9 +440,11 @@ _LETTER_RUNS = bytes(
 @functools.cache
 def _short_or_little() -> frozenset[str]:
     """`_SAYS_LITTLE` and every word of one to three ASCII letters (~18,000; made once,
-    on a span's first read, ~2 ms)."""
+    on a span's first read, ~3 ms)."""
     letters = "abcdefghijklmnopqrstuvwxyz"
-    short = {a + b + c for a in letters for b in ("", *letters) for c in ("", *letters)}
+    short = set(letters)
+    for length in (2, 3):
+        short.update(map("".join, itertools.product(letters, repeat=length)))
     return frozenset(short) | _SAYS_LITTLE
 
 
