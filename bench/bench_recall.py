@@ -4,9 +4,14 @@ fact is quoted.
 
 Run: .venv/bin/python bench/bench_recall.py [--messages N] [--tidy]
 
---tidy: also a copy whose index is tidied as Cairn does in the background
-(app.store.search_upkeep: its cost, the longest a reply's save can wait on it), and both
-measured in turns.
+--tidy: the index in the worst shape Cairn's own upkeep lets it stay in, and tidied as
+Cairn does in the background (app.store.search_upkeep: its cost, the longest a reply's
+save can wait on it), both measured in turns. The worst shape (`upkept_copy`): the tidied
+index, then messages written one a transaction as the app writes them (in another
+conversation, so that this one's archive and answers stay the same) up to the last write
+before the upkeep would tidy again (`IndexShape.worth_tidying`), stopped where the index
+held the most segments on the way. The index as the bench's build wrote it (a thousand
+messages a transaction) is only described: the app tidies it at its next start.
 
 One conversation of N (default 100,000) messages of Zipf text (bench_search's writer),
 all but the last 20 archived under 100 condensed summaries compressed into one, with
@@ -47,7 +52,7 @@ from app.core.tokens import TokenCounter, default_counter
 from app.store import SessionStore, SummaryStore, open_database
 from app.store.database import connect
 from app.store.recall import RecallIndex
-from app.store.search_upkeep import index_shape, optimize
+from app.store.search_upkeep import IndexShape, index_shape, optimize
 
 FOLDER = Path("/tmp/cairn-bench-recall")
 SESSION = "recall-bench"
@@ -347,6 +352,60 @@ def tidied_copy(path: Path) -> Path:
     return copy
 
 
+def upkept_copy(tidied: Path) -> Path:
+    """A copy of the tidied database with its index in the worst shape the app's upkeep
+    lets it stay in: messages written one a transaction, as the app writes them, into
+    another conversation (this one's archive, and so recall's answers, unchanged) up to
+    the last write before `IndexShape.worth_tidying` (the upkeep would tidy it at the
+    next start), then again from the tidied copy up to the write that left the most
+    segments on the way. Prints the shape it is measured in."""
+    copy = tidied.with_suffix(".upkept.db")
+    rng = random.Random(5)
+    writer = Writer(rng)
+    texts = [writer.message(rng.randint(1, 6)) for _ in range(20_000)]
+
+    def write(count: int | None) -> tuple[int, int, IndexShape | None]:
+        """Write until `count` messages (None: until the next would be worth tidying);
+        how many were written, after how many the most segments, and the last shape."""
+        shutil.copyfile(tidied, copy)
+        connection = connect(copy)
+        (seq,) = connection.execute(
+            "SELECT max(seq) FROM message WHERE session_id = 'other-0'"
+        ).fetchone()
+        written, most, at_most, shape = 0, 0, 0, index_shape(connection)
+        while count is None or written < count:
+            connection.execute("BEGIN")
+            connection.execute(
+                "INSERT INTO message (session_id, seq, role, content, created_at, "
+                "token_estimate) VALUES ('other-0', ?, 'user', ?, ?, 1)",
+                (seq + written + 1, texts[written % len(texts)], stamp(START)),
+            )
+            now = index_shape(connection)
+            if count is None and now is not None and now.worth_tidying:
+                connection.execute("ROLLBACK")  # here the upkeep would tidy: the last stays
+                break
+            connection.execute("COMMIT")
+            written, shape = written + 1, now
+            if shape is not None and shape.segments > most:
+                most, at_most = shape.segments, written
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        return written, at_most, shape
+
+    began = time.perf_counter()
+    written, at_most, last = write(None)
+    print(f"upkept: {written:,} messages written one a transaction before a tidy-up is due: {last}")
+    _written, _at, shape = write(at_most)
+    assert shape is not None
+    new = (shape.pages - shape.largest) / shape.pages
+    print(
+        f"index as upkeep leaves it, at its most segments ({at_most:,} writes): "
+        f"{shape.segments} segments, {new:.1%} of {shape.pages:,} pages new "
+        f"({time.perf_counter() - began:.0f} s to make)"
+    )
+    return copy
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=100_000)
@@ -373,13 +432,19 @@ def main() -> None:
     index = store.recall_index()
     print(f"full-text index: {index.indexed}; load average {os.getloadavg()[0]:.2f}")
     if arguments.tidy:
-        tidied_store = SessionStore.open(tidied_copy(path))
+        tidied = tidied_copy(path)
+        upkept_store = SessionStore.open(upkept_copy(tidied))
+        tidied_store = SessionStore.open(tidied)
         compare(
-            {"as its writes left it": index, "tidied": tidied_store.recall_index()},
+            {
+                "as upkeep leaves it": upkept_store.recall_index(),
+                "tidied": tidied_store.recall_index(),
+            },
             counter,
             summaries,
             tail,
         )
+        upkept_store.close()
         tidied_store.close()
     else:
         measure(index, counter, summaries, tail)

@@ -34,6 +34,7 @@ Pure: no sqlite3, no Qt. Deterministic for the same pool and query.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -370,7 +371,7 @@ def span_worth(messages: Sequence[tuple[int, Role, str]]) -> dict[int, float]:
     questions ("How was your day?") hold no word that tells."""
     if not messages:
         return {}
-    words = [_telling_words(text[:SPAN_TEXT]) for _seq, _role, text in messages]
+    words = _span_words([text[:SPAN_TEXT] for _seq, _role, text in messages])
     held = Counter(chain.from_iterable(words))
     # A word's rarity by how many of the span's messages hold it; each message's best
     # words are its least held ones, looked up and sorted in C.
@@ -409,6 +410,42 @@ def _telling_words(content: str) -> frozenset[str]:
 # (a pattern that looks for letters alone and digits anywhere took twice the time).
 _TELLING = re.compile(r"[^\W_]{4,}|\d[^\W_]*")
 _SAYS_LITTLE = COMMON_WORDS | CALENDAR_WORDS | frozenset("0123456789")
+
+
+def _span_words(texts: Sequence[str]) -> list[frozenset[str]]:
+    """`_telling_words` of each of `texts`. A span of ASCII texts without a digit (most)
+    is lowered and split at what is not a letter in one pass in C, each text's words of
+    one to three letters then dropped by a set difference: the regex walks each
+    character in turn, and a span's 200 messages took ~1.4 ms of a 100k archive's 7 ms
+    turn that way (~0.75 ms so; bench_recall)."""
+    joined = "\0".join(texts)
+    if joined.isascii():
+        lowered = joined.lower()
+        if not any(digit in lowered for digit in "0123456789"):
+            parts = lowered.encode().translate(_LETTER_RUNS).decode().split("\0")
+            if len(parts) == len(texts):  # no text held a NUL of its own
+                dropped = _short_or_little()
+                return [frozenset(part.split()) - dropped for part in parts]
+    return [_telling_words(text) for text in texts]
+
+
+# Every ASCII character but a letter, a digit or the NUL between texts (and every byte
+# past ASCII, never met: the text is ASCII) as a space: in an ASCII text without a
+# digit, `_TELLING`'s runs are what `split` leaves (the underscore splits them too).
+_LETTER_RUNS = bytes(
+    code if code == 0 or (code < 128 and chr(code).isalnum()) else 32 for code in range(256)
+)
+
+
+@functools.cache
+def _short_or_little() -> frozenset[str]:
+    """`_SAYS_LITTLE` and every word of one to three ASCII letters (~18,000; made once,
+    on a span's first read, ~3 ms)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    short = set(letters)
+    for length in (2, 3):
+        short.update(map("".join, itertools.product(letters, repeat=length)))
+    return frozenset(short) | _SAYS_LITTLE
 
 
 def _asked_about(

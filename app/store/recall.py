@@ -29,7 +29,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from itertools import chain
 from pathlib import Path
 from typing import Any, TypeVar
@@ -599,19 +599,33 @@ class RecallIndex:
         return first[1], int(last[0]), first[0], int(last[1])
 
     def _first_seq_on_or_after(self, session_id: str, day: int) -> tuple[int, int] | None:
-        """(seq, id) of the first message written on local day `day` or later."""
+        """(seq, id) of the first message written on local day `day` or later: a search
+        of its seqs that guesses from the times it has read (the seq a steady pace would
+        have written at the day's start) and bisects every other read, so ~5 reads, not
+        ~17, find it at 100,000 messages, and never more than twice a bisection's."""
         # Two index seeks (min() and max() together would scan the conversation's seqs).
         first = self._connection.execute(
-            "SELECT seq FROM message WHERE session_id = ? ORDER BY seq LIMIT 1", (session_id,)
+            "SELECT seq, created_at FROM message WHERE session_id = ? ORDER BY seq LIMIT 1",
+            (session_id,),
         ).fetchone()
         last = self._connection.execute(
-            "SELECT seq FROM message WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (session_id,)
+            "SELECT seq, created_at FROM message WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+            (session_id,),
         ).fetchone()
         if first is None or last is None:
             return None
+        # The first message at or after seq `s` is on `day` or later for every `s` from
+        # the one sought on (times grow with seq): the search narrows [low, high] to it.
         low, high = int(first[0]), int(last[0]) + 1
+        low_time, high_time = _moment(first[1]), _moment(last[1])
+        start = datetime.combine(date.fromordinal(day), datetime.min.time()).timestamp()
+        guess = True
         while low < high:
             middle = (low + high) // 2
+            if guess and high_time > low_time:
+                share = (start - low_time) / (high_time - low_time)
+                middle = low + min(max(int(share * (high - low)), 0), high - low - 1)
+            guess = not guess
             row = self._connection.execute(
                 "SELECT seq, created_at FROM message WHERE session_id = ? AND seq >= ? "
                 "ORDER BY seq LIMIT 1",
@@ -619,8 +633,11 @@ class RecallIndex:
             ).fetchone()
             if row is None or local_day(datetime.fromisoformat(str(row[1]))) >= day:
                 high = middle
+                if row is not None:
+                    high_time = _moment(row[1])
             else:
                 low = int(row[0]) + 1
+                low_time = _moment(row[1])
         row = self._connection.execute(
             "SELECT seq, id, created_at FROM message WHERE session_id = ? AND seq >= ? "
             "ORDER BY seq LIMIT 1",
@@ -701,6 +718,11 @@ class RecallIndex:
             ).fetchone()
             within += int(held)
         return self._span_fill(session_id, span[2], span[3]) if within < FEW_IN_SPAN else {}
+
+
+def _moment(stamp: object) -> float:
+    """A stored time as seconds since the epoch (a time without a zone: local)."""
+    return datetime.fromisoformat(str(stamp)).timestamp()
 
 
 def _kept(kept: dict[_K, _V], key: _K, read: Callable[[], _V]) -> _V:

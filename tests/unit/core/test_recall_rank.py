@@ -5,9 +5,21 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.core.models import Role
-from app.core.recall import ArchivedMatch, fit_recall, recall_query
-from app.core.recall_rank import RecallPool, keyed, rank_pool, span_worth, term_values
+from app.core.recall import ArchivedMatch, fit_recall, fold, recall_query
+from app.core.recall_rank import (
+    _SAYS_LITTLE,
+    _TELLING,
+    RecallPool,
+    _span_words,
+    keyed,
+    rank_pool,
+    span_worth,
+    term_values,
+)
 from app.core.summary import SearchKey
 from app.core.tokens import default_counter
 
@@ -213,3 +225,21 @@ def test_a_term_found_outside_the_span_outranks_the_spans_filler() -> None:
     everyone = (*turns, vet)
     pool = RecallPool(everyone, {t.seq: t for t in everyone}, (1,), 900, worth)
     assert rank_pool(pool, query)[0].match.seq == 41
+
+
+# Texts of the characters `_span_words`' shortcut turns on: letters in both cases, digits,
+# the underscore, spaces and punctuation, a NUL, an accent and a non-ASCII letter.
+_SPAN_TEXTS = st.lists(
+    st.text(alphabet="abcdEFxyZ09_ .,'!?-\n\t\0éß", max_size=40)
+    | st.sampled_from(["the race went well", "Thanks, Claude!", "I did it: 57:42"]),
+    max_size=12,
+)
+
+
+@given(_SPAN_TEXTS)
+def test_a_spans_words_are_those_the_regex_finds_in_each_text(texts: list[str]) -> None:
+    expected = [
+        frozenset(_TELLING.findall(text.lower() if text.isascii() else fold(text))) - _SAYS_LITTLE
+        for text in texts
+    ]
+    assert _span_words(texts) == expected

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.core.conversation import local_day
 from app.core.models import Role
 from app.core.recall import fit_recall, fold, rank_matches, recall_query, salient_terms
 from app.core.recall_kinds import wanted_kinds
@@ -470,3 +471,64 @@ def test_a_long_span_is_read_a_bounded_number_of_rows(
     seqs = sorted(pool.filled)
     # Every so many pairs of turns, each pair whole (seq 1-2, 9-10, …).
     assert all(seq % 2 == 0 or seq + 1 in pool.filled or seq == 40 for seq in seqs)
+
+
+def _bisected(connection: sqlite3.Connection, session_id: str, day: int) -> tuple[int, int] | None:
+    """`RecallIndex._first_seq_on_or_after` as it was: a bisection of the seqs."""
+    ends = connection.execute(
+        "SELECT min(seq), max(seq) FROM message WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if ends[0] is None:
+        return None
+    low, high = int(ends[0]), int(ends[1]) + 1
+    while low < high:
+        middle = (low + high) // 2
+        row = connection.execute(
+            "SELECT seq, created_at FROM message WHERE session_id = ? AND seq >= ? "
+            "ORDER BY seq LIMIT 1",
+            (session_id, middle),
+        ).fetchone()
+        if row is None or local_day(datetime.fromisoformat(row[1])) >= day:
+            high = middle
+        else:
+            low = int(row[0]) + 1
+    row = connection.execute(
+        "SELECT seq, id, created_at FROM message WHERE session_id = ? AND seq >= ? "
+        "ORDER BY seq LIMIT 1",
+        (session_id, low),
+    ).fetchone()
+    if row is None or local_day(datetime.fromisoformat(row[2])) < day:
+        return None
+    return int(row[0]), int(row[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=200_000), max_size=300),
+    st.lists(st.integers(min_value=1, max_value=3), max_size=300),
+    st.integers(min_value=-2, max_value=60),
+)
+def test_the_first_message_of_a_day_is_the_one_a_bisection_finds(
+    gaps: list[int], steps: list[int], offset: int
+) -> None:
+    # Seqs with holes (deleted messages), times at uneven paces, with long silences; the
+    # days asked about before, in and after them.
+    connection = sqlite3.connect(":memory:")
+    connection.execute(
+        "CREATE TABLE message (id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, "
+        "created_at TEXT)"
+    )
+    connection.execute("CREATE INDEX by_seq ON message (session_id, seq)")
+    moment, seq = datetime(2026, 3, 1, 8, tzinfo=UTC).timestamp(), 0
+    for n, gap in enumerate(gaps):
+        moment += gap * (50 if n % 7 == 0 else 1)
+        seq += steps[n] if n < len(steps) else 1
+        stamp = datetime.fromtimestamp(moment, UTC).isoformat()
+        connection.execute(
+            "INSERT INTO message (session_id, seq, created_at) VALUES ('a', ?, ?)", (seq, stamp)
+        )
+    index = RecallIndex(connection)
+    first_day = date(2026, 3, 1).toordinal()
+    for day in {first_day + offset, first_day + offset // 3, first_day + offset * 5}:
+        assert index._first_seq_on_or_after("a", day) == _bisected(connection, "a", day)
+    connection.close()
