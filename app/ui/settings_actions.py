@@ -9,14 +9,15 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QWidget
 
-from app.core.paths import AppPaths
-from app.ui.controller import ChatController
 from app.ui.key_dialog import ApiKeyDialog
-from app.ui.text_size import TextSize
 from app.ui.theme import apply_theme
 
 if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.core.paths import AppPaths
+    from app.ui.controller import ChatController
     from app.ui.settings_dialog import SettingsDialog
+    from app.ui.text_size import TextSize
 
 
 class SettingsActions(QObject):
@@ -39,7 +40,7 @@ class SettingsActions(QObject):
         self, controller: ChatController, window: QWidget, paths: AppPaths, text_size: TextSize
     ) -> None:
         super().__init__(window)
-        self._chat = controller.service
+        self._controller = controller
         self._window = window
         self._paths = paths
         self._text_size = text_size
@@ -48,6 +49,11 @@ class SettingsActions(QObject):
         self.action = QAction("&Settings…", window)
         self.action.setShortcut(QKeySequence("Ctrl+,"))
         self.action.triggered.connect(self.open_settings)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     # -- the key -------------------------------------------------------------------
 
