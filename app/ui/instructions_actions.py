@@ -9,12 +9,11 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QToolButton, QWidget
 
-from app.ui.instructions_dialog import InstructionsDialog
-
 if TYPE_CHECKING:
     from app.chat.service import ChatService
     from app.core.models import Session
     from app.ui.controller import ChatController
+    from app.ui.instructions_dialog import InstructionsDialog
     from app.ui.window_header import WindowHeader
 
 ACTION_TEXT = "Instructions for Claude…"
@@ -76,6 +75,8 @@ class InstructionsActions(QObject):
         if self.dialog is not None:
             self.dialog.raise_()
             return
+        from app.ui.instructions_dialog import InstructionsDialog  # opened: first used
+
         dialog = InstructionsDialog(
             self._text,
             new_conversation=self._chat.current.state.session is None,

@@ -9,13 +9,13 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QWidget
 
-from app.ui.key_dialog import ApiKeyDialog
 from app.ui.theme import apply_theme
 
 if TYPE_CHECKING:
     from app.chat.service import ChatService
     from app.core.paths import AppPaths
     from app.ui.controller import ChatController
+    from app.ui.key_dialog import ApiKeyDialog
     from app.ui.settings_dialog import SettingsDialog
     from app.ui.text_size import TextSize
 
@@ -61,6 +61,8 @@ class SettingsActions(QObject):
         """Open the key dialog, unless it is open already."""
         if self.key_dialog is not None:
             return
+        from app.ui.key_dialog import ApiKeyDialog  # the first time the key is asked for
+
         dialog = ApiKeyDialog(self._chat.credentials, self._window, first_run=first_run)
         dialog.finished.connect(lambda result: self._key_dialog_done(dialog, result))
         self.key_dialog = dialog

@@ -11,7 +11,6 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMessageBox, QToolButton, QWidget
 
 from app.ui.banner import Banner, BannerKind
-from app.ui.summarize_dialog import SummarizeDialog
 from app.ui.summary_history import (
     BANNER_TITLE,
     EXPLAIN_ACTION,
@@ -20,7 +19,6 @@ from app.ui.summary_history import (
     SummaryHistoryDialog,
     banner_text,
 )
-from app.ui.summary_preview import SummaryPreviewDialog
 from app.ui.summary_progress import SummaryProgress
 
 if TYPE_CHECKING:
@@ -29,6 +27,8 @@ if TYPE_CHECKING:
     from app.core.models import Message
     from app.core.summary import Summary
     from app.ui.controller import ChatController
+    from app.ui.summarize_dialog import SummarizeDialog
+    from app.ui.summary_preview import SummaryPreviewDialog
     from app.ui.transcript import TranscriptView
 
 SUMMARIZE_NOW = "Summarize now"
@@ -142,6 +142,8 @@ class SummaryActions(QObject):
             self.summarize_dialog.raise_()
             return self.summarize_dialog
         preserve = self._chat.settings.summarization.preserve_recent
+        from app.ui.summarize_dialog import SummarizeDialog  # first opened: not to paint
+
         dialog = SummarizeDialog(preserve, self._window)
         dialog.finished.connect(lambda result: self._summary_instructions_given(dialog, result))
         self.summarize_dialog = dialog
@@ -176,6 +178,8 @@ class SummaryActions(QObject):
         Built now, opened on the next turn of the event loop: building and showing it in
         one turn held the window ~10 ms while a reply streamed (issue 20)."""
         self.close_preview()
+        from app.ui.summary_preview import SummaryPreviewDialog  # first preview: not to paint
+
         dialog = SummaryPreviewDialog(preview, self._window)
         dialog.finished.connect(lambda result: self._summary_checked(dialog, result))
         self._preview_built = dialog

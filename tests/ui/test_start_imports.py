@@ -66,6 +66,13 @@ BUILT_AFTER_PAINT = (
     "app.store.calibration_file",
     "app.ui.upgrade",  # an upgrade's walks, after the paint
     "app.ui.smoke",  # a bundle's check only (CAIRN_SMOKE_MESSAGE)
+    # Imported where first used, after the paint: dialogs, and the code blocks' colours.
+    "app.ui.key_dialog",
+    "app.ui.instructions_dialog",
+    "app.ui.summarize_dialog",
+    "app.ui.summary_preview",
+    "app.ui.code_highlight",
+    "pygments",
 )
 
 
