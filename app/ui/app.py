@@ -47,6 +47,7 @@ from app.store.transactions import (
 from app.ui.controller import ChatController
 from app.ui.main_window import MainWindow
 from app.ui.quit_guard import QuitGuard
+from app.ui.smoke import smoke_from_environment
 from app.ui.theme import apply_theme
 
 # The chat side (app.chat, its stores, the key store) is imported when the controller
@@ -415,11 +416,7 @@ def run(argv: Sequence[str]) -> int:
     )
     session.freeze_startup = True
     session.show()
-    _smoke = None
-    if os.environ.get("CAIRN_SMOKE_MESSAGE"):  # app.ui.smoke.SMOKE_VARIABLE: a bundle's check
-        from app.ui.smoke import smoke_from_environment
-
-        _smoke = smoke_from_environment(session.controller, session.window, lambda: session.started)
+    _smoke = smoke_from_environment(session.controller, session.window, lambda: session.started)
     try:
         return app.exec()
     finally:

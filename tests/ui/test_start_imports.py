@@ -65,7 +65,6 @@ BUILT_AFTER_PAINT = (
     "app.store.model_cache",
     "app.store.calibration_file",
     "app.ui.upgrade",  # an upgrade's walks, after the paint
-    "app.ui.smoke",  # a bundle's check only (CAIRN_SMOKE_MESSAGE)
     # Imported where first used, after the paint: dialogs, and the code blocks' colours.
     "app.ui.key_dialog",
     "app.ui.instructions_dialog",
