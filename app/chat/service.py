@@ -486,6 +486,11 @@ class ChatService:
     # --- settings
 
     @property
+    def store(self) -> SessionStore:
+        """The loop thread's store (on the connection `open_database` returned)."""
+        return self._deps.store
+
+    @property
     def settings(self) -> AppSettings:
         """The settings in force (a copy: change them with `update_settings`)."""
         return self._settings.model_copy(deep=True)

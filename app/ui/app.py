@@ -7,29 +7,24 @@ import gc
 import logging
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from app import APP_NAME, __version__
-from app.chat.runner import Job
-from app.chat.service import ProviderFactory, ServiceDependencies
 from app.core.errors import StorageError, UserFacingError
 from app.core.paths import FOLDER_ERROR_TITLE, AppPaths, describe_folder_error
 from app.core.settings import load_settings
-from app.llm.provider import ChatProvider
 from app.logs import setup_logging, teardown_logging
-from app.secrets.keystore import KeyStore
 from app.store.backfill import pending as pending_backfills
-from app.store.backup import mend_texts
-from app.store.calibration_file import CalibrationFile
-from app.store.checksums import Repair
 from app.store.database import (
     CheckCancel,
     CheckOutcome,
@@ -41,9 +36,6 @@ from app.store.database import (
     open_read_only,
 )
 from app.store.instance_lock import InstanceLock
-from app.store.model_cache import ModelCache
-from app.store.sessions import SessionStore
-from app.store.summaries import SummaryStore
 from app.store.transactions import (
     UPDATING,
     WRITES_HELD_TITLE,
@@ -57,7 +49,17 @@ from app.ui.main_window import MainWindow
 from app.ui.quit_guard import QuitGuard
 from app.ui.smoke import smoke_from_environment
 from app.ui.theme import apply_theme
-from app.ui.upgrade import Upgrade
+
+# The chat side (app.chat, its stores, the key store) is imported when the controller
+# builds the service, once the window has painted (`CairnSession.wire`, issue 20).
+if TYPE_CHECKING:
+    from app.chat.runner import Job
+    from app.chat.service import ProviderFactory, ServiceDependencies
+    from app.llm.provider import ChatProvider
+    from app.secrets.keystore import KeyStore
+    from app.store.checksums import Repair
+    from app.store.sessions import SessionStore
+    from app.ui.upgrade import Upgrade
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +131,8 @@ class CairnSession:
 
     window: MainWindow
     controller: ChatController
-    store: SessionStore
+    # The database's connection; the service's store owns it once built (`close` closes it).
+    connection: sqlite3.Connection
     lock: InstanceLock
     database: Path
     checked_at_open: bool = True
@@ -149,6 +152,11 @@ class CairnSession:
     upgrade: Upgrade | None = None
     _first_paint: QObject | None = None
 
+    @property
+    def store(self) -> SessionStore:
+        """The loop thread's store: the chat service's (built when first asked for)."""
+        return self.controller.service.store
+
     def show(self) -> None:
         """Show the window empty, and fill it once it has painted once.
 
@@ -159,10 +167,14 @@ class CairnSession:
         self.window.show()
 
     def _after_first_paint(self) -> None:
+        # The first use of `controller.service` builds the chat service (and imports the
+        # chat side): here, after the window has painted (issue 20).
         self.window.start(writable=self.check_first is None and not self.upgrading)
         for title, text in self.notices:
             self.window.show_notice(title, text)
         if self.upgrading:
+            from app.ui.upgrade import Upgrade
+
             self.upgrade = Upgrade(
                 self.window, self.controller, self.database, finished=self._upgraded
             )
@@ -201,6 +213,10 @@ class CairnSession:
     def _check_database(self) -> None:
         """The integrity check open_database skipped (a clean shutdown), then every text
         against its checksum, on a worker."""
+        from app.chat.runner import Job
+        from app.store.backup import mend_texts
+        from app.store.checksums import Repair
+
         cancel, database = CheckCancel(), self.database
 
         def work(job: Job[tuple[CheckResult, Repair]]) -> tuple[CheckResult, Repair]:
@@ -243,7 +259,7 @@ class CairnSession:
     def close(self) -> None:
         """Stop everything, then record a clean shutdown (the next start can skip the check)."""
         self.controller.shutdown()
-        self.store.close()
+        self.connection.close()
         release_writes(self.database, UPDATING)  # what is left goes on at the next start
         if self.scratch is None:
             mark_clean_shutdown(self.database)
@@ -293,22 +309,33 @@ def open_cairn(
         upgrading = bool(pending_backfills(opened.connection))
     if upgrading:
         hold_writes(opened.path, UPDATING)  # until the walks are done (app.ui.upgrade)
-    store = SessionStore(opened.connection, database=opened.path)
     database = paths.database
-    deps = ServiceDependencies(
-        store=store,
-        database=database,
-        open_store=lambda: SessionStore.open(database),
-        open_summaries=lambda: SummaryStore.open(database),
-        keystore=keystore or KeyStore(),
-        provider_factory=provider_factory,
-        settings=loaded.settings,
-        settings_path=paths.settings_file,
-        calibration_file=CalibrationFile.in_data_dir(paths),
-        model_cache=ModelCache.in_data_dir(paths),
-        read_only=read_only,
-    )
-    controller = ChatController(deps)
+
+    def dependencies() -> ServiceDependencies:
+        # Imported here: the chat side is not needed to paint the window (issue 20).
+        from app.chat.service import ServiceDependencies
+        from app.secrets.keystore import KeyStore
+        from app.store.calibration_file import CalibrationFile
+        from app.store.model_cache import ModelCache
+        from app.store.sessions import SessionStore
+        from app.store.summaries import SummaryStore
+
+        return ServiceDependencies(
+            store=SessionStore(opened.connection, database=opened.path),
+            database=database,
+            open_store=lambda: SessionStore.open(database),
+            open_summaries=lambda: SummaryStore.open(database),
+            keystore=keystore or KeyStore(),
+            provider_factory=provider_factory,
+            settings=loaded.settings,
+            settings_path=paths.settings_file,
+            calibration_file=CalibrationFile.in_data_dir(paths),
+            model_cache=ModelCache.in_data_dir(paths),
+            read_only=read_only,
+        )
+
+    # The controller's signals only: its service is built when first used, after the paint.
+    controller = ChatController(dependencies, settings=loaded.settings)
     window = MainWindow(controller, paths)
     QuitGuard(window, controller)  # a reply only in memory is not lost by closing
     notices: list[tuple[str, str]] = []
@@ -322,7 +349,7 @@ def open_cairn(
     return CairnSession(
         window,
         controller,
-        store,
+        opened.connection,
         lock,
         opened.path,
         checked_at_open=opened.checked or opened.check_first is not None,

@@ -9,12 +9,12 @@ to its signals and act on the parts of the chat service they need
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from app.chat.events import Activity, ChatEvents, SummaryPreview, SummaryReport
-from app.chat.service import ChatService, ServiceDependencies
 from app.core.caching import CacheUse
 from app.core.catalog import ModelInfo
 from app.core.context import ContextState
@@ -23,6 +23,10 @@ from app.core.lookup import Lookup
 from app.core.models import Message, Session
 from app.core.summary import Summary
 from app.ui.qt_loop import QtEventLoop
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService, ServiceDependencies
+    from app.core.settings import AppSettings
 
 
 class ChatController(QObject):
@@ -92,15 +96,59 @@ class ChatController(QObject):
     summary_previewed = Signal(object)
     lookup_made = Signal(object)
     restore_progressed = Signal(object)
+    # The chat service was just built (`service`): parts that need it from the start wire.
+    service_built = Signal()
 
-    def __init__(self, deps: ServiceDependencies, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        deps: ServiceDependencies | Callable[[], ServiceDependencies],
+        parent: QObject | None = None,
+        *,
+        settings: AppSettings | None = None,
+    ) -> None:
+        """Given `deps`, the service is built at once; given what makes them (and the
+        `settings` they hold), when first used (`service`): `cairn` paints first."""
         super().__init__(parent)
         self.loop = QtEventLoop(self)
-        self.service = ChatService(deps, self.loop, _SignalEvents(self))
+        self._deps = deps
+        self._settings = settings if settings is not None or callable(deps) else deps.settings
+        self._service: ChatService | None = None
+        if not callable(deps):
+            self._build()
+
+    @property
+    def built(self) -> bool:
+        """Whether the chat service exists yet (the app builds it after the first paint)."""
+        return self._service is not None
+
+    @property
+    def settings(self) -> AppSettings:
+        """The settings: the service's, or before it is built those it will start with."""
+        if self._service is not None or self._settings is None:
+            return self.service.settings
+        return self._settings.model_copy(deep=True)  # a copy, as the service's
+
+    @property
+    def service(self) -> ChatService:
+        """The chat service, built the first time it is asked for.
+
+        Its modules (the chat side: core, store, chat) are imported then, not to paint the
+        window: `cairn` asks for it once the window has painted (issue 20).
+        """
+        return self._service if self._service is not None else self._build()
+
+    def _build(self) -> ChatService:
+        from app.chat.service import ChatService
+
+        deps = self._deps if not callable(self._deps) else self._deps()
+        self._service = service = ChatService(deps, self.loop, _SignalEvents(self))
+        self.service_built.emit()
+        return service
 
     def shutdown(self) -> None:
         """Stop the reply (keeping its text) and every background task, and wait for them."""
-        self.service.shutdown()
+        if self._service is not None:
+            self._service.shutdown()
         self.loop.close()
 
 

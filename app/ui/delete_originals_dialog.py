@@ -8,12 +8,16 @@ archived originals…" action. The outcome comes back as a notice or an error.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from app.ui.controller import ChatController
-from app.ui.transcript import TranscriptView
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.ui.controller import ChatController
+    from app.ui.transcript import TranscriptView
 
 DELETE_BUTTON = "Delete messages"
 CONVERSATION_ACTION = "Delete archived originals…"
@@ -69,12 +73,16 @@ class OriginalsDeletion(QObject):
     ) -> None:
         super().__init__(window)
         self._controller = controller
-        self._chat = controller.service
         self._transcript = transcript
         self._window = window
         self.dialog: QMessageBox | None = None
         self.conversation_action = QAction(CONVERSATION_ACTION, window)
         self.conversation_action.triggered.connect(self.ask_for_conversation)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def ask_for_summary(self, summary_id: str) -> None:
         session = self._chat.current.state.session

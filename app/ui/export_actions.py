@@ -8,15 +8,19 @@ plain words, and after an import the new conversations in the sidebar.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from app.chat.exports import ExportFormat
 from app.core.platform import portable_file_name
+from app.store.export_file import ExportFormat
 from app.ui.confirm import ask_to_confirm
-from app.ui.controller import ChatController
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.ui.controller import ChatController
 
 JSON_FILTER = "JSON, complete: can be imported back (*.json)"
 MARKDOWN_FILTER = "Markdown, for reading (*.md)"
@@ -41,7 +45,7 @@ class ExportActions(QObject):
     def __init__(self, controller: ChatController, window: QWidget) -> None:
         super().__init__(window)
         self.controller = controller
-        self._chat = controller.service
+        self._controller = controller
         self._window = window
         self.dialog: QFileDialog | None = None
         self.replace_box: QMessageBox | None = None
@@ -61,6 +65,11 @@ class ExportActions(QObject):
             "Add conversations that are already in Cairn again, under new names"
         )
         self.import_copy_action.triggered.connect(lambda: self.import_file(as_copy=True))
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def add_to(self, menu: QMenu) -> None:
         """Put the actions in `menu`; "Export conversation…" is enabled when one is open."""

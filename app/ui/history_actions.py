@@ -10,17 +10,18 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QWidget
 
-from app.ui.controller import ChatController
 from app.ui.export_actions import ExportActions
 from app.ui.find_bar import FindBar
-from app.ui.history_source import HistorySource, Place
 from app.ui.message_jump import MessageJump
 from app.ui.restore_action import restore_action
-from app.ui.sidebar import Sidebar
-from app.ui.transcript import TranscriptView
 
 if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.ui.controller import ChatController
+    from app.ui.history_source import HistorySource, Place
     from app.ui.history_window import HistoryWindow
+    from app.ui.sidebar import Sidebar
+    from app.ui.transcript import TranscriptView
 
 
 def bring_forward(window: QWidget) -> None:
@@ -62,7 +63,6 @@ class HistoryActions(QObject):
         self.source = source
         self._sidebar = sidebar
         self._controller = controller
-        self._chat = controller.service
         self._main_window = main_window
         self.window: HistoryWindow | None = None
         self.jump = MessageJump(controller, transcript, load_earlier, self)
@@ -92,6 +92,11 @@ class HistoryActions(QObject):
             signal.connect(lambda *_changed: self._follow.start())
         self._from_find = False
         self.set_source(source)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def set_source(self, source: HistorySource) -> None:
         """Find things through `source` (the chat service's History)."""

@@ -3,14 +3,18 @@ title, and Conversation → Instructions for Claude… (Ctrl+I)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QToolButton, QWidget
 
-from app.core.models import Session
-from app.ui.controller import ChatController
-from app.ui.instructions_dialog import InstructionsDialog
-from app.ui.window_header import WindowHeader
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.core.models import Session
+    from app.ui.controller import ChatController
+    from app.ui.instructions_dialog import InstructionsDialog
+    from app.ui.window_header import WindowHeader
 
 ACTION_TEXT = "Instructions for Claude…"
 # Words, not only a mark, say whether there are any (DESIGN §8: no colour-only signals).
@@ -38,7 +42,7 @@ class InstructionsActions(QObject):
 
     def __init__(self, controller: ChatController, header: WindowHeader, window: QWidget) -> None:
         super().__init__(window)
-        self._chat = controller.service
+        self._controller = controller
         self._header = header
         self._narrow = False
         self._window = window
@@ -56,13 +60,23 @@ class InstructionsActions(QObject):
         header.installEventFilter(self)
         controller.conversation_opened.connect(self._opened)
         controller.session_changed.connect(self._session_changed)
-        self._show(self._chat.current.instructions.text())
+        if controller.built:
+            self._show(self._chat.current.instructions.text())
+        else:  # a new conversation's, until the service opens one (after the first paint)
+            self._show(controller.settings.new_conversation_instructions())
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def edit(self) -> None:
         """Open the dialog on the conversation's instructions (one at a time)."""
         if self.dialog is not None:
             self.dialog.raise_()
             return
+        from app.ui.instructions_dialog import InstructionsDialog  # opened: first used
+
         dialog = InstructionsDialog(
             self._text,
             new_conversation=self._chat.current.state.session is None,

@@ -11,23 +11,21 @@ chat service. What each part shows or does lives with that part: the header
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from app import APP_NAME
-from app.chat.events import Activity
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
 from app.core.models import Message, MessageStatus, Role, Session
-from app.core.paths import AppPaths
 from app.store.export_file import AlreadyImportedError
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
 from app.ui.confirm import ask_to_confirm
-from app.ui.controller import ChatController
 from app.ui.delete_originals_dialog import OriginalsDeletion
 from app.ui.export_actions import ExportActions
 from app.ui.history_actions import HistoryActions
@@ -44,15 +42,42 @@ from app.ui.summary_actions import CardActions, SummaryActions
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_lookups import TranscriptLookups
 from app.ui.unsaved_mark import TranscriptUnsaved
-from app.ui.window_attachments import wire_attachments
+from app.ui.window_attachments import TranscriptAttachments, wire_attachments
 from app.ui.window_header import WindowHeader
 from app.ui.window_menus import build_menus
+
+if TYPE_CHECKING:
+    from app.chat.events import Activity
+    from app.chat.service import ChatService
+    from app.core.paths import AppPaths
+    from app.core.search import ConversationOverview, SearchPage, SearchQuery, TimelineEntry
+    from app.ui.controller import ChatController
 
 CHANGE_KEY_ACTION = "Change key…"
 IMPORT_COPY_ACTION = "Import as a copy"
 DRAFT_DEBOUNCE_MS = 150
 
 log = logging.getLogger(__name__)
+
+
+class _ServiceHistory:
+    """The chat service's History (a `HistorySource`), looked up when first asked: the
+    window is built, and painted, before the service exists (issue 20)."""
+
+    def __init__(self, controller: ChatController) -> None:
+        self._controller = controller
+
+    def search(self, query: SearchQuery, done: Callable[[SearchPage], None]) -> None:
+        self._controller.service.history.search(query, done)
+
+    def matching_sessions(self, text: str, done: Callable[[list[str]], None]) -> None:
+        self._controller.service.history.matching_sessions(text, done)
+
+    def conversations(self) -> list[ConversationOverview]:
+        return self._controller.service.history.conversations()
+
+    def timeline(self, session_id: str) -> list[TimelineEntry]:
+        return self._controller.service.history.timeline(session_id)
 
 
 class MainWindow(QMainWindow):
@@ -73,7 +98,6 @@ class MainWindow(QMainWindow):
     def __init__(self, controller: ChatController, paths: AppPaths) -> None:
         super().__init__()
         self.controller = controller
-        self.chat = chat = controller.service
         self.paths = paths
         self.confirm_box: QMessageBox | None = None
         self._copy_source: Path | None = None  # a file "Already in Cairn" (Import as a copy)
@@ -84,7 +108,9 @@ class MainWindow(QMainWindow):
         self.sidebar = Sidebar(self)
         self.header = WindowHeader(self)
         # A summary card's "Delete original messages…" asks first (`deletion`).
-        cards = CardActions(chat, lambda summary_id: self.deletion.ask_for_summary(summary_id))
+        cards = CardActions(
+            controller, lambda summary_id: self.deletion.ask_for_summary(summary_id)
+        )
         self.transcript = TranscriptView(self, cards=cards)
         self.composer = Composer(self)
         self.banner = Banner(self)
@@ -95,7 +121,12 @@ class MainWindow(QMainWindow):
         self.summaries = SummaryActions(controller, self, self.banner, self.transcript)
         self.exports = ExportActions(controller, self)
         self.history = HistoryActions(
-            controller, self, self.transcript, self.sidebar, self._load_earlier, chat.history
+            controller,
+            self,
+            self.transcript,
+            self.sidebar,
+            self._load_earlier,
+            _ServiceHistory(controller),
         )
         self.history.jump.missed.connect(self.show_notice)  # a place gone: said so
         self.instructions = InstructionsActions(controller, self.header, self)
@@ -130,27 +161,29 @@ class MainWindow(QMainWindow):
 
         # user → chat
         self.composer.send_requested.connect(self._send)
-        self.composer.stop_requested.connect(lambda: chat.current.turns.stop())
+        self.composer.stop_requested.connect(lambda: self.chat.current.turns.stop())
         # The gauge follows the draft, at most a few times a second while typing.
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_DEBOUNCE_MS)
         self._draft_timer.timeout.connect(
-            lambda: chat.current.gauge.set_draft(self.composer.text())
+            lambda: self.chat.current.gauge.set_draft(self.composer.text())
         )
         self.composer.editor.textChanged.connect(self._draft_timer.start)
         # The SDK loads (the models are listed) once the user starts typing, not at start.
-        self.composer.editor.started.connect(chat.prepare_network)
+        self.composer.editor.started.connect(lambda: self.chat.prepare_network())
         self.sidebar.new_requested.connect(self._new_conversation)
-        self.sidebar.session_selected.connect(chat.open_session)
-        self.sidebar.rename_requested.connect(chat.rename_session)
+        self.sidebar.session_selected.connect(lambda session_id: self.chat.open_session(session_id))
+        self.sidebar.rename_requested.connect(
+            lambda session_id, title: self.chat.rename_session(session_id, title)
+        )
         self.sidebar.delete_requested.connect(self._confirm_delete)
         self.transcript.earlier_requested.connect(self._load_earlier)
         self.transcript.empty_state.example_chosen.connect(self._example_chosen)
         self.transcript.pin_requested.connect(
-            lambda message_id, pinned: chat.current.pins.pin(message_id, pinned)
+            lambda message_id, pinned: self.chat.current.pins.pin(message_id, pinned)
         )
-        self.header.model_picked.connect(lambda model_id: chat.current.model.select(model_id))
+        self.header.model_picked.connect(lambda model_id: self.chat.current.model.select(model_id))
         self.header.settings_button.clicked.connect(self.settings.open_settings)
         self.settings.key_dialog_opened.connect(lambda: self.transcript.empty_state.set_quiet(True))
         self.settings.key_dialog_closed.connect(self._key_dialog_closed)
@@ -168,7 +201,12 @@ class MainWindow(QMainWindow):
         self.lookups = TranscriptLookups(controller, self.transcript)  # after: widgets exist
         self.lookups.open_requested.connect(self.history.go)  # an excerpt's original
         self.unsaved = TranscriptUnsaved(controller, self.transcript)  # "not saved yet"
-        self.files = wire_attachments(self, self.composer, self.transcript, controller)
+        # The files' parts need the chat service's: wired once it is built (issue 20).
+        self.files: TranscriptAttachments | None = None
+        if controller.built:
+            self._wire_files()
+        else:
+            controller.service_built.connect(self._wire_files)
         controller.message_added.connect(self.transcript.append_message)
         controller.message_sending.connect(self.transcript.append_sending)
         controller.message_stored.connect(self.transcript.message_stored)
@@ -205,6 +243,18 @@ class MainWindow(QMainWindow):
                 Pane(self.composer, row=True),
             ],
         )
+
+    def _wire_files(self) -> None:
+        self.files = wire_attachments(self, self.composer, self.transcript, self.controller)
+
+    @property
+    def chat(self) -> ChatService:
+        """The chat service the window acts on (`controller.service`).
+
+        Looked up when used, never while the window is built: the controller builds the
+        service when first asked, after the first paint in the app (issue 20).
+        """
+        return self.controller.service
 
     def _lay_out_panes(self) -> QVBoxLayout:
         """The sidebar beside the conversation's column (header, transcript, the notes

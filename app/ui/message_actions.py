@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt
 from PySide6.QtGui import (
@@ -36,8 +36,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.models import Message, Role
-from app.ui.composer import Composer
-from app.ui.controller import ChatController
 from app.ui.message_bar import (
     COPY_ACTION,
     EDIT_ACTION,
@@ -49,8 +47,13 @@ from app.ui.message_bar import (
     version_label,
 )
 from app.ui.reply_actions import CONTINUE_ACTION
-from app.ui.transcript import TranscriptView
-from app.ui.transcript_message import MessageWidget
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.ui.composer import Composer
+    from app.ui.controller import ChatController
+    from app.ui.transcript import TranscriptView
+    from app.ui.transcript_message import MessageWidget
 
 COPY_MARKDOWN_ACTION: Final = "Copy as Markdown"
 COPY_SELECTION_ACTION: Final = "Copy selected text"
@@ -91,7 +94,6 @@ class MessageActions(QObject):
         self._transcript = transcript
         self._composer = composer
         self._controller = controller
-        self._chat = controller.service
         self._bars: dict[MessageWidget, MessageBar] = {}
         # The size of a bar with nothing shown, by its kind (`_bar_kind`): the place kept
         # for a bar not made yet.
@@ -112,6 +114,11 @@ class MessageActions(QObject):
         regenerate = QShortcut(QKeySequence(REGENERATE_SHORTCUT), parent)
         regenerate.setContext(Qt.ShortcutContext.WindowShortcut)
         regenerate.activated.connect(self.regenerate_latest)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     # --- what the keyboard and the menu reach
 

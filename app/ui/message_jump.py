@@ -16,17 +16,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 from app.core.summary import SummaryTier
-from app.ui.controller import ChatController
-from app.ui.history_source import Place
 from app.ui.landing_highlight import LandingHighlight
 from app.ui.summary_block import SummaryBlock
-from app.ui.transcript import TranscriptView
 from app.ui.transcript_frame import settle_layout
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.ui.controller import ChatController
+    from app.ui.history_source import Place
+    from app.ui.transcript import TranscriptView
 
 _MARGIN = 48  # space above the target, so it does not touch the top edge
 
@@ -59,7 +63,6 @@ class MessageJump(QObject):
     ) -> None:
         super().__init__(parent)
         self._controller = controller
-        self._chat = controller.service
         self._transcript = transcript
         self._load_earlier = load_earlier
         self.pending: Place | None = None
@@ -67,6 +70,11 @@ class MessageJump(QObject):
         self._focus = True
         transcript.page_built.connect(self._try_later)
         controller.summaries_changed.connect(self._try_later)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def go(self, place: Place, *, focus: bool = True) -> None:
         """Open `place`'s conversation (if not on screen) and go there once it is shown;

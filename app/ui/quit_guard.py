@@ -9,12 +9,14 @@ question is window-modal and does not block (`open`), so nothing waits on it.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
-from app.ui.controller import ChatController
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.ui.controller import ChatController
 
 QUESTION_TITLE: Final = "A reply isn't saved yet"
 KEEP_OPEN: Final = "Keep Cairn open"
@@ -41,10 +43,14 @@ class QuitGuard(QObject):
         super().__init__(window)
         self._window = window
         self._controller = controller
-        self._chat = controller.service
         self._quitting = False
         self.question: QMessageBox | None = None
         window.installEventFilter(self)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._window and event.type() == QEvent.Type.Close and not self._quitting:

@@ -9,16 +9,18 @@ span exactly the column's message area, wherever the column is.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QObject, QPoint
 from PySide6.QtGui import QCloseEvent, QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QMainWindow, QWidget
 
-from app.ui.composer import Composer
-from app.ui.controller import ChatController
 from app.ui.text_size import TextSize
-from app.ui.transcript import TranscriptView
+
+if TYPE_CHECKING:
+    from app.ui.composer import Composer
+    from app.ui.controller import ChatController
+    from app.ui.transcript import TranscriptView
 
 # The composer never comes closer to the window's edges than this.
 MIN_SIDE_MARGIN: Final = 12
@@ -95,8 +97,8 @@ class ReadingLayout(QObject):
         self.alignment = ComposerAlignment(transcript, composer)
         self.text_size = TextSize(
             [transcript, composer],
-            lambda: controller.service.settings,
-            controller.service.update_settings,
+            lambda: controller.settings,  # read to paint, before the service is built
+            lambda settings: controller.service.update_settings(settings),
             window,
         )
         window.installEventFilter(self)

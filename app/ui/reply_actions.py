@@ -10,15 +10,20 @@ the conversation is idle; the message widgets show the buttons, this decides whe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 from shiboken6 import isValid
 
 from app.chat.events import Activity
 from app.chat.stop_reasons import CONTINUABLE_STATUSES
 from app.core.models import MessageStatus, Role
-from app.ui.controller import ChatController
-from app.ui.transcript import TranscriptView
-from app.ui.transcript_message import MessageWidget
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.ui.controller import ChatController
+    from app.ui.transcript import TranscriptView
+    from app.ui.transcript_message import MessageWidget
 
 CONTINUE_ACTION = "Continue"
 RETRY_ACTION = "Retry"
@@ -53,7 +58,6 @@ class ReplyActions(QObject):
         super().__init__(parent)
         self._transcript = transcript
         self._controller = controller
-        self._chat = controller.service
         self._offered: MessageWidget | None = None
         self.offered = ""
         for signal in (
@@ -65,6 +69,11 @@ class ReplyActions(QObject):
             controller.activity_changed,
         ):
             signal.connect(self.refresh)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def refresh(self, *_changed: object) -> None:
         """Put the offer where it belongs now (after the transcript took the change)."""

@@ -9,13 +9,18 @@ no desktop (offscreen, in tests).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from app.chat.events import Activity
-from app.core.models import Session
-from app.ui.controller import ChatController
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.core.models import Session
+    from app.ui.controller import ChatController
 
 TITLE = "Claude has replied"
 FAILED_TITLE = "Claude could not reply"
@@ -35,7 +40,6 @@ class ReplyNotifier(QObject):
     def __init__(self, controller: ChatController, window: QWidget) -> None:
         super().__init__(window)
         self._controller = controller
-        self._chat = controller.service
         self._window = window
         self._replying = False
         self._failed = False  # the reply that just ended ended with an error
@@ -46,6 +50,11 @@ class ReplyNotifier(QObject):
         controller.conversation_opened.connect(self._opened)
         controller.session_changed.connect(self._session_changed)
         controller.error_raised.connect(self._error_raised)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def _opened(self, session: Session | None, _page: object, _has_earlier: bool) -> None:
         # Another conversation on screen: its idle state is not the end of a reply here.

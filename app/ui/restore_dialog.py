@@ -8,6 +8,7 @@ other menu (the History window's) can add the same with `menu.addAction(...)`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -25,9 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.dates import clock, local, weekday_date
-from app.store.backup import BackupInfo
 from app.ui.confirm import ask_to_confirm
-from app.ui.controller import ChatController
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.store.backup import BackupInfo
+    from app.ui.controller import ChatController
 
 RESTORE_BUTTON = "Restore…"
 
@@ -64,7 +68,6 @@ class RestoreDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self._controller = controller
-        self._chat = controller.service
         self.backups = list(backups)
         self.confirm_box: QMessageBox | None = None
         self.setWindowTitle("Restore from backup")
@@ -99,6 +102,11 @@ class RestoreDialog(QDialog):
         if self.backups:
             self.list.setCurrentRow(0)
         self.restore_button.setEnabled(bool(self.backups))
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     @property
     def chosen(self) -> BackupInfo | None:

@@ -9,14 +9,15 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QWidget
 
-from app.core.paths import AppPaths
-from app.ui.controller import ChatController
-from app.ui.key_dialog import ApiKeyDialog
-from app.ui.text_size import TextSize
 from app.ui.theme import apply_theme
 
 if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.core.paths import AppPaths
+    from app.ui.controller import ChatController
+    from app.ui.key_dialog import ApiKeyDialog
     from app.ui.settings_dialog import SettingsDialog
+    from app.ui.text_size import TextSize
 
 
 class SettingsActions(QObject):
@@ -39,7 +40,7 @@ class SettingsActions(QObject):
         self, controller: ChatController, window: QWidget, paths: AppPaths, text_size: TextSize
     ) -> None:
         super().__init__(window)
-        self._chat = controller.service
+        self._controller = controller
         self._window = window
         self._paths = paths
         self._text_size = text_size
@@ -49,12 +50,19 @@ class SettingsActions(QObject):
         self.action.setShortcut(QKeySequence("Ctrl+,"))
         self.action.triggered.connect(self.open_settings)
 
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
+
     # -- the key -------------------------------------------------------------------
 
     def ask_for_key(self, first_run: bool = True) -> None:
         """Open the key dialog, unless it is open already."""
         if self.key_dialog is not None:
             return
+        from app.ui.key_dialog import ApiKeyDialog  # the first time the key is asked for
+
         dialog = ApiKeyDialog(self._chat.credentials, self._window, first_run=first_run)
         dialog.finished.connect(lambda result: self._key_dialog_done(dialog, result))
         self.key_dialog = dialog

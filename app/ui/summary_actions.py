@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMessageBox, QToolButton, QWidget
 
-from app.chat.events import SummaryPreview, SummaryReport
-from app.chat.service import ChatService
-from app.core.models import Message
-from app.core.summary import Summary
 from app.ui.banner import Banner, BannerKind
-from app.ui.controller import ChatController
-from app.ui.summarize_dialog import SummarizeDialog
 from app.ui.summary_history import (
     BANNER_TITLE,
     EXPLAIN_ACTION,
@@ -24,9 +19,17 @@ from app.ui.summary_history import (
     SummaryHistoryDialog,
     banner_text,
 )
-from app.ui.summary_preview import SummaryPreviewDialog
 from app.ui.summary_progress import SummaryProgress
-from app.ui.transcript import TranscriptView
+
+if TYPE_CHECKING:
+    from app.chat.events import SummaryPreview, SummaryReport
+    from app.chat.service import ChatService
+    from app.core.models import Message
+    from app.core.summary import Summary
+    from app.ui.controller import ChatController
+    from app.ui.summarize_dialog import SummarizeDialog
+    from app.ui.summary_preview import SummaryPreviewDialog
+    from app.ui.transcript import TranscriptView
 
 SUMMARIZE_NOW = "Summarize now"
 SUMMARIZE_TIP = (
@@ -63,7 +66,7 @@ class SummaryActions(QObject):
     ) -> None:
         super().__init__(window)
         self.controller = controller
-        self._chat = chat = controller.service
+        self._controller = controller
         self._window = window
         self._banner = banner
         self._header: QWidget | None = None
@@ -100,8 +103,13 @@ class SummaryActions(QObject):
         controller.summary_made.connect(self._summary_made)
         controller.summary_progress.connect(self._summary_progress)
         controller.summary_previewed.connect(self.show_summary_preview)
-        self.progress.cancel_requested.connect(lambda: chat.current.condensing.cancel())
+        self.progress.cancel_requested.connect(lambda: self._chat.current.condensing.cancel())
         self.update_actions()
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def follow_width_of(self, header: QWidget) -> None:
         """Show the button as a symbol only while `header` is narrow."""
@@ -134,6 +142,8 @@ class SummaryActions(QObject):
             self.summarize_dialog.raise_()
             return self.summarize_dialog
         preserve = self._chat.settings.summarization.preserve_recent
+        from app.ui.summarize_dialog import SummarizeDialog  # first opened: not to paint
+
         dialog = SummarizeDialog(preserve, self._window)
         dialog.finished.connect(lambda result: self._summary_instructions_given(dialog, result))
         self.summarize_dialog = dialog
@@ -147,7 +157,9 @@ class SummaryActions(QObject):
 
     def update_actions(self) -> None:
         """Summarize now needs a stored conversation and no summary already running."""
-        enabled = self._chat.current.state.session is not None and not self.running
+        # No conversation yet while the service is not built (before the first paint).
+        built = self._controller.built
+        enabled = built and self._chat.current.state.session is not None and not self.running
         self.summarize_action.setEnabled(enabled)
         self.summarize_with_action.setEnabled(enabled)
 
@@ -166,6 +178,8 @@ class SummaryActions(QObject):
         Built now, opened on the next turn of the event loop: building and showing it in
         one turn held the window ~10 ms while a reply streamed (issue 20)."""
         self.close_preview()
+        from app.ui.summary_preview import SummaryPreviewDialog  # first preview: not to paint
+
         dialog = SummaryPreviewDialog(preview, self._window)
         dialog.finished.connect(lambda result: self._summary_checked(dialog, result))
         self._preview_built = dialog
@@ -234,10 +248,15 @@ class CardActions:
     """What the transcript's summary cards ask of the chat service (their `CardHost`):
     the originals and parts they show, and what their buttons do."""
 
-    def __init__(self, chat: ChatService, delete_originals: Callable[[str], None]) -> None:
+    def __init__(self, controller: ChatController, delete_originals: Callable[[str], None]) -> None:
         """`delete_originals` asks first (`OriginalsDeletion.ask_for_summary`)."""
-        self._chat = chat
+        self._controller = controller
         self._delete_originals = delete_originals
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def originals(self, summary_id: str) -> tuple[Sequence[Message], datetime | None]:
         messages = self._chat.archive.originals(summary_id)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from app.chat.summaries import CANCELLING
-
 
 class SummaryProgress(QFrame):
     """ "Asking Claude for a summary…" with a busy bar and a Cancel button.
@@ -46,5 +44,7 @@ class SummaryProgress(QFrame):
             self.hide()
             return
         self.label.setText(text if text.endswith("…") else f"{text}…")
+        from app.chat.summaries import CANCELLING  # a summary runs: the module is loaded
+
         self.cancel_button.setEnabled(text != CANCELLING)
         self.show()

@@ -51,7 +51,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ui.code_highlight import CodeHighlighter
 from app.ui.markdown_quotes import paint_quote_bars, polish_quotes, quote_bars
 from app.ui.theme import (
     blend,
@@ -594,6 +593,9 @@ class CodeBlock(QFrame):
         header.addWidget(self.copy_button)
         layout.addLayout(header)
         self.code_view = CodeView(self)
+        # Imported with the first code block (pygments: not needed to paint the window).
+        from app.ui.code_highlight import CodeHighlighter
+
         self.highlighter = CodeHighlighter(self.code_view.document())
         layout.addWidget(self.code_view)
         self._reset_timer = QTimer(self)

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from app.core.errors import StorageError
-from app.core.lookup import Lookup
 from app.core.models import Message, Role
-from app.ui.controller import ChatController
 from app.ui.history_source import Place
-from app.ui.transcript import TranscriptView
-from app.ui.transcript_message import MessageWidget
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.core.lookup import Lookup
+    from app.ui.controller import ChatController
+    from app.ui.transcript import TranscriptView
+    from app.ui.transcript_message import MessageWidget
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +38,6 @@ class TranscriptLookups(QObject):
     def __init__(self, controller: ChatController, transcript: TranscriptView) -> None:
         super().__init__(transcript)
         self._controller = controller
-        self._chat = controller.service
         self._transcript = transcript
         self._shown: dict[int, tuple[Lookup, ...]] = {}
         # Connected after the window's own slot: the page's widgets exist by then.
@@ -42,6 +45,11 @@ class TranscriptLookups(QObject):
         controller.lookup_made.connect(self.add)
         # A page is built in slices after its first paint: each message as it is made.
         transcript.message_built.connect(self._built)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def page_shown(self, page: Iterable[Message]) -> None:
         """A page of messages is (about to be) put on screen: show its replies' lookups."""

@@ -6,6 +6,7 @@ and which of them Claude no longer gets). `wire_attachments` connects them.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
@@ -15,7 +16,6 @@ from app.core.attachments import (
     Attachment,
     split_attachment_line,
 )
-from app.core.context import ContextState
 from app.core.models import Message, Role
 from app.ui.attachment_chips import (
     NOT_RESENT_TIP,
@@ -25,11 +25,15 @@ from app.ui.attachment_chips import (
     refresh_thumbnail,
 )
 from app.ui.attachment_tray import AttachmentTray, carries_files
-from app.ui.composer import Composer
-from app.ui.controller import ChatController
 from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
-from app.ui.transcript import TranscriptView
-from app.ui.transcript_message import MessageWidget
+
+if TYPE_CHECKING:
+    from app.chat.service import ChatService
+    from app.core.context import ContextState
+    from app.ui.composer import Composer
+    from app.ui.controller import ChatController
+    from app.ui.transcript import TranscriptView
+    from app.ui.transcript_message import MessageWidget
 
 
 class _FileDrops(QObject):
@@ -118,7 +122,6 @@ class TranscriptAttachments(QObject):
     ) -> None:
         super().__init__(transcript)
         self._controller = controller
-        self._chat = controller.service
         self._transcript = transcript
         self._thumbnails = thumbnails
         self._known: dict[int, tuple[Attachment, ...]] = {}
@@ -127,6 +130,11 @@ class TranscriptAttachments(QObject):
         controller.context_changed.connect(self._context_changed)
         transcript.message_built.connect(self._built)
         thumbnails.ready.connect(self._thumbnail_ready)
+
+    @property
+    def _chat(self) -> ChatService:
+        """The chat service, looked up when used: built after the first paint (issue 20)."""
+        return self._controller.service
 
     def _opened(self, _session: object, page: list[Message], _more: bool) -> None:
         self._known = self._chat.attachments.of([m.id for m in page if _has_files(m)])

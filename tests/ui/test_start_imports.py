@@ -43,6 +43,37 @@ NOT_TO_PAINT = (
     "app.store.wal_check",  # a log left beside the database (there is none at a first start)
 )
 
+# The chat side: imported when the controller builds the chat service, on the turn of the
+# loop after the window's first paint (`ChatController.service`, `CairnSession`), never to
+# paint it; each was imported before the paint until then (issue 20).
+BUILT_AFTER_PAINT = (
+    "app.chat.service",
+    "app.chat.conversation",
+    "app.chat.archive",
+    "app.chat.backups",
+    "app.chat.history",
+    "app.chat.turns",
+    "app.chat.credentials",
+    "app.chat.opening",
+    "app.chat.state",
+    "app.chat.gauge",
+    "app.chat.summaries",
+    "app.chat.exports",
+    "app.store.sessions",
+    "app.store.summaries",
+    "app.store.backup",
+    "app.store.model_cache",
+    "app.store.calibration_file",
+    "app.ui.upgrade",  # an upgrade's walks, after the paint
+    # Imported where first used, after the paint: dialogs, and the code blocks' colours.
+    "app.ui.key_dialog",
+    "app.ui.instructions_dialog",
+    "app.ui.summarize_dialog",
+    "app.ui.summary_preview",
+    "app.ui.code_highlight",
+    "pygments",
+)
+
 
 def _in_a_fresh_interpreter(code: str, env: dict[str, str] | None = None) -> object:
     result = subprocess.run(
@@ -114,7 +145,8 @@ def test_what_paints_the_window_imports_nothing_it_does_not_need() -> None:
     loaded = _in_a_fresh_interpreter(
         "import json, sys\n"
         "import app.__main__, app.ui.app\n"
-        f"print(json.dumps(sorted(m for m in {NOT_TO_PAINT!r} if m in sys.modules)))\n"
+        f"not_to_paint = {NOT_TO_PAINT + BUILT_AFTER_PAINT!r}\n"
+        "print(json.dumps(sorted(m for m in not_to_paint if m in sys.modules)))\n"
     )
 
     assert loaded == []
@@ -251,4 +283,67 @@ print(json.dumps(states))
         "while the window loads": False,
         "before the first paint": False,
         "after it": True,
+    }
+
+
+_PAINT_THEN_BUILD = """
+import json, sys
+from PySide6.QtCore import QEvent, QEventLoop, QObject
+from PySide6.QtWidgets import QApplication
+from app.core.paths import AppPaths
+from app.ui.app import open_cairn
+
+application = QApplication(["cairn"])
+session = open_cairn(AppPaths.from_environment())
+after_paint = %r
+seen = {}
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and "painted" not in seen:
+            seen["painted"] = sorted(m for m in after_paint if m in sys.modules)
+            seen["built when painted"] = session.controller.built
+        return False
+
+first_paint = FirstPaint()
+session.window.installEventFilter(first_paint)
+seen["built when opened"] = session.controller.built
+session.show()
+while not session.started:
+    application.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+seen["built when started"] = session.controller.built
+seen["started"] = [m for m in ("app.chat.service", "app.store.sessions") if m in sys.modules]
+seen["conversations listed"] = session.window.sidebar.model.rowCount()
+session.window.close()
+session.close()
+print(json.dumps(seen))
+"""
+
+
+def test_the_chat_service_is_built_after_the_first_paint(tmp_path: Path) -> None:
+    # The window paints with its widgets only; the controller builds the chat service (and
+    # imports the chat side) on the loop's next turn, then the window is filled (issue 20).
+    home = tmp_path / "home"
+    _in_a_fresh_interpreter(  # one conversation, for the sidebar to list once started
+        "from app.core.paths import AppPaths\n"
+        "from app.store.database import open_database\n"
+        "from app.store.sessions import SessionStore\n"
+        "paths = AppPaths.from_environment(); paths.ensure()\n"
+        "store = SessionStore(open_database(paths.database).connection)\n"
+        "store.create_session('Plans for the garden', 'claude-sonnet-4-5')\n"
+        "store.close()\n"
+        "print('[]')\n",
+        env={"CAIRN_HOME": str(home)},
+    )
+    seen = _in_a_fresh_interpreter(
+        _PAINT_THEN_BUILD % (BUILT_AFTER_PAINT,), env={"CAIRN_HOME": str(home)}
+    )
+
+    assert seen == {
+        "built when opened": False,
+        "painted": [],
+        "built when painted": False,
+        "built when started": True,
+        "started": ["app.chat.service", "app.store.sessions"],
+        "conversations listed": 1,
     }
