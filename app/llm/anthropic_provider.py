@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     import anthropic
     import httpx2
     from anthropic.types import Message as SdkMessage
-    from anthropic.types import RawMessageDeltaEvent, RawMessageStreamEvent
+    from anthropic.types import RawMessageDeltaEvent
     from anthropic.types import Usage as SdkUsage
 
 logger = logging.getLogger(__name__)
@@ -727,7 +727,7 @@ class AnthropicProvider:
 
     def _message_stream(
         self, client: anthropic.Anthropic, request: ChatRequest
-    ) -> anthropic.Stream[RawMessageStreamEvent]:
+    ) -> anthropic.Stream[object]:
         """The reply's raw event stream (what `client.messages.create(stream=True)`
         returns), with the body encoded here; the request is sent when this is called.
 
@@ -737,10 +737,14 @@ class AnthropicProvider:
         any request), with its retries, errors and event types as for its own method.
         The raw stream, not the `messages.stream` helper: the helper builds an event
         object and updates a snapshot of the whole message for each delta (`_Reply`
-        gathers the deltas once, at the end).
+        gathers the deltas once, at the end). Its events come as the JSON the server
+        sent (`Stream[object]`: the SDK's documented way to ask for untyped data), so a
+        text or thinking delta, nearly every event of a reply, costs a dict look-up
+        instead of building SDK objects; the few others are made SDK objects
+        (`_typed_event`). An `error` event still raises the SDK's error.
         """
         import anthropic
-        from anthropic.types import Message, RawMessageStreamEvent
+        from anthropic.types import Message
 
         arguments = self._message_arguments(request, files_header=False)
         body = self._bodies.encode({**arguments, "stream": True})
@@ -756,7 +760,7 @@ class AnthropicProvider:
             options={"headers": headers},
             cast_to=Message,
             stream=True,
-            stream_cls=anthropic.Stream[RawMessageStreamEvent],
+            stream_cls=anthropic.Stream[object],
         )
 
     def _stream(
@@ -770,17 +774,30 @@ class AnthropicProvider:
         thought = _ThinkingClock()
         reply = _Reply()
         with self._message_stream(client, request) as stream:
-            for event in stream:
+            for data in stream:
                 if call.cancelled:
                     return self._cancelled_result(request, received)
+                if not isinstance(data, dict):
+                    continue  # not an event the API documents
+                kind = data.get("type")
+                if kind == "content_block_delta":
+                    fields = data.get("delta")
+                    sort = fields.get("type") if isinstance(fields, dict) else None
+                    key = _DELTA_TEXT.get(sort) if isinstance(sort, str) else None
+                    text = fields.get(key) if key is not None and fields is not None else None
+                    if isinstance(text, str):  # a text or thinking delta: no object made
+                        if sort == "text_delta":
+                            received.append(text)
+                            callbacks.on_text(text)
+                        else:
+                            callbacks.on_thinking(text)
+                        reply.text_delta(data.get("index", 0), text)
+                        continue
+                event = _typed_event(data)
+                if event is None:
+                    continue
                 if event.type == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        received.append(delta.text)
-                        callbacks.on_text(delta.text)
-                    elif delta.type == "thinking_delta":
-                        callbacks.on_thinking(delta.thinking)
-                    reply.delta(event.index, delta)
+                    reply.delta(event.index, event.delta)
                 elif event.type == "content_block_start":
                     block = event.content_block
                     if block.type == "thinking" and thought.started:
@@ -834,6 +851,33 @@ def _ignore_retry(_attempt: int, _wait: float | None) -> None:
     pass
 
 
+# The deltas whose text is all `_Reply` keeps of them, and the field that holds it
+# (https://platform.claude.com/docs/en/build-with-claude/streaming#content-block-delta-types).
+_DELTA_TEXT = {"text_delta": "text", "thinking_delta": "thinking"}
+
+
+@functools.cache
+def _event_classes() -> dict[str, Any]:
+    """The SDK's class of each stream event `_stream` reads, by its `type`."""
+    from anthropic import types
+
+    return {
+        "message_start": types.RawMessageStartEvent,
+        "content_block_start": types.RawContentBlockStartEvent,
+        "content_block_delta": types.RawContentBlockDeltaEvent,
+        "message_delta": types.RawMessageDeltaEvent,
+        "message_stop": types.RawMessageStopEvent,
+    }
+
+
+def _typed_event(data: dict[str, Any]) -> Any:
+    """A stream event's JSON as the SDK's object, built as the SDK builds it for its own
+    stream (`construct`: nested types filled in, nothing validated); None for an event
+    `_stream` does not read (`content_block_stop`, a type added since)."""
+    cls = _event_classes().get(data.get("type", ""))
+    return None if cls is None else cls.construct(**data)
+
+
 _FILE_SOURCE = b'"type":"file"'
 
 
@@ -872,6 +916,14 @@ class _Reply:
 
     def block_started(self, block: Any) -> None:
         self._blocks.append(block)
+
+    def text_delta(self, index: int, text: str) -> None:
+        """A `text_delta` or `thinking_delta`'s text, for the block at `index`."""
+        parts = self._parts.get(index)
+        if parts is None:
+            self._parts[index] = [text]
+        else:
+            parts.append(text)
 
     def delta(self, index: int, delta: Any) -> None:
         kind = delta.type

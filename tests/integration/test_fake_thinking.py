@@ -13,6 +13,7 @@ from app.core.catalog import FALLBACK_MODELS, clean_model_list
 from app.core.models import Usage
 from app.core.pricing import bundled_prices
 from app.llm.anthropic_provider import AnthropicProvider
+from app.llm.provider import CancelToken, ChatRequest, StreamCallbacks
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
 KEY = "sk-ant-test"
@@ -151,3 +152,36 @@ def test_haiku_5_5_is_priced_by_prompt_size() -> None:
     assert prices.cost("claude-haiku-5-5", small) == 50_000 * 100 + 1_000 * 500
     assert prices.cost("claude-haiku-5-5", large) == 150_000 * 500 + 1_000 * 2_500
     assert prices.cost("claude-opus-5-5", small) == 50_000 * 4_000 + 1_000 * 20_000
+
+
+def test_a_streamed_tool_round_comes_back_as_the_sdk_reads_it(
+    fake_server: FakeAnthropicServer,
+) -> None:
+    """The provider reads text and thinking deltas from the events' JSON and the other
+    events as the SDK's objects: the round's blocks (thinking and its signature, text,
+    tool input) and what the callbacks heard are what the SDK reads of the same answer."""
+    expected, message = tool_round(fake_server, "claude-opus-5-5")
+    fake_server.add_tool_use("lookup", {"q": "gate"}, tool_id="toolu_x", text_before="Checking.")
+    texts: list[str] = []
+    thoughts: list[str] = []
+    provider = AnthropicProvider(KEY, fake_server.base_url, max_retries=0)
+    try:
+        result = provider.stream_reply(
+            ChatRequest(
+                "claude-opus-5-5",
+                ASK,
+                2_000,
+                tools=[TOOL],
+                thinking={"type": "adaptive", "display": "summarized"},
+            ),
+            StreamCallbacks(on_text=texts.append, on_thinking=thoughts.append),
+            CancelToken(),
+        )
+    finally:
+        provider.close()
+    assert list(result.content) == expected
+    assert [(call.name, call.input) for call in result.tool_calls] == [("lookup", {"q": "gate"})]
+    sdk_text = "".join(block.text for block in message.content if block.type == "text")
+    assert result.text == "".join(texts) == sdk_text
+    assert result.thinking == "".join(thoughts).strip() != ""
+    assert result.stop_reason == message.stop_reason == "tool_use"
