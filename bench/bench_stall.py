@@ -95,12 +95,6 @@ def _tree_from_argv(argv: Sequence[str]) -> str | None:
     return None
 
 
-TREE = _tree_from_argv(sys.argv)
-if TREE is not None:
-    # The app from that checkout; the fakes (tests) stay this one's, imported first.
-    import tests.fakes  # noqa: F401
-
-    sys.path.insert(0, str(Path(TREE).resolve()))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from bench_open import (  # noqa: E402
@@ -111,6 +105,14 @@ from bench_open import (  # noqa: E402
     prepare_home,
     sentence_pool,
 )
+
+TREE = _tree_from_argv(sys.argv)
+if TREE is not None:
+    # The app from that checkout (ahead of this one, which bench_open puts first); the
+    # fakes (tests) stay this one's, imported first.
+    import tests.fakes  # noqa: F401
+
+    sys.path.insert(0, str(Path(TREE).resolve()))
 
 CONVERSATION = "bench-stall"
 BENCH_MODEL = "claude-sonnet-4-6-bench"
@@ -676,17 +678,14 @@ class ThreadWatch:
             stat = _schedstat(f"/proc/self/task/{task}/schedstat")
             if stat is not None:
                 stats[int(task)] = stat
-        # This process's children (the summary process, a fake server in a process): their
-        # threads summed, under the child's pid negated.
+        # This process's children (the summary process, a fake server in a process): all
+        # their threads' CPU, ended ones too (/proc/PID/stat), under the pid negated.
         for pid in _children():
-            total = [0, 0]
-            with contextlib.suppress(OSError):
-                for task in os.listdir(f"/proc/{pid}/task"):
-                    stat = _schedstat(f"/proc/{pid}/task/{task}/schedstat")
-                    if stat is not None:
-                        total[0] += stat[0]
-                        total[1] += stat[1]
-                stats[-pid] = (total[0], total[1])
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{pid}/stat", "rb") as file:
+                    fields = file.read().rsplit(b")", 1)[1].split()
+                ticks = int(fields[11]) + int(fields[12])  # utime, stime
+                stats[-pid] = (ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK"), 0)
                 if -pid not in self.names:
                     with open(f"/proc/{pid}/cmdline", "rb") as file:
                         serving = b"--serve" in file.read()
