@@ -61,6 +61,7 @@ and `--switch-interval MS` tries another interval. Figures, not pass/fail.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import json
@@ -82,6 +83,18 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _tree_from_argv(argv: Sequence[str]) -> str | None:
+    """`--tree CHECKOUT`, read before anything imports `app` (argparse comes later)."""
+    for index, arg in enumerate(argv):
+        if arg == "--tree" and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--tree="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from bench_open import (  # noqa: E402
@@ -92,6 +105,14 @@ from bench_open import (  # noqa: E402
     prepare_home,
     sentence_pool,
 )
+
+TREE = _tree_from_argv(sys.argv)
+if TREE is not None:
+    # The app from that checkout (ahead of this one, which bench_open puts first); the
+    # fakes (tests) stay this one's, imported first.
+    import tests.fakes  # noqa: F401
+
+    sys.path.insert(0, str(Path(TREE).resolve()))
 
 CONVERSATION = "bench-stall"
 BENCH_MODEL = "claude-sonnet-4-6-bench"
@@ -501,6 +522,16 @@ def _thread_group(name: str) -> str:
     return name
 
 
+def _children() -> list[int]:
+    """The pids of this process's children (Linux)."""
+    pids: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", "rb") as file:
+                pids += [int(pid) for pid in file.read().split()]
+    return pids
+
+
 def _schedstat(path: str) -> tuple[int, int] | None:
     """(ns on a CPU, ns waiting for a CPU) of one thread, from /proc (Linux)."""
     try:
@@ -647,6 +678,18 @@ class ThreadWatch:
             stat = _schedstat(f"/proc/self/task/{task}/schedstat")
             if stat is not None:
                 stats[int(task)] = stat
+        # This process's children (the summary process, a fake server in a process): all
+        # their threads' CPU, ended ones too (/proc/PID/stat), under the pid negated.
+        for pid in _children():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{pid}/stat", "rb") as file:
+                    fields = file.read().rsplit(b")", 1)[1].split()
+                ticks = int(fields[11]) + int(fields[12])  # utime, stime
+                stats[-pid] = (ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK"), 0)
+                if -pid not in self.names:
+                    with open(f"/proc/{pid}/cmdline", "rb") as file:
+                        serving = b"--serve" in file.read()
+                    self.names[-pid] = "fake server process" if serving else "summary process"
         self.cpu.append((time.perf_counter(), stats))
 
     def _run(self) -> None:
@@ -724,6 +767,8 @@ class ThreadWatch:
 # App functions timed inside a slice (thread CPU), to say what a long slice was made of.
 SLICE_PARTS = (
     "app.ui.summary_actions:SummaryActions.show_summary_preview",
+    "app.ui.transcript:TranscriptView._take_summaries_step",
+    "app.ui.summary_actions:SummaryActions._open_preview",
     "app.ui.summary_actions:SummaryActions._summary_checked",
     "app.ui.summary_actions:SummaryActions._summary_progress",
     "app.ui.summary_actions:SummaryActions._summary_made",
@@ -791,7 +836,9 @@ class SliceWatch:
             owner = importlib.import_module(module_name)
             *path, name = qualname.split(".")
             for part in path:
-                owner = getattr(owner, part)
+                owner = getattr(owner, part, None)
+            if owner is None or not hasattr(owner, name):
+                continue  # not in this tree (--tree)
             setattr(owner, name, self._timed(getattr(owner, name), qualname))
 
     def _timed(self, function: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -846,6 +893,19 @@ class SliceWatch:
                     lines.append(
                         f"        {spent:5.1f} {label}" + (f": {inside}" if inside else "")
                     )
+        longest: dict[str, list[float]] = {}
+        for began, _spent, _wall, _label, parts in self.slices:
+            if start <= began <= end:
+                for part, ms in parts:
+                    longest.setdefault(part.rsplit(".", 1)[-1], []).append(ms)
+        lines.append(
+            "    the app's functions (in slices over 1 ms): "
+            + "; ".join(
+                f"{part} {len(times)}x max {max(times):.1f}"
+                for part, times in sorted(longest.items(), key=lambda kv: -max(kv[1]))
+                if max(times) >= 0.5
+            )
+        )
         return lines
 
 
@@ -1346,9 +1406,10 @@ def run_manual_mid_stream(window: Window) -> None:
     if settled_end > both_start and marks.accepted:
         window.report("manual, +0.3 s", both_start, settled_end)
         print(f"    gaps > 16 ms, when: {long_gaps_when(window, both_start, settled_end)}")
-        if SLICES is not None:
-            moments = summary_moments(marks)
-            print("\n".join(SLICES.report(window.heartbeat, both_start, settled_end, moments)))
+        # Without --slices: the gaps with the most GUI CPU, and when (no events named).
+        moments = summary_moments(marks)
+        watch = SLICES or SliceWatch()
+        print("\n".join(watch.report(window.heartbeat, both_start, settled_end, moments)))
     print(
         f"    overlap: the summary ran {start - first:+.2f} → {end - first:+.2f} s from "
         f"the reply's first delta; the reply streamed 0 → {last - first:.2f} s"
@@ -1438,6 +1499,11 @@ def main() -> None:
     parser.add_argument(
         "--profile", help="with --slices: profile this function (e.g. set_summaries) with cProfile"
     )
+    parser.add_argument(
+        "--tree",
+        help="run the app from this checkout (e.g. main's, unpacked by `git archive`); the "
+        "bench and its fake server stay this one's",
+    )
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -1475,6 +1541,7 @@ def main() -> None:
         f"1 ms heartbeat; {os.cpu_count()} CPUs, switch interval "
         f"{sys.getswitchinterval() * 1000:g} ms"
         + ("; gc.freeze() after start-up" if args.gc_freeze else "")
+        + f"; app from {Path(sys.modules['app'].__file__ or '').parent.parent}"
     )
     for run in range(1, args.runs + 1):
         print(

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -58,6 +59,11 @@ log = logging.getLogger(__name__)
 _POLL_SECONDS = 0.05
 # How long closing waits for the child before ending it.
 _STOP_SECONDS = 5.0
+# The child's niceness, added to the app's: on a busy machine the window (a reply
+# streaming, a paint) gets a CPU before the summary does; on an idle one it changes
+# nothing. At nice 0 the GUI thread waited for a CPU for most of its pauses over 16 ms
+# while a summary ran beside a reply (bench/bench_stall.py --phases manual).
+SUMMARY_NICENESS = 5
 
 SUMMARY_FAILED = (
     "Cairn couldn't summarize earlier messages just now. Nothing was changed; "
@@ -242,6 +248,8 @@ def serve(commands: Connection, events: Connection) -> None:
     """The child's main loop: one summary at a time, until told to stop or orphaned."""
     import multiprocessing  # loaded already: this runs in the summary process
 
+    lower_priority()
+
     from app.core.tokens import default_counter
 
     send_lock = threading.Lock()
@@ -333,6 +341,19 @@ def serve(commands: Connection, events: Connection) -> None:
             cancel.set()
             finished.wait(_STOP_SECONDS)
             return
+
+
+def lower_priority() -> None:
+    """Make this process yield the CPU to the app's window (`SUMMARY_NICENESS`).
+
+    Where a system has no niceness (Windows) or refuses, the summary runs as it is."""
+    nice = getattr(os, "nice", None)
+    if nice is None:
+        return
+    try:
+        nice(SUMMARY_NICENESS)
+    except OSError as error:
+        log.info("The summary process keeps its priority: %s", error)
 
 
 def _parent_alive() -> bool:

@@ -99,7 +99,7 @@ class SummaryActions(QObject):
         self.progress = SummaryProgress(window)
 
         banner.action_requested.connect(self._banner_action)
-        controller.summaries_changed.connect(transcript.set_summaries)
+        controller.summaries_changed.connect(transcript.take_summaries)
         controller.summary_made.connect(self._summary_made)
         controller.summary_progress.connect(self._summary_progress)
         controller.summary_previewed.connect(self.show_summary_preview)

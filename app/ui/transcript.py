@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
     QPalette,
@@ -39,7 +39,7 @@ from app.core.models import Message, MessageStatus, Role
 from app.core.summary import Summary
 from app.ui.jump_latest import JumpToLatest
 from app.ui.summary_block import NOTHING_ARCHIVED, CardHost, SummaryBlock
-from app.ui.transcript_cards import SummaryCards, layout_index
+from app.ui.transcript_cards import SummaryCards, covered_by, layout_index
 from app.ui.transcript_frame import (
     EmptyState,
     TranscriptScrollArea,
@@ -66,6 +66,9 @@ _SPARE_ROLES: Final = (Role.USER, Role.ASSISTANT)
 # Message widgets taken out (condensed by a summary) deleted per turn of the event loop:
 # one costs ~1 ms of the GUI thread (bench_stall --slices), while a reply may stream.
 _DELETED_A_TURN: Final = 3
+# Rows a summary covers, out of view, taken out per turn of the event loop before its
+# card is placed (`take_summaries`): ~0.1 ms each, and the column's layout once a turn.
+_HIDDEN_A_TURN: Final = 16
 
 
 def _local_now() -> datetime:
@@ -87,7 +90,8 @@ class TranscriptView(QWidget):
         link_activated(str): a web or mail link was opened from a message.
         pin_requested(int, bool): a message's pin was set (True) or cleared (its id).
         page_built(): every message of the page `set_messages` was given is
-            built (at once, or after the first paint; see `building`).
+            built (at once, or after the first paint; see `building`), and the cards
+            of the summaries `take_summaries` was given are placed.
         message_built(MessageWidget): a message's widget was made (lookups go on it).
 
     Messages an active summary covers are kept but not shown: the summary's card
@@ -118,6 +122,12 @@ class TranscriptView(QWidget):
         self._widgets: list[MessageWidget] = []
         self._by_id: dict[int, MessageWidget] = {}
         self._retired: list[MessageWidget] = []  # hidden, out of the layout, to delete
+        # Summaries being shown a turn at a time (`take_summaries`), until their cards are.
+        self._summaries_due: tuple[Summary, ...] | None = None
+        self._summaries_timer = QTimer(self)
+        self._summaries_timer.setSingleShot(True)
+        self._summaries_timer.setInterval(0)
+        self._summaries_timer.timeout.connect(self._take_summaries_step)
         # Rows built ahead, hidden and out of the layout, for the next question and its
         # reply (`prepare_rows`); one a turn of the event loop.
         self._spares: dict[Role, MessageWidget] = {}
@@ -220,8 +230,9 @@ class TranscriptView(QWidget):
 
     @property
     def building(self) -> bool:
-        """True while older messages of the page just opened are still to be built."""
-        return self._pages.building
+        """True while older messages of the page just opened are still to be built, or
+        the cards of summaries just taken are still to be placed (`take_summaries`)."""
+        return self._pages.building or self._summaries_due is not None
 
     def prepend_messages(self, messages: Sequence[Message], *, has_earlier: bool) -> None:
         """Add an older page above the current one without moving what the user sees."""
@@ -371,6 +382,56 @@ class TranscriptView(QWidget):
     def set_summaries(self, summaries: Sequence[Summary]) -> None:
         """The conversation's active summaries: each stands, as a card, where the
         messages it covers were; messages an undone summary covered come back."""
+        self._summaries_due = None
+        self._summaries_timer.stop()
+        self._show_summaries(summaries)
+
+    def take_summaries(self, summaries: Sequence[Summary]) -> None:
+        """`set_summaries` in short turns of the event loop (a summary accepted while a
+        reply streams): the rows the summaries cover that are out of view leave first,
+        `_HIDDEN_A_TURN` a turn, which changes nothing on screen; then the rest and the
+        cards in one turn, so that no frame shows both a card and the rows it stands
+        for, or neither. `building` is True meanwhile, and `page_built` says when done.
+        """
+        self._summaries_due = tuple(summaries)
+        self._take_summaries_step()
+
+    def _take_summaries_step(self) -> None:
+        summaries = self._summaries_due
+        if summaries is None:
+            return
+        batch = self._covered_out_of_view(summaries)
+        if batch:
+            with self._keeper.keeping_place(layout_paused(self._column_layout)):
+                for widget in batch:
+                    self._hide_widget(widget)
+            self._summaries_timer.start()
+            return
+        self.set_summaries(summaries)
+        if not self._pages.building:
+            self.page_built.emit()
+
+    def _covered_out_of_view(self, summaries: Sequence[Summary]) -> list[MessageWidget]:
+        """Up to `_HIDDEN_A_TURN` rows `summaries` cover, wholly above or below the view
+        (none while the transcript is not on screen: its rows then go all at once)."""
+        if not self._scroll.isVisible():
+            return []
+        covered = covered_by(summaries)
+        top = self._scroll.verticalScrollBar().value()
+        bottom = top + self._scroll.viewport().height()
+        column_y = self._column.mapTo(self._content, QPoint(0, 0)).y()
+        batch: list[MessageWidget] = []
+        for widget in self._widgets:
+            if not covered(widget.message):
+                continue
+            y = column_y + widget.y()
+            if y + widget.height() < top or y > bottom:
+                batch.append(widget)
+                if len(batch) == _HIDDEN_A_TURN:
+                    break
+        return batch
+
+    def _show_summaries(self, summaries: Sequence[Summary]) -> None:
         # Messages of the page not built yet are checked as they are built.
         with self._keeper.keeping_place(layout_paused(self._column_layout)):
             self._cards.set_summaries(summaries)
@@ -408,14 +469,14 @@ class TranscriptView(QWidget):
         takes out a page at once, and deleting it in one go is one long pause."""
         self._retired.append(widget)
         if len(self._retired) == 1:
-            QTimer.singleShot(0, self._delete_retired)
+            QTimer.singleShot(0, self, self._delete_retired)
 
     def _delete_retired(self) -> None:
         batch, self._retired = self._retired[:_DELETED_A_TURN], self._retired[_DELETED_A_TURN:]
         for widget in batch:
             widget.deleteLater()
         if self._retired:
-            QTimer.singleShot(0, self._delete_retired)
+            QTimer.singleShot(0, self, self._delete_retired)
 
     def _place_blocks(self) -> None:
         self._cards.place(self.oldest_seq, self._earlier.available)
@@ -540,6 +601,8 @@ class TranscriptView(QWidget):
             self._spare_timer.start()
 
     def _remove_all(self) -> None:
+        self._summaries_due = None  # another conversation's, or none
+        self._summaries_timer.stop()
         self._keeper.release()
         for widget in self._widgets:
             self._column_layout.removeWidget(widget)

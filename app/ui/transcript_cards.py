@@ -44,6 +44,19 @@ def layout_index(layout: QBoxLayout, key: int, after_equal: bool) -> int:
     return low
 
 
+def covered_by(summaries: Sequence[Summary]) -> Callable[[Message], bool]:
+    """Whether one of `summaries` covers a message (a pinned one is never covered)."""
+    ranges = sorted((summary.first_seq, summary.last_seq) for summary in summaries)
+
+    def covered(message: Message) -> bool:
+        if message.pinned:
+            return False
+        index = bisect_right(ranges, (message.seq, float("inf"))) - 1
+        return index >= 0 and ranges[index][0] <= message.seq <= ranges[index][1]
+
+    return covered
+
+
 class SummaryCards(QObject):
     """The active summaries, their cards in the column, and the messages they cover.
 
@@ -68,7 +81,7 @@ class SummaryCards(QObject):
         self._layout = layout
         self._clock = clock
         self._summaries: list[Summary] | None = None
-        self._ranges: list[tuple[int, int]] = []
+        self._covered: Callable[[Message], bool] = covered_by(())
         self._blocks: dict[str, SummaryBlock] = {}
         # The covered messages of the loaded pages, by id (kept, not shown).
         self._hidden: dict[int, Message] = {}
@@ -84,13 +97,13 @@ class SummaryCards(QObject):
 
     def forget_summaries(self) -> None:
         """A new conversation: its summaries are not known yet."""
-        self._summaries, self._ranges = None, []
+        self._summaries, self._covered = None, covered_by(())
 
     def set_summaries(self, summaries: Sequence[Summary]) -> None:
         """The active summaries; the cards of those gone or changed are taken down
         (`place` puts up the new ones)."""
         self._summaries = sorted(summaries, key=lambda summary: summary.first_seq)
-        self._ranges = [(summary.first_seq, summary.last_seq) for summary in self._summaries]
+        self._covered = covered_by(self._summaries)
         wanted = {summary.id: summary for summary in self._summaries}
         # Gone (undone, folded in) or changed (a partial undo shortens it): rebuilt.
         for summary_id, block in list(self._blocks.items()):
@@ -98,12 +111,9 @@ class SummaryCards(QObject):
                 self._remove_block(summary_id)
 
     def covered(self, message: Message) -> bool:
-        if message.pinned:
-            return False
         if self._summaries is None:
-            return message.summary_id is not None
-        index = bisect_right(self._ranges, (message.seq, float("inf"))) - 1
-        return index >= 0 and self._ranges[index][0] <= message.seq <= self._ranges[index][1]
+            return message.summary_id is not None and not message.pinned
+        return self._covered(message)
 
     def keep_hidden(self, message: Message) -> None:
         """Keep a covered message, unshown."""

@@ -81,6 +81,8 @@ def test_the_window_speaks_plain_words(
     fill(qtbot, cairn)
     window.summaries.summarize_action.trigger()
     qtbot.waitUntil(lambda: summary_done(cairn), timeout=15_000)
+    # The card is placed once the rows it stands for are out, a few turns later.
+    qtbot.waitUntil(lambda: not window.transcript.building)
     (card,) = window.transcript.summary_blocks()
     card.set_expanded(True)
     QApplication.processEvents()

@@ -12,7 +12,7 @@ import pytest
 
 from app.chat.events import SummaryPreview
 from app.chat.jobs import SummaryRequest
-from app.chat.summary_process import SummaryCall, SummaryProcess
+from app.chat.summary_process import SUMMARY_NICENESS, SummaryCall, SummaryProcess
 from app.core.catalog import ModelInfo
 from app.core.errors import UserFacingError
 from app.core.models import Role
@@ -87,6 +87,19 @@ def test_a_summary_is_made_in_the_child_which_stays_for_the_next(
     again = process.run(call(database, session_id), cancelled=lambda: False)
     assert process._process is child, "the same child makes the next one"
     assert again.outcome in (None, EventOutcome.OK)
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no niceness here")
+def test_the_child_yields_the_cpu_to_the_window(
+    process: SummaryProcess, conversation: tuple[Path, str]
+) -> None:
+    """On a busy machine the window gets a CPU before the summary does (issue 20)."""
+    database, session_id = conversation
+    process.run(call(database, session_id), cancelled=lambda: False)
+    child = process._process
+    assert child is not None and child.pid is not None
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, child.pid) == min(mine + SUMMARY_NICENESS, 19)
 
 
 def test_a_cancelled_summary_changes_nothing(
