@@ -3,7 +3,7 @@
 `ConversationTurns` belongs to one conversation and runs on the loop's thread. It
 checks and stores the message (condensing earlier ones first when it would not fit:
 the message then waits, DESIGN §5), starts the reply as a job (`app.chat.reply`),
-shows the turn once that job's request has left or a frame passed (`HeldTells`),
+shows the turn once that job's request has left or 50 ms passed (`HeldTells`),
 shows its text as it arrives — at most about 30 times a second — and takes in how it
 ended: the reply's row (`unsaved`), what else it changed (`reply_endings`), and the
 summary it may make due (`summaries`). It is the conversation's `Turns`: the parts
@@ -47,9 +47,14 @@ if TYPE_CHECKING:
 TEXT_INTERVAL_SECONDS = 1 / 30
 # Stand-in ids of messages shown as sending (below zero: no stored row has one).
 _SENDING_IDS = itertools.count(-1, -1)
-# A message sent shows once its request has left, or after this long (a frame) if the
-# request takes longer to build (big files, a cold archive): never a blank moment.
-SHOW_SENDING_WITHIN_SECONDS = 0.016
+# A message sent shows once its request has left, or after this long if the request
+# takes longer to build (big files, a cold archive). The composer clears at Enter; the
+# row follows within 50 ms, well under the ~0.1 s a person sees as instant. A frame
+# (16 ms) was tried: the request (recall first) seldom leaves that soon, so the row was
+# built first and, holding the GIL, delayed the request — bench_path, same run, load
+# ~1: GUI thread Enter → request 12.3-14.3 ms with a frame, 6.4 with 50 ms (main
+# 16-17); the whole process's CPU to the request 27-35 ms (33-44 with a frame).
+SHOW_SENDING_WITHIN_SECONDS = 0.05
 # What the reply's job tells before its request left (the question stored, the reply's
 # row) waits for it, or at most this long (a count or an upload before it, say).
 SHOW_ALL_WITHIN_SECONDS = 0.1
@@ -174,7 +179,7 @@ class ConversationTurns:
         )
         # The job first: it stores the message and builds the request on its thread. The
         # window shows the turn once the request has left (this thread's work on the row
-        # would slow it down: the GIL), or after a frame: what the job tells before
+        # would slow it down: the GIL), or after 50 ms: what the job tells before
         # then waits, in order (issue 20).
         self.start_reply(question=sending)
         if self._reply_job is None:  # it stays in the composer, never shown
@@ -483,27 +488,27 @@ class HeldTells:
     While the reply's job builds the request, the window's thread waits: its work on the
     rows would compete with the job's for the GIL. `hold` starts that wait with what shows
     the turn (its row); `run` queues what comes meanwhile (and runs at once otherwise).
-    After a frame the row shows (a slow build never leaves the user looking at nothing);
-    the rest runs on `release` (the request left), when the job ends first, or after
-    `SHOW_ALL_WITHIN_SECONDS`: in order, once each, one per turn of the loop.
+    After `SHOW_SENDING_WITHIN_SECONDS` the row shows (a slow build never leaves the user
+    looking at nothing); the rest runs on `release` (the request left), when the job ends
+    first, or after `SHOW_ALL_WITHIN_SECONDS`: in order, once each, one per loop turn.
     """
 
     def __init__(self, loop: EventLoop) -> None:
         self._loop = loop
         self._waiting: deque[Callback] | None = None  # None: nothing held, `run` runs
         self._held = False  # the rest waits for `release`
-        self._ready = 0  # how many of `_waiting` run before `release` (the frame passed)
+        self._ready = 0  # how many of `_waiting` run before `release` (the wait passed)
         self._row_at = 0  # how many of `_waiting` show the turn's row (what came before too)
         self._timer: Timer | None = None
         self._draining = False  # the next of `_waiting` is posted
 
     def hold(self, row: Callback) -> None:
-        """Hold what the turn tells, `row` first, until `release` (the row after a frame)."""
+        """Hold what the turn tells, `row` first, until `release` (the row after 50 ms)."""
         if self._waiting is None:
             self._waiting = deque()
         self._waiting.append(row)
         self._held, self._ready, self._row_at = True, 0, len(self._waiting)
-        self._restart_timer(SHOW_SENDING_WITHIN_SECONDS, self._frame_passed)
+        self._restart_timer(SHOW_SENDING_WITHIN_SECONDS, self._wait_passed)
 
     def run(self, callback: Callback, *, last: bool = False) -> None:
         """Run `callback` now, or after what waits; `last`: nothing more comes, so
@@ -521,7 +526,7 @@ class HeldTells:
         self._restart_timer(None, None)
         self._drain()
 
-    def _frame_passed(self) -> None:
+    def _wait_passed(self) -> None:
         self._timer = None
         self._ready = self._row_at
         self._drain()

@@ -110,7 +110,7 @@ def test_a_message_whose_reply_cannot_start_stays_in_the_composer(
 
 def test_the_turn_shows_in_order_once_each_after_enter(qtbot: QtBot, cairn: CairnSession) -> None:
     """Issue 20: Enter only takes the text and starts the job; the rows, the Stop button and
-    the sidebar follow once the request has left (or a frame passed), in order, once."""
+    the sidebar follow once the request has left (or 50 ms passed), in order, once."""
     send(qtbot, cairn, "Where is the meeting on Tuesday?")
     wait_idle(qtbot, cairn)
     window, controller = cairn.window, cairn.controller

@@ -29,7 +29,7 @@ def test_a_message_is_stored_by_the_replys_job_and_shown_as_sending_until_then(
     chat.events.clear()
 
     assert chat.service.send("And who brings the projector?")
-    # The loop's thread wrote nothing; the turn shows once its request left (or a frame
+    # The loop's thread wrote nothing; the turn shows once its request left (or 50 ms
     # passed), with a stand-in id until the message is on disk.
     assert chat.store.appends == appends
     assert chat.service.current.state.activity is Activity.REPLYING  # a second Enter waits
@@ -170,7 +170,7 @@ def test_a_slow_request_shows_the_turn_after_a_frame(
     start_chat: Callable[..., Chat], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A request slow to build (big files, a cold archive) never leaves the user looking at
-    nothing: the message shows as sending after a frame, the rest when it comes."""
+    nothing: the message shows as sending after 50 ms, the rest when it comes."""
     chat = start_chat()
     chat.send("Where is the meeting on Tuesday?")
     chat.events.clear()
