@@ -1062,6 +1062,7 @@ def main() -> None:
     from bench_turn import cached_database, make_pool, parse_cells
 
     from app.core.tokens import default_counter
+    from app.store.search_upkeep import tidy_index
 
     langchain_python = None if args.no_langchain else ensure_langchain_python(args.langchain_python)
     began = time.perf_counter()
@@ -1080,6 +1081,12 @@ def main() -> None:
         databases[cell], seconds = cached_database(cell, pool, counter)
         if seconds:
             print(f"built {databases[cell].name} in {seconds:.1f} s")
+        # Built a message at a time, its search index has many segments: the app tidies
+        # such an index in the background at its next start (app.store.search_upkeep),
+        # which would run beside the first turns measured. Tidied here once instead, as
+        # a previous start of the app would have left it.
+        if tidy_index(databases[cell]):
+            print(f"tidied {databases[cell].name}'s search index, as the app's start does")
     print(
         f"{args.warmup} warm-up (*) + {args.turns} measured turns a cell; the app, the fake "
         f"server and LangChain ({'skipped' if langchain_python is None else langchain_python})"
