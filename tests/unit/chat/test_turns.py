@@ -29,7 +29,7 @@ def test_what_comes_while_held_waits_for_the_release_then_runs_in_order_one_per_
     held.run(lambda: ran.append("stored"))
     held.run(lambda: ran.append("reply's row"))
     loop.run_pending()
-    assert ran == []  # no frame passed, the request has not left
+    assert ran == []  # the wait has not passed, the request has not left
 
     loop.post(held.release)  # the request left
     loop.post(lambda: held.run(lambda: ran.append("text")))  # comes after what waited
@@ -39,15 +39,21 @@ def test_what_comes_while_held_waits_for_the_release_then_runs_in_order_one_per_
     assert ran[-1] == "later"
 
 
-def test_after_a_frame_the_row_shows_and_the_rest_waits_for_the_request() -> None:
+def held_past_the_row(ran: list[str]) -> tuple[FakeClock, QueueLoop, HeldTells]:
+    """A turn held with its row and the question stored, the row's wait just passed."""
     clock = FakeClock()
     loop = QueueLoop(clock)
     held = HeldTells(loop)
-    ran: list[str] = []
     held.hold(lambda: ran.append("row"))
     held.run(lambda: ran.append("stored"))
     clock.now = SHOW_SENDING_WITHIN_SECONDS
     loop.run_pending()
+    return clock, loop, held
+
+
+def test_after_the_wait_the_row_shows_and_the_rest_waits_for_the_request() -> None:
+    ran: list[str] = []
+    _clock, loop, held = held_past_the_row(ran)
     assert ran == ["row"]  # a slow build: the user sees the message, the rest waits
     held.release()  # the request left
     loop.run_pending()
@@ -59,14 +65,8 @@ def test_after_a_frame_the_row_shows_and_the_rest_waits_for_the_request() -> Non
 
 
 def test_what_waits_runs_after_a_while_when_the_request_never_says_it_left() -> None:
-    clock = FakeClock()
-    loop = QueueLoop(clock)
-    held = HeldTells(loop)
     ran: list[str] = []
-    held.hold(lambda: ran.append("row"))
-    held.run(lambda: ran.append("stored"))
-    clock.now = SHOW_SENDING_WITHIN_SECONDS
-    loop.run_pending()
+    clock, loop, _held = held_past_the_row(ran)
     clock.now = SHOW_ALL_WITHIN_SECONDS
     loop.run_pending()
     assert ran == ["row", "stored"]
