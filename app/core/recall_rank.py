@@ -371,12 +371,18 @@ def span_worth(messages: Sequence[tuple[int, Role, str]]) -> dict[int, float]:
     questions ("How was your day?") hold no word that tells."""
     if not messages:
         return {}
-    words = _span_words([text[:SPAN_TEXT] for _seq, _role, text in messages])
+    words, little = _span_word_sets([text[:SPAN_TEXT] for _seq, _role, text in messages])
     held = Counter(chain.from_iterable(words))
     # A word's rarity by how many of the span's messages hold it; each message's best
     # words are its least held ones, looked up and sorted in C.
     size = len(messages) + 1
     rarity = [math.log(size / (count + 0.5)) for count in range(size + 1)]
+    # The words that say little, left in each message's words: held by more messages than
+    # there are, they sort after its telling words and weigh nothing (0.0 added: the same
+    # sums). One look-up a distinct word, not one a word of each message (~0.2 ms a span).
+    rarity.append(0.0)
+    for word in little.intersection(held):
+        held[word] = size + 1
     own = [
         sum(map(rarity.__getitem__, sorted(map(held.__getitem__, found))[:WORTH_WORDS]))
         for found in words
@@ -413,20 +419,28 @@ _SAYS_LITTLE = COMMON_WORDS | CALENDAR_WORDS | frozenset("0123456789")
 
 
 def _span_words(texts: Sequence[str]) -> list[frozenset[str]]:
-    """`_telling_words` of each of `texts`. A span of ASCII texts without a digit (most)
-    is lowered and split at what is not a letter in one pass in C, each text's words of
-    one to three letters then dropped by a set difference: the regex walks each
-    character in turn, and a span's 200 messages took ~1.4 ms of a 100k archive's 7 ms
-    turn that way (~0.75 ms so; bench_recall)."""
+    """`_telling_words` of each of `texts` (`_span_word_sets`, the little words dropped)."""
+    words, little = _span_word_sets(texts)
+    return [found - little for found in words] if little else words
+
+
+def _span_word_sets(texts: Sequence[str]) -> tuple[list[frozenset[str]], frozenset[str]]:
+    """Each of `texts`' words, and the words among them that say little: each text's
+    `_telling_words` are its words less those. A span of ASCII texts without a digit
+    (most) is lowered and split at what is not a letter in one pass in C, its words of
+    one to three letters and its common words left for the caller to drop (a look-up of
+    each word of each text in ~18,000 took ~0.3 ms of a span's 200 messages): the regex
+    walks each character in turn, and a span's 200 messages took ~1.4 ms of a 100k
+    archive's 7 ms turn that way (~0.75 ms so; bench_recall). Otherwise the regex, its
+    words already without those that say little (none to drop)."""
     joined = "\0".join(texts)
     if joined.isascii():
         lowered = joined.lower()
         if not any(digit in lowered for digit in "0123456789"):
             parts = lowered.encode().translate(_LETTER_RUNS).decode().split("\0")
             if len(parts) == len(texts):  # no text held a NUL of its own
-                dropped = _short_or_little()
-                return [frozenset(part.split()) - dropped for part in parts]
-    return [_telling_words(text) for text in texts]
+                return [frozenset(part.split()) for part in parts], _short_or_little()
+    return [_telling_words(text) for text in texts], frozenset()
 
 
 # Every ASCII character but a letter, a digit or the NUL between texts (and every byte

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -121,6 +122,8 @@ class _Archive:
 
 
 _archives: dict[tuple[str, str], _Archive] = {}
+# (seq, created_at) of a conversation's first and last messages.
+_Ends = tuple[tuple[Any, ...], tuple[Any, ...]]
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
@@ -570,11 +573,12 @@ class RecallIndex:
                 f"WHERE session_id = ? AND seq IN ({marks}) AND +summary_id IS NOT NULL",
                 (session_id, *seqs),
             ).fetchall()
-        rows.sort(key=lambda row: int(row[1]))
-        ids = {int(seq): int(doc_id) for doc_id, seq, _role, _content in rows}
-        worth = span_worth([(int(seq), _ROLES[role], str(text)) for _id, seq, role, text in rows])
-        best = heapq.nlargest(FILL_ROWS, worth.items(), key=lambda item: (item[1], item[0]))
-        return {ids[seq]: (seq, value) for seq, value in best}
+        rows.sort(key=itemgetter(1))  # seqs and ids are ints: no Python call a row
+        ids = dict(zip(map(itemgetter(1), rows), map(itemgetter(0), rows), strict=True))
+        worth = span_worth([(seq, _ROLES[role], str(text)) for _id, seq, role, text in rows])
+        # By (worth, seq), as a key would order them, with no Python call a message.
+        best = heapq.nlargest(FILL_ROWS, zip(worth.values(), worth.keys(), strict=True))
+        return {ids[seq]: (seq, value) for value, seq in best}
 
     def _days_span(
         self, session_id: str, days: DayRange, archive: _Archive | None = None
@@ -585,8 +589,11 @@ class RecallIndex:
         day whose messages are still being written is asked about again only once it is."""
         if archive is not None:
             return _kept(archive.spans, days, lambda: self._days_span(session_id, days))
-        first = self._first_seq_on_or_after(session_id, days.first.toordinal())
-        after = self._first_seq_on_or_after(session_id, days.last.toordinal() + 1)
+        ends = self._ends(session_id)
+        if ends is None:
+            return None
+        first = self._first_seq_on_or_after(session_id, days.first.toordinal(), ends)
+        after = self._first_seq_on_or_after(session_id, days.last.toordinal() + 1, ends)
         if first is None or (after is not None and after[0] <= first[0]):
             return None
         last = self._connection.execute(
@@ -598,12 +605,10 @@ class RecallIndex:
             return None
         return first[1], int(last[0]), first[0], int(last[1])
 
-    def _first_seq_on_or_after(self, session_id: str, day: int) -> tuple[int, int] | None:
-        """(seq, id) of the first message written on local day `day` or later: a search
-        of its seqs that guesses from the times it has read (the seq a steady pace would
-        have written at the day's start) and bisects every other read, so ~5 reads, not
-        ~17, find it at 100,000 messages, and never more than twice a bisection's."""
-        # Two index seeks (min() and max() together would scan the conversation's seqs).
+    def _ends(self, session_id: str) -> _Ends | None:
+        """(seq, created_at) of the conversation's first and last messages: two index
+        seeks (min() and max() together would scan its seqs), read once for both ends of
+        a span (`_days_span`)."""
         first = self._connection.execute(
             "SELECT seq, created_at FROM message WHERE session_id = ? ORDER BY seq LIMIT 1",
             (session_id,),
@@ -612,8 +617,23 @@ class RecallIndex:
             "SELECT seq, created_at FROM message WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
             (session_id,),
         ).fetchone()
-        if first is None or last is None:
+        return None if first is None or last is None else (tuple(first), tuple(last))
+
+    def _first_seq_on_or_after(
+        self,
+        session_id: str,
+        day: int,
+        ends: _Ends | None = None,
+    ) -> tuple[int, int] | None:
+        """(seq, id) of the first message written on local day `day` or later: a search
+        of its seqs that guesses from the times it has read (the seq a steady pace would
+        have written at the day's start) and bisects every other read, so ~5 reads, not
+        ~17, find it at 100,000 messages, and never more than twice a bisection's.
+        `ends`: the conversation's `_ends`, when read already."""
+        known = ends if ends is not None else self._ends(session_id)
+        if known is None:
             return None
+        first, last = known
         # The first message at or after seq `s` is on `day` or later for every `s` from
         # the one sought on (times grow with seq): the search narrows [low, high] to it.
         low, high = int(first[0]), int(last[0]) + 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
@@ -13,6 +15,9 @@ from app.core.recall import ArchivedMatch, fit_recall, fold, recall_query
 from app.core.recall_rank import (
     _SAYS_LITTLE,
     _TELLING,
+    ASKED_SHARE,
+    SPAN_TEXT,
+    WORTH_WORDS,
     RecallPool,
     _span_words,
     keyed,
@@ -243,3 +248,82 @@ def test_a_spans_words_are_those_the_regex_finds_in_each_text(texts: list[str]) 
         for text in texts
     ]
     assert _span_words(texts) == expected
+
+
+def _worth_as_it_was(messages: list[tuple[int, Role, str]]) -> dict[int, float]:
+    """`span_worth` as recall11 left it: each message's words without those that say
+    little, then its least held ones (the reference its faster form must equal)."""
+    if not messages:
+        return {}
+    words = _span_words([text[:SPAN_TEXT] for _seq, _role, text in messages])
+    held = Counter(word for found in words for word in found)
+    size = len(messages) + 1
+    rarity = [math.log(size / (count + 0.5)) for count in range(size + 1)]
+    own = [sum(rarity[c] for c in sorted(held[w] for w in found)[:WORTH_WORDS]) for found in words]
+    worth: dict[int, float] = {}
+    for n, (seq, role, _text) in enumerate(messages):
+        value = own[n]
+        if n and role is Role.USER:
+            before_seq, before_role, before_text = messages[n - 1]
+            asked = before_role is Role.ASSISTANT and before_text.rstrip().endswith("?")
+            if before_seq == seq - 1 and asked:
+                value += ASKED_SHARE * own[n - 1]
+        worth[seq] = value
+    best = max(worth.values())
+    return {seq: value / best for seq, value in worth.items()} if best > 0 else {}
+
+
+_SPAN_MESSAGES = st.lists(
+    st.tuples(
+        st.sampled_from([Role.USER, Role.ASSISTANT]),
+        st.lists(
+            st.sampled_from(
+                [
+                    "the",
+                    "race",
+                    "went",
+                    "well",
+                    "Claude",
+                    "tea",
+                    "ran",
+                    "finish",
+                    "flask",
+                    "a",
+                    "river",
+                    "Maya",
+                    "crime",
+                    "novel",
+                    "how",
+                    "was",
+                    "it?",
+                    "57:42",
+                    "thanks!",
+                    "zorblax",
+                    "go",
+                    "did",
+                    "you",
+                    "été",
+                    "hour",
+                    "under",
+                    "as",
+                    "I",
+                ]
+            ),
+            max_size=14,
+        ).map(" ".join),
+        st.integers(1, 2),
+    ),
+    max_size=30,
+)
+
+
+@given(_SPAN_MESSAGES)
+def test_a_spans_worth_is_as_it_was_with_its_little_words_dropped_late(
+    drawn: list[tuple[Role, str, int]],
+) -> None:
+    seq = 0
+    messages: list[tuple[int, Role, str]] = []
+    for role, text, step in drawn:
+        seq += step
+        messages.append((seq, role, text))
+    assert span_worth(messages) == _worth_as_it_was(messages)
