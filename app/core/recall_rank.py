@@ -418,12 +418,6 @@ _TELLING = re.compile(r"[^\W_]{4,}|\d[^\W_]*")
 _SAYS_LITTLE = COMMON_WORDS | CALENDAR_WORDS | frozenset("0123456789")
 
 
-def _span_words(texts: Sequence[str]) -> list[frozenset[str]]:
-    """`_telling_words` of each of `texts` (`_span_word_sets`, the little words dropped)."""
-    words, little = _span_word_sets(texts)
-    return [found - little for found in words] if little else words
-
-
 def _span_word_sets(texts: Sequence[str]) -> tuple[list[frozenset[str]], frozenset[str]]:
     """Each of `texts`' words, and the words among them that say little: each text's
     `_telling_words` are its words less those. A span of ASCII texts without a digit

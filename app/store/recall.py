@@ -623,17 +623,14 @@ class RecallIndex:
         self,
         session_id: str,
         day: int,
-        ends: _Ends | None = None,
+        ends: _Ends,
     ) -> tuple[int, int] | None:
         """(seq, id) of the first message written on local day `day` or later: a search
         of its seqs that guesses from the times it has read (the seq a steady pace would
         have written at the day's start) and bisects every other read, so ~5 reads, not
         ~17, find it at 100,000 messages, and never more than twice a bisection's.
-        `ends`: the conversation's `_ends`, when read already."""
-        known = ends if ends is not None else self._ends(session_id)
-        if known is None:
-            return None
-        first, last = known
+        `ends`: the conversation's `_ends`."""
+        first, last = ends
         # The first message at or after seq `s` is on `day` or later for every `s` from
         # the one sought on (times grow with seq): the search narrows [low, high] to it.
         low, high = int(first[0]), int(last[0]) + 1

@@ -1,4 +1,4 @@
-"""A clock that only moves when a test says so."""
+"""Clocks that only move when a test says so."""
 
 from __future__ import annotations
 
@@ -16,3 +16,14 @@ class FakeClock:
 
     def advance(self, seconds: float = 1.0) -> None:
         self.now += timedelta(seconds=seconds)
+
+
+class SecondsClock:
+    """A loop's monotonic clock (`QueueLoop(clock)`), in seconds: it moves only when a
+    test sets `now`."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now

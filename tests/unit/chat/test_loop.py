@@ -7,14 +7,7 @@ import threading
 import pytest
 
 from app.chat.loop import QueueLoop
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fakes.clock import SecondsClock
 
 
 def test_callbacks_posted_from_any_thread_run_on_the_owners() -> None:
@@ -31,7 +24,7 @@ def test_callbacks_posted_from_any_thread_run_on_the_owners() -> None:
 
 
 def test_timers_run_when_due_in_order_and_can_be_cancelled() -> None:
-    clock = FakeClock()
+    clock = SecondsClock(100.0)
     loop = QueueLoop(clock)
     ran: list[str] = []
     loop.call_later(0.5, lambda: ran.append("late"))
@@ -51,7 +44,7 @@ def test_run_until_gives_up_after_its_timeout() -> None:
 
 
 def test_a_chain_of_steps_each_in_a_turn_of_its_own_runs_to_its_end() -> None:
-    clock = FakeClock()
+    clock = SecondsClock(100.0)
     loop = QueueLoop(clock)
     ran: list[str] = []
 

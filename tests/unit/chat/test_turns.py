@@ -5,14 +5,7 @@ from __future__ import annotations
 
 from app.chat.loop import QueueLoop
 from app.chat.turns import SHOW_ALL_WITHIN_SECONDS, SHOW_SENDING_WITHIN_SECONDS, HeldTells
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fakes.clock import SecondsClock
 
 
 def test_nothing_held_runs_at_once() -> None:
@@ -22,7 +15,7 @@ def test_nothing_held_runs_at_once() -> None:
 
 
 def test_what_comes_while_held_waits_for_the_release_then_runs_in_order_one_per_turn() -> None:
-    loop = QueueLoop(FakeClock())
+    loop = QueueLoop(SecondsClock())
     held = HeldTells(loop)
     ran: list[str] = []
     held.hold(lambda: ran.append("row"))
@@ -39,9 +32,9 @@ def test_what_comes_while_held_waits_for_the_release_then_runs_in_order_one_per_
     assert ran[-1] == "later"
 
 
-def held_past_the_row(ran: list[str]) -> tuple[FakeClock, QueueLoop, HeldTells]:
+def held_past_the_row(ran: list[str]) -> tuple[SecondsClock, QueueLoop, HeldTells]:
     """A turn held with its row and the question stored, the row's wait just passed."""
-    clock = FakeClock()
+    clock = SecondsClock()
     loop = QueueLoop(clock)
     held = HeldTells(loop)
     held.hold(lambda: ran.append("row"))
@@ -73,7 +66,7 @@ def test_what_waits_runs_after_a_while_when_the_request_never_says_it_left() -> 
 
 
 def test_the_last_tell_releases_at_once_and_runs_after_what_waited() -> None:
-    loop = QueueLoop(FakeClock())
+    loop = QueueLoop(SecondsClock())
     held = HeldTells(loop)
     ran: list[str] = []
     held.hold(lambda: ran.append("row"))
@@ -83,7 +76,7 @@ def test_the_last_tell_releases_at_once_and_runs_after_what_waited() -> None:
 
 
 def test_a_turn_held_again_while_the_last_one_drains_comes_after_it() -> None:
-    loop = QueueLoop(FakeClock())
+    loop = QueueLoop(SecondsClock())
     held = HeldTells(loop)
     ran: list[str] = []
     held.hold(lambda: ran.append("first row"))

@@ -19,7 +19,7 @@ from app.core.recall_rank import (
     SPAN_TEXT,
     WORTH_WORDS,
     RecallPool,
-    _span_words,
+    _span_word_sets,
     keyed,
     rank_pool,
     span_worth,
@@ -232,7 +232,14 @@ def test_a_term_found_outside_the_span_outranks_the_spans_filler() -> None:
     assert rank_pool(pool, query)[0].match.seq == 41
 
 
-# Texts of the characters `_span_words`' shortcut turns on: letters in both cases, digits,
+def _span_words(texts: list[str]) -> list[frozenset[str]]:
+    """`_telling_words` of each of `texts`, as `span_worth` reads them: its words less
+    those that say little."""
+    words, little = _span_word_sets(texts)
+    return [found - little for found in words]
+
+
+# Texts of the characters `_span_word_sets`' shortcut turns on: letters in both cases, digits,
 # the underscore, spaces and punctuation, a NUL, an accent and a non-ASCII letter.
 _SPAN_TEXTS = st.lists(
     st.text(alphabet="abcdEFxyZ09_ .,'!?-\n\t\0éß", max_size=40)
