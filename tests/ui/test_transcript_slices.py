@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 from app.core.models import Message, MessageStatus, Role
 from app.ui import transcript as transcript_module
 from app.ui.transcript import TranscriptView
+from app.ui.transcript_frame import settle_layout
 from app.ui.transcript_message import MessageWidget
 from tests.fakes.summaries import make_summary
 
@@ -76,6 +77,11 @@ def shown_page(qtbot: QtBot, count: int) -> TranscriptView:
     qtbot.waitExposed(view)
     view.set_messages(page(count), has_earlier=False)
     qtbot.waitUntil(lambda: not view.building)
+    # Settled, at its end as a page opens: a layout still pending (a loaded machine runs
+    # it late) would otherwise move the rows while a test watches them stay put.
+    settle_layout(view)
+    bar = view.scroll_area.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
     return view
 
 
