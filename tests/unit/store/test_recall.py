@@ -7,7 +7,7 @@ import random
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from app.core.conversation import local_day
 from app.core.models import Role
 from app.core.recall import fit_recall, fold, rank_matches, recall_query, salient_terms
+from app.core.recall_dates import DayRange
 from app.core.recall_kinds import wanted_kinds
 from app.core.recall_rank import keyed
 from app.core.summary import (
@@ -533,4 +534,51 @@ def test_the_first_message_of_a_day_is_the_one_a_bisection_finds(
     for day in {first_day + offset, first_day + offset // 3, first_day + offset * 5}:
         found = None if ends is None else index._first_seq_on_or_after("a", day, ends)
         assert found == _bisected(connection, "a", day)
+    connection.close()
+
+
+def _days_span_bisected(
+    connection: sqlite3.Connection, session_id: str, days: DayRange
+) -> tuple[int, int, int, int] | None:
+    """`RecallIndex._days_span` as it was: both ends bisected, whatever the days."""
+    first = _bisected(connection, session_id, days.first.toordinal())
+    after = _bisected(connection, session_id, days.last.toordinal() + 1)
+    if first is None or (after is not None and after[0] <= first[0]):
+        return None
+    last = connection.execute(
+        "SELECT id, seq FROM message WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+        (session_id, after[0] if after is not None else 2**62),
+    ).fetchone()
+    return None if last is None else (first[1], int(last[0]), first[0], int(last[1]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=200_000), max_size=120),
+    st.integers(min_value=-40, max_value=120),
+    st.integers(min_value=0, max_value=40),
+)
+def test_a_span_of_days_is_found_as_both_ends_bisected(
+    gaps: list[int], offset: int, length: int
+) -> None:
+    # Days before, across, inside and after the conversation: those it cannot hold are
+    # answered without a read, with what the bisection found.
+    connection = sqlite3.connect(":memory:")
+    connection.execute(
+        "CREATE TABLE message (id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, "
+        "created_at TEXT)"
+    )
+    connection.execute("CREATE INDEX by_seq ON message (session_id, seq)")
+    moment = datetime(2026, 3, 1, 8, tzinfo=UTC).timestamp()
+    for seq, gap in enumerate(gaps, start=1):
+        moment += gap * (20 if seq % 5 == 0 else 1)
+        stamp = datetime.fromtimestamp(moment, UTC).isoformat()
+        connection.execute(
+            "INSERT INTO message (session_id, seq, created_at) VALUES ('a', ?, ?)", (seq, stamp)
+        )
+    first = date(2026, 3, 1) + timedelta(days=offset)
+    days = DayRange(first, first + timedelta(days=length))
+    assert RecallIndex(connection)._days_span("a", days) == _days_span_bisected(
+        connection, "a", days
+    )
     connection.close()
