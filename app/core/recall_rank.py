@@ -162,6 +162,22 @@ class Ranked:
         return ((self.partner,) if self.partner is not None else ()) + self.follow_up
 
 
+_new = object.__new__
+
+
+def _ranked(
+    match: ArchivedMatch,
+    score: float,
+    partner: ArchivedMatch | None,
+    follow_up: tuple[ArchivedMatch, ...],
+) -> Ranked:
+    """`Ranked(match, score, partner, follow_up)`, the same value made without the frozen
+    dataclass's `object.__setattr__` calls (~240 a turn at bench_path's 155k:100k)."""
+    ranked: Ranked = _new(Ranked)
+    ranked.__dict__.update(match=match, score=score, partner=partner, follow_up=follow_up)
+    return ranked
+
+
 def term_values(terms: Sequence[RecallTerm], frequency: Sequence[int], size: int) -> list[float]:
     """What holding each term is worth: its weight times its rarity in the conversation."""
     if len(frequency) != len(terms) or size <= 0:
@@ -280,7 +296,7 @@ def rank_pool(
         follow_up: tuple[ArchivedMatch, ...] = ()
         if partner is None and match.role is Role.USER:
             follow_up = _asked_about(match, everyone)
-        ranked.append(Ranked(match, score, partner, follow_up))
+        ranked.append(_ranked(match, score, partner, follow_up))
     # Equal scores: the shorter message first (it is more about what it holds), then the
     # newest.
     ranked.sort(key=lambda r: (-r.score, len(r.match.content), -r.match.seq))

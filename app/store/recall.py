@@ -37,7 +37,14 @@ from typing import Any, TypeVar
 
 from app.core.conversation import local_day
 from app.core.models import Role
-from app.core.recall import ArchivedMatch, RecallQuery, RecallTerm, fold, is_common_word
+from app.core.recall import (
+    ArchivedMatch,
+    RecallQuery,
+    RecallTerm,
+    archived_match,
+    fold,
+    is_common_word,
+)
 from app.core.recall_dates import DayRange
 from app.core.recall_rank import RecallPool, span_worth, term_values
 from app.store.database import connect
@@ -880,7 +887,7 @@ _ROLES = {role.value: role for role in Role}
 
 def _holding(match: ArchivedMatch, held: frozenset[int]) -> ArchivedMatch:
     """`match` with the terms it holds (a new value: a kept message serves many turns)."""
-    return ArchivedMatch(
+    return archived_match(
         match.message_id, match.seq, match.role, match.created_at, match.content, match.rank, held
     )
 
@@ -889,12 +896,12 @@ def _match(row: Sequence[Any], held: frozenset[int] | None = None) -> ArchivedMa
     # A turn reads a few hundred rows (candidates and the turns around them): the columns
     # are what the schema stores (INTEGER, TEXT, REAL), taken as they come.
     message_id, seq, role, created_at, content, rank = row
-    return ArchivedMatch(
-        message_id=message_id,
-        seq=seq,
-        role=_ROLES[role],
-        created_at=datetime.fromisoformat(created_at),
-        content=content,
-        rank=float(rank),
-        held=held,
+    return archived_match(
+        message_id,
+        seq,
+        _ROLES[role],
+        datetime.fromisoformat(created_at),
+        content,
+        float(rank),
+        held,
     )

@@ -21,6 +21,7 @@ from app.core.recall import (
     SYNONYM_WEIGHT,
     ArchivedMatch,
     RecallTerm,
+    archived_match,
     excerpt,
     fit_recall,
     fold,
@@ -409,3 +410,28 @@ def test_a_name_gets_no_synonyms_and_only_a_few_words_do() -> None:
     synonyms = [t for t in terms if t.weight == SYNONYM_WEIGHT and not t.cue]
     assert len(synonyms) == MAX_SYNONYM_TERMS
     assert all(len(t.alternatives) <= 2 * MAX_SYNONYMS for t in synonyms)
+
+
+@given(
+    st.integers(),
+    st.integers(),
+    st.sampled_from(list(Role)),
+    st.datetimes(timezones=st.just(UTC)),
+    st.text(max_size=40),
+    st.floats(allow_nan=False),
+    st.none() | st.frozensets(st.integers(min_value=0, max_value=12)),
+)
+def test_an_archived_match_made_fast_is_the_one_the_dataclass_makes(
+    message_id: int,
+    seq: int,
+    role: Role,
+    created_at: datetime,
+    content: str,
+    rank: float,
+    held: frozenset[int] | None,
+) -> None:
+    made = archived_match(message_id, seq, role, created_at, content, rank, held)
+    expected = ArchivedMatch(message_id, seq, role, created_at, content, rank, held)
+    assert made == expected
+    assert hash(made) == hash(expected)
+    assert vars(made) == vars(expected)  # every field, the defaults included

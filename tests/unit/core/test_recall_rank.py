@@ -18,7 +18,9 @@ from app.core.recall_rank import (
     ASKED_SHARE,
     SPAN_TEXT,
     WORTH_WORDS,
+    Ranked,
     RecallPool,
+    _ranked,
     _span_word_sets,
     keyed,
     rank_pool,
@@ -334,3 +336,16 @@ def test_a_spans_worth_is_as_it_was_with_its_little_words_dropped_late(
         seq += step
         messages.append((seq, role, text))
     assert span_worth(messages) == _worth_as_it_was(messages)
+
+
+def test_a_ranked_candidate_made_fast_is_the_one_the_dataclass_makes() -> None:
+    moment = datetime(2026, 3, 1, tzinfo=UTC)
+    match = ArchivedMatch(1, 2, Role.USER, moment, "I bought a guitar!")
+    partner = ArchivedMatch(2, 3, Role.ASSISTANT, moment, "What does it look like?")
+    for made, expected in (
+        (_ranked(match, 1.5, None, ()), Ranked(match, 1.5)),
+        (_ranked(match, 0.2, partner, (partner,)), Ranked(match, 0.2, partner, (partner,))),
+    ):
+        assert made == expected
+        assert vars(made) == vars(expected)
+        assert made.quoted_with == expected.quoted_with
