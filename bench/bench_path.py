@@ -217,6 +217,10 @@ class Marks:
     response_wall: float | None = None
     first_delta: float | None = None
     on_screen: float | None = None
+    # The reply worker's CPU from `ReplyJob.work` to the request, and of it recall's
+    # (`AutomaticRecall.gather`): what the worker spends before the POST (issue 20).
+    worker_cpu: float | None = None
+    recall_cpu: float = 0.0
 
 
 class RequestHook:
@@ -249,6 +253,32 @@ class RequestHook:
             return response
 
         httpx2.Client.send = send  # type: ignore[method-assign]
+        self._time_the_worker()
+
+    def _time_the_worker(self) -> None:
+        """Note each reply worker's thread CPU at `ReplyJob.work`, and add up its CPU in
+        `AutomaticRecall.gather` (the app's, from whichever tree runs)."""
+        from app.chat.recall import AutomaticRecall
+        from app.chat.reply import ReplyJob
+
+        hook, work, gather = self, ReplyJob.work, AutomaticRecall.gather
+        started = threading.local()
+
+        def timed_work(job: Any, *args: Any, **kwargs: Any) -> Any:
+            started.cpu = time.thread_time()
+            return work(job, *args, **kwargs)
+
+        def timed_gather(recall: Any, *args: Any, **kwargs: Any) -> Any:
+            began = time.thread_time()
+            try:
+                return gather(recall, *args, **kwargs)
+            finally:
+                if hook.marks is not None:
+                    hook.marks.recall_cpu += time.thread_time() - began
+
+        ReplyJob.work = timed_work  # type: ignore[method-assign]
+        AutomaticRecall.gather = timed_gather  # type: ignore[method-assign]
+        self.worker_started_cpu = started
 
     def request_sent(self, request: Any) -> None:
         gui = time.clock_gettime(self.gui_clock)
@@ -262,6 +292,9 @@ class RequestHook:
         if marks is None:
             return
         marks.requests += 1
+        began = getattr(self.worker_started_cpu, "cpu", None)
+        if marks.worker_cpu is None and began is not None:
+            marks.worker_cpu = time.thread_time() - began
         if marks.request_wall is None:
             self.gui_at_request = gui
             marks.request_wall = now
@@ -636,6 +669,8 @@ def _drive(
             ),
             "wall_turn": (end_wall - marks.wall) * 1e3,
             "body_kb": marks.request_bytes / 1024,
+            "worker": marks.worker_cpu * 1e3 if marks.worker_cpu is not None else None,
+            "recall": marks.recall_cpu * 1e3,
         }
         print("TURN " + json.dumps(turn), flush=True)
         yield lambda: commands.take() is not None  # LangChain's turn runs meanwhile
@@ -946,6 +981,8 @@ COLUMNS = (
     ("on_screen", "1st delta", "{:9.1f}"),
     ("server", "server", "{:6.1f}"),
     ("body_kb", "body KB", "{:7.0f}"),
+    ("worker", "worker", "{:6.1f}"),
+    ("recall", "recall", "{:6.1f}"),
     ("langchain", "LangChain", "{:9.1f}"),
 )
 
@@ -977,13 +1014,14 @@ def summary_table(results: list[CellRun]) -> None:
         "turn: until idle, no job running; after: the next 0.5 s; slice: longest GUI-thread "
         "silence in the turn (its CPU: the GUI thread's on-CPU time in it; the rest it waited "
         "for a CPU or the GIL); 1st delta: wall, key press → first paint with the reply's text "
-        "(server: the fake's part of it)."
+        "(server: the fake's part of it); worker: the reply worker's CPU from its start to "
+        "the POST, recall: of it, AutomaticRecall.gather's."
     )
     head = (
         f"{'cell':<10} {'live msgs':>9} {'GUI→req':>8} {'proc→req':>9} {'GUI turn':>9} "
         f"{'proc turn':>10} {'+after':>7} {'slice':>6} {'its CPU':>7} {'max slice':>9} "
         f"{'1st delta':>9} "
-        f"{'server':>6} "
+        f"{'server':>6} {'worker':>6} {'recall':>6} "
         f"{'LangChain':>9} {'proc/LC':>7}  load start → end"
     )
     print(head)
@@ -1006,7 +1044,8 @@ def summary_table(results: list[CellRun]) -> None:
             f"{process:>10.1f} {median(of('after')):>7.1f} {median(slices):>6.1f} "
             f"{median(of('slice_cpu')):>7.1f} "
             f"{max(slices, default=float('nan')):>9.1f} {median(of('on_screen')):>9.1f} "
-            f"{median(of('server')):>6.1f} "
+            f"{median(of('server')):>6.1f} {median(of('worker')):>6.1f} "
+            f"{median(of('recall')):>6.1f} "
             f"{langchain:>9.1f} {process / langchain:>7.2f}  "
             f"{result.load_start} → {result.load_end}"
         )
