@@ -22,6 +22,14 @@ once into /tmp/cairn-bench-recall/. Prints figures; not a test.
 Each turn's time is also given as the CPU time of the thread that ran it: on a shared
 machine a neighbour's load stretches the wall-clock figures (two- to three-fold at a load
 average of 3 on two cores), not the CPU recall spends. Print `os.getloadavg()` with them.
+
+--cell LIVE:ARCHIVED (e.g. 155k:100k): recall as bench_path's reply worker runs it, on that
+bench's database (bench_turn's cache, built when missing; a copy is used): its questions
+stored one by one with their answers, as the app stores them, the bench model's 1M window,
+what recall keeps between turns kept (the worker's store is kept too), thread CPU a turn,
+and where it went (the index's pool, of it the SQL reads; ranking; fitting, of it the
+exact token counts). --trees A,B runs the same in each checkout (its `app`, this bench),
+each in its own process, alternated, and says whether their blocks were the same (issue 20).
 """
 
 from __future__ import annotations
@@ -37,7 +45,8 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# --trees: a child runs another checkout's `app` (CAIRN_BENCH_TREE) with this bench.
+sys.path.insert(0, os.environ.get("CAIRN_BENCH_TREE") or str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_search import START, Writer, insert_summary, report, stamp
@@ -406,13 +415,142 @@ def upkept_copy(tidied: Path) -> Path:
     return copy
 
 
+def cell_turns(cell_name: str, turns: int) -> None:
+    """Recall per turn on bench_path's database for `cell_name`, as its reply worker runs
+    it (see the module's docstring); prints one CELL line of JSON for `trees`."""
+    import hashlib
+    import json
+    import tempfile
+    from collections import defaultdict
+
+    from bench_turn import (
+        MODEL,
+        SESSION_ID,
+        cached_database,
+        make_pool,
+        make_questions,
+        parse_cells,
+    )
+
+    import app.chat.recall as chat_recall
+    import app.store.recall as store_recall
+    from app.store.search_upkeep import tidy_index
+
+    counter = default_counter()
+    counter.load()
+    (cell,) = parse_cells(cell_name)
+    database, _seconds = cached_database(cell, make_pool(counter), counter)
+    tidy_index(database)  # as bench_path leaves it
+    spent: dict[str, float] = defaultdict(float)
+    labels: list[str] = []
+
+    def timed(owner: object, name: str, label: str) -> None:
+        function = getattr(owner, name)
+        labels.append(label)
+
+        def wrapper(*args: object, **kwargs: object) -> object:
+            began = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += time.thread_time() - began
+
+        setattr(owner, name, wrapper)
+
+    timed(store_recall.RecallIndex, "pool", "the index's pool")
+    timed(store_recall.RecallIndex, "_rowids", "  of it, full-text reads")
+    timed(store_recall.RecallIndex, "_rows_by_seq", "  of it, rows by seq (neighbours)")
+    timed(store_recall.RecallIndex, "_rows_by_id", "  of it, rows by id (candidates)")
+    timed(chat_recall, "rank_pool", "ranking (rank_pool)")
+    timed(chat_recall, "fit_recall", "fitting (fit_recall)")
+    timed(TokenCounter, "count", "  of it, exact token counts")
+    with tempfile.TemporaryDirectory(prefix="recall-bench-cell-") as folder:
+        copy = Path(folder) / database.name
+        shutil.copyfile(database, copy)
+        store = SessionStore.open(copy)
+        summaries = SummaryStore.open(copy).active_summaries(SESSION_ID)
+        builder = ContextBuilder(counter)
+        cpu: list[float] = []
+        blocks = hashlib.sha256()
+        warm = 2
+        for n, (question, answer) in enumerate(make_questions(warm + turns, seed=cell.live)):
+            store.append_message(SESSION_ID, Role.USER, question)
+            tail = store.live_messages(SESSION_ID)
+            inputs = RequestInputs(
+                model=MODEL,
+                system_prompt="",
+                summaries=summaries,
+                tail=tail,
+                tail_tally=builder.tally(tail),
+            )
+            if n == warm:
+                spent.clear()
+            began = time.thread_time()
+            block = AutomaticRecall(builder, 0.05).gather(
+                store.recall_index(), session_id=SESSION_ID, inputs=inputs
+            )
+            if n >= warm:
+                cpu.append((time.thread_time() - began) * 1000)
+                blocks.update(repr((block.text, block.tokens) if block else None).encode())
+            store.append_message(SESSION_ID, Role.ASSISTANT, answer)
+        store.close()
+    parts = {label: spent[label] * 1000 / turns for label in labels}  # as timed, in order
+    print("CELL " + json.dumps({"cpu": cpu, "parts": parts, "blocks": blocks.hexdigest()[:16]}))
+
+
+def trees(cell_name: str, checkouts: list[str], turns: int, rounds: int) -> None:
+    """`cell_turns` in each checkout, each in its own process, alternated for `rounds`."""
+    import json
+    import subprocess
+
+    runs: dict[str, list[dict[str, object]]] = {tree: [] for tree in checkouts}
+    for number in range(rounds):
+        for tree in checkouts if number % 2 == 0 else list(reversed(checkouts)):
+            output = subprocess.run(
+                [sys.executable, __file__, "--cell", cell_name, "--turns", str(turns)],
+                env={**os.environ, "CAIRN_BENCH_TREE": tree},
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            line = next(line for line in output.splitlines() if line.startswith("CELL "))
+            runs[tree].append(json.loads(line[5:]))
+    print(
+        f"\nRecall in bench_path's reply worker, cell {cell_name}, thread CPU a turn "
+        f"({turns} turns a run, after 2; {rounds} runs a tree, alternated); "
+        f"load {os.getloadavg()[0]:.2f}"
+    )
+    for tree, results in runs.items():
+        medians = [statistics.median(result["cpu"]) for result in results]  # type: ignore[arg-type]
+        every = [value for result in results for value in result["cpu"]]  # type: ignore[attr-defined]
+        print(
+            f"  {tree}: median {statistics.median(every):5.2f} ms (each run's: "
+            + ", ".join(f"{value:.2f}" for value in medians)
+            + f"); blocks {sorted({str(result['blocks']) for result in results})}"
+        )
+        labels = results[0]["parts"]  # type: ignore[index]
+        for label in labels:  # type: ignore[union-attr]
+            values = [float(result["parts"][label]) for result in results]  # type: ignore[index]
+            print(f"      {label:36} {statistics.median(values):5.2f} ms a turn")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument(
         "--tidy", action="store_true", help="as its writes left the index, and tidied"
     )
+    parser.add_argument("--cell", help="bench_path's LIVE:ARCHIVED database, e.g. 155k:100k")
+    parser.add_argument("--turns", type=int, default=20, help="with --cell: turns measured")
+    parser.add_argument("--trees", help="with --cell: checkouts to compare, comma-separated")
+    parser.add_argument("--rounds", type=int, default=4, help="with --trees: runs of each")
     arguments = parser.parse_args()
+    if arguments.cell and arguments.trees:
+        trees(arguments.cell, arguments.trees.split(","), arguments.turns, arguments.rounds)
+        return
+    if arguments.cell:
+        cell_turns(arguments.cell, arguments.turns)
+        return
     FOLDER.mkdir(parents=True, exist_ok=True)
     path = FOLDER / f"recall22-{arguments.messages}.db"
     if not path.exists():
