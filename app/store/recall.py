@@ -748,8 +748,8 @@ def _may_hold(ends: _Ends, days: DayRange) -> bool:
     """Whether the conversation's messages (`ends`: its first's and last's seq and time)
     may have been written on `days`: not when they all end before or begin after them.
     A question's days are often past the conversation ("last year" of an older one,
-    "in July" asked in November of a conversation of spring): answered with no read of
-    the bisection's four to six (~0.4-0.9 ms a dated turn at bench_path's 155k:100k)."""
+    "in July" asked in November of a conversation of spring, when no message since):
+    answered with none of the bisection's four to six reads."""
     (_first_seq, first_time), (_last_seq, last_time) = ends
     return days.first.toordinal() <= local_day(
         datetime.fromisoformat(str(last_time))
