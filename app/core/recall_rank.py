@@ -143,6 +143,10 @@ class RecallPool:
     # The span's messages taken in by their own worth (seq -> `span_worth`, 0..1) when
     # the question's words found nothing in the span it asks about.
     filled: Mapping[int, float] = field(default_factory=dict)
+    # The terms each of this conversation's neighbours holds (seq -> term indexes), as
+    # the index found them, for a neighbour kept without them (`ArchivedMatch.held`
+    # None): ~180 a turn, not made again with them (issue 20).
+    held: Mapping[int, frozenset[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -240,8 +244,13 @@ def rank_pool(
     # Each message's terms and their worth, once: a message is also weighed as the turn
     # before (and the one before that) of its neighbours.
     worth: dict[tuple[str, int], tuple[frozenset[int], float]] = {}
+    pool_held = pool.held
     for key, match in everyone.items():
-        terms_held = match.held if match.held is not None else held_terms(match.content, terms)
+        terms_held = match.held
+        if terms_held is None:
+            terms_held = pool_held.get(key[1]) if not key[0] else None
+            if terms_held is None:
+                terms_held = held_terms(match.content, terms)
         worth[key] = terms_held, own_score(terms_held, values)
     days = query.days
     ranked: list[Ranked] = []

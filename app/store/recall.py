@@ -346,10 +346,13 @@ class RecallIndex:
         holding = _terms_held(found, [m.message_id for m in (*chosen, *near)])
         matches = tuple(_holding(match, holding[match.message_id]) for match in chosen)
         neighbours = {m.seq: m for m in matches}
+        # A neighbour as kept (its terms beside it, not in a copy of it made for this turn).
+        held: dict[int, frozenset[int]] = {}
         for neighbour in near:
-            neighbours[neighbour.seq] = _holding(neighbour, holding[neighbour.message_id])
+            neighbours[neighbour.seq] = neighbour
+            held[neighbour.seq] = holding[neighbour.message_id]
         by_seq = {seq: worth for seq, worth in filled.values()}
-        return RecallPool(matches, neighbours, tuple(counts), size, by_seq)
+        return RecallPool(matches, neighbours, tuple(counts), size, by_seq, held)
 
     def _holding_all(
         self,
