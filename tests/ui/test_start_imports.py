@@ -41,6 +41,7 @@ NOT_TO_PAINT = (
     "app.store.search_upkeep",
     "app.store.salvage",  # a damaged file's rows read back
     "app.store.wal_check",  # a log left beside the database (there is none at a first start)
+    "app.ui.smoke",  # only when CAIRN_SMOKE_MESSAGE asks for a smoke run
 )
 
 # The chat side: imported when the controller builds the chat service, on the turn of the
@@ -65,6 +66,10 @@ BUILT_AFTER_PAINT = (
     "app.store.model_cache",
     "app.store.calibration_file",
     "app.ui.upgrade",  # an upgrade's walks, after the paint
+    # The settings' model (pydantic validators): the window paints with what
+    # app.core.paint_settings reads, the model checks the whole file when the service is built.
+    "app.core.settings",
+    "app.core.summarization_config",
     # Imported where first used, after the paint: dialogs, and the code blocks' colours.
     "app.ui.key_dialog",
     "app.ui.instructions_dialog",
