@@ -352,3 +352,61 @@ def test_the_chat_service_is_built_after_the_first_paint(tmp_path: Path) -> None
         "started": ["app.chat.service", "app.store.sessions"],
         "conversations listed": 1,
     }
+
+
+_PLUGINS_OFF_THEN_ON = """
+import json, os, sys
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+from app.__main__ import PLUGIN_LOADER, skip_plugin_loader
+skip_plugin_loader()
+from PySide6.QtCore import QEvent, QEventLoop, QObject
+from PySide6.QtWidgets import QApplication
+from app.core.paths import AppPaths
+from app.ui.app import open_cairn
+
+seen = {}
+application = QApplication(["cairn"])
+session = open_cairn(AppPaths.from_environment())
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and "painted" not in seen:
+            seen["painted"] = "importlib.metadata" in sys.modules
+        return False
+
+first_paint = FirstPaint()
+session.window.installEventFilter(first_paint)
+session.show()
+while not session.started:
+    application.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+seen["pydantic validates"] = session.controller.settings.font_size
+from pydantic import BaseModel
+seen["plugins while off"] = list(sys.modules[PLUGIN_LOADER].get_plugins())
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "some_plugin"
+
+class Late(BaseModel):  # its validator asks for plugins: the real loader answers
+    x: int
+
+seen["late model"] = Late(x=3).x
+seen["real loader"] = "entry_points" in vars(sys.modules[PLUGIN_LOADER])
+session.window.close()
+session.close()
+print(json.dumps(seen))
+"""
+
+
+def test_pydantics_plugin_loader_is_not_imported_to_paint_while_plugins_are_off(
+    tmp_path: Path,
+) -> None:
+    # The loader imports importlib.metadata (email, zipfile…) before it reads the switch
+    # that turns plugins off: ~4 % of the start's instructions (issue 20). A stand-in
+    # answers "no plugins" while they are off, and hands over to the loader otherwise.
+    seen = _in_a_fresh_interpreter(_PLUGINS_OFF_THEN_ON, env={"CAIRN_HOME": str(tmp_path / "home")})
+
+    assert seen == {
+        "painted": False,
+        "pydantic validates": 11,
+        "plugins while off": [],
+        "late model": 3,
+        "real loader": True,
+    }
