@@ -383,13 +383,17 @@ def _load_settings(paths: AppPaths) -> SettingsLoadResult:
     return load_settings(paths.settings_file)
 
 
-def _smoke_run(session: CairnSession) -> object:
-    """The smoke run CAIRN_SMOKE_MESSAGE asks for (app.ui.smoke), or None."""
+def smoke_from_environment(
+    controller: ChatController, window: QWidget, ready: Callable[[], bool]
+) -> object:
+    """The smoke run CAIRN_SMOKE_MESSAGE asks for (`app.ui.smoke.smoke_from_environment`),
+    or None: its module (with the tokenizer's and the summary settings') is imported only
+    then, not to paint. Benches put their driver here (bench/real_window.py)."""
     if not os.environ.get(SMOKE_VARIABLE):
-        return None  # its module (the tokenizer's, the summary settings') is not imported
-    from app.ui.smoke import smoke_from_environment
+        return None
+    from app.ui.smoke import smoke_from_environment as smoke_run
 
-    return smoke_from_environment(session.controller, session.window, lambda: session.started)
+    return smoke_run(controller, window, ready)
 
 
 def startup_problem_box(error: UserFacingError) -> QMessageBox:
@@ -448,7 +452,7 @@ def run(argv: Sequence[str]) -> int:
     )
     session.freeze_startup = True
     session.show()
-    _smoke = _smoke_run(session)
+    _smoke = smoke_from_environment(session.controller, session.window, lambda: session.started)
     try:
         return app.exec()
     finally:

@@ -410,3 +410,11 @@ def test_pydantics_plugin_loader_is_not_imported_to_paint_while_plugins_are_off(
         "late model": 3,
         "real loader": True,
     }
+
+
+def test_the_smoke_run_is_asked_for_by_the_smoke_modules_variable() -> None:
+    # app.ui.app reads the variable without importing app.ui.smoke (not needed to paint).
+    from app.ui.app import SMOKE_VARIABLE
+    from app.ui.smoke import SMOKE_VARIABLE as SMOKE_MODULES_VARIABLE
+
+    assert SMOKE_VARIABLE == SMOKE_MODULES_VARIABLE
