@@ -55,8 +55,9 @@ def skip_plugin_loader() -> None:
     is off.
 
     The loader imports importlib.metadata (with email, zipfile, csv…) at its top, before
-    it reads PYDANTIC_DISABLE_PLUGINS: ~76 M instructions, 4 % of the start to the first
-    paint (callgrind, issue 20), for the catalog's first model. In its place until then, a
+    it reads PYDANTIC_DISABLE_PLUGINS, for the catalog's first model: ~36 M instructions of
+    the start to the first paint, 2 % (bench_startup --callgrind; 76 M when the core's
+    models are imported alone; issue 20). In its place until then, a
     stand-in answers as the loader does with the plugins off — none — and otherwise hands
     over to the real loader. Nothing is done when the loader is already imported.
     """

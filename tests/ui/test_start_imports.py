@@ -399,7 +399,7 @@ def test_pydantics_plugin_loader_is_not_imported_to_paint_while_plugins_are_off(
     tmp_path: Path,
 ) -> None:
     # The loader imports importlib.metadata (email, zipfile…) before it reads the switch
-    # that turns plugins off: ~4 % of the start's instructions (issue 20). A stand-in
+    # that turns plugins off: ~2 % of the start's instructions (issue 20). A stand-in
     # answers "no plugins" while they are off, and hands over to the loader otherwise.
     seen = _in_a_fresh_interpreter(_PLUGINS_OFF_THEN_ON, env={"CAIRN_HOME": str(tmp_path / "home")})
 
