@@ -14,6 +14,11 @@ the app's process used to reach it (all its threads): the wall clock of a
 shared machine swings with its load, that figure much less. Prints figures and
 the load average; not a pass/fail test.
 
+With --callgrind: the instructions from launch to the first paint under `valgrind
+--tool=callgrind` (the child ends at the paint), empty folder and 200 messages, per tree
+(--before too), and a bare Qt window's to its quit: a figure the machine's load does not
+move. Slow (a run is ~1 min of CPU); --runs 1 is enough, the count varies by < 0.1 %.
+
 With --upgrade-messages N (and --before TREE, an older source tree from `git archive`):
 the first start after an upgrade from schema 4 (no search index, no checksums) with N
 messages, each run on a fresh copy; prints first paint and when the walks over every
@@ -62,6 +67,9 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 crash = os.environ.get("CAIRN_BENCH_CRASH") == "1"
+# CAIRN_BENCH_EXIT_AT_PAINT=1: the process ends at the first paint (run under callgrind,
+# whose count then stops there).
+exit_at_paint = os.environ.get("CAIRN_BENCH_EXIT_AT_PAINT") == "1"
 state = {"filled": False, "upgrading": False}
 
 def hooked(cairn_app):
@@ -142,6 +150,8 @@ class FirstPaint(QObject):
                 # CPU the process used to get there (all its threads): less swayed by
                 # the machine's load than the wall clock.
                 print(f"CPU {time.process_time():.6f}", flush=True)
+                if exit_at_paint:
+                    os._exit(0)
             elif state["filled"]:
                 print(f"FILLED {time.time():.6f}", flush=True)
                 if crash:
@@ -338,6 +348,65 @@ def small_home(runs: int, before: Path | None = None) -> None:
                     f"median {statistics.median(run.filled for run in runs_of):.1f} ms"
                 )
         print("    " + describe("bare Qt    ", bare) + f"   (load {load_average()})")
+
+
+# --- instructions to the first paint (callgrind) -------------------------------------------
+
+
+def _instructions(command: list[str], env: dict[str, str], cwd: Path) -> int:
+    """Instructions callgrind counted for `command` (all its threads), start to exit."""
+    with tempfile.TemporaryDirectory(prefix="cairn-bench-callgrind-") as folder:
+        out = Path(folder) / "callgrind.out"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=True,
+        )
+        for line in out.read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no total")
+
+
+def callgrind(runs: int, before: Path | None = None) -> None:
+    """Instructions from launch to the first paint, empty folder and 200 messages: a
+    figure the machine's load does not move (`valgrind --tool=callgrind`)."""
+    trees = trees_of(before)
+    bare_env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    bare_env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for _label, tree in trees:
+        one_run(tree=tree)  # compile the bytecode, as a second start finds it
+    print(f"instructions to the first paint (callgrind, offscreen), {runs} runs each")
+    for empty in (True, False):
+        counts: dict[str, list[int]] = {label: [] for label, _tree in trees}
+        for _ in range(runs):
+            for label, tree in trees:
+                with tempfile.TemporaryDirectory() as home:
+                    if not empty:
+                        prepare_home(Path(home))
+                    env = dict(
+                        os.environ,
+                        CAIRN_HOME=home,
+                        QT_QPA_PLATFORM="offscreen",
+                        ANTHROPIC_API_KEY="sk-ant-bench",
+                        ANTHROPIC_BASE_URL="http://127.0.0.1:9",
+                        CAIRN_BENCH_EXIT_AT_PAINT="1",
+                    )
+                    env.pop("PYTHONDONTWRITEBYTECODE", None)
+                    counts[label].append(_instructions([sys.executable, "-c", CHILD], env, tree))
+        print(f"  {'empty folder' if empty else f'{NEWEST_MESSAGES} messages'}")
+        for label, _tree in trees:
+            values = counts[label]
+            print(
+                f"    {label}: median {statistics.median(values) / 1e6:8.1f} M   "
+                f"min {min(values) / 1e6:8.1f} M   max {max(values) / 1e6:8.1f} M"
+            )
+    bare = _instructions([sys.executable, "-c", BARE_CHILD], bare_env, REPO)
+    print(f"  bare Qt window (to its quit): {bare / 1e6:.1f} M")
 
 
 # --- a large database --------------------------------------------------------------------
@@ -763,9 +832,17 @@ def main() -> None:
         help="with --upgrade-messages: the schema the upgrade starts from (4: before the "
         "index and checksums; 12: before the checksums)",
     )
+    parser.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="count the instructions to the first paint under valgrind (empty folder and "
+        f"{NEWEST_MESSAGES} messages) instead of timing",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    if args.upgrade_messages > 0:
+    if args.callgrind:
+        callgrind(args.runs, args.before)
+    elif args.upgrade_messages > 0:
         upgrade(
             args.upgrade_messages,
             args.runs,

@@ -16,21 +16,27 @@ import logging
 import shutil
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.core.errors import StorageError
 from app.core.files import atomic_write
+from app.core.paint_settings import (
+    DEFAULT_FONT_SIZE,
+    DEFAULT_THEME,
+    LARGEST_FONT_SIZE,
+    SMALLEST_FONT_SIZE,
+)
+
+# Defined beside the reader that paints without this model; importable from here as before.
+from app.core.paint_settings import MAX_INSTRUCTIONS_CHARS as MAX_INSTRUCTIONS_CHARS
+from app.core.paint_settings import Theme as Theme
 from app.core.summarization_config import SummarizationConfig, describe_errors
 
 log = logging.getLogger(__name__)
 
 SETTINGS_SCHEMA_VERSION = 2
-# The longest instructions for Claude a conversation keeps (a few pages).
-MAX_INSTRUCTIONS_CHARS = 20_000
-
-Theme = Literal["system", "light", "dark"]
 
 
 class RecallSettings(BaseModel):
@@ -62,8 +68,8 @@ class AppSettings(BaseModel):
     schema_version: int = SETTINGS_SCHEMA_VERSION
     model: str | None = None
     api_base_url: str | None = None
-    theme: Theme = "system"
-    font_size: int = Field(default=11, ge=8, le=24)
+    theme: Theme = DEFAULT_THEME
+    font_size: int = Field(default=DEFAULT_FONT_SIZE, ge=SMALLEST_FONT_SIZE, le=LARGEST_FONT_SIZE)
     summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     # What a new conversation's instructions for Claude start as (its system prompt). No
@@ -97,7 +103,7 @@ class SettingsLoadResult(BaseModel):
 def load_settings(path: Path) -> SettingsLoadResult:
     """Read settings; a damaged file is copied aside (never lost) and defaults are used."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return SettingsLoadResult(settings=AppSettings())
     except OSError as error:
@@ -107,7 +113,7 @@ def load_settings(path: Path) -> SettingsLoadResult:
             notice=f"Cairn could not read its settings ({error.strerror}); defaults are in use.",
         )
     try:
-        data = json.loads(raw)
+        data = json.loads(raw.decode("utf-8"))  # not UTF-8 is damage too (ValueError)
         if not isinstance(data, dict):
             raise ValueError("settings must be a JSON object")
         data = migrate_settings(data)

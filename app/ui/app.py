@@ -21,8 +21,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from app import APP_NAME, __version__
 from app.core.errors import StorageError, UserFacingError
+from app.core.paint_settings import paint_settings_of, read_paint_settings
 from app.core.paths import FOLDER_ERROR_TITLE, AppPaths, describe_folder_error
-from app.core.settings import load_settings
 from app.logs import setup_logging, teardown_logging
 from app.store.backfill import pending as pending_backfills
 from app.store.database import (
@@ -47,7 +47,6 @@ from app.store.transactions import (
 from app.ui.controller import ChatController
 from app.ui.main_window import MainWindow
 from app.ui.quit_guard import QuitGuard
-from app.ui.smoke import smoke_from_environment
 from app.ui.theme import apply_theme
 
 # The chat side (app.chat, its stores, the key store) is imported when the controller
@@ -55,6 +54,7 @@ from app.ui.theme import apply_theme
 if TYPE_CHECKING:
     from app.chat.runner import Job
     from app.chat.service import ProviderFactory, ServiceDependencies
+    from app.core.settings import SettingsLoadResult
     from app.llm.provider import ChatProvider
     from app.secrets.keystore import KeyStore
     from app.store.checksums import Repair
@@ -75,6 +75,8 @@ def read_only_notice(folder: Path) -> str:
 
 
 DESKTOP_FILE_NAME = "io.github.cairn_chat.Cairn"
+# app.ui.smoke.SMOKE_VARIABLE: that module is imported only when it is set.
+SMOKE_VARIABLE = "CAIRN_SMOKE_MESSAGE"
 # The integrity check that open_database skipped runs this long after the first
 # paint, when filling the window is done.
 BACKGROUND_CHECK_DELAY_SECONDS = 2.0
@@ -285,10 +287,18 @@ def open_cairn(
     setup_logging(paths.log_dir)
     log.info("Starting %s %s", APP_NAME, __version__)
     paths.make_private()  # said once in the log, when something was open to others
-    loaded = load_settings(paths.settings_file)
+    # The theme and text size, read without the settings' model (pydantic: a fifth of the
+    # start's instructions, bench_startup --callgrind); the model validates the whole file
+    # when the chat service is built, after the paint, and says then if it was damaged.
+    # A value only the model can judge (a size written "12"): loaded now, as before.
+    paint = read_paint_settings(paths.settings_file)
+    loaded: SettingsLoadResult | None = None
+    if paint is None:
+        loaded = _load_settings(paths)
+        paint = paint_settings_of(loaded.settings)
     app = QApplication.instance()
     if isinstance(app, QApplication):
-        apply_theme(app, loaded.settings.theme)
+        apply_theme(app, paint.theme)
     lock = InstanceLock(paths.data_dir)
     read_only = paths.database.exists() and not can_write(paths.database)
     scratch: Path | None = None
@@ -310,6 +320,7 @@ def open_cairn(
     if upgrading:
         hold_writes(opened.path, UPDATING)  # until the walks are done (app.ui.upgrade)
     database = paths.database
+    notices: list[tuple[str, str]] = []
 
     def dependencies() -> ServiceDependencies:
         # Imported here: the chat side is not needed to paint the window (issue 20).
@@ -320,6 +331,10 @@ def open_cairn(
         from app.store.sessions import SessionStore
         from app.store.summaries import SummaryStore
 
+        settings = loaded if loaded is not None else _load_settings(paths)
+        if loaded is None and settings.notice:
+            # Shown with the others, after the window is filled (`CairnSession`).
+            notices.append(("Settings reset", settings.notice))
         return ServiceDependencies(
             store=SessionStore(opened.connection, database=opened.path),
             database=database,
@@ -327,7 +342,7 @@ def open_cairn(
             open_summaries=lambda: SummaryStore.open(database),
             keystore=keystore or KeyStore(),
             provider_factory=provider_factory,
-            settings=loaded.settings,
+            settings=settings.settings,
             settings_path=paths.settings_file,
             calibration_file=CalibrationFile.in_data_dir(paths),
             model_cache=ModelCache.in_data_dir(paths),
@@ -335,16 +350,17 @@ def open_cairn(
         )
 
     # The controller's signals only: its service is built when first used, after the paint.
-    controller = ChatController(dependencies, settings=loaded.settings)
+    controller = ChatController(
+        dependencies, settings=loaded.settings if loaded is not None else None, paint=paint
+    )
     window = MainWindow(controller, paths)
     QuitGuard(window, controller)  # a reply only in memory is not lost by closing
-    notices: list[tuple[str, str]] = []
     if read_only:
         window.composer.set_read_only(READ_ONLY_PLACEHOLDER)
         notices.append(("Read-only", read_only_notice(paths.data_dir)))
     if opened.notice:
         notices.append((opened.notice_title, opened.notice))
-    if loaded.notice:
+    if loaded is not None and loaded.notice:
         notices.append(("Settings reset", loaded.notice))
     return CairnSession(
         window,
@@ -358,6 +374,26 @@ def open_cairn(
         scratch=scratch,
         upgrading=upgrading,
     )
+
+
+def _load_settings(paths: AppPaths) -> SettingsLoadResult:
+    # Imported here: pydantic and the settings' validators are not needed to paint.
+    from app.core.settings import load_settings
+
+    return load_settings(paths.settings_file)
+
+
+def smoke_from_environment(
+    controller: ChatController, window: QWidget, ready: Callable[[], bool]
+) -> object:
+    """The smoke run CAIRN_SMOKE_MESSAGE asks for (`app.ui.smoke.smoke_from_environment`),
+    or None: its module (with the tokenizer's and the summary settings') is imported only
+    then, not to paint. Benches put their driver here (bench/real_window.py)."""
+    if not os.environ.get(SMOKE_VARIABLE):
+        return None
+    from app.ui.smoke import smoke_from_environment as smoke_run
+
+    return smoke_run(controller, window, ready)
 
 
 def startup_problem_box(error: UserFacingError) -> QMessageBox:

@@ -21,6 +21,7 @@ from app.core.context import ContextState
 from app.core.errors import UserFacingError
 from app.core.lookup import Lookup
 from app.core.models import Message, Session
+from app.core.paint_settings import PaintSettings, paint_settings_of
 from app.core.summary import Summary
 from app.ui.qt_loop import QtEventLoop
 
@@ -105,13 +106,16 @@ class ChatController(QObject):
         parent: QObject | None = None,
         *,
         settings: AppSettings | None = None,
+        paint: PaintSettings | None = None,
     ) -> None:
-        """Given `deps`, the service is built at once; given what makes them (and the
-        `settings` they hold), when first used (`service`): `cairn` paints first."""
+        """Given `deps`, the service is built at once; given what makes them, when first
+        used (`service`): `cairn` paints first, with `paint` (the settings' theme and text
+        size, read without their model), and `settings` when they were loaded already."""
         super().__init__(parent)
         self.loop = QtEventLoop(self)
         self._deps = deps
         self._settings = settings if settings is not None or callable(deps) else deps.settings
+        self._paint = paint
         self._service: ChatService | None = None
         if not callable(deps):
             self._build()
@@ -127,6 +131,14 @@ class ChatController(QObject):
         if self._service is not None or self._settings is None:
             return self.service.settings
         return self._settings.model_copy(deep=True)  # a copy, as the service's
+
+    @property
+    def paint_settings(self) -> PaintSettings:
+        """What the first paint shows of the settings: before the service is built, what it
+        was given (read without the settings' model), else the settings'."""
+        if self._service is None and self._paint is not None:
+            return self._paint
+        return paint_settings_of(self.settings)
 
     @property
     def service(self) -> ChatService:

@@ -63,7 +63,7 @@ class InstructionsActions(QObject):
         if controller.built:
             self._show(self._chat.current.instructions.text())
         else:  # a new conversation's, until the service opens one (after the first paint)
-            self._show(controller.settings.new_conversation_instructions())
+            self._show(controller.paint_settings.new_conversation_instructions())
 
     @property
     def _chat(self) -> ChatService:

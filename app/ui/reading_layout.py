@@ -97,9 +97,10 @@ class ReadingLayout(QObject):
         self.alignment = ComposerAlignment(transcript, composer)
         self.text_size = TextSize(
             [transcript, composer],
-            lambda: controller.settings,  # read to paint, before the service is built
+            lambda: controller.settings,
             lambda settings: controller.service.update_settings(settings),
             window,
+            size=controller.paint_settings.font_size,  # to paint, before the service is built
         )
         window.installEventFilter(self)
 

@@ -8,23 +8,21 @@ the text around it; it keeps its proportion as the size changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QMenuBar, QWidget
 
-from app.core.settings import AppSettings
+from app.core.paint_settings import DEFAULT_FONT_SIZE, LARGEST_FONT_SIZE, SMALLEST_FONT_SIZE
 
-DEFAULT_SIZE: Final = AppSettings.model_fields["font_size"].default
-_LIMITS: Final = {
-    getattr(rule, name)
-    for rule in AppSettings.model_fields["font_size"].metadata
-    for name in ("ge", "le")
-    if hasattr(rule, name)
-}
-SMALLEST: Final = min(_LIMITS)
-LARGEST: Final = max(_LIMITS)
+# The settings model (pydantic) is not needed to paint the window (issue 20).
+if TYPE_CHECKING:
+    from app.core.settings import AppSettings
+
+DEFAULT_SIZE: Final = DEFAULT_FONT_SIZE
+SMALLEST: Final = SMALLEST_FONT_SIZE
+LARGEST: Final = LARGEST_FONT_SIZE
 # Holding Ctrl+plus down changes the size many times; it is saved once it settles.
 SAVE_AFTER_MS: Final = 400
 
@@ -69,13 +67,16 @@ class TextSize(QObject):
         settings: Callable[[], AppSettings],
         save: Callable[[AppSettings], None],
         parent: QWidget,
+        *,
+        size: int | None = None,
     ) -> None:
-        """`settings` gives the settings in force; `save` puts new ones in force."""
+        """`settings` gives the settings in force; `save` puts new ones in force; `size`,
+        the size to show first when they are not at hand yet (the first paint)."""
         super().__init__(parent)
         self._targets = list(targets)
         self._settings = settings
         self._save = save
-        self.size = settings().font_size
+        self.size = settings().font_size if size is None else size
         self.larger_action = self._action(
             "&Larger text", parent, self.larger, QKeySequence.StandardKey.ZoomIn, "Ctrl+="
         )

@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, QObject, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 
-from app.core.settings import Theme
+from app.core.paint_settings import Theme
 from app.ui.contrast import readable_on
 
 

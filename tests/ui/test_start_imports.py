@@ -41,6 +41,7 @@ NOT_TO_PAINT = (
     "app.store.search_upkeep",
     "app.store.salvage",  # a damaged file's rows read back
     "app.store.wal_check",  # a log left beside the database (there is none at a first start)
+    "app.ui.smoke",  # only when CAIRN_SMOKE_MESSAGE asks for a smoke run
 )
 
 # The chat side: imported when the controller builds the chat service, on the turn of the
@@ -65,6 +66,10 @@ BUILT_AFTER_PAINT = (
     "app.store.model_cache",
     "app.store.calibration_file",
     "app.ui.upgrade",  # an upgrade's walks, after the paint
+    # The settings' model (pydantic validators): the window paints with what
+    # app.core.paint_settings reads, the model checks the whole file when the service is built.
+    "app.core.settings",
+    "app.core.summarization_config",
     # Imported where first used, after the paint: dialogs, and the code blocks' colours.
     "app.ui.key_dialog",
     "app.ui.instructions_dialog",
@@ -347,3 +352,69 @@ def test_the_chat_service_is_built_after_the_first_paint(tmp_path: Path) -> None
         "started": ["app.chat.service", "app.store.sessions"],
         "conversations listed": 1,
     }
+
+
+_PLUGINS_OFF_THEN_ON = """
+import json, os, sys
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+from app.__main__ import PLUGIN_LOADER, skip_plugin_loader
+skip_plugin_loader()
+from PySide6.QtCore import QEvent, QEventLoop, QObject
+from PySide6.QtWidgets import QApplication
+from app.core.paths import AppPaths
+from app.ui.app import open_cairn
+
+seen = {}
+application = QApplication(["cairn"])
+session = open_cairn(AppPaths.from_environment())
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and "painted" not in seen:
+            seen["painted"] = "importlib.metadata" in sys.modules
+        return False
+
+first_paint = FirstPaint()
+session.window.installEventFilter(first_paint)
+session.show()
+while not session.started:
+    application.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+seen["pydantic validates"] = session.controller.settings.font_size
+from pydantic import BaseModel
+seen["plugins while off"] = list(sys.modules[PLUGIN_LOADER].get_plugins())
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "some_plugin"
+
+class Late(BaseModel):  # its validator asks for plugins: the real loader answers
+    x: int
+
+seen["late model"] = Late(x=3).x
+seen["real loader"] = "entry_points" in vars(sys.modules[PLUGIN_LOADER])
+session.window.close()
+session.close()
+print(json.dumps(seen))
+"""
+
+
+def test_pydantics_plugin_loader_is_not_imported_to_paint_while_plugins_are_off(
+    tmp_path: Path,
+) -> None:
+    # The loader imports importlib.metadata (email, zipfile…) before it reads the switch
+    # that turns plugins off: ~2 % of the start's instructions (issue 20). A stand-in
+    # answers "no plugins" while they are off, and hands over to the loader otherwise.
+    seen = _in_a_fresh_interpreter(_PLUGINS_OFF_THEN_ON, env={"CAIRN_HOME": str(tmp_path / "home")})
+
+    assert seen == {
+        "painted": False,
+        "pydantic validates": 11,
+        "plugins while off": [],
+        "late model": 3,
+        "real loader": True,
+    }
+
+
+def test_the_smoke_run_is_asked_for_by_the_smoke_modules_variable() -> None:
+    # app.ui.app reads the variable without importing app.ui.smoke (not needed to paint).
+    from app.ui.app import SMOKE_VARIABLE
+    from app.ui.smoke import SMOKE_VARIABLE as SMOKE_MODULES_VARIABLE
+
+    assert SMOKE_VARIABLE == SMOKE_MODULES_VARIABLE
