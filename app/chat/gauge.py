@@ -14,15 +14,30 @@ so they never stop a message from being sent.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from app.chat.attachments import Outgoing
 from app.chat.events import Activity
 from app.chat.lookups import tool_offer
 from app.chat.state import ConversationState
+from app.core.calibration import Calibration
 from app.core.context import ContextState, RequestInputs
+from app.core.errors import UserFacingError
 from app.core.file_limits import FilePlan
 from app.core.lookup import ToolOffer
+from app.core.settings import RecallSettings
+
+
+@dataclass(frozen=True)
+class _SendCheckKey:
+    """Everything the checks before sending read: the same key, the same answer."""
+
+    inputs: RequestInputs  # its summaries as a tuple (the state's list changes in place)
+    stored: bool  # the conversation has a session (a new one is never squeezed)
+    recall: RecallSettings
+    quoted: int
+    calibration: Calibration | None
+    today: int
 
 
 class ConversationGauge:
@@ -39,6 +54,11 @@ class ConversationGauge:
         self._outgoing = outgoing
         self.draft = ""
         self.quoted = 0
+        # The draft's figures as last measured (`measure`), with its tokens and the answer
+        # of the checks before sending it: Enter then reads them instead of counting and
+        # measuring the same request again on the window's thread (issue 20).
+        self._counted: tuple[str, int] | None = None  # the text as stored, its count
+        self._checked: tuple[_SendCheckKey, bool] | None = None
 
     def measure(self, draft: str | None = None) -> ContextState | None:
         """The gauge's figures for the next request with `draft` (None: the draft as
@@ -46,9 +66,27 @@ class ConversationGauge:
         no tokenizer yet)."""
         if self._state.activity is Activity.LOADING:
             return None
-        outgoing = self._outgoing
-        text = outgoing.text(self.draft if draft is None else draft)
-        return self.with_recall(text, outgoing.draft_tokens(text))
+        text = self._outgoing.text(self.draft if draft is None else draft)
+        if not text.strip() or not self._state.shared.counter.ready:
+            return self.with_recall(text)
+        # Counted as Enter counts it (`tokens`): the same figures as counting in
+        # `estimate_state`, and what the checks before sending it read, kept.
+        tokens = self.tokens(text)
+        inputs, files = self._inputs(text, tokens)
+        figures = self._estimate_with_recall(inputs)
+        self._keep_check(inputs, figures)
+        return replace(figures, files_left_out=files.left_out) if files.left_out else figures
+
+    def tokens(self, text: str) -> int:
+        """The tokens of `text` (as it will be stored) with the files attached: the count
+        of the draft last measured when it is the same text, else counted now."""
+        counted = self._counted
+        if counted is not None and counted[0] == text:
+            count = counted[1]
+        else:
+            count = self._state.shared.counter.count(text)
+            self._counted = (text, count)
+        return count + sum(attachment.tokens for attachment in self._outgoing.draft)
 
     def with_recall(self, text: str, tokens: int | None = None) -> ContextState | None:
         """The figures of the next request with `text` as it will be stored, the tool and
@@ -112,6 +150,13 @@ class ConversationGauge:
         """
         state = self._state
         inputs, _files = self._inputs(text, tokens)
+        checked = self._checked
+        if (
+            checked is not None
+            and state.activity is not Activity.LOADING
+            and checked[0] == self._check_key(inputs)
+        ):
+            return checked[1]  # measured as the draft, unchanged since
         state.shared.builder.check_fits(inputs)
         if state.session is None or state.activity is Activity.LOADING:
             return False
@@ -119,6 +164,34 @@ class ConversationGauge:
             return False
         figures = self._estimate_with_recall(inputs)
         return figures.recall_floor > 0 and not figures.required.fits
+
+    def _keep_check(self, inputs: RequestInputs, figures: ContextState) -> None:
+        """Keep the answer of `check_send` for the draft just measured (`figures`, with
+        the tool and recall), when it sends without raising; else forget it."""
+        self._checked = None
+        state = self._state
+        try:
+            state.shared.builder.check_fits(inputs)
+        except UserFacingError:
+            return  # Enter measures again, and says why it cannot be sent
+        squeezed = state.session is not None and (
+            figures.recall_floor > 0 and not figures.required.fits
+        )
+        key = self._check_key(inputs)
+        # Its own copy of the settings: a change made in place would otherwise go unseen.
+        self._checked = (replace(key, recall=key.recall.model_copy(deep=True)), squeezed)
+
+    def _check_key(self, inputs: RequestInputs) -> _SendCheckKey:
+        shared = self._state.shared
+        calibrations = shared.builder.calibrations
+        return _SendCheckKey(
+            inputs=replace(inputs, summaries=tuple(inputs.summaries)),
+            stored=self._state.session is not None,
+            recall=shared.recall(),
+            quoted=self.quoted,
+            calibration=None if calibrations is None else calibrations.for_model(inputs.model.id),
+            today=shared.builder.today(),
+        )
 
     def _estimate_with_recall(self, inputs: RequestInputs) -> ContextState:
         """The figures of `inputs` with the tool and the recall block as the settings

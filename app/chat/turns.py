@@ -122,7 +122,7 @@ class ConversationTurns:
         if shared.provider() is None:
             shared.events.key_needed()
             return False
-        tokens = outgoing.tokens(text)
+        tokens = self._gauge.tokens(text)  # counted already when the gauge measured it
         try:
             outgoing.check(shared.model_info(state.model_id)[0])
             # It fits; would it leave recall less than its floor? Then older messages
@@ -202,8 +202,9 @@ class ConversationTurns:
         state.tail.append(TailEntry.of(message, self._shared.counter.count))
         self._condensing.observe(1)
         if state.session is not None and not state.deleted:
+            # Not told now: the reply's end tells the conversation's move (`_reply_done`),
+            # once a turn — each tell has the window redo its list row, title and actions.
             state.session = state.session.model_copy(update={"updated_at": message.created_at})
-            self._shared.session_changed(state.session)
         state.tell(lambda events: events.message_stored(sending_id, message))
 
     def _store_question(self, text: str, tokens: int) -> Message:

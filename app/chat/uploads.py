@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 from app.chat.loop import EventLoop, Timer
 from app.chat.runner import Job, JobRunner
@@ -52,11 +53,20 @@ RECHECK_AFTER = timedelta(days=7)
 # Uploads left to delete when the server could not be reached are tried again this often.
 PURGE_RETRY_SECONDS = 10 * 60.0
 _OFFERS = ("ga", "beta")
+_OFFERS_FILES: dict[type, bool] = {}  # whether a provider's class has the Files API
 
 
 def file_storage(provider: ChatProvider | FileStorage | None) -> FileStorage | None:
     """The provider's Files API, or None when it has none (files go as base64)."""
-    return provider if isinstance(provider, FileStorage) else None
+    if provider is None:
+        return None
+    # Asked at each Enter (a reply's uploads): a protocol's isinstance looks up each of its
+    # members on the object (`files_scope` hashes the key), so it is asked once a class.
+    kind = type(provider)
+    offers = _OFFERS_FILES.get(kind)
+    if offers is None:
+        offers = _OFFERS_FILES[kind] = isinstance(provider, FileStorage)
+    return cast(FileStorage, provider) if offers else None
 
 
 class FileUploads:

@@ -110,7 +110,9 @@ class MessageEdit(QPlainTextEdit):
         margins = self.contentsMargins()
         frame = 2 * self.frameWidth() + margins.top() + margins.bottom()
         padding = 2 * int(self.document().documentMargin())
-        self.setFixedHeight(lines * self._line_height() + padding + frame)
+        height = lines * self._line_height() + padding + frame
+        if height != self.minimumHeight() or height != self.maximumHeight():
+            self.setFixedHeight(height)
 
     def sizeHint(self) -> QSize:
         return QSize(400, self.height())
@@ -305,18 +307,26 @@ class Composer(QWidget):
 
     def _update_button(self) -> None:
         if self._streaming:
-            self.button.setText("Stop")
-            self.button.setAccessibleName("Stop reply")
-            self.button.setToolTip("Stop Claude's reply (Esc). What arrived so far is kept.")
-            self.button.setEnabled(True)
+            text, name = "Stop", "Stop reply"
+            tip = "Stop Claude's reply (Esc). What arrived so far is kept."
+            enabled = True
         else:
-            self.button.setText("Send" if self.editing is None else "Resend")
-            self.button.setAccessibleName("Send message")
-            self.button.setToolTip(
-                self.waiting
-                or ("Reading the attached files…" if self.attachments.busy else "Send (Enter)")
+            text, name = ("Send" if self.editing is None else "Resend"), "Send message"
+            tip = self.waiting or (
+                "Reading the attached files…" if self.attachments.busy else "Send (Enter)"
             )
-            self.button.setEnabled(self._has_text())
+            enabled = self._has_text()
+        # Asked on every keystroke (and the box's clearing at Enter): only what changed is
+        # set, since each setter tells the button's event filters and accessibility anew.
+        button = self.button
+        if button.text() != text:
+            button.setText(text)
+        if button.accessibleName() != name:
+            button.setAccessibleName(name)
+        if button.toolTip() != tip:
+            button.setToolTip(tip)
+        if button.testAttribute(Qt.WidgetAttribute.WA_Disabled) == enabled:  # as set, not
+            button.setEnabled(enabled)  # as a disabled window would make it look
 
     def _submit(self) -> None:
         if self._streaming or not self._has_text():

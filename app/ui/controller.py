@@ -57,7 +57,7 @@ class ChatController(QObject):
         summaries_changed(object): the memory block's summaries (a sequence of Summary).
         error_raised(UserFacingError): show it in plain words (with Retry when it makes sense).
         notice_raised(str, str): a quiet notice (title, text).
-        status_changed(str): a passing status line ("" clears it).
+        status_changed(str): a passing status line ("" clears it); only when it changes.
         key_needed(): no API key is known; the window asks for one.
         models_changed(list, str): models to offer, and the selected id.
         pending_sent(): a message that waited (condensing, opening) was sent.
@@ -169,6 +169,7 @@ class _SignalEvents(ChatEvents):
 
     def __init__(self, controller: ChatController) -> None:
         self._c = controller
+        self._status = ""  # the status line as last emitted (the window starts with none)
 
     def sessions_listed(self, sessions: Sequence[Session], current_id: str | None) -> None:
         self._c.sessions_listed.emit(list(sessions), current_id)
@@ -233,6 +234,11 @@ class _SignalEvents(ChatEvents):
         self._c.notice_raised.emit(title, text)
 
     def status_changed(self, text: str) -> None:
+        # The service clears the line at every step of a turn (each batch of a reply's
+        # text, ~30 a second): only a change is emitted, for the window to show.
+        if text == self._status:
+            return
+        self._status = text
         self._c.status_changed.emit(text)
 
     def key_needed(self) -> None:

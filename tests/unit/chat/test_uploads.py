@@ -238,3 +238,17 @@ def _scope(chat: Chat) -> str:
     scope = getattr(provider, "files_scope", None)
     assert isinstance(scope, str)
     return scope
+
+
+def test_whether_a_provider_has_the_files_api_is_as_isinstance_says() -> None:
+    """Asked once a class (a protocol's isinstance reads each member, at every Enter)."""
+    from app.llm.anthropic_provider import AnthropicProvider
+    from app.llm.provider import FileStorage
+
+    class NoFiles:
+        """A provider without the Files API."""
+
+    with_files = AnthropicProvider("sk-ant-api03-test-key-0123456789abcdef", "http://x")
+    for provider in (with_files, NoFiles(), with_files, NoFiles(), None):
+        expected = provider if isinstance(provider, FileStorage) else None
+        assert uploads_module.file_storage(provider) is expected  # type: ignore[arg-type]
