@@ -202,9 +202,10 @@ class ConversationTurns:
         state.tail.append(TailEntry.of(message, self._shared.counter.count))
         self._condensing.observe(1)
         if state.session is not None and not state.deleted:
-            # Not told now: the reply's end tells the conversation's move (`_reply_done`),
-            # once a turn — each tell has the window redo its list row, title and actions.
+            # Told now, so the conversation moves to the top of the list as the message
+            # goes, and again at the reply's end (its last-active time, cache figures).
             state.session = state.session.model_copy(update={"updated_at": message.created_at})
+            self._shared.session_changed(state.session)
         state.tell(lambda events: events.message_stored(sending_id, message))
 
     def _store_question(self, text: str, tokens: int) -> Message:

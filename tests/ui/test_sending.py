@@ -127,11 +127,10 @@ def test_the_turn_shows_in_order_once_each_after_enter(qtbot: QtBot, cairn: Cair
     qtbot.waitUntil(lambda: "sending" in told)
     assert window.composer.streaming  # Stop, with the row
     wait_idle(qtbot, cairn)
-    assert told[:4] == ["REPLYING", "sending", "stored", "reply's row"]
+    assert told[:5] == ["REPLYING", "sending", "sidebar", "stored", "reply's row"]
     assert told.count("sending") == told.count("stored") == told.count("reply's row") == 1
-    # The conversation's move is told once a turn, with its end (each tell has the
-    # window redo the sidebar's row, the title and the actions).
-    assert told.count("sidebar") == 1 and told[-2:] == ["sidebar", "IDLE"]
+    # The conversation moves with the message, and is told again at the reply's end.
+    assert told.count("sidebar") == 2 and told[-2:] == ["sidebar", "IDLE"]
     contents = [w.message.content for w in window.transcript.message_widgets()]
     assert len(contents) == 4 and contents[2] == "And who brings the projector?"
     assert all(w.message.id > 0 for w in window.transcript.message_widgets())
