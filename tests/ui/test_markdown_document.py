@@ -399,3 +399,18 @@ def test_inline_code_is_tinted_as_the_fragment_walk_tinted_it(
     _tint_inline_code(tinted, QTextCursor(tinted), palette, font)
     _tint_by_fragments(walked, palette, font)
     assert_same_document(tinted, walked)
+
+
+def test_a_selection_in_the_settled_text_survives_the_reply_growing(qtbot: QtBot) -> None:
+    """Only the end is replaced, so what the reader selected above it stays selected."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    text = "The first paragraph, to select.\n\nThe second one.\n\nThe third, growing"
+    view.set_source(text)
+    view.set_source(text + " still")
+    cursor = view.textCursor()
+    cursor.setPosition(4)
+    cursor.setPosition(9, QTextCursor.MoveMode.KeepAnchor)
+    view.setTextCursor(cursor)
+    view.set_source(text + " still, and more.\n\nA fourth.")
+    assert view.textCursor().selectedText() == "first"
