@@ -451,7 +451,8 @@ LONG_REPLY_STEP = 60
 
 def long_reply(size: int) -> str:
     """A reply as Claude writes them: sections with a heading, prose with inline code, a
-    list, and now and then a table, a quote or a code block; `size` characters."""
+    list, and now and then a table or a quote; one code block, early, so the prose after
+    it grows into pieces of up to 8,000 characters (`split_prose`); `size` characters."""
     parts: list[str] = []
     section = 0
     while sum(map(len, parts)) < size:
@@ -471,7 +472,7 @@ def long_reply(size: int) -> str:
             )
         if section % 4 == 0:
             parts.append("> Note: the service reads the file once, at start.\n\n")
-        if section % 5 == 0:
+        if section == 2:
             parts.append("```python\nsettings = load_settings()\nprint(settings.timeout)\n```\n\n")
     return "".join(parts)[:size]
 

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, QSizeF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
+    QColor,
     QContextMenuEvent,
     QFontMetricsF,
     QGuiApplication,
@@ -95,6 +96,7 @@ class MarkdownView(QTextBrowser):
         self._measure: QTextDocument | None = None
         self._quote_bars: tuple[float, list[QRectF]] | None = None  # (text width, bars)
         self._quoted = False
+        self._bar_colour: tuple[int, QColor] | None = None  # (palette's cache key, colour)
         self._growing = GrowingMarkdown()
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -272,8 +274,12 @@ class MarkdownView(QTextBrowser):
             width = self.document().textWidth()
             if self._quote_bars is None or self._quote_bars[0] != width:
                 self._quote_bars = (width, quote_bars(self.document()))
+            palette = self.palette()
+            if self._bar_colour is None or self._bar_colour[0] != palette.cacheKey():
+                # Found by a contrast search (2 ms): once per palette, not per paint.
+                self._bar_colour = (palette.cacheKey(), quote_bar_colour(palette))
             painter = QPainter(self.viewport())
-            paint_quote_bars(painter, self._quote_bars[1], quote_bar_colour(self.palette()))
+            paint_quote_bars(painter, self._quote_bars[1], self._bar_colour[1])
             painter.end()
 
     def wheelEvent(self, event: QWheelEvent) -> None:

@@ -27,8 +27,9 @@ from app.ui.markdown_document import (
     render_markdown,
 )
 from app.ui.message_text import MessageText
-from app.ui.theme import code_background, monospace_font
+from app.ui.theme import code_background, monospace_font, quote_bar_colour
 from app.ui.transcript_blocks import CodeBlock, MarkdownView
+from tests.ui.test_token_gauge import PALETTES
 
 # --- what a document shows, in comparable form ----------------------------------------
 
@@ -414,3 +415,20 @@ def test_a_selection_in_the_settled_text_survives_the_reply_growing(qtbot: QtBot
     view.setTextCursor(cursor)
     view.set_source(text + " still, and more.\n\nA fourth.")
     assert view.textCursor().selectedText() == "first"
+
+
+def test_quote_bars_take_the_new_theme_s_colour(qtbot: QtBot) -> None:
+    """The bar's colour is kept between paints, and found again when the palette changes."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.resize(400, 200)
+    view.setPalette(PALETTES["light"])
+    view.set_source("Before.\n\n> Quoted words\n> that go on.\n\nAfter.")
+    view.show()
+    qtbot.waitExposed(view)
+    quoted = view.document().findBlockByNumber(1)
+    middle = round(view.document().documentLayout().blockBoundingRect(quoted).center().y())
+    for theme in ("light", "dark", "light"):
+        view.setPalette(PALETTES[theme])
+        bar = quote_bar_colour(view.palette())
+        assert view.grab().toImage().pixelColor(1, middle).name() == bar.name(), theme
