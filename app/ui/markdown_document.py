@@ -55,6 +55,9 @@ _LEAD_INS: Final = {
     QTextBlockFormat.MarkerType.Unchecked: "- [ ] x\n\nx\n\n",
     QTextBlockFormat.MarkerType.Checked: "- [x] x\n\nx\n\n",
 }
+# A text starting so may begin with front matter, which Qt's importer hides, up to the
+# next such line: anywhere in the text.
+_FRONT_MATTER: Final = ("---\n", "---\r\n")
 # A line that leaves Qt's importer with a paragraph break pending, when last: in a quote
 # (or in its lazy continuation: see `_ends_pending_block`); and an empty list item,
 # after which it keeps a list open to the end, indenting all that follows.
@@ -101,7 +104,8 @@ class GrowingMarkdown:
     indented code block or a rule (which puts a table's first cell on a line of its
     own). The first is set by the lead-in the end is imported after; text is not
     settled after the second, so it never matters. A link target ("[a]: /url") may
-    give meaning to text anywhere, so a text with one is rendered whole.
+    give meaning to text anywhere, and a text that starts with a "---" line may be
+    front matter up to a later one (which Qt hides), so such texts are rendered whole.
     """
 
     def __init__(self) -> None:
@@ -125,7 +129,12 @@ class GrowingMarkdown:
     ) -> bool | None:
         """Show `text`, which the shown text starts, by re-rendering its end only; True if
         it has quotes, None if it must be rendered whole (`render`) instead."""
-        if not self._text or not text.startswith(self._text) or "]:" in text:
+        if (
+            not self._text
+            or not text.startswith(self._text)
+            or "]:" in text
+            or text.startswith(_FRONT_MATTER)
+        ):
             return None
         fresh = last_fresh_start(text, self._settled_end)
         if fresh <= self._unsettled_through or _ends_pending(text[self._settled_end : fresh]):

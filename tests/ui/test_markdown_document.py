@@ -207,7 +207,7 @@ _QT_LIST_WARNING = pytest.mark.qt_log_ignore("attempted to insert into a list th
 
 
 @_QT_LIST_WARNING
-@settings(max_examples=50, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(streamed(MARKDOWN))
 def test_a_streamed_text_shows_at_every_step_what_rendering_it_whole_shows(
     markdown_view: MarkdownView, stream: tuple[str, list[int]]
@@ -323,6 +323,18 @@ def test_a_link_target_arriving_late_links_the_text_before_it(qtbot: QtBot) -> N
         view.set_source(text[:end])
     assert_same_document(view.document(), rendered_whole(view, text))
     assert view.document().firstBlock().text() == "See the docs for more."
+
+
+def test_a_reply_opening_with_a_rule_may_be_front_matter_and_renders_whole(
+    qtbot: QtBot,
+) -> None:
+    """Qt hides front matter: "---" first, up to the next "---" line, however far on."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    text = "---\nword\n\nA paragraph.\n\n---\nAfter."
+    for end in range(1, len(text) + 1):
+        view.set_source(text[:end])
+        assert_same_document(view.document(), rendered_whole(view, text[:end]))
 
 
 def test_a_list_item_whose_marker_is_still_arriving_joins_its_list(qtbot: QtBot) -> None:
