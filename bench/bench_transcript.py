@@ -27,6 +27,13 @@ Prints, in milliseconds:
 - showing a 1 MB message (many lines, and one single line: both plain text),
   and a message just under the plain-text threshold, rendered as Markdown,
   to the first frame.
+- a long reply streamed at 60 characters an update (`--long-replies`: 2k, 8k and 20k
+  characters of headings, prose with inline code, lists, tables, quotes and code):
+  the GUI thread's CPU per update, the update and the frame it causes (median, p95,
+  and the longest: the longest slice), and in all for the reply. `--compare CHECKOUT`
+  runs that part alone in fresh processes, this checkout and CHECKOUT (main's, unpacked
+  by `git archive`) alternated, `--runs` times each, and prints them side by side with
+  the load average; `--tree CHECKOUT` runs the app from CHECKOUT.
 QT_QPA_UPDATE_IDLE_TIME=0, as in bench_sidebar.py: the offscreen platform would
 otherwise wait 5 ms before each repaint (a real screen waits for its next frame),
 and that wait would hide the work. Figures, not pass/fail; the machine may be shared,
@@ -38,8 +45,10 @@ from __future__ import annotations
 import argparse
 import collections
 import itertools
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -50,7 +59,16 @@ from types import FrameType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+
+
+def _tree_argument() -> Path:
+    """The checkout whose app is benched (`--tree`, read before anything imports it)."""
+    if "--tree" in sys.argv:
+        return Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()
+    return REPO
+
+
+sys.path.insert(0, str(_tree_argument()))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_QPA_UPDATE_IDLE_TIME", "0")
 
@@ -62,7 +80,7 @@ from app.ui.message_text import HUGE_MESSAGE_CHARS  # noqa: E402
 from app.ui.transcript import TranscriptView  # noqa: E402
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
-APP_CODE = str(REPO / "app") + os.sep
+APP_CODE = str(_tree_argument() / "app") + os.sep
 
 
 def _keep_none_alive() -> None:
@@ -425,10 +443,135 @@ def bench_huge(app: QApplication, window: Window, view: TranscriptView) -> None:
         print(f"  {label:<26}{ms(frame - start)}  ({len(text):,} chars)")
 
 
+# --- long replies, streamed ---------------------------------------------------------------
+
+LONG_REPLY_SIZES = (2000, 8000, 20_000)
+LONG_REPLY_STEP = 60
+
+
+def long_reply(size: int) -> str:
+    """A reply as Claude writes them: sections with a heading, prose with inline code, a
+    list, and now and then a table or a quote; one code block, early, so the prose after
+    it grows into pieces of up to 8,000 characters (`split_prose`); `size` characters."""
+    parts: list[str] = []
+    section = 0
+    while sum(map(len, parts)) < size:
+        section += 1
+        parts.append(f"## Step {section}: what to change\n\n")
+        parts.append(
+            f"First open `config_{section}.toml` and look for the **timeout** setting; "
+            "it is read by `load_settings()` when the service starts, so a change needs "
+            "a restart. The value is in seconds, and the default is fine for most "
+            "people, but a slow disk may need more.\n\n"
+        )
+        parts.append("- check the `path` entry\n- keep a backup\n- restart the service\n\n")
+        if section % 3 == 0:
+            parts.append(
+                "| setting | default | meaning |\n|---|---|---|\n"
+                "| `timeout` | 30 | seconds to wait |\n| `retries` | 3 | attempts |\n\n"
+            )
+        if section % 4 == 0:
+            parts.append("> Note: the service reads the file once, at start.\n\n")
+        if section == 2:
+            parts.append("```python\nsettings = load_settings()\nprint(settings.timeout)\n```\n\n")
+    return "".join(parts)[:size]
+
+
+def bench_long_replies(app: QApplication, window: Window, view: TranscriptView) -> dict[str, Any]:
+    """GUI-thread CPU per streaming update (to the frame it causes) of long replies."""
+    everything = synthetic_conversation(200)
+    figures: dict[str, Any] = {}
+    for number, size in enumerate(LONG_REPLY_SIZES):
+        view.set_messages(everything[-50:], has_earlier=True)
+        run_until(app, lambda: not is_building(view))
+        reply_id = 200_000 + number
+        start_reply(app, view, reply_id)
+        next_frame(app, window)
+        full = long_reply(size)
+        cpu: list[float] = []
+        for end in [*range(LONG_REPLY_STEP, len(full), LONG_REPLY_STEP), len(full)]:
+            start_cpu = time.thread_time()
+            view.update_message_text(reply_id, full[:end])
+            next_frame(app, window)
+            cpu.append(time.thread_time() - start_cpu)
+        figures[str(size)] = cpu
+    return figures
+
+
+def run_long_replies(app: QApplication, window: Window, view: TranscriptView) -> None:
+    figures = bench_long_replies(app, window, view)
+    if "--json" in sys.argv:
+        print(json.dumps(figures))
+        return
+    print(f"Long replies streamed {LONG_REPLY_STEP} characters an update (GUI-thread CPU)")
+    for size, cpu in figures.items():
+        ordered = sorted(cpu)
+        print(
+            f"  {int(size):>6,} chars, {len(cpu)} updates: per update {ms(statistics.median(cpu))}"
+            f" median, {ms(ordered[int(len(ordered) * 0.95)])} p95, {ms(max(cpu))} longest;"
+            f" {ms(sum(cpu))} in all"
+        )
+
+
+def compare_long_replies(other: Path, runs: int) -> None:
+    """This checkout and `other` alternated, each run in a fresh process."""
+    trees = {"main": other.resolve(), "branch": REPO}
+    results: dict[str, dict[str, list[list[float]]]] = {name: {} for name in trees}
+    load_before = os.getloadavg()
+    for run in range(runs):
+        order = list(trees) if run % 2 == 0 else list(reversed(trees))
+        for name in order:
+            output = subprocess.run(
+                [sys.executable, __file__, "--long-replies", "--json", "--tree", str(trees[name])],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            figures = json.loads(output.strip().splitlines()[-1])
+            for size, cpu in figures.items():
+                results[name].setdefault(size, []).append(cpu)
+    load_after = os.getloadavg()
+    print(
+        f"Long replies streamed {LONG_REPLY_STEP} characters an update, GUI-thread CPU; "
+        f"{runs} runs each, main and branch alternated, fresh process per run"
+    )
+    print(f"  main: {trees['main']}, branch: {REPO}")
+    print(
+        f"  load average {' '.join(f'{v:.2f}' for v in load_before)} before, "
+        f"{' '.join(f'{v:.2f}' for v in load_after)} after; {os.cpu_count()} CPUs"
+    )
+    print(
+        "  reply     tree    per update: median      p95  longest   in all (median of runs,"
+        " min-max)"
+    )
+    for size in (str(size) for size in LONG_REPLY_SIZES):
+        for name in trees:
+            per_run = results[name][size]
+            medians = [statistics.median(cpu) for cpu in per_run]
+            p95s = [sorted(cpu)[int(len(cpu) * 0.95)] for cpu in per_run]
+            longest = [max(cpu) for cpu in per_run]
+            totals = [sum(cpu) for cpu in per_run]
+            print(
+                f"  {int(size):>6,}  {name:<7} {ms(statistics.median(medians))}"
+                f" {ms(statistics.median(p95s))} {ms(statistics.median(longest))}"
+                f" {ms(statistics.median(totals))} ({ms(min(totals)).strip()}"
+                f"-{ms(max(totals)).strip()})"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="pages opened warm (default 5)")
+    parser.add_argument("--long-replies", action="store_true", help="only the long replies")
+    parser.add_argument("--json", action="store_true", help="long replies' figures as JSON")
+    parser.add_argument("--tree", type=Path, help="run the app from this checkout")
+    parser.add_argument(
+        "--compare", type=Path, help="long replies: this checkout against this one, alternated"
+    )
     arguments = parser.parse_args()
+    if arguments.compare is not None:
+        compare_long_replies(arguments.compare, arguments.runs)
+        return
     _keep_none_alive()
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -438,10 +581,14 @@ def main() -> None:
     view.resize(1000, 800)
     window.show()
     app.processEvents()
+    if arguments.long_replies:
+        run_long_replies(app, window, view)
+        return
     print(f"QT_QPA_UPDATE_IDLE_TIME={os.environ['QT_QPA_UPDATE_IDLE_TIME']}, view 1000×800")
     bench_opening(app, window, view, arguments.runs)
     bench_streaming(app, view)
     bench_huge(app, window, view)
+    run_long_replies(app, window, view)
 
 
 if __name__ == "__main__":

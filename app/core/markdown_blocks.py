@@ -178,6 +178,35 @@ def split_prose(text: str, target: int = PROSE_PIECE_CHARS) -> list[str]:
     return pieces
 
 
+# What a line's start may still grow into, while its end has not arrived: a list
+# marker ("1" of "1. "), or a link target's label ("[a" of "[a]: /url").
+_MAY_YET_CONTINUE_BLOCK = re.compile(r"[-*+]|\d{1,9}[.)]?|\[[^\]]*\]?")
+
+
+def last_fresh_start(text: str, start: int = 0) -> int:
+    """Where the last line of `text` after `start` begins at which Markdown starts afresh
+    (as `split_prose` may cut: after a blank line, unindented, continuing no list, quote
+    or table), or `start` if there is none. `start` must begin a line.
+
+    Everything before such a line renders as it would on its own, so a streaming reply
+    need re-render only what follows (once the line's start can no longer become a
+    list item). A blank line holds only spaces and tabs, as CommonMark says.
+    """
+    found = start
+    previous_blank = False
+    for match in _LINES.finditer(text, start):
+        line = match.group()
+        if (
+            previous_blank
+            and line[:1] not in (" ", "\t", "\r", "\n")
+            and not _CONTINUES_BLOCK.match(line)
+            and (line.endswith("\n") or not _MAY_YET_CONTINUE_BLOCK.fullmatch(line))
+        ):
+            found = match.start()
+        previous_blank = not line.strip(" \t\r\n")
+    return found
+
+
 class GrowingTextSplitter:
     """`split_segments` and then `split_prose` of a text that grows (a streaming reply),
     redoing only its end.

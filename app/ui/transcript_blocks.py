@@ -15,8 +15,8 @@ from typing import Any, Final
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, QSizeF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
+    QColor,
     QContextMenuEvent,
-    QFont,
     QFontMetricsF,
     QGuiApplication,
     QHideEvent,
@@ -27,15 +27,9 @@ from PySide6.QtGui import (
     QPalette,
     QResizeEvent,
     QShowEvent,
-    QTextBlockFormat,
-    QTextCharFormat,
     QTextCursor,
     QTextDocument,
-    QTextFrameFormat,
-    QTextLength,
     QTextOption,
-    QTextTable,
-    QTextTableFormat,
     QWheelEvent,
 )
 from PySide6.QtWidgets import (
@@ -51,7 +45,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ui.markdown_quotes import paint_quote_bars, polish_quotes, quote_bars
+from app.ui.markdown_document import LINE_HEIGHT_PERCENT as LINE_HEIGHT_PERCENT
+from app.ui.markdown_document import GrowingMarkdown, keep_shaped_text
+from app.ui.markdown_quotes import paint_quote_bars, quote_bars
 from app.ui.theme import (
     blend,
     code_background,
@@ -64,21 +60,12 @@ from app.ui.theme import (
 )
 from app.ui.transcript_text import display_text, utf16_to_index
 
-_MARKDOWN_FEATURES: Final = (
-    QTextDocument.MarkdownFeature.MarkdownDialectGitHub
-    # Raw HTML in a reply is shown as written, never interpreted: a model
-    # explaining "<br>" must not have it swallowed, and nothing may load.
-    | QTextDocument.MarkdownFeature.MarkdownNoHTML
-)
 # Keys that scroll the whole transcript even while a text piece has focus.
 _PAGE_KEYS: Final = frozenset({Qt.Key.Key_PageUp, Qt.Key.Key_PageDown})
 COPIED_FEEDBACK_MS: Final = 1500
 HUGE_VIEW_HEIGHT: Final = 360
-LINE_HEIGHT_PERCENT: Final = 125
 # The width prose that fills the transcript says it would like.
 _FILL_HINT_WIDTH: Final = 480
-# Paragraphs keep their shaped glyphs only in texts of up to this many.
-_MAX_SHAPED_BLOCKS: Final = 2000
 
 
 class MarkdownView(QTextBrowser):
@@ -109,6 +96,8 @@ class MarkdownView(QTextBrowser):
         self._measure: QTextDocument | None = None
         self._quote_bars: tuple[float, list[QRectF]] | None = None  # (text width, bars)
         self._quoted = False
+        self._bar_colour: tuple[int, QColor] | None = None  # (palette's cache key, colour)
+        self._growing = GrowingMarkdown()
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -148,11 +137,28 @@ class MarkdownView(QTextBrowser):
         return self._source
 
     def set_source(self, source: str) -> None:
-        """Show `source`; does nothing if it is already shown (streaming re-sends the same head)."""
+        """Show `source`; does nothing if it is already shown (streaming re-sends the same head).
+
+        A source that only grew (a streaming reply) has only its end rendered again.
+        """
         if source == self._source and self.render_count:
             return
         self._source = source
+        if self.render_count and not self._plain and self._grow():
+            return
         self._render()
+
+    def _grow(self) -> bool:
+        """Render the grown source's end only (`GrowingMarkdown`); False if it cannot be."""
+        quoted = self._growing.grow(
+            self.document(), self._source.strip("\n"), self.palette(), self.font()
+        )
+        if quoted is None:
+            return False
+        self.render_count += 1
+        self._quoted = quoted
+        self._forget_measures()
+        return True
 
     def _render(self) -> None:
         self.render_count += 1
@@ -165,13 +171,17 @@ class MarkdownView(QTextBrowser):
         try:
             if self._plain:
                 document.setPlainText(self._source.strip("\n"))
-                _keep_shaped_text(document)
+                keep_shaped_text(document)
             else:
-                document.setMarkdown(self._source.strip("\n"), _MARKDOWN_FEATURES)
-                _keep_shaped_text(document)
-                self._quoted = polish_markdown_document(document, self.palette(), self.font())
+                self._quoted = self._growing.render(
+                    document, self._source.strip("\n"), self.palette(), self.font()
+                )
         finally:
             document.setPageSize(page)
+        self._forget_measures()
+
+    def _forget_measures(self) -> None:
+        """The text changed: sizes measured for the old one no longer hold."""
         self._heights.clear()
         self._natural_width = None
         self._measure = None
@@ -264,8 +274,12 @@ class MarkdownView(QTextBrowser):
             width = self.document().textWidth()
             if self._quote_bars is None or self._quote_bars[0] != width:
                 self._quote_bars = (width, quote_bars(self.document()))
+            palette = self.palette()
+            if self._bar_colour is None or self._bar_colour[0] != palette.cacheKey():
+                # Found by a contrast search (2 ms): once per palette, not per paint.
+                self._bar_colour = (palette.cacheKey(), quote_bar_colour(palette))
             painter = QPainter(self.viewport())
-            paint_quote_bars(painter, self._quote_bars[1], quote_bar_colour(self.palette()))
+            paint_quote_bars(painter, self._quote_bars[1], self._bar_colour[1])
             painter.end()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
@@ -275,21 +289,6 @@ class MarkdownView(QTextBrowser):
             event.ignore()
             return
         super().wheelEvent(event)
-
-
-def _keep_shaped_text(document: QTextDocument) -> None:
-    """Keep each paragraph's shaped glyphs after layout, for painting.
-
-    By default a text layout throws them away once laid out, so every paint
-    shapes the visible text again — most of the cost of repainting a screen
-    of prose, which a streaming reply does thirty times a second.
-    """
-    if document.blockCount() > _MAX_SHAPED_BLOCKS:
-        return  # a huge text: the cache would cost more to fill and hold than it saves
-    block = document.begin()
-    while block.isValid():
-        block.layout().setCacheEnabled(True)
-        block = block.next()
 
 
 def _laid_out_hint(widget: QWidget, default_width: int) -> QSize:
@@ -302,118 +301,6 @@ def _laid_out_hint(widget: QWidget, default_width: int) -> QSize:
     """
     width = widget.width() if widget.testAttribute(Qt.WidgetAttribute.WA_Resized) else default_width
     return QSize(width, widget.heightForWidth(width))
-
-
-def polish_markdown_document(document: QTextDocument, palette: QPalette, font: QFont) -> bool:
-    """Touch up what Qt's Markdown importer produced so it reads like a chat reply;
-    True if it has quotes (whose bars the view paints: `markdown_quotes`)."""
-    cursor = QTextCursor(document)
-    # One edit block: the document is laid out once, when it ends, instead of
-    # after every format merged here.
-    cursor.beginEditBlock()
-    try:
-        tables = [
-            frame for frame in document.rootFrame().childFrames() if isinstance(frame, QTextTable)
-        ]
-        _polish_blocks(document, cursor, has_tables=bool(tables))
-        if _has_fixed_pitch_text(document):
-            _tint_inline_code(document, cursor, palette, font)
-        for table in tables:
-            _polish_table(table, palette)
-        return polish_quotes(document, cursor)
-    finally:
-        cursor.endEditBlock()
-
-
-def _polish_blocks(document: QTextDocument, cursor: QTextCursor, *, has_tables: bool) -> None:
-    """Line height, air above headings, no margin above the first block or below the last."""
-    # A little more line height than Qt's default: long replies read more
-    # easily. (Not in tables: it would push cell text off centre.)
-    line_height = QTextBlockFormat()
-    line_height.setLineHeight(
-        LINE_HEIGHT_PERCENT, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value
-    )
-    if not has_tables:
-        cursor.select(QTextCursor.SelectionType.Document)
-        cursor.mergeBlockFormat(line_height)
-    block = document.begin()
-    first = True
-    while block.isValid():
-        changed = QTextBlockFormat()
-        cursor.setPosition(block.position())
-        if has_tables and cursor.currentTable() is None:
-            changed.merge(line_height)
-        level = block.blockFormat().headingLevel()
-        if level:
-            changed.setTopMargin(0 if first else 14 if level <= 2 else 10)
-            changed.setBottomMargin(4)
-        elif first:
-            changed.setTopMargin(0)
-        if changed.propertyCount():
-            cursor.mergeBlockFormat(changed)
-        first = False
-        block = block.next()
-    last = document.lastBlock()
-    if last.isValid():
-        trailing = QTextBlockFormat()
-        trailing.setBottomMargin(0)
-        cursor.setPosition(last.position())
-        cursor.mergeBlockFormat(trailing)
-
-
-def _has_fixed_pitch_text(document: QTextDocument) -> bool:
-    """True if any text is monospace (inline code): most prose has none to tint."""
-    return any(
-        form.isCharFormat() and form.toCharFormat().fontFixedPitch()
-        for form in document.allFormats()
-    )
-
-
-def _tint_inline_code(
-    document: QTextDocument, cursor: QTextCursor, palette: QPalette, font: QFont
-) -> None:
-    """Inline code on a faint panel, in the system's fixed-width font."""
-    inline_code = QTextCharFormat()
-    inline_code.setBackground(code_background(palette))
-    inline_code.setFontFamilies(monospace_font(font).families())
-    block = document.begin()
-    while block.isValid():
-        fragment_iterator = block.begin()
-        while not fragment_iterator.atEnd():
-            fragment = fragment_iterator.fragment()
-            if fragment.isValid() and fragment.charFormat().fontFixedPitch():
-                cursor.setPosition(fragment.position())
-                cursor.setPosition(
-                    fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor
-                )
-                cursor.mergeCharFormat(inline_code)
-            fragment_iterator += 1
-        block = block.next()
-
-
-def _polish_table(table: QTextTable, palette: QPalette) -> None:
-    table_format: QTextTableFormat = table.format()
-    table_format.setBorder(1)
-    table_format.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
-    table_format.setBorderBrush(code_border(palette))
-    table_format.setBorderCollapse(True)
-    table_format.setCellSpacing(0)
-    table_format.setCellPadding(6)
-    table_format.setTopMargin(6)
-    table_format.setBottomMargin(6)
-    table_format.setWidth(QTextLength())
-    table.setFormat(table_format)
-    header = QTextCharFormat()
-    header.setFontWeight(QFont.Weight.DemiBold)
-    header_background = code_background(palette)
-    for column in range(table.columns()):
-        cell = table.cellAt(0, column)
-        cell_format = cell.format().toTableCellFormat()
-        cell_format.setBackground(header_background)
-        cell.setFormat(cell_format)
-        cursor = cell.firstCursorPosition()
-        cursor.setPosition(cell.lastCursorPosition().position(), QTextCursor.MoveMode.KeepAnchor)
-        cursor.mergeCharFormat(header)
 
 
 class CodeView(QPlainTextEdit):

@@ -11,6 +11,7 @@ from app.core.markdown_blocks import (
     GrowingTextSplitter,
     Segment,
     SegmentKind,
+    last_fresh_start,
     split_prose,
     split_segments,
 )
@@ -238,3 +239,52 @@ def test_a_growing_reply_keeps_its_finished_segments() -> None:
         SegmentKind.PROSE,
     ]
     assert len(second[2][1]) > 1
+
+
+# --- where a growing text's end may be rendered again on its own ---------------------
+
+
+def test_markdown_starts_afresh_after_a_blank_line_before_an_unindented_paragraph() -> None:
+    text = "First paragraph.\n\nSecond one, still"
+    assert last_fresh_start(text) == text.index("Second")
+
+
+def test_no_fresh_start_inside_lists_quotes_tables_or_indented_text() -> None:
+    for text in (
+        "- one\n\n- two",
+        "1. one\n\n2) two",
+        "> quoted\n\n> more",
+        "| a | b |\n\n| c | d |",
+        "para\n\n    indented code",
+        "para\n\n\tindented code",
+        "para\nno blank line before",
+    ):
+        assert last_fresh_start(text) == 0, text
+
+
+def test_a_last_line_that_may_still_become_a_list_item_is_not_a_fresh_start() -> None:
+    for partial in ("", "-", "*", "12", "12.", "3)", "[ref", "[ref]"):
+        assert last_fresh_start("para\n\n" + partial) == 0, partial
+    # Once its start is past doubt, it is (a whole line is never in doubt).
+    for decided in ("12a", "1234567890", "[ref] and more", "Word", "12\n"):
+        assert last_fresh_start("para\n\n" + decided) == len("para\n\n"), decided
+
+
+def test_a_line_of_other_white_space_is_not_blank() -> None:
+    """CommonMark's blank line holds spaces and tabs only; a no-break space is text."""
+    assert last_fresh_start("para\n\u00a0\nmore") == 0
+    assert last_fresh_start("para\n \t\nmore") == len("para\n \t\n")
+
+
+def test_the_search_starts_where_it_is_told() -> None:
+    text = "one\n\ntwo\n\nthree"
+    assert last_fresh_start(text, text.index("three")) == text.index("three")
+    assert last_fresh_start("one\n\ntwo", len("one\n\ntwo")) == len("one\n\ntwo")
+
+
+@given(_MARKDOWNISH, _MARKDOWNISH)
+def test_the_fresh_start_never_moves_back_as_text_streams_in(head: str, tail: str) -> None:
+    before = last_fresh_start(head)
+    after = last_fresh_start(head + tail)
+    assert after >= before
+    assert last_fresh_start(head + tail, before) == after
