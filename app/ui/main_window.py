@@ -475,6 +475,7 @@ class MainWindow(QMainWindow):
     # -- closing -------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.reading.window_closing()
         # A reply in progress is stopped and its text kept, as if Stop were pressed.
         self.controller.shutdown()
         event.accept()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QObject, QPoint
-from PySide6.QtGui import QCloseEvent, QMoveEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QMainWindow, QWidget
 
 from app.ui.text_size import TextSize
@@ -102,9 +102,9 @@ class ReadingLayout(QObject):
             window,
             size=controller.paint_settings.font_size,  # to paint, before the service is built
         )
-        window.installEventFilter(self)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if isinstance(event, QCloseEvent):  # the window's every event: no enum made
-            self.text_size.save_now()  # a size changed just before quitting is kept
-        return False  # only watching
+    def window_closing(self) -> None:
+        """The window is closing (its `closeEvent`, not an event filter on it: a filter
+        is a call into Python for each of the window's events, every repaint's update
+        request among them; issue 20): a size changed just before quitting is kept."""
+        self.text_size.save_now()

@@ -126,16 +126,24 @@ def layout_paused(layout: QLayout) -> Iterator[None]:
 
 
 class FocusRing(QWidget):
-    """A thin Highlight outline over the transcript while it has keyboard focus."""
+    """A thin Highlight outline around its parent while the parent has keyboard focus
+    (`paint_focus_ring`'s, with that `radius` and `width`), hidden otherwise.
 
-    def __init__(self, parent: QWidget) -> None:
+    Its own widget, so the parent needs no `paintEvent` of its own: a Python override
+    is a call into Python (and a wait for the GIL) at every repaint of the parent, and
+    a message row is repainted at every frame that touches it (issue 20).
+    """
+
+    def __init__(self, parent: QWidget, radius: float = 4.0, width: float = 2.0) -> None:
         super().__init__(parent)
+        self._radius = radius
+        self._width = width
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.hide()
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        paint_focus_ring(self, 4)
+        paint_focus_ring(self, self._radius, self._width)
 
 
 class TranscriptScrollArea(QScrollArea):

@@ -21,7 +21,7 @@ from PySide6.QtGui import (
     QFocusEvent,
     QKeyEvent,
     QKeySequence,
-    QPaintEvent,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QApplication,
@@ -38,8 +38,8 @@ from app.ui.lookup_line import LookupLine
 from app.ui.message_header import PIN_TIP, PINNED_TIP, MessageHeader
 from app.ui.message_note import MessageNote
 from app.ui.message_text import BUBBLE_INSET, MessageText, UserBubble
-from app.ui.theme import paint_focus_ring
 from app.ui.thinking_block import ThinkingBlock
+from app.ui.transcript_frame import FocusRing
 
 PIN_ACTION: Final = "Pin message"
 UNPIN_ACTION: Final = "Unpin message"
@@ -131,6 +131,7 @@ class MessageWidget(QWidget):
         self._thinking: ThinkingBlock | None = None  # Claude's thinking (a reply's, if any)
         self._pointer_over = False
         self._sending = False  # on its way to the disk (`set_sending`)
+        self._focus_ring: FocusRing | None = None  # made at the first focus
         self.menu_for: Callable[[MessageWidget], QMenu] | None = None
         # Reachable by Tab, so its menu (Menu key, Shift+F10) can pin it by keyboard.
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
@@ -336,11 +337,6 @@ class MessageWidget(QWidget):
 
     # --- focus and hover ------------------------------------------------------
 
-    def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
-        if self.hasFocus():  # where the keyboard is, shown the way Qt shows a focus ring
-            paint_focus_ring(self, 6, 1.5)
-
     @property
     def pointed_at(self) -> bool:
         """The pointer is over the message, or the keyboard is on it."""
@@ -361,14 +357,31 @@ class MessageWidget(QWidget):
     def focusInEvent(self, event: QFocusEvent) -> None:
         super().focusInEvent(event)
         self._show_pin()
-        self.update()
+        self._show_focus_ring(True)
         self.pointer_changed.emit()
 
     def focusOutEvent(self, event: QFocusEvent) -> None:
         super().focusOutEvent(event)
         self._show_pin()
-        self.update()
+        self._show_focus_ring(False)
         self.pointer_changed.emit()
+
+    def _show_focus_ring(self, shown: bool) -> None:
+        """Where the keyboard is, shown the way Qt shows a focus ring: beneath the
+        message's parts, as if the message painted it itself (made at its first focus)."""
+        if self._focus_ring is None:
+            if not shown:
+                return
+            self._focus_ring = FocusRing(self, 6, 1.5)
+        if shown:
+            self._focus_ring.setGeometry(self.rect())
+            self._focus_ring.lower()
+        self._focus_ring.setVisible(shown)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._focus_ring is not None:
+            self._focus_ring.setGeometry(self.rect())
 
     # --- size -------------------------------------------------------------
 

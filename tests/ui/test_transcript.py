@@ -12,6 +12,7 @@ from PySide6.QtGui import (
     QColor,
     QFontDatabase,
     QGuiApplication,
+    QImage,
     QPaintEvent,
     QPalette,
     QRegion,
@@ -25,7 +26,12 @@ from app.core.dates import timestamp
 from app.core.models import Message, MessageStatus, Role
 from app.ui.message_header import SENDING, WRITING
 from app.ui.message_text import HUGE_MESSAGE_CHARS
-from app.ui.theme import code_background, muted_text_colour, user_bubble_colour
+from app.ui.theme import (
+    code_background,
+    muted_text_colour,
+    paint_focus_ring,
+    user_bubble_colour,
+)
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_blocks import CodeBlock, HugeTextView, MarkdownView
 from app.ui.transcript_frame import EMPTY_HINT
@@ -618,6 +624,60 @@ def test_the_question_appears_already_marked_as_sending(view: TranscriptView, qt
 
     view.message_stored(-31, make_message(31, "Is it on disk yet?", role=Role.USER))
     assert view.message_widget(31) is widget and not widget.sending
+
+
+class _RingPaintedByTheRow(MessageWidget):
+    """The focus ring as a row used to draw it: in its own paintEvent, beneath its parts."""
+
+    def _show_focus_ring(self, shown: bool) -> None:
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if self.hasFocus():
+            paint_focus_ring(self, 6, 1.5)
+
+
+@pytest.mark.parametrize("role", [Role.USER, Role.ASSISTANT])
+def test_a_focused_message_shows_the_same_ring_without_painting_it_itself(
+    qtbot: QtBot, role: Role
+) -> None:
+    """The row's focus ring is a widget of its own beneath the row's parts, shown while
+    the row has focus (so the row has no paintEvent of its own to call at each repaint,
+    issue 20): pixel for pixel what the row painting it itself showed, and gone after."""
+    message = make_message(1, "A reply with **bold** words,\n\nand a second paragraph.", role=role)
+    host = QWidget()
+    qtbot.addWidget(host)
+    host.resize(1100, 400)
+    rows = []
+    for index, kind in enumerate((MessageWidget, _RingPaintedByTheRow)):
+        row = kind(message, NOW, host, width=500)
+        row.setGeometry(20 + 540 * index, 20, 500, row.sizeHint().height())
+        rows.append(row)
+    host.show()
+    qtbot.waitExposed(host)
+    unfocused = [row.grab().toImage() for row in rows]
+    assert unfocused[0] == unfocused[1]
+    for row in rows:
+        row.setFocus(Qt.FocusReason.TabFocusReason)
+        qtbot.waitUntil(row.hasFocus)
+        focused = row.grab().toImage()
+        assert focused != unfocused[0], "the ring shows"
+        if row is rows[0]:
+            mine = focused
+    assert mine == focused, "the same pixels as the row painting its ring"
+
+    def focused_look(row: MessageWidget) -> QImage:
+        row.setFocus(Qt.FocusReason.TabFocusReason)
+        qtbot.waitUntil(row.hasFocus)
+        return row.grab().toImage()
+
+    for row in rows:
+        row.resize(460, row.sizeHint().height() + 30)
+    assert focused_look(rows[0]) == focused_look(rows[1]), "the ring follows the row's size"
+    rows[1].clearFocus()
+    qtbot.waitUntil(lambda: not rows[1].hasFocus())
+    assert rows[0].grab().toImage() == rows[1].grab().toImage(), "and it goes with the focus"
 
 
 def test_keyboard_reaches_and_scrolls_the_transcript(view: TranscriptView, qtbot: QtBot) -> None:
