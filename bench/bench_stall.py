@@ -1163,8 +1163,10 @@ class Window:
     def settle_summary_process(self, timeout: float = 90.0) -> str:
         """Wait for the summary process's warm-up, if the app started one at open (it
         warms it for a conversation near its trigger, app/chat/summary_process.py), as a
-        user who reads the conversation for a moment before asking: done when its CPU
-        time has not grown for 2 s. Says what it found (the child's CPU and RSS)."""
+        user who reads the conversation for a moment before asking: done when none of its
+        threads is running or waiting for a CPU (a niced child on a busy machine can wait
+        seconds for one) and its CPU time has not grown for 1 s. Says what it found (the
+        child's CPU and RSS)."""
         process = getattr(self.controller.service.summary_process, "_process", None)
         pid = getattr(process, "pid", None)
         if process is None or pid is None or not process.is_alive():
@@ -1173,9 +1175,14 @@ class Window:
         while time.perf_counter() - started < timeout:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             cpu = int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
-            if cpu != last:
+            busy = False
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                    busy = busy or state in ("R", "D")
+            if cpu != last or busy:
                 last, still_since = cpu, time.perf_counter()
-            elif time.perf_counter() - still_since >= 2.0:
+            elif time.perf_counter() - still_since >= 1.0:
                 break
             self.idle(0.25)
         status = Path(f"/proc/{pid}/status").read_text()
