@@ -42,7 +42,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import os
 import queue
 import threading
 import time
@@ -53,6 +52,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.chat.runner import Job
 from app.core.errors import UserFacingError
+from app.core.platform import niceness as niceness_of
+from app.core.platform import raise_niceness
 
 # Nothing heavy at the top: the child imports this module before it can lower its
 # priority or be asked for anything (jobs, the engine, the store: ~0.3 s of CPU).
@@ -448,18 +449,16 @@ def serve(commands: Connection, events: Connection, niceness: int | None = None)
 def _child_niceness() -> int | None:
     """The summary process's niceness: the app's plus `SUMMARY_NICENESS` (None where the
     system has none: Windows)."""
-    if not hasattr(os, "getpriority"):
-        return None
-    return min(os.getpriority(os.PRIO_PROCESS, 0) + SUMMARY_NICENESS, 19)
+    mine = niceness_of()
+    return None if mine is None else min(mine + SUMMARY_NICENESS, 19)
 
 
-def lower_priority(niceness: int, pid: int = 0) -> None:
+def lower_priority(target: int, pid: int = 0) -> None:
     """Make a process (this one: pid 0) yield the CPU to the app's window: set its
-    niceness to `niceness`, never raise its priority. Where the system refuses, the
+    niceness to `target`, never raise its priority. Where the system refuses, the
     summary runs as it is."""
     try:
-        if os.getpriority(os.PRIO_PROCESS, pid) < niceness:
-            os.setpriority(os.PRIO_PROCESS, pid, niceness)
+        raise_niceness(pid, target)
     except OSError as error:  # gone already, or not allowed
         log.info("The summary process keeps its priority: %s", error)
 

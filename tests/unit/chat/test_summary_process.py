@@ -237,7 +237,7 @@ def test_the_module_loads_nothing_a_summary_needs_before_the_child_lowers_its_pr
         "'tiktoken') if m in sys.modules))"
     )
     loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        [sys.executable, "-c", probe], capture_output=True, encoding="utf-8", check=True
     ).stdout.strip()
     assert loaded == "[]"
 
@@ -256,7 +256,7 @@ def loaded_in(pid: int, library: str, timeout: float = 120.0) -> bool:
     """Whether the process `pid` has mapped `library` (a shared object), within `timeout`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if library in Path(f"/proc/{pid}/maps").read_text():
+        if library in Path(f"/proc/{pid}/maps").read_text(encoding="utf-8"):
             return True
         time.sleep(0.1)
     return False
