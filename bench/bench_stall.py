@@ -56,6 +56,13 @@ not. The process is set up as `app.ui.app.run` sets up Cairn's: its GIL switch i
 (1 ms) and start-up's objects set aside from full collections once each window has
 settled (`set_aside_from_collections`); `--python-defaults` measures without either,
 and `--switch-interval MS` tries another interval. Figures, not pass/fail.
+
+The summary process: the app warms it when a conversation nears its trigger (this one
+does, at open). Each window waits for that warm-up to end before its phases, as a user
+who reads a moment before asking (the manual phase says whether the child was warm, its
+CPU and RSS); `--cold-summary-process` measures without the warm-up (the summary starts
+the child mid-stream, as main does). With `--slices`, the manual phase also lists every
+slice around the preview's opening (building it, opening it, its first paint).
 """
 
 from __future__ import annotations
@@ -908,6 +915,28 @@ class SliceWatch:
         )
         return lines
 
+    def around(
+        self, moment: float, name: str, before: float = 0.1, after: float = 0.3
+    ) -> list[str]:
+        """Every slice over `over` ms of CPU from `before` s before `moment` to `after` s
+        after it (the preview's: building it, the strip, opening it, its first paint)."""
+        lines = [
+            f"    slices from {before * 1000:.0f} ms before to {after * 1000:.0f} ms after {name}:"
+        ]
+        total = 0.0
+        for began, spent, wall, label, parts in self.slices:
+            if moment - before <= began <= moment + after:
+                total += spent
+                inside = ", ".join(
+                    f"{part.rsplit('.', 1)[-1]} {ms:.1f}" for part, ms in parts if ms >= 0.3
+                )
+                lines.append(
+                    f"      {(began - moment) * 1000:+5.0f} ms  {spent:5.1f} CPU ({wall:5.1f} wall)"
+                    f"  {label}" + (f": {inside}" if inside else "")
+                )
+        lines.append(f"      in all {total:.1f} ms of CPU in slices over {self.over:g} ms")
+        return lines
+
 
 SLICES: SliceWatch | None = None
 
@@ -1124,11 +1153,45 @@ class Window:
         if state.context_window != plan.window:
             raise RuntimeError(f"the window is {state.context_window}, not {plan.window}")
         self.start_ratio = state.ratio
+        self.summary_child = self.settle_summary_process()
         self.tracked_objects = len(gc.get_objects())
         self.explain = explain
         self.watch = ThreadWatch(self.beats, stacks=explain)
         self.collections = GcWatch()
         self.heartbeat.start()
+
+    def settle_summary_process(self, timeout: float = 90.0) -> str:
+        """Wait for the summary process's warm-up, if the app started one at open (it
+        warms it for a conversation near its trigger, app/chat/summary_process.py), as a
+        user who reads the conversation for a moment before asking: done when none of its
+        threads is running or waiting for a CPU (a niced child on a busy machine can wait
+        seconds for one) and its CPU time has not grown for 1 s. Says what it found (the
+        child's CPU and RSS)."""
+        process = getattr(self.controller.service.summary_process, "_process", None)
+        pid = getattr(process, "pid", None)
+        if process is None or pid is None or not process.is_alive():
+            return "not started before the summary (cold)"
+        started, last, still_since = time.perf_counter(), -1, time.perf_counter()
+        while time.perf_counter() - started < timeout:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu = int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+            busy = False
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                    busy = busy or state in ("R", "D")
+            if cpu != last or busy:
+                last, still_since = cpu, time.perf_counter()
+            elif time.perf_counter() - still_since >= 1.0:
+                break
+            self.idle(0.25)
+        status = Path(f"/proc/{pid}/status").read_text()
+        rss = int(status.split("VmRSS:")[1].split()[0]) / 1024
+        waited = time.perf_counter() - started
+        return (
+            f"warm (started at open; {last / os.sysconf('SC_CLK_TCK'):.2f} s of CPU, "
+            f"RSS {rss:.0f} MiB; waited {waited:.1f} s for it)"
+        )
 
     def _preview_shown(self, _preview: Any) -> None:
         """A manual summary opens its preview: a user reads it a moment, then Accept."""
@@ -1382,6 +1445,7 @@ def run_manual_mid_stream(window: Window) -> None:
     """The long reply streams; one second in, `condensing.summarize()` starts the same job
     the trigger starts (trigger "manual"), so that it runs entirely inside the stream."""
     marks = window.marks
+    print(f"    summary process at the stream's start: {window.summary_child}")
     before = window.summary_figures()
     window.server.script_long_reply()
     window.send(LONG_MARKER)
@@ -1410,6 +1474,8 @@ def run_manual_mid_stream(window: Window) -> None:
         moments = summary_moments(marks)
         watch = SLICES or SliceWatch()
         print("\n".join(watch.report(window.heartbeat, both_start, settled_end, moments)))
+        if SLICES is not None and marks.previewed:
+            print("\n".join(SLICES.around(marks.previewed[-1], "preview opened")))
     print(
         f"    overlap: the summary ran {start - first:+.2f} → {end - first:+.2f} s from "
         f"the reply's first delta; the reply streamed 0 → {last - first:.2f} s"
@@ -1504,6 +1570,12 @@ def main() -> None:
         help="run the app from this checkout (e.g. main's, unpacked by `git archive`); the "
         "bench and its fake server stay this one's",
     )
+    parser.add_argument(
+        "--cold-summary-process",
+        action="store_true",
+        help="what if the app did not warm the summary process ahead (near its trigger): "
+        "the summary starts it, mid-stream",
+    )
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -1528,6 +1600,11 @@ def main() -> None:
         probe_summary(template, plan, args.server, chunks, freeze=args.gc_freeze)
         return
     Instruments.install()
+    if args.cold_summary_process:
+        from app.chat.summary_process import SummaryProcess
+
+        if hasattr(SummaryProcess, "near_trigger"):
+            SummaryProcess.near_trigger = lambda _self, _state: False  # type: ignore[method-assign]
     global SLICES
     if args.slices:
         SLICES = SliceWatch(profile=args.profile)

@@ -26,6 +26,7 @@ from app.core.errors import UserFacingError
 from app.core.file_limits import FilePlan
 from app.core.lookup import ToolOffer
 from app.core.settings import RecallSettings
+from app.core.summary import SummaryMode
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,14 @@ class ConversationGauge:
         if figures is None:
             figures = self.measure()
         self._state.tell(lambda events: events.context_changed(figures))
+        # A summary is coming: its process warms now, while nothing streams (issue 20).
+        shared = self._state.shared
+        process = shared.summary_process
+        idle = self._state.activity is Activity.IDLE
+        if figures is not None and idle and process.near_trigger(figures):
+            mode = shared.config().mode
+            with_sdk = mode is not SummaryMode.RULE and shared.api_key() is not None
+            process.warm_soon(shared.runner, with_sdk=with_sdk)
 
     def memory_changed(self) -> None:
         """The memory block changed: tell its summaries, and the figures that follow."""

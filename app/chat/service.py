@@ -343,11 +343,11 @@ class ChatService:
             if current.state.session is not None and current.state.activity is Activity.IDLE:
                 current.opening.load()  # their estimates were guesses until now
                 return
-        self._events.context_changed(self.current.gauge.measure())
+        self.current.gauge.tell()  # the figures, first known now (they may warm summaries)
 
     def _count_failed(self, error: UserFacingError) -> None:
         log.warning("Could not count older messages: %s (%s)", error.message, error.detail)
-        self._events.context_changed(self.current.gauge.measure())
+        self.current.gauge.tell()
 
     # --- conversations
 

@@ -25,6 +25,16 @@ A call whose request asks for a review (the preview) also has, before anything i
     child → app:  ("preview", SummaryPreview)
     app → child:  ("accept", drafts)  or  ("discard",)
 The child waits for the answer, or for a cancel, a stop, or its parent's end.
+And, at any time:  app → child:  ("warm", with_sdk)  — load now what a summary needs.
+
+What the child costs to start, and when it is paid (issue 20): the interpreter, the
+modules a summary needs, the tokenizer and the SDK take ~1.7 s of CPU and ~110 MiB
+(a warm child's RSS; ~60 MiB without the SDK). Started at the first summary, all of it
+ran beside the reply streaming when the user pressed Summarize now. So the child runs
+below the window's priority from its first instruction (the app lowers it as soon as it
+exists, before the child imports anything), this module imports nothing heavy at its
+top (unpickling `serve` imports it in the child), and a conversation that nears its
+trigger warms the child ahead (`warm`, app.chat.summaries), while nothing streams.
 """
 
 from __future__ import annotations
@@ -32,24 +42,29 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.chat.events import SummaryPreview
-from app.chat.jobs import Reviewer, SummaryRequest, summarize
-from app.core.calibration import Calibrations
-from app.core.context import ContextBuilder
+from app.chat.runner import Job
 from app.core.errors import UserFacingError
+from app.core.platform import niceness as niceness_of
+from app.core.platform import raise_niceness
 
+# Nothing heavy at the top: the child imports this module before it can lower its
+# priority or be asked for anything (jobs, the engine, the store: ~0.3 s of CPU).
 if TYPE_CHECKING:
     import multiprocessing.process
     from multiprocessing.connection import Connection
 
+    from app.chat.events import SummaryPreview
+    from app.chat.jobs import Reviewer, SummaryRequest
+    from app.chat.runner import JobRunner
+    from app.core.context import ContextState
     from app.core.engine import EngineOutcome
     from app.core.summary import SummaryDraft
 
@@ -64,6 +79,11 @@ _STOP_SECONDS = 5.0
 # nothing. At nice 0 the GUI thread waited for a CPU for most of its pauses over 16 ms
 # while a summary ran beside a reply (bench/bench_stall.py --phases manual).
 SUMMARY_NICENESS = 5
+
+# A conversation this share of the way to its trigger (`ContextState.trigger_ratio`: at
+# 0.80, from 40 % of the usable window on) warms the summary process ahead of the
+# summary that is coming, automatic or asked for.
+WARM_SHARE = 0.5
 
 SUMMARY_FAILED = (
     "Cairn couldn't summarize earlier messages just now. Nothing was changed; "
@@ -102,6 +122,52 @@ class SummaryProcess:
         self._commands: Connection | None = None
         self._events: Connection | None = None
         self._closed = False
+        self._warmed = False  # the child now running was asked to warm up
+        self._warm_asked = False  # `warm_soon` ran (once a run of the app)
+
+    @property
+    def warmed(self) -> bool:
+        """A child runs, and was asked to load what a summary needs (or made one)."""
+        return self._warmed and self.started
+
+    def near_trigger(self, state: ContextState) -> bool:
+        """The conversation measured `state` is near enough to its trigger to warm the
+        child ahead, and it was not warmed yet (cheap: asked at each figure told)."""
+        return (
+            not self._warm_asked
+            and not self._closed
+            and state.ratio >= WARM_SHARE * state.trigger_ratio
+        )
+
+    def warm_soon(self, runner: JobRunner, *, with_sdk: bool) -> None:
+        """`warm`, once, as a job of `runner` (the spawn stays off the loop's thread)."""
+        if self._warm_asked or self._closed:
+            return
+        self._warm_asked = True
+        runner.start(Job("warm summaries", lambda _job: self.warm(with_sdk=with_sdk), done=_ignore))
+
+    def warm(self, *, with_sdk: bool) -> bool:
+        """Start the child, if need be, and have it load what a summary needs (the
+        modules, the tokenizer; the SDK too `with_sdk`), in the child's own time, at its
+        priority: the summary that follows pays none of it. Returns at once (after the
+        spawn, a few ms: call it from a job's thread); False when a summary runs or the
+        child could not be started (the summary will start it, and say so if it fails).
+        """
+        if not self._lock.acquire(blocking=False):
+            return False  # a summary runs: the child is warm, or warming by itself
+        try:
+            if self.warmed:
+                return True
+            try:
+                commands, _events = self._connected()
+                commands.send(("warm", with_sdk))
+            except (UserFacingError, OSError) as error:
+                log.info("The summary process could not be warmed: %r", error)
+                return False
+            self._warmed = True
+            return True
+        finally:
+            self._lock.release()
 
     def run(
         self,
@@ -123,6 +189,7 @@ class SummaryProcess:
         with self._lock:
             commands, events = self._connected()
             commands.send(("run", call))
+            self._warmed = True  # what the summary loads stays loaded for the next
             cancel_sent = False
             while True:
                 if not cancel_sent and cancelled():
@@ -198,9 +265,10 @@ class SummaryProcess:
         context = multiprocessing.get_context("spawn")
         command_reader, command_writer = context.Pipe(duplex=False)
         event_reader, event_writer = context.Pipe(duplex=False)
+        niceness = _child_niceness()
         process = context.Process(
             target=serve,
-            args=(command_reader, event_writer),
+            args=(command_reader, event_writer, niceness),
             name="cairn-summaries",
             daemon=True,
         )
@@ -210,6 +278,11 @@ class SummaryProcess:
             raise UserFacingError(
                 SUMMARY_FAILED, title="Summarizing stopped", detail=f"spawn failed: {error!r}"
             ) from error
+        # At once, from here: the child's start-up (the interpreter, then the modules
+        # `serve` needs) runs below the window's priority too, not only what follows
+        # `serve`'s own `lower_priority` (~0.3 s of CPU at the window's priority before).
+        if niceness is not None and process.pid is not None:
+            lower_priority(niceness, process.pid)
         command_reader.close()
         event_writer.close()
         self._process, self._commands, self._events = process, command_writer, event_reader
@@ -220,6 +293,7 @@ class SummaryProcess:
             if connection is not None:
                 connection.close()
         self._process = self._commands = self._events = None
+        self._warmed = False
 
 
 # --- in the child -------------------------------------------------------------------
@@ -244,12 +318,19 @@ class _PipeLogHandler(logging.Handler):
             self.handleError(record)
 
 
-def serve(commands: Connection, events: Connection) -> None:
-    """The child's main loop: one summary at a time, until told to stop or orphaned."""
+def serve(commands: Connection, events: Connection, niceness: int | None = None) -> None:
+    """The child's main loop: one summary at a time, until told to stop or orphaned.
+
+    `niceness`: the one the app gave this process (`_child_niceness`); set again here, first,
+    should the app have been too late or unable to."""
     import multiprocessing  # loaded already: this runs in the summary process
 
-    lower_priority()
+    if niceness is not None:
+        lower_priority(niceness)
 
+    from app.chat.jobs import summarize
+    from app.core.calibration import Calibrations
+    from app.core.context import ContextBuilder
     from app.core.tokens import default_counter
 
     send_lock = threading.Lock()
@@ -280,6 +361,23 @@ def serve(commands: Connection, events: Connection) -> None:
             except queue.Empty:
                 continue
         return None
+
+    def warm(with_sdk: bool) -> None:
+        """Load what a summary needs, before one is asked for (`SummaryProcess.warm`)."""
+        try:
+            counter.load()
+            from app.core import engine, summarizer  # noqa: F401  (imported by `summarize`)
+            from app.llm.anthropic_provider import load_sdk
+            from app.store.summaries import SummaryStore  # noqa: F401
+
+            if with_sdk:
+                load_sdk()
+            gc.collect()  # what the imports left, now rather than during a summary
+            logging.getLogger(__name__).info(
+                "The summary process is ready (%.1f s of CPU)", time.process_time()
+            )
+        except Exception:  # the summary will load it again, and say what fails
+            logging.getLogger(__name__).exception("The summary process could not warm up")
 
     def work(call: SummaryCall) -> None:
         try:
@@ -331,6 +429,11 @@ def serve(commands: Connection, events: Connection) -> None:
                 answers.get_nowait()
             finished.clear()
             threading.Thread(target=work, args=(message[1],), name="summary").start()
+        elif message[0] == "warm":
+            # A daemon: a stop does not wait for the SDK's import to end.
+            threading.Thread(
+                target=warm, args=(message[1],), name="summary-warm-up", daemon=True
+            ).start()
         elif message[0] == "cancel":
             cancel.set()
         elif message[0] == "accept":
@@ -343,17 +446,26 @@ def serve(commands: Connection, events: Connection) -> None:
             return
 
 
-def lower_priority() -> None:
-    """Make this process yield the CPU to the app's window (`SUMMARY_NICENESS`).
+def _child_niceness() -> int | None:
+    """The summary process's niceness: the app's plus `SUMMARY_NICENESS` (None where the
+    system has none: Windows)."""
+    mine = niceness_of()
+    return None if mine is None else min(mine + SUMMARY_NICENESS, 19)
 
-    Where a system has no niceness (Windows) or refuses, the summary runs as it is."""
-    nice = getattr(os, "nice", None)
-    if nice is None:
-        return
+
+def lower_priority(target: int, pid: int = 0) -> None:
+    """Make a process (this one: pid 0) yield the CPU to the app's window: set its
+    niceness to `target`, never raise its priority. Where the system refuses, the
+    summary runs as it is."""
     try:
-        nice(SUMMARY_NICENESS)
-    except OSError as error:
+        raise_niceness(pid, target)
+    except OSError as error:  # gone already, or not allowed
         log.info("The summary process keeps its priority: %s", error)
+
+
+def _ignore(_warmed: bool) -> None:
+    """A warm-up's result: nothing to do (a child that could not start is said by the
+    summary that needs it)."""
 
 
 def _parent_alive() -> bool:

@@ -175,3 +175,21 @@ def utf8_stream(stream: TextIO) -> TextIO:
     if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower().replace("-", "") != "utf8":
         stream.reconfigure(encoding="utf-8", errors="replace")
     return stream
+
+
+def niceness(pid: int = 0) -> int | None:
+    """A process's niceness (this one: pid 0); None where the system has none (Windows)."""
+    if not hasattr(os, "getpriority"):
+        return None
+    return os.getpriority(os.PRIO_PROCESS, pid)
+
+
+def raise_niceness(pid: int, target: int) -> None:
+    """Give a process (this one: pid 0) the niceness `target` if it has less (never raise
+    its priority); nothing where the system has none.
+
+    Raises:
+        OSError: the process is gone, or the system refuses.
+    """
+    if hasattr(os, "getpriority") and os.getpriority(os.PRIO_PROCESS, pid) < target:
+        os.setpriority(os.PRIO_PROCESS, pid, target)

@@ -267,6 +267,12 @@ _current_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
 )
 
 
+def load_sdk() -> None:
+    """Import the SDK now (~1 s of CPU, ~45 MiB), where that costs nothing: the summary
+    process warming up before it is needed (app.chat.summary_process)."""
+    _client_class()
+
+
 @functools.cache
 def _client_class() -> type[anthropic.Anthropic]:
     """The SDK client, with its wait before a retry told and cancellable (see below)."""

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -12,8 +15,11 @@ import pytest
 
 from app.chat.events import SummaryPreview
 from app.chat.jobs import SummaryRequest
-from app.chat.summary_process import SUMMARY_NICENESS, SummaryCall, SummaryProcess
+from app.chat.loop import QueueLoop
+from app.chat.runner import JobRunner
+from app.chat.summary_process import SUMMARY_NICENESS, WARM_SHARE, SummaryCall, SummaryProcess
 from app.core.catalog import ModelInfo
+from app.core.context import ContextBreakdown, ContextState
 from app.core.errors import UserFacingError
 from app.core.models import Role
 from app.core.summarization_config import SummarizationConfig
@@ -220,3 +226,101 @@ def test_a_discarded_or_cancelled_preview_changes_nothing_and_the_child_serves_o
         repo.close()
     outcome = process.run(call(database, session_id), cancelled=lambda: False)
     assert outcome.outcome is EventOutcome.OK, "the same child makes the next one"
+
+
+def test_the_module_loads_nothing_a_summary_needs_before_the_child_lowers_its_priority() -> None:
+    """Unpickling `serve` imports this module in the child, at the app's priority until
+    `serve` runs: it must stay light (issue 20)."""
+    probe = (
+        "import sys, app.chat.summary_process; "
+        "print(sorted(m for m in ('app.chat.jobs', 'app.core.engine', 'pydantic', 'anthropic', "
+        "'tiktoken') if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, encoding="utf-8", check=True
+    ).stdout.strip()
+    assert loaded == "[]"
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no niceness here")
+def test_the_child_yields_the_cpu_from_its_first_instruction(process: SummaryProcess) -> None:
+    """The app lowers the child's priority as soon as it exists, before its start-up."""
+    assert process.warm(with_sdk=False)
+    child = process._process
+    assert child is not None and child.pid is not None
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, child.pid) == min(mine + SUMMARY_NICENESS, 19)
+
+
+def loaded_in(pid: int, library: str, timeout: float = 120.0) -> bool:
+    """Whether the process `pid` has mapped `library` (a shared object), within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if library in Path(f"/proc/{pid}/maps").read_text(encoding="utf-8"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="no /proc here")
+def test_a_warmed_child_loads_what_a_summary_needs_then_makes_it(
+    process: SummaryProcess, conversation: tuple[Path, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    assert process.warm(with_sdk=False) and process.warmed
+    child = process._process
+    assert child is not None and child.pid is not None
+    assert loaded_in(child.pid, "_tiktoken"), "the tokenizer loads with no summary asked"
+    assert process.warm(with_sdk=False), "warm already: nothing more"
+    assert process._process is child
+    database, session_id = conversation
+    outcome = process.run(call(database, session_id), cancelled=lambda: False)
+    assert outcome.outcome is EventOutcome.OK and process._process is child
+    assert any("summary process is ready" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+
+
+def test_a_warmed_child_killed_loses_nothing_the_summary_starts_another(
+    process: SummaryProcess, conversation: tuple[Path, str]
+) -> None:
+    assert process.warm(with_sdk=False)
+    child = process._process
+    assert child is not None
+    child.kill()
+    child.join(5)
+    assert not process.warmed
+    database, session_id = conversation
+    outcome = process.run(call(database, session_id), cancelled=lambda: False)
+    assert outcome.outcome is EventOutcome.OK and process._process is not child
+    assert [s.id for s in active(database, session_id)] == [s.id for s in outcome.active_after]
+
+
+def state_at(ratio: float, trigger_ratio: float = 0.8) -> ContextState:
+    """A gauge reading at `ratio` of the usable window."""
+    return ContextState(
+        breakdown=ContextBreakdown(history=round(ratio * 100_000)),
+        context_window=100_000,
+        trigger_ratio=trigger_ratio,
+    )
+
+
+def test_a_conversation_near_its_trigger_warms_the_child_once() -> None:
+    process = SummaryProcess()
+    loop = QueueLoop()
+    runner = JobRunner(loop)
+    try:
+        assert state_at(0.39).ratio < WARM_SHARE * 0.8 <= state_at(0.41).ratio
+        assert not process.near_trigger(state_at(0.39))
+        assert process.near_trigger(state_at(0.41))
+        process.warm_soon(runner, with_sdk=False)
+        loop.run_until(lambda: runner.running == 0)
+        assert process.warmed
+        child = process._process
+        assert not process.near_trigger(state_at(0.9)), "once a run of the app"
+        process.warm_soon(runner, with_sdk=False)
+        loop.run_until(lambda: runner.running == 0)
+        assert process._process is child
+    finally:
+        runner.shutdown()
+        process.close()
+    assert not process.near_trigger(state_at(0.9)), "nor after closing"
