@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from app.core import context, message_kinds, models, summary, summary_kinds, token_words
@@ -31,8 +32,6 @@ def test_the_old_import_paths_give_the_same_objects() -> None:
 
 
 def test_the_records_still_validate_the_enums_they_hold() -> None:
-    from datetime import UTC, datetime
-
     message = models.Message.model_validate(
         {
             "id": 1,
