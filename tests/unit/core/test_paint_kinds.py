@@ -60,6 +60,7 @@ def test_the_kinds_load_without_pydantic() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
+        encoding="utf-8",
         timeout=60,
         check=True,
     )
