@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -314,15 +314,12 @@ def describe(label: str, values: list[float]) -> str:
     )
 
 
-def trees_of(before: Path | None) -> list[tuple[str, Path]]:
-    """This tree, and an older one (`--before`) to run beside it, their runs alternated."""
-    trees = [("after (this tree)", REPO)]
-    if before is not None:
-        trees.insert(0, (f"before ({before})", before))
-    return trees
+def trees_of(before: Sequence[Path]) -> list[tuple[str, Path]]:
+    """Older trees (`--before`, in the order given), then this one, their runs alternated."""
+    return [(f"before ({tree})", tree) for tree in before] + [("after (this tree)", REPO)]
 
 
-def small_home(runs: int, before: Path | None = None) -> None:
+def small_home(runs: int, before: Sequence[Path] = ()) -> None:
     trees = trees_of(before)
     for _label, tree in trees:
         one_run(tree=tree)  # warm the page cache, as a second launch of a desktop app would be
@@ -372,7 +369,7 @@ def _instructions(command: list[str], env: dict[str, str], cwd: Path) -> int:
     raise RuntimeError("callgrind wrote no total")
 
 
-def callgrind(runs: int, before: Path | None = None) -> None:
+def callgrind(runs: int, before: Sequence[Path] = ()) -> None:
     """Instructions from launch to the first paint, empty folder and 200 messages: a
     figure the machine's load does not move (`valgrind --tool=callgrind`)."""
     trees = trees_of(before)
@@ -559,7 +556,7 @@ def _in_use(database: Path) -> bool:
         return True
 
 
-def large_database(size_mb: int, runs: int, before: Path | None = None) -> None:
+def large_database(size_mb: int, runs: int, before: Sequence[Path] = ()) -> None:
     from app.store.database import check_database, mark_clean_shutdown, open_database
 
     template = build_database(size_mb)
@@ -816,8 +813,10 @@ def main() -> None:
     parser.add_argument(
         "--before",
         type=Path,
-        default=None,
-        help="an older source tree (git archive) to run beside this one, runs alternated",
+        action="append",
+        default=[],
+        help="an older source tree (git archive) to run beside this one, runs alternated; "
+        "repeat it for several (not with --upgrade-messages)",
     )
     parser.add_argument(
         "--closed-cleanly",
@@ -843,10 +842,12 @@ def main() -> None:
     if args.callgrind:
         callgrind(args.runs, args.before)
     elif args.upgrade_messages > 0:
+        if len(args.before) > 1:
+            parser.error("--upgrade-messages takes one --before tree")
         upgrade(
             args.upgrade_messages,
             args.runs,
-            args.before,
+            args.before[0] if args.before else None,
             args.from_schema,
             closed_cleanly=args.closed_cleanly,
         )

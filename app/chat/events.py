@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from app.core.caching import CacheUse
-from app.core.catalog import ModelInfo
-from app.core.context import ContextState
-from app.core.errors import UserFacingError
-from app.core.lookup import Lookup
-from app.core.models import Message, Session
-from app.core.summary import Summary, SummaryDraft, SummaryEvent, SummaryTrigger
+# Annotations only: the window imports this module to paint, and these pull in pydantic
+# (issue 20).
+if TYPE_CHECKING:
+    from app.core.caching import CacheUse
+    from app.core.catalog import ModelInfo
+    from app.core.context import ContextState
+    from app.core.errors import UserFacingError
+    from app.core.lookup import Lookup
+    from app.core.models import Message, Session
+    from app.core.summary import Summary, SummaryDraft, SummaryEvent, SummaryTrigger
 
 
 class Activity(StrEnum):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from enum import StrEnum
 
-from app.core.models import MessageStatus
+from app.core.message_kinds import MessageStatus
 
 log = logging.getLogger(__name__)
 

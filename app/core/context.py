@@ -53,6 +53,10 @@ from app.core.lookup import TOOL_SYSTEM_PROMPT_TOKENS, ToolOffer
 from app.core.models import Message, Role
 from app.core.ratios import DEFAULT_TRIGGER_RATIO
 from app.core.summary import Summary, SummaryTier
+
+# Kept here too (old import path): app.core.token_words holds them for the gauge (issue 20).
+from app.core.token_words import format_token_count as format_token_count
+from app.core.token_words import say_token_pair as say_token_pair
 from app.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REQUEST_OVERHEAD_TOKENS,
@@ -223,33 +227,6 @@ def reserved_output(model: ModelInfo) -> int:
     the room (DESIGN §3, invariant 3: request + max_tokens ≤ the window)."""
     wanted = THINKING_REPLY_TOKENS if model.thinking in ("always", "adaptive") else REPLY_TOKENS
     return max(1, min(model.max_tokens, wanted, max(REPLY_TOKENS, model.max_input_tokens // 8)))
-
-
-def format_token_count(tokens: int) -> str:
-    """A token count the way people say it: 950, 1.2k, 68k, 1.2M (half rounds up).
-
-    The one formatter for counts a user reads — the gauge, its tooltip and the
-    "too long to send" messages — so they never disagree by a rounding.
-    """
-    if tokens < 0:
-        return "-" + format_token_count(-tokens)
-    if tokens < 1000:
-        return str(tokens)
-    tenths = (tokens + 50) // 100  # tenths of a thousand
-    if tenths < 100:
-        return _with_tenths(tenths, "k")
-    thousands = (tokens + 500) // 1000
-    if thousands < 1000:
-        return f"{thousands}k"
-    tenths = (tokens + 50_000) // 100_000  # tenths of a million
-    if tenths < 100:
-        return _with_tenths(tenths, "M")
-    return f"{(tokens + 500_000) // 1_000_000}M"
-
-
-def _with_tenths(tenths: int, unit: str) -> str:
-    whole, tenth = divmod(tenths, 10)
-    return f"{whole}{unit}" if tenth == 0 else f"{whole}.{tenth}{unit}"
 
 
 @dataclass(frozen=True)
@@ -723,17 +700,6 @@ class ContextBuilder:
             context_window=state.context_window,
             reserved_output=reserved,
         )
-
-
-def say_token_pair(tokens: int, limit: int) -> tuple[str, str]:
-    """Two counts said briefly, or exactly when briefly they would read the same.
-
-    The gauge says its "used of usable" with this too, so it matches these messages.
-    """
-    said, said_limit = format_token_count(tokens), format_token_count(limit)
-    if said == said_limit and tokens != limit:
-        return f"{tokens:,}", f"{limit:,}"
-    return said, said_limit
 
 
 def _scaled(breakdown: ContextBreakdown, total: int) -> ContextBreakdown:

@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class Role(StrEnum):
-    USER = "user"
-    ASSISTANT = "assistant"
-
-
-class MessageStatus(StrEnum):
-    COMPLETE = "complete"
-    STREAMING = "streaming"
-    STOPPED = "stopped"  # the user pressed Stop; the partial text is kept
-    ERROR = "error"  # the reply failed; whatever arrived is kept
-    # How the API said a reply ended (app.chat.stop_reasons), other than complete:
-    CUT_OFF = "cut_off"  # it reached its length limit (max_tokens); Continue goes on
-    PAUSED = "paused"  # the API paused the turn (pause_turn) more often than Cairn goes on
-    # Claude declined (refusal): the reply, and the question it answered, stay on screen
-    # and in the archive but are no longer sent to Claude.
-    DECLINED = "declined"
+# Kept here too (old import path); app.core.message_kinds holds them without pydantic,
+# for the window's first paint (issue 20).
+from app.core.message_kinds import MessageStatus as MessageStatus
+from app.core.message_kinds import Role as Role
 
 
 class Usage(BaseModel):

@@ -16,9 +16,11 @@ import logging
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from app.core.models import Usage
+if TYPE_CHECKING:
+    from app.core.models import Usage
+
 
 log = logging.getLogger(__name__)
 

@@ -27,6 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.core.dates import day_range, short_date
 from app.core.models import Message
 
+# Kept here too (old import paths); app.core.summary_kinds holds them without pydantic,
+# for the window's first paint (issue 20).
+from app.core.summary_kinds import EventKind as EventKind
+from app.core.summary_kinds import EventOutcome as EventOutcome
+from app.core.summary_kinds import SummaryMode as SummaryMode
+from app.core.summary_kinds import SummaryTier as SummaryTier
+from app.core.summary_kinds import archived_facts_note as archived_facts_note
+from app.core.summary_kinds import dated_text as dated_text
+
 MAX_KEY_POINTS = 30
 # Search keys a summary keeps through compression (its children's with its own), and the
 # characters of one: beyond that many, neighbouring keys share one (`bounded_keys`). Every
@@ -48,17 +57,6 @@ KEY_POINT_FLOOR = 3
 # the window's first paint does not wait for them.
 _MODEL_CONFIG = ConfigDict(frozen=True, defer_build=True)
 SHORTENED_NOTE = "Shortened to fit the summary size limit; the original messages keep every detail."
-
-
-class SummaryTier(StrEnum):
-    CONDENSED = "condensed"  # covers messages
-    COMPRESSED = "compressed"  # covers older summaries
-
-
-class SummaryMode(StrEnum):
-    LLM = "llm"
-    HYBRID = "hybrid"
-    RULE = "rule"  # offline, free, deterministic: shown as "basic" in the window
 
 
 class SummaryTrigger(StrEnum):
@@ -245,21 +243,6 @@ def section_label(first_seq: int, last_seq: int) -> str:
     return f"## Messages {first_seq}–{last_seq}"
 
 
-class EventKind(StrEnum):
-    SUMMARIZE = "summarize"
-    UNDO = "undo"
-    DELETE_ORIGINALS = "delete_originals"
-
-
-class EventOutcome(StrEnum):
-    OK = "ok"
-    FALLBACK = "fallback"  # the LLM failed; a rule-based "basic" summary was made
-    FAILED = "failed"
-    ABORTED = "aborted"  # abort_on_failure: nothing changed
-    CONFLICT = "conflict"  # the conversation changed under the worker; nothing changed
-    PARTIAL = "partial"  # an undo that restored only the newest originals
-
-
 class SummaryEvent(BaseModel):
     """One line of the audit trail (the `event` table)."""
 
@@ -329,11 +312,6 @@ class SummaryRepository(Protocol):
     def record_event(self, event: SummaryEvent) -> None: ...
 
 
-def dated_text(text: str, day: date | None) -> str:
-    """A point's text with the day it was said: "… (3 Mar 2026)"."""
-    return f"{text} ({short_date(day)})" if day is not None else text
-
-
 def fact_text(fact: LedgerFact) -> str:
     """One ledger entry as Claude reads it: "AX-7731 (code, #12, 3 Mar 2026)"."""
     where: list[str] = [fact.kind]
@@ -342,13 +320,6 @@ def fact_text(fact: LedgerFact) -> str:
     if fact.day is not None:
         where.append(short_date(fact.day))
     return f"{fact.value} ({', '.join(where)})"
-
-
-def archived_facts_note(count: int) -> str:
-    """What a summary says when `count` facts were trimmed from it (recall still finds them)."""
-    if count == 1:
-        return "1 older fact is in the archive (the original messages keep it)."
-    return f"{count} older facts are in the archive (the original messages keep them)."
 
 
 def render_summary_text(content: SummaryContent) -> str:

@@ -17,9 +17,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from app.core.catalog import ModelInfo
+if TYPE_CHECKING:
+    from app.core.catalog import ModelInfo
+
 
 # The effort "Think longer" asks for (the levels: low, medium, high, xhigh, max; the
 # defaults are medium or high per model: models overview, "Default effort").

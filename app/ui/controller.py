@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from app.chat.events import Activity, ChatEvents, SummaryPreview, SummaryReport
-from app.core.caching import CacheUse
-from app.core.catalog import ModelInfo
-from app.core.context import ContextState
-from app.core.errors import UserFacingError
-from app.core.lookup import Lookup
-from app.core.models import Message, Session
 from app.core.paint_settings import PaintSettings, paint_settings_of
-from app.core.summary import Summary
 from app.ui.qt_loop import QtEventLoop
 
 if TYPE_CHECKING:
     from app.chat.service import ChatService, ServiceDependencies
+    from app.core.caching import CacheUse
+    from app.core.catalog import ModelInfo
+    from app.core.context import ContextState
+    from app.core.errors import UserFacingError
+    from app.core.lookup import Lookup
+    from app.core.models import Message, Session
     from app.core.settings import AppSettings
+    from app.core.summary import Summary
 
 
 class ChatController(QObject):

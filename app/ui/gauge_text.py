@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import html
 from enum import Enum
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from app.core.caching import CacheUse
-from app.core.context import ContextState, format_token_count, say_token_pair
 from app.core.pricing import PriceTable, bundled_prices, format_cost
+from app.core.token_words import format_token_count, say_token_pair
+
+if TYPE_CHECKING:
+    from app.core.caching import CacheUse
+    from app.core.context import ContextState
 
 NO_STATE_TEXT: Final = ""
 # What the gauge measures, in the words of someone who never heard of tokens.

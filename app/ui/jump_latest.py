@@ -18,7 +18,7 @@ from typing import Final
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QScrollArea, QWidget
 
-from app.core.models import Role
+from app.core.message_kinds import Role
 from app.ui.pill_button import PillButton
 from app.ui.transcript_message import MessageWidget
 from app.ui.transcript_scroll import ScrollKeeper

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBox
 
 from app import APP_NAME
 from app.core.errors import ApiKeyMissingError, ApiKeyRejectedError, UserFacingError
-from app.core.models import Message, MessageStatus, Role, Session
+from app.core.message_kinds import MessageStatus, Role
 from app.store.export_file import AlreadyImportedError
 from app.ui.banner import Banner, BannerKind
 from app.ui.composer import Composer
@@ -49,6 +49,7 @@ from app.ui.window_menus import build_menus
 if TYPE_CHECKING:
     from app.chat.events import Activity
     from app.chat.service import ChatService
+    from app.core.models import Message, Session
     from app.core.paths import AppPaths
     from app.core.search import ConversationOverview, SearchPage, SearchQuery, TimelineEntry
     from app.ui.controller import ChatController

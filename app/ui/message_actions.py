@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.models import Message, Role
+from app.core.message_kinds import Role
 from app.ui.message_bar import (
     COPY_ACTION,
     EDIT_ACTION,
@@ -50,6 +50,7 @@ from app.ui.reply_actions import CONTINUE_ACTION
 
 if TYPE_CHECKING:
     from app.chat.service import ChatService
+    from app.core.models import Message
     from app.ui.composer import Composer
     from app.ui.controller import ChatController
     from app.ui.transcript import TranscriptView

@@ -5,14 +5,17 @@ and Copy, Edit or Regenerate while the pointer or the keyboard is on it
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from app.core.models import Message, Role
+from app.core.message_kinds import Role
 from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 from app.ui.transcript_message import MessageWidget
+
+if TYPE_CHECKING:
+    from app.core.models import Message
 
 COPY_ACTION: Final = "Copy"
 EDIT_ACTION: Final = "Edit"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QScrollArea, QWidget
 
-from app.core.summary import SummaryTier
+from app.core.summary_kinds import SummaryTier
 from app.ui.landing_highlight import LandingHighlight
 from app.ui.summary_block import SummaryBlock
 from app.ui.transcript_frame import settle_layout

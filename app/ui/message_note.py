@@ -4,13 +4,16 @@ reply"…), with the action offered beside it ("Continue", "Retry", "Ask another
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
-from app.core.models import Message, MessageStatus, Role
+from app.core.message_kinds import MessageStatus, Role
 from app.ui.theme import error_text_colour, muted_text_colour, scaled_font, set_text_colour
+
+if TYPE_CHECKING:
+    from app.core.models import Message
 
 STATUS_NOTES: Final = {
     MessageStatus.STOPPED: "Stopped",

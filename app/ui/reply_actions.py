@@ -17,7 +17,7 @@ from shiboken6 import isValid
 
 from app.chat.events import Activity
 from app.chat.stop_reasons import CONTINUABLE_STATUSES
-from app.core.models import MessageStatus, Role
+from app.core.message_kinds import MessageStatus, Role
 
 if TYPE_CHECKING:
     from app.chat.service import ChatService

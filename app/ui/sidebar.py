@@ -13,7 +13,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QItemSelectionModel,
@@ -40,7 +40,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.dates import friendly_date
-from app.core.models import Session
+
+if TYPE_CHECKING:
+    from app.core.models import Session
 
 SESSION_ID_ROLE = Qt.ItemDataRole.UserRole
 CONTENT_DEBOUNCE_MS = 250

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
@@ -40,20 +40,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.catalog import model_name
 from app.core.dates import local, long_date, moment_range, short_date, timestamp
-from app.core.models import Message, Role
-from app.core.summary import (
-    ActionItem,
-    LedgerFact,
-    SourcedPoint,
-    Summary,
-    SummaryContent,
-    SummaryMode,
-    SummaryTier,
-    archived_facts_note,
-    dated_text,
-)
+from app.core.message_kinds import Role
+from app.core.summary_kinds import SummaryMode, SummaryTier, archived_facts_note, dated_text
 from app.ui.landing_highlight import LandingHighlight
 from app.ui.theme import (
     blend,
@@ -66,6 +55,10 @@ from app.ui.theme import (
 )
 from app.ui.transcript_blocks import MarkdownView
 from app.ui.transcript_frame import settle_layout
+
+if TYPE_CHECKING:
+    from app.core.models import Message
+    from app.core.summary import ActionItem, LedgerFact, SourcedPoint, Summary, SummaryContent
 
 NOT_SENT_NOTE: Final = "Original messages · not sent to Claude"
 BASIC_BADGE: Final = "simpler summary"
@@ -99,6 +92,8 @@ def header_text(summary: Summary, first: datetime | None, last: datetime | None)
 def details_text(summary: Summary) -> str:
     """The opened card's figures: "Details: 11.5k tokens of messages → 0.8k in the
     summary · written by Claude Haiku 4.5"."""
+    from app.core.catalog import model_name  # a summary shown: after the first paint
+
     sizes = (
         f"{compact_tokens(summary.source_tokens)} tokens of messages → "
         f"{compact_tokens(summary.summary_tokens)} in the summary"
@@ -139,6 +134,8 @@ _FACT_KIND_WORDS: Final = {"money": "amount", "url": "link", "email": "email add
 def _fact_points(content: SummaryContent) -> list[SourcedPoint]:
     """The fact ledger as the card lists it ("AX-7731 (code, 3 Mar 2026)"), each linked
     to its message; a bare number of one or two digits says nothing on its own."""
+    from app.core.summary import SourcedPoint  # a summary shown: after the first paint
+
     return [
         SourcedPoint(text=_fact_line(fact), sources=[] if fact.seq is None else [fact.seq])
         for fact in content.facts
@@ -155,6 +152,8 @@ def _fact_line(fact: LedgerFact) -> str:
 
 def _dated(item: SourcedPoint | ActionItem, content: SummaryContent) -> str:
     """A point with the day it was said, unless the whole summary is of one day."""
+    from app.core.summary import SourcedPoint  # a summary shown: after the first paint
+
     text = item.text if isinstance(item, SourcedPoint) else _action_text(item)
     if content.first_day is not None and content.first_day == content.last_day:
         return text
@@ -560,6 +559,8 @@ class SummaryBlock(QWidget):
     # --- building ----------------------------------------------------------------
 
     def _build_body(self) -> None:
+        from app.core.summary import SourcedPoint  # a summary shown: after the first paint
+
         body = QWidget(self)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(12, 0, 12, 10)

@@ -4,7 +4,7 @@ and the conversation's summary history (every summary and undo, in plain words).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -18,9 +18,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat.events import HistoryEntry, SummaryReport
-from app.core.catalog import model_name
 from app.core.dates import full_timestamp
-from app.core.summary import EventKind, EventOutcome, SummaryEvent
+from app.core.summary_kinds import EventKind, EventOutcome
+
+if TYPE_CHECKING:
+    from app.core.summary import SummaryEvent
 
 BANNER_TITLE: Final = "Earlier messages summarized"
 UNDO_ACTION: Final = "Undo"
@@ -86,6 +88,8 @@ def _fullness(event: SummaryEvent) -> str:
 
 def history_rows(entries: Sequence[HistoryEntry]) -> list[tuple[str, str, str, str, str]]:
     """(when, why, how full before → after, who wrote it, outcome), newest first."""
+    from app.core.catalog import model_name  # the history shown: after the first paint
+
     rows = []
     for entry in reversed(entries):
         event = entry.event

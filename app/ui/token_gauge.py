@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import (
@@ -27,8 +27,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from app.core.caching import CacheUse
-from app.core.context import ContextState
 from app.ui.gauge_text import (
     GAUGE_NAME,
     Band,
@@ -39,6 +37,10 @@ from app.ui.gauge_text import (
     widest_texts,
 )
 from app.ui.tooltip_place import show_tooltip_on_screen
+
+if TYPE_CHECKING:
+    from app.core.caching import CacheUse
+    from app.core.context import ContextState
 
 BAR_WIDTH: Final = 150
 MIN_BAR_WIDTH: Final = 60

@@ -19,7 +19,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QPoint, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -35,8 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.models import Message, MessageStatus, Role
-from app.core.summary import Summary
+from app.core.message_kinds import MessageStatus, Role
 from app.ui.jump_latest import JumpToLatest
 from app.ui.summary_block import NOTHING_ARCHIVED, CardHost, SummaryBlock
 from app.ui.transcript_cards import SummaryCards, covered_by, layout_index
@@ -51,6 +50,10 @@ from app.ui.transcript_frame import (
 from app.ui.transcript_message import MessageWidget
 from app.ui.transcript_pages import EarlierPages, PageBuilder, first_screen_start
 from app.ui.transcript_scroll import ScrollKeeper
+
+if TYPE_CHECKING:
+    from app.core.models import Message
+    from app.core.summary import Summary
 
 log = logging.getLogger(__name__)
 

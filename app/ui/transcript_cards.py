@@ -9,14 +9,17 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QBoxLayout, QWidget
 
-from app.core.models import Message
-from app.core.summary import Summary
 from app.ui.summary_block import CardHost, SummaryBlock
 from app.ui.transcript_message import MessageWidget
+
+if TYPE_CHECKING:
+    from app.core.models import Message
+    from app.core.summary import Summary
 
 
 def layout_index(layout: QBoxLayout, key: int, after_equal: bool) -> int:

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from app.core.errors import StorageError
-from app.core.models import Message, Role
+from app.core.message_kinds import Role
 from app.ui.history_source import Place
 
 if TYPE_CHECKING:
     from app.chat.service import ChatService
     from app.core.lookup import Lookup
+    from app.core.models import Message
     from app.ui.controller import ChatController
     from app.ui.transcript import TranscriptView
     from app.ui.transcript_message import MessageWidget

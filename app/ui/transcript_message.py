@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
@@ -33,13 +33,16 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.lookup import Lookup
-from app.core.models import Message, MessageStatus, Role
+from app.core.message_kinds import MessageStatus, Role
 from app.ui.lookup_line import LookupLine
 from app.ui.message_header import PIN_TIP, PINNED_TIP, MessageHeader
 from app.ui.message_note import MessageNote
 from app.ui.message_text import BUBBLE_INSET, MessageText, UserBubble
 from app.ui.thinking_block import ThinkingBlock
 from app.ui.transcript_frame import FocusRing
+
+if TYPE_CHECKING:
+    from app.core.models import Message
 
 PIN_ACTION: Final = "Pin message"
 UNPIN_ACTION: Final = "Unpin message"
@@ -148,6 +151,8 @@ class MessageWidget(QWidget):
         for it, not between Enter and the request. A user's row has its text piece
         and its "Sending…" made; Claude's its "is writing" dots and, hidden, its
         "Writing…" and the piece its first words go in."""
+        from app.core.models import Message  # built after the first paint (issue 20)
+
         user = role is Role.USER
         stand_in = Message(
             id=0,

@@ -13,15 +13,17 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QBoxLayout, QWidget
 
-from app.core.models import Message
 from app.ui.pill_button import PillButton
 from app.ui.transcript_blocks import LINE_HEIGHT_PERCENT
+
+if TYPE_CHECKING:
+    from app.core.models import Message
 
 EARLIER_BUTTON_TEXT: Final = "Show earlier messages"
 

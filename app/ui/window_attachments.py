@@ -16,7 +16,7 @@ from app.core.attachments import (
     Attachment,
     split_attachment_line,
 )
-from app.core.models import Message, Role
+from app.core.message_kinds import Role
 from app.ui.attachment_chips import (
     NOT_RESENT_TIP,
     FlowLayout,
@@ -30,6 +30,7 @@ from app.ui.theme import muted_text_colour, scaled_font, set_text_colour
 if TYPE_CHECKING:
     from app.chat.service import ChatService
     from app.core.context import ContextState
+    from app.core.models import Message
     from app.ui.composer import Composer
     from app.ui.controller import ChatController
     from app.ui.transcript import TranscriptView

@@ -4,13 +4,16 @@ and the buttons the window puts beside them (instructions, Summarize now, Settin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
-from app.core.catalog import ModelInfo
 from app.ui.token_gauge import TokenGauge
+
+if TYPE_CHECKING:
+    from app.core.catalog import ModelInfo
 
 TITLE_MIN_WIDTH = 90
 
