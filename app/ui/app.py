@@ -354,7 +354,7 @@ def open_cairn(
         dependencies, settings=loaded.settings if loaded is not None else None, paint=paint
     )
     window = MainWindow(controller, paths)
-    QuitGuard(window, controller)  # a reply only in memory is not lost by closing
+    window.quit_guard = QuitGuard(window, controller)  # a reply only in memory is kept
     if read_only:
         window.composer.set_read_only(READ_ONLY_PLACEHOLDER)
         notices.append(("Read-only", read_only_notice(paths.data_dir)))

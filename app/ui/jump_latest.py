@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QScrollArea, QWidget
+from PySide6.QtCore import QObject, Qt, QTimer
 
 from app.core.message_kinds import Role
 from app.ui.pill_button import PillButton
+from app.ui.transcript_frame import TranscriptScrollArea
 from app.ui.transcript_message import MessageWidget
 from app.ui.transcript_scroll import ScrollKeeper
 
@@ -38,7 +38,7 @@ class JumpToLatest(QObject):
 
     def __init__(
         self,
-        scroll: QScrollArea,
+        scroll: TranscriptScrollArea,
         keeper: ScrollKeeper,
         is_newest: Callable[[MessageWidget], bool],
     ) -> None:
@@ -67,7 +67,9 @@ class JumpToLatest(QObject):
         # Not connected to QTimer.start itself, which would take the value as its interval.
         bar.valueChanged.connect(lambda _value: self._pending.start())
         bar.rangeChanged.connect(lambda _low, _high: self._pending.start())
-        scroll.viewport().installEventFilter(self)
+        # The area's signal, not an event filter on the viewport, which would call into
+        # Python for each of its paints (issue 20).
+        scroll.viewport_resized.connect(self._place)
 
     def jump(self) -> None:
         """Down to the newest message, following it from there."""
@@ -115,8 +117,3 @@ class JumpToLatest(QObject):
             hint.width(),
             hint.height(),
         )
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize and isinstance(watched, QWidget):
-            self._place()
-        return super().eventFilter(watched, event)

@@ -15,8 +15,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QKeySequence,
+    QResizeEvent,
+    QShortcut,
+    QShowEvent,
+)
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from app import APP_NAME
@@ -42,7 +52,7 @@ from app.ui.summary_actions import CardActions, SummaryActions
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_lookups import TranscriptLookups
 from app.ui.unsaved_mark import TranscriptUnsaved
-from app.ui.window_attachments import TranscriptAttachments, wire_attachments
+from app.ui.window_attachments import FileDrops, TranscriptAttachments, wire_attachments
 from app.ui.window_header import WindowHeader
 from app.ui.window_menus import build_menus
 
@@ -53,6 +63,7 @@ if TYPE_CHECKING:
     from app.core.paths import AppPaths
     from app.core.search import ConversationOverview, SearchPage, SearchQuery, TimelineEntry
     from app.ui.controller import ChatController
+    from app.ui.quit_guard import QuitGuard
 
 CHANGE_KEY_ACTION = "Change key…"
 IMPORT_COPY_ACTION = "Import as a copy"
@@ -81,6 +92,22 @@ class _ServiceHistory:
         return self._controller.service.history.timeline(session_id)
 
 
+class _ConversationPane(QWidget):
+    """The right-hand pane (header, transcript, notes, composer): says when it was
+    resized or shown, its children laid out, for the composer's alignment (an override,
+    not an event filter, which would call into Python for each of its events)."""
+
+    laid_out = Signal()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.laid_out.emit()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.laid_out.emit()
+
+
 class MainWindow(QMainWindow):
     """Lays out the panes and wires them; holds no conversation logic itself.
 
@@ -94,6 +121,15 @@ class MainWindow(QMainWindow):
         summaries: Summarize now, the preview, the banner after a summary, history.
         history: the History window, Ctrl+F, opening a conversation at a message.
         confirm_box: the "Delete conversation?" box open now, if any.
+        quit_guard: asks before a close would lose a reply kept only in memory (set by
+            the app).
+        drops: files dropped on the window go to the composer's tray (once the chat
+            service is built).
+
+    The window's events reach Python only through its own overrides (closing, drops,
+    activation), never an event filter: a filter on the window is a call into Python,
+    waiting for the GIL, for each of its events, every repaint's update request among
+    them (issue 20).
     """
 
     def __init__(self, controller: ChatController, paths: AppPaths) -> None:
@@ -101,6 +137,8 @@ class MainWindow(QMainWindow):
         self.controller = controller
         self.paths = paths
         self.confirm_box: QMessageBox | None = None
+        self.quit_guard: QuitGuard | None = None
+        self.drops: FileDrops | None = None
         self._copy_source: Path | None = None  # a file "Already in Cairn" (Import as a copy)
         self.setObjectName("mainWindow")
         self.resize(1100, 740)
@@ -135,7 +173,9 @@ class MainWindow(QMainWindow):
         self.summaries.follow_width_of(self.header)
         self.deletion = OriginalsDeletion(controller, self.transcript, self)
         self._notes = self._lay_out_panes()
-        self.reading = ReadingLayout(self.transcript, self.composer, controller, self)
+        self.reading = ReadingLayout(
+            self.transcript, self.composer, controller, self, self._pane.laid_out
+        )
         self.settings = SettingsActions(controller, self, paths, self.reading.text_size)
         new_conversation = QAction("&New conversation", self)
         new_conversation.triggered.connect(self._new_conversation)
@@ -246,7 +286,9 @@ class MainWindow(QMainWindow):
         )
 
     def _wire_files(self) -> None:
-        self.files = wire_attachments(self, self.composer, self.transcript, self.controller)
+        self.files, self.drops = wire_attachments(
+            self, self.composer, self.transcript, self.controller
+        )
 
     @property
     def chat(self) -> ChatService:
@@ -260,7 +302,7 @@ class MainWindow(QMainWindow):
     def _lay_out_panes(self) -> QVBoxLayout:
         """The sidebar beside the conversation's column (header, transcript, the notes
         above the composer, the composer); returns the notes' column."""
-        main = QWidget(self)
+        main = self._pane = _ConversationPane(self)
         main_layout = QVBoxLayout(main)
         main_layout.setContentsMargins(0, 0, 0, 0)
         main_layout.setSpacing(0)
@@ -476,7 +518,29 @@ class MainWindow(QMainWindow):
     # -- closing -------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.quit_guard is not None and not self.quit_guard.allows_close():
+            event.ignore()  # it asks the user first
+            return
         self.reading.window_closing()
         # A reply in progress is stopped and its text kept, as if Stop were pressed.
         self.controller.shutdown()
         event.accept()
+
+    # -- the window's other events -----------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self.drops is None or not self.drops.enter(event):
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if self.drops is None or not self.drops.enter(event):
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        if self.drops is None or not self.drops.drop(event):
+            super().dropEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.notifier.window_activated()

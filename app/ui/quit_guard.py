@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 if TYPE_CHECKING:
@@ -35,6 +35,10 @@ def question_text(left: int) -> str:
 class QuitGuard(QObject):
     """Stands between the window's close and a reply that would be lost.
 
+    The window asks it in its `closeEvent` (`MainWindow.quit_guard`), not through an
+    event filter: a filter on the window is a call into Python for each of its events,
+    every repaint's update request among them (issue 20).
+
     Attributes:
         question: the question shown now, or None.
     """
@@ -45,21 +49,23 @@ class QuitGuard(QObject):
         self._controller = controller
         self._quitting = False
         self.question: QMessageBox | None = None
-        window.installEventFilter(self)
 
     @property
     def _chat(self) -> ChatService:
         """The chat service, looked up when used: built after the first paint (issue 20)."""
         return self._controller.service
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._window and event.type() == QEvent.Type.Close and not self._quitting:
-            left = self._chat.save_unsaved()
-            if left:
-                event.ignore()
-                self._ask(left)
-                return True
-        return super().eventFilter(watched, event)
+    def allows_close(self) -> bool:
+        """Whether the window may close now: no reply is left only in memory once one
+        last save was tried, or the user chose to lose it. When it may not, the question
+        is shown (or raised)."""
+        if self._quitting:
+            return True
+        left = self._chat.save_unsaved()
+        if left:
+            self._ask(left)
+            return False
+        return True
 
     def _ask(self, left: int) -> None:
         if self.question is not None:

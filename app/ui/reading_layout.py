@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from PySide6.QtCore import QEvent, QObject, QPoint
-from PySide6.QtGui import QMoveEvent, QResizeEvent, QShowEvent
+from PySide6.QtCore import QObject, QPoint, SignalInstance
 from PySide6.QtWidgets import QMainWindow, QWidget
 
 from app.ui.text_size import TextSize
@@ -24,22 +23,27 @@ if TYPE_CHECKING:
 
 # The composer never comes closer to the window's edges than this.
 MIN_SIDE_MARGIN: Final = 12
-# What moves the message column. The watched viewport receives every paint of the
-# transcript: the event's class is checked, not `event.type()`, which makes a Python
-# enum member at each call (issue 20).
-_ALIGNING_EVENTS: Final = (QResizeEvent, QMoveEvent, QShowEvent)
 
 
 class ComposerAlignment(QObject):
-    """Keeps the composer's left and right edges on the message column's."""
+    """Keeps the composer's left and right edges on the message column's.
 
-    def __init__(self, transcript: TranscriptView, composer: QWidget) -> None:
+    Aligned again when `laid_out` says the pane holding the transcript and the composer
+    was resized or shown (its children laid out), and when the transcript's viewport
+    changes size (a scroll bar, the jump band) or its scroll area shows. Signals, not
+    event filters on those widgets: a filter is a call into Python for each of their
+    events, every paint of the viewport among them (issue 20).
+    """
+
+    def __init__(
+        self, transcript: TranscriptView, composer: QWidget, laid_out: SignalInstance
+    ) -> None:
         super().__init__(composer)
         self._transcript = transcript
         self._composer = composer
-        for watched in (transcript, transcript.scroll_area, transcript.scroll_area.viewport()):
-            watched.installEventFilter(self)
-        composer.installEventFilter(self)
+        area = transcript.scroll_area
+        for changed in (laid_out, area.viewport_resized, area.shown):
+            changed.connect(self.align)
         self.align()
 
     def message_span(self) -> tuple[int, int]:
@@ -72,11 +76,6 @@ class ComposerAlignment(QObject):
         if (margins.left(), margins.right()) != (left, right):
             layout.setContentsMargins(left, margins.top(), right, margins.bottom())
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if isinstance(event, _ALIGNING_EVENTS):
-            self.align()
-        return False  # only watching
-
 
 class ReadingLayout(QObject):
     """The window's reading helpers, made and wired in one place.
@@ -92,9 +91,12 @@ class ReadingLayout(QObject):
         composer: Composer,
         controller: ChatController,
         window: QMainWindow,
+        laid_out: SignalInstance,
     ) -> None:
+        """`laid_out` says the pane holding the transcript and the composer was resized
+        or shown, its children laid out."""
         super().__init__(window)
-        self.alignment = ComposerAlignment(transcript, composer)
+        self.alignment = ComposerAlignment(transcript, composer, laid_out)
         self.text_size = TextSize(
             [transcript, composer],
             lambda: controller.settings,

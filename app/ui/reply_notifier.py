@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
@@ -45,7 +45,6 @@ class ReplyNotifier(QObject):
         self._failed = False  # the reply that just ended ended with an error
         self._title = ""
         self._tray: QSystemTrayIcon | None = None
-        window.installEventFilter(self)  # back in front: the tray icon goes
         controller.activity_changed.connect(self._activity_changed)
         controller.conversation_opened.connect(self._opened)
         controller.session_changed.connect(self._session_changed)
@@ -102,10 +101,12 @@ class ReplyNotifier(QObject):
             title, text, QSystemTrayIcon.MessageIcon.Information, TRAY_MESSAGE_MS
         )
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.WindowActivate and self._tray is not None:
+    def window_activated(self) -> None:
+        """The window is in front again: the tray icon goes. Called by the window's
+        `changeEvent`, not an event filter on it (a call into Python for each of its
+        events, every repaint's update request among them; issue 20)."""
+        if self._tray is not None:
             self._tray.hide()
-        return super().eventFilter(watched, event)
 
     def _bring_back(self) -> None:
         self._window.showNormal()

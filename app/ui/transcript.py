@@ -29,7 +29,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QFrame,
     QLayout,
-    QScrollArea,
     QStackedLayout,
     QVBoxLayout,
     QWidget,
@@ -367,7 +366,7 @@ class TranscriptView(QWidget):
         return tuple(self._widgets)
 
     @property
-    def scroll_area(self) -> QScrollArea:
+    def scroll_area(self) -> TranscriptScrollArea:
         return self._scroll
 
     @property

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QFocusEvent, QFont, QKeyEvent, QPaintEvent, QResizeEvent
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtGui import QFocusEvent, QFont, QKeyEvent, QPaintEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -147,10 +147,28 @@ class FocusRing(QWidget):
 
 
 class TranscriptScrollArea(QScrollArea):
-    """The scroll area, reachable by Tab: PageUp/PageDown/arrows scroll, Home/End jump."""
+    """The scroll area, reachable by Tab: PageUp/PageDown/arrows scroll, Home/End jump.
+
+    It says when its viewport changes size, for the helpers that follow it: its own
+    overrides, not event filters, which would call into Python for every event of the
+    viewport, each of its paints among them (issue 20).
+
+    Signals:
+        resizing(): the area itself took a new size and the content is about to be laid
+            out for it (scroll bars' range, column reflowed): what is on screen now is
+            still as it was. Not for the viewport's own changes (a scroll bar showing,
+            its margins).
+        viewport_resized(): the viewport has a new size and the content was laid out for it.
+        shown(): the area was shown (it and the empty state take turns).
+    """
+
+    resizing = Signal()
+    viewport_resized = Signal()
+    shown = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._laid_out_for = QSize()  # the area's size at the viewport's last resize
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Conversation")
         self._ring = FocusRing(self)
@@ -177,8 +195,18 @@ class TranscriptScrollArea(QScrollArea):
         self._ring.hide()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        # A QAbstractScrollArea gets this for its viewport's resize (the area's own goes
+        # to its `event`, which lays out the viewport, and so comes here too).
+        if self.size() != self._laid_out_for:
+            self._laid_out_for = self.size()
+            self.resizing.emit()
         super().resizeEvent(event)
         self._ring.setGeometry(self.rect())
+        self.viewport_resized.emit()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.shown.emit()
 
 
 class EmptyState(QWidget):

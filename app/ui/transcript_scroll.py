@@ -12,9 +12,9 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Final
 
 from PySide6.QtCore import QEvent, QObject, QPoint
-from PySide6.QtWidgets import QLayout, QScrollArea, QWidget
+from PySide6.QtWidgets import QLayout, QWidget
 
-from app.ui.transcript_frame import layout_paused, settle_layout
+from app.ui.transcript_frame import TranscriptScrollArea, layout_paused, settle_layout
 
 # Within this many pixels of the end counts as "at the bottom".
 _BOTTOM_SLACK: Final = 8
@@ -33,7 +33,7 @@ class ScrollKeeper(QObject):
 
     def __init__(
         self,
-        scroll: QScrollArea,
+        scroll: TranscriptScrollArea,
         content: QWidget,
         widgets: Callable[[], Iterable[QWidget]],
         reached_top: Callable[[], None],
@@ -53,7 +53,9 @@ class ScrollKeeper(QObject):
         bar = scroll.verticalScrollBar()
         bar.rangeChanged.connect(self._on_range_changed)
         bar.valueChanged.connect(self._on_value_changed)
-        scroll.installEventFilter(self)
+        # Before the area reflows for a new size, note what is on screen: its signal,
+        # not an event filter on it (a call into Python for each of its events; issue 20).
+        scroll.resizing.connect(self.capture)
 
     @property
     def anchored(self) -> bool:
@@ -161,10 +163,7 @@ class ScrollKeeper(QObject):
         self._anchor = anchor
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._scroll and event.type() == QEvent.Type.Resize:
-            # Before the scroll area reflows for a new size, note what is on screen.
-            self.capture()
-        elif (
+        if (
             self._anchor is not None
             and watched is self._anchor[0]
             and event.type() == QEvent.Type.Move

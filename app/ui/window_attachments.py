@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.core.attachments import (
@@ -37,31 +37,32 @@ if TYPE_CHECKING:
     from app.ui.transcript_message import MessageWidget
 
 
-class _FileDrops(QObject):
-    """Files dropped anywhere on the window go to the composer's tray."""
+class FileDrops(QObject):
+    """Files dropped anywhere on the window go to the composer's tray.
+
+    The window hands it its drag and drop events (`MainWindow.dragEnterEvent`…): an
+    event filter on the window would be a call into Python for each of its events,
+    every repaint's update request among them (issue 20).
+    """
 
     def __init__(self, window: QWidget, tray: AttachmentTray) -> None:
         super().__init__(window)
         self._tray = tray
         window.setAcceptDrops(True)
-        window.installEventFilter(self)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        kind = event.type()
-        if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove) and isinstance(
-            event, QDragEnterEvent | QDropEvent
-        ):
-            if carries_files(event.mimeData()):
-                event.acceptProposedAction()
-                return True
-        elif (
-            kind == QEvent.Type.Drop
-            and isinstance(event, QDropEvent)
-            and self._tray.add_mime(event.mimeData())
-        ):
+    def enter(self, event: QDragEnterEvent | QDragMoveEvent) -> bool:
+        """A drag entered or moved over the window: accepted if it carries files."""
+        if carries_files(event.mimeData()):
             event.acceptProposedAction()
             return True
-        return super().eventFilter(watched, event)
+        return False
+
+    def drop(self, event: QDropEvent) -> bool:
+        """A drop on the window: its files go to the tray; True if any was taken."""
+        if self._tray.add_mime(event.mimeData()):
+            event.acceptProposedAction()
+            return True
+        return False
 
 
 class AttachmentStrip(QWidget):
@@ -188,9 +189,10 @@ def _has_files(message: Message) -> bool:
 
 def wire_attachments(
     window: QWidget, composer: Composer, transcript: TranscriptView, controller: ChatController
-) -> TranscriptAttachments:
+) -> tuple[TranscriptAttachments, FileDrops]:
     """Connect the composer's tray, the window's drops and the transcript to the chat
-    service's files (`ChatService.attachments`) and the controller's signals."""
+    service's files (`ChatService.attachments`) and the controller's signals; the
+    window hands its drag and drop events to the `FileDrops` returned."""
     chat = controller.service
     thumbnails = Thumbnails(chat.attachments.preparer.files, chat.runner, window)
     tray = composer.attachments
@@ -198,5 +200,5 @@ def wire_attachments(
     tray.thumbnails = thumbnails
     tray.changed.connect(lambda: chat.attachments.set(tray.attachments()))
     thumbnails.ready.connect(tray.thumbnail_ready)
-    _FileDrops(window, tray)
-    return TranscriptAttachments(controller, transcript, thumbnails)
+    drops = FileDrops(window, tray)
+    return TranscriptAttachments(controller, transcript, thumbnails), drops

@@ -538,3 +538,62 @@ def test_the_history_window_follows_conversations_added_renamed_and_deleted(
     window.chat.delete_session(session_id)
     qtbot.waitUntil(lambda: titles() == [])
     history.close()
+
+
+def test_the_windows_routine_events_call_no_python(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """An update request (one a repaint), a layout request or a move of the window, the
+    conversation's pane or the composer reaches no Python: closing, drops and activation
+    are the window's own overrides, not event filters, each a call into Python waiting
+    for the GIL for every event (issue 20)."""
+    import sys
+    from types import FrameType
+
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QMoveEvent
+
+    window = cairn.window
+    fake_server.add_reply("A short reply.")
+    send(qtbot, cairn, "A question")
+    wait_idle(qtbot, cairn)
+    QApplication.processEvents()
+    called: list[str] = []
+
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call":
+            called.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+
+    pane = window.composer.parentWidget()
+    assert pane is not None
+    events = [(window, QEvent(QEvent.Type.UpdateRequest))]
+    for widget in (window, pane, window.composer):
+        events.append((widget, QEvent(QEvent.Type.LayoutRequest)))
+        events.append((widget, QMoveEvent(widget.pos(), widget.pos())))
+    send_event = QApplication.sendEvent
+    sys.setprofile(profile)
+    try:
+        for receiver, sent in events:
+            send_event(receiver, sent)
+    finally:
+        sys.setprofile(None)
+    assert called == []
+
+
+def test_the_notifier_hears_when_the_window_is_in_front_again(
+    qtbot: QtBot, cairn: CairnSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window's own `changeEvent` tells the notifier, which hides its tray icon (no
+    event filter on the window; the tray itself is not available offscreen)."""
+    window = cairn.window
+    told: list[bool] = []
+    monkeypatch.setattr(window.notifier, "window_activated", lambda: told.append(True))
+    other = QWidget()
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    qtbot.waitUntil(lambda: not window.isActiveWindow())
+    assert told == []
+    window.activateWindow()
+    qtbot.waitUntil(lambda: bool(told))
+    assert told == [True]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtWidgets import QApplication, QToolTip, QWidget
+from PySide6.QtWidgets import QApplication, QSplitter, QToolTip, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.core.paths import AppPaths
@@ -66,6 +66,31 @@ def test_the_composer_spans_the_message_column(
     if size[0] == 2560:
         # The column is centred and narrower than the window: so is the composer.
         assert window.composer.editor.width() < window.transcript.width() // 2
+
+
+@pytest.mark.parametrize("sidebar", [180, 420, 700])
+def test_the_composer_follows_the_column_as_the_sidebar_is_dragged(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer, sidebar: int
+) -> None:
+    """The splitter moves the conversation's pane and changes its width, not the
+    window's: the composer is aligned again all the same."""
+    window = cairn.window
+    window.resize(1600, 900)
+    fake_server.add_reply("A reply long enough to fill a line of the column, and more besides.")
+    chat(qtbot, cairn, "A first question")
+    splitter = window.centralWidget()
+    assert isinstance(splitter, QSplitter)
+    before = window.transcript.width()
+    splitter.setSizes([sidebar, splitter.width() - sidebar])
+
+    def aligned() -> bool:
+        start, end = message_area(cairn)
+        box_left, _ = left_right(window.composer.paperclip, window)
+        _, button_right = left_right(window.composer.button, window)
+        return abs(box_left - start) <= 1 and abs(button_right - end) <= 1
+
+    qtbot.waitUntil(lambda: window.transcript.width() != before)
+    qtbot.waitUntil(aligned)
 
 
 def test_the_composer_is_aligned_before_any_message_too(qtbot: QtBot, cairn: CairnSession) -> None:
