@@ -474,6 +474,25 @@ def test_a_long_span_is_read_a_bounded_number_of_rows(
     assert all(seq % 2 == 0 or seq + 1 in pool.filled or seq == 40 for seq in seqs)
 
 
+def _dated_messages() -> sqlite3.Connection:
+    """A message table with only what the day search reads, in memory."""
+    connection = sqlite3.connect(":memory:")
+    connection.execute(
+        "CREATE TABLE message (id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, "
+        "created_at TEXT)"
+    )
+    connection.execute("CREATE INDEX by_seq ON message (session_id, seq)")
+    return connection
+
+
+def _add_dated(connection: sqlite3.Connection, seq: int, moment: float) -> None:
+    """Message `seq` of conversation 'a', written at `moment` (a POSIX time)."""
+    stamp = datetime.fromtimestamp(moment, UTC).isoformat()
+    connection.execute(
+        "INSERT INTO message (session_id, seq, created_at) VALUES ('a', ?, ?)", (seq, stamp)
+    )
+
+
 def _bisected(connection: sqlite3.Connection, session_id: str, day: int) -> tuple[int, int] | None:
     """`RecallIndex._first_seq_on_or_after` as it was: a bisection of the seqs."""
     ends = connection.execute(
@@ -514,20 +533,12 @@ def test_the_first_message_of_a_day_is_the_one_a_bisection_finds(
 ) -> None:
     # Seqs with holes (deleted messages), times at uneven paces, with long silences; the
     # days asked about before, in and after them.
-    connection = sqlite3.connect(":memory:")
-    connection.execute(
-        "CREATE TABLE message (id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, "
-        "created_at TEXT)"
-    )
-    connection.execute("CREATE INDEX by_seq ON message (session_id, seq)")
+    connection = _dated_messages()
     moment, seq = datetime(2026, 3, 1, 8, tzinfo=UTC).timestamp(), 0
     for n, gap in enumerate(gaps):
         moment += gap * (50 if n % 7 == 0 else 1)
         seq += steps[n] if n < len(steps) else 1
-        stamp = datetime.fromtimestamp(moment, UTC).isoformat()
-        connection.execute(
-            "INSERT INTO message (session_id, seq, created_at) VALUES ('a', ?, ?)", (seq, stamp)
-        )
+        _add_dated(connection, seq, moment)
     index = RecallIndex(connection)
     first_day = date(2026, 3, 1).toordinal()
     ends = index._ends("a")
@@ -563,19 +574,11 @@ def test_a_span_of_days_is_found_as_both_ends_bisected(
 ) -> None:
     # Days before, across, inside and after the conversation: those it cannot hold are
     # answered without a read, with what the bisection found.
-    connection = sqlite3.connect(":memory:")
-    connection.execute(
-        "CREATE TABLE message (id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, "
-        "created_at TEXT)"
-    )
-    connection.execute("CREATE INDEX by_seq ON message (session_id, seq)")
+    connection = _dated_messages()
     moment = datetime(2026, 3, 1, 8, tzinfo=UTC).timestamp()
     for seq, gap in enumerate(gaps, start=1):
         moment += gap * (20 if seq % 5 == 0 else 1)
-        stamp = datetime.fromtimestamp(moment, UTC).isoformat()
-        connection.execute(
-            "INSERT INTO message (session_id, seq, created_at) VALUES ('a', ?, ?)", (seq, stamp)
-        )
+        _add_dated(connection, seq, moment)
     first = date(2026, 3, 1) + timedelta(days=offset)
     days = DayRange(first, first + timedelta(days=length))
     assert RecallIndex(connection)._days_span("a", days) == _days_span_bisected(
