@@ -1,8 +1,8 @@
 """The turn as a person feels it: Enter in the real window to the request leaving, and on.
 
 Run: .venv/bin/python bench/bench_path.py [--turns 10] [--warmup 2]
-     [--cells 26k:1k,104k:10k,155k:100k] [--profile] [--no-heartbeat] [--no-langchain]
-     [--tree CHECKOUT] [--poll-driver]
+     [--cells 26k:1k,104k:10k,155k:100k] [--archive natural|templated] [--profile]
+     [--no-heartbeat] [--no-langchain] [--tree CHECKOUT] [--poll-driver]
 (LangChain runs in a venv of its own, made on first use in /tmp/cairn-bench-langchain-venv
 from PyPI, the `bench` extra's packages; --langchain-python PYTHON names another.)
 
@@ -12,8 +12,9 @@ Three processes per cell, none measuring inside another's:
   freeze, `app.exec()`), offscreen. The bench plugs its driver in where `run` starts
   the smoke hook (`app.ui.app.smoke_from_environment`), so it runs inside that event
   loop after the first paint. CAIRN_HOME holds a copy of the cell's database (bench_turn's
-  cache, /tmp/cairn-bench-turn: N live messages of mixed prose and code after M
-  archived ones under one active condensed summary committed by `SummaryStore`), the
+  cache, /tmp/cairn-bench-turn: N live tokens of messages after M archived ones under
+  one active condensed summary committed by `SummaryStore`; the text is the `--archive`'s,
+  below), the
   model cache knowing the bench model (1M-token window, so no summary triggers), the key
   in an in-memory keyring, ANTHROPIC_BASE_URL pointing at the fake server;
 - the fake Anthropic server (tests/fakes/anthropic_server.py) in its own process, so
@@ -24,6 +25,21 @@ Three processes per cell, none measuring inside another's:
   summary, `max_token_limit` at 80 % of the same usable window and Cairn's own
   tokenizer (as bench_turn.py). Turn for turn alternated with the app's: the app waits
   while LangChain's turn runs, so they never share the CPU.
+
+The archive (`--archive`, printed at the start and under the table, with what recall
+searches in figures: distinct words, how many archived messages hold each of the
+questions' recall terms):
+- natural (the default): bench/natural_conversation.py's chats (the recall eval's
+  generator: Maya's sessions, greetings, everyday talk, storylines coming back), laid end
+  to end era after era with their secondary people and places drawn anew, Claude's replies
+  lengthened to a message's mean of the templated archive (bench_turn's `NaturalStream`);
+  the questions are the eval's, worded as people ask them ("Where did I buy my guitar?",
+  "What did the dog swallow in June?"). A question's recall terms are in a median 0.2 %
+  (26k:1k, 155k:100k) to 3.4 % (104k:10k) of archived messages;
+- templated: bench_turn's 4,000 templated texts, each used ~25 times, and templated
+  questions (25–60 tokens naming months): every word common (a question's recall terms
+  in a median ~10 % of archived messages), every recall pool full — the worst case, and
+  what the figures before issue 20's tenth stop used.
 
 A turn, in the app: the question goes into the composer as typed text, the window
 settles (the 150 ms draft debounce and the gauge's update), then the Return key is
@@ -105,6 +121,14 @@ from real_window import (  # noqa: E402
 )
 
 DEFAULT_CELLS = "26k:1k,104k:10k,155k:100k"
+ARCHIVES = ("natural", "templated")
+DEFAULT_ARCHIVE = "natural"
+ARCHIVE_TEXT = {
+    "natural": "natural — bench/natural_conversation.py's chats laid end to end (bench_turn's "
+    "NaturalStream), questions worded as people ask them",
+    "templated": "templated — bench_turn's 4,000 templated texts, each ~25 times; templated "
+    "questions (the worst case for recall)",
+}
 LANGCHAIN_VENV = Path(tempfile.gettempdir()) / "cairn-bench-langchain-venv"
 LANGCHAIN_PACKAGES = (
     "langchain-classic>=1.0",
@@ -755,10 +779,24 @@ class CellRun:
     profile: str = ""
 
 
+def questions_of(archive: str, cell: Any, count: int) -> list[tuple[str, str]]:
+    """The cell's (question, scripted answer) pairs: worded as people ask them (natural),
+    or templated."""
+    from bench_turn import make_questions, natural_questions
+
+    if archive == "templated":
+        return make_questions(count, seed=cell.live)
+    from app.core.tokens import default_counter
+
+    counter = default_counter()
+    counter.load()
+    return natural_questions(count, seed=cell.live, counter=counter)
+
+
 def run_cell(
     cell: Any, database: Path, args: argparse.Namespace, langchain_python: str | None
 ) -> CellRun:
-    from bench_turn import MODEL, SESSION_ID, make_questions
+    from bench_turn import MODEL, SESSION_ID
 
     from app.core.catalog import FALLBACK_MODELS
     from app.core.context import DEFAULT_TRIGGER_RATIO, reserved_output
@@ -769,7 +807,7 @@ def run_cell(
     # one with it (the slice figures).
     measured = args.turns * (1 if args.no_heartbeat else 2)
     count = args.warmup + measured + (PROFILE_TURNS if args.profile else 0)
-    pairs = make_questions(count, seed=cell.live)
+    pairs = questions_of(args.archive, cell, count)
     load_start = load_average()
     with tempfile.TemporaryDirectory(prefix="cairn-bench-path-") as folder:
         work = Path(folder)
@@ -1004,8 +1042,9 @@ def header() -> str:
     )
 
 
-def summary_table(results: list[CellRun]) -> None:
+def summary_table(results: list[CellRun], archive: str) -> None:
     print()
+    print(f"archive: {archive}")
     print(
         "Medians per cell (ms; measured turns only). GUI→req / proc→req: CPU of the GUI thread "
         "/ of the whole process from the key press to the POST handed to httpx;"
@@ -1068,6 +1107,13 @@ def main() -> None:
     )
     parser.add_argument("--no-langchain", action="store_true", help="skip LangChain's column")
     parser.add_argument(
+        "--archive",
+        choices=ARCHIVES,
+        default=DEFAULT_ARCHIVE,
+        help="the cells' text: natural (chats as people write them; the default) or "
+        "templated (the worst case for recall: every word common, every pool full)",
+    )
+    parser.add_argument(
         "--py-spy",
         metavar="PY_SPY",
         help="sample the app's process with this py-spy (--native, every thread, 1 kHz) "
@@ -1098,7 +1144,13 @@ def main() -> None:
 
     sys.path.insert(0, str(REPO))
     sys.path.insert(0, str(BENCH))
-    from bench_turn import cached_database, make_pool, parse_cells
+    from bench_turn import (
+        NaturalStream,
+        cached_database,
+        describe_archive,
+        make_pool,
+        parse_cells,
+    )
 
     from app.core.tokens import default_counter
     from app.store.search_upkeep import tidy_index
@@ -1114,7 +1166,8 @@ def main() -> None:
     cells = parse_cells(args.cells)
     counter = default_counter()
     counter.load()
-    pool = make_pool(counter)
+    pool = NaturalStream(counter) if args.archive == "natural" else make_pool(counter)
+    print(f"archive: {ARCHIVE_TEXT[args.archive]}")
     databases = {}
     for cell in cells:
         databases[cell], seconds = cached_database(cell, pool, counter)
@@ -1126,6 +1179,9 @@ def main() -> None:
         # a previous start of the app would have left it.
         if tidy_index(databases[cell]):
             print(f"tidied {databases[cell].name}'s search index, as the app's start does")
+    for cell in cells:
+        questions = [question for question, _answer in questions_of(args.archive, cell, 22)]
+        print(f"  {cell.name}: {describe_archive(databases[cell], questions, cell.history)}")
     print(
         f"{args.warmup} warm-up (*) + {args.turns} measured turns a cell; the app, the fake "
         f"server and LangChain ({'skipped' if langchain_python is None else langchain_python})"
@@ -1136,7 +1192,7 @@ def main() -> None:
     for cell in cells:
         print(header())
         results.append(run_cell(cell, databases[cell], args, langchain_python))
-    summary_table(results)
+    summary_table(results, ARCHIVE_TEXT[args.archive])
     print(f"load average at end: {load_average()}; whole run {time.perf_counter() - began:.0f} s")
     for result in results:
         if result.profile:

@@ -50,6 +50,11 @@ summarizes during the measured turns (checked). Per turn: `save_context` then
 `load_memory_variables({})` (return_messages=True, as with a chat model), timed
 with `time.thread_time()` too.
 
+The cells' databases are also bench_path.py's, of either archive: templated (this
+bench's own: `make_pool`, `build_database`) or natural (`NaturalStream`: the recall
+eval's chats, bench/natural_conversation.py, at length; `build_natural_database`,
+`natural_questions`). This bench itself runs the templated one.
+
 Prints one table (median and p95 per cell) and the machine; not a pass/fail
 test. `--profile` (or a Cairn median above 3 ms) profiles the loop thread's part
 of a few more turns with cProfile and prints the top entries.
@@ -68,6 +73,7 @@ import math
 import os
 import pstats
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -258,6 +264,205 @@ def make_questions(count: int, seed: int) -> list[tuple[str, str]]:
     return pairs
 
 
+# --- natural text: bench/natural_conversation.py's chats, at length -----------------------
+
+ARCHIVES = ("natural", "templated")
+DEFAULT_ARCHIVE = "natural"
+NATURAL_FORMAT = 2  # bump when the natural text changes, so old caches are not reused
+# Claude's replies are lengthened to about this mean (cl100k tokens) so that, with the
+# users' short lines (~20 tokens), a message averages about as many tokens as a templated
+# one (~130): a cell then holds about as many messages of either archive, and what
+# differs between them is the wording.
+NATURAL_REPLY_TOKENS = 230
+# The storylines' secondary people and places, drawn anew for each six months of chats
+# (an "era"); Maya, Tom, Biscuit and Leeds stay hers throughout.
+_RENAMED = {
+    "Sam": ("Sam", "Owen", "Priya", "Callum", "Nadia", "Joe", "Fatima", "Declan", "Yusuf"),
+    "Aisha": ("Aisha", "Rosie", "Mei", "Hannah", "Zainab", "Lucy", "Ines", "Grace"),
+    "Denise": ("Denise", "Margaret", "Graham", "Shirin", "Colin", "Bernadette", "Anil"),
+    "Pickle": ("Pickle", "Mango", "Sooty", "Wasabi", "Marmalade", "Tinker", "Noodle"),
+    "Hartley": ("Hartley", "Okafor", "Brennan", "Whitfield", "Kowalski", "Ashworth"),
+    "Gaia": ("Gaia", "Alfama", "Ribeira", "Belém", "Bairro Alto", "Foz"),
+    "Greenside": ("Greenside", "Moortown", "Headingley", "Chapel Allerton", "Roundhay"),
+    "Riverside": ("Riverside", "Canal Path", "Abbey Dash", "Harewood", "Golden Acre"),
+    "Porto": ("Porto", "Seville", "Bologna", "Ghent", "Kraków", "Valencia", "Bruges"),
+    "Lisbon": ("Lisbon", "Madrid", "Florence", "Brussels", "Vienna", "Barcelona"),
+    "Glasgow": ("Glasgow", "Edinburgh", "Bristol", "Newcastle", "Cardiff", "Belfast"),
+    "Mill Lane": ("Mill Lane", "Kirkgate", "Briggate", "Call Lane", "Otley Road"),
+    "Hebden Bridge": ("Hebden Bridge", "Haworth", "Ilkley", "Malham", "Grassington"),
+}
+
+
+def _doc_passages() -> list[str]:
+    """Paragraphs of real English prose, the kind of explanation Claude gives when asked
+    about code: the Python reference shipped with the interpreter (pydoc_data.topics)."""
+    import pydoc_data.topics
+
+    passages = []
+    for text in pydoc_data.topics.topics.values():
+        for paragraph in text.split("\n\n"):
+            flat = " ".join(paragraph.split())
+            # Prose only: no headings, grammar rules or code listings.
+            if len(flat) > 120 and flat[0].isupper() and "::=" not in flat and ">>>" not in flat:
+                passages.append(flat)
+    return passages
+
+
+@dataclass(frozen=True)
+class NaturalMessage:
+    role: str
+    text: str
+    tokens: int
+    sent_at: datetime
+
+
+class NaturalStream:
+    """bench/natural_conversation.py's chats (`make_natural`, the recall eval's generator,
+    unchanged) laid end to end, one era (six months of Maya's chats, ~900 messages) after
+    another, each era from its own seed with its own secondary people and places; sessions
+    a few hours apart from 2023-01-01. Claude's replies are lengthened with more of what
+    Claude says in those chats and, in some, a passage of explanation (`_doc_passages`).
+    The same messages every run; made as far as asked (`take`)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.messages: list[NaturalMessage] = []
+        self._eras = 0
+        self._clock = datetime(2023, 1, 1, 8, 0, tzinfo=UTC)
+        self._passages = _doc_passages()
+        from bench.natural_conversation import FILLER, GENERAL_CLAUDE, STORIES
+
+        said = [turn.text for _day, turns in STORIES for turn in turns if turn.role == "assistant"]
+        said += [line for _asks, answers, _words in FILLER.values() for line in answers]
+        said += list(GENERAL_CLAUDE)
+        self._claude = said
+
+    def take(self, count: int) -> list[NaturalMessage]:
+        while len(self.messages) < count:
+            self._era()
+        return self.messages[:count]
+
+    def renamed(self, era: int) -> Callable[[str], str]:
+        rng = random.Random(era * 7919)
+        mapping = {name: rng.choice(choices) for name, choices in _RENAMED.items()}
+
+        def rename(text: str) -> str:
+            for name, new in mapping.items():
+                if name in text:
+                    text = re.sub(rf"\b{re.escape(name)}\b", new, text)
+            return text
+
+        return rename
+
+    def reply(self, rng: random.Random, text: str) -> str:
+        """Claude's reply lengthened: more of what Claude says, and now and then an
+        explanation, to a long-tailed length (lognormal about NATURAL_REPLY_TOKENS)."""
+        sigma = 0.8
+        target = rng.lognormvariate(math.log(NATURAL_REPLY_TOKENS) - sigma * sigma / 2, sigma)
+        paragraphs = [text]
+        length = len(text)
+        while length < target * 4.3:
+            if rng.random() < 0.45:
+                start = rng.randrange(len(self._passages))
+                part = self._passages[start]
+            else:
+                part = " ".join(rng.sample(self._claude, k=rng.randint(2, 5)))
+            paragraphs.append(part)
+            length += len(part) + 2
+        return "\n\n".join(paragraphs)
+
+    def _era(self) -> None:
+        from bench.natural_conversation import make_natural
+
+        era = self._eras
+        self._eras += 1
+        chats = make_natural(seed=1_000 + era)
+        rename = self.renamed(era)
+        rng = random.Random(era)
+        previous: datetime | None = None
+        for message in chats.messages:
+            if previous is None or message.sent_at - previous > timedelta(hours=1):
+                # A new session: a few hours after the last one.
+                self._clock += timedelta(minutes=rng.randint(30, 5 * 60))
+            else:
+                self._clock += message.sent_at - previous
+            previous = message.sent_at
+            text = message.text
+            if message.role == "assistant":
+                text = self.reply(rng, text)
+            text = rename(text)  # what Claude adds from other chats too
+            self.messages.append(
+                NaturalMessage(message.role, text, self.counter.count(text), self._clock)
+            )
+
+
+def natural_questions(count: int, seed: int, counter: TokenCounter) -> list[tuple[str, str]]:
+    """(question, scripted answer) pairs worded as people ask in a chat: the recall eval's
+    questions (bench/natural_conversation.py's, held-out ones too: short, referring back,
+    "last week", "my brother's fiancée"), in an order drawn from `seed`, each answered by a
+    reply made as the archive's are."""
+    from bench.natural_conversation import HELD_OUT, QUESTIONS
+
+    rng = random.Random(seed)
+    asked = [question.text for question in (*QUESTIONS, *HELD_OUT)]
+    stream = NaturalStream(counter)
+    answers = [m.text for m in stream.take(2 * count + 2)[1::2]][-count:]
+    rename = stream.renamed(seed)
+    pairs = []
+    order: list[str] = []
+    for index in range(count):
+        if not order:
+            order = rng.sample(asked, k=len(asked))
+        pairs.append((rename(order.pop()), answers[index]))
+    return pairs
+
+
+def build_natural_database(
+    path: Path, cell: Cell, stream: NaturalStream, counter: TokenCounter
+) -> None:
+    """As `build_database`, with the natural stream's messages in order: `cell.history`
+    archived under one active condensed summary, then live messages reaching the live
+    target (ending with Claude's reply)."""
+    messages = stream.take(cell.history)
+    total_live = 0
+    live = 0
+    while True:
+        chunk = stream.take(cell.history + live + 2)
+        total_live += sum(m.tokens + MESSAGE_OVERHEAD_TOKENS for m in chunk[-2:])
+        live += 2
+        if total_live >= cell.live:
+            break
+    messages = stream.take(cell.history + live)
+    rng = random.Random(cell.history * 31 + cell.live)
+    _write_database(
+        path,
+        cell,
+        [(m.text, m.tokens, m.sent_at) for m in messages],
+        counter,
+        rng,
+        content=natural_summary_content(messages[: cell.history], rng),
+    )
+
+
+def natural_summary_content(
+    archived: Sequence[NaturalMessage], rng: random.Random
+) -> SummaryContent:
+    """The archive's summary in the archive's words: its sentences, sourced."""
+
+    def point() -> SourcedPoint:
+        seq = rng.randrange(len(archived))
+        first = re.split(r"(?<=[.!?])\s", archived[seq].text, maxsplit=1)[0]
+        return SourcedPoint(text=first[:300], sources=[seq + 1])
+
+    return SummaryContent(
+        narrative=" ".join(point().text for _ in range(9)),
+        key_points=[point() for _ in range(8)],
+        decisions=[point()],
+        open_questions=[point()],
+        entities=["Maya", "Tom", "Biscuit", "Leeds", "15 August", "£340"],
+    )
+
+
 # --- the databases --------------------------------------------------------------------
 
 
@@ -317,26 +522,50 @@ def summary_content(history: int, rng: random.Random) -> SummaryContent:
 
 
 def build_database(path: Path, cell: Cell, pool: Pool, counter: TokenCounter) -> None:
-    """One conversation: `cell.history` archived messages under one active condensed
-    summary, then the live messages. Written to a temporary name, then renamed."""
-    building = path.with_name(path.name + ".building")
-    for stale in path.parent.glob(building.name + "*"):
-        stale.unlink()
-    opened = open_database(building)
-    connection = opened.connection
+    """One conversation: `cell.history` archived messages (drawn from the templated pool)
+    under one active condensed summary, then the live messages."""
     rng = random.Random(cell.history * 31 + cell.live)
     live = live_plan(cell.live, pool)
     total = cell.history + len(live)
     start = datetime(2024, 1, 1, tzinfo=UTC)
     step = timedelta(minutes=3)
+    picks = [
+        rng.randrange(len(pool.texts)) if seq <= cell.history else live[seq - cell.history - 1]
+        for seq in range(1, total + 1)
+    ]
+    rows = [
+        (pool.texts[index], pool.tokens[index], start + step * seq)
+        for seq, index in enumerate(picks, start=1)
+    ]
+    _write_database(path, cell, rows, counter, rng, created=start)
+
+
+def _write_database(
+    path: Path,
+    cell: Cell,
+    messages: list[tuple[str, int, datetime]],
+    counter: TokenCounter,
+    rng: random.Random,
+    created: datetime | None = None,
+    content: SummaryContent | None = None,
+) -> None:
+    """The conversation of `messages` (text, tokens, written at; user first, alternating),
+    the first `cell.history` archived under one active condensed summary. Written to a
+    temporary name, then renamed."""
+    building = path.with_name(path.name + ".building")
+    for stale in path.parent.glob(building.name + "*"):
+        stale.unlink()
+    opened = open_database(building)
+    connection = opened.connection
+    total = len(messages)
     connection.execute("BEGIN")
     connection.execute(
         "INSERT INTO session (id, title, created_at, updated_at, model, system_prompt, "
         "version, last_seq) VALUES (?, 'A long household conversation', ?, ?, ?, ?, 1, ?)",
         (
             SESSION_ID,
-            _stamp(start),
-            _stamp(start + step * total),
+            _stamp(created or messages[0][2]),
+            _stamp(messages[-1][2]),
             MODEL.id,
             SYSTEM_PROMPT,
             total,
@@ -344,23 +573,18 @@ def build_database(path: Path, cell: Cell, pool: Pool, counter: TokenCounter) ->
     )
 
     def rows() -> Any:
-        for seq in range(1, total + 1):
-            index = (
-                rng.randrange(len(pool.texts))
-                if seq <= cell.history
-                else live[seq - cell.history - 1]
-            )
+        for seq, (text, tokens, written) in enumerate(messages, start=1):
             user = seq % 2 == 1
             yield (
                 SESSION_ID,
                 seq,
                 "user" if user else "assistant",
-                pool.texts[index],
-                _stamp(start + step * seq),
-                pool.tokens[index],
-                None if user else _usage_json(pool.tokens[index]),
+                text,
+                _stamp(written),
+                tokens,
+                None if user else _usage_json(tokens),
                 None if user else MODEL.id,
-                text_checksum(pool.texts[index]),  # as every message the app writes
+                text_checksum(text),  # as every message the app writes
             )
 
     connection.executemany(
@@ -374,7 +598,7 @@ def build_database(path: Path, cell: Cell, pool: Pool, counter: TokenCounter) ->
         "ORDER BY seq",
         (SESSION_ID, cell.history),
     ).fetchall()
-    content = summary_content(cell.history, rng)
+    content = content or summary_content(cell.history, rng)
     SummaryStore(connection, database=building).commit_summary(
         SummaryDraft(
             session_id=SESSION_ID,
@@ -397,15 +621,62 @@ def build_database(path: Path, cell: Cell, pool: Pool, counter: TokenCounter) ->
         side.unlink()
 
 
-def cached_database(cell: Cell, pool: Pool, counter: TokenCounter) -> tuple[Path, float]:
-    """The cell's database in the cache (built when missing), and seconds spent building."""
+def cached_database(
+    cell: Cell, pool: Pool | NaturalStream, counter: TokenCounter
+) -> tuple[Path, float]:
+    """The cell's database in the cache (built when missing), and seconds spent building:
+    of the templated archive (`pool` a `Pool`) or the natural one (a `NaturalStream`)."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"turn-v{DATA_FORMAT}-s{SCHEMA_VERSION}-live{cell.live}-hist{cell.history}.db"
+    if isinstance(pool, NaturalStream):
+        name = f"turn-natural-v{NATURAL_FORMAT}-s{SCHEMA_VERSION}"
+    else:
+        name = f"turn-v{DATA_FORMAT}-s{SCHEMA_VERSION}"
+    path = CACHE / f"{name}-live{cell.live}-hist{cell.history}.db"
     if path.exists():
         return path, 0.0
     started = time.perf_counter()
-    build_database(path, cell, pool, counter)
+    if isinstance(pool, NaturalStream):
+        build_natural_database(path, cell, pool, counter)
+    else:
+        build_database(path, cell, pool, counter)
     return path, time.perf_counter() - started
+
+
+def describe_archive(database: Path, questions: Sequence[str], archived: int) -> str:
+    """What recall searches, in figures: the archived messages' distinct words, how many
+    messages the commonest word is in, and for the questions' recall terms
+    (`salient_terms`, single words) the share of archived messages holding each: the
+    pool recall reads and ranks grows with it."""
+    import sqlite3
+
+    from app.core.recall import salient_terms
+
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        texts = [
+            row[0]
+            for row in connection.execute(
+                "SELECT content FROM message WHERE session_id = ? AND seq <= ? ORDER BY seq",
+                (SESSION_ID, archived),
+            )
+        ]
+    finally:
+        connection.close()
+    holding: Counter[str] = Counter()
+    for text in texts:
+        holding.update(set(re.findall(r"[a-z0-9]+", text.lower())))
+    shares = []
+    for question in questions:
+        for term in salient_terms(question):
+            if len(term.words) == 1:
+                shares.append(holding[term.words[0].lower()] / max(1, len(texts)))
+    common = holding.most_common(1)[0][1] / max(1, len(texts)) if holding else 0.0
+    return (
+        f"{len(texts):,} archived messages, {len(holding):,} distinct words (commonest in "
+        f"{common:.0%} of them); the questions' {len(shares)} one-word recall terms: median "
+        f"in {statistics.median(shares) if shares else 0:.1%} of archived messages, "
+        f"{sum(share > 0.05 for share in shares) / max(1, len(shares)):.0%} in over 5 %"
+    )
 
 
 # --- Cairn, as the harness runs it ------------------------------------------------------
