@@ -18,6 +18,8 @@ With --callgrind: the instructions from launch to the first paint under `valgrin
 --tool=callgrind` (the child ends at the paint), empty folder and 200 messages, per tree
 (--before too), and a bare Qt window's to its quit: a figure the machine's load does not
 move. Slow (a run is ~1 min of CPU); --runs 1 is enough, the count varies by < 0.1 %.
+With --db-size-mb N too: the empty folder's count beside the N MB database's, after a
+clean shutdown and after a crash (whether anything before the paint grows with it).
 
 With --upgrade-messages N (and --before TREE, an older source tree from `git archive`):
 the first start after an upgrade from schema 4 (no search index, no checksums) with N
@@ -404,6 +406,61 @@ def callgrind(runs: int, before: Sequence[Path] = ()) -> None:
             )
     bare = _instructions([sys.executable, "-c", BARE_CHILD], bare_env, REPO)
     print(f"  bare Qt window (to its quit): {bare / 1e6:.1f} M")
+
+
+def callgrind_large(size_mb: int, runs: int, before: Sequence[Path] = ()) -> None:
+    """Instructions from launch to the first paint with the `size_mb` database, after a
+    clean shutdown and after a crash, beside an empty folder's in the same run: whether
+    anything before the paint grows with the database, free of the machine's load."""
+    from app.store.database import mark_clean_shutdown
+
+    template = build_database(size_mb)
+    trees = trees_of(before)
+    kinds = ("empty folder", f"{size_mb} MB, clean", f"{size_mb} MB, after a crash")
+    counts: dict[tuple[str, str], list[int]] = {
+        (kind, label): [] for kind in kinds for label, _tree in trees
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        home = Path(folder) / "large"
+        database = home / "data" / "cairn.db"
+        database.parent.mkdir(parents=True)
+        shutil.copyfile(template, database)
+        for _label, tree in trees:
+            one_run(tree=tree)  # compile the bytecode, as a second start finds it
+            launch(home, tree=tree)
+        print(
+            f"instructions to the first paint (callgrind, offscreen), {runs} runs each; "
+            f"database of {database.stat().st_size / 1e6:.0f} MB"
+        )
+        for _ in range(runs):
+            for label, tree in trees:
+                for kind in kinds:
+                    with tempfile.TemporaryDirectory() as empty:
+                        target = Path(empty) if kind == kinds[0] else home
+                        if kind == kinds[1]:
+                            mark_clean_shutdown(database)
+                        elif kind == kinds[2]:
+                            launch(home, crash=True, tree=tree)  # left as a crash leaves it
+                        env = dict(
+                            os.environ,
+                            CAIRN_HOME=str(target),
+                            QT_QPA_PLATFORM="offscreen",
+                            ANTHROPIC_API_KEY="sk-ant-bench",
+                            ANTHROPIC_BASE_URL="http://127.0.0.1:9",
+                            CAIRN_BENCH_EXIT_AT_PAINT="1",
+                        )
+                        env.pop("PYTHONDONTWRITEBYTECODE", None)
+                        counts[kind, label].append(
+                            _instructions([sys.executable, "-c", CHILD], env, tree)
+                        )
+    for kind in kinds:
+        print(f"  {kind}")
+        for label, _tree in trees:
+            values = counts[kind, label]
+            print(
+                f"    {label}: median {statistics.median(values) / 1e6:8.1f} M   "
+                f"min {min(values) / 1e6:8.1f} M   max {max(values) / 1e6:8.1f} M"
+            )
 
 
 # --- a large database --------------------------------------------------------------------
@@ -835,11 +892,14 @@ def main() -> None:
         "--callgrind",
         action="store_true",
         help="count the instructions to the first paint under valgrind (empty folder and "
-        f"{NEWEST_MESSAGES} messages) instead of timing",
+        f"{NEWEST_MESSAGES} messages; with --db-size-mb: empty folder, that database clean "
+        "and after a crash) instead of timing",
     )
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    if args.callgrind:
+    if args.callgrind and args.db_size_mb > 0:
+        callgrind_large(args.db_size_mb, args.runs, args.before)
+    elif args.callgrind:
         callgrind(args.runs, args.before)
     elif args.upgrade_messages > 0:
         if len(args.before) > 1:
