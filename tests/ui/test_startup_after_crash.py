@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,34 @@ def test_after_a_normal_quit_nothing_is_held(
     assert cairn.check_first is None
     assert not writes_held(cairn.database)
     assert not cairn.window.banner.isVisible()
+
+
+def test_a_weekly_check_due_runs_after_the_first_paint_nothing_held(
+    qtbot: QtBot,
+    open_window: Callable[[], CairnSession],
+    with_key: str,
+    held_check: HeldCheck,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Closed cleanly, unchanged, its last check eight days old: the window does not wait
+    # for the check (open_database), nothing is held, nothing is said; the check runs
+    # after the first paint, as at every start, and counts as the week's.
+    monkeypatch.setattr(app_module, "BACKGROUND_CHECK_DELAY_SECONDS", 0.0)
+    with data_folder() as (paths, store):
+        session = store.create_session("Trip to Lisbon", "claude-sonnet-4-5")
+        store.append_message(session.id, Role.USER, "Which tram goes to Belém?")
+    state = paths.database.with_name(paths.database.name + ".state.json")
+    record = json.loads(state.read_text(encoding="utf-8"))
+    record["last_check"] = (datetime.now(UTC) - timedelta(days=8)).isoformat()
+    state.write_text(json.dumps(record), encoding="utf-8")
+
+    cairn = open_window()
+    assert (cairn.checked_at_open, cairn.check_first) == (False, None)
+    assert not writes_held(cairn.database)
+    qtbot.waitUntil(lambda: held_check.runs == 1, timeout=15_000)
+    assert not cairn.window.banner.isVisible()
+    held_check.go.set()
+    qtbot.waitUntil(
+        lambda: json.loads(state.read_text(encoding="utf-8"))["last_check"] > record["last_check"],
+        timeout=15_000,
+    )

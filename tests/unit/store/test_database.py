@@ -475,6 +475,52 @@ def test_the_check_runs_at_open_again_when_the_last_one_is_over_a_week_old(
     assert check.calls == 0  # the check at day 8 counts
 
 
+def test_the_apps_start_leaves_the_weekly_check_to_after_the_first_paint(
+    database: Path,
+) -> None:
+    # Closed cleanly and unchanged: only the weekly check is due. The app's start
+    # (check_after_crash_later) does not keep the window waiting for it; the check it runs
+    # after the first paint at every start (`checked` False) does it, and counts.
+    filled(database, now=T0)
+    check = CountingCheck()
+    eight_days = open_database(
+        database, integrity_check=check, now=T0 + timedelta(days=8), check_after_crash_later=True
+    )
+    assert check.calls == 0
+    assert (eight_days.checked, eight_days.check_first) == (False, None)
+    assert check_database(database, now=T0 + timedelta(days=8)).outcome is CheckOutcome.OK
+    close_cleanly(eight_days)
+
+    next_day, check = open_counted(database, now=T0 + timedelta(days=9))
+    next_day.connection.close()
+    assert check.calls == 0
+
+
+@pytest.mark.parametrize("changed", ["crash", "file changed", "no record"])
+def test_the_apps_start_still_checks_first_what_is_more_than_overdue(
+    database: Path, changed: str
+) -> None:
+    filled(database, now=T0)
+    if changed == "crash":
+        open_database(database, now=T0).connection.close()  # never closed cleanly
+    elif changed == "file changed":
+        with sqlite3.connect(database) as other:  # another program wrote to it
+            other.execute("CREATE TABLE other_program (x)")
+        other.close()
+    else:
+        state_file(database).unlink()
+    check = CountingCheck()
+    result = open_database(
+        database, integrity_check=check, now=T0 + timedelta(days=8), check_after_crash_later=True
+    )
+    result.connection.close()
+    # A crash: shown at once, read-only, checked first thing (check_first); the others,
+    # before the window, as always.
+    assert (check.calls, result.check_first is not None) == (
+        (0, True) if changed == "crash" else (1, False)
+    )
+
+
 def test_a_check_in_the_background_counts_as_the_last_check(database: Path) -> None:
     filled(database, now=T0)
     result, _ = open_counted(database, now=T0 + timedelta(days=5))
