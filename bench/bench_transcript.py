@@ -34,9 +34,16 @@ Prints, in milliseconds:
   runs that part alone in fresh processes, this checkout and CHECKOUT (main's, unpacked
   by `git archive`) alternated, `--runs` times each, and prints them side by side with
   the load average; `--tree CHECKOUT` runs the app from CHECKOUT.
-QT_QPA_UPDATE_IDLE_TIME=0, as in bench_sidebar.py: the offscreen platform would
-otherwise wait 5 ms before each repaint (a real screen waits for its next frame),
-and that wait would hide the work. Figures, not pass/fail; the machine may be shared,
+- `--paced` (with `--long-replies`, and `--compare`): the same replies streamed as the
+  window receives them, an update every 1/30 s (the chat layer's most), the event loop
+  waiting in between, Qt's own 5 ms update delay: per reply, the GUI thread's CPU in all
+  (every frame included), the frames painted and the pixels painted in the column. The
+  unpaced run counts each update to its first frame only, while an update that grows the
+  reply may take more frames; back to back, updates also share frames a person's pace
+  would not.
+QT_QPA_UPDATE_IDLE_TIME=0 (but with `--paced`), as in bench_sidebar.py: the offscreen
+platform would otherwise wait 5 ms before each repaint (a real screen waits for its next
+frame), and that wait would hide the work. Figures, not pass/fail; the machine may be shared,
 so the CPU figures are steadier than the wall ones.
 """
 
@@ -70,9 +77,10 @@ def _tree_argument() -> Path:
 
 sys.path.insert(0, str(_tree_argument()))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ.setdefault("QT_QPA_UPDATE_IDLE_TIME", "0")
+# Paced: Qt's own update delay, as the app runs (see the docstring).
+os.environ.setdefault("QT_QPA_UPDATE_IDLE_TIME", "5" if "--paced" in sys.argv else "0")
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from app.core.models import Message, MessageStatus, Role  # noqa: E402
@@ -498,7 +506,81 @@ def bench_long_replies(app: QApplication, window: Window, view: TranscriptView) 
     return figures
 
 
+# The chat layer shows a reply's text at most about 30 times a second (TEXT_INTERVAL_SECONDS).
+PACED_INTERVAL_MS = 33
+
+
+class PaintedPixels(QObject):
+    """Adds up the pixels `widget` is asked to paint."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.pixels = 0
+        self._widget = widget
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            region = event.region()  # type: ignore[attr-defined]
+            self.pixels += sum(rect.width() * rect.height() for rect in region)
+        return False
+
+    def stop(self) -> None:
+        self._widget.removeEventFilter(self)
+
+
+def wait_ms(milliseconds: int) -> None:
+    """Let the event loop run for `milliseconds`, waiting for events (not polling)."""
+    loop = QEventLoop()
+    QTimer.singleShot(milliseconds, loop.quit)
+    loop.exec()
+
+
+def bench_paced_replies(
+    app: QApplication, window: Window, view: TranscriptView
+) -> dict[str, dict[str, float]]:
+    """The long replies streamed at the window's pace: CPU, frames and pixels painted."""
+    everything = synthetic_conversation(200)
+    figures: dict[str, dict[str, float]] = {}
+    for number, size in enumerate(LONG_REPLY_SIZES):
+        view.set_messages(everything[-50:], has_earlier=True)
+        run_until(app, lambda: not is_building(view))
+        reply_id = 300_000 + number
+        start_reply(app, view, reply_id)
+        wait_ms(200)
+        full = long_reply(size)
+        ends = [*range(LONG_REPLY_STEP, len(full), LONG_REPLY_STEP), len(full)]
+        painted = PaintedPixels(view.message_column)
+        frames = len(window.frames)
+        cpu = time.thread_time()
+        for end in ends:
+            view.update_message_text(reply_id, full[:end])
+            wait_ms(PACED_INTERVAL_MS)
+        cpu = time.thread_time() - cpu
+        painted.stop()
+        figures[str(size)] = {
+            "updates": len(ends),
+            "cpu_ms": cpu * 1e3,
+            "frames": len(window.frames) - frames,
+            "mpx": painted.pixels / 1e6,
+        }
+    return figures
+
+
 def run_long_replies(app: QApplication, window: Window, view: TranscriptView) -> None:
+    if "--paced" in sys.argv:
+        paced = bench_paced_replies(app, window, view)
+        if "--json" in sys.argv:
+            print(json.dumps(paced))
+            return
+        print(f"Long replies streamed {LONG_REPLY_STEP} characters every {PACED_INTERVAL_MS} ms")
+        for size, figure in paced.items():
+            print(
+                f"  {int(size):>6,} chars, {figure['updates']:.0f} updates: GUI-thread CPU "
+                f"{ms(figure['cpu_ms'] / 1e3)} in all, {figure['frames']:.0f} frames, "
+                f"{figure['mpx']:.1f} Mpx painted in the column"
+            )
+        return
     figures = bench_long_replies(app, window, view)
     if "--json" in sys.argv:
         print(json.dumps(figures))
@@ -511,6 +593,43 @@ def run_long_replies(app: QApplication, window: Window, view: TranscriptView) ->
             f" median, {ms(ordered[int(len(ordered) * 0.95)])} p95, {ms(max(cpu))} longest;"
             f" {ms(sum(cpu))} in all"
         )
+
+
+def compare_paced_replies(other: Path, runs: int) -> None:
+    """`--paced`: this checkout and `other` alternated, each run in a fresh process."""
+    trees = {"main": other.resolve(), "branch": REPO}
+    results: dict[str, dict[str, list[dict[str, float]]]] = {name: {} for name in trees}
+    load_before = os.getloadavg()
+    for run in range(runs):
+        order = list(trees) if run % 2 == 0 else list(reversed(trees))
+        for name in order:
+            command = [sys.executable, __file__, "--long-replies", "--paced", "--json"]
+            output = subprocess.run(
+                [*command, "--tree", str(trees[name])], check=True, capture_output=True, text=True
+            ).stdout
+            for size, figure in json.loads(output.strip().splitlines()[-1]).items():
+                results[name].setdefault(size, []).append(figure)
+    load_after = os.getloadavg()
+    print(
+        f"Long replies streamed {LONG_REPLY_STEP} characters every {PACED_INTERVAL_MS} ms; "
+        f"{runs} runs each, main and branch alternated, fresh process per run"
+    )
+    print(f"  main: {trees['main']}, branch: {REPO}")
+    print(
+        f"  load average {' '.join(f'{v:.2f}' for v in load_before)} before, "
+        f"{' '.join(f'{v:.2f}' for v in load_after)} after; {os.cpu_count()} CPUs"
+    )
+    print("  reply     tree    GUI CPU in all (median, min-max)   frames   Mpx painted")
+    for size in (str(size) for size in LONG_REPLY_SIZES):
+        for name in trees:
+            per_run = results[name][size]
+            cpu = [figure["cpu_ms"] / 1e3 for figure in per_run]
+            print(
+                f"  {int(size):>6,}  {name:<7} {ms(statistics.median(cpu))}"
+                f" ({ms(min(cpu)).strip()}-{ms(max(cpu)).strip()})"
+                f"  {statistics.median(figure['frames'] for figure in per_run):7.0f}"
+                f"  {statistics.median(figure['mpx'] for figure in per_run):10.1f}"
+            )
 
 
 def compare_long_replies(other: Path, runs: int) -> None:
@@ -568,9 +687,18 @@ def main() -> None:
     parser.add_argument(
         "--compare", type=Path, help="long replies: this checkout against this one, alternated"
     )
+    parser.add_argument(
+        "--paced",
+        action="store_true",
+        help="long replies streamed at the window's pace (an update every 33 ms): CPU in all, "
+        "frames and pixels painted",
+    )
     arguments = parser.parse_args()
     if arguments.compare is not None:
-        compare_long_replies(arguments.compare, arguments.runs)
+        if arguments.paced:
+            compare_paced_replies(arguments.compare, arguments.runs)
+        else:
+            compare_long_replies(arguments.compare, arguments.runs)
         return
     _keep_none_alive()
     app = QApplication.instance() or QApplication(sys.argv)

@@ -301,8 +301,21 @@ class TranscriptView(QWidget):
             ):
                 log.debug("text for message %s, which is not shown", message_id)
             return
-        with self._growing_at_bottom(widget):
+        if not self._follows(widget):
             widget.set_text(text)
+        elif widget.body.is_typing():
+            with self._growing_at_bottom(widget, settle_first=True):
+                widget.set_text(text)
+        else:
+            # Its text piece repaints alone, unless the row grows: then the row is laid
+            # out and scrolled to before the next frame, which paints it once (three
+            # frames otherwise: the piece, the taller row, the strip scrolled into view).
+            body = widget.body
+            height = body.height()
+            widget.set_text(text)
+            if body.heightForWidth(body.width()) != height:
+                with self._growing_at_bottom(widget, settle_first=False):
+                    pass  # the row's new size is laid out and scrolled to, held
 
     def update_message_thinking(self, message_id: int, thinking: str) -> None:
         """Streaming: show one reply's thinking so far, above its text."""
@@ -536,29 +549,31 @@ class TranscriptView(QWidget):
         self._by_id[message.id] = widget
         self.message_built.emit(widget)
 
-    @contextmanager
-    def _growing_at_bottom(self, widget: MessageWidget) -> Iterator[None]:
-        """Change the newest row, a reply's first words in place of its dots, repainting
-        that row alone.
-
-        When the view follows the bottom, the row is changed with its painting held,
-        its new size laid out and scrolled to (Qt blits the page above up: nothing
-        else on screen is dirty), then painted once. Changed as it shows, the row's
-        new pixels would be dirty in view during the scroll, and Qt would repaint
-        everything it moves: the whole page.
-        """
-        if not (
-            self._widgets
+    def _follows(self, widget: MessageWidget) -> bool:
+        """`widget` is the newest row, on screen, and the view follows the bottom."""
+        return (
+            bool(self._widgets)
             and widget is self._widgets[-1]
-            and widget.body.is_typing()
             and self._keeper.follow_bottom
             and self.isVisible()
             and widget.updatesEnabled()
-        ):
-            yield
-            return
-        settle_layout(self)
-        self._scroll.verticalScrollBar().repaint()  # paints what is pending, no more
+        )
+
+    @contextmanager
+    def _growing_at_bottom(self, widget: MessageWidget, *, settle_first: bool) -> Iterator[None]:
+        """Change the newest row (`_follows`), repainting that row alone, in one frame.
+
+        The row is changed with its painting held, its new size laid out and scrolled
+        to (Qt blits the page above up), then painted once. Changed as it shows, the
+        row's new pixels would be dirty in view during the scroll, and Qt would repaint
+        everything it moves: the whole page. `settle_first`: what is pending is laid
+        out and painted first (a reply's first words in place of its dots, beside the
+        question just marked sent); later lines follow frames that painted everything
+        but the row's own text piece, which the blit carries (tests/ui/test_transcript.py).
+        """
+        if settle_first:
+            settle_layout(self)
+            self._scroll.verticalScrollBar().repaint()  # paints what is pending, no more
         widget.setUpdatesEnabled(False)
         try:
             yield

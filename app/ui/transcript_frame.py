@@ -269,10 +269,11 @@ def settle_layout(view: QWidget | None = None) -> None:
     """Run the pending layout passes now, so the view is right before anything paints
     (nothing to do for a `view` not on screen).
 
-    Layout requests travel up one parent per pass (column, content, scroll
-    area), each posted as an event; a few rounds deliver them all.
+    Layout requests travel up one parent per pass (a text piece, its message's text,
+    the message, the column, the content, the scroll area), each posted as an event;
+    a few rounds deliver them all.
     """
     if view is not None and not view.isVisible():
         return
-    for _ in range(4):
+    for _ in range(6):
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)

@@ -1037,3 +1037,57 @@ def test_a_one_line_reply_repaints_only_its_row(
     below = QRegion(0, reply.geometry().bottom(), view.message_column.width(), 100)
     assert (painted.region - row - below).isEmpty()
     assert not reply.body.is_typing() and reply.text == "The first words."
+
+
+class FramesPainting(QObject):
+    """The frames (the window's update requests, numbered) in which `row` was painted,
+    and whether anything in the column above `row` was painted in any of them."""
+
+    def __init__(self, view: TranscriptView, row: QWidget | None = None) -> None:
+        super().__init__()
+        self._view = view
+        self.row = row
+        self.frame = 0
+        self.frames: set[int] = set()
+        self.column = QRegion()
+        QApplication.instance().installEventFilter(self)  # type: ignore[union-attr]
+
+    def stop(self) -> None:
+        QApplication.instance().removeEventFilter(self)  # type: ignore[union-attr]
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.UpdateRequest:
+            self.frame += 1
+        elif isinstance(event, QPaintEvent):
+            if watched is self.row:
+                self.frames.add(self.frame)
+            elif watched is self._view.message_column:
+                self.column += event.region()
+        return False
+
+
+def test_a_streamed_line_is_painted_in_one_frame(view: TranscriptView, qtbot: QtBot) -> None:
+    """A streamed update that makes the reply's row taller (after its first words): the
+    row is laid out and scrolled to, then painted once — not its text, then the taller
+    row, then the strip below (three frames). One that keeps its height repaints its
+    text alone, as before. The reply's text is exactly what it was given."""
+    reply, bar = typing_at_the_bottom(view, qtbot)
+    view.update_message_text(31, "The first words.")
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() and not reply.body.is_typing())
+    qtbot.wait(60)
+    grown = "The first words.\n\nA second paragraph, so the row grows."
+    for text, taller in ((grown, True), (grown + " More.", False)):
+        height = reply.height()
+        painted = FramesPainting(view, reply)
+        try:
+            view.update_message_text(31, text)
+            qtbot.waitUntil(lambda painted=painted: bool(painted.frames))
+            qtbot.wait(60)
+        finally:
+            painted.stop()
+        assert (reply.height() > height) is taller
+        assert len(painted.frames) == 1
+        above = QRegion(0, 0, view.message_column.width(), reply.y())
+        assert (painted.column & above).isEmpty()
+        assert bar.value() == bar.maximum()
+        assert reply.text == text
