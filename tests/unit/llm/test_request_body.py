@@ -84,3 +84,40 @@ def test_a_body_without_turns() -> None:
 def test_nan_is_refused_as_the_sdk_refuses_it() -> None:
     with pytest.raises(ValueError):
         BodyEncoder().encode({"messages": [], "temperature": float("nan")})
+
+
+def _compact(body: dict[str, Any]) -> bytes:
+    """The body as the SDK writes it, encoded whole: its messages first."""
+    whole = {"messages": body["messages"], **body}
+    return json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@settings(max_examples=300)
+@given(st.lists(st.lists(_TURNS, max_size=6), min_size=1, max_size=8), st.data())
+def test_every_body_is_byte_for_byte_the_body_encoded_whole(
+    requests: list[list[dict[str, Any]]], data: st.DataObject
+) -> None:
+    """Requests that go on from an earlier one (a turn, a continuation, a regeneration
+    taking a reply back) or start anew: each body is the very bytes of encoding it whole."""
+    encoder = BodyEncoder()
+    sent: list[list[dict[str, Any]]] = [[]]
+    for turns in requests:
+        earlier = data.draw(st.sampled_from(sent))
+        kept = data.draw(st.integers(0, len(earlier)))
+        messages = [*earlier[:kept], *turns]
+        sent.append(messages)
+        body = {"max_tokens": 10, "messages": messages, "model": "m", "stream": True}
+        assert encoder.encode(body) == _compact(body)
+
+
+def test_a_conversation_keeps_one_body_not_one_a_turn() -> None:
+    """A request that starts with all of the one before's turns takes its place: 50 turns
+    of one conversation leave one body held, not 4 (the memory of `_KEPT_REQUESTS`)."""
+    encoder = BodyEncoder()
+    messages: list[dict[str, Any]] = []
+    for index in range(50):
+        messages = [*messages, {"role": "user", "content": f"question {index}"}]
+        body = {"messages": messages, "model": "m"}
+        assert encoder.encode(body) == _compact(body)
+        messages = [*messages, {"role": "assistant", "content": f"answer {index}"}]
+    assert len(encoder._requests) == 1
