@@ -754,7 +754,8 @@ class AnthropicProvider:
 
         arguments = self._message_arguments(request, files_header=False)
         body = self._bodies.encode({**arguments, "stream": True})
-        headers: dict[str, str] = {}
+        # Its pieces one after the other, as one plain body of this length (not chunked).
+        headers = {"Content-Length": str(body.size)}
         # A file source as the compact JSON has it: a text that says so has its quotes
         # escaped, so only a block refers to a file this way (one scan in C, not a walk
         # of every turn of the history).
@@ -762,7 +763,7 @@ class AnthropicProvider:
             headers.update(self._files_headers())
         return client.post(
             "/v1/messages",
-            content=body,
+            content=body.chunks,
             options={"headers": headers},
             cast_to=Message,
             stream=True,
