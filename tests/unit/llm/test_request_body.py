@@ -130,3 +130,23 @@ def test_a_conversation_keeps_one_body_not_one_a_turn() -> None:
         _assert_sent_as(encoder.encode(body), _compact(body))
         messages = [*messages, {"role": "assistant", "content": f"answer {index}"}]
     assert len(encoder._requests) == 1
+
+
+def test_the_history_is_not_copied_into_each_new_body() -> None:
+    """Over 300 turns of one conversation, each body's pieces are mostly the very objects
+    sent before: the bytes made new, all turns together, stay within a few times the last
+    body (merging pieces copies a byte a few times in its life), where joining a new body
+    each turn would copy the history every turn (~150 times the last body here); and a
+    body stays a few pieces."""
+    encoder = BodyEncoder()
+    messages: list[dict[str, Any]] = []
+    before: tuple[bytes, ...] = ()
+    made = 0
+    for index in range(300):
+        messages = [*messages, {"role": "user", "content": f"question {index} " * 20}]
+        body = encoder.encode({"messages": messages, "model": "m"})
+        made += sum(len(c) for c in body.chunks[:-1] if not any(c is b for b in before))
+        before = body.chunks
+        assert len(body.chunks) <= 12
+        messages = [*messages, {"role": "assistant", "content": f"answer {index} " * 20}]
+    assert made < 6 * body.size
