@@ -324,7 +324,8 @@ class RequestHook:
             marks.request_wall = now
             marks.request_gui_cpu = gui
             marks.request_process_cpu = process
-            marks.request_bytes = len(request.content)
+            # Its Content-Length: a body sent in pieces has no `content` to read.
+            marks.request_bytes = int(request.headers.get("content-length", 0))
 
 
 def app_child(settings_file: str) -> None:

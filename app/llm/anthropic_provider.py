@@ -754,7 +754,8 @@ class AnthropicProvider:
 
         arguments = self._message_arguments(request, files_header=False)
         body = self._bodies.encode({**arguments, "stream": True})
-        headers: dict[str, str] = {}
+        # Its pieces one after the other, as one plain body of this length (not chunked).
+        headers = {"Content-Length": str(body.size)}
         # A file source as the compact JSON has it: a text that says so has its quotes
         # escaped, so only a block refers to a file this way (one scan in C, not a walk
         # of every turn of the history).
@@ -762,7 +763,7 @@ class AnthropicProvider:
             headers.update(self._files_headers())
         return client.post(
             "/v1/messages",
-            content=body,
+            content=body.chunks,
             options={"headers": headers},
             cast_to=Message,
             stream=True,
@@ -799,6 +800,11 @@ class AnthropicProvider:
                             callbacks.on_thinking(text)
                         reply.text_delta(data.get("index", 0), text)
                         continue
+                elif kind == "message_stop":
+                    reply.finished = True  # nothing in it is read: no object made
+                    continue
+                elif kind == "message_delta" and reply.plain_message_delta(data):
+                    continue
                 event = _typed_event(data)
                 if event is None:
                     continue
@@ -899,6 +905,16 @@ def _refers_to_files(messages: list[dict[str, Any]]) -> bool:
     return False
 
 
+# The token counts of a `message_delta`'s usage: `output_tokens` always, the others
+# when given (see `_Reply.message_delta`).
+_DELTA_COUNTS = (
+    "output_tokens",
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
 class _Reply:
     """A streamed message gathered from its raw events
     (https://platform.claude.com/docs/en/build-with-claude/streaming): the message of
@@ -965,6 +981,38 @@ class _Reply:
             value = getattr(given, name, None)
             if value is not None:
                 setattr(usage, name, value)
+
+    def plain_message_delta(self, data: dict[str, Any]) -> bool:
+        """A `message_delta` of plain figures (nearly every one: the stop reason and the
+        token counts) applied from its JSON, as `message_delta` applies the SDK's event,
+        without building it; False, and nothing applied, when it carries an object (stop
+        details, a container, server tool use) or anything unexpected: the SDK's event
+        then."""
+        message, delta, given = self.message, data.get("delta"), data.get("usage")
+        if message is None or not isinstance(delta, dict) or not isinstance(given, dict):
+            return False
+        reason, sequence = delta.get("stop_reason"), delta.get("stop_sequence")
+        if not (reason is None or isinstance(reason, str)) or not (
+            sequence is None or isinstance(sequence, str)
+        ):
+            return False
+        if any(delta.get(name) is not None for name in ("stop_details", "container")) or any(
+            given.get(name) is not None for name in ("server_tool_use", "output_tokens_details")
+        ):
+            return False
+        counts = {name: given.get(name) for name in _DELTA_COUNTS}
+        if type(counts["output_tokens"]) is not int or any(
+            value is not None and type(value) is not int for value in counts.values()
+        ):
+            return False
+        message.stop_reason = reason  # type: ignore[assignment]  # a str, as the SDK's event keeps it
+        message.stop_sequence = sequence
+        message.stop_details = None
+        usage = message.usage
+        for name, value in counts.items():
+            if value is not None:
+                setattr(usage, name, value)
+        return True
 
     def final(self) -> SdkMessage:
         """The whole message: each block with its deltas joined."""

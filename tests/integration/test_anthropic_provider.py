@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import socket
 import threading
@@ -196,6 +197,39 @@ def test_the_request_carries_the_key_the_conversation_and_the_system_prompt(
     assert sent.body["messages"] == [{"role": "user", "content": "Tell me about cairns."}]
     assert sent.body["system"] == system
     assert sent.body["stream"] is True
+
+
+def test_each_turn_goes_as_one_whole_body_and_again_whole_on_a_retry(
+    fake_server: FakeAnthropicServer, provider: AnthropicProvider
+) -> None:
+    """The body is sent in pieces (the history as sent before, the new turns): at the
+    server each request is one plain body of its `Content-Length`, never chunked, the
+    whole conversation in it — a retry's too (the pieces are sent again from the start)."""
+    turns: list[dict[str, Any]] = []
+    for number in range(4):
+        turns = [*turns, {"role": "user", "content": f"Question {number}: cairns? ✓"}]
+        if number == 2:
+            fake_server.add_error(529, retry_after_ms=1)
+        fake_server.add_reply(f"Answer {number}.")
+        request = ChatRequest(model=MODEL, messages=turns, max_tokens=99, system="Be brief.")
+        result = provider.stream_reply(request, StreamCallbacks(), CancelToken())
+        turns = [*turns, {"role": "assistant", "content": result.text}]
+    sent = fake_server.requests_to(MESSAGES_PATH)
+    assert len(sent) == 5  # four turns, one of them tried twice
+    for request in sent:
+        assert "transfer-encoding" not in request.headers
+        expected = {
+            "messages": request.body["messages"],
+            "model": MODEL,
+            "max_tokens": 99,
+            "system": "Be brief.",
+            "stream": True,
+        }
+        compact = json.dumps(expected, ensure_ascii=False, separators=(",", ":")).encode()
+        assert int(request.headers["content-length"]) == len(compact)
+    asked = [[turn["content"] for turn in request.body["messages"]] for request in sent]
+    assert [len(turns) for turns in asked] == [1, 3, 5, 5, 7]
+    assert asked[-1] == [turn["content"] for turn in turns[:-1]]
 
 
 def test_an_empty_system_prompt_is_left_out(

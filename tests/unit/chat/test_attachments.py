@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.chat import attachments as attachments_module
-from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer
+from app.chat.attachments import MAX_COUNTED_BYTES, AttachmentPreparer, carrying_files
 from app.core.attachments import PDF_TOKENS_PER_PAGE, Attachment
 from app.core.errors import UserFacingError
+from app.core.models import Message, Role
 from app.store.attachments import AttachmentFiles, AttachmentStore
 from tests.fakes.anthropic_server import COUNT_TOKENS_PATH, FakeAnthropicServer
 from tests.fakes.file_blocks import FAKE_PDF_PAGE_TOKENS
@@ -215,3 +217,43 @@ def test_a_message_carries_files_as_its_stripped_text_ending_in_a_bracket_says(
 ) -> None:
     """The tail's scan copies no text, and finds what `rstrip().endswith("]")` found."""
     assert attachments_module._ends_with_bracket(text) == text.rstrip().endswith("]")
+
+
+_ENDINGS = st.sampled_from(["a question", "look [attached: a.pdf]", "[x] \n", "]", "ok ]x", ""])
+_ROLES = st.sampled_from([Role.USER, Role.ASSISTANT])
+_SENT = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _message(number: int, role: Role, text: str) -> Message:
+    return Message(id=number, session_id="s", seq=number, role=role, content=text, created_at=_SENT)
+
+
+@given(st.data())
+def test_the_carrying_scan_of_a_tail_is_the_whole_scan_however_the_tail_changed(
+    data: st.DataObject,
+) -> None:
+    """Tails that go on from one scanned before (a turn), drop messages from the start or
+    the end (a summary, a deleted reply), have a message edited (a new object), or start
+    anew: the ids found are always those a scan of every message finds."""
+    tails: list[list[Message]] = [[]]
+    number = 0
+    for _ in range(data.draw(st.integers(1, 8))):
+        tail = list(data.draw(st.sampled_from(tails)))
+        change = data.draw(st.sampled_from(["append", "cut start", "cut end", "edit", "new"]))
+        if change == "new":
+            tail = []
+        elif change == "cut start":
+            tail = tail[data.draw(st.integers(0, len(tail))) :]
+        elif change == "cut end":
+            tail = tail[: data.draw(st.integers(0, len(tail)))]
+        elif change == "edit" and tail:
+            at = data.draw(st.integers(0, len(tail) - 1))
+            edited = tail[at]
+            text = data.draw(_ENDINGS)
+            tail[at] = edited.model_copy(update={"content": text})
+        for role, text in data.draw(st.lists(st.tuples(_ROLES, _ENDINGS), max_size=4)):
+            number += 1
+            tail.append(_message(number, role, text))
+        tails.append(tail)
+        expected = [m.id for m in tail if m.role is Role.USER and m.content.rstrip().endswith("]")]
+        assert carrying_files(tail) == expected
