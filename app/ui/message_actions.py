@@ -195,7 +195,6 @@ class MessageActions(QObject):
             return False
         if self.editing is None:
             self._draft = self._composer.text()
-        if self.editing is None:
             self._composer.editor.installEventFilter(self)  # Esc cancels the edit
         self.editing = widget.message
         self._bar(widget)  # its "Editing" shows on its bar
