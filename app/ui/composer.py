@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
@@ -39,6 +41,8 @@ class MessageEdit(QPlainTextEdit):
     Attributes:
         pasted: texts pasted with "\r" line breaks, which the box shows as "\n";
             `Composer.text` puts them back as pasted.
+        up_in_empty: asked when Up (no modifier) is pressed while the box is empty; True
+            when it used the key (app.ui.message_actions: edit your last message).
     """
 
     submitted = Signal()
@@ -58,6 +62,7 @@ class MessageEdit(QPlainTextEdit):
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._fit_height()
         self.pasted: list[str] = []
+        self.up_in_empty: Callable[[], bool] | None = None
         self._empty = True
         self.textChanged.connect(self._note_start)
 
@@ -94,11 +99,22 @@ class MessageEdit(QPlainTextEdit):
         self.insertPlainText(text)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        # The box's own override, not an event filter: only key presses reach Python, not
+        # every event of the box (its key releases, shortcut checks, focus; issue 20).
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
                 self.insertPlainText("\n")
             else:
                 self.submitted.emit()
+            return
+        if (
+            key == Qt.Key.Key_Up
+            and event.modifiers() == Qt.KeyboardModifier.NoModifier
+            and self.up_in_empty is not None
+            and self.document().isEmpty()
+            and self.up_in_empty()
+        ):
             return
         super().keyPressEvent(event)
 

@@ -7,10 +7,10 @@ tooltip says what opening or closing it does, and the text shown under it is nam
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from app.ui.theme import keep_muted, scaled_font
+from app.ui.theme import scaled_font, set_muted
 
 
 class FoldableLine(QWidget):
@@ -56,7 +56,12 @@ class FoldableLine(QWidget):
         self.details.hide()
         layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.details)
-        self._muted = keep_muted(self, self.toggle, self.details)
+        set_muted(self, self.toggle, self.details)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # a theme switch
+            set_muted(self, self.toggle, self.details)
 
     @property
     def is_open(self) -> bool:

@@ -105,7 +105,10 @@ class MessageActions(QObject):
         self.edit_bar.cancel.clicked.connect(self.cancel_edit)
         transcript.message_built.connect(self._attach)
         composer.edit_requested.connect(self._send_edit)
-        composer.editor.installEventFilter(self)
+        # Up in the empty box: the box's own key press asks (no event filter on it: one
+        # would be a call into Python for each of its events; issue 20). Esc while editing
+        # is this object's filter, installed only while an edit is open (`begin_edit`).
+        composer.editor.up_in_empty = self._up_in_empty
         # A bar not pointed at shows only its message's versions and whether it is being
         # edited: a change of activity touches the bars pointed at, an update its message's.
         controller.message_updated.connect(self._message_updated)
@@ -192,6 +195,7 @@ class MessageActions(QObject):
             return False
         if self.editing is None:
             self._draft = self._composer.text()
+            self._composer.editor.installEventFilter(self)  # Esc cancels the edit
         self.editing = widget.message
         self._bar(widget)  # its "Editing" shows on its bar
         self._composer.editing = widget.message.id
@@ -216,6 +220,7 @@ class MessageActions(QObject):
             self._draft = ""
 
     def _leave_edit(self) -> None:
+        self._composer.editor.removeEventFilter(self)
         self.editing = None
         self._composer.editing = None
         self._composer.editor.textChanged.emit()  # the button says Send again
@@ -316,36 +321,38 @@ class MessageActions(QObject):
     # --- events
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """The composer's keys, and a message's text growing a block (its own text box
-        must not offer its menu); the message itself tells by its signals."""
+        """Esc in the composer while an edit is open (filtered only then), and a message's
+        text growing a block (its own text box must not offer its menu); the message
+        itself tells by its signals."""
         if watched is self._composer.editor:
-            return self._composer_key(event)
+            return self._escape_while_editing(event)
         if event.type() == QEvent.Type.ChildPolished:
             for view in watched.findChildren(QAbstractScrollArea):  # a block added as text grew
                 view.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)
         return False
 
-    def _composer_key(self, event: QEvent) -> bool:
-        if not isinstance(event, QKeyEvent) or event.modifiers() != Qt.KeyboardModifier.NoModifier:
+    def _escape_while_editing(self, event: QEvent) -> bool:
+        if (
+            self.editing is None
+            or not isinstance(event, QKeyEvent)
+            or event.key() != Qt.Key.Key_Escape
+            or event.modifiers() != Qt.KeyboardModifier.NoModifier
+        ):
             return False
-        editing, key = self.editing is not None, event.key()
-        if event.type() == QEvent.Type.ShortcutOverride and key == Qt.Key.Key_Escape and editing:
+        if event.type() == QEvent.Type.ShortcutOverride:
             event.accept()  # Esc cancels the edit here, not the window's Stop
             return True
-        if event.type() != QEvent.Type.KeyPress:
-            return False
-        if key == Qt.Key.Key_Escape and editing:
+        if event.type() == QEvent.Type.KeyPress:
             self.cancel_edit()
             return True
-        empty = not self._composer.editor.toPlainText()
-        if (
-            key == Qt.Key.Key_Up
-            and empty
-            and not editing
-            and not self._chat.current.state.activity.busy
-        ):
-            return self.edit_latest()
         return False
+
+    def _up_in_empty(self) -> bool:
+        """Up in the empty composer: edit your last message (unless an edit is open or
+        Claude is busy); False lets the box have the key."""
+        if self.editing is not None or self._chat.current.state.activity.busy:
+            return False
+        return self.edit_latest()
 
 
 def _bar_kind(widget: MessageWidget) -> tuple[Role, str]:

@@ -10,10 +10,9 @@ widget has, so both themes and every text size follow from one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import lru_cache
 
-from PySide6.QtCore import QEvent, QObject, QRectF, Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 
@@ -215,32 +214,14 @@ def set_text_colour(widget: QWidget, colour: QColor) -> None:
     widget.setPalette(palette)
 
 
-class PaletteFollower(QObject):
-    """Calls `apply` whenever `owner`'s palette changes (a theme switch), as its own
-    `changeEvent` would; lives as long as `owner`."""
-
-    def __init__(self, owner: QWidget, apply: Callable[[], None]) -> None:
-        super().__init__(owner)
-        self._apply = apply
-        owner.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.PaletteChange:
-            self._apply()
-        return False
-
-
-def keep_muted(owner: QWidget, *widgets: QWidget) -> PaletteFollower:
-    """Give `widgets` the muted text colour of `owner`'s palette, now and after every
-    palette change (keep the returned follower with `owner`)."""
-
-    def apply() -> None:
-        muted = muted_text_colour(owner.palette())
-        for widget in widgets:
-            set_text_colour(widget, muted)
-
-    apply()
-    return PaletteFollower(owner, apply)
+def set_muted(owner: QWidget, *widgets: QWidget) -> None:
+    """Give `widgets` the muted text colour of `owner`'s palette. The owner calls it again
+    from its own `changeEvent` on a palette change (a theme switch): an override, not an
+    event filter, which would call into Python for each of the owner's events, its
+    paints and moves among them (issue 20)."""
+    muted = muted_text_colour(owner.palette())
+    for widget in widgets:
+        set_text_colour(widget, muted)
 
 
 def scaled_font(font: QFont, factor: float) -> QFont:

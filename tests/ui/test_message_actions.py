@@ -182,6 +182,123 @@ def test_up_in_an_empty_composer_edits_the_last_message_and_esc_cancels(
     assert len(last_messages(fake_server)) == 1  # the earlier branch is not sent
 
 
+def _python_called_by(events: list[tuple[object, object]]) -> list[str]:
+    """The Python functions that run while `events` (receiver, event) are sent."""
+    import sys
+    from types import FrameType
+
+    called: list[str] = []
+
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call":
+            called.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+
+    send_event = QApplication.sendEvent
+    sys.setprofile(profile)
+    try:
+        for receiver, sent in events:
+            send_event(receiver, sent)  # type: ignore[arg-type]
+    finally:
+        sys.setprofile(None)
+    return called
+
+
+def test_the_composers_routine_events_call_no_python(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """The box's key releases, shortcut checks, moves, layout and update requests reach
+    no Python, before an edit and after one (Up edits, Esc cancels): Up is the box's own
+    key press, Esc's filter is there only while an edit is open (issue 20)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent, QMoveEvent
+
+    chat(qtbot, cairn, fake_server)
+    window, editor = cairn.window, cairn.window.composer.editor
+    editor.setFocus()
+
+    def routine() -> list[tuple[object, object]]:
+        return [
+            (
+                editor,
+                QKeyEvent(
+                    QEvent.Type.ShortcutOverride, Qt.Key.Key_A, Qt.KeyboardModifier.NoModifier, "a"
+                ),
+            ),
+            (
+                editor,
+                QKeyEvent(
+                    QEvent.Type.KeyRelease, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier
+                ),
+            ),
+            (
+                editor,
+                QKeyEvent(
+                    QEvent.Type.ShortcutOverride, Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier
+                ),
+            ),
+            (editor, QEvent(QEvent.Type.LayoutRequest)),
+            (editor, QEvent(QEvent.Type.UpdateRequest)),
+            (editor, QMoveEvent(editor.pos(), editor.pos())),
+        ]
+
+    QApplication.processEvents()
+    assert _python_called_by(routine()) == []
+
+    qtbot.keyClick(editor, Qt.Key.Key_Up)
+    assert window.message_actions.editing is not None
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert window.message_actions.editing is None
+    assert editor.toPlainText() == ""
+    QApplication.processEvents()
+    assert _python_called_by(routine()) == []
+
+
+def test_esc_while_editing_cancels_the_edit_not_the_reply(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """While an edit is open, Esc in the composer is the edit's (its shortcut check is
+    taken there); once it is closed, Esc is the window's Stop again."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent
+
+    chat(qtbot, cairn, fake_server)
+    window, editor = cairn.window, cairn.window.composer.editor
+    editor.setFocus()
+    qtbot.keyClick(editor, Qt.Key.Key_Up)
+    override = QKeyEvent(
+        QEvent.Type.ShortcutOverride, Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier
+    )
+    override.ignore()
+    QApplication.sendEvent(editor, override)
+    assert override.isAccepted()
+    assert window.message_actions.editing is not None  # a shortcut check changes nothing
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert window.message_actions.editing is None
+    after = QKeyEvent(
+        QEvent.Type.ShortcutOverride, Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier
+    )
+    after.ignore()
+    QApplication.sendEvent(editor, after)
+    assert not after.isAccepted()  # the window's Esc (Stop) has it again
+
+
+def test_up_with_text_in_the_composer_moves_the_cursor(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """Up edits the last message only from an empty box; with text it is the box's."""
+    chat(qtbot, cairn, fake_server)
+    window, editor = cairn.window, cairn.window.composer.editor
+    editor.setFocus()
+    editor.setPlainText("first line\nsecond")
+    cursor = editor.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    editor.setTextCursor(cursor)
+    qtbot.keyClick(editor, Qt.Key.Key_Up)
+    assert window.message_actions.editing is None
+    assert editor.toPlainText() == "first line\nsecond"
+    assert editor.textCursor().blockNumber() == 0
+
+
 def test_versions_survive_a_restart(
     qtbot: QtBot,
     cairn: CairnSession,

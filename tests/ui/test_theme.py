@@ -53,3 +53,38 @@ def test_the_muted_colour_follows_a_palette_changed_in_place() -> None:
     shown = muted_text_colour(palette)
     shown.setRed(0)  # the caller's own copy
     assert muted_text_colour(palette) == muted_text_colour(fresh)
+
+
+def test_a_folded_lines_routine_events_call_no_python(qtbot: QtBot) -> None:
+    """Its moves, resizes, layout and update requests reach no Python (no event filter
+    follows its palette: its own `changeEvent` does, tested above; issue 20)."""
+    import sys
+    from types import FrameType
+
+    from PySide6.QtCore import QEvent, QSize
+    from PySide6.QtGui import QMoveEvent, QResizeEvent
+    from PySide6.QtWidgets import QApplication
+
+    called: list[str] = []
+
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call":
+            called.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+
+    for widget in (ThinkingBlock(), LookupLine()):
+        qtbot.addWidget(widget)
+        widget.show()
+        qtbot.waitExposed(widget)
+        events = [
+            QEvent(QEvent.Type.LayoutRequest),
+            QEvent(QEvent.Type.UpdateRequest),
+            QMoveEvent(widget.pos(), widget.pos()),
+            QResizeEvent(widget.size(), QSize(widget.width(), widget.height() + 1)),
+        ]
+        sys.setprofile(profile)
+        try:
+            for sent in events:
+                QApplication.sendEvent(widget, sent)
+        finally:
+            sys.setprofile(None)
+        assert called == []
