@@ -98,6 +98,11 @@ class ConversationTurns:
         state.asks_with(self)
 
     @property
+    def row_pending(self) -> bool:
+        """The message just sent shows soon, with its turn (`HeldTells`): not yet."""
+        return self._held.row_pending
+
+    @property
     def replying(self) -> bool:
         """A reply's job is running (off screen too)."""
         return self._reply_job is not None
@@ -503,14 +508,26 @@ class HeldTells:
         self._row_at = 0  # how many of `_waiting` show the turn's row (what came before too)
         self._timer: Timer | None = None
         self._draining = False  # the next of `_waiting` is posted
+        self._row_pending = False  # `hold`'s row has not run yet
 
     def hold(self, row: Callback) -> None:
         """Hold what the turn tells, `row` first, until `release` (the row after 50 ms)."""
         if self._waiting is None:
             self._waiting = deque()
-        self._waiting.append(row)
+        self._row_pending = True
+
+        def show() -> None:
+            self._row_pending = False
+            row()
+
+        self._waiting.append(show)
         self._held, self._ready, self._row_at = True, 0, len(self._waiting)
         self._restart_timer(SHOW_SENDING_WITHIN_SECONDS, self._wait_passed)
+
+    @property
+    def row_pending(self) -> bool:
+        """What shows the turn (`hold`'s row) has not run yet."""
+        return self._row_pending
 
     def run(self, callback: Callback, *, last: bool = False) -> None:
         """Run `callback` now, or after what waits; `last`: nothing more comes, so

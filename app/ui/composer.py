@@ -59,6 +59,7 @@ class MessageEdit(QPlainTextEdit):
         )
         self.setTabChangesFocus(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._height_kept = False
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._fit_height()
         self.pasted: list[str] = []
@@ -118,10 +119,25 @@ class MessageEdit(QPlainTextEdit):
             return
         super().keyPressEvent(event)
 
+    def keep_height(self) -> None:
+        """Keep the box's height while it is empty (cleared at Enter): the window shrinks
+        it with the turn's row (`release_height`), one layout of the page, not two."""
+        self._height_kept = True
+
+    def release_height(self, *_told: object) -> None:
+        """Fit the box to its text again (`keep_height`)."""
+        if self._height_kept:
+            self._height_kept = False
+            self._fit_height()
+
     def _line_height(self) -> int:
         return QFontMetrics(self.font()).lineSpacing()
 
     def _fit_height(self) -> None:
+        if self._height_kept:
+            if self.document().isEmpty():
+                return
+            self._height_kept = False  # typed into meanwhile: it fits its text at once
         lines = max(1, min(MAX_VISIBLE_LINES, round(self.document().size().height())))
         margins = self.contentsMargins()
         frame = 2 * self.frameWidth() + margins.top() + margins.bottom()
@@ -292,7 +308,10 @@ class Composer(QWidget):
         cursor.movePosition(cursor.MoveOperation.End)
         self.editor.setTextCursor(cursor)
 
-    def clear(self) -> None:
+    def clear(self, *, keep_height: bool = False) -> None:
+        """Empty the box; `keep_height`: at its height until `editor.release_height`."""
+        if keep_height:
+            self.editor.keep_height()
         self.editor.clear()
         self.editor.pasted = []
         self.attachments.clear()

@@ -250,6 +250,17 @@ class MainWindow(QMainWindow):
             controller.service_built.connect(self._wire_files)
         controller.message_added.connect(self.transcript.append_message)
         controller.message_sending.connect(self.transcript.append_sending)
+        # The composer kept its height from Enter until the turn shows (`_send`).
+        release_height = self.composer.editor.release_height
+        for told in (
+            controller.message_sending,
+            controller.message_added,
+            controller.message_not_sent,
+            controller.activity_changed,
+            controller.error_raised,
+            controller.conversation_opened,
+        ):
+            told.connect(release_height)
         controller.message_stored.connect(self.transcript.message_stored)
         controller.message_not_sent.connect(self._not_sent)
         controller.message_text_changed.connect(self.transcript.update_message_text)
@@ -408,7 +419,10 @@ class MainWindow(QMainWindow):
         self.banner.hide()
         self.chat.attachments.hand_over()  # to the conversation on screen now
         if self.chat.send(text):
-            self.composer.clear()
+            # The box empties at once; it shrinks with the turn's row, shown once the
+            # request has left (or 50 ms passed): one layout of the page, after the
+            # request, not one before it and one after (issue 20).
+            self.composer.clear(keep_height=self.chat.current.turns.row_pending)
 
     def _not_sent(self, sending_id: int, text: str) -> None:
         """The disk did not take a message: it leaves the transcript, its words come back

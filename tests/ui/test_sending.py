@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.chat.runner import Job
@@ -134,3 +135,55 @@ def test_the_turn_shows_in_order_once_each_after_enter(qtbot: QtBot, cairn: Cair
     contents = [w.message.content for w in window.transcript.message_widgets()]
     assert len(contents) == 4 and contents[2] == "And who brings the projector?"
     assert all(w.message.id > 0 for w in window.transcript.message_widgets())
+
+
+def test_the_composer_shrinks_with_the_turns_row(qtbot: QtBot, cairn: CairnSession) -> None:
+    """Enter empties the box at once; it keeps its height until the turn's row shows,
+    then fits one line again, with the row (one layout of the page, after the request
+    left; issue 20). A first message (no row held) shrinks it at once."""
+    editor = cairn.window.composer.editor
+    one_line = editor.height()
+    long_question = "Where is the meeting on Tuesday?\n" * 5
+    editor.setPlainText(long_question)
+    QApplication.processEvents()
+    tall = editor.height()
+    assert tall > one_line
+    send_first = cairn.window.composer.send_requested
+    send_first.emit(cairn.window.composer.text())  # a new conversation: shown at once
+    assert editor.toPlainText() == "" and editor.height() == one_line
+    wait_idle(qtbot, cairn)
+
+    heights: list[tuple[int, bool]] = []
+
+    def shown(message: Message) -> None:  # the row is in (connected after the window)
+        heights.append(
+            (editor.height(), cairn.window.transcript.message_widget(message.id) is not None)
+        )
+
+    cairn.controller.message_sending.connect(shown)
+    editor.setPlainText(long_question)
+    QApplication.processEvents()
+    assert editor.height() == tall
+    cairn.window.composer.send_requested.emit(cairn.window.composer.text())
+    assert editor.toPlainText() == ""  # emptied at once
+    assert editor.height() == tall  # kept until the row shows
+    qtbot.waitUntil(lambda: bool(heights))
+    assert heights == [(one_line, True)]
+    wait_idle(qtbot, cairn)
+    assert editor.height() == one_line
+
+
+def test_typing_while_the_composer_keeps_its_height_fits_it(
+    qtbot: QtBot, cairn: CairnSession
+) -> None:
+    editor = cairn.window.composer.editor
+    one_line = editor.height()
+    send(qtbot, cairn, "Where is the meeting on Tuesday?")
+    wait_idle(qtbot, cairn)
+    editor.setPlainText("Line\n" * 5)
+    QApplication.processEvents()
+    cairn.window.composer.send_requested.emit(cairn.window.composer.text())
+    editor.insertPlainText("a")  # typed before the row showed
+    assert editor.height() == one_line
+    wait_idle(qtbot, cairn)
+    assert editor.height() == one_line
