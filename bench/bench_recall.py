@@ -48,6 +48,12 @@ from pathlib import Path
 # --trees: a child runs another checkout's `app` (CAIRN_BENCH_TREE) with this bench.
 sys.path.insert(0, os.environ.get("CAIRN_BENCH_TREE") or str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# That checkout's `app` imported now: bench_search and bench_turn put this checkout first
+# on sys.path as they are imported, and `app` would then be this one's (a run of --trees
+# compared this checkout with itself).
+import app
+
+# isort: split
 
 from bench_search import START, Writer, insert_summary, report, stamp
 
@@ -500,7 +506,12 @@ def cell_turns(cell_name: str, turns: int) -> None:
             store.append_message(SESSION_ID, Role.ASSISTANT, answer)
         store.close()
     parts = {label: spent[label] * 1000 / turns for label in labels}  # as timed, in order
-    print("CELL " + json.dumps({"cpu": cpu, "parts": parts, "blocks": blocks.hexdigest()[:16]}))
+    print(
+        "CELL "
+        + json.dumps(
+            {"cpu": cpu, "parts": parts, "blocks": blocks.hexdigest()[:16], "app": app.__file__}
+        )
+    )
 
 
 def fill_quote_counts(path: Path) -> None:
@@ -547,7 +558,8 @@ def trees(cell_name: str, checkouts: list[str], turns: int, rounds: int) -> None
         print(
             f"  {tree}: median {statistics.median(every):5.2f} ms (each run's: "
             + ", ".join(f"{value:.2f}" for value in medians)
-            + f"); blocks {sorted({str(result['blocks']) for result in results})}"
+            + f"); blocks {sorted({str(result['blocks']) for result in results})}; "
+            f"app {sorted({str(result.get('app')) for result in results})}"  # type: ignore[attr-defined]
         )
         labels = results[0]["parts"]  # type: ignore[index]
         for label in labels:  # type: ignore[union-attr]
@@ -592,6 +604,7 @@ def main() -> None:
         "SELECT count(*) FROM message WHERE session_id = ? AND summary_id IS NOT NULL", (SESSION,)
     ).fetchone()
     print(f"{archived:,} archived messages, {len(tail)} live, {len(summaries)} active summaries")
+    print(f"app: {app.__file__}")
     counter = default_counter()
     counter.count("warm up")
     index = store.recall_index()
