@@ -48,6 +48,12 @@ from pathlib import Path
 # --trees: a child runs another checkout's `app` (CAIRN_BENCH_TREE) with this bench.
 sys.path.insert(0, os.environ.get("CAIRN_BENCH_TREE") or str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# That checkout's `app` imported now: bench_search and bench_turn put this checkout first
+# on sys.path as they are imported, and `app` would then be this one's (a run of --trees
+# compared this checkout with itself).
+import app
+
+# isort: split
 
 from bench_search import START, Writer, insert_summary, report, stamp
 
@@ -59,6 +65,7 @@ from app.core.recall import salient_terms
 from app.core.summary import Summary
 from app.core.tokens import TokenCounter, default_counter
 from app.store import SessionStore, SummaryStore, open_database
+from app.store.backfill import finish_backfills
 from app.store.database import connect
 from app.store.recall import RecallIndex
 from app.store.search_upkeep import IndexShape, index_shape, optimize
@@ -423,6 +430,7 @@ def cell_turns(cell_name: str, turns: int) -> None:
     import tempfile
     from collections import defaultdict
 
+    import bench_turn
     from bench_turn import (
         MODEL,
         SESSION_ID,
@@ -438,6 +446,8 @@ def cell_turns(cell_name: str, turns: int) -> None:
 
     counter = default_counter()
     counter.load()
+    if os.environ.get("CAIRN_BENCH_TURN_CACHE"):  # bench_turn's databases kept elsewhere
+        bench_turn.CACHE = Path(os.environ["CAIRN_BENCH_TURN_CACHE"])
     (cell,) = parse_cells(cell_name)
     database, _seconds = cached_database(cell, make_pool(counter), counter)
     tidy_index(database)  # as bench_path leaves it
@@ -467,6 +477,7 @@ def cell_turns(cell_name: str, turns: int) -> None:
     with tempfile.TemporaryDirectory(prefix="recall-bench-cell-") as folder:
         copy = Path(folder) / database.name
         shutil.copyfile(database, copy)
+        fill_quote_counts(copy)
         store = SessionStore.open(copy)
         summaries = SummaryStore.open(copy).active_summaries(SESSION_ID)
         builder = ContextBuilder(counter)
@@ -495,7 +506,28 @@ def cell_turns(cell_name: str, turns: int) -> None:
             store.append_message(SESSION_ID, Role.ASSISTANT, answer)
         store.close()
     parts = {label: spent[label] * 1000 / turns for label in labels}  # as timed, in order
-    print("CELL " + json.dumps({"cpu": cpu, "parts": parts, "blocks": blocks.hexdigest()[:16]}))
+    print(
+        "CELL "
+        + json.dumps(
+            {"cpu": cpu, "parts": parts, "blocks": blocks.hexdigest()[:16], "app": app.__file__}
+        )
+    )
+
+
+def fill_quote_counts(path: Path) -> None:
+    """Each archived message's stored quote count, where this tree stores them (migration
+    17): bench_turn writes its rows directly, the app as it saves each (app.store.sessions)."""
+    from app.store import backfill
+
+    step = getattr(backfill, "_quote_tokens", None)
+    if step is None:
+        return
+    connection = connect(path)
+    (highest,) = connection.execute("SELECT coalesce(max(id), 0) FROM message").fetchone()
+    connection.execute("BEGIN IMMEDIATE")
+    step(connection, 0, int(highest))
+    connection.execute("COMMIT")
+    connection.close()
 
 
 def trees(cell_name: str, checkouts: list[str], turns: int, rounds: int) -> None:
@@ -526,7 +558,8 @@ def trees(cell_name: str, checkouts: list[str], turns: int, rounds: int) -> None
         print(
             f"  {tree}: median {statistics.median(every):5.2f} ms (each run's: "
             + ", ".join(f"{value:.2f}" for value in medians)
-            + f"); blocks {sorted({str(result['blocks']) for result in results})}"
+            + f"); blocks {sorted({str(result['blocks']) for result in results})}; "
+            f"app {sorted({str(result.get('app')) for result in results})}"  # type: ignore[attr-defined]
         )
         labels = results[0]["parts"]  # type: ignore[index]
         for label in labels:  # type: ignore[union-attr]
@@ -544,6 +577,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20, help="with --cell: turns measured")
     parser.add_argument("--trees", help="with --cell: checkouts to compare, comma-separated")
     parser.add_argument("--rounds", type=int, default=4, help="with --trees: runs of each")
+    parser.add_argument(
+        "--folder", type=Path, default=FOLDER, help="where the databases are built and kept"
+    )
     arguments = parser.parse_args()
     if arguments.cell and arguments.trees:
         trees(arguments.cell, arguments.trees.split(","), arguments.turns, arguments.rounds)
@@ -551,13 +587,16 @@ def main() -> None:
     if arguments.cell:
         cell_turns(arguments.cell, arguments.turns)
         return
-    FOLDER.mkdir(parents=True, exist_ok=True)
-    path = FOLDER / f"recall22-{arguments.messages}.db"
+    arguments.folder.mkdir(parents=True, exist_ok=True)
+    path = arguments.folder / f"recall22-{arguments.messages}.db"
     if not path.exists():
         began = time.perf_counter()
         build(path, arguments.messages)
         print(f"built in {time.perf_counter() - began:.0f} s", flush=True)
     opened = open_database(path)
+    # What a migration leaves to after the first paint (the stored quote counts of
+    # migration 17, on a database built by an older tree), done as the app does it.
+    finish_backfills(opened.connection)
     store = SessionStore(opened.connection, database=opened.path)
     summaries = SummaryStore.open(path).active_summaries(SESSION)
     tail = store.live_messages(SESSION)
@@ -565,6 +604,7 @@ def main() -> None:
         "SELECT count(*) FROM message WHERE session_id = ? AND summary_id IS NOT NULL", (SESSION,)
     ).fetchone()
     print(f"{archived:,} archived messages, {len(tail)} live, {len(summaries)} active summaries")
+    print(f"app: {app.__file__}")
     counter = default_counter()
     counter.count("warm up")
     index = store.recall_index()

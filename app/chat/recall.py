@@ -25,6 +25,7 @@ from app.core.errors import BugError, StorageError
 from app.core.lookup import Lookup, LookupHit, recalled_lookup
 from app.core.models import Role
 from app.core.recall import RecallBlock, RecallQuery, fit_recall, recall_query
+from app.core.recall_quotes import exact_counter
 from app.core.recall_rank import RecallPool, keyed, rank_pool
 from app.core.search_keys import KeyIndex
 from app.core.settings import RecallSettings
@@ -109,6 +110,7 @@ class AutomaticRecall:
             exclude_seqs={m.seq for m in tail},
             wanted=query.wanted,
             ordered=((r.match, *r.quoted_with) for r in ranked),
+            stored=exact_counter(self.builder.counter),
         )
 
     def raw_budget(self, inputs: RequestInputs) -> int:

@@ -28,6 +28,7 @@ from app.core.conversation import date_line, local_day
 from app.core.models import Role
 from app.core.recall_dates import DayRange, asked_about, date_spans, is_calendar_word
 from app.core.recall_kinds import AnswerKind, is_cue, kind_position, wanted_kinds
+from app.core.recall_quotes import EXCERPT_CHARS, quote_body
 from app.core.recall_synonyms import synonyms_of
 
 RECALL_HEADING = "From earlier in this conversation — archived, quoted exactly"
@@ -63,8 +64,6 @@ MAX_QUOTES = 20
 # Of a longer message only its start and its end are read for terms (a pasted page is
 # mostly what it quotes; the question is at either end), so a page costs what a line does.
 TERMS_FROM_CHARS = 1_000
-# About this many characters around what matched (≈ 150 tokens): enough for the sentence.
-EXCERPT_CHARS = 600
 # A word that only says what kind of answer is wanted ("name", "cost", "what time").
 CUE_WEIGHT = 0.5
 # Another word for a question's noun ("kids" for "children", recall_synonyms): a weaker
@@ -177,6 +176,9 @@ class ArchivedMatch:
     # Set for a message of another conversation (Settings → Memory): where it was said.
     session_id: str = ""
     conversation: str = ""
+    # Its quote's body tokens when quoted whole (`whole_quote_tokens`, stored with the
+    # message): None when not known, or longer than any excerpt.
+    body_tokens: int | None = None
 
 
 _new = object.__new__
@@ -190,6 +192,7 @@ def archived_match(
     content: str,
     rank: float = 0.0,
     held: frozenset[int] | None = None,
+    body_tokens: int | None = None,
 ) -> ArchivedMatch:
     """`ArchivedMatch(...)` of this conversation, the same value made without the frozen
     dataclass's nine `object.__setattr__` calls: a turn makes ~350 (each row read, and
@@ -206,6 +209,7 @@ def archived_match(
         held=held,
         session_id="",
         conversation="",
+        body_tokens=body_tokens,
     )
     return match
 
@@ -726,8 +730,7 @@ def quote_heading(quote: RecallQuote, *, compact: bool = False) -> str:
 
 def quote_text(quote: RecallQuote, *, compact: bool = False) -> str:
     """A quote as it appears in the block: its heading, then the excerpt as a quotation."""
-    lines = "\n".join(f"> {line}" if line else ">" for line in quote.excerpt.splitlines())
-    return f"{quote_heading(quote, compact=compact)}\n{lines}"
+    return f"{quote_heading(quote, compact=compact)}\n{quote_body(quote.excerpt)}"
 
 
 def recall_block_text(
@@ -760,6 +763,7 @@ def fit_recall(
     max_quotes: int = MAX_QUOTES,
     wanted: Collection[AnswerKind] = (),
     ordered: Iterable[Sequence[ArchivedMatch | None]] | None = None,
+    stored: bool = False,
 ) -> RecallBlock | None:
     """The best quotes that fit in `budget` raw tokens as one block, or None.
 
@@ -770,7 +774,9 @@ def fit_recall(
     `recall_rank.rank_pool` gives them; without it they are ranked by `rank_matches`,
     alone. `tokens` is the sum of the parts' counts and a
     blank line's allowance for each: never below counting the whole text (the tokenizer
-    splits text at blank lines), and it saves counting the block twice.
+    splits text at blank lines), and it saves counting the block twice. `stored`: `count`
+    is cl100k's (`exact_counter`), so a message quoted whole costs its heading's count and
+    its stored body count (`ArchivedMatch.body_tokens`): the same figure, not counted.
     """
     if budget <= 0 or not terms:
         return None
@@ -814,7 +820,7 @@ def fit_recall(
             if not overhead:
                 overhead = count(quote_heading(_quote(match, ""), compact=compact)) + 3
             fitted = _fitted_quote(
-                match, terms, room, count, overhead, compact=compact, wanted=wanted
+                match, terms, room, count, overhead, compact=compact, wanted=wanted, stored=stored
             )
             if fitted is None:
                 continue
@@ -830,6 +836,11 @@ def fit_recall(
     quotes = tuple(sorted(chosen, key=lambda q: (q.conversation, q.seq)))
     text = recall_block_text(quotes, preamble, compact=compact, texts=texts)
     return RecallBlock(text, tokens, quotes)
+
+
+# Below this a quote is counted in one piece (`app.core.tokens`, 65,536 characters: a
+# longer text is cut into pieces, which may count a token apart from the whole).
+_ONE_PIECE_CHARS = 60_000
 
 
 class _Taken:
@@ -886,6 +897,7 @@ def _fitted_quote(
     *,
     compact: bool,
     wanted: Collection[AnswerKind],
+    stored: bool = False,
 ) -> tuple[RecallQuote, str, int] | None:
     """The quote of `match`, its text and its cost, its excerpt shortened (around the match) until
     it fits in `room`; None when even the shortest does not.
@@ -893,15 +905,23 @@ def _fitted_quote(
     A shorter excerpt's size is worked out from the tokens the longer one took (less
     `overhead`, about what the heading takes), not halved and counted again: a turn
     counts a quote about once, and one that cannot fit is not counted again.
+    `stored`: a message quoted whole with its body's count stored (`whole_quote_tokens`)
+    costs its heading's count and that (the same figure: see `whole_quote_tokens`).
     """
-    shortest = min(len(match.content.strip()), SHORTEST_EXCERPT_CHARS)
+    stripped = len(match.content.strip())
+    shortest = min(stripped, SHORTEST_EXCERPT_CHARS)
     if overhead + shortest / MOST_CHARS_PER_TOKEN > room:
         return None  # not even its shortest excerpt could fit: not worth a count
     size = EXCERPT_CHARS
+    body_tokens = match.body_tokens if stored else None
     for _attempt in range(4):
         quote = _quote(match, excerpt(match.content, terms, size, wanted))
-        text = quote_text(quote, compact=compact)
-        cost = count(text) + 2  # and the blank line before it
+        heading = quote_heading(quote, compact=compact)
+        text = f"{heading}\n{quote_body(quote.excerpt)}"
+        if body_tokens is not None and stripped <= size and len(text) < _ONE_PIECE_CHARS:
+            cost = count(heading + "\n") + body_tokens + 2  # whole: its body counted once
+        else:
+            cost = count(text) + 2  # and the blank line before it
         if cost <= room:
             return quote, text, cost
         length = len(quote.excerpt)

@@ -39,7 +39,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from itertools import chain
 
@@ -182,6 +182,12 @@ def _ranked(
     return ranked
 
 
+def _rescored(item: Ranked, score: float) -> Ranked:
+    """`replace(item, score=score)` without `dataclasses.replace`'s field walk and checks
+    (~40 a turn at bench_path's 155k:100k, ~8 µs each)."""
+    return _ranked(item.match, score, item.partner, item.follow_up)
+
+
 def term_values(terms: Sequence[RecallTerm], frequency: Sequence[int], size: int) -> list[float]:
     """What holding each term is worth: its weight times its rarity in the conversation."""
     if len(frequency) != len(terms) or size <= 0:
@@ -319,7 +325,7 @@ def rank_pool(
             topical = any(not terms[i].cue for i in worth[match.session_id, match.seq][0])
             wanted = topical or not subject
             if wanted and fact_near(match.content, terms, query.wanted):
-                best[n] = replace(item, score=item.score * KIND_FACTOR)
+                best[n] = _rescored(item, item.score * KIND_FACTOR)
         ranked = (
             sorted(best, key=lambda r: (-r.score, r.match.rank, -r.match.seq)) + ranked[KIND_READ:]
         )
@@ -367,7 +373,7 @@ def _same_story(
     for item in ranked[1:]:
         shared = len(found.get(id(item), frozenset()) & telling)
         if shared:
-            item = replace(item, score=item.score + lift * min(shared, STORY_WORDS_AT_MOST))
+            item = _rescored(item, item.score + lift * min(shared, STORY_WORDS_AT_MOST))
         lifted.append(item)
     lifted[1:] = sorted(lifted[1:], key=lambda r: (-r.score, len(r.match.content), -r.match.seq))
     return lifted

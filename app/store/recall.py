@@ -84,6 +84,7 @@ PARTICIPANTS_AGE = 200
 # Kept for callers that name the old depths: a pool is always this deep now.
 CANDIDATES = QUESTION_CANDIDATES = POOL
 
+# Read with a rank (0.0: no bm25) and the stored quote count (migration 17) after them.
 _COLUMNS = "m.id, m.seq, m.role, m.created_at, m.content"
 _GREETING_WORDS = (
     "hi hello hey hiya dear morning evening afternoon night thanks thank cheers welcome "
@@ -318,7 +319,7 @@ class RecallIndex:
             rows.sort(key=lambda row: -scores.get(row[0], 0.0))
             holding = _terms_held(found, [row[0] for row in rows[:depth]])
             theirs = tuple(
-                replace(_match(row[:6], holding[row[0]]), session_id=row[6], conversation=row[7])
+                replace(_match(row[:7], holding[row[0]]), session_id=row[7], conversation=row[8])
                 for row in rows[:depth]
             )
             return RecallPool(theirs, {}, tuple(counts), size)
@@ -502,7 +503,7 @@ class RecallIndex:
         marks = ", ".join("?" * len(ids))
         return self._connection.execute(
             # "+": by rowid, never by an index over a whole conversation's messages.
-            f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.id IN ({marks}) "
+            f"SELECT {_COLUMNS}, 0.0, m.quote_tokens FROM message AS m WHERE m.id IN ({marks}) "
             "AND +m.session_id = ? AND +m.summary_id IS NOT NULL",
             (*ids, session_id),
         ).fetchall()
@@ -514,7 +515,7 @@ class RecallIndex:
             return []
         marks = ", ".join("?" * len(ids))
         return self._connection.execute(
-            f"SELECT {_COLUMNS}, 0.0, s.id, s.title FROM message AS m "
+            f"SELECT {_COLUMNS}, 0.0, m.quote_tokens, s.id, s.title FROM message AS m "
             "JOIN session AS s ON s.id = m.session_id "
             f"WHERE m.id IN ({marks}) AND +m.session_id != ? AND m.shelved_by IS NULL",
             (*ids, session_id),
@@ -526,7 +527,7 @@ class RecallIndex:
         marks = ", ".join("?" * len(seqs))
         return self._connection.execute(
             # "+": by (session_id, seq), never the archived messages' own index.
-            f"SELECT {_COLUMNS}, 0.0 FROM message AS m WHERE m.session_id = ? "
+            f"SELECT {_COLUMNS}, 0.0, m.quote_tokens FROM message AS m WHERE m.session_id = ? "
             f"AND m.seq IN ({marks}) AND +m.summary_id IS NOT NULL",
             (session_id, *seqs),
         ).fetchall()
@@ -707,7 +708,7 @@ class RecallIndex:
             parameters.extend(f"%{_escape_like(word)}%" for word in term.words)
         rows = (
             self._connection.execute(
-                f"SELECT {_COLUMNS}, 0.0 FROM message AS m "
+                f"SELECT {_COLUMNS}, 0.0, m.quote_tokens FROM message AS m "
                 "WHERE m.session_id = ? AND m.summary_id IS NOT NULL AND "
                 f"({' OR '.join(clauses)}) ORDER BY m.seq DESC LIMIT ?",
                 (*parameters, limit * 4),
@@ -891,14 +892,21 @@ _ROLES = {role.value: role for role in Role}
 def _holding(match: ArchivedMatch, held: frozenset[int]) -> ArchivedMatch:
     """`match` with the terms it holds (a new value: a kept message serves many turns)."""
     return archived_match(
-        match.message_id, match.seq, match.role, match.created_at, match.content, match.rank, held
+        match.message_id,
+        match.seq,
+        match.role,
+        match.created_at,
+        match.content,
+        match.rank,
+        held,
+        match.body_tokens,
     )
 
 
 def _match(row: Sequence[Any], held: frozenset[int] | None = None) -> ArchivedMatch:
     # A turn reads a few hundred rows (candidates and the turns around them): the columns
     # are what the schema stores (INTEGER, TEXT, REAL), taken as they come.
-    message_id, seq, role, created_at, content, rank = row
+    message_id, seq, role, created_at, content, rank, body_tokens = row
     return archived_match(
         message_id,
         seq,
@@ -907,4 +915,5 @@ def _match(row: Sequence[Any], held: frozenset[int] | None = None) -> ArchivedMa
         content,
         float(rank),
         held,
+        body_tokens,
     )

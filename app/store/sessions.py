@@ -29,6 +29,7 @@ from app.core.caching import CacheUse
 from app.core.dates import Clock, utc_now
 from app.core.live_tail import LiveTail, TailEntry
 from app.core.models import Message, MessageStatus, Role, Session, Usage
+from app.core.recall_quotes import whole_quote_tokens
 from app.core.tokens import count_tokens
 from app.store.attachment_files import files_of, forget_files
 from app.store.batches import in_batches
@@ -216,6 +217,7 @@ class SessionStore(ConnectionStore):
                 model=model,
                 usage_json=usage_json,
                 token_estimate=token_estimate,
+                quote_tokens=whole_quote_tokens(content) if content else None,
             )
         return Message(
             id=message_id,
@@ -239,11 +241,18 @@ class SessionStore(ConnectionStore):
         its reply goes in, so a failure here hands the whole question back)."""
         if token_estimate is None:
             token_estimate = self._tail.estimate(text)
+        quoted = whole_quote_tokens(text)  # ~10 µs for a question of a line or two
         now = self._now()
         stamp = _stamp(now)
         with self._write("save your message") as cursor:
             question_id, question_seq = insert_message(
-                cursor, session_id, Role.USER, text, stamp, token_estimate=token_estimate
+                cursor,
+                session_id,
+                Role.USER,
+                text,
+                stamp,
+                token_estimate=token_estimate,
+                quote_tokens=quoted,
             )
             reply_id, reply_seq = insert_message(
                 cursor,
@@ -286,7 +295,7 @@ class SessionStore(ConnectionStore):
         with self._write("save the reply") as cursor:
             cursor.execute(
                 "UPDATE message SET content = ?, checksum = ?, damaged = 0, "
-                "token_estimate = NULL WHERE id = ?",
+                "token_estimate = NULL, quote_tokens = NULL WHERE id = ?",
                 (content, text_checksum(content), message_id),
             )
             if cursor.rowcount == 0:
@@ -321,7 +330,7 @@ class SessionStore(ConnectionStore):
             cursor.execute(
                 "UPDATE message SET content = ?, checksum = ?, damaged = 0, status = ?, "
                 "usage = coalesce(?, usage), model = coalesce(?, model), token_estimate = ?, "
-                "thinking = coalesce(?, thinking), "
+                "quote_tokens = ?, thinking = coalesce(?, thinking), "
                 "thinking_seconds = coalesce(?, thinking_seconds), "
                 "refusal = coalesce(?, refusal) WHERE id = ?",
                 (
@@ -331,6 +340,7 @@ class SessionStore(ConnectionStore):
                     usage_json,
                     model,
                     token_estimate,
+                    whole_quote_tokens(content),
                     thinking,
                     thinking_seconds,
                     refusal,

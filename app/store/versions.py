@@ -171,6 +171,7 @@ def insert_message(
     usage_json: str | None = None,
     token_estimate: int | None = None,
     version_of: int | None = None,
+    quote_tokens: int | None = None,
 ) -> tuple[int, int]:
     """Add a row at the end of its conversation, inside the caller's write transaction:
     the next seq, the session's version and `updated_at` bumped. Returns (id, seq)."""
@@ -184,8 +185,8 @@ def insert_message(
     (seq,) = cursor.execute("SELECT last_seq FROM session WHERE id = ?", (session_id,)).fetchone()
     cursor.execute(
         "INSERT INTO message (session_id, seq, role, content, created_at, "
-        "token_estimate, usage, model, status, version_of, checksum) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "token_estimate, usage, model, status, version_of, checksum, quote_tokens) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             session_id,
             seq,
@@ -198,6 +199,7 @@ def insert_message(
             MessageStatus(status).value,
             version_of,
             text_checksum(content),
+            quote_tokens,
         ),
     )
     message_id = cursor.lastrowid

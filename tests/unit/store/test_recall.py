@@ -16,10 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.conversation import local_day
-from app.core.models import Role
+from app.core.models import MessageStatus, Role
 from app.core.recall import fit_recall, fold, rank_matches, recall_query, salient_terms
 from app.core.recall_dates import DayRange
 from app.core.recall_kinds import wanted_kinds
+from app.core.recall_quotes import whole_quote_tokens
 from app.core.recall_rank import keyed
 from app.core.summary import (
     SearchKey,
@@ -585,3 +586,41 @@ def test_a_span_of_days_is_found_as_both_ends_bisected(
         connection, "a", days
     )
     connection.close()
+
+
+def quote_tokens(archive: Archive, session_id: str) -> dict[int, int | None]:
+    rows = archive.sessions._connection.execute(
+        "SELECT seq, quote_tokens FROM message WHERE session_id = ? ORDER BY seq", (session_id,)
+    ).fetchall()
+    return {int(seq): tokens for seq, tokens in rows}
+
+
+def test_a_message_is_saved_with_its_quote_count_and_read_with_it(archive: Archive) -> None:
+    """Migration 17: each message saved carries what its quote body counts when quoted
+    whole; a text rewritten without its count loses it; the archive reads it."""
+    counter = default_counter()
+    counter.load()
+    session_id = archive.sessions.create_session("House", MODEL).id
+    texts = ["  The gate code is AX-7731.\n\n> quoted\n", "Noted: AX-7731 for the gate.", "x" * 700]
+    say(archive, session_id, texts)
+    question, reply = archive.sessions.append_question(
+        session_id, "And the gate code?", token_estimate=4, model=MODEL
+    )
+    archive.sessions.update_message_content(reply.id, "It is AX-7")
+    assert quote_tokens(archive, session_id)[reply.seq] is None  # streaming: not final
+    archive.sessions.finish_message(reply.id, "It is AX-7731.", MessageStatus.COMPLETE)
+    expected = [whole_quote_tokens(text) for text in (*texts, question.content, "It is AX-7731.")]
+    assert expected[2] is None and None not in expected[:2] + expected[3:]
+    assert list(quote_tokens(archive, session_id).values()) == expected
+    condense(archive, session_id, 5)
+    matches = archive.index.archived_matches(session_id, salient_terms("gate code AX-7731"))
+    assert {m.seq: m.body_tokens for m in matches} == {
+        m.seq: expected[m.seq - 1] for m in matches
+    } and {1, 2, 4, 5} <= {m.seq for m in matches}
+    # A text put back from a backup (app.store.checksums) loses a count it no longer has.
+    connection = archive.sessions._connection
+    connection.execute("UPDATE message SET content = 'gate code?' WHERE seq = 4")
+    assert quote_tokens(archive, session_id)[4] is None
+    connection.execute("UPDATE message SET quote_tokens = 3 WHERE seq = 4")
+    connection.execute("UPDATE message SET content = 'gate code?', quote_tokens = 3 WHERE seq = 4")
+    assert quote_tokens(archive, session_id)[4] == 3  # the same text: kept
