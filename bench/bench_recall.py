@@ -516,16 +516,28 @@ def cell_turns(cell_name: str, turns: int) -> None:
 
 def fill_quote_counts(path: Path) -> None:
     """Each archived message's stored quote count, where this tree stores them (migration
-    17): bench_turn writes its rows directly, the app as it saves each (app.store.sessions)."""
-    from app.store import backfill
-
-    step = getattr(backfill, "_quote_tokens", None)
-    if step is None:
+    17): bench_turn writes its rows directly, the app as it saves each (app.store.sessions).
+    Messages saved before that version have none (they are counted when quoted)."""
+    try:
+        from app.core.recall_quotes import whole_quote_tokens
+    except ImportError:  # a tree from before migration 17
         return
+    from app.core.tokens import default_counter
+
+    counter = default_counter()
+    counter.load()
     connection = connect(path)
-    (highest,) = connection.execute("SELECT coalesce(max(id), 0) FROM message").fetchone()
+    rows = connection.execute(
+        "SELECT id, content FROM message WHERE summary_id IS NOT NULL AND quote_tokens IS NULL"
+    ).fetchall()
+    counts = [
+        (whole_quote_tokens(str(content), counter), message_id) for message_id, content in rows
+    ]
     connection.execute("BEGIN IMMEDIATE")
-    step(connection, 0, int(highest))
+    connection.executemany(
+        "UPDATE message SET quote_tokens = ? WHERE id = ?",
+        [(tokens, message_id) for tokens, message_id in counts if tokens is not None],
+    )
     connection.execute("COMMIT")
     connection.close()
 

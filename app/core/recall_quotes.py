@@ -28,7 +28,7 @@ def whole_quote_tokens(content: str, counter: TokenCounter | None = None) -> int
     non-white-space character after it (none of its patterns holds a line break followed
     by one), and the body always begins with ">", so the heading's line and its line break
     are tokens of their own: count(heading + "\n" + body) == count(heading + "\n") +
-    count(body), for any heading (tests/unit/core/test_recall_counts.py)."""
+    count(body), for any heading (tests/unit/core/test_recall_quotes.py)."""
     counter = counter if counter is not None else default_counter()
     text = content.strip()
     if len(text) > EXCERPT_CHARS or not exact_counter(counter):

@@ -1,6 +1,6 @@
 """Back-fills: the walks over every message that an upgrade's migrations leave to run
 after the window has painted (app.store.migrations `defer`): the full-text index of
-migration 5, the checksums of migration 13, the archived messages' quote counts of 17.
+migration 5, the checksums of migration 13.
 
 At a million messages the index alone took about 3.5 minutes inside `migrate`, before
 the window appeared. Here each walk goes in batches of message ids, each batch one short
@@ -18,8 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.recall_quotes import EXCERPT_CHARS, whole_quote_tokens
-from app.core.tokens import default_counter
 from app.store.checksums import text_checksum
 from app.store.database import connect
 from app.store.migrations import (
@@ -27,7 +25,6 @@ from app.store.migrations import (
     CHECKSUM_BACKFILL,
     FTS_TABLE,
     INDEX_BACKFILL,
-    QUOTE_TOKENS_BACKFILL,
 )
 from app.store.transactions import translated_errors
 
@@ -165,30 +162,7 @@ def _checksums(connection: sqlite3.Connection, low: int, high: int) -> None:
     )
 
 
-def _quote_tokens(connection: sqlite3.Connection, low: int, high: int) -> None:
-    """Archived messages with ids in (low, high] and no quote count get theirs
-    (app.core.recall.whole_quote_tokens; none without cl100k, or for a message longer
-    than any excerpt). Live ones get theirs when written again, or are counted when
-    quoted: a live row's change would move its conversation's tail (migration 16)."""
-    counter = default_counter()
-    if not counter.load():
-        return  # no tokenizer: recall counts its quotes as they come
-    rows = connection.execute(
-        "SELECT id, content FROM message WHERE id > ? AND id <= ? AND quote_tokens IS NULL "
-        "AND summary_id IS NOT NULL AND length(content) <= ?",
-        (low, high, 4 * EXCERPT_CHARS),  # longer: quoted whole only if mostly blank (counted then)
-    ).fetchall()
-    counts = (
-        (whole_quote_tokens(str(content), counter), message_id) for message_id, content in rows
-    )
-    connection.executemany(
-        "UPDATE message SET quote_tokens = ? WHERE id = ?",
-        [(tokens, message_id) for tokens, message_id in counts if tokens is not None],
-    )
-
-
 _STEPS: dict[str, Callable[[sqlite3.Connection, int, int], None]] = {
     INDEX_BACKFILL: _index,
     CHECKSUM_BACKFILL: _checksums,
-    QUOTE_TOKENS_BACKFILL: _quote_tokens,
 }

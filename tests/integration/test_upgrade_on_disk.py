@@ -17,13 +17,7 @@ from app.store import SCHEMA_VERSION, SessionStore, open_database
 from app.store.backfill import pending, run_backfills
 from app.store.checksums import find_altered
 from app.store.database import connect, mark_clean_shutdown
-from app.store.migrations import (
-    CHECKSUM_BACKFILL,
-    FTS_TABLE,
-    INDEX_BACKFILL,
-    QUOTE_TOKENS_BACKFILL,
-    user_version,
-)
+from app.store.migrations import CHECKSUM_BACKFILL, FTS_TABLE, INDEX_BACKFILL, user_version
 from app.store.search import ArchiveSearch
 from tests.helpers.old_database import old_database
 
@@ -72,11 +66,7 @@ def test_an_old_database_opens_with_its_walks_left_then_filled(database: Path) -
     store = SessionStore(opened.connection, database=opened.path)
     try:
         assert user_version(opened.connection) == SCHEMA_VERSION
-        assert pending(opened.connection) == {
-            INDEX_BACKFILL: 0,
-            CHECKSUM_BACKFILL: 0,
-            QUOTE_TOKENS_BACKFILL: 0,
-        }
+        assert pending(opened.connection) == {INDEX_BACKFILL: 0, CHECKSUM_BACKFILL: 0}
         # Readable at once, before any walk ran.
         sessions = store.list_sessions()
         assert len(sessions) == 3
@@ -88,11 +78,7 @@ def test_an_old_database_opens_with_its_walks_left_then_filled(database: Path) -
         mark_clean_shutdown(database)
     opened = open_database(database)
     try:
-        assert pending(opened.connection) == {
-            INDEX_BACKFILL: 50,
-            CHECKSUM_BACKFILL: 50,
-            QUOTE_TOKENS_BACKFILL: 50,
-        }
+        assert pending(opened.connection) == {INDEX_BACKFILL: 50, CHECKSUM_BACKFILL: 50}
         assert run_backfills(database, batch=50)
         assert pending(opened.connection) == {}
         altered = find_altered(opened.connection)
@@ -124,8 +110,7 @@ def test_a_walk_killed_mid_way_goes_on_where_it_was(database: Path) -> None:
     said = [child.stdout.readline().strip() for _ in range(4)]
     child.kill()  # killed (SIGKILL on POSIX) inside the fourth batch's transaction: no clean close
     child.wait()
-    # Two walks at each mark (the checksums', and the quote counts' of migration 17).
-    assert said == ["100", "200", "300", "in a batch"]
+    assert said == ["50", "100", "150", "in a batch"]
     reading = connect(database)
     try:
         mark = pending(reading)[CHECKSUM_BACKFILL]

@@ -12,17 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.errors import StorageError
-from app.core.recall_quotes import whole_quote_tokens
 from app.core.search import SearchQuery
-from app.core.summary import (
-    SummaryContent,
-    SummaryDraft,
-    SummaryMode,
-    SummaryTier,
-    SummaryTrigger,
-)
-from app.core.tokens import default_counter
-from app.store import SummaryStore
 from app.store.backfill import (
     finish_backfills,
     index_pending,
@@ -35,7 +25,6 @@ from app.store.migrations import (
     CHECKSUM_BACKFILL,
     FTS_TABLE,
     INDEX_BACKFILL,
-    QUOTE_TOKENS_BACKFILL,
     SCHEMA_VERSION,
     migrate,
 )
@@ -99,7 +88,7 @@ def assert_checksums_exact(connection: sqlite3.Connection) -> None:
 
 
 def test_an_upgrade_leaves_both_walks_and_they_finish_exact(upgraded: sqlite3.Connection) -> None:
-    assert pending(upgraded) == {INDEX_BACKFILL: 0, CHECKSUM_BACKFILL: 0, QUOTE_TOKENS_BACKFILL: 0}
+    assert pending(upgraded) == {INDEX_BACKFILL: 0, CHECKSUM_BACKFILL: 0}
     assert progress(upgraded).percent == 0
     assert found(upgraded, "lisbon") == []  # not indexed yet
     finish_backfills(upgraded, batch=7)
@@ -125,12 +114,8 @@ def test_stopped_between_batches_it_goes_on_from_its_mark(
         database, told=lambda p: told.append(p.done), stop=lambda: next(stops), batch=5
     )
     # Two batches done and kept: the marks say so, and their messages are in.
-    assert pending(upgraded) == {
-        INDEX_BACKFILL: 10,
-        CHECKSUM_BACKFILL: 10,
-        QUOTE_TOKENS_BACKFILL: 10,
-    }
-    assert told == [15, 30]
+    assert pending(upgraded) == {INDEX_BACKFILL: 10, CHECKSUM_BACKFILL: 10}
+    assert told == [10, 20]
     assert found(upgraded, "lisbon") == [m for m in truth(upgraded, "lisbon") if m <= 10]
     assert 0 < progress(upgraded).percent < 100
     # "The next start": a new connection goes on from the marks, redoing nothing.
@@ -227,36 +212,3 @@ def test_whatever_is_written_meanwhile_is_indexed_exactly_once(
         assert_index_exact(connection)
     finally:
         connection.close()
-
-
-def test_the_quote_counts_walk_fills_archived_messages_only(
-    upgraded: sqlite3.Connection, database: Path
-) -> None:
-    """Migration 17's walk: each archived message gets its quote count (a live one's
-    change would move its conversation's tail: it is counted when quoted)."""
-    default_counter().load()
-    session_id, message_ids = upgraded.execute(
-        "SELECT session_id, group_concat(id) FROM message GROUP BY session_id ORDER BY 1 LIMIT 1"
-    ).fetchone()
-    ids = sorted(int(i) for i in str(message_ids).split(","))
-    SummaryStore(upgraded, database=database).commit_summary(
-        SummaryDraft(
-            session_id=session_id,
-            tier=SummaryTier.CONDENSED,
-            first_seq=1,
-            last_seq=6,
-            message_ids=ids[:6],
-            content=SummaryContent(narrative="They planned a trip."),
-            source_tokens=60,
-            summary_tokens=5,
-            mode=SummaryMode.RULE,
-            trigger=SummaryTrigger.MANUAL,
-        )
-    )
-    finish_backfills(upgraded, batch=4)
-    rows = upgraded.execute(
-        "SELECT content, quote_tokens, summary_id IS NOT NULL FROM message ORDER BY id"
-    ).fetchall()
-    assert sum(archived for _content, _tokens, archived in rows) == 6
-    for content, tokens, archived in rows:
-        assert tokens == (whole_quote_tokens(str(content)) if archived else None)
