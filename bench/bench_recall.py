@@ -65,7 +65,6 @@ from app.core.recall import salient_terms
 from app.core.summary import Summary
 from app.core.tokens import TokenCounter, default_counter
 from app.store import SessionStore, SummaryStore, open_database
-from app.store.backfill import finish_backfills
 from app.store.database import connect
 from app.store.recall import RecallIndex
 from app.store.search_upkeep import IndexShape, index_shape, optimize
@@ -606,9 +605,7 @@ def main() -> None:
         build(path, arguments.messages)
         print(f"built in {time.perf_counter() - began:.0f} s", flush=True)
     opened = open_database(path)
-    # What a migration leaves to after the first paint (the stored quote counts of
-    # migration 17, on a database built by an older tree), done as the app does it.
-    finish_backfills(opened.connection)
+    fill_quote_counts(path)  # as this version saves them (its rows are written directly)
     store = SessionStore(opened.connection, database=opened.path)
     summaries = SummaryStore.open(path).active_summaries(SESSION)
     tail = store.live_messages(SESSION)
