@@ -648,6 +648,9 @@ class RecallIndex:
         low_time, high_time = _moment(first[1]), _moment(last[1])
         start = datetime.combine(date.fromordinal(day), datetime.min.time()).timestamp()
         guess = True
+        # The first message at or after seq `high` when the search read it (it is then on
+        # `day` or later): the answer once the search ends, not read again.
+        at_high: tuple[int, int] | None = None
         while low < high:
             middle = (low + high) // 2
             if guess and high_time > low_time:
@@ -655,17 +658,21 @@ class RecallIndex:
                 middle = low + min(max(int(share * (high - low)), 0), high - low - 1)
             guess = not guess
             row = self._connection.execute(
-                "SELECT seq, created_at FROM message WHERE session_id = ? AND seq >= ? "
+                "SELECT seq, created_at, id FROM message WHERE session_id = ? AND seq >= ? "
                 "ORDER BY seq LIMIT 1",
                 (session_id, middle),
             ).fetchone()
             if row is None or local_day(datetime.fromisoformat(str(row[1]))) >= day:
                 high = middle
+                at_high = None
                 if row is not None:
                     high_time = _moment(row[1])
+                    at_high = int(row[0]), int(row[2])
             else:
                 low = int(row[0]) + 1
                 low_time = _moment(row[1])
+        if at_high is not None:
+            return at_high
         row = self._connection.execute(
             "SELECT seq, id, created_at FROM message WHERE session_id = ? AND seq >= ? "
             "ORDER BY seq LIMIT 1",
