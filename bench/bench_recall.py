@@ -42,7 +42,9 @@ import statistics
 import sys
 import time
 import uuid
+from collections import Counter
 from datetime import timedelta
+from itertools import chain
 from pathlib import Path
 
 # --trees: a child runs another checkout's `app` (CAIRN_BENCH_TREE) with this bench.
@@ -287,7 +289,9 @@ def compare(
         for case, questions in cases.items():
             best: dict[str, list[float]] = {name: [] for name in names}
             best_cpu: dict[str, list[float]] = {name: [] for name in names}
+            sticks: list[float] = []
             for question in questions:
+                sticks.append(yardstick())
                 newest = tail[-1].model_copy(update={"content": question, "role": Role.USER})
                 inputs = RequestInputs(
                     model=model, system_prompt="", summaries=summaries, tail=[*tail[:-1], newest]
@@ -312,8 +316,31 @@ def compare(
                 f"mean {statistics.mean(best[name]):5.2f} ms"
                 for name in names
             )
-            print(f"  {model.display_name[:17]:17} {case:13} {figures}  (n={len(questions)})")
+            print(
+                f"  {model.display_name[:17]:17} {case:13} {figures}  (n={len(questions)}; "
+                f"yardstick {statistics.median(sticks):.2f} ms)"
+            )
     print(f"load {os.getloadavg()[0]:.2f}")
+
+
+# A fixed piece of pure Python (sets of words, counted and sorted, as recall does), timed
+# in thread CPU beside each case: on this shared machine a process's CPU ms stretch by
+# half for tens of seconds at a time, whatever the load average says (the same span turns
+# 4.4 ms in one run, 7.4 ms in the next, at a load of 0.7: issue 22, recall16). A case
+# measured while the yardstick reads high was measured in such a stretch.
+_YARDSTICK_WORDS = [[f"w{(n * 7919 + k * 104729) % 1_500}" for k in range(20)] for n in range(200)]
+
+
+def yardstick() -> float:
+    """The thread CPU ms of the fixed piece of work, best of 3 (~0.5 ms on a quiet core)."""
+    spent = []
+    for _ in range(3):
+        began = time.thread_time()
+        sets = [frozenset(words) for words in _YARDSTICK_WORDS]
+        held = Counter(chain.from_iterable(sets))
+        sum(sum(sorted(map(held.__getitem__, found))[:4]) for found in sets)
+        spent.append((time.thread_time() - began) * 1000)
+    return min(spent)
 
 
 def forget_kept() -> None:
