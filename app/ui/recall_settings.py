@@ -13,6 +13,7 @@ from typing import Final
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
+    QScrollArea,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -104,7 +105,10 @@ class RecallSettingsPage(QWidget):
             )
         )
 
-        layout = page_layout(self)
+        # The page scrolls when the dialog is short (800×600 with Advanced open): its
+        # wrapped hints keep their height instead of being squeezed into each other.
+        content = QWidget(self)
+        layout = page_layout(content)
         layout.addWidget(quoting)
         layout.addWidget(searching)
         layout.addWidget(elsewhere)
@@ -114,6 +118,19 @@ class RecallSettingsPage(QWidget):
         self.tool.toggled.connect(self._follow_switches)
         self._follow_switches()
         self._put_dials_under_advanced(layout, (quoting, searching))
+        self.scroller = QScrollArea(self)
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Tab moves through the controls, and the page scrolls to the one focused.
+        self.scroller.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.scroller.setAccessibleName("Memory settings")
+        self.scroller.setWidget(content)
+        self._content = content
+        content.setAutoFillBackground(False)  # the tab's own background, as on the others
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroller)
 
     def _put_dials_under_advanced(self, layout: QVBoxLayout, dials: tuple[QWidget, ...]) -> None:
         """One switch a person can answer on top (`look_back`: either way of looking
@@ -144,6 +161,22 @@ class RecallSettingsPage(QWidget):
             dial.setVisible(shown)
         arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
         self.advanced_button.setArrowType(arrow)
+        if shown:
+            self._grow_to_fit()
+
+    def _grow_to_fit(self) -> None:
+        """The dialog grows to show what Advanced opened, as far as its screen allows;
+        past that the page scrolls."""
+        dialog, content = self.window(), self._content
+        screen = dialog.screen()
+        width = self.scroller.viewport().width()
+        needed = content.heightForWidth(width) if content.hasHeightForWidth() else -1
+        extra = max(needed, content.sizeHint().height()) - self.scroller.viewport().height()
+        if extra <= 0 or screen is None or not dialog.isWindow():
+            return
+        room = screen.availableGeometry().bottom() - dialog.frameGeometry().bottom()
+        if room > 0:
+            dialog.resize(dialog.width(), dialog.height() + min(extra, room))
 
     def _look_back_switched(self, on: bool) -> None:
         """Off turns both ways off; on puts back the ways that were on (both if none)."""

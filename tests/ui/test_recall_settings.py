@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from app.core.paths import AppPaths
@@ -24,6 +25,24 @@ def test_every_recall_setting_has_a_control_in_plain_words(qtbot: QtBot) -> None
     assert not page.across_conversations.isChecked()
     assert page.budget.value() == 5 and page.max_lookups.value() == 3
     assert page.settings() == RecallSettings()
+
+
+def test_a_short_page_scrolls_instead_of_squeezing_its_words(qtbot: QtBot) -> None:
+    """At 800×600 with Advanced open the page is taller than the dialog: every hint keeps
+    the height its words need, and the page scrolls to the last switch."""
+    page = RecallSettingsPage(RecallSettings())
+    qtbot.addWidget(page)
+    page.setFixedSize(500, 300)  # a screen with no room for the dialog to grow
+    page.show()
+    qtbot.waitExposed(page)
+    page.advanced_button.click()
+    qtbot.waitUntil(lambda: page.scroller.verticalScrollBar().maximum() > 0)
+    hints = [label for label in page.findChildren(QLabel) if label.wordWrap()]
+    assert len(hints) == 4
+    for label in hints:
+        assert label.height() >= label.heightForWidth(label.width()), label.text()
+    page.scroller.ensureWidgetVisible(page.across_conversations)
+    assert page.across_conversations.visibleRegion().boundingRect().height() > 0
 
 
 def test_a_setting_without_effect_is_greyed(qtbot: QtBot) -> None:
