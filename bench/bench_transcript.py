@@ -595,30 +595,48 @@ def run_long_replies(app: QApplication, window: Window, view: TranscriptView) ->
         )
 
 
-def compare_paced_replies(other: Path, runs: int) -> None:
-    """`--paced`: this checkout and `other` alternated, each run in a fresh process."""
+def alternated_runs(
+    other: Path, runs: int, flags: list[str], what: str
+) -> tuple[dict[str, Path], dict[str, list[dict[str, Any]]]]:
+    """This script with `flags` and `--json`, in this checkout ("branch") and `other`
+    ("main") alternated, each run in a fresh process: each tree's figures, run by run.
+    Prints `what` was run, the trees and the load average before and after."""
     trees = {"main": other.resolve(), "branch": REPO}
-    results: dict[str, dict[str, list[dict[str, float]]]] = {name: {} for name in trees}
+    figures: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     load_before = os.getloadavg()
     for run in range(runs):
         order = list(trees) if run % 2 == 0 else list(reversed(trees))
         for name in order:
-            command = [sys.executable, __file__, "--long-replies", "--paced", "--json"]
             output = subprocess.run(
-                [*command, "--tree", str(trees[name])], check=True, capture_output=True, text=True
+                [sys.executable, __file__, *flags, "--json", "--tree", str(trees[name])],
+                check=True,
+                capture_output=True,
+                text=True,
             ).stdout
-            for size, figure in json.loads(output.strip().splitlines()[-1]).items():
-                results[name].setdefault(size, []).append(figure)
+            figures[name].append(json.loads(output.strip().splitlines()[-1]))
     load_after = os.getloadavg()
-    print(
-        f"Long replies streamed {LONG_REPLY_STEP} characters every {PACED_INTERVAL_MS} ms; "
-        f"{runs} runs each, main and branch alternated, fresh process per run"
-    )
+    print(f"{what}; {runs} runs each, main and branch alternated, fresh process per run")
     print(f"  main: {trees['main']}, branch: {REPO}")
     print(
         f"  load average {' '.join(f'{v:.2f}' for v in load_before)} before, "
         f"{' '.join(f'{v:.2f}' for v in load_after)} after; {os.cpu_count()} CPUs"
     )
+    return trees, figures
+
+
+def compare_paced_replies(other: Path, runs: int) -> None:
+    """`--paced`: this checkout and `other` alternated, each run in a fresh process."""
+    trees, runs_figures = alternated_runs(
+        other,
+        runs,
+        ["--long-replies", "--paced"],
+        f"Long replies streamed {LONG_REPLY_STEP} characters every {PACED_INTERVAL_MS} ms",
+    )
+    results: dict[str, dict[str, list[dict[str, float]]]] = {name: {} for name in trees}
+    for name, per_run in runs_figures.items():
+        for figures in per_run:
+            for size, figure in figures.items():
+                results[name].setdefault(size, []).append(figure)
     print("  reply     tree    GUI CPU in all (median, min-max)   frames   Mpx painted")
     for size in (str(size) for size in LONG_REPLY_SIZES):
         for name in trees:
@@ -634,31 +652,17 @@ def compare_paced_replies(other: Path, runs: int) -> None:
 
 def compare_long_replies(other: Path, runs: int) -> None:
     """This checkout and `other` alternated, each run in a fresh process."""
-    trees = {"main": other.resolve(), "branch": REPO}
+    trees, runs_figures = alternated_runs(
+        other,
+        runs,
+        ["--long-replies"],
+        f"Long replies streamed {LONG_REPLY_STEP} characters an update, GUI-thread CPU",
+    )
     results: dict[str, dict[str, list[list[float]]]] = {name: {} for name in trees}
-    load_before = os.getloadavg()
-    for run in range(runs):
-        order = list(trees) if run % 2 == 0 else list(reversed(trees))
-        for name in order:
-            output = subprocess.run(
-                [sys.executable, __file__, "--long-replies", "--json", "--tree", str(trees[name])],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            figures = json.loads(output.strip().splitlines()[-1])
+    for name, per_run in runs_figures.items():
+        for figures in per_run:
             for size, cpu in figures.items():
                 results[name].setdefault(size, []).append(cpu)
-    load_after = os.getloadavg()
-    print(
-        f"Long replies streamed {LONG_REPLY_STEP} characters an update, GUI-thread CPU; "
-        f"{runs} runs each, main and branch alternated, fresh process per run"
-    )
-    print(f"  main: {trees['main']}, branch: {REPO}")
-    print(
-        f"  load average {' '.join(f'{v:.2f}' for v in load_before)} before, "
-        f"{' '.join(f'{v:.2f}' for v in load_after)} after; {os.cpu_count()} CPUs"
-    )
     print(
         "  reply     tree    per update: median      p95  longest   in all (median of runs,"
         " min-max)"
