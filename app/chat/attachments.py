@@ -21,8 +21,6 @@ import threading
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import compress, count
-from operator import is_not
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +46,7 @@ from app.core.file_limits import (
 )
 from app.core.live_tail import LiveTail
 from app.core.models import Message, Role
+from app.core.sequences import shared_start
 from app.core.tokens import TokenCounter
 from app.llm.provider import ChatProvider, ChatRequest
 from app.store.attachments import AttachmentFiles, AttachmentStore, sha256_of
@@ -358,7 +357,7 @@ class _CarryingScans:
         best: tuple[tuple[Message, ...], list[int]] | None = None
         shared = 0
         for scanned in known:
-            length = _same_start(scanned[0], messages)
+            length = shared_start(scanned[0], messages)
             if length > shared:
                 best, shared = scanned, length
         kept = [] if best is None else best[1][: bisect_left(best[1], shared)]
@@ -371,11 +370,6 @@ class _CarryingScans:
                 *(scanned for scanned in self._tails if scanned is not superseded),
             ][: self._KEPT_TAILS]
         return [messages[at].id for at in found]
-
-
-def _same_start(earlier: Sequence[object], later: Sequence[object]) -> int:
-    """How many items `later` starts with that are `earlier`'s first (the same objects)."""
-    return next(compress(count(), map(is_not, earlier, later)), min(len(earlier), len(later)))
 
 
 _SCANS = _CarryingScans()

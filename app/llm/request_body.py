@@ -29,9 +29,9 @@ import threading
 from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import compress, count
-from operator import is_not
 from typing import Any
+
+from app.core.sequences import shared_start
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -99,7 +99,7 @@ class BodyEncoder:
             known = [*self._requests]
         best, shared = None, 0
         for request in known:
-            length = _same_start(request.turns, turns)
+            length = shared_start(request.turns, turns)
             if length > shared:
                 best, shared = request, length
         fresh = [_ENCODER.encode(turn).encode() for turn in turns[shared:]]
@@ -163,9 +163,3 @@ def _merge_small(chunks: list[bytes], starts: list[int]) -> None:
         last = chunks.pop()
         chunks[-1] += last
         starts.pop()
-
-
-def _same_start(earlier: tuple[object, ...], later: tuple[object, ...]) -> int:
-    """How many turns `later` starts with that are `earlier`'s first turns (by identity:
-    the same object, which no one changes once built), compared in C."""
-    return next(compress(count(), map(is_not, earlier, later)), min(len(earlier), len(later)))
