@@ -44,6 +44,7 @@ from app.ui.transcript_frame import (
     centred_column,
     column_hidden,
     layout_paused,
+    paint_shown_now,
     settle_layout,
 )
 from app.ui.transcript_message import MessageWidget
@@ -336,9 +337,21 @@ class TranscriptView(QWidget):
             ):
                 log.debug("update for message %s, which is not shown", message.id)
             return
-        widget.set_message(message)
+        if message.content != widget.text and self._follows(widget):
+            self._show_final(widget, message)
+        else:
+            widget.set_message(message)
         if message.status is not MessageStatus.STREAMING:
             self.prepare_rows()  # the turn is over: the next one's rows, while nothing waits
+
+    def _show_final(self, widget: MessageWidget, message: Message) -> None:
+        """The newest row's last words (and how it ended), followed at the bottom: laid
+        out and scrolled to with the row's painting held, then painted once, as a streamed
+        update that grows the row (`update_message_text`); not its text, then the taller
+        row, then the strip below (three frames). Its size is not known before the layout
+        (the row hears of its text's new height only then): held whatever it becomes."""
+        with self._growing_at_bottom(widget, settle_first=widget.body.is_typing()):
+            widget.set_message(message)
 
     def remove_message(self, message_id: int) -> None:
         """A reply that received nothing is gone: so is its row."""
@@ -544,6 +557,8 @@ class TranscriptView(QWidget):
             policy.setRetainSizeWhenHidden(False)
             widget.setSizePolicy(policy)
         widget.show()
+        if place_first:
+            paint_shown_now()
         index = bisect_left(self._widgets, message.seq, key=lambda w: w.message.seq)
         self._widgets.insert(index, widget)
         self._by_id[message.id] = widget

@@ -277,3 +277,14 @@ def settle_layout(view: QWidget | None = None) -> None:
         return
     for _ in range(6):
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
+def paint_shown_now() -> None:
+    """Widgets just shown are painted in the next frame, not in one after it.
+
+    Showing a widget posts it an update of its whole rect (Qt's `QUpdateLaterEvent`),
+    delivered after a frame already requested: a row shown as the view follows the
+    bottom was painted in the frame of its scroll, then again, whole, in a frame of its
+    own. Delivered now, its update joins the frame already due (issue 20).
+    """
+    QApplication.sendPostedEvents(None, QEvent.Type.UpdateLater)

@@ -1091,3 +1091,72 @@ def test_a_streamed_line_is_painted_in_one_frame(view: TranscriptView, qtbot: Qt
         assert (painted.column & above).isEmpty()
         assert bar.value() == bar.maximum()
         assert reply.text == text
+
+
+@pytest.mark.parametrize("built_ahead", [True, False])
+def test_a_row_added_at_the_bottom_is_painted_in_one_frame(
+    view: TranscriptView, qtbot: QtBot, built_ahead: bool
+) -> None:
+    """The question's row and the reply's (its dots), added as the view follows the
+    bottom: each painted in one frame, with the strip the scroll brings into view, and
+    nothing above it painted. Showing a row posts it an update of its whole rect, which
+    Qt delivered after that frame: the row was painted again, whole, in a frame of its
+    own (issue 20)."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    if built_ahead:
+        qtbot.waitUntil(lambda: view.rows_ready)
+    bar = scroll_bar(view)
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    wait_for_layout(qtbot, view)
+    qtbot.wait(30)
+    steps = (
+        lambda: view.append_sending(sending(31, "A question")),
+        lambda: view.message_stored(-31, make_message(31, "A question", role=Role.USER)),
+        lambda: view.append_message(make_message(32, "", status=MessageStatus.STREAMING)),
+    )
+    for index, (step, row_id) in enumerate(zip(steps, (-31, 31, 32), strict=True)):
+        painted = FramesPainting(view)
+        try:
+            step()
+            row = view.message_widget(row_id)
+            assert row is not None
+            painted.row = row
+            qtbot.waitUntil(lambda painted=painted: bool(painted.frames))
+            qtbot.wait(60)
+        finally:
+            painted.stop()
+        if index == 1:
+            continue  # the same row, now sent: its "Sending…" goes (not a row added)
+        assert len(painted.frames) == 1
+        above = QRegion(0, 0, view.message_column.width(), row.y())
+        assert (painted.column & above).isEmpty()
+        assert bar.value() == bar.maximum()
+
+
+def test_a_replys_last_words_are_painted_in_one_frame(view: TranscriptView, qtbot: QtBot) -> None:
+    """The reply's end (`update_message`) with more text than last streamed, the view
+    following the bottom: the taller row is laid out and scrolled to, then painted once
+    — not its text, then the taller row, then the strip below (three frames) — and
+    nothing above it. It shows exactly the final text, no longer "Writing…"."""
+    reply, bar = typing_at_the_bottom(view, qtbot)
+    view.update_message_text(31, "The first words.")
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() and not reply.body.is_typing())
+    qtbot.wait(60)
+    final = "The first words.\n\n" + "And the rest of the reply, a paragraph. " * 12
+    height = reply.height()
+    painted = FramesPainting(view, reply)
+    try:
+        view.update_message(make_message(31, final))
+        qtbot.waitUntil(lambda: bool(painted.frames))
+        qtbot.wait(60)
+    finally:
+        painted.stop()
+    assert reply.height() > height
+    assert len(painted.frames) == 1
+    above = QRegion(0, 0, view.message_column.width(), reply.y())
+    assert (painted.column & above).isEmpty()
+    assert bar.value() == bar.maximum()
+    assert reply.text == final
+    writing = [label for label in reply.findChildren(QLabel) if label.text() == WRITING]
+    assert all(not label.isVisibleTo(reply) for label in writing)
