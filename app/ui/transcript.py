@@ -44,7 +44,7 @@ from app.ui.transcript_frame import (
     centred_column,
     column_hidden,
     layout_paused,
-    paint_shown_now,
+    paint_with_page,
     settle_layout,
 )
 from app.ui.transcript_message import MessageWidget
@@ -558,7 +558,7 @@ class TranscriptView(QWidget):
             widget.setSizePolicy(policy)
         widget.show()
         if place_first:
-            paint_shown_now()
+            paint_with_page(widget, self._content)
         index = bisect_left(self._widgets, message.seq, key=lambda w: w.message.seq)
         self._widgets.insert(index, widget)
         self._by_id[message.id] = widget

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QFont, QKeyEvent, QPaintEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -279,12 +279,18 @@ def settle_layout(view: QWidget | None = None) -> None:
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
-def paint_shown_now() -> None:
-    """Widgets just shown are painted in the next frame, not in one after it.
+def paint_with_page(row: QWidget, page: QWidget) -> None:
+    """A row just shown, at the bottom the view follows, is painted once: in the frame
+    that paints the strip its scroll brought into view, with that strip.
 
-    Showing a widget posts it an update of its whole rect (Qt's `QUpdateLaterEvent`),
-    delivered after a frame already requested: a row shown as the view follows the
-    bottom was painted in the frame of its scroll, then again, whole, in a frame of its
-    own. Delivered now, its update joins the frame already due (issue 20).
+    Showing a widget posts it an update of its whole rect (Qt's `QUpdateLaterEvent`, one
+    for the row and one for each of its parts), delivered after the frame already due:
+    the row was painted in it (the strip), then again, whole, in a frame of its own; and
+    delivered at once, Qt still painted it twice in that frame (the strip, then the row's
+    own update). So those updates are taken back, and the row's rect is marked on `page`
+    (the scroll area's content, where the strip is marked): one region, painted once
+    (issue 20).
     """
-    QApplication.sendPostedEvents(None, QEvent.Type.UpdateLater)
+    for shown in (row, *row.findChildren(QWidget)):
+        QCoreApplication.removePostedEvents(shown, QEvent.Type.UpdateLater)
+    page.update(QRect(row.mapTo(page, QPoint(0, 0)), row.size()))

@@ -1098,8 +1098,8 @@ def test_a_row_added_at_the_bottom_is_painted_in_one_frame(
     view: TranscriptView, qtbot: QtBot, built_ahead: bool
 ) -> None:
     """The question's row and the reply's (its dots), added as the view follows the
-    bottom: each painted in one frame, with the strip the scroll brings into view, and
-    nothing above it painted. Showing a row posts it an update of its whole rect, which
+    bottom: each painted once, in one frame, with the strip the scroll brings into view,
+    and nothing above it painted. Showing a row posts it an update of its whole rect, which
     Qt delivered after that frame: the row was painted again, whole, in a frame of its
     own (issue 20)."""
     view.set_messages(conversation(30), has_earlier=False)
@@ -1122,6 +1122,7 @@ def test_a_row_added_at_the_bottom_is_painted_in_one_frame(
             row = view.message_widget(row_id)
             assert row is not None
             painted.row = row
+            row_paints = CountedEvents([row], QEvent.Type.Paint)
             qtbot.waitUntil(lambda painted=painted: bool(painted.frames))
             qtbot.wait(60)
         finally:
@@ -1129,6 +1130,7 @@ def test_a_row_added_at_the_bottom_is_painted_in_one_frame(
         if index == 1:
             continue  # the same row, now sent: its "Sending…" goes (not a row added)
         assert len(painted.frames) == 1
+        assert row_paints.count == 1  # not the strip's part, then the whole row again
         above = QRegion(0, 0, view.message_column.width(), row.y())
         assert (painted.column & above).isEmpty()
         assert bar.value() == bar.maximum()
