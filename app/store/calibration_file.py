@@ -34,7 +34,8 @@ CALIBRATION_FILE_NAME = "calibration.json"
 # A ratio this far (relative) from the one on disk is written at once: the gauge's
 # target is ±5 % (DESIGN §4), so a 1 % move is one a user could see after a restart.
 NOTICEABLE_CHANGE = 0.01
-# A calibration kept in memory only (smaller moves) is written at least this often.
+# A calibration kept in memory only (smaller moves) is written by the first reply that
+# learns once the last write is this old.
 SAVE_EVERY_SECONDS = 60.0
 
 
