@@ -609,4 +609,5 @@ class ReplyJob:
         if self._guessed:
             return
         if self._calibrations.learn(built.model, built.raw_input_tokens, actual_input_tokens):
-            self._calibration_file.save(self._calibrations)
+            # Written now when the gauge would show the change, else later (a hair's move).
+            self._calibration_file.keep(self._calibrations)

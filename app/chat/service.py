@@ -260,6 +260,7 @@ class ChatService:
         self._shut_down = True
         self.model_wait.close()
         self.runner.shutdown()
+        self._deps.calibration_file.flush()  # what replies learned and left for later
         self.archive.close()
         self.history.close()
         self.summary_process.close()

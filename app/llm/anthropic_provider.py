@@ -784,61 +784,19 @@ class AnthropicProvider:
             for data in stream:
                 if call.cancelled:
                     return self._cancelled_result(request, received)
-                if not isinstance(data, dict):
-                    continue  # not an event the API documents
-                kind = data.get("type")
-                if kind == "content_block_delta":
-                    fields = data.get("delta")
-                    sort = fields.get("type") if isinstance(fields, dict) else None
-                    key = _DELTA_TEXT.get(sort) if isinstance(sort, str) else None
-                    text = fields.get(key) if key is not None and fields is not None else None
-                    if isinstance(text, str):  # a text or thinking delta: no object made
-                        if sort == "text_delta":
-                            received.append(text)
-                            callbacks.on_text(text)
-                        else:
-                            callbacks.on_thinking(text)
-                        reply.text_delta(data.get("index", 0), text)
-                        continue
-                elif kind == "message_stop":
-                    reply.finished = True  # nothing in it is read: no object made
-                    continue
-                elif kind == "message_delta" and reply.plain_message_delta(data):
-                    continue
-                event = _typed_event(data)
-                if event is None:
-                    continue
-                if event.type == "content_block_delta":
-                    reply.delta(event.index, event.delta)
-                elif event.type == "content_block_start":
-                    block = event.content_block
-                    if block.type == "thinking" and thought.started:
-                        callbacks.on_thinking("\n\n")  # a later block: a new paragraph
-                    thought.block_started(block.type)
-                    reply.block_started(block)
-                elif event.type == "message_start":
-                    reply.started(event.message)
-                elif event.type == "message_delta":
-                    reply.message_delta(event)
-                elif event.type == "message_stop":
-                    reply.finished = True
+                if isinstance(data, dict):  # else not an event the API documents
+                    _take_event(reply, data, thought, callbacks, received)
             if call.cancelled:
                 return self._cancelled_result(request, received)
-            if not reply.finished or reply.message is None:
+            if not reply.finished or not reply.has_started:
                 raise stream_ended_early()
+            # Without SDK objects when the reply is plain text (and thinking), as nearly
+            # every one is; else the SDK's message, as `final` gathers it.
+            plain = reply.plain_result("".join(received), request.model, thought.seconds())
+            if plain is not None:
+                return plain
             message = reply.final()
-        tool_calls, content = _tool_calls(message)
-        return ReplyResult(
-            text="".join(received),
-            stop_reason=message.stop_reason,
-            usage=_usage(message.usage),
-            model=message.model or request.model,
-            tool_calls=tool_calls,
-            content=content,
-            thinking=_thinking_text(message),
-            thinking_seconds=thought.seconds(),
-            refusal=_refusal(message),
-        )
+        return _result_of(message, "".join(received), request.model, thought.seconds())
 
     @staticmethod
     def _cancelled_result(request: ChatRequest, received: list[str]) -> ReplyResult:
@@ -880,6 +838,82 @@ def _event_classes() -> dict[str, Any]:
         "message_delta": types.RawMessageDeltaEvent,
         "message_stop": types.RawMessageStopEvent,
     }
+
+
+def _take_event(
+    reply: _Reply,
+    data: dict[str, Any],
+    thought: _ThinkingClock,
+    callbacks: StreamCallbacks,
+    received: list[str],
+) -> None:
+    """One event of the reply's raw stream, as its JSON: a text or thinking delta told
+    and kept, anything else gathered into `reply`. Nearly every event is applied from its
+    JSON, no object made (a delta, the message's start, a text or thinking block's
+    start, the last `message_delta`); the few others are made SDK objects (`_typed_event`)."""
+    kind = data.get("type")
+    if kind == "content_block_delta":
+        fields = data.get("delta")
+        sort = fields.get("type") if isinstance(fields, dict) else None
+        key = _DELTA_TEXT.get(sort) if isinstance(sort, str) else None
+        text = fields.get(key) if key is not None and fields is not None else None
+        if isinstance(text, str):  # a text or thinking delta: no object made
+            if sort == "text_delta":
+                received.append(text)
+                callbacks.on_text(text)
+            else:
+                callbacks.on_thinking(text)
+            reply.text_delta(data.get("index", 0), text)
+            return
+    elif kind == "message_stop":
+        reply.finished = True  # nothing in it is read: no object made
+        return
+    elif kind in ("ping", "content_block_stop"):
+        return  # nothing in them is read
+    elif kind == "content_block_start":
+        sort = reply.plain_block_start(data)
+        if sort is not None:
+            _block_started(sort, thought, callbacks)
+            return
+    if (kind == "message_start" and reply.plain_start(data)) or (
+        kind == "message_delta" and reply.plain_message_delta(data)
+    ):
+        return
+    event = _typed_event(data)
+    if event is None:
+        return
+    if event.type == "content_block_delta":
+        reply.delta(event.index, event.delta)
+    elif event.type == "content_block_start":
+        block = event.content_block
+        _block_started(block.type, thought, callbacks)
+        reply.block_started(block)
+    elif event.type == "message_start":
+        reply.started(event.message)
+    elif event.type == "message_delta":
+        reply.message_delta(event)
+
+
+def _block_started(kind: str, thought: _ThinkingClock, callbacks: StreamCallbacks) -> None:
+    if kind == "thinking" and thought.started:
+        callbacks.on_thinking("\n\n")  # a later block: a new paragraph
+    thought.block_started(kind)
+
+
+def _result_of(message: SdkMessage, text: str, model: str, seconds: float) -> ReplyResult:
+    """A reply's result from its SDK message (`_Reply.final`); `model` when it names none."""
+    tool_calls, content = _tool_calls(message)
+    return ReplyResult(
+        text=text,
+        stop_reason=message.stop_reason,
+        usage=_usage(message.usage),
+        model=message.model or model,
+        tool_calls=tool_calls,
+        content=content,
+        thinking=_thinking_text(message),
+        thinking_seconds=seconds,
+        refusal=_refusal(message),
+    )
 
 
 def _typed_event(data: dict[str, Any]) -> Any:
@@ -925,19 +959,59 @@ class _Reply:
     it leaves out keeps the `message_start` value (as the SDK's accumulation does)."""
 
     def __init__(self) -> None:
-        self.message: SdkMessage | None = None
+        self._message: SdkMessage | None = None
+        # The message of `message_start` as its JSON (`plain_start`) until an SDK object
+        # is needed (`message`), with the plain `message_delta`s applied to it.
+        self._start: dict[str, Any] | None = None
         self.finished = False
+        # Each block: the SDK's, or its `content_block_start` event's JSON (`plain_block_start`).
         self._blocks: list[Any] = []
         self._parts: dict[int, list[str]] = {}  # text, thinking or tool input JSON by block
         self._citations: dict[int, list[Any]] = {}
         self._signatures: dict[int, str] = {}
 
+    @property
+    def has_started(self) -> bool:
+        """Whether its `message_start` came."""
+        return self._message is not None or self._start is not None
+
+    @property
+    def message(self) -> SdkMessage | None:
+        """The SDK's message (made from `plain_start`'s JSON on first use, as the SDK's
+        event makes it); None before `message_start`."""
+        if self._message is None and self._start is not None:
+            start, self._start = self._start, None
+            self._message = _typed_event({"type": "message_start", "message": start}).message
+        return self._message
+
     def started(self, message: SdkMessage) -> None:
-        self.message = message
+        self._message, self._start = message, None
         self._blocks = list(message.content)  # none, as the API sends it; else indexed after
+
+    def plain_start(self, data: dict[str, Any]) -> bool:
+        """A `message_start` kept as its JSON, no object made; False, and nothing kept,
+        unless its message is an object with no content yet (as the API sends it)."""
+        message = data.get("message")
+        if not isinstance(message, dict) or message.get("content") != []:
+            return False
+        self._message, self._start = None, message
+        self._blocks = []
+        return True
 
     def block_started(self, block: Any) -> None:
         self._blocks.append(block)
+
+    def plain_block_start(self, data: dict[str, Any]) -> str | None:
+        """A `content_block_start` of a text or thinking block kept as its JSON (made the
+        SDK's block only if `final` is asked); its type, or None and nothing kept for
+        any other block (the SDK's event then)."""
+        block = data.get("content_block")
+        if isinstance(block, dict):
+            for kind in ("text", "thinking"):
+                if block.get("type") == kind and isinstance(block.get(kind), str):
+                    self._blocks.append(data)
+                    return kind
+        return None
 
     def text_delta(self, index: int, text: str) -> None:
         """A `text_delta` or `thinking_delta`'s text, for the block at `index`."""
@@ -988,8 +1062,8 @@ class _Reply:
         without building it; False, and nothing applied, when it carries an object (stop
         details, a container, server tool use) or anything unexpected: the SDK's event
         then."""
-        message, delta, given = self.message, data.get("delta"), data.get("usage")
-        if message is None or not isinstance(delta, dict) or not isinstance(given, dict):
+        delta, given = data.get("delta"), data.get("usage")
+        if not self.has_started or not isinstance(delta, dict) or not isinstance(given, dict):
             return False
         reason, sequence = delta.get("stop_reason"), delta.get("stop_sequence")
         if not (reason is None or isinstance(reason, str)) or not (
@@ -1005,14 +1079,68 @@ class _Reply:
             value is not None and type(value) is not int for value in counts.values()
         ):
             return False
+        given_counts = {name: value for name, value in counts.items() if value is not None}
+        start = self._start
+        if start is not None:  # still JSON: applied to it, as to the SDK's message below
+            figures = start.get("usage")
+            if not isinstance(figures, dict):
+                return False
+            start.update(stop_reason=reason, stop_sequence=sequence, stop_details=None)
+            figures.update(given_counts)
+            return True
+        message = self.message
+        assert message is not None
         message.stop_reason = reason  # type: ignore[assignment]  # a str, as the SDK's event keeps it
         message.stop_sequence = sequence
         message.stop_details = None
         usage = message.usage
-        for name, value in counts.items():
-            if value is not None:
-                setattr(usage, name, value)
+        for name, value in given_counts.items():
+            setattr(usage, name, value)
         return True
+
+    def plain_result(self, text: str, model: str, seconds: float) -> ReplyResult | None:
+        """The reply's result without SDK objects, when it is made of text and thinking
+        blocks and plain figures (`plain_start`, `plain_block_start`, `plain_message_delta`):
+        what `_result_of(final(), …)` gives for it; None for any other (the SDK's then).
+        `text`: the reply's text deltas; `model`: the one asked, when the message names none."""
+        start = self._start
+        if start is None:
+            return None
+        usage, reason, name = start.get("usage"), start.get("stop_reason"), start.get("model")
+        if (
+            not isinstance(usage, dict)
+            or not (reason is None or isinstance(reason, str))
+            or not (name is None or isinstance(name, str))
+            or start.get("stop_details") is not None
+        ):
+            return None
+        counts = [usage.get(key) for key in _DELTA_COUNTS]
+        if any(type(count) is not int for count in counts[:2]) or any(
+            count is not None and type(count) is not int for count in counts[2:]
+        ):
+            return None
+        thinking = []
+        for index, block in enumerate(self._blocks):
+            if not isinstance(block, dict):
+                return None  # an SDK block: a tool call, say
+            fields = block["content_block"]
+            if fields["type"] == "thinking":
+                thinking.append(fields["thinking"] + "".join(self._parts.get(index, ())))
+        output, given, created, read = counts
+        return ReplyResult(
+            text=text,
+            stop_reason=reason,
+            usage=Usage(
+                input_tokens=given,
+                output_tokens=output,
+                cache_creation_input_tokens=created or 0,
+                cache_read_input_tokens=read or 0,
+            ),
+            model=name or model,
+            thinking="\n\n".join(part.strip() for part in thinking if part.strip()),
+            thinking_seconds=seconds,
+            refusal=Refusal() if reason == "refusal" else None,
+        )
 
     def final(self) -> SdkMessage:
         """The whole message: each block with its deltas joined."""
@@ -1020,6 +1148,10 @@ class _Reply:
 
         message = self.message
         assert message is not None
+        self._blocks = [
+            _typed_event(block).content_block if isinstance(block, dict) else block
+            for block in self._blocks
+        ]
         for index, block in enumerate(self._blocks):
             parts = self._parts.get(index)
             kind = block.type

@@ -11,7 +11,11 @@ import pytest
 
 from app.core.calibration import Calibrations
 from app.core.paths import AppPaths
-from app.store.calibration_file import CALIBRATION_FILE_NAME, CalibrationFile
+from app.store.calibration_file import (
+    CALIBRATION_FILE_NAME,
+    SAVE_EVERY_SECONDS,
+    CalibrationFile,
+)
 
 MODEL = "claude-sonnet-4-6"
 STAMP = datetime(2026, 3, 5, 9, 30, tzinfo=UTC)
@@ -112,3 +116,85 @@ def test_a_save_replaces_the_previous_file_whole(calibration_file: CalibrationFi
     calibration_file.save(later)
 
     assert calibration_file.load().snapshot() == later.snapshot()
+
+
+class Seconds:
+    """A hand-set `time.monotonic` for the file's wait between writes."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def written(calibration_file: CalibrationFile) -> dict[str, object]:
+    return CalibrationFile(calibration_file.path).load().snapshot()  # type: ignore[return-value]
+
+
+def test_keep_writes_what_the_gauge_would_show_at_once_and_hairs_later(
+    tmp_path: Path,
+) -> None:
+    seconds = Seconds()
+    calibration_file = CalibrationFile(tmp_path / CALIBRATION_FILE_NAME, monotonic=seconds)
+    calibrations = calibration_file.load()
+    calibrations.learn(MODEL, 2_000, 2_200)  # a model calibrated: shown at once
+
+    assert calibration_file.keep(calibrations)
+    assert written(calibration_file) == calibrations.snapshot()
+
+    seconds.now += 1
+    calibrations.learn(MODEL, 2_000, 2_202)  # a hair (0.05 %): kept for later
+    first = written(calibration_file)
+    assert calibration_file.keep(calibrations)
+    assert written(calibration_file) == first
+
+    seconds.now += 1
+    calibrations.learn(MODEL, 2_000, 2_600)  # the ratio moves by several percent: at once
+    assert calibration_file.keep(calibrations)
+    assert written(calibration_file) == calibrations.snapshot()
+
+    seconds.now += 1
+    calibrations.learn("claude-haiku-4-5", 1_500, 1_800)  # another model calibrated
+    assert calibration_file.keep(calibrations)
+    assert written(calibration_file) == calibrations.snapshot()
+
+
+def test_a_hair_waits_at_most_save_every_seconds_and_is_flushed_when_quitting(
+    tmp_path: Path,
+) -> None:
+    seconds = Seconds()
+    calibration_file = CalibrationFile(tmp_path / CALIBRATION_FILE_NAME, monotonic=seconds)
+    calibrations = calibration_file.load()
+    calibrations.learn(MODEL, 2_000, 2_200)
+    calibration_file.keep(calibrations)
+
+    calibrations.learn(MODEL, 2_000, 2_202)
+    calibration_file.keep(calibrations)
+    assert written(calibration_file) != calibrations.snapshot()
+    seconds.now += SAVE_EVERY_SECONDS
+    calibrations.learn(MODEL, 2_000, 2_203)
+    calibration_file.keep(calibrations)  # the last write is old: this one goes now
+    assert written(calibration_file) == calibrations.snapshot()
+
+    calibrations.learn(MODEL, 2_000, 2_204)
+    calibration_file.keep(calibrations)
+    assert written(calibration_file) != calibrations.snapshot()
+    assert calibration_file.flush()
+    assert written(calibration_file) == calibrations.snapshot()
+    assert calibration_file.flush()  # nothing waiting: nothing to do
+
+
+def test_a_refused_write_is_tried_again_at_the_next_reply(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("", encoding="utf-8")
+    calibration_file = CalibrationFile(not_a_folder / CALIBRATION_FILE_NAME)
+    calibrations = calibration_file.load()
+    calibrations.learn(MODEL, 2_000, 2_200)
+
+    assert calibration_file.keep(calibrations) is False
+    calibrations.learn(MODEL, 2_000, 2_201)
+    assert calibration_file.keep(calibrations) is False  # still due: nothing was written
+    assert len([m for m in warnings_of(caplog) if "Could not save" in m]) == 2
