@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -52,18 +51,6 @@ from app.store.versions import VersionRows, insert_message
 
 if TYPE_CHECKING:
     from app.store.recall import RecallIndex
-
-# A finished reply's changes are copied out of the write-ahead log into the file
-# (`checkpoint`) when the last copy is this old, or this many replies were saved since:
-# as soon as before for replies a person writes at their pace, once in a while for a
-# quick run of them (each copy costs the reply's thread ~0.4 ms and writes the pages
-# changed since, which consecutive replies share). Committed changes in the log are as
-# durable as in the file (synchronous=FULL); the copy only narrows what a lost or damaged
-# log could take, and closing the store, or SQLite's own automatic checkpoint past 1000
-# pages, copies the rest.
-CHECKPOINT_AFTER_SECONDS = 10.0
-CHECKPOINT_EVERY_REPLIES = 8
-_seconds = time.monotonic  # the clock of that age (tests set their own)
 
 _SESSION_COLUMNS = "id, title, created_at, updated_at, model, system_prompt, version"
 _MESSAGE_COLUMNS = (
@@ -108,8 +95,6 @@ class SessionStore(ConnectionStore):
         self.versions = VersionRows(
             connection, database=database, stamp=lambda: _stamp(self._now())
         )
-        self._replies_since_checkpoint = 0
-        self._checkpointed_at = float("-inf")  # `_seconds()` at the last copy
 
     @classmethod
     def open(
@@ -372,20 +357,8 @@ class SessionStore(ConnectionStore):
             row = cursor.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM message WHERE id = ?", (message_id,)
             ).fetchone()
-        self._checkpoint_after_reply()
+        checkpoint(self._connection)  # a finished reply: out of the log into the file
         return _message_from_row(row)
-
-    def _checkpoint_after_reply(self) -> None:
-        """Copy the log into the file after a finished reply, when due (see
-        `CHECKPOINT_AFTER_SECONDS`)."""
-        self._replies_since_checkpoint += 1
-        now = _seconds()
-        if (
-            self._replies_since_checkpoint >= CHECKPOINT_EVERY_REPLIES
-            or now - self._checkpointed_at >= CHECKPOINT_AFTER_SECONDS
-        ):
-            checkpoint(self._connection)
-            self._replies_since_checkpoint, self._checkpointed_at = 0, now
 
     def set_pinned(self, message_id: int, pinned: bool) -> Message:
         """Pin a message (never summarized, always in the live context) or unpin it.

@@ -22,7 +22,6 @@ from app.store import (
     connect,
     open_database,
 )
-from app.store import sessions as sessions_module
 from tests.fakes.clock import FakeClock
 
 MODEL = "claude-sonnet-4-5"
@@ -560,41 +559,3 @@ def test_migration_4_zeroes_the_estimates_of_blank_messages(tmp_path: Path) -> N
     ).fetchall()
     assert estimates == [(1, 0), (2, 2), (3, None)]
     connection.close()
-
-
-def test_finished_replies_are_copied_out_of_the_log_when_due(
-    store: SessionStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The first finished reply is checkpointed; then one when CHECKPOINT_EVERY_REPLIES
-    were saved since, or when the last copy is CHECKPOINT_AFTER_SECONDS old."""
-    copies: list[int] = []
-    real = sessions_module.checkpoint
-
-    def counted(connection: sqlite3.Connection) -> None:
-        copies.append(len(finished))
-        real(connection)
-
-    now = [1_000.0]
-    monkeypatch.setattr(sessions_module, "checkpoint", counted)
-    monkeypatch.setattr(sessions_module, "_seconds", lambda: now[0])
-    session = store.create_session("t", MODEL)
-    finished: list[int] = []
-
-    def reply() -> None:
-        row = store.append_message(
-            session.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING, model=MODEL
-        )
-        finished.append(row.id)
-        store.finish_message(row.id, f"Reply {len(finished)}.", MessageStatus.COMPLETE)
-
-    every = sessions_module.CHECKPOINT_EVERY_REPLIES
-    for _ in range(1 + every):
-        reply()
-        now[0] += 0.5  # a quick run of replies
-    assert copies == [1, 1 + every]
-    now[0] += sessions_module.CHECKPOINT_AFTER_SECONDS
-    reply()  # the last copy is old: at once, as after every reply at a person's pace
-    assert copies == [1, 1 + every, 2 + every]
-    assert [m.content for m in store.messages(session.id)] == [
-        f"Reply {n}." for n in range(1, 3 + every)
-    ]
