@@ -75,6 +75,19 @@ two, alternated — one without it, whose CPU and wall figures make the medians,
 it, whose longest slice does. `--no-heartbeat` runs only the first kind (no slice figure).
 `--tree` runs the app from another checkout (main's, say), the bench and fake as this one.
 
+Where each longest silence fell (a table under the medians, heartbeat turns): its step of
+the turn (before the POST, the fake's answer = POST → its headers, streaming = → the last
+text in the window, the reply's end = → idle), its start from the key press and on
+CLOCK_MONOTONIC (to find it in a `perf sched record -k CLOCK_MONOTONIC` trace), and in
+it: the GUI thread's CPU, its wait for a CPU (schedstat's run delay: another thread or
+process had the CPUs), its sleep (the GIL, a lock, the loop's wait for the next beat),
+the app's other threads' CPU (the process clock less the GUI's), the fake server's CPU
+(its process CPU clock), and the chat loop's callbacks that ran in it. These reads cost
+the heartbeat ~2 µs a beat, in the heartbeat turns only. Diagnoses, off by default:
+`--trace-c-calls` lists the GUI's and reply worker's C calls of 0.3 ms or more in the
+silence, with their CPU (sys.setprofile: perturbs both threads); `--fake-idle` runs the
+fake under SCHED_IDLE (how much of the silence is the bench's own fake).
+
 LangChain, per turn: `save_context` then `load_memory_variables({})`, thread CPU.
 
 Prints each turn, then medians per cell, the load average at each cell's start and end,
