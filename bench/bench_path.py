@@ -75,6 +75,19 @@ two, alternated — one without it, whose CPU and wall figures make the medians,
 it, whose longest slice does. `--no-heartbeat` runs only the first kind (no slice figure).
 `--tree` runs the app from another checkout (main's, say), the bench and fake as this one.
 
+Where each longest silence fell (a table under the medians, heartbeat turns): its step of
+the turn (before the POST, the fake's answer = POST → its headers, streaming = → the last
+text in the window, the reply's end = → idle), its start from the key press and on
+CLOCK_MONOTONIC (to find it in a `perf sched record -k CLOCK_MONOTONIC` trace), and in
+it: the GUI thread's CPU, its wait for a CPU (schedstat's run delay: another thread or
+process had the CPUs), its sleep (the GIL, a lock, the loop's wait for the next beat),
+the app's other threads' CPU (the process clock less the GUI's), the fake server's CPU
+(its process CPU clock), and the chat loop's callbacks that ran in it. These reads cost
+the heartbeat ~2 µs a beat, in the heartbeat turns only. Diagnoses, off by default:
+`--trace-c-calls` lists the GUI's and reply worker's C calls of 0.3 ms or more in the
+silence, with their CPU (sys.setprofile: perturbs both threads); `--fake-idle` runs the
+fake under SCHED_IDLE (how much of the silence is the bench's own fake).
+
 LangChain, per turn: `save_context` then `load_memory_variables({})`, thread CPU.
 
 Prints each turn, then medians per cell, the load average at each cell's start and end,
@@ -89,6 +102,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -98,7 +112,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -245,6 +259,35 @@ class Marks:
     # (`AutomaticRecall.gather`): what the worker spends before the POST (issue 20).
     worker_cpu: float | None = None
     recall_cpu: float = 0.0
+    # The last of the reply's text reaching the window (heartbeat turns only).
+    last_text: float | None = None
+
+    def note_text(self, _message_id: int, _text: str) -> None:
+        self.last_text = time.perf_counter()
+
+
+def step_of(moment: float, marks: Marks) -> str:
+    """Which step of the turn `moment` (perf_counter) fell in."""
+    if marks.request_wall is None or moment < marks.request_wall:
+        return "before the POST"
+    if marks.response_wall is None or moment < marks.response_wall:
+        return "the fake's answer"
+    if marks.last_text is None or moment <= marks.last_text:
+        return "streaming"
+    return "the reply's end"
+
+
+def where(silence: Any, marks: Marks) -> dict[str, Any]:
+    """A silence's step of the turn (where it began, and where it ended if elsewhere), its
+    start from the key press (ms), and what each clock did in it."""
+    began, ended = step_of(silence.start, marks), step_of(silence.end, marks)
+    return {
+        "step": began if began == ended else f"{began} → {ended}",
+        "at": (silence.start - marks.wall) * 1e3,
+        "clock": silence.start,  # CLOCK_MONOTONIC s: for `perf sched` traces with -k mono
+        **silence.as_dict(),
+        "callbacks": callbacks_in(silence.start, silence.end),
+    }
 
 
 class RequestHook:
@@ -290,7 +333,14 @@ class RequestHook:
 
         def timed_work(job: Any, *args: Any, **kwargs: Any) -> Any:
             started.cpu = time.thread_time()
-            return work(job, *args, **kwargs)
+            tracing = _Callbacks.on and _Callbacks.trace
+            if tracing:
+                sys.setprofile(_trace_c_call("reply worker"))
+            try:
+                return work(job, *args, **kwargs)
+            finally:
+                if tracing:
+                    sys.setprofile(None)
 
         def timed_gather(recall: Any, *args: Any, **kwargs: Any) -> Any:
             began = time.thread_time()
@@ -335,6 +385,8 @@ def app_child(settings_file: str) -> None:
         real_window.REPO = Path(settings["tree"])  # run_cairn imports `app` from there
     commands = _Commands()
     loops: list[Any] = []
+    _time_loop_callbacks()
+    _Callbacks.trace = settings.get("trace_c_calls", False)
 
     def drive(controller: Any, window: Any, started: Callable[[], bool]) -> Iterator[Any]:
         hook = RequestHook(threading.get_ident())
@@ -352,6 +404,88 @@ def app_child(settings_file: str) -> None:
             parent, loops[-1], steps, commands
         )
     run_cairn(script, settings["key"])
+
+
+class _Callbacks:
+    """The chat service's loop callbacks run on the GUI thread, timed while `on`: (start,
+    end, where) each, perf_counter seconds and the callback's file:line."""
+
+    on: ClassVar[bool] = False
+    spans: ClassVar[list[tuple[float, float, str]]] = []
+    trace: ClassVar[bool] = False  # --trace-c-calls: the GUI thread's and reply worker's
+
+
+LONG_C_CALL = 0.0003  # s
+
+
+def _trace_c_call(thread: str) -> Callable[[Any, str, Any], None]:
+    """A `sys.setprofile` function noting each C call of ≥ LONG_C_CALL (wall) in
+    `_Callbacks.spans`, with the thread's CPU in it: a call that ran that long holding
+    the GIL kept every other thread waiting (perturbs the thread it runs on: every call
+    goes through it). Nested calls are noted each (an outer one includes the inner)."""
+    began: list[tuple[float, float]] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call":
+            began.append((time.perf_counter(), time.thread_time()))
+        elif event in ("c_return", "c_exception") and began:
+            start, cpu = began.pop()
+            now = time.perf_counter()
+            if now - start >= LONG_C_CALL:
+                cpu = time.thread_time() - cpu
+                name = getattr(arg, "__qualname__", None) or getattr(arg, "__name__", "?")
+                caller = f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
+                _Callbacks.spans.append(
+                    (start, now, f"{thread}: C {name} from {caller} (CPU {cpu * 1e3:.1f})")
+                )
+
+    return profile
+
+
+def _time_loop_callbacks() -> None:
+    """Time each callback the chat service's loop runs on the GUI thread (posted or a
+    timer's), in the heartbeat turns only: which of them fell in the longest silence."""
+    sys.path.insert(0, str(real_window.REPO))
+    from app.ui.qt_loop import QtEventLoop
+
+    run, call_later = QtEventLoop._run, QtEventLoop.call_later
+
+    def label(callback: Any) -> str:
+        code = getattr(callback, "__code__", None)
+        if code is None:
+            return getattr(callback, "__qualname__", type(callback).__name__)
+        return f"{Path(code.co_filename).name}:{code.co_firstlineno} {code.co_name}"
+
+    def timed(callback: Callable[[], None]) -> Callable[[], None]:
+        def call() -> None:
+            if not _Callbacks.on:
+                callback()
+                return
+            began = time.perf_counter()
+            try:
+                callback()
+            finally:
+                _Callbacks.spans.append((began, time.perf_counter(), label(callback)))
+
+        return call
+
+    def timed_run(loop: Any, callback: Callable[[], None]) -> None:
+        run(loop, timed(callback))
+
+    def timed_call_later(loop: Any, seconds: float, callback: Callable[[], None]) -> Any:
+        return call_later(loop, seconds, timed(callback))
+
+    QtEventLoop._run = timed_run  # type: ignore[method-assign]
+    QtEventLoop.call_later = timed_call_later  # type: ignore[method-assign]
+
+
+def callbacks_in(start: float, end: float) -> list[str]:
+    """The timed callbacks overlapping [start, end]: where, and their wall ms."""
+    return [
+        f"{where} {(finished - began) * 1e3:.1f}"
+        for began, finished, where in _Callbacks.spans
+        if began < end and finished > start
+    ]
 
 
 # --- waiting without a poll --------------------------------------------------------------------
@@ -577,7 +711,7 @@ def _drive(
         )
     )
     current = service.current
-    heartbeat = Heartbeat()
+    heartbeat = Heartbeat(settings.get("fake_pid"))
     first_paint = _FirstPaint(controller, window.transcript)
     # The bench's own GUI work: the heartbeat's cost per beat, idle (poll included).
     cpu = time.thread_time()
@@ -602,6 +736,8 @@ def _drive(
                 "tracked": len(gc.get_objects()),
                 "frozen": gc.get_freeze_count(),
                 "driver": f"a {POLL_MS} ms poll" if settings["poll_driver"] else "events",
+                "pid": os.getpid(),
+                "fake_pid": settings.get("fake_pid"),
             }
         ),
         flush=True,
@@ -635,7 +771,13 @@ def _drive(
         # The heartbeat (its own GUI work, 35–80 µs a beat) runs in every other turn: those
         # give the slice figures, the turns between them the CPU figures.
         beating = settings["heartbeat"] and not profiling and index % 2 == 1
+        note_text = marks.note_text
         if beating:
+            controller.message_text_changed.connect(note_text)
+            _Callbacks.spans.clear()
+            _Callbacks.on = True
+            if _Callbacks.trace:
+                sys.setprofile(_trace_c_call("GUI"))
             heartbeat.start()
         marks.wall = time.perf_counter()
         marks.gui_cpu = time.thread_time()
@@ -651,6 +793,11 @@ def _drive(
             profiler.disable()
         heartbeat.stop()
         slice_ms, slice_cpu = heartbeat.longest_slice()
+        silence = heartbeat.longest_gap()
+        if beating:
+            controller.message_text_changed.disconnect(note_text)
+            _Callbacks.on = False
+            sys.setprofile(None)
         hook.marks = None
         tail_cpu = time.process_time()
         yield Timed(TAIL_SECONDS)
@@ -684,6 +831,7 @@ def _drive(
             "slice": slice_ms if beating else None,
             "slice_cpu": slice_cpu if beating else None,
             "beats": heartbeat.count if beating else 0,
+            "silence": where(silence, marks) if beating and silence is not None else None,
             "on_screen": (
                 (marks.on_screen - marks.wall) * 1e3 if marks.on_screen is not None else None
             ),
@@ -816,7 +964,8 @@ def run_cell(
         paths = prepare_home(home, database, [MODEL, *FALLBACK_MODELS])
         langchain: subprocess.Popen[str] | None = None
         app: subprocess.Popen[str] | None = None
-        with FakeServer(work, [MODEL], [answer for _question, answer in pairs]) as server:
+        answers = [answer for _question, answer in pairs]
+        with FakeServer(work, [MODEL], answers, idle=args.fake_idle) as server:
             try:
                 if langchain_python is not None:
                     store = SessionStore.open(paths.database)
@@ -862,6 +1011,8 @@ def run_cell(
                             "profile": args.profile,
                             "tree": args.tree,
                             "poll_driver": args.poll_driver,
+                            "fake_pid": server.pid,
+                            "trace_c_calls": args.trace_c_calls,
                         }
                     )
                 )
@@ -925,7 +1076,8 @@ def _talk(
                 f"{ready['driver']}) {ready['idle_ms_per_s']:.1f} ms CPU/s; heartbeat "
                 f"{ready['beat_us']:.0f} µs a beat ({ready['beats_per_s']:.0f}/s); "
                 f"{ready['tracked']:,} objects tracked by the collector, "
-                f"{ready['frozen']:,} frozen",
+                f"{ready['frozen']:,} frozen; pids: app {ready.get('pid')}, "
+                f"fake {ready.get('fake_pid')}",
                 flush=True,
             )
         elif word == "TURN":
@@ -1093,6 +1245,72 @@ def summary_table(results: list[CellRun], archive: str) -> None:
         "targets (issue 20): GUI→req ≤ 3 ms at every size; slice ≤ 8 ms; proc turn at "
         "155k:100k ≤ 15 ms and ≤ ⅓ of LangChain's at 104k and 155k"
     )
+    silences_table(results)
+
+
+SILENCE_PARTS = (
+    ("cpu", "GUI ran"),
+    ("queued", "GUI queued"),
+    ("blocked", "GUI asleep"),
+    ("app", "app's others"),
+    ("fake", "fake"),
+)
+
+
+def silences_table(results: list[CellRun]) -> None:
+    """Each heartbeat turn's longest silence: its step of the turn, and what the clocks did."""
+    rows = [
+        (result.name, turn)
+        for result in results
+        for turn in result.turns
+        if not turn["warmup"] and turn.get("silence")
+    ]
+    if not rows:
+        return
+    print()
+    print(
+        "Where each longest silence fell (heartbeat turns; ms). at: its start from the key "
+        "press; step: before the POST, the fake's answer (POST → its headers), streaming "
+        "(→ the last text in the window), the reply's end (→ idle). In it: the GUI thread "
+        "ran / waited for a CPU (queued) / slept (the GIL, a lock, the loop's wait); the "
+        "app's other threads' CPU; the fake server's CPU. "
+        f"{os.cpu_count()} CPUs: 2 × the silence less all three is idle or other processes."
+    )
+    head = (
+        f"{'cell':<10} {'turn':>4} {'slice':>6} {'at':>6}  {'step':<34}"
+        + "".join(f" {name:>12}" for _key, name in SILENCE_PARTS)
+        + f" {'idle/others':>12}"
+    )
+    print(head)
+    print("-" * len(head))
+    for name, turn in rows:
+        gap = turn["silence"]
+        rest = (
+            (os.cpu_count() or 1) * gap["ms"]
+            - gap["cpu"]
+            - gap["app"]
+            - (gap["fake"] if gap["fake"] == gap["fake"] else 0.0)
+        )
+        print(
+            f"{name:<10} {turn['index'] + 1:>4} {gap['ms']:>6.1f} {gap['at']:>6.1f}  "
+            f"{gap['step']:<34}"
+            + "".join(f" {gap[key]:>12.1f}" for key, _name in SILENCE_PARTS)
+            + f" {rest:>12.1f}"
+        )
+        print(f"{'':<18}began at CLOCK_MONOTONIC {gap.get('clock', float('nan')):.6f} s")
+        if gap.get("callbacks"):
+            print(f"{'':<18}in it (wall ms): " + "; ".join(gap["callbacks"]))
+    steps: dict[str, list[dict[str, float]]] = {}
+    for _name, turn in rows:
+        steps.setdefault(turn["silence"]["step"], []).append(turn["silence"])
+    for step, gaps in sorted(steps.items(), key=lambda kv: -len(kv[1])):
+        print(
+            f"  {step}: {len(gaps)} of {len(rows)}; medians: slice "
+            f"{median([g['ms'] for g in gaps]):.1f}, "
+            + ", ".join(
+                f"{label} {median([g[key] for g in gaps]):.1f}" for key, label in SILENCE_PARTS
+            )
+        )
 
 
 def main() -> None:
@@ -1133,6 +1351,19 @@ def main() -> None:
         help="drive the app as before: a 10 ms poll on the GUI thread (real_window.make_driver) "
         "instead of waking on the app's events",
     )
+    parser.add_argument(
+        "--trace-c-calls",
+        action="store_true",
+        help="in the heartbeat turns, note each C call of 0.3 ms or more on the GUI thread "
+        "and the reply worker (sys.setprofile: perturbs both; a diagnosis, not a figure)",
+    )
+    parser.add_argument(
+        "--fake-idle",
+        action="store_true",
+        help="run the fake server under SCHED_IDLE: it gets a CPU only when nothing else wants "
+        "one, so it never delays the app (a diagnosis: how much of the silence is the bench's "
+        "own fake; the figures are not the default's)",
+    )
     parser.add_argument("--app", help=argparse.SUPPRESS)
     parser.add_argument("--langchain", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -1163,6 +1394,8 @@ def main() -> None:
     print(
         f"app: {args.tree or REPO}; driver: "
         + (f"a {POLL_MS} ms poll" if args.poll_driver else "the app's events")
+        + ("; the fake server under SCHED_IDLE (a diagnosis)" if args.fake_idle else "")
+        + ("; C calls traced (a diagnosis)" if args.trace_c_calls else "")
     )
     cells = parse_cells(args.cells)
     counter = default_counter()

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,10 @@ def serve(settings_file: str) -> None:
     from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, echo_reply
 
     settings = json.loads(Path(settings_file).read_text())
+    if settings.get("idle"):
+        # A diagnosis: every thread of the fake (they inherit it) runs only on a CPU no
+        # other task wants, so it never takes one from the app (SCHED_IDLE, Linux).
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     answers: list[str] = settings.get("answers", [])
     holder: list[FakeAnthropicServer] = []
 
@@ -140,7 +145,12 @@ class FakeServer:
     """The fake Anthropic server in a child process; `base_url` once started."""
 
     def __init__(
-        self, folder: Path, models: Sequence[Any] | None = None, answers: Sequence[str] = ()
+        self,
+        folder: Path,
+        models: Sequence[Any] | None = None,
+        answers: Sequence[str] = (),
+        *,
+        idle: bool = False,
     ) -> None:
         settings = folder / "fake-server.json"
         settings.write_text(
@@ -148,6 +158,7 @@ class FakeServer:
                 {
                     "models": None if models is None else [m.model_dump() for m in models],
                     "answers": list(answers),
+                    "idle": idle,
                 }
             )
         )
@@ -163,6 +174,10 @@ class FakeServer:
         if not self.base_url:
             self.close()
             raise RuntimeError("the fake server did not start")
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
 
     def close(self) -> None:
         if self._process.stdin is not None and not self._process.stdin.closed:
@@ -307,37 +322,59 @@ def longest_silence(beats: Sequence[float], start: float, end: float) -> float:
 
 class Heartbeat:
     """A 1 ms precise QTimer on the GUI thread noting each beat (bench_stall.py's), and
-    with it how long the GUI thread had been on a CPU (/proc schedstat, ~2 µs a read):
-    a silence is then the GUI thread at work, or waiting for a CPU or for the GIL.
+    with it how long the GUI thread had been on a CPU and waiting for one (/proc
+    schedstat, ~2 µs a read): a silence is then the GUI thread at work, waiting for a
+    CPU, or blocked (the GIL, or the event loop asleep past its timer).
+
+    Each beat also notes the process's CPU clock (every thread) and, given `other_pid`,
+    that process's (the fake server's: `clock_gettime` on its CPU clock, ~1 µs a read),
+    so a silence says what the rest of the app and the fake did meanwhile.
 
     `start()` and `stop()` note a point too, so the work right after `start()` (a key
     press handled synchronously) is a silence like any other.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, other_pid: int | None = None) -> None:
         from PySide6.QtCore import Qt, QTimer
 
         self.beats: list[float] = []
         self.on_cpu: list[float] = []  # the GUI thread's CPU seconds at each beat
+        self.queued: list[float] = []  # its seconds waiting for a CPU (runnable, not running)
+        self.process: list[float] = []  # the process's CPU seconds (every thread)
+        self.other: list[float] = []  # `other_pid`'s CPU seconds (nan without it)
         path = f"/proc/self/task/{threading.get_native_id()}/schedstat"
         self._fd = os.open(path, os.O_RDONLY) if os.path.exists(path) else None
+        self._other_clock = None if other_pid is None else process_cpu_clock(other_pid)
         self._timer = QTimer()
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(1)
         self._timer.timeout.connect(self._beat)
 
-    def _cpu(self) -> float:
+    def _cpu(self) -> tuple[float, float]:
         if self._fd is None:
+            return float("nan"), float("nan")
+        on_cpu, waiting, _slices = os.pread(self._fd, 100, 0).split()
+        return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+    def _other(self) -> float:
+        if self._other_clock is None:
             return float("nan")
-        return int(os.pread(self._fd, 100, 0).split()[0]) / 1e9
+        try:
+            return time.clock_gettime(self._other_clock)
+        except OSError:  # it ended
+            return float("nan")
 
     def _beat(self) -> None:
         self.beats.append(time.perf_counter())
-        self.on_cpu.append(self._cpu())
+        on_cpu, queued = self._cpu()
+        self.on_cpu.append(on_cpu)
+        self.queued.append(queued)
+        self.process.append(time.process_time())
+        self.other.append(self._other())
 
     def start(self) -> None:
-        self.beats.clear()
-        self.on_cpu.clear()
+        for points in (self.beats, self.on_cpu, self.queued, self.process, self.other):
+            points.clear()
         self._beat()
         self._timer.start()
 
@@ -355,12 +392,80 @@ class Heartbeat:
 
     def longest_slice(self) -> tuple[float, float]:
         """Since `start()`: the longest silence (ms), and the GUI thread's CPU in it (ms)."""
-        gaps = [
-            (self.beats[i + 1] - self.beats[i], self.on_cpu[i + 1] - self.on_cpu[i])
-            for i in range(len(self.beats) - 1)
-        ]
-        gap, cpu = max(gaps, default=(float("nan"), float("nan")))
-        return gap * 1e3, cpu * 1e3
+        gap = self.longest_gap()
+        if gap is None:
+            return float("nan"), float("nan")
+        return gap.ms, gap.cpu
+
+    def longest_gap(self) -> Silence | None:
+        """Since `start()`: the longest silence, and what every clock did in it."""
+        return longest_gap(self.beats, self.on_cpu, self.queued, self.process, self.other)
+
+
+def longest_gap(
+    beats: Sequence[float],
+    on_cpu: Sequence[float],
+    queued: Sequence[float],
+    process: Sequence[float],
+    other: Sequence[float],
+) -> Silence | None:
+    """The longest stretch between two beats, with each clock's advance over it (ms):
+    every sequence holds one reading a beat (seconds)."""
+    if len(beats) < 2:
+        return None
+    i = max(range(len(beats) - 1), key=lambda i: beats[i + 1] - beats[i])
+    return Silence(
+        start=beats[i],
+        end=beats[i + 1],
+        cpu=(on_cpu[i + 1] - on_cpu[i]) * 1e3,
+        queued=(queued[i + 1] - queued[i]) * 1e3,
+        process=(process[i + 1] - process[i]) * 1e3,
+        other=(other[i + 1] - other[i]) * 1e3,
+    )
+
+
+def process_cpu_clock(pid: int) -> int:
+    """The clock id of another process's CPU time, every thread (Linux's
+    MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)): `time.clock_gettime` reads it."""
+    return ((~pid) << 3) | 2
+
+
+@dataclass(frozen=True)
+class Silence:
+    """One silence of the heartbeat (perf_counter seconds) and, in it (ms): the GUI
+    thread's CPU, its wait for a CPU, the process's CPU (every thread, the GUI's
+    included), and the other process's (the fake server's)."""
+
+    start: float
+    end: float
+    cpu: float
+    queued: float
+    process: float
+    other: float
+
+    @property
+    def ms(self) -> float:
+        return (self.end - self.start) * 1e3
+
+    @property
+    def blocked(self) -> float:
+        """Neither running nor runnable: asleep (the GIL, a lock, the loop's wait)."""
+        return max(0.0, self.ms - self.cpu - self.queued)
+
+    @property
+    def rest_of_app(self) -> float:
+        """The app's other threads' CPU (the reply worker, the SDK's, SQLite's)."""
+        return max(0.0, self.process - self.cpu)
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "ms": self.ms,
+            "cpu": self.cpu,
+            "queued": self.queued,
+            "blocked": self.blocked,
+            "app": self.rest_of_app,
+            "fake": self.other,
+        }
 
 
 if __name__ == "__main__":

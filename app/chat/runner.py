@@ -17,7 +17,9 @@ of made again, and closed on that thread when it ends (`shutdown`, or idle too l
 from __future__ import annotations
 
 import logging
+import os
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
@@ -36,8 +38,29 @@ KEPT_IDLE_THREADS = 2
 # questions is a pause; the next reply opens its store again (about 2 ms).
 KEPT_IDLE_SECONDS = 600.0
 
+# Job threads run this much nicer than the process's main (GUI) thread: when a job and
+# the GUI thread want the same CPU — a reply's stream parsed while the window shows its
+# text — the window goes first, and its GIL hand-backs are not queued behind the job
+# (issue 20: the GUI's longest silence in a turn). Linux only, where niceness is per
+# thread and, under autogroups or cgroups, counts only against the app's own threads.
+JOB_NICENESS = 10
+
 # A kept thread's queue of jobs (None: end now).
 _Jobs = queue.SimpleQueue["Job[Any] | None"]
+
+
+def behind_the_window() -> None:
+    """This thread at JOB_NICENESS above the main thread's niceness (at most 19), so a job
+    started from another job is no nicer than one started from the window. Nothing where
+    niceness is not per thread (macOS, Windows) or cannot be changed."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        target = min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + JOB_NICENESS)
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), target)
+    except OSError:  # not allowed (a sandbox): the job runs as before
+        log.debug("could not lower a job thread's priority", exc_info=True)
+
 
 # What the calling thread keeps for its next jobs (`kept_for_thread`): set on a kept
 # thread only, by key, with how to close it.
@@ -142,7 +165,7 @@ class JobRunner:
             with self._lock:
                 self._kept.add(thread)
         else:
-            thread = threading.Thread(target=self._run, args=(job,), name=f"cairn-{job.name}")
+            thread = threading.Thread(target=self._run_alone, args=(job,), name=f"cairn-{job.name}")
         thread.daemon = True
         job.thread = thread
         thread.start()
@@ -150,6 +173,7 @@ class JobRunner:
 
     def _serve(self, job: Job[Any], jobs: _Jobs) -> None:
         """A kept thread: `job`, then the next ones handed to it while it waits idle."""
+        behind_the_window()
         _THREAD.kept = {}
         me = (jobs, threading.current_thread())
         try:
@@ -193,6 +217,10 @@ class JobRunner:
                     log.warning("A background task did not stop in time: %s", job.name)
         for thread in kept:
             thread.join(timeout)
+
+    def _run_alone(self, job: Job[T]) -> None:
+        behind_the_window()
+        self._run(job)
 
     def _run(self, job: Job[T]) -> None:
         failure: UserFacingError | None = None

@@ -1,12 +1,24 @@
 """The real-window benches' helpers (bench/real_window.py) measure what they say: the fake
 server's answer arrives whole in the deltas it is cut into, the right answer goes to each
-question, and the longest GUI-thread silence counts the stretch before the first beat."""
+question, the longest GUI-thread silence counts the stretch before the first beat, and
+what each clock did in it is read over that silence and no other."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 
-from bench.real_window import longest_silence, question_number, split_answer
+from bench.real_window import (
+    Silence,
+    longest_gap,
+    longest_silence,
+    process_cpu_clock,
+    question_number,
+    split_answer,
+)
 
 
 @pytest.mark.parametrize(
@@ -41,3 +53,59 @@ def test_the_longest_silence_ignores_beats_outside_the_window() -> None:
 
 def test_without_a_beat_the_whole_window_is_one_silence() -> None:
     assert longest_silence([], start=1.0, end=1.25) == pytest.approx(250.0)
+
+
+def test_the_longest_gap_reads_each_clock_over_that_gap_alone() -> None:
+    beats = [0.0, 0.001, 0.011, 0.012]  # the silence: 0.001 → 0.011
+    gap = longest_gap(
+        beats,
+        on_cpu=[1.0, 1.001, 1.004, 1.005],
+        queued=[2.0, 2.0, 2.002, 2.002],
+        process=[5.0, 5.002, 5.012, 5.013],
+        other=[7.0, 7.0, 7.001, 7.001],
+    )
+    assert gap is not None
+    assert (gap.start, gap.end) == (0.001, 0.011)
+    assert gap.ms == pytest.approx(10.0)
+    assert gap.cpu == pytest.approx(3.0)
+    assert gap.queued == pytest.approx(2.0)
+    assert gap.blocked == pytest.approx(5.0)  # neither running nor waiting for a CPU
+    assert gap.rest_of_app == pytest.approx(7.0)  # the process's 10 less the GUI's 3
+    assert gap.other == pytest.approx(1.0)
+
+
+def test_a_single_beat_has_no_gap() -> None:
+    assert longest_gap([1.0], [0.0], [0.0], [0.0], [0.0]) is None
+
+
+def test_clock_skew_never_makes_a_part_negative() -> None:
+    # schedstat and the process clock are read a few µs apart: a part may come out above
+    # the silence; what is left is then nothing, not less.
+    gap = Silence(start=0.0, end=0.001, cpu=0.8, queued=0.3, process=0.7, other=0.0)
+    assert gap.blocked == 0.0
+    assert gap.rest_of_app == 0.0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's CPU clocks")
+def test_another_process_cpu_clock_reads_its_cpu_time() -> None:
+    busy = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nend = time.process_time() + 0.3\n"
+            "while time.process_time() < end: pass\nimport sys; sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+    )
+    try:
+        clock = process_cpu_clock(busy.pid)
+        deadline = time.monotonic() + 30
+        while time.clock_gettime(clock) < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        spent = time.clock_gettime(clock)
+        assert 0.3 <= spent < 5  # its own CPU, not this process's nor the machine's
+        assert time.clock_gettime(clock) < spent + 0.05  # it waits on its input now
+    finally:
+        assert busy.stdin is not None
+        busy.stdin.close()
+        busy.wait(30)

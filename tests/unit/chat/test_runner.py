@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 
 import pytest
 
 from app.chat.loop import QueueLoop
-from app.chat.runner import SOMETHING_WENT_WRONG, Job, JobRunner, drop_kept, kept_for_thread
+from app.chat.runner import (
+    JOB_NICENESS,
+    SOMETHING_WENT_WRONG,
+    Job,
+    JobRunner,
+    drop_kept,
+    kept_for_thread,
+)
 from app.core.errors import UserFacingError
 
 
@@ -168,3 +177,29 @@ def test_jobs_at_once_on_kept_threads_each_get_their_own() -> None:
     loop.run_until(lambda: runner.running == 0 and len(values) == 2)
     runner.shutdown()
     assert values[0] is not values[1]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness")
+@pytest.mark.parametrize("kept", [False, True])
+def test_jobs_run_nicer_than_the_window_and_the_window_keeps_its_priority(kept: bool) -> None:
+    loop = QueueLoop()
+    runner = JobRunner(loop)
+    window = os.getpriority(os.PRIO_PROCESS, os.getpid())
+    inner: list[int] = []
+
+    def nested(_job: Job[int]) -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def work(_job: Job[int]) -> int:
+        # A job started from a job's thread is no nicer than one started from the window.
+        runner.start(Job("inner", nested, done=inner.append))
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    done: list[int] = []
+    runner.start(Job("outer", work, done=done.append, kept_thread=kept))
+    loop.run_until(lambda: bool(done) and bool(inner))
+    runner.shutdown()
+    expected = min(19, window + JOB_NICENESS)
+    assert done == [expected]
+    assert inner == [expected]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == window
