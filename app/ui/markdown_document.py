@@ -157,9 +157,13 @@ class GrowingMarkdown:
                 if settled is not None and not _ends_pending_block(settled[0].lastBlock()):
                     self._insert(cursor, settled[0], settled[1])
                     self._settled_quoted |= settled[2]
+                    self._marker = _carried_marker(
+                        _LEAD_INS[self._marker],
+                        text[self._settled_end : fresh],
+                        settled[0].lastBlock(),
+                    )
                     self._settled_end = fresh
                     self._settled_position = document.characterCount() - 1
-                    self._marker = _last_marker(settled[0].lastBlock())
                 else:
                     self._unsettled_through = fresh
             end = self._import(document, text[self._settled_end :], palette, font, ends_text=True)
@@ -192,7 +196,7 @@ class GrowingMarkdown:
         self._settled_quoted = quoted
         self._settled_end = len(start)
         self._settled_position = document.characterCount() - 1
-        self._marker = _last_marker(document.lastBlock())
+        self._marker = _carried_marker("", start, document.lastBlock())
         return True
 
     def _import(
@@ -249,6 +253,19 @@ def _ends_pending_block(block: QTextBlock) -> bool:
         or form.hasProperty(QTextFormat.Property.BlockTrailingHorizontalRulerWidth)
         or QTextCursor(block).currentTable() is not None
     )
+
+
+def _carried_marker(lead_in: str, text: str, last: QTextBlock) -> QTextBlockFormat.MarkerType:
+    """The task-list mark Qt's importer carries past `text` (imported after `lead_in`,
+    its last block `last`). Usually its last paragraph's mark (`_last_marker`); a text
+    with a task item is asked of the importer itself, since an item it does not make a
+    list item ("- [ ] &amp;": a plain paragraph, no mark) still passes its mark on."""
+    if "[" not in text:
+        return _last_marker(last)
+    probe = QTextDocument()
+    probe.setUndoRedoEnabled(False)
+    probe.setMarkdown(f"{lead_in}{text}\n\nx", MARKDOWN_FEATURES)
+    return probe.lastBlock().blockFormat().marker()
 
 
 def _last_marker(block: QTextBlock) -> QTextBlockFormat.MarkerType:
