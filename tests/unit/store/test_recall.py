@@ -328,6 +328,52 @@ def test_a_turn_from_the_kept_archive_finds_what_a_fresh_read_finds(archive: Arc
         assert pool.frequency == first.frequency
 
 
+def test_the_turns_around_are_the_same_read_by_their_likely_ids(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two conversations written by turns (the first's ids run together, then alternate
+    # with the other's), so that an id guessed from a candidate's is sometimes the other
+    # conversation's message, or one a summary does not cover: read again by seq.
+    session_id = archive.sessions.create_session("House", MODEL).id
+    other_id = archive.sessions.create_session("Other", MODEL).id
+    texts = chatter(80)
+    for n in (5, 21, 40, 41, 62):
+        texts[n] = f"The garden gate code is AX-77{n}, settled."
+    say(archive, session_id, texts[:30])
+    for text in texts[30:]:
+        say(archive, session_id, [text])
+        say(archive, other_id, ["The garden gate, the weather and lunch plans."])
+    condense(archive, session_id, 70)
+    query = recall_query("What was the garden gate code?", date(2026, 3, 3))
+    read: list[str] = []
+    by_id, by_seq = RecallIndex._rows_by_id, RecallIndex._rows_by_seq
+
+    def rows_by_id(index: RecallIndex, *args: Any) -> list[tuple[Any, ...]]:
+        read.append("id")
+        return by_id(index, *args)
+
+    def rows_by_seq(index: RecallIndex, *args: Any) -> list[tuple[Any, ...]]:
+        read.append("seq")
+        return by_seq(index, *args)
+
+    monkeypatch.setattr(RecallIndex, "_rows_by_id", rows_by_id)
+    monkeypatch.setattr(RecallIndex, "_rows_by_seq", rows_by_seq)
+    guessed = archive.index.pool(session_id, query)
+    if archive.index.indexed:  # the scan without the index (LIKE) reads by seq alone
+        assert read.count("id") >= 2 and "seq" in read  # the guesses, and the seqs they missed
+    recall_module._archives.clear()
+    monkeypatch.setattr(
+        RecallIndex,
+        "_rows_guessed",
+        lambda index, session, seqs, _guessed: index._rows_by_seq(session, seqs),
+    )
+    plain = archive.index.pool(session_id, query)
+    assert guessed.matches == plain.matches
+    assert dict(guessed.neighbours) == dict(plain.neighbours)
+    assert guessed.held == plain.held
+    assert {m.seq for m in guessed.neighbours.values()} >= {40, 43}
+
+
 def test_a_new_summary_brings_its_messages_into_the_next_turn(archive: Archive) -> None:
     session_id = archive.sessions.create_session("House", MODEL).id
     texts = chatter(200)
