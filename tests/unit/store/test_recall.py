@@ -460,6 +460,29 @@ def test_a_pools_scores_are_the_sums_made_one_rowid_at_a_time(
     assert best == sorted(expected, key=lambda doc_id: (expected[doc_id], doc_id), reverse=True)
 
 
+@given(
+    found=st.dictionaries(
+        st.integers(0, 40), st.frozensets(st.integers(1, 60), max_size=25), max_size=12
+    ),
+    doc_ids=st.lists(st.integers(1, 70), max_size=40),
+)
+def test_the_terms_each_message_holds_are_those_listed_term_by_term(
+    found: dict[int, frozenset[int]], doc_ids: list[int]
+) -> None:
+    """`_terms_held` (bit masks, one set a mask) gives each message the terms the lists it
+    replaced gave, in the same order when iterated (a score sums their worth in it)."""
+    expected: dict[int, list[int]] = {doc_id: [] for doc_id in doc_ids}
+    for i, ids in found.items():
+        for doc_id in ids:
+            if doc_id in expected:
+                expected[doc_id].append(i)
+    held = recall_module._terms_held(found, doc_ids)
+    assert held.keys() == expected.keys()
+    for doc_id, terms in expected.items():
+        assert held[doc_id] == frozenset(terms)
+        assert list(held[doc_id]) == list(frozenset(terms))
+
+
 @given(found=_ROWID_SETS)
 def test_the_rowids_terms_share_are_those_another_term_holds_too(
     found: dict[int, frozenset[int]],
