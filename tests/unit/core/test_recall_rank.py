@@ -24,6 +24,7 @@ from app.core.recall_rank import (
     WORTH_WORDS,
     Ranked,
     RecallPool,
+    _letter_runs,
     _ranked,
     _span_word_sets,
     _story_words,
@@ -408,3 +409,19 @@ _STORY_TEXTS = st.one_of(
 @given(_STORY_TEXTS)
 def test_a_texts_story_words_are_those_a_word_by_word_test_finds(content: str) -> None:
     assert _story_words.__wrapped__(content) == _story_words_word_by_word(content)
+
+
+# Text of every kind of character (surrogates too), with the ones that look like letters to
+# some test and not to another: "²" and "Ⅻ" (alphanumeric, not decimal: letters to the
+# regex), "٣" (a decimal digit), "ª", "_", "ø".
+@given(
+    st.lists(
+        st.one_of(
+            st.text(st.characters(exclude_categories=()), max_size=8),
+            st.sampled_from(["²", "Ⅻ", "٣", "ª", "_", "ø", "’", "£", "…", "word", "x9y"]),
+        ),
+        max_size=20,
+    ).map("".join)
+)
+def test_a_texts_letter_runs_are_those_the_regex_finds(text: str) -> None:
+    assert _letter_runs(text) == _LETTERS.findall(text)
