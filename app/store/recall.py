@@ -30,7 +30,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
@@ -500,12 +499,14 @@ class RecallIndex:
         self, expression: str, low: int, high: int, *, newest: int | None = None
     ) -> frozenset[int]:
         limit = f" ORDER BY rowid DESC LIMIT {int(newest)}" if newest is not None else ""
-        rows = self._connection.execute(
-            f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-            f"AND rowid BETWEEN ? AND ?{limit}",
+        # One row of the rowids joined, not a row (a tuple, for the collector) a rowid:
+        # ~15 % less a read of 301, and ~1,500 fewer objects a turn (issue 20).
+        (joined,) = self._connection.execute(
+            f"SELECT group_concat(rowid) FROM (SELECT rowid FROM {FTS_TABLE} WHERE "
+            f"{FTS_TABLE} MATCH ? AND rowid BETWEEN ? AND ?{limit})",
             (expression, low, high),
-        ).fetchall()
-        return frozenset(chain.from_iterable(rows))  # a rowid is an int: no loop in Python
+        ).fetchone()
+        return frozenset(map(int, joined.split(","))) if joined else frozenset()
 
     def _rows_by_id(self, session_id: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
         if not ids:

@@ -374,6 +374,24 @@ def test_the_turns_around_are_the_same_read_by_their_likely_ids(
     assert {m.seq for m in guessed.neighbours.values()} >= {40, 43}
 
 
+def test_a_terms_rowids_are_those_the_index_gives_row_by_row(archive: Archive) -> None:
+    if not archive.index.indexed:
+        pytest.skip("the full-text index's reads")
+    session_id = archive.sessions.create_session("House", MODEL).id
+    say(archive, session_id, chatter(40) + ["The garden gate code is AX-7731."] * 3)
+    connection = archive.sessions._connection
+    for expression, newest in (('("garden")', 5), ('("garden")', None), ('("nowhere")', 5)):
+        limit = f" ORDER BY rowid DESC LIMIT {newest}" if newest is not None else ""
+        rows = connection.execute(
+            "SELECT rowid FROM message_fts WHERE message_fts MATCH ? AND rowid BETWEEN ? AND ?"
+            + limit,
+            (expression, 3, 41),
+        ).fetchall()
+        found = archive.index._rowids(expression, 3, 41, newest=newest)
+        assert found == frozenset(rowid for (rowid,) in rows)
+        assert len(found) == (min(newest, 39) if newest and "garden" in expression else len(rows))
+
+
 def test_a_new_summary_brings_its_messages_into_the_next_turn(archive: Archive) -> None:
     session_id = archive.sessions.create_session("House", MODEL).id
     texts = chatter(200)
