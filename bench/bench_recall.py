@@ -23,14 +23,15 @@ Each turn's time is also given as the CPU time of the thread that ran it: on a s
 machine a neighbour's load stretches the wall-clock figures (two- to three-fold at a load
 average of 3 on two cores), not the CPU recall spends. Print `os.getloadavg()` with them.
 
---cell LIVE:ARCHIVED (e.g. 155k:100k): recall as bench_path's reply worker runs it, on that
-bench's database (bench_turn's cache, built when missing; a copy is used; `--archive`
-as bench_path's, natural by default; its quotes' counts not stored, as in bench_path's
-database, unless --counted): its questions stored one by one with their answers, as the app stores them, the bench model's 1M window,
-what recall keeps between turns kept (the worker's store is kept too), thread CPU a turn,
-and where it went (the index's pool, of it the SQL reads; ranking; fitting, of it the
-exact token counts). --trees A,B runs the same in each checkout (its `app`, this bench),
-each in its own process, alternated, and says whether their blocks were the same (issue 20).
+--cell LIVE:ARCHIVED (e.g. 155k:100k): recall as bench_path's reply worker runs it, on
+that bench's database (bench_turn's cache, built when missing; a copy is used;
+`--archive` as bench_path's, natural by default; its quotes' counts not stored, as in
+bench_path's database, unless --counted): its questions stored one by one with their
+answers, as the app stores them, the bench model's 1M window, what recall keeps between
+turns kept (the worker's store is kept too), thread CPU a turn, and where it went (the
+index's pool, of it the SQL reads; ranking; fitting, of it the exact token counts).
+--trees A,B runs the same in each checkout (its `app`, this bench), each in its own
+process, alternated, and says whether their blocks were the same (issue 20).
 """
 
 from __future__ import annotations
@@ -509,8 +510,8 @@ def cell_turns(cell_name: str, turns: int, archive: str = "natural", counted: bo
 
     timed(store_recall.RecallIndex, "pool", "the index's pool")
     timed(store_recall.RecallIndex, "_rowids", "  of it, full-text reads")
-    timed(store_recall.RecallIndex, "_rows_by_seq", "  of it, rows by seq (neighbours)")
-    timed(store_recall.RecallIndex, "_rows_by_id", "  of it, rows by id (candidates)")
+    timed(store_recall.RecallIndex, "_rows_by_seq", "  of it, rows by seq")
+    timed(store_recall.RecallIndex, "_rows_by_id", "  of it, rows by id")
     timed(chat_recall, "rank_pool", "ranking (rank_pool)")
     timed(chat_recall, "fit_recall", "fitting (fit_recall)")
     timed(TokenCounter, "count", "  of it, exact token counts")
@@ -583,7 +584,9 @@ def fill_quote_counts(path: Path) -> None:
     connection.close()
 
 
-def trees(cell_name: str, checkouts: list[str], turns: int, rounds: int, options: list[str]) -> None:
+def trees(
+    cell_name: str, checkouts: list[str], turns: int, rounds: int, options: list[str]
+) -> None:
     """`cell_turns` in each checkout, each in its own process, alternated for `rounds`
     (`options`: the archive's, passed on)."""
     import json
