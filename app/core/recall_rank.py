@@ -354,8 +354,10 @@ def _same_story(
     # Only a candidate holding one of the question's words: one holding more is found by
     # them already, and lifting it by the best's words lifted a subject's filler over the
     # fact ("guest list" planted facts at 2k-16k: 0.99 -> 0.98).
+    # Of each, its words among the story's (`_words_of`: the same as among its own story
+    # words, the story's being such words; not filtered and kept a second time).
     found = {
-        id(item): story & _story_words(item.match.content)
+        id(item): story & _words_of(item.match.content)
         for item in ranked[1:]
         if len(worth[item.match.session_id, item.match.seq][0] & topical) == 1
     }
@@ -378,15 +380,22 @@ def _same_story(
     return lifted
 
 
-@functools.lru_cache(maxsize=4_096)
+@functools.lru_cache(maxsize=256)
 def _story_words(content: str) -> frozenset[str]:
     """The folded words of `content` that could name a story's things: not common, not
     calendar words, at least `STORY_WORD_LETTERS` letters. No Python call a word: a
     candidate of the natural archive (~1,000 characters) took ~0.3 ms a word at a time,
     and a turn that lifts a story reads ~55 (13-18 ms of bench_path's 155k:100k turn,
     issue 20)."""
-    runs = set(_letter_runs(content.lower() if content.isascii() else fold(content)))
-    return frozenset({word for word in runs if len(word) >= STORY_WORD_LETTERS} - _NO_STORY)
+    long = {word for word in _words_of(content) if len(word) >= STORY_WORD_LETTERS}
+    return frozenset(long - _NO_STORY)
+
+
+@functools.lru_cache(maxsize=1_024)
+def _words_of(content: str) -> frozenset[str]:
+    """The folded words of `content`: its `_LETTERS` runs, as `fold` leaves them (kept for
+    the turns after: a turn weighs ~300 messages, some again)."""
+    return frozenset(_letter_runs(content.lower() if content.isascii() else fold(content)))
 
 
 def _letter_runs(text: str) -> list[str]:

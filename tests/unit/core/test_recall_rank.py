@@ -28,6 +28,7 @@ from app.core.recall_rank import (
     _ranked,
     _span_word_sets,
     _story_words,
+    _words_of,
     keyed,
     rank_pool,
     span_worth,
@@ -409,6 +410,14 @@ _STORY_TEXTS = st.one_of(
 @given(_STORY_TEXTS)
 def test_a_texts_story_words_are_those_a_word_by_word_test_finds(content: str) -> None:
     assert _story_words.__wrapped__(content) == _story_words_word_by_word(content)
+
+
+@given(_STORY_TEXTS, _STORY_TEXTS)
+def test_a_candidates_words_among_a_story_are_its_story_words_among_it(
+    best: str, candidate: str
+) -> None:
+    story = _story_words_word_by_word(best)
+    assert story & _words_of(candidate) == story & _story_words_word_by_word(candidate)
 
 
 # Text of every kind of character (surrogates too), with the ones that look like letters to
