@@ -551,7 +551,13 @@ def cell_turns(cell_name: str, turns: int, archive: str = "natural", counted: bo
     print(
         "CELL "
         + json.dumps(
-            {"cpu": cpu, "parts": parts, "blocks": blocks.hexdigest()[:16], "app": app.__file__}
+            {
+                "cpu": cpu,
+                "parts": parts,
+                "blocks": blocks.hexdigest()[:16],
+                "app": app.__file__,
+                "questions": [question for question, _answer in pairs[warm:]],
+            }
         )
     )
 
@@ -626,6 +632,26 @@ def trees(
         for label in labels:  # type: ignore[union-attr]
             values = [float(result["parts"][label]) for result in results]  # type: ignore[index]
             print(f"      {label:36} {statistics.median(values):5.2f} ms a turn")
+    # Each question's median over the runs, tree beside tree: the same question in each
+    # (bench_path measures the turns without its heartbeat: the 1st, 3rd, … here).
+    per_turn = {
+        tree: [statistics.median(run) for run in zip(*(r["cpu"] for r in results), strict=True)]  # type: ignore[call-overload]
+        for tree, results in runs.items()
+    }
+    questions = next(iter(runs.values()))[0].get("questions", [])  # type: ignore[union-attr]
+    print("  each turn, median of its runs (ms), " + " | ".join(checkouts))
+    for n in range(turns):
+        asked = str(questions[n])[:56] if n < len(questions) else ""  # type: ignore[index, arg-type]
+        mark = "*" if n % 2 == 0 and n < 16 else " "
+        print(
+            f"   {n + 1:3d}{mark} "
+            + " ".join(f"{per_turn[t][n]:7.2f}" for t in checkouts)
+            + f"  {asked}"
+        )
+    print(
+        "  * bench_path's 8 measured turns, median: "
+        + " | ".join(f"{statistics.median(per_turn[t][0:16:2]):.2f}" for t in checkouts)
+    )
 
 
 def main() -> None:
