@@ -23,13 +23,15 @@ Each turn's time is also given as the CPU time of the thread that ran it: on a s
 machine a neighbour's load stretches the wall-clock figures (two- to three-fold at a load
 average of 3 on two cores), not the CPU recall spends. Print `os.getloadavg()` with them.
 
---cell LIVE:ARCHIVED (e.g. 155k:100k): recall as bench_path's reply worker runs it, on that
-bench's database (bench_turn's cache, built when missing; a copy is used): its questions
-stored one by one with their answers, as the app stores them, the bench model's 1M window,
-what recall keeps between turns kept (the worker's store is kept too), thread CPU a turn,
-and where it went (the index's pool, of it the SQL reads; ranking; fitting, of it the
-exact token counts). --trees A,B runs the same in each checkout (its `app`, this bench),
-each in its own process, alternated, and says whether their blocks were the same (issue 20).
+--cell LIVE:ARCHIVED (e.g. 155k:100k): recall as bench_path's reply worker runs it, on
+that bench's database (bench_turn's cache, built when missing; a copy is used;
+`--archive` as bench_path's, natural by default; its quotes' counts not stored, as in
+bench_path's database, unless --counted): its questions stored one by one with their
+answers, as the app stores them, the bench model's 1M window, what recall keeps between
+turns kept (the worker's store is kept too), thread CPU a turn, and where it went (the
+index's pool, of it the SQL reads; ranking; fitting, of it the exact token counts).
+--trees A,B runs the same in each checkout (its `app`, this bench), each in its own
+process, alternated, and says whether their blocks were the same (issue 20).
 """
 
 from __future__ import annotations
@@ -448,9 +450,12 @@ def upkept_copy(tidied: Path) -> Path:
     return copy
 
 
-def cell_turns(cell_name: str, turns: int) -> None:
+def cell_turns(cell_name: str, turns: int, archive: str = "natural", counted: bool = False) -> None:
     """Recall per turn on bench_path's database for `cell_name`, as its reply worker runs
-    it (see the module's docstring); prints one CELL line of JSON for `trees`."""
+    it (see the module's docstring): its archive and questions (`archive`, bench_path's
+    `--archive`), its quotes' counts not stored (bench_turn writes the rows directly; the
+    app counts a quote without one when it quotes it) unless `counted`; prints one CELL
+    line of JSON for `trees`."""
     import hashlib
     import json
     import tempfile
@@ -460,9 +465,11 @@ def cell_turns(cell_name: str, turns: int) -> None:
     from bench_turn import (
         MODEL,
         SESSION_ID,
+        NaturalStream,
         cached_database,
         make_pool,
         make_questions,
+        natural_questions,
         parse_cells,
     )
 
@@ -475,7 +482,15 @@ def cell_turns(cell_name: str, turns: int) -> None:
     if os.environ.get("CAIRN_BENCH_TURN_CACHE"):  # bench_turn's databases kept elsewhere
         bench_turn.CACHE = Path(os.environ["CAIRN_BENCH_TURN_CACHE"])
     (cell,) = parse_cells(cell_name)
-    database, _seconds = cached_database(cell, make_pool(counter), counter)
+    natural = archive == "natural"
+    pool = NaturalStream(counter) if natural else make_pool(counter)
+    database, _seconds = cached_database(cell, pool, counter)
+    count = 2 + turns
+    pairs = (
+        natural_questions(count, seed=cell.live, counter=counter)
+        if natural
+        else make_questions(count, seed=cell.live)
+    )
     tidy_index(database)  # as bench_path leaves it
     spent: dict[str, float] = defaultdict(float)
     labels: list[str] = []
@@ -495,22 +510,23 @@ def cell_turns(cell_name: str, turns: int) -> None:
 
     timed(store_recall.RecallIndex, "pool", "the index's pool")
     timed(store_recall.RecallIndex, "_rowids", "  of it, full-text reads")
-    timed(store_recall.RecallIndex, "_rows_by_seq", "  of it, rows by seq (neighbours)")
-    timed(store_recall.RecallIndex, "_rows_by_id", "  of it, rows by id (candidates)")
+    timed(store_recall.RecallIndex, "_rows_by_seq", "  of it, rows by seq")
+    timed(store_recall.RecallIndex, "_rows_by_id", "  of it, rows by id")
     timed(chat_recall, "rank_pool", "ranking (rank_pool)")
     timed(chat_recall, "fit_recall", "fitting (fit_recall)")
     timed(TokenCounter, "count", "  of it, exact token counts")
     with tempfile.TemporaryDirectory(prefix="recall-bench-cell-") as folder:
         copy = Path(folder) / database.name
         shutil.copyfile(database, copy)
-        fill_quote_counts(copy)
+        if counted:
+            fill_quote_counts(copy)
         store = SessionStore.open(copy)
         summaries = SummaryStore.open(copy).active_summaries(SESSION_ID)
         builder = ContextBuilder(counter)
         cpu: list[float] = []
         blocks = hashlib.sha256()
         warm = 2
-        for n, (question, answer) in enumerate(make_questions(warm + turns, seed=cell.live)):
+        for n, (question, answer) in enumerate(pairs):
             store.append_message(SESSION_ID, Role.USER, question)
             tail = store.live_messages(SESSION_ID)
             inputs = RequestInputs(
@@ -535,7 +551,13 @@ def cell_turns(cell_name: str, turns: int) -> None:
     print(
         "CELL "
         + json.dumps(
-            {"cpu": cpu, "parts": parts, "blocks": blocks.hexdigest()[:16], "app": app.__file__}
+            {
+                "cpu": cpu,
+                "parts": parts,
+                "blocks": blocks.hexdigest()[:16],
+                "app": app.__file__,
+                "questions": [question for question, _answer in pairs[warm:]],
+            }
         )
     )
 
@@ -568,8 +590,11 @@ def fill_quote_counts(path: Path) -> None:
     connection.close()
 
 
-def trees(cell_name: str, checkouts: list[str], turns: int, rounds: int) -> None:
-    """`cell_turns` in each checkout, each in its own process, alternated for `rounds`."""
+def trees(
+    cell_name: str, checkouts: list[str], turns: int, rounds: int, options: list[str]
+) -> None:
+    """`cell_turns` in each checkout, each in its own process, alternated for `rounds`
+    (`options`: the archive's, passed on)."""
     import json
     import subprocess
 
@@ -577,7 +602,11 @@ def trees(cell_name: str, checkouts: list[str], turns: int, rounds: int) -> None
     for number in range(rounds):
         for tree in checkouts if number % 2 == 0 else list(reversed(checkouts)):
             output = subprocess.run(
-                [sys.executable, __file__, "--cell", cell_name, "--turns", str(turns)],
+                [
+                    sys.executable,
+                    __file__,
+                    *("--cell", cell_name, "--turns", str(turns), *options),
+                ],
                 env={**os.environ, "CAIRN_BENCH_TREE": tree},
                 capture_output=True,
                 text=True,
@@ -603,6 +632,26 @@ def trees(cell_name: str, checkouts: list[str], turns: int, rounds: int) -> None
         for label in labels:  # type: ignore[union-attr]
             values = [float(result["parts"][label]) for result in results]  # type: ignore[index]
             print(f"      {label:36} {statistics.median(values):5.2f} ms a turn")
+    # Each question's median over the runs, tree beside tree: the same question in each
+    # (bench_path measures the turns without its heartbeat: the 1st, 3rd, … here).
+    per_turn = {
+        tree: [statistics.median(run) for run in zip(*(r["cpu"] for r in results), strict=True)]  # type: ignore[call-overload]
+        for tree, results in runs.items()
+    }
+    questions = next(iter(runs.values()))[0].get("questions", [])  # type: ignore[union-attr]
+    print("  each turn, median of its runs (ms), " + " | ".join(checkouts))
+    for n in range(turns):
+        asked = str(questions[n])[:56] if n < len(questions) else ""  # type: ignore[index, arg-type]
+        mark = "*" if n % 2 == 0 and n < 16 else " "
+        print(
+            f"   {n + 1:3d}{mark} "
+            + " ".join(f"{per_turn[t][n]:7.2f}" for t in checkouts)
+            + f"  {asked}"
+        )
+    print(
+        "  * bench_path's 8 measured turns, median: "
+        + " | ".join(f"{statistics.median(per_turn[t][0:16:2]):.2f}" for t in checkouts)
+    )
 
 
 def main() -> None:
@@ -616,14 +665,29 @@ def main() -> None:
     parser.add_argument("--trees", help="with --cell: checkouts to compare, comma-separated")
     parser.add_argument("--rounds", type=int, default=4, help="with --trees: runs of each")
     parser.add_argument(
+        "--archive",
+        choices=("natural", "templated"),
+        default="natural",
+        help="with --cell: bench_path's archive and questions (its default: natural)",
+    )
+    parser.add_argument(
+        "--counted",
+        action="store_true",
+        help="with --cell: the quotes' counts stored, as the app saves them (bench_path's "
+        "database has none: its rows are written directly)",
+    )
+    parser.add_argument(
         "--folder", type=Path, default=FOLDER, help="where the databases are built and kept"
     )
     arguments = parser.parse_args()
+    options = ["--archive", arguments.archive, *(["--counted"] if arguments.counted else [])]
     if arguments.cell and arguments.trees:
-        trees(arguments.cell, arguments.trees.split(","), arguments.turns, arguments.rounds)
+        trees(
+            arguments.cell, arguments.trees.split(","), arguments.turns, arguments.rounds, options
+        )
         return
     if arguments.cell:
-        cell_turns(arguments.cell, arguments.turns)
+        cell_turns(arguments.cell, arguments.turns, arguments.archive, arguments.counted)
         return
     arguments.folder.mkdir(parents=True, exist_ok=True)
     path = arguments.folder / f"recall22-{arguments.messages}.db"

@@ -53,9 +53,8 @@ from app.core.recall import (
     fact_near,
     fold,
     held_terms,
-    is_common_word,
 )
-from app.core.recall_dates import CALENDAR_WORDS, is_calendar_word
+from app.core.recall_dates import CALENDAR_WORDS
 from app.core.summary import SearchKey
 
 # The share of the score of the turn a message answers that counts as its own (of the
@@ -355,8 +354,10 @@ def _same_story(
     # Only a candidate holding one of the question's words: one holding more is found by
     # them already, and lifting it by the best's words lifted a subject's filler over the
     # fact ("guest list" planted facts at 2k-16k: 0.99 -> 0.98).
+    # Of each, its words among the story's (`_words_of`: the same as among its own story
+    # words, the story's being such words; not filtered and kept a second time).
     found = {
-        id(item): story & _story_words(item.match.content)
+        id(item): story & _words_of(item.match.content)
         for item in ranked[1:]
         if len(worth[item.match.session_id, item.match.seq][0] & topical) == 1
     }
@@ -379,17 +380,46 @@ def _same_story(
     return lifted
 
 
-@functools.lru_cache(maxsize=4_096)
+@functools.lru_cache(maxsize=256)
 def _story_words(content: str) -> frozenset[str]:
     """The folded words of `content` that could name a story's things: not common, not
-    calendar words, at least `STORY_WORD_LETTERS` letters."""
-    return frozenset(
-        word
-        for word in _LETTERS.findall(fold(content))
-        if len(word) >= STORY_WORD_LETTERS
-        and not is_common_word(word)
-        and not is_calendar_word(word)
-    )
+    calendar words, at least `STORY_WORD_LETTERS` letters. No Python call a word: a
+    candidate of the natural archive (~1,000 characters) took ~0.3 ms a word at a time,
+    and a turn that lifts a story reads ~55 (13-18 ms of bench_path's 155k:100k turn,
+    issue 20)."""
+    long = {word for word in _words_of(content) if len(word) >= STORY_WORD_LETTERS}
+    return frozenset(long - _NO_STORY)
+
+
+@functools.lru_cache(maxsize=1_024)
+def _words_of(content: str) -> frozenset[str]:
+    """The folded words of `content`: its `_LETTERS` runs, as `fold` leaves them (kept for
+    the turns after: a turn weighs ~300 messages, some again)."""
+    return frozenset(_letter_runs(content.lower() if content.isascii() else fold(content)))
+
+
+def _letter_runs(text: str) -> list[str]:
+    """`_LETTERS.findall(text)`, the same runs: when every letter of `text` is ASCII (most
+    text, and most of the rest once folded: "é" is "e", "’" and "£" are no letters), in
+    one pass in C — its other characters made spaces (`_ASCII_LETTERS`) and split at —
+    not the regex's test of each character (~120 µs of a 1,500-character message)."""
+    if not text.isascii():
+        others = set(_NOT_ASCII.findall(text))
+        if any(character.isalnum() and not character.isdecimal() for character in others):
+            return _LETTERS.findall(text)  # a letter the regex knows ("ø", "λ", "日")
+        text = text.encode("ascii", "replace").decode()  # each other character a "?"
+    return text.encode().translate(_ASCII_LETTERS).decode().split()
+
+
+# What `_LETTERS` takes for a letter beyond ASCII is what Python's regular expressions do:
+# a character `isalnum` says is one, less the decimal digits (`\d`).
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+# Every byte but an ASCII letter as a space: what `split` leaves of an ASCII text is its
+# `_LETTERS` runs (digits and the underscore split them too).
+_ASCII_LETTERS = bytes(
+    code if chr(code).isascii() and chr(code).isalpha() else 32 for code in range(256)
+)
+_NO_STORY = COMMON_WORDS | CALENDAR_WORDS
 
 
 def span_worth(messages: Sequence[tuple[int, Role, str]]) -> dict[int, float]:

@@ -21,6 +21,7 @@ from app.core.recall import (
     SYNONYM_WEIGHT,
     ArchivedMatch,
     RecallTerm,
+    _beyond_first_plane,
     archived_match,
     excerpt,
     fit_recall,
@@ -352,6 +353,11 @@ def test_folding_drops_exactly_the_combining_marks(text: str) -> None:
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     expected = "".join(c for c in decomposed if not unicodedata.combining(c))
     assert fold(text) == (text.lower() if text.isascii() else expected)
+
+
+@given(st.text(st.characters(exclude_categories=()), max_size=40))  # surrogates too
+def test_a_text_is_beyond_the_first_plane_when_a_character_is(text: str) -> None:
+    assert _beyond_first_plane(text) == (bool(text) and max(text) > "\uffff")
 
 
 def test_folding_drops_marks_of_every_plane() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import string
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
@@ -11,17 +12,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.models import Role
-from app.core.recall import ArchivedMatch, fit_recall, fold, recall_query
+from app.core.recall import ArchivedMatch, fit_recall, fold, is_common_word, recall_query
+from app.core.recall_dates import is_calendar_word
 from app.core.recall_rank import (
+    _LETTERS,
     _SAYS_LITTLE,
     _TELLING,
     ASKED_SHARE,
     SPAN_TEXT,
+    STORY_WORD_LETTERS,
     WORTH_WORDS,
     Ranked,
     RecallPool,
+    _letter_runs,
     _ranked,
     _span_word_sets,
+    _story_words,
+    _words_of,
     keyed,
     rank_pool,
     span_worth,
@@ -349,3 +356,81 @@ def test_a_ranked_candidate_made_fast_is_the_one_the_dataclass_makes() -> None:
         assert made == expected
         assert vars(made) == vars(expected)
         assert made.quoted_with == expected.quoted_with
+
+
+def _story_words_word_by_word(content: str) -> frozenset[str]:
+    """`_story_words` as it was written: each word of `_LETTERS` tested in turn."""
+    return frozenset(
+        word
+        for word in _LETTERS.findall(fold(content))
+        if len(word) >= STORY_WORD_LETTERS
+        and not is_common_word(word)
+        and not is_calendar_word(word)
+    )
+
+
+# Words of every length, common and calendar words among them, in any script, with
+# digits, underscores and marks between and inside them; and ASCII alone (the fast path).
+_STORY_WORDS = st.one_of(
+    st.sampled_from(
+        [
+            "the",
+            "weekend",
+            "March",
+            "Tom",
+            "guitar",
+            "über",
+            "Straße",
+            "café",
+            "x2y",
+            "ab_cd",
+            "naïve",
+            "ÉCOLE",
+            "İstanbul",
+            "ﬁnal",
+            "日本語",
+            "ok",
+            "about",
+            "Ωmega",
+            "Leeds",
+        ]
+    ),
+    st.text(max_size=12),
+)
+_ASCII_STORY_WORDS = st.one_of(
+    st.sampled_from(["the", "weekend", "March", "Tom", "guitar", "x2y", "ab_cd", "Leeds"]),
+    st.text(alphabet=string.printable + "\0", max_size=12),
+)
+_STORY_TEXTS = st.one_of(
+    st.lists(_STORY_WORDS, max_size=40).map(" ".join),
+    st.lists(_ASCII_STORY_WORDS, max_size=40).map(" ".join),
+)
+
+
+@given(_STORY_TEXTS)
+def test_a_texts_story_words_are_those_a_word_by_word_test_finds(content: str) -> None:
+    assert _story_words.__wrapped__(content) == _story_words_word_by_word(content)
+
+
+@given(_STORY_TEXTS, _STORY_TEXTS)
+def test_a_candidates_words_among_a_story_are_its_story_words_among_it(
+    best: str, candidate: str
+) -> None:
+    story = _story_words_word_by_word(best)
+    assert story & _words_of(candidate) == story & _story_words_word_by_word(candidate)
+
+
+# Text of every kind of character (surrogates too), with the ones that look like letters to
+# some test and not to another: "²" and "Ⅻ" (alphanumeric, not decimal: letters to the
+# regex), "٣" (a decimal digit), "ª", "_", "ø".
+@given(
+    st.lists(
+        st.one_of(
+            st.text(st.characters(exclude_categories=()), max_size=8),
+            st.sampled_from(["²", "Ⅻ", "٣", "ª", "_", "ø", "’", "£", "…", "word", "x9y"]),
+        ),
+        max_size=20,
+    ).map("".join)
+)
+def test_a_texts_letter_runs_are_those_the_regex_finds(text: str) -> None:
+    assert _letter_runs(text) == _LETTERS.findall(text)

@@ -328,6 +328,70 @@ def test_a_turn_from_the_kept_archive_finds_what_a_fresh_read_finds(archive: Arc
         assert pool.frequency == first.frequency
 
 
+def test_the_turns_around_are_the_same_read_by_their_likely_ids(
+    archive: Archive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two conversations written by turns (the first's ids run together, then alternate
+    # with the other's), so that an id guessed from a candidate's is sometimes the other
+    # conversation's message, or one a summary does not cover: read again by seq.
+    session_id = archive.sessions.create_session("House", MODEL).id
+    other_id = archive.sessions.create_session("Other", MODEL).id
+    texts = chatter(80)
+    for n in (5, 21, 40, 41, 62):
+        texts[n] = f"The garden gate code is AX-77{n}, settled."
+    say(archive, session_id, texts[:30])
+    for text in texts[30:]:
+        say(archive, session_id, [text])
+        say(archive, other_id, ["The garden gate, the weather and lunch plans."])
+    condense(archive, session_id, 70)
+    query = recall_query("What was the garden gate code?", date(2026, 3, 3))
+    read: list[str] = []
+    by_id, by_seq = RecallIndex._rows_by_id, RecallIndex._rows_by_seq
+
+    def rows_by_id(index: RecallIndex, *args: Any) -> list[tuple[Any, ...]]:
+        read.append("id")
+        return by_id(index, *args)
+
+    def rows_by_seq(index: RecallIndex, *args: Any) -> list[tuple[Any, ...]]:
+        read.append("seq")
+        return by_seq(index, *args)
+
+    monkeypatch.setattr(RecallIndex, "_rows_by_id", rows_by_id)
+    monkeypatch.setattr(RecallIndex, "_rows_by_seq", rows_by_seq)
+    guessed = archive.index.pool(session_id, query)
+    if archive.index.indexed:  # the scan without the index (LIKE) reads by seq alone
+        assert read.count("id") >= 2 and "seq" in read  # the guesses, and the seqs they missed
+    recall_module._archives.clear()
+    monkeypatch.setattr(
+        RecallIndex,
+        "_rows_guessed",
+        lambda index, session, seqs, _guessed: index._rows_by_seq(session, seqs),
+    )
+    plain = archive.index.pool(session_id, query)
+    assert guessed.matches == plain.matches
+    assert dict(guessed.neighbours) == dict(plain.neighbours)
+    assert guessed.held == plain.held
+    assert {m.seq for m in guessed.neighbours.values()} >= {40, 43}
+
+
+def test_a_terms_rowids_are_those_the_index_gives_row_by_row(archive: Archive) -> None:
+    if not archive.index.indexed:
+        pytest.skip("the full-text index's reads")
+    session_id = archive.sessions.create_session("House", MODEL).id
+    say(archive, session_id, chatter(40) + ["The garden gate code is AX-7731."] * 3)
+    connection = archive.sessions._connection
+    for expression, newest in (('("garden")', 5), ('("garden")', None), ('("nowhere")', 5)):
+        limit = f" ORDER BY rowid DESC LIMIT {newest}" if newest is not None else ""
+        rows = connection.execute(
+            "SELECT rowid FROM message_fts WHERE message_fts MATCH ? AND rowid BETWEEN ? AND ?"
+            + limit,
+            (expression, 3, 41),
+        ).fetchall()
+        found = archive.index._rowids(expression, 3, 41, newest=newest)
+        assert found == frozenset(rowid for (rowid,) in rows)
+        assert len(found) == (min(newest, 39) if newest and "garden" in expression else len(rows))
+
+
 def test_a_new_summary_brings_its_messages_into_the_next_turn(archive: Archive) -> None:
     session_id = archive.sessions.create_session("House", MODEL).id
     texts = chatter(200)
@@ -412,6 +476,29 @@ def test_a_pools_scores_are_the_sums_made_one_rowid_at_a_time(
     assert scores == expected
     best = [doc_id for _score, doc_id in sorted(recall_module._scored(scores), reverse=True)]
     assert best == sorted(expected, key=lambda doc_id: (expected[doc_id], doc_id), reverse=True)
+
+
+@given(
+    found=st.dictionaries(
+        st.integers(0, 40), st.frozensets(st.integers(1, 60), max_size=25), max_size=12
+    ),
+    doc_ids=st.lists(st.integers(1, 70), max_size=40),
+)
+def test_the_terms_each_message_holds_are_those_listed_term_by_term(
+    found: dict[int, frozenset[int]], doc_ids: list[int]
+) -> None:
+    """`_terms_held` (bit masks, one set a mask) gives each message the terms the lists it
+    replaced gave, in the same order when iterated (a score sums their worth in it)."""
+    expected: dict[int, list[int]] = {doc_id: [] for doc_id in doc_ids}
+    for i, ids in found.items():
+        for doc_id in ids:
+            if doc_id in expected:
+                expected[doc_id].append(i)
+    held = recall_module._terms_held(found, doc_ids)
+    assert held.keys() == expected.keys()
+    for doc_id, terms in expected.items():
+        assert held[doc_id] == frozenset(terms)
+        assert list(held[doc_id]) == list(frozenset(terms))
 
 
 @given(found=_ROWID_SETS)
