@@ -253,10 +253,10 @@ class SessionListModel(QStringListModel):
             self._mentions = mentions
             self._show_matching()
 
-    def upsert(self, session: Session) -> None:
+    def upsert(self, session: Session) -> bool:
         """List a new conversation, or update one. At most one shown row changes: in
         place, moved (its time moved it), inserted or removed (its title now matches the
-        filter, or no longer does)."""
+        filter, or no longer does). False when no row came, went or moved."""
         old_key = self._key_of.get(session.id)
         if old_key is None:
             self._last_arrival += 1
@@ -265,7 +265,7 @@ class SessionListModel(QStringListModel):
         else:
             before = self._sessions[session.id]
             if before == session:
-                return
+                return False
             position = bisect_left(self._keys, old_key)
             del self._keys[position]
             del self._ids[position]
@@ -281,12 +281,13 @@ class SessionListModel(QStringListModel):
         if old_row is None:
             if shown:
                 self._insert_row(key, session.id)
-        elif shown:
+            return shown
+        if shown:
             # A message sent, a reply ended: most often its row stays first and says the
             # same ("14:05"), and nothing is repainted nor told to screen readers (issue 20).
-            self._move_row(old_row, key, repaint=not _shows_the_same(before, session))
-        else:
-            self._remove_row(old_row)
+            return self._move_row(old_row, key, repaint=not _shows_the_same(before, session))
+        self._remove_row(old_row)
+        return True
 
     def remove(self, session_id: str) -> bool:
         """Unlist `session_id`, removing its row if shown; False if it was not listed."""
@@ -342,9 +343,10 @@ class SessionListModel(QStringListModel):
         del self._shown_keys[row]
         self.removeRows(row, 1)
 
-    def _move_row(self, row: int, key: OrderKey, *, repaint: bool = True) -> None:
+    def _move_row(self, row: int, key: OrderKey, *, repaint: bool = True) -> bool:
         """Give the row at `row` its new `key`, moving it if that moved it; repaint it
-        (unless it stays where it was and `repaint` is False: it shows the same)."""
+        (unless it stays where it was and `repaint` is False: it shows the same). True
+        when it moved."""
         target = bisect_left(self._shown_keys, key)
         if target > row:
             target -= 1  # the row leaves its old place before taking the new one
@@ -354,11 +356,12 @@ class SessionListModel(QStringListModel):
             self.moveRows(_ROOT, row, 1, _ROOT, destination)
         elif not repaint:
             self._shown_keys[row] = key
-            return
+            return False
         del self._shown_keys[row]
         self._shown_keys.insert(target, key)
         changed = self.index(target)
         self.dataChanged.emit(changed, changed)
+        return target != row
 
 
 class SessionListView(QListView):
@@ -491,7 +494,9 @@ class Sidebar(QWidget):
     def upsert_session(self, session: Session) -> None:
         """Add a conversation, or update its row in place (moving only that row)."""
         with self._quietly():
-            self.model.upsert(session)
+            rows_changed = self.model.upsert(session)
+        if not rows_changed:
+            return  # the same rows in the same places: the current one and the label stay
         # It may be the current one, named by `set_current` before it arrived.
         self._show_current()
         self._update_empty_label()
