@@ -413,15 +413,16 @@ class ConversationSummaries:
         self, state: ContextState, *, manual: bool, keep_recent: int | None = None
     ) -> PolicyInput:
         conversation = self._state
+        required = state.required  # a new ContextState each time it is asked
         return PolicyInput(
-            state=state.required,
+            state=required,
             live_messages=conversation.tail.unpinned,
             memory=self.trigger,
             summary_depth=max((s.depth for s in conversation.summaries), default=0),
             manual=manual,
             keep_recent=keep_recent,
             whole_tokens=whole_conversation_tokens(
-                state.required, _archived_tokens(conversation.summaries)
+                required, _archived_tokens(conversation.summaries)
             ),
         )
 
