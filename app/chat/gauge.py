@@ -78,6 +78,11 @@ class ConversationGauge:
         self._keep_check(inputs, figures)
         return replace(figures, files_left_out=files.left_out) if files.left_out else figures
 
+    @property
+    def measurable(self) -> bool:
+        """Whether `measure` gives figures now (not while opening, nor without a tokenizer)."""
+        return self._state.activity is not Activity.LOADING and self._state.shared.counter.ready
+
     def tokens(self, text: str) -> int:
         """The tokens of `text` (as it will be stored) with the files attached: the count
         of the draft last measured when it is the same text, else counted now."""

@@ -413,26 +413,32 @@ class ConversationSummaries:
         self, state: ContextState, *, manual: bool, keep_recent: int | None = None
     ) -> PolicyInput:
         conversation = self._state
+        required = state.required  # a new ContextState each time it is asked
         return PolicyInput(
-            state=state.required,
+            state=required,
             live_messages=conversation.tail.unpinned,
             memory=self.trigger,
             summary_depth=max((s.depth for s in conversation.summaries), default=0),
             manual=manual,
             keep_recent=keep_recent,
             whole_tokens=whole_conversation_tokens(
-                state.required, _archived_tokens(conversation.summaries)
+                required, _archived_tokens(conversation.summaries)
             ),
         )
 
     def observe(self, new_messages: int, state: ContextState | None = None) -> None:
         """Tell the trigger that messages were stored and how full it is now."""
-        if state is None:
+        before, policy = self.trigger, self._policy()
+        if state is None and policy.reads_usage(before, new_messages=new_messages):
             state = self._gauge.measure("")
-        if state is None or self._state.session is None:
+            if state is None:
+                return
+        # Only re-arming reads how full it is: else nothing is measured on the window's
+        # thread at every message stored (issue 20), unless no figures could be (opening).
+        if (state is None and not self._gauge.measurable) or self._state.session is None:
             return
-        before = self.trigger
-        after = self._policy().observe(before, state.required, new_messages=new_messages)
+        required = state.required if state is not None else None
+        after = policy.observe(before, required, new_messages=new_messages)
         self._remember(after, save=after.armed != before.armed)
 
     def _remember(self, memory: TriggerMemory, *, save: bool) -> None:

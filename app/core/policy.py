@@ -258,20 +258,31 @@ class TriggerPolicy:
         """Messages after a trigger that re-arm it even if usage stayed high."""
         return max(1, self.config.cooldown_messages)
 
+    def reads_usage(self, memory: TriggerMemory, *, new_messages: int = 0) -> bool:
+        """Whether `observe` reads the usage: only to re-arm a trigger that is not armed,
+        before its cooldown's worth of messages re-arms it anyway."""
+        return (
+            not memory.armed
+            and memory.messages_since_trigger + new_messages < self.rearm_after_messages
+        )
+
     def observe(
-        self, memory: TriggerMemory, state: ContextState, *, new_messages: int = 0
+        self, memory: TriggerMemory, state: ContextState | None, *, new_messages: int = 0
     ) -> TriggerMemory:
-        """The memory after `new_messages` were stored and usage is now `state.ratio`."""
+        """The memory after `new_messages` were stored and usage is now `state.ratio`
+        (`state` may be None when `reads_usage` says it is not read)."""
         if new_messages < 0:
             raise ValueError("new_messages cannot be negative")
+        if state is None and self.reads_usage(memory, new_messages=new_messages):
+            raise ValueError("the usage is needed to re-arm the trigger")
         since_trigger = memory.messages_since_trigger + new_messages
         since_summary = memory.messages_since_summary
         if since_summary is not None:
             since_summary += new_messages
         armed = (
             memory.armed
-            or state.ratio < self.config.reset_ratio
             or since_trigger >= self.rearm_after_messages
+            or (state is not None and state.ratio < self.config.reset_ratio)
         )
         return TriggerMemory(
             armed=armed,

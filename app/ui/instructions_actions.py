@@ -113,7 +113,8 @@ class InstructionsActions(QObject):
 
     def _session_changed(self, session: Session) -> None:
         current = self._chat.current.state.session
-        if current is not None and session.id == current.id:
+        # Told at every message sent and reply ended: shown again only when they changed.
+        if current is not None and session.id == current.id and session.system_prompt != self._text:
             self._show(session.system_prompt)
 
     def _show(self, text: str) -> None:

@@ -140,6 +140,7 @@ class MainWindow(QMainWindow):
         self.quit_guard: QuitGuard | None = None
         self.drops: FileDrops | None = None
         self._copy_source: Path | None = None  # a file "Already in Cairn" (Import as a copy)
+        self._title_shown: tuple[str, bool] | None = None  # the header's title, its gauge shown
         self.setObjectName("mainWindow")
         self.resize(1100, 740)
         self.setMinimumSize(720, 480)
@@ -382,6 +383,10 @@ class MainWindow(QMainWindow):
     def _update_title(self) -> None:
         current = self.chat.current.state.session
         title = current.title if current is not None else "New conversation"
+        shown = (title, current is not None)
+        if shown == self._title_shown:
+            return  # told at every message sent and reply ended: most often the same
+        self._title_shown = shown
         self.header.title_label.setText(title)
         # No figures before there is a conversation (issue 23).
         self.header.gauge.setVisible(current is not None)
@@ -423,6 +428,9 @@ class MainWindow(QMainWindow):
             # request has left (or 50 ms passed): one layout of the page, after the
             # request, not one before it and one after (issue 20).
             self.composer.clear(keep_height=self.chat.current.turns.row_pending)
+            # The gauge's draft is the empty box's already (sent): the debounce that the
+            # clearing started would tell it again for nothing, mid-turn.
+            self._draft_timer.stop()
 
     def _not_sent(self, sending_id: int, text: str) -> None:
         """The disk did not take a message: it leaves the transcript, its words come back

@@ -16,7 +16,7 @@ Callback = Callable[[], None]
 
 
 class _QtTimer:
-    """A running single-shot QTimer; gone (deleted) once it fired or was cancelled."""
+    """A running single-shot timer; done once it fired or was cancelled."""
 
     def __init__(self, loop: QtEventLoop, timer: QTimer) -> None:
         self._loop = loop
@@ -24,11 +24,16 @@ class _QtTimer:
 
     def cancel(self) -> None:
         if self._timer is not None:
-            self._loop._retire(self._timer)
+            self._loop._retire(self._timer, self)
             self._timer = None
 
     def _fired(self) -> None:
         self._timer = None
+
+
+# Stopped QTimers kept for the next `call_later`: a turn starts a few (the row's 50 ms,
+# the text's pace) and each new one was a QObject made, connected and deleted (issue 20).
+_SPARE_TIMERS = 4
 
 
 class QtEventLoop(QObject):
@@ -38,7 +43,9 @@ class QtEventLoop(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._timers: set[QTimer] = set()
+        # Each running timer, with its handle and what it calls; stopped ones to reuse.
+        self._timers: dict[QTimer, tuple[_QtTimer, Callback]] = {}
+        self._spare: list[QTimer] = []
         self._closed = False
         self._posted.connect(self._run, Qt.ConnectionType.QueuedConnection)
 
@@ -46,18 +53,9 @@ class QtEventLoop(QObject):
         self._posted.emit(callback)
 
     def call_later(self, seconds: float, callback: Callback) -> _QtTimer:
-        timer = QTimer(self)
-        timer.setSingleShot(True)
-        self._timers.add(timer)
+        timer = self._spare.pop() if self._spare else self._new_timer()
         handle = _QtTimer(self, timer)
-
-        def fire() -> None:
-            handle._fired()
-            self._retire(timer)
-            if not self._closed:
-                callback()
-
-        timer.timeout.connect(fire)
+        self._timers[timer] = (handle, callback)
         timer.start(max(0, round(seconds * 1000)))
         return handle
 
@@ -68,13 +66,44 @@ class QtEventLoop(QObject):
     def close(self) -> None:
         """Stop every timer; nothing posted or due runs any more."""
         self._closed = True
-        for timer in list(self._timers):
-            self._retire(timer)
+        for handle, _callback in list(self._timers.values()):
+            handle.cancel()
+        for timer in self._spare:
+            timer.deleteLater()
+        self._spare.clear()
 
-    def _retire(self, timer: QTimer) -> None:
-        if timer in self._timers:
-            self._timers.discard(timer)
+    def _new_timer(self) -> QTimer:
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        # This object's own method, no closure: nothing outlives the loop holding it.
+        timer.timeout.connect(self._fire)
+        return timer
+
+    def _fire(self) -> None:
+        timer = self.sender()
+        if not isinstance(timer, QTimer):
+            return
+        due = self._timers.pop(timer, None)
+        if due is None:
+            return
+        handle, callback = due
+        handle._fired()
+        self._keep(timer)
+        if not self._closed:
+            callback()
+
+    def _retire(self, timer: QTimer, handle: _QtTimer) -> None:
+        due = self._timers.get(timer)
+        if due is not None and due[0] is handle:
+            del self._timers[timer]
             timer.stop()
+            self._keep(timer)
+
+    def _keep(self, timer: QTimer) -> None:
+        """A stopped timer: kept for the next `call_later`, unless enough are."""
+        if len(self._spare) < _SPARE_TIMERS and not self._closed:
+            self._spare.append(timer)
+        else:
             timer.deleteLater()
 
     def _run(self, callback: Callback) -> None:

@@ -10,8 +10,7 @@ grow with the number of conversations, where refilling a list widget took 573 ms
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +90,19 @@ def order_key(session: Session, arrival: int) -> OrderKey:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return (-((moment - _EPOCH) // _MICROSECOND), -arrival)
+
+
+def _shows_the_same(before: Session, after: Session) -> bool:
+    """Whether a conversation's row says the same for both (its title, its last-active
+    time as `SessionListModel.data` words it now)."""
+    if before.title != after.title:
+        return False
+    then, now = before.updated_at, after.updated_at
+    if (then.tzinfo is None) == (now.tzinfo is None) and then.replace(
+        second=0, microsecond=0
+    ) == now.replace(second=0, microsecond=0):
+        return True  # the same minute says the same, whatever the zone (its offset in minutes)
+    return friendly_date(then) == friendly_date(now)
 
 
 class SessionListModel(QStringListModel):
@@ -241,18 +253,19 @@ class SessionListModel(QStringListModel):
             self._mentions = mentions
             self._show_matching()
 
-    def upsert(self, session: Session) -> None:
+    def upsert(self, session: Session) -> bool:
         """List a new conversation, or update one. At most one shown row changes: in
         place, moved (its time moved it), inserted or removed (its title now matches the
-        filter, or no longer does)."""
+        filter, or no longer does). False when no row came, went or moved."""
         old_key = self._key_of.get(session.id)
         if old_key is None:
             self._last_arrival += 1
             key = order_key(session, self._last_arrival)
             old_row = None
         else:
-            if self._sessions[session.id] == session:
-                return
+            before = self._sessions[session.id]
+            if before == session:
+                return False
             position = bisect_left(self._keys, old_key)
             del self._keys[position]
             del self._ids[position]
@@ -268,10 +281,13 @@ class SessionListModel(QStringListModel):
         if old_row is None:
             if shown:
                 self._insert_row(key, session.id)
-        elif shown:
-            self._move_row(old_row, key)
-        else:
-            self._remove_row(old_row)
+            return shown
+        if shown:
+            # A message sent, a reply ended: most often its row stays first and says the
+            # same ("14:05"), and nothing is repainted nor told to screen readers (issue 20).
+            return self._move_row(old_row, key, repaint=not _shows_the_same(before, session))
+        self._remove_row(old_row)
+        return True
 
     def remove(self, session_id: str) -> bool:
         """Unlist `session_id`, removing its row if shown; False if it was not listed."""
@@ -327,8 +343,10 @@ class SessionListModel(QStringListModel):
         del self._shown_keys[row]
         self.removeRows(row, 1)
 
-    def _move_row(self, row: int, key: OrderKey) -> None:
-        """Give the row at `row` its new `key`, moving it if that moved it; repaint it."""
+    def _move_row(self, row: int, key: OrderKey, *, repaint: bool = True) -> bool:
+        """Give the row at `row` its new `key`, moving it if that moved it; repaint it
+        (unless it stays where it was and `repaint` is False: it shows the same). True
+        when it moved."""
         target = bisect_left(self._shown_keys, key)
         if target > row:
             target -= 1  # the row leaves its old place before taking the new one
@@ -336,10 +354,14 @@ class SessionListModel(QStringListModel):
             # Qt counts the destination in the rows as they are before the move.
             destination = target + 1 if target > row else target
             self.moveRows(_ROOT, row, 1, _ROOT, destination)
+        elif not repaint:
+            self._shown_keys[row] = key
+            return False
         del self._shown_keys[row]
         self._shown_keys.insert(target, key)
         changed = self.index(target)
         self.dataChanged.emit(changed, changed)
+        return target != row
 
 
 class SessionListView(QListView):
@@ -472,7 +494,9 @@ class Sidebar(QWidget):
     def upsert_session(self, session: Session) -> None:
         """Add a conversation, or update its row in place (moving only that row)."""
         with self._quietly():
-            self.model.upsert(session)
+            rows_changed = self.model.upsert(session)
+        if not rows_changed:
+            return  # the same rows in the same places: the current one and the label stay
         # It may be the current one, named by `set_current` before it arrived.
         self._show_current()
         self._update_empty_label()
@@ -535,14 +559,9 @@ class Sidebar(QWidget):
 
     # -- inside ------------------------------------------------------------------------
 
-    @contextmanager
-    def _quietly(self) -> Iterator[None]:
+    def _quietly(self) -> _Quietly:
         """Changes to the view's current row in here are ours, not the user's pick."""
-        self._quiet += 1
-        try:
-            yield
-        finally:
-            self._quiet -= 1
+        return _Quietly(self)
 
     def _shown_index(self, session_id: str | None) -> QModelIndex:
         """The view's index of `session_id`: invalid if unknown or hidden by the filter."""
@@ -639,3 +658,17 @@ class Sidebar(QWidget):
         menu.addAction(self.delete_action)
         menu.exec(self.list.viewport().mapToGlobal(position))
         menu.deleteLater()
+
+
+class _Quietly:
+    """`Sidebar._quietly`: a plain class, not a generator's context (asked at every
+    message sent, issue 20)."""
+
+    def __init__(self, sidebar: Sidebar) -> None:
+        self._sidebar = sidebar
+
+    def __enter__(self) -> None:
+        self._sidebar._quiet += 1
+
+    def __exit__(self, *_raised: object) -> None:
+        self._sidebar._quiet -= 1

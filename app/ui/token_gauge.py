@@ -128,6 +128,10 @@ class TokenGauge(QWidget):
         # The first breakdown shown leads with what the gauge measures, until it closes.
         self._explained = False
         self._explaining = False
+        # The breakdown is written when it is read (`toolTip`), shown or open: the figures
+        # change twice a turn and at every pause in typing, the breakdown is seldom read
+        # (issue 20).
+        self._tip_stale = True
         self.compact = False
         self.setObjectName("tokenGauge")
         self.setAccessibleName(GAUGE_NAME)
@@ -331,23 +335,36 @@ class TokenGauge(QWidget):
         description = accessible_description(self._state)
         if description != self.accessibleDescription():
             self.setAccessibleDescription(description)
-        shown = self._breakdown_showing()
-        if not shown:
+        if not self._breakdown_showing():
             self._explaining = False
-        first_time = not self._explained or self._explaining
-        self.setToolTip(tooltip_html(self._state, self._cache_use, first_time=first_time))
-        if shown and self._tip_anchor is not None:
+            self._tip_stale = True
+            return
+        self._write_tip()
+        if self._tip_anchor is not None:
             # The figures move while the user types; an open breakdown follows them.
             show_tooltip_on_screen(self._tip_anchor, self.toolTip(), self)
 
+    def toolTip(self) -> str:
+        """The breakdown, as it would show now."""
+        if self._tip_stale:
+            self._write_tip()
+        return super().toolTip()
+
+    def _write_tip(self) -> None:
+        self._tip_stale = False
+        first_time = not self._explained or self._explaining
+        self.setToolTip(tooltip_html(self._state, self._cache_use, first_time=first_time))
+
     def _breakdown_showing(self) -> bool:
-        return QToolTip.isVisible() and QToolTip.text() == self.toolTip()
+        """The breakdown shown is this gauge's (the one last written: one not written since
+        was never shown)."""
+        return QToolTip.isVisible() and QToolTip.text() == super().toolTip()
 
     def _show_breakdown(self, anchor: QPoint | None = None) -> None:
         self._tip_anchor = anchor or self.mapToGlobal(QPoint(0, self.height()))
         self._explaining = not self._explained
         self._explained = True
-        self.setToolTip(tooltip_html(self._state, self._cache_use, first_time=self._explaining))
+        self._write_tip()
         show_tooltip_on_screen(self._tip_anchor, self.toolTip(), self)
 
     def event(self, event: QEvent) -> bool:

@@ -597,3 +597,41 @@ def test_the_notifier_hears_when_the_window_is_in_front_again(
     window.activateWindow()
     qtbot.waitUntil(lambda: bool(told))
     assert told == [True]
+
+
+def test_a_turn_leaves_the_header_list_and_gauge_saying_what_the_conversation_is(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """What the window skips when a turn changes nothing it shows (the title, the row's
+    words, the breakdown until read, the draft's debounce after Enter: issue 20) leaves it
+    saying what measuring and wording everything afresh says."""
+    from app.core.dates import friendly_date
+    from app.ui.gauge_text import accessible_description, gauge_text, tooltip_html
+    from app.ui.sidebar import SESSION_ID_ROLE
+
+    window = cairn.window
+    for question in ("The first question", "The second question"):
+        fake_server.add_reply(f"An answer to {question.lower()}.")
+        send(qtbot, cairn, question)
+        assert not window._draft_timer.isActive(), "the box was emptied by the send"
+        wait_idle(qtbot, cairn)
+        QApplication.processEvents()
+        state = cairn.controller.service.current.state
+        session = state.session
+        assert session is not None
+        assert window.header.title_label.text() == session.title
+        assert window.windowTitle() == f"{session.title} — Cairn"
+        assert window.header.gauge.isVisible()
+        gauge = window.header.gauge
+        figures = cairn.controller.service.current.gauge.measure()
+        assert gauge.state == figures
+        assert gauge.text() == gauge_text(figures)
+        assert gauge.accessibleDescription() == accessible_description(figures)
+        assert gauge.toolTip() == tooltip_html(figures, gauge._cache_use, first_time=True)
+        row = window.sidebar.model.index(0)
+        assert row.data(SESSION_ID_ROLE) == session.id
+        assert row.data(Qt.ItemDataRole.DisplayRole) == session.title
+        assert row.data(Qt.ItemDataRole.AccessibleDescriptionRole) == (
+            f"Last active: {friendly_date(session.updated_at)}"
+        )
+        assert window.sidebar.model.session(session.id) == session

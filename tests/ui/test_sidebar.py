@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.dates import friendly_date
 from app.core.models import Session
-from app.ui.sidebar import SESSION_ID_ROLE, SessionListModel, Sidebar
+from app.ui.sidebar import SESSION_ID_ROLE, SessionListModel, Sidebar, _shows_the_same
 
 NOW = datetime(2026, 3, 5, 14, 30, tzinfo=UTC)
 
@@ -206,6 +206,57 @@ def test_a_change_in_place_repaints_only_its_row(qtbot: QtBot, filled: Sidebar) 
 def test_upsert_of_an_unchanged_session_does_nothing(qtbot: QtBot, filled: Sidebar) -> None:
     with qtbot.assertNotEmitted(filled.model.dataChanged):
         filled.upsert_session(make("a", "Alpha", 2))
+
+
+def test_a_turn_of_the_top_row_in_its_minute_repaints_nothing(
+    qtbot: QtBot, filled: Sidebar
+) -> None:
+    """A message sent and its reply ended in the same minute: the first row stays first and
+    says the same (title, "Last active" time), so nothing is repainted nor re-read by
+    screen readers (issue 20); its new time still orders it among later arrivals."""
+    before = [row_texts(filled, row) for row in range(filled.model.rowCount())]
+    later = make("c", "Charlie", 4).model_copy(
+        update={"updated_at": NOW + timedelta(minutes=4, seconds=30)}
+    )
+    with qtbot.assertNotEmitted(filled.model.dataChanged):
+        filled.upsert_session(later)
+    assert [row_texts(filled, row) for row in range(filled.model.rowCount())] == before
+    assert filled.model.session("c") == later
+    # A row that arrives between the two keeps the order by the times as they are.
+    filled.upsert_session(make("e", "Echo", 4))
+    assert filled.session_ids()[:2] == ["c", "e"]
+    # The next day says something else ("6 Mar"): the row is repainted.
+    with qtbot.waitSignal(filled.model.dataChanged):
+        filled.upsert_session(make("c", "Charlie", 24 * 60))
+
+
+def row_texts(sidebar: Sidebar, row: int) -> tuple[object, ...]:
+    index = sidebar.model.index(row)
+    roles = (
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.AccessibleDescriptionRole,
+    )
+    return tuple(index.data(role) for role in roles)
+
+
+@given(
+    first=st.datetimes(timezones=st.just(UTC)),
+    seconds=st.integers(-200_000, 200_000),
+)
+def test_a_row_shows_the_same_exactly_when_its_words_are_the_same(
+    first: datetime, seconds: int
+) -> None:
+    """The shortcut (the same minute) never says two times read the same when
+    `friendly_date` words them apart."""
+    try:
+        second = first + timedelta(seconds=seconds)
+    except OverflowError:
+        return
+    before, after = make("a"), make("a")
+    before = before.model_copy(update={"updated_at": first})
+    after = after.model_copy(update={"updated_at": second})
+    assert _shows_the_same(before, after) == (friendly_date(first) == friendly_date(second))
 
 
 def test_remove_takes_one_row(qtbot: QtBot, filled: Sidebar) -> None:

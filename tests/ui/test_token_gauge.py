@@ -408,3 +408,29 @@ def test_compact_is_the_bar_alone_with_its_words_in_the_name(gauge: TokenGauge) 
     gauge.set_compact(False)
     assert gauge.accessibleName() == GAUGE_NAME
     assert gauge.minimumSizeHint().width() == full
+
+
+def test_the_breakdown_is_written_when_read_not_at_every_change(
+    gauge: TokenGauge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The figures change twice a turn and at every pause in typing; the breakdown (a page
+    of HTML) is written only when it is read, and then says the latest (issue 20)."""
+    import app.ui.token_gauge as token_gauge
+
+    written: list[ContextState | None] = []
+
+    def counting(state: ContextState | None, *args: object, **kwargs: bool) -> str:
+        written.append(state)
+        return tooltip_html(state, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(token_gauge, "tooltip_html", counting)
+    use = CacheUse(read=9_000, written=1_000, total=10_500)
+    for used in (60_000, 61_000, 62_000):
+        gauge.set_state(make_state(used))
+        gauge.set_cache_use(use)
+    assert written == []
+    assert gauge.accessibleDescription().startswith("Plenty of room: 32 % used.")
+    latest = make_state(62_000)
+    assert gauge.toolTip() == tooltip_html(latest, use, first_time=True)
+    assert gauge.toolTip() == tooltip_html(latest, use, first_time=True)
+    assert written == [latest], "written once, for the figures read"

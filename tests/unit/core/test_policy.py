@@ -687,3 +687,35 @@ def test_while_the_whole_conversation_fits_only_the_users_own_triggers_condense(
         assert while_it_fits or decision.reason is not Reason.THRESHOLD
     if fits and not while_it_fits and decision.reason is Reason.FITS:
         assert not decision.summarize and config.auto_summarize
+
+
+@given(
+    config=_config,
+    armed=st.booleans(),
+    since_trigger=st.integers(0, 20),
+    since_summary=st.none() | st.integers(0, 20),
+    new=st.integers(0, 5),
+    ratio=st.floats(0.0, 1.5),
+)
+def test_observe_without_the_usage_is_observe_with_any(
+    config: SummarizationConfig,
+    armed: bool,
+    since_trigger: int,
+    since_summary: int | None,
+    new: int,
+    ratio: float,
+) -> None:
+    """When `reads_usage` says the usage is not read, observing without it gives what
+    observing with any usage gives (the window's thread then measures nothing, issue 20);
+    when it is read, it is asked for."""
+    policy = TriggerPolicy(config)
+    memory = TriggerMemory(armed, since_trigger, since_summary)
+    with_usage = policy.observe(memory, state_at(ratio), new_messages=new)
+    if policy.reads_usage(memory, new_messages=new):
+        with pytest.raises(ValueError, match="usage is needed"):
+            policy.observe(memory, None, new_messages=new)
+        # Read, it can decide: below the reset level re-arms, above it does not.
+        assert with_usage.armed == (state_at(ratio).ratio < config.reset_ratio)
+    else:
+        assert policy.observe(memory, None, new_messages=new) == with_usage
+        assert with_usage.armed

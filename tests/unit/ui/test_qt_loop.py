@@ -50,3 +50,31 @@ def test_nothing_posted_runs_once_the_loop_is_closed(qtbot: QtBot) -> None:
     qtbot.waitUntil(lambda: bool(done))
     assert ran == []
     other.close()
+
+
+def test_timers_fire_once_each_cancelled_ones_never_and_stopped_ones_are_reused(
+    qtbot: QtBot,
+) -> None:
+    """A turn starts a few timers: each fires once at most, in time order, a cancelled one
+    never (even when its QTimer went on to serve another call), and a few stopped QTimers
+    are kept for the next instead of new ones made (issue 20)."""
+    from PySide6.QtCore import QTimer
+
+    loop = QtEventLoop()
+    fired: list[str] = []
+    for round_ in range(3):
+        late = loop.call_later(0.03, lambda r=round_: fired.append(f"late {r}"))
+        early = loop.call_later(0.0, lambda r=round_: fired.append(f"early {r}"))
+        dropped = loop.call_later(0.01, lambda r=round_: fired.append(f"dropped {r}"))
+        dropped.cancel()
+        again = loop.call_later(0.02, lambda r=round_: fired.append(f"again {r}"))
+        qtbot.waitUntil(lambda r=round_: fired[-1:] == [f"late {r}"])
+        dropped.cancel()  # cancelling what is done does nothing
+        early.cancel()
+        late.cancel()
+        assert again is not dropped
+        assert loop.active_timers == 0
+    assert fired == [f"{name} {r}" for r in range(3) for name in ("early", "again", "late")]
+    assert len(loop.findChildren(QTimer)) <= 4, "stopped timers are reused, not made anew"
+    loop.close()
+    assert loop.active_timers == 0
