@@ -17,15 +17,14 @@ of made again, and closed on that thread when it ends (`shutdown`, or idle too l
 from __future__ import annotations
 
 import logging
-import os
 import queue
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
 from app.chat.loop import EventLoop
 from app.core.errors import UserFacingError
+from app.core.platform import nicer_thread
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +52,8 @@ def behind_the_window() -> None:
     """This thread at JOB_NICENESS above the main thread's niceness (at most 19), so a job
     started from another job is no nicer than one started from the window. Nothing where
     niceness is not per thread (macOS, Windows) or cannot be changed."""
-    if not sys.platform.startswith("linux"):
-        return
     try:
-        target = min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + JOB_NICENESS)
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), target)
+        nicer_thread(JOB_NICENESS)
     except OSError:  # not allowed (a sandbox): the job runs as before
         log.debug("could not lower a job thread's priority", exc_info=True)
 

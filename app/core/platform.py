@@ -23,6 +23,7 @@ import io
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path, PurePath, PureWindowsPath
@@ -193,3 +194,17 @@ def raise_niceness(pid: int, target: int) -> None:
     """
     if hasattr(os, "getpriority") and os.getpriority(os.PRIO_PROCESS, pid) < target:
         os.setpriority(os.PRIO_PROCESS, pid, target)
+
+
+def nicer_thread(by: int) -> None:
+    """Make the calling thread `by` nicer than the process's main thread (at most 19):
+    on Linux, where niceness is per thread (and, under autogroups or cgroups, counts
+    only against the app's own threads); nothing elsewhere.
+
+    Raises:
+        OSError: the system refuses (a sandbox).
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    target = min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + by)
+    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), target)

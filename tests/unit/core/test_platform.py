@@ -6,6 +6,7 @@ import io
 import os
 import sqlite3
 import sys
+import threading
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from urllib.parse import unquote, urlsplit
 
@@ -17,6 +18,7 @@ from app.core.platform import (
     FILE_NAME_LIMIT,
     REPLACE_RETRY_DELAYS,
     fsync_folder,
+    nicer_thread,
     portable_file_name,
     replace_file,
     sqlite_durability_pragmas,
@@ -241,3 +243,30 @@ def test_a_cp1252_stream_is_set_to_utf8() -> None:
 def test_a_stream_that_is_not_a_file_is_left_as_it_is() -> None:
     text = io.StringIO()
     assert utf8_stream(text) is text
+
+
+@pytest.mark.parametrize("system", ["win32", "darwin"])
+def test_a_thread_is_made_nicer_only_where_niceness_is_per_thread(
+    monkeypatch: pytest.MonkeyPatch, system: str
+) -> None:
+    monkeypatch.setattr(sys, "platform", system)
+    calls: list[tuple[int, ...]] = []
+    monkeypatch.setattr(os, "setpriority", lambda *args: calls.append(args), raising=False)
+    nicer_thread(10)
+    assert calls == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness")
+def test_a_thread_made_nicer_leaves_the_main_thread_as_it_was() -> None:
+    main = os.getpriority(os.PRIO_PROCESS, os.getpid())
+    seen: list[int] = []
+
+    def run() -> None:
+        nicer_thread(3)
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    assert seen == [min(19, main + 3)]
+    assert os.getpriority(os.PRIO_PROCESS, os.getpid()) == main
