@@ -374,9 +374,8 @@ def test_the_turns_around_are_the_same_read_by_their_likely_ids(
     assert {m.seq for m in guessed.neighbours.values()} >= {40, 43}
 
 
+@pytest.mark.parametrize("archive", ["fts5"], indirect=True)  # the full-text index's reads
 def test_a_terms_rowids_are_those_the_index_gives_row_by_row(archive: Archive) -> None:
-    if not archive.index.indexed:
-        pytest.skip("the full-text index's reads")
     session_id = archive.sessions.create_session("House", MODEL).id
     say(archive, session_id, chatter(40) + ["The garden gate code is AX-7731."] * 3)
     connection = archive.sessions._connection
