@@ -1007,16 +1007,16 @@ def test_count_tokens_goes_through_the_pool_too(
 
 def _gathered_both_ways(server: FakeAnthropicServer, script: Any, **arguments: Any) -> list[Any]:
     """The same scripted reply streamed twice through the real SDK: gathered by its own
-    `messages.stream` helper, and by the provider's `_Reply` from the raw events of
+    `messages.stream` helper, and by the provider's `GatheredReply` from the raw events of
     `messages.create(stream=True)`, each as a plain dict without its id."""
-    from app.llm.anthropic_provider import _Reply
+    from app.llm.reply_stream import GatheredReply
 
     client = anthropic.Anthropic(api_key=KEY, base_url=server.base_url, max_retries=0)
     script()
     with client.messages.stream(**arguments) as helper:
         expected = helper.get_final_message()
     script()
-    reply = _Reply()
+    reply = GatheredReply()
     with client.messages.create(**arguments, stream=True) as raw:
         for event in raw:
             if event.type == "message_start":
