@@ -255,12 +255,17 @@ def _ends_pending_block(block: QTextBlock) -> bool:
     )
 
 
+# A task item's mark (md4c's: "[ ]", "[x]" or "[X]"); a text without one carries what
+# its last paragraph shows.
+_TASK_MARK = re.compile(r"\[[ xX]\]")
+
+
 def _carried_marker(lead_in: str, text: str, last: QTextBlock) -> QTextBlockFormat.MarkerType:
     """The task-list mark Qt's importer carries past `text` (imported after `lead_in`,
     its last block `last`). Usually its last paragraph's mark (`_last_marker`); a text
-    with a task item is asked of the importer itself, since an item it does not make a
+    with a task mark is asked of the importer itself, since an item it does not make a
     list item ("- [ ] &amp;": a plain paragraph, no mark) still passes its mark on."""
-    if "[" not in text:
+    if not _TASK_MARK.search(text):
         return _last_marker(last)
     probe = QTextDocument()
     probe.setUndoRedoEnabled(False)
