@@ -117,7 +117,10 @@ def test_the_turn_shows_in_order_once_each_after_enter(qtbot: QtBot, cairn: Cair
     window, controller = cairn.window, cairn.controller
     told: list[str] = []
     controller.activity_changed.connect(lambda activity: told.append(activity.name))
-    controller.message_sending.connect(lambda _message: told.append("sending"))
+    stop_shown: list[bool] = []  # whether Stop shows as the row does (not polled after)
+    controller.message_sending.connect(
+        lambda _message: (told.append("sending"), stop_shown.append(window.composer.streaming))
+    )
     controller.message_stored.connect(lambda _id, _message: told.append("stored"))
     controller.message_added.connect(lambda _message: told.append("reply's row"))
     controller.session_changed.connect(lambda _session: told.append("sidebar"))
@@ -126,7 +129,7 @@ def test_the_turn_shows_in_order_once_each_after_enter(qtbot: QtBot, cairn: Cair
     assert window.composer.text() == ""
     assert told == []  # the key press did nothing else
     qtbot.waitUntil(lambda: "sending" in told)
-    assert window.composer.streaming  # Stop, with the row
+    assert stop_shown == [True]  # Stop, with the row
     wait_idle(qtbot, cairn)
     assert told[:5] == ["REPLYING", "sending", "sidebar", "stored", "reply's row"]
     assert told.count("sending") == told.count("stored") == told.count("reply's row") == 1
