@@ -39,7 +39,8 @@ class _Tail:
     rev: int  # the conversation's `live_rev` when it was read
     cut: int  # and its `live_cut`
     by_id: dict[int, Message]  # every message, in the order of `seq`
-    versions: tuple[int, ...]  # the ids of versions (their place counted from other rows)
+    # the ids of versions (their place counted from other rows), in any order
+    versions: tuple[int, ...]
 
 
 class LiveMessages:
@@ -151,7 +152,10 @@ class LiveMessages:
             by_id[message.id] = message
         if not in_order:
             by_id = dict(sorted(by_id.items(), key=lambda item: item[1].seq))
-        return _tail(rev, cut, by_id)
+        # The versions are among the rows read now (every version before is read again,
+        # and a message kept is the object read then, no version): no walk of the tail.
+        versions = tuple(m.id for m in fresh_rows if m.version_of is not None and m.id in by_id)
+        return _Tail(rev, cut, by_id, versions)
 
 
 def _tail(rev: int, cut: int, by_id: dict[int, Message]) -> _Tail:

@@ -61,6 +61,27 @@ def test_a_new_version_is_counted_in_every_version(
     assert store.live_messages(session.id) == _as_read(raw, session.id)
 
 
+def test_a_version_is_read_again_after_reads_of_other_changes(
+    store: SessionStore, raw: sqlite3.Connection
+) -> None:
+    """A version's place ("2 / 2") is counted from rows outside the tail: it is kept to
+    be read again, also after reads that found only other rows changed."""
+    session = store.create_session("t", MODEL)
+    store.append_message(session.id, Role.USER, "hello")
+    reply = store.append_message(session.id, Role.ASSISTANT, "hi")
+    new_id, _seq = store.versions.regenerate(reply.id, MODEL)
+    store.finish_message(new_id, "hello there", MessageStatus.COMPLETE)
+    assert store.live_messages(session.id)[-1].version_count == 2
+    _assert_versions_kept(store, session.id)
+    store.append_message(session.id, Role.USER, "and then?")  # read with nothing cut
+    assert store.live_messages(session.id) == _as_read(raw, session.id)
+    _assert_versions_kept(store, session.id)
+    raw.execute("DELETE FROM message WHERE id = ?", (reply.id,))  # the shelved version
+    live = store.live_messages(session.id)
+    assert live == _as_read(raw, session.id)
+    assert live[1].version_count == 1
+
+
 def test_a_row_whose_id_is_taken_again_is_read(
     store: SessionStore, raw: sqlite3.Connection, clock: FakeClock
 ) -> None:
@@ -163,6 +184,15 @@ def test_whatever_happens_the_tail_read_is_the_tail_on_disk(
             )
         assert store.live_messages(session.id) == _as_read(raw, session.id)
         assert store.live_messages(other.id) == _as_read(raw, other.id)
+        _assert_versions_kept(store, session.id)
+
+
+def _assert_versions_kept(store: SessionStore, session_id: str) -> None:
+    """The versions the tail as read keeps (to read them again: their place is counted
+    from other rows) are every version in it, kept without a walk of the tail."""
+    kept = LIVE_MESSAGES._tails[(store.database or Path(), session_id)]
+    versions = {m.id for m in kept.by_id.values() if m.version_of is not None}
+    assert sorted(kept.versions) == sorted(versions)
 
 
 def _summary(raw: sqlite3.Connection, session_id: str) -> str:
