@@ -753,9 +753,11 @@ class AnthropicProvider:
         headers = {"Content-Length": str(body.size)}
         # A file source as the compact JSON has it: a text that says so has its quotes
         # escaped, so only a block refers to a file this way (one scan in C, not a walk
-        # of every turn of the history).
-        if _FILE_SOURCE in body and self._files_headers():
-            headers.update(self._files_headers())
+        # of every turn of the history). Only for a server that wants the beta header
+        # (rare): the scan reads the whole body, ~0.15 ms at 155k live tokens.
+        files_headers = self._files_headers()
+        if files_headers and _FILE_SOURCE in body:
+            headers.update(files_headers)
         return client.post(
             "/v1/messages",
             content=body.chunks,
