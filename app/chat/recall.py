@@ -102,15 +102,18 @@ class AutomaticRecall:
                 replace(r, score=r.score * ELSEWHERE_SHARE) for r in rank_pool(elsewhere, query)
             ]
             ranked = sorted([*ranked, *theirs], key=lambda r: -r.score)
+        counter = self.builder.counter
+        stored = exact_counter(counter)
         return fit_recall(
             pool.matches,
             query.terms,
             budget,
-            _remembered(self.builder.counter.count),
+            # cl100k's counts made of the quotes' words, each counted once (the same figures).
+            _remembered(counter.count_by_words if stored else counter.count),
             exclude_seqs={m.seq for m in tail},
             wanted=query.wanted,
             ordered=((r.match, *r.quoted_with) for r in ranked),
-            stored=exact_counter(self.builder.counter),
+            stored=stored,
         )
 
     def raw_budget(self, inputs: RequestInputs) -> int:
