@@ -441,3 +441,28 @@ def test_an_archived_match_made_fast_is_the_one_the_dataclass_makes(
     assert made == expected
     assert hash(made) == hash(expected)
     assert vars(made) == vars(expected)  # every field, the defaults included
+
+
+def _folded_as_defined(text: str) -> str:
+    """`fold` by its definition: case folded, decomposed (NFKD), every mark dropped."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def test_folding_any_character_is_as_defined_the_first_time_and_after() -> None:
+    # Every assigned code point and lone surrogate, between letters, then before a
+    # mark: a character fold keeps as it is is learnt the first time (`_KEPT_BY_FOLD`),
+    # and met again it is kept without decomposing the text; each time as defined.
+    for code in range(0x110000):
+        character = chr(code)
+        if unicodedata.category(character) == "Cn":
+            continue  # unassigned: nothing decomposes or folds it
+        for text in (f"Ab{character}c", f"{character}\u0301 x"):
+            assert fold(text) == _folded_as_defined(text), hex(code)
+
+
+@given(st.text(st.characters(exclude_categories=()), max_size=60))  # surrogates too
+def test_folding_any_text_is_as_defined(text: str) -> None:
+    assert fold(text) == _folded_as_defined(text)
