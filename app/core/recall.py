@@ -728,20 +728,47 @@ def _first_form(lowered: str, forms: Sequence[str], whole: bool) -> int:
     whole word when `whole`, else anywhere; case aside, "ſ" or the Kelvin sign's own
     folds aside); -1 when none. Without a regex: a turn's
     terms are new, and compiling a pattern of a word's forms costs a quarter of a
-    millisecond."""
+    millisecond. A word's forms share its stem: the text is searched for the stem once,
+    and each form tried only where it is (not a search of the whole text for each of a
+    word's ~13 forms, most absent)."""
+    if len(forms) > 1:
+        stem = _shared_start(tuple(forms))
+        if stem:
+            start = lowered.find(stem)
+            while start >= 0:
+                for form in forms:
+                    if lowered.startswith(form, start) and (
+                        not whole or _whole_at(lowered, start, start + len(form))
+                    ):
+                        return start
+                start = lowered.find(stem, start + 1)
+            return -1
     first = -1
     for form in forms:
         start = lowered.find(form)
         while start >= 0 and (first < 0 or start < first):
-            end = start + len(form)
-            if not whole or (
-                (start == 0 or not lowered[start - 1].isalnum())
-                and (end == len(lowered) or not lowered[end].isalnum())
-            ):
+            if not whole or _whole_at(lowered, start, start + len(form)):
                 first = start
                 break
             start = lowered.find(form, start + 1)
     return first
+
+
+def _whole_at(lowered: str, start: int, end: int) -> bool:
+    """Whether `lowered[start:end]` is a whole word: no letter or digit just before or after."""
+    return (start == 0 or not lowered[start - 1].isalnum()) and (
+        end == len(lowered) or not lowered[end].isalnum()
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _shared_start(forms: tuple[str, ...]) -> str:
+    """What all of `forms` begin with ("renew" of "renewal", "renews"…): maybe ""."""
+    shortest = min(forms, key=len)
+    for length in range(len(shortest), 0, -1):
+        if all(form.startswith(shortest[:length]) for form in forms):
+            return shortest[:length]
+    return ""
 
 
 @functools.lru_cache(maxsize=256)

@@ -4,9 +4,10 @@ and the labelled block (issue 12 item 1, DESIGN §3)."""
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.core.models import Role
@@ -466,3 +467,51 @@ def test_folding_any_character_is_as_defined_the_first_time_and_after() -> None:
 @given(st.text(st.characters(exclude_categories=()), max_size=60))  # surrogates too
 def test_folding_any_text_is_as_defined(text: str) -> None:
     assert fold(text) == _folded_as_defined(text)
+
+
+def _first_form_each(lowered: str, forms: Sequence[str], whole: bool) -> int:
+    """`_first_form` as it was: each form searched for in the whole text."""
+    first = -1
+    for form in forms:
+        start = lowered.find(form)
+        while start >= 0 and (first < 0 or start < first):
+            end = start + len(form)
+            if not whole or (
+                (start == 0 or not lowered[start - 1].isalnum())
+                and (end == len(lowered) or not lowered[end].isalnum())
+            ):
+                first = start
+                break
+            start = lowered.find(form, start + 1)
+    return first
+
+
+_LETTERS = st.text(alphabet="ain", min_size=1, max_size=4)
+# A stem's forms: the stem and endings ("renew", "renews", "renewal"…), some of them
+# inside each other, as a text holds them.
+_FORMS = st.builds(
+    lambda stem, endings: tuple(stem + ending for ending in endings),
+    st.text(alphabet="ai", min_size=1, max_size=2),
+    st.lists(st.text(alphabet="ain", max_size=2), min_size=1, max_size=4),
+)
+
+
+@settings(max_examples=500)
+@example(["aa", "in"], ("ai", "an"), False)  # the stem again one letter on
+@given(
+    st.lists(st.one_of(_LETTERS, st.sampled_from([" ", "-", "é", "1", ". "])), max_size=40),
+    st.one_of(
+        _FORMS,
+        st.text(alphabet="aeinrs", min_size=1, max_size=4).map(lambda w: word_forms(w + "ing")),
+        st.lists(_LETTERS, min_size=1, max_size=5).map(tuple),
+    ),
+    st.booleans(),
+)
+def test_a_words_forms_are_found_where_searching_each_finds_them(
+    pieces: list[str], forms: tuple[str, ...], whole: bool
+) -> None:
+    # The stem searched for once, each form tried where it is: the same first place.
+    from app.core.recall import _first_form
+
+    lowered = "".join(pieces)
+    assert _first_form(lowered, forms, whole) == _first_form_each(lowered, forms, whole)
