@@ -950,15 +950,20 @@ def _where(match: ArchivedMatch) -> tuple[str, int]:
 
 
 def _quote(match: ArchivedMatch, text: str) -> RecallQuote:
-    return RecallQuote(
-        match.message_id,
-        match.seq,
-        match.role,
-        match.created_at,
-        text,
-        match.conversation,
-        match.session_id if match.conversation else "",
+    """`RecallQuote(...)` of `match` quoting `text`, the same value made without the frozen
+    dataclass's seven `object.__setattr__` calls (as `archived_match`): fitting makes one
+    for each quote weighed, and one for the turn's heading."""
+    quote: RecallQuote = _new(RecallQuote)
+    quote.__dict__.update(
+        message_id=match.message_id,
+        seq=match.seq,
+        role=match.role,
+        created_at=match.created_at,
+        excerpt=text,
+        conversation=match.conversation,
+        session_id=match.session_id if match.conversation else "",
     )
+    return quote
 
 
 def _fitted_quote(

@@ -515,3 +515,25 @@ def test_a_words_forms_are_found_where_searching_each_finds_them(
 
     lowered = "".join(pieces)
     assert _first_form(lowered, forms, whole) == _first_form_each(lowered, forms, whole)
+
+
+@given(st.text(max_size=20), st.text(max_size=10), st.text(max_size=10))
+def test_a_quote_is_made_as_the_dataclass_makes_it(text: str, session: str, title: str) -> None:
+    # `_quote` fills the frozen dataclass's fields itself: the same value, every field.
+    from dataclasses import fields, replace
+
+    from app.core.recall import RecallQuote, _quote
+
+    match = replace(archived(7, "the gate code"), session_id=session, conversation=title)
+    quote = _quote(match, text)
+    expected = RecallQuote(
+        match.message_id,
+        match.seq,
+        match.role,
+        match.created_at,
+        text,
+        title,
+        session if title else "",
+    )
+    assert quote == expected and hash(quote) == hash(expected)
+    assert set(vars(quote)) == {field.name for field in fields(RecallQuote)}
