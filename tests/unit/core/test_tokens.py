@@ -254,7 +254,10 @@ def test_cl100k_cuts_before_a_space_after_any_character_but_white_space() -> Non
         character = chr(code)
         if character.isspace() or unicodedata.category(character) == "Cn":
             continue
-        for text in (f"a.{character} 's", f"{character} 12 "):
+        letters = (f"x {character}{character}",) if character.isalpha() else ()
+        for text in (f"a.{character} 's", f"{character} 12 ", *letters):
+            # A letter: its word, after a space or first, is a token when the vocabulary
+            # holds it (`_piece_tokens`), counted otherwise.
             assert counter.count_by_words(text) == raw_count_of(text), hex(code)
 
 
@@ -283,3 +286,17 @@ def test_a_space_after_white_space_or_no_encoding_counts_the_text_whole(
     monkeypatch.setattr(tokens, "_load_encoding", lambda _name: None)
     rough = TokenCounter()
     assert rough.count_by_words("cairns mark paths") == rough.count("cairns mark paths")
+
+
+def test_words_of_the_dictionary_count_as_cl100k_counts_them() -> None:
+    # Real words of every length, capitalised or not, first or after a space: those the
+    # vocabulary holds whole are looked up (`_piece_tokens`), the others counted.
+    from app.core.recall_synonyms import SYNONYM_TABLE
+
+    lines = SYNONYM_TABLE.read_text(encoding="utf-8").splitlines()
+    words = [word for line in lines if not line.startswith("#") for word in line.split()]
+    counter = TokenCounter()
+    for start in range(0, len(words), 40):
+        chunk = words[start : start + 40]
+        for text in (" ".join(chunk), " ".join(word.title() for word in chunk)):
+            assert counter.count_by_words(text) == raw_count(text), text
