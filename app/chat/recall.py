@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import date, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Protocol
 
@@ -33,6 +34,7 @@ from app.store.lookups import LookupStore
 
 log = logging.getLogger(__name__)
 
+_SEQ = attrgetter("seq")
 # What a message of another conversation scores beside one of this conversation.
 ELSEWHERE_SHARE = 0.8
 # The summaries' search keys by the words they hold, each summary's read once, shared by
@@ -102,15 +104,18 @@ class AutomaticRecall:
                 replace(r, score=r.score * ELSEWHERE_SHARE) for r in rank_pool(elsewhere, query)
             ]
             ranked = sorted([*ranked, *theirs], key=lambda r: -r.score)
+        counter = self.builder.counter
+        stored = exact_counter(counter)
         return fit_recall(
             pool.matches,
             query.terms,
             budget,
-            _remembered(self.builder.counter.count),
-            exclude_seqs={m.seq for m in tail},
+            # cl100k's counts made of the quotes' words, each counted once (the same figures).
+            _remembered(counter.count_by_words if stored else counter.count),
+            exclude_seqs=set(map(_SEQ, tail)),  # in C: a tail of ~1,000 each turn
             wanted=query.wanted,
             ordered=((r.match, *r.quoted_with) for r in ranked),
-            stored=exact_counter(self.builder.counter),
+            stored=stored,
         )
 
     def raw_budget(self, inputs: RequestInputs) -> int:

@@ -4,9 +4,10 @@ and the labelled block (issue 12 item 1, DESIGN §3)."""
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.core.models import Role
@@ -441,3 +442,98 @@ def test_an_archived_match_made_fast_is_the_one_the_dataclass_makes(
     assert made == expected
     assert hash(made) == hash(expected)
     assert vars(made) == vars(expected)  # every field, the defaults included
+
+
+def _folded_as_defined(text: str) -> str:
+    """`fold` by its definition: case folded, decomposed (NFKD), every mark dropped."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def test_folding_any_character_is_as_defined_the_first_time_and_after() -> None:
+    # Every assigned code point and lone surrogate, between letters, then before a
+    # mark: a character fold keeps as it is is learnt the first time (`_KEPT_BY_FOLD`),
+    # and met again it is kept without decomposing the text; each time as defined.
+    for code in range(0x110000):
+        character = chr(code)
+        if unicodedata.category(character) == "Cn":
+            continue  # unassigned: nothing decomposes or folds it
+        for text in (f"Ab{character}c", f"{character}\u0301 x"):
+            assert fold(text) == _folded_as_defined(text), hex(code)
+
+
+@given(st.text(st.characters(exclude_categories=()), max_size=60))  # surrogates too
+def test_folding_any_text_is_as_defined(text: str) -> None:
+    assert fold(text) == _folded_as_defined(text)
+
+
+def _first_form_each(lowered: str, forms: Sequence[str], whole: bool) -> int:
+    """`_first_form` as it was: each form searched for in the whole text."""
+    first = -1
+    for form in forms:
+        start = lowered.find(form)
+        while start >= 0 and (first < 0 or start < first):
+            end = start + len(form)
+            if not whole or (
+                (start == 0 or not lowered[start - 1].isalnum())
+                and (end == len(lowered) or not lowered[end].isalnum())
+            ):
+                first = start
+                break
+            start = lowered.find(form, start + 1)
+    return first
+
+
+_LETTERS = st.text(alphabet="ain", min_size=1, max_size=4)
+# A stem's forms: the stem and endings ("renew", "renews", "renewal"…), some of them
+# inside each other, as a text holds them.
+_FORMS = st.builds(
+    lambda stem, endings: tuple(stem + ending for ending in endings),
+    st.text(alphabet="ai", min_size=1, max_size=2),
+    st.lists(st.text(alphabet="ain", max_size=2), min_size=1, max_size=4),
+)
+
+
+@settings(max_examples=500)
+@example(["aa", "in"], ("ai", "an"), False)  # the stem again one letter on
+@given(
+    st.lists(st.one_of(_LETTERS, st.sampled_from([" ", "-", "é", "1", ". "])), max_size=40),
+    st.one_of(
+        _FORMS,
+        st.text(alphabet="aeinrs", min_size=1, max_size=4).map(lambda w: word_forms(w + "ing")),
+        st.lists(_LETTERS, min_size=1, max_size=5).map(tuple),
+    ),
+    st.booleans(),
+)
+def test_a_words_forms_are_found_where_searching_each_finds_them(
+    pieces: list[str], forms: tuple[str, ...], whole: bool
+) -> None:
+    # The stem searched for once, each form tried where it is: the same first place.
+    from app.core.recall import _first_form
+
+    lowered = "".join(pieces)
+    assert _first_form(lowered, forms, whole) == _first_form_each(lowered, forms, whole)
+
+
+@given(st.text(max_size=20), st.text(max_size=10), st.text(max_size=10))
+def test_a_quote_is_made_as_the_dataclass_makes_it(text: str, session: str, title: str) -> None:
+    # `_quote` fills the frozen dataclass's fields itself: the same value, every field.
+    from dataclasses import fields, replace
+
+    from app.core.recall import RecallQuote, _quote
+
+    match = replace(archived(7, "the gate code"), session_id=session, conversation=title)
+    quote = _quote(match, text)
+    expected = RecallQuote(
+        match.message_id,
+        match.seq,
+        match.role,
+        match.created_at,
+        text,
+        title,
+        session if title else "",
+    )
+    assert quote == expected and hash(quote) == hash(expected)
+    assert set(vars(quote)) == {field.name for field in fields(RecallQuote)}

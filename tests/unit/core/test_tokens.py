@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import unicodedata
 
 import pytest
 import tiktoken
@@ -215,3 +216,90 @@ def test_pieces_remembered_give_the_same_count_as_counting_afresh() -> None:
     edited = draft[:400_000] + " inserted words " + draft[400_000:]
     counter.count(draft)
     assert counter.count(edited) == sum(raw_count(p) for p in tokens._pieces(edited))
+
+
+# Texts made mostly of what cl100k's pre-split turns on: spaces after and before every
+# kind of character, line breaks, digits, contractions, white space that is not a space.
+_SPLIT_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from([" ", " ", "\n", "\t", "\r", "\u00a0", "\u3000", "\x1c", "'s", "'ll"]),
+        st.sampled_from(["a", "Z", "é", "7", "42", ".", "?!", ">", "#", "…", "’", "“", "🧭"]),
+        st.characters(codec=None, exclude_categories=()),
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts=st.lists(st.one_of(_SPLIT_TEXT, ANY_TEXT), min_size=1, max_size=4))
+def test_counting_by_words_gives_the_count(texts: list[str]) -> None:
+    # One counter for the examples' texts: words met again are looked up, not counted.
+    counter = TokenCounter()
+    for text in texts:
+        assert counter.count_by_words(text) == counter.count(text) == raw_count_of(text)
+
+
+def raw_count_of(text: str) -> int:
+    """cl100k's count, a lone surrogate counted as tiktoken counts it (as U+FFFD)."""
+    return raw_count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+
+
+def test_cl100k_cuts_before_a_space_after_any_character_but_white_space() -> None:
+    # What `count_by_words` rests on, for every code point (assigned, or a surrogate):
+    # count(a + " " + b) == count(a) + count(" " + b) when `a` ends in it, unless Python
+    # calls it white space (such a text is counted whole). After punctuation and
+    # before a contraction; before a number, and a space at the end.
+    counter = TokenCounter()
+    for code in range(0x110000):
+        character = chr(code)
+        if character.isspace() or unicodedata.category(character) == "Cn":
+            continue
+        # A word of letters, after a space or first, is a token when the vocabulary holds
+        # it (`_piece_tokens`); one ending in something else is counted.
+        for text in (
+            f"a.{character} 's",
+            f"{character} 12 ",
+            f"x a{character}",
+        ):
+            assert counter.count_by_words(text) == raw_count_of(text), hex(code)
+
+
+def test_words_met_again_are_not_counted_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoding = CountingEncoding()
+    monkeypatch.setattr(tokens, "_load_encoding", lambda _name: encoding)
+    counter = TokenCounter()
+
+    first = counter.count_by_words("the cairn marks the path")
+    calls = encoding.calls
+    again = counter.count_by_words("the path marks the cairn")
+
+    assert first == again == 5  # CountingEncoding: a token a word
+    assert calls == 5  # "the", " cairn", " marks", " the", " path"
+    assert encoding.calls == calls  # the same words: none counted again
+
+
+def test_a_space_after_white_space_or_no_encoding_counts_the_text_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    counter = TokenCounter()
+    text = "two  spaces\n  and an indent"
+    assert counter.count_by_words(text) == raw_count(text)
+    assert counter._spaced_words == {}
+
+    monkeypatch.setattr(tokens, "_load_encoding", lambda _name: None)
+    rough = TokenCounter()
+    assert rough.count_by_words("cairns mark paths") == rough.count("cairns mark paths")
+
+
+def test_words_of_the_dictionary_count_as_cl100k_counts_them() -> None:
+    # Real words of every length, capitalised or not, first or after a space: those the
+    # vocabulary holds whole are looked up (`_piece_tokens`), the others counted.
+    from app.core.recall_synonyms import SYNONYM_TABLE
+
+    lines = SYNONYM_TABLE.read_text(encoding="utf-8").splitlines()
+    words = [word for line in lines if not line.startswith("#") for word in line.split()]
+    counter = TokenCounter()
+    for start in range(0, len(words), 40):
+        chunk = words[start : start + 40]
+        for text in (" ".join(chunk), " ".join(word.title() for word in chunk)):
+            assert counter.count_by_words(text) == raw_count(text), text
