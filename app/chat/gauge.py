@@ -33,7 +33,7 @@ from app.core.summary import SummaryMode
 class _SendCheckKey:
     """Everything the checks before sending read: the same key, the same answer."""
 
-    inputs: RequestInputs  # its summaries as a tuple (the state's list changes in place)
+    inputs: RequestInputs  # its summaries a tuple (the state's list changes in place)
     stored: bool  # the conversation has a session (a new one is never squeezed)
     recall: RecallSettings
     quoted: int
@@ -60,6 +60,8 @@ class ConversationGauge:
         # measuring the same request again on the window's thread (issue 20).
         self._counted: tuple[str, int] | None = None  # the text as stored, its count
         self._checked: tuple[_SendCheckKey, bool] | None = None
+        # The archive tool offered, with what it was made of (`_offered_tool`).
+        self._tool: tuple[tuple[bool, bool, bool], ToolOffer | None] | None = None
 
     def measure(self, draft: str | None = None) -> ContextState | None:
         """The gauge's figures for the next request with `draft` (None: the draft as
@@ -73,7 +75,7 @@ class ConversationGauge:
         # Counted as Enter counts it (`tokens`): the same figures as counting in
         # `estimate_state`, and what the checks before sending it read, kept.
         tokens = self.tokens(text)
-        inputs, files = self._inputs(text, tokens)
+        inputs, files = self._inputs(text, tokens, self._offered_tool())
         figures = self._estimate_with_recall(inputs)
         self._keep_check(inputs, figures)
         return replace(figures, files_left_out=files.left_out) if files.left_out else figures
@@ -100,7 +102,7 @@ class ConversationGauge:
         tokenizer yet)."""
         if not self._state.shared.counter.ready:
             return None
-        inputs, files = self._inputs(text, tokens)
+        inputs, files = self._inputs(text, tokens, self._offered_tool())
         figures = self._estimate_with_recall(inputs)
         return replace(figures, files_left_out=files.left_out) if files.left_out else figures
 
@@ -163,7 +165,8 @@ class ConversationGauge:
         the live tail gives way first (an emergency summary), when it can.
         """
         state = self._state
-        inputs, _files = self._inputs(text, tokens)
+        # With the tool as measured (`check_fits` leaves it out: it gives way first).
+        inputs, _files = self._inputs(text, tokens, self._offered_tool())
         checked = self._checked
         if (
             checked is not None
@@ -199,7 +202,7 @@ class ConversationGauge:
         shared = self._state.shared
         calibrations = shared.builder.calibrations
         return _SendCheckKey(
-            inputs=replace(inputs, summaries=tuple(inputs.summaries)),
+            inputs=inputs,  # its summaries a tuple already (`_inputs`)
             stored=self._state.session is not None,
             recall=shared.recall(),
             quoted=self.quoted,
@@ -207,16 +210,27 @@ class ConversationGauge:
             today=shared.builder.today(),
         )
 
+    def _offered_tool(self) -> ToolOffer | None:
+        """The archive tool the settings offer now (`tool_offer`): the same object while
+        what it depends on stays the same (compared at every check before sending)."""
+        state = self._state
+        settings = state.shared.recall()
+        key = (settings.tool, settings.across_conversations, bool(state.summaries))
+        offered = self._tool
+        if offered is None or offered[0] != key:
+            offered = self._tool = (key, tool_offer(settings, archived=key[2]))
+        return offered[1]
+
     def _estimate_with_recall(self, inputs: RequestInputs) -> ContextState:
-        """The figures of `inputs` with the tool and the recall block as the settings
-        have them."""
+        """The figures of `inputs` (with the tool the settings offer: `_offered_tool`)
+        with the recall block as the settings have it."""
         # Imported here: recall is loaded after the first paint (`AFTER_PAINT_IMPORTS`).
         from app.chat.recall import recall_budget
 
         state = self._state
         settings = state.shared.recall()
         return state.shared.builder.estimate_state(
-            replace(inputs, tools=tool_offer(settings, archived=bool(state.summaries))),
+            inputs,
             recall_budget_ratio=recall_budget(settings),
             recall_quoted=self.quoted,
             recall_elsewhere=settings.across_conversations,
@@ -233,7 +247,7 @@ class ConversationGauge:
         inputs = RequestInputs(
             model=model,
             system_prompt=state.system_prompt,
-            summaries=state.summaries,
+            summaries=tuple(state.summaries),  # as it is now (the state's list changes)
             tail_tally=state.tail.tally,
             draft=draft,
             draft_tokens=draft_tokens,

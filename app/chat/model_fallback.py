@@ -63,6 +63,10 @@ class ModelChoice:
         self._settings = settings
         self._settings_path = settings_path
         self._models = models
+        # The last fallback found, for which model and list (a list is replaced, never
+        # changed): asked at every reply, it ranks every listed model (issue 20).
+        self._fallback: tuple[str, Sequence[ModelInfo], tuple[ModelInfo, bool] | None] | None
+        self._fallback = None
 
     @property
     def models(self) -> Sequence[ModelInfo]:
@@ -73,8 +77,13 @@ class ModelChoice:
         """The model a reply asks if `model_id` answers 404, with its limits (and
         whether they are known); None when no other model is listed."""
         models = self._models()
+        last = self._fallback
+        if last is not None and last[0] == model_id and last[1] is models:
+            return last[2]
         following = next_model(model_id, models)
-        return None if following is None else model_limits(following, models)
+        found = None if following is None else model_limits(following, models)
+        self._fallback = (model_id, models, found)
+        return found
 
     def display_name(self, model_id: str) -> str:
         return model_limits(model_id, self._models())[0].display_name

@@ -13,6 +13,7 @@ below it ask for a reply, or go on with what waited, through the state.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING
@@ -320,6 +321,10 @@ class ConversationTurns:
             shared.events.key_needed()
             return
         loop, held = shared.loop, self._held
+        # The question stored and the reply's row, told from the job's thread just before
+        # its request leaves: while the turn is held they wait with it, handed over without
+        # a post of their own (each a wake-up of this thread); else posted.
+        hand = held.hand if question is not None else lambda call: loop.post(lambda: held.run(call))
         model, summaries = shared.model_info(state.model_id), tuple(state.summaries)
         reply = ReplyJob(
             ReplyRequest(
@@ -342,7 +347,7 @@ class ConversationTurns:
             calibration_file=shared.calibration_file,
             # What it tells goes through `held`: while the window waits for its request
             # to leave (`_send_off`), in order after it; else at once.
-            on_started=lambda message: loop.post(lambda: held.run(lambda: self._started(message))),
+            on_started=lambda message: hand(lambda: self._started(message)),
             on_text=lambda: loop.post(lambda: held.run(self._text_arrived)),
             on_retry=lambda attempt, wait: loop.post(
                 lambda: held.run(lambda: state.status(_retrying(wait)))
@@ -353,8 +358,8 @@ class ConversationTurns:
             lookups=shared.lookups(
                 state.session.id, lambda call: held.run(lambda: state.tell(call))
             ),
-            on_question_stored=lambda message: loop.post(
-                lambda: held.run(lambda: self._question_stored(sending_id, message))
+            on_question_stored=lambda message: hand(
+                lambda: self._question_stored(sending_id, message)
             ),
             uploads=shared.uploads,
             on_lookup=lambda lookup: loop.post(
@@ -498,6 +503,9 @@ class HeldTells:
     After `SHOW_SENDING_WITHIN_SECONDS` the row shows (a slow build never leaves the user
     looking at nothing); the rest runs on `release` (the request left), when the job ends
     first, or after `SHOW_ALL_WITHIN_SECONDS`: in order, once each, one per loop turn.
+    What the job's thread tells while a turn is held it `hand`s over: it waits with the
+    rest, taken in when anything of the turn runs next (the request left: one post, one
+    wake-up of the loop's thread, instead of one each).
     """
 
     def __init__(self, loop: EventLoop) -> None:
@@ -509,6 +517,9 @@ class HeldTells:
         self._timer: Timer | None = None
         self._draining = False  # the next of `_waiting` is posted
         self._row_pending = False  # `hold`'s row has not run yet
+        # Handed from another thread while held (None: not held, `hand` posts); its lock.
+        self._handed: list[Callback] | None = None
+        self._handing = threading.Lock()
 
     def hold(self, row: Callback) -> None:
         """Hold what the turn tells, `row` first, until `release` (the row after 50 ms)."""
@@ -522,7 +533,30 @@ class HeldTells:
 
         self._waiting.append(show)
         self._held, self._ready, self._row_at = True, 0, len(self._waiting)
+        with self._handing:
+            if self._handed is None:
+                self._handed = []
         self._restart_timer(SHOW_SENDING_WITHIN_SECONDS, self._wait_passed)
+
+    def hand(self, callback: Callback) -> None:
+        """From any thread: `callback` waits with what is held, in order, without a post of
+        its own while a turn is held; else it is posted, to `run` on the loop's thread."""
+        with self._handing:
+            if self._handed is not None:
+                self._handed.append(callback)
+                return
+        self._loop.post(lambda: self.run(callback))
+
+    def _take_handed(self, *, close: bool) -> None:
+        """What was handed over so far joins what waits (`close`: later ones are posted)."""
+        with self._handing:
+            handed = self._handed
+            self._handed = None if close else ([] if handed else handed)
+        if handed and self._waiting is not None:
+            self._waiting.extend(handed)
+        elif handed:  # nothing waits any more: they run now, in order
+            for callback in handed:
+                callback()
 
     @property
     def row_pending(self) -> bool:
@@ -535,6 +569,7 @@ class HeldTells:
         if self._waiting is None:
             callback()
             return
+        self._take_handed(close=False)  # told before it
         self._waiting.append(callback)
         if last:
             self.release()
@@ -542,6 +577,7 @@ class HeldTells:
     def release(self) -> None:
         """The request left: what waited runs."""
         self._held = False
+        self._take_handed(close=True)
         self._restart_timer(None, None)
         self._drain()
 

@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from app.core.caching import (
@@ -141,11 +142,12 @@ class ContextState:
         b = self.breakdown
         return b.system + b.tools + b.memory + b.recall + b.history + b.draft
 
-    @property
+    @cached_property
     def required(self) -> ContextState:
         """The figures without what a request drops before it would not fit (the archive
         tool, the quotes beyond recall's floor): what summarizing goes by, as the engine
-        measures. Recall's floor stays: the live tail gives way first."""
+        measures. Recall's floor stays: the live tail gives way first. Made once per
+        figures (frozen): a reply's end reads it for the trigger twice (issue 20)."""
         breakdown = self.breakdown
         if breakdown.recall == self.recall_floor and not breakdown.tools:
             return self

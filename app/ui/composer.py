@@ -155,6 +155,10 @@ class MessageEdit(QPlainTextEdit):
             self._fit_height()  # the text size changed (Ctrl+plus): lines are taller
 
 
+# The button while a reply is written: its text, accessible name, tooltip, and enabled.
+_STOP = ("Stop", "Stop reply", "Stop Claude's reply (Esc). What arrived so far is kept.", True)
+
+
 def pasted_text(source: QMimeData) -> str | None:
     """The text of a paste or drop as it was copied, or None when it carries none.
 
@@ -230,6 +234,7 @@ class Composer(QWidget):
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
         self._streaming = False
+        self._shown: tuple[str, str, str, bool] | None = None  # the button as last set
         self._note_edits = 0
         self.read_only: str | None = None
         self.waiting: str | None = None
@@ -294,6 +299,8 @@ class Composer(QWidget):
 
     def set_streaming(self, streaming: bool) -> None:
         """While a reply is written, Send turns into Stop."""
+        if streaming == self._streaming:
+            return  # told at every busy or idle step (a turn shows twice): nothing changes
         self._streaming = streaming
         self._update_button()
 
@@ -323,9 +330,12 @@ class Composer(QWidget):
         """Something to send: words, or files (once they are all read)."""
         if self.attachments.busy or self.read_only is not None or self.waiting is not None:
             return False
+        document = self.editor.document()
+        if document.isEmpty():  # the box cleared at Enter: no line to read
+            return bool(self.attachments.attachments())
         # Asked on every keystroke: read up to the first line with something on it, not
         # the whole text (a paste of megabytes is copied out once, when sent).
-        block = self.editor.document().firstBlock()
+        block = document.firstBlock()
         while block.isValid():
             if has_visible_text(block.text()):
                 return True
@@ -342,17 +352,21 @@ class Composer(QWidget):
 
     def _update_button(self) -> None:
         if self._streaming:
-            text, name = "Stop", "Stop reply"
-            tip = "Stop Claude's reply (Esc). What arrived so far is kept."
-            enabled = True
+            shown = _STOP
         else:
-            text, name = ("Send" if self.editing is None else "Resend"), "Send message"
-            tip = self.waiting or (
-                "Reading the attached files…" if self.attachments.busy else "Send (Enter)"
+            shown = (
+                "Send" if self.editing is None else "Resend",
+                "Send message",
+                self.waiting
+                or ("Reading the attached files…" if self.attachments.busy else "Send (Enter)"),
+                self._has_text(),
             )
-            enabled = self._has_text()
-        # Asked on every keystroke (and the box's clearing at Enter): only what changed is
-        # set, since each setter tells the button's event filters and accessibility anew.
+        if shown == self._shown:
+            return  # asked on every keystroke: most often it says what it said
+        self._shown = shown
+        text, name, tip, enabled = shown
+        # Only what changed is set, since each setter tells the button's event filters and
+        # accessibility anew.
         button = self.button
         if button.text() != text:
             button.setText(text)

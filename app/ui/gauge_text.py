@@ -66,6 +66,19 @@ def format_percent(ratio: float) -> str:
 
 def band(state: ContextState) -> Band:
     """OK, then APPROACHING within 10 points of the trigger, SUMMARY_DUE from it, FULL at 100 %."""
+    if _LAST_BAND and _LAST_BAND[0][0] is state:  # frozen figures: the same band
+        return _LAST_BAND[0][1]
+    found = _band(state)
+    _LAST_BAND[:] = [(state, found)]
+    return found
+
+
+# The last figures asked about, and their band: the gauge's words, its spoken description,
+# its colour at each paint and its breakdown all ask for the same figures' band (issue 20).
+_LAST_BAND: list[tuple[ContextState, Band]] = []
+
+
+def _band(state: ContextState) -> Band:
     ratio = state.ratio
     if not state.fits or ratio >= 1.0 - _EPSILON:
         return Band.FULL

@@ -89,7 +89,7 @@ class HistoryActions(QObject):
             controller.session_removed,
             controller.sessions_listed,
         ):
-            signal.connect(lambda *_changed: self._follow.start())
+            signal.connect(self._changed)
         self._from_find = False
         self.set_source(source)
 
@@ -152,6 +152,13 @@ class HistoryActions(QObject):
         """Another conversation on screen: the bar finds its words in that one."""
         if self.find_bar.isVisible() and self.jump.pending is None:
             self.find_bar.run_search()
+
+    def _changed(self, *_changed: object) -> None:
+        """Read again soon, if the History window shows: else it reads when opened (a
+        timer at every message sent and reply ended for nothing, issue 20)."""
+        window = self.window
+        if window is not None and window.isVisible():
+            self._follow.start()
 
     def _follow_changes(self) -> None:
         window = self.window

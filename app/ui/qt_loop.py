@@ -3,11 +3,15 @@
 `post` may be called from any thread: it emits a signal of an object living on
 the GUI thread, always queued there (from the GUI thread too: the callback runs in
 a turn of the event loop of its own, as `QueueLoop` runs it, never inside the
-caller's). Timers are QTimers, stopped on `close`.
+caller's). Callbacks posted before that turn comes run in it, in order: one queued
+signal (a posted event, a wake-up of the GUI thread) for what a worker hands over at
+once — a reply's question stored, its row and its request sent come together — not
+one each (issue 20). Timers are QTimers, stopped on `close`.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
@@ -47,10 +51,17 @@ class QtEventLoop(QObject):
         self._timers: dict[QTimer, tuple[_QtTimer, Callback]] = {}
         self._spare: list[QTimer] = []
         self._closed = False
+        # What was posted and waits for its turn (the signal that runs it is on its way).
+        self._lock = threading.Lock()
+        self._waiting: list[Callback] = []
         self._posted.connect(self._run, Qt.ConnectionType.QueuedConnection)
 
     def post(self, callback: Callback) -> None:
-        self._posted.emit(callback)
+        with self._lock:
+            self._waiting.append(callback)
+            if len(self._waiting) > 1:
+                return  # the turn of what came first runs it too
+        self._posted.emit(self._run_waiting)
 
     def call_later(self, seconds: float, callback: Callback) -> _QtTimer:
         timer = self._spare.pop() if self._spare else self._new_timer()
@@ -109,3 +120,27 @@ class QtEventLoop(QObject):
     def _run(self, callback: Callback) -> None:
         if not self._closed:
             callback()
+
+    def _run_waiting(self) -> None:
+        """Run what was posted until now, in order; what these post runs in a turn of its own."""
+        with self._lock:
+            waiting, self._waiting = self._waiting, []
+        for position, callback in enumerate(waiting):
+            if self._closed:
+                return
+            try:
+                callback()
+            except BaseException:
+                # Qt reports a slot's exception and goes on: so do the ones after it.
+                self._post_first(waiting[position + 1 :])
+                raise
+
+    def _post_first(self, callbacks: list[Callback]) -> None:
+        """Run `callbacks` in the next turn, before anything posted since."""
+        if not callbacks:
+            return
+        with self._lock:
+            self._waiting[:0] = callbacks
+            if len(self._waiting) > len(callbacks):
+                return
+        self._posted.emit(self._run_waiting)

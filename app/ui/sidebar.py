@@ -467,6 +467,10 @@ class Sidebar(QWidget):
 
         self._current_id: str | None = None
         self._quiet = 0
+        # The view shows `_current_id` as `_show_current` left it: nothing moved the
+        # selection or the rows since (a message sent and its reply's end both tell the
+        # current conversation again: issue 20).
+        self._in_step = False
         self._content_search: ContentSearch | None = None
         self._mentions_for: str | None = None  # the filter the content matches answered
         self._content_timer = QTimer(self)
@@ -475,7 +479,17 @@ class Sidebar(QWidget):
         self._content_timer.timeout.connect(self._ask_mentions)
         self.new_button.clicked.connect(self.new_requested)
         self.filter_edit.textChanged.connect(self._apply_filter)
-        self.list.selectionModel().currentChanged.connect(self._view_current_changed)
+        selection = self.list.selectionModel()
+        selection.currentChanged.connect(self._view_current_changed)
+        selection.selectionChanged.connect(self._out_of_step)
+        for moved in (
+            self.model.rowsInserted,
+            self.model.rowsRemoved,
+            self.model.rowsMoved,
+            self.model.modelReset,
+            self.model.layoutChanged,
+        ):
+            moved.connect(self._out_of_step)
         self.model.title_edited.connect(self._title_edited)
         self.list.customContextMenuRequested.connect(self._show_menu)
         self.rename_action.triggered.connect(self.start_rename)
@@ -516,6 +530,8 @@ class Sidebar(QWidget):
 
         An id not listed yet becomes selected when `upsert_session` brings it.
         """
+        if session_id == self._current_id and self._in_step:
+            return  # shown so already
         self._current_id = session_id
         self._show_current()
 
@@ -578,6 +594,14 @@ class Sidebar(QWidget):
                     selection.clear()
             elif selection.currentIndex() != target or not selection.isSelected(target):
                 selection.setCurrentIndex(target, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        # Unless the current one is not listed yet: `upsert_session` brings it.
+        self._in_step = self._current_id is None or target.isValid()
+
+    def _out_of_step(self, *_changed: object) -> None:
+        """The rows or the selection changed (the user's click, a row moved, the filter,
+        or `_show_current` itself, which then says where it left the view): the next
+        `set_current` points the view again."""
+        self._in_step = False
 
     def _view_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._quiet or not current.isValid():

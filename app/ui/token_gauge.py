@@ -161,7 +161,7 @@ class TokenGauge(QWidget):
         """What the conversation reused from Claude's prompt cache: said in the breakdown."""
         if use != self._cache_use:
             self._cache_use = use
-            self._describe()
+            self._follow_breakdown()  # the spoken description has no cache figures
 
     def text(self) -> str:
         """The text shown beside the bar (said in the name instead while compact)."""
@@ -335,6 +335,10 @@ class TokenGauge(QWidget):
         description = accessible_description(self._state)
         if description != self.accessibleDescription():
             self.setAccessibleDescription(description)
+        self._follow_breakdown()
+
+    def _follow_breakdown(self) -> None:
+        """The breakdown written afresh if it shows now, else when next read."""
         if not self._breakdown_showing():
             self._explaining = False
             self._tip_stale = True

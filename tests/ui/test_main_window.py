@@ -540,6 +540,24 @@ def test_the_history_window_follows_conversations_added_renamed_and_deleted(
     history.close()
 
 
+def test_a_closed_history_window_is_read_when_opened_not_at_every_turn(
+    qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
+) -> None:
+    """While the History window is closed a turn starts no timer to read it again (one at
+    every message sent and reply ended, issue 20): opened, it shows what came meanwhile."""
+    window = cairn.window
+    history = window.history.open_history()
+    qtbot.waitExposed(history)
+    history.close()
+    send(qtbot, cairn, "Plan the garden")
+    wait_idle(qtbot, cairn)
+    assert not window.history._follow.isActive()
+    history = window.history.open_history()
+    qtbot.waitExposed(history)
+    assert history.proxy.rowCount() == 1
+    history.close()
+
+
 def test_the_windows_routine_events_call_no_python(
     qtbot: QtBot, cairn: CairnSession, fake_server: FakeAnthropicServer
 ) -> None:

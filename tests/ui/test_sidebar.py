@@ -623,3 +623,51 @@ def test_order_after_any_upserts_and_removes(
     sidebar.filter_edit.clear()
     assert sidebar.session_ids() == listed
     assert view_current_id(sidebar) == listed_current
+
+
+SELECTION_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("upsert"), st.sampled_from(IDS), MINUTES, st.sampled_from("xyz")),
+        st.tuples(st.just("remove"), st.sampled_from(IDS)),
+        st.tuples(st.just("current"), st.sampled_from([*IDS, None])),
+        st.tuples(st.just("deselect")),  # Ctrl+click on the selected row
+        st.tuples(st.just("pick"), st.integers(0, 5)),  # a click on a row
+        st.tuples(st.just("filter"), st.sampled_from(["", "x", "title s1"])),
+    ),
+    max_size=25,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=SELECTION_STEPS)
+def test_set_current_always_leaves_the_view_showing_it(
+    sidebar: Sidebar, steps: list[tuple[object, ...]]
+) -> None:
+    """`set_current` of the conversation already current does nothing when the view shows
+    it as `set_current` left it (a turn tells it twice, issue 20): whatever came between
+    (rows moved or gone, a click, a deselection, the filter), after it the view shows the
+    current conversation selected, as pointing it again would."""
+    sidebar.filter_edit.clear()
+    sidebar.set_sessions([make(session_id, minute=0) for session_id in IDS[:3]], "s0")
+    selection = sidebar.list.selectionModel()
+    for step in steps:
+        if step[0] == "upsert":
+            sidebar.upsert_session(make(str(step[1]), str(step[3]), int(str(step[2]))))
+        elif step[0] == "remove":
+            sidebar.remove_session(str(step[1]))
+        elif step[0] == "current":
+            sidebar.set_current(None if step[1] is None else str(step[1]))
+        elif step[0] == "deselect":
+            selection.clearSelection()
+        elif step[0] == "pick" and sidebar.model.rowCount():
+            row = int(str(step[1])) % sidebar.model.rowCount()
+            sidebar.list.setCurrentIndex(sidebar.model.index(row))
+        elif step[0] == "filter":
+            sidebar.filter_edit.setText(str(step[1]))
+        current = sidebar.current_session_id()
+        sidebar.set_current(current)
+        shown = current if current is not None and current in sidebar.session_ids() else None
+        assert view_current_id(sidebar) == shown
+        assert selected_ids(sidebar) == ([shown] if shown is not None else [])

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.chat.model_fallback import SWITCHED_TITLE
-from app.core.catalog import FALLBACK_MODELS, ModelInfo
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.chat.model_fallback import SWITCHED_TITLE, ModelChoice
+from app.core.catalog import FALLBACK_MODELS, ModelInfo, model_limits, next_model
 from app.core.errors import ModelNotFoundError
 from app.core.models import MessageStatus, Role
 from app.core.settings import AppSettings, load_settings
@@ -170,3 +174,33 @@ def test_a_continued_reply_falls_to_the_next_model_in_its_own_row(
     assert reply.content == "The first half and the second half."
     assert reply.model == OPUS.id
     assert chat.service.current.state.model_id == OPUS.id
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from([model.id for model in FALLBACK_MODELS] + ["claude-unlisted-1"]),
+            st.booleans(),  # the list replaced (the server listed the models again)
+            st.lists(st.sampled_from(FALLBACK_MODELS), unique=True),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_the_fallback_kept_between_replies_is_the_one_found_afresh(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, bool, list[ModelInfo]]]
+) -> None:
+    """`ModelChoice.fallback` keeps its last answer for the same model and list (asked at
+    every reply, issue 20): the same as ranking the list again, whatever changed between."""
+    listed: list[ModelInfo] = list(FALLBACK_MODELS)
+    choice = ModelChoice(
+        AppSettings, tmp_path_factory.mktemp("settings") / "settings.json", lambda: listed
+    )
+    for model_id, replaced, models in steps:
+        if replaced:
+            listed = list(models)
+        following = next_model(model_id, listed)
+        assert choice.fallback(model_id) == (
+            None if following is None else model_limits(following, listed)
+        )

@@ -3,6 +3,10 @@ in order, once each, one per turn of the loop (issue 20)."""
 
 from __future__ import annotations
 
+import threading
+
+import pytest
+
 from app.chat.loop import QueueLoop
 from app.chat.turns import SHOW_ALL_WITHIN_SECONDS, SHOW_SENDING_WITHIN_SECONDS, HeldTells
 from tests.fakes.clock import SecondsClock
@@ -89,3 +93,52 @@ def test_a_turn_held_again_while_the_last_one_drains_comes_after_it() -> None:
     held.release()
     loop.run_pending()
     assert ran == ["first row", "first done", "first's last word", "next row"]
+
+
+def test_what_the_job_hands_over_while_held_waits_without_a_post_and_keeps_its_order() -> None:
+    """The question stored and the reply's row, told from the job's thread just before the
+    request leaves, wait with the turn without a post each (a wake-up of the loop's thread
+    each, issue 20); the request's leaving runs them, in the order told."""
+    loop = QueueLoop(SecondsClock())
+    held = HeldTells(loop)
+    ran: list[str] = []
+    held.hold(lambda: ran.append("row"))
+    worker = threading.Thread(
+        target=lambda: (
+            held.hand(lambda: ran.append("stored")),
+            held.hand(lambda: ran.append("reply's row")),
+        )
+    )
+    worker.start()
+    worker.join()
+    assert loop.run_pending() == 0, "nothing was posted"
+    loop.post(held.release)  # the request left
+    loop.post(lambda: held.run(lambda: ran.append("text")))
+    loop.run_pending()
+    assert ran == ["row", "stored", "reply's row", "text"]
+    held.hand(lambda: ran.append("after"))  # nothing held: posted, run in its own turn
+    assert ran[-1] == "text"
+    assert loop.run_pending() == 1
+    assert ran[-1] == "after"
+
+
+@pytest.mark.parametrize("ending", ["done", "timeout"])
+def test_what_was_handed_over_runs_before_what_is_told_after_it(ending: str) -> None:
+    """A job that ends before its request left (its end is told last): what it handed over
+    first runs first; so does what waited when the wait ran out."""
+    clock = SecondsClock()
+    loop = QueueLoop(clock)
+    held = HeldTells(loop)
+    ran: list[str] = []
+    held.hold(lambda: ran.append("row"))
+    held.hand(lambda: ran.append("stored"))
+    held.hand(lambda: ran.append("reply's row"))
+    if ending == "done":
+        held.run(lambda: ran.append("done"), last=True)
+    else:
+        clock.now = SHOW_SENDING_WITHIN_SECONDS
+        loop.run_pending()
+        assert ran == ["row"]
+        clock.now = SHOW_ALL_WITHIN_SECONDS
+    loop.run_pending()
+    assert ran == ["row", "stored", "reply's row"] + (["done"] if ending == "done" else [])

@@ -828,6 +828,8 @@ def test_the_gauge_counts_what_the_last_request_quoted_within_the_allowance() ->
     floor = replace(plain.breakdown, recall=state.recall_floor)
     assert state.recall_floor == 800
     assert state.required == replace(state, breakdown=floor)
+    assert state.required is state.required, "made once: the figures are frozen"
+    assert replace(state, context_window=400_000).required.context_window == 400_000
     # Nothing archived (no summary): nothing can be quoted, whatever the last request had.
     none = builder.estimate_state(
         RequestInputs(model=SONNET, draft="Gate?"), recall_budget_ratio=0.05

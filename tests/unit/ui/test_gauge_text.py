@@ -401,3 +401,19 @@ def test_the_gauge_speaks_of_how_much_claude_can_read_at_once() -> None:
     assert FIRST_EXPLANATION not in html
     assert FIRST_EXPLANATION in tooltip_html(make_state(1_000), first_time=True)
     assert FIRST_EXPLANATION in tooltip_html(None, first_time=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2 * WINDOW), min_size=1, max_size=8), st.data())
+def test_the_band_kept_for_the_last_figures_is_the_band_worked_out_afresh(
+    used: list[int], data: st.DataObject
+) -> None:
+    """`band` keeps its answer for the figures last asked about (the words, the spoken
+    description, each paint ask for the same, issue 20): asked in any order, about new
+    figures or again about earlier ones, it says what working it out afresh says."""
+    from app.ui.gauge_text import _band
+
+    states = [make_state(tokens) for tokens in used]
+    for _ in range(3 * len(states)):
+        state = data.draw(st.sampled_from(states))
+        assert band(state) is _band(state)

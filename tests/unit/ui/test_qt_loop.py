@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from PySide6.QtCore import QEvent, QObject
 from pytestqt.qtbot import QtBot
 
 from app.ui.qt_loop import QtEventLoop
@@ -78,3 +79,80 @@ def test_timers_fire_once_each_cancelled_ones_never_and_stopped_ones_are_reused(
     assert len(loop.findChildren(QTimer)) <= 4, "stopped timers are reused, not made anew"
     loop.close()
     assert loop.active_timers == 0
+
+
+class _PostedEvents(QObject):
+    """Counts the queued calls Qt delivers to `watched` (each a posted event, and a wake-up
+    of the GUI thread when it slept)."""
+
+    def __init__(self, watched: QObject) -> None:
+        super().__init__()
+        self.count = 0
+        watched.installEventFilter(self)
+
+    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.MetaCall:
+            self.count += 1
+        return False
+
+
+def test_what_a_worker_posts_at_once_runs_in_one_turn_in_order(qtbot: QtBot) -> None:
+    """A reply's job hands over its question stored, its row and its request sent within a
+    millisecond: one queued call runs them, in the order posted (issue 20)."""
+    loop = QtEventLoop()
+    events = _PostedEvents(loop)
+    ran: list[int] = []
+
+    def hand_over() -> None:
+        for number in range(3):
+            loop.post(lambda number=number: ran.append(number))
+
+    worker = threading.Thread(target=hand_over)
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: len(ran) == 3)
+    assert ran == [0, 1, 2]
+    assert events.count == 1
+    loop.close()
+
+
+def test_what_a_callback_posts_runs_in_a_turn_of_its_own_after_what_waited(
+    qtbot: QtBot,
+) -> None:
+    """A callback that posts (`HeldTells` shows one thing per loop turn) never runs what it
+    posted inside its own turn: that comes after what was posted before it ran."""
+    loop = QtEventLoop()
+    events = _PostedEvents(loop)
+    ran: list[str] = []
+
+    def first() -> None:
+        ran.append("first")
+        loop.post(lambda: ran.append("posted by first"))
+        ran.append("first ends")
+
+    loop.post(first)
+    loop.post(lambda: ran.append("second"))
+    qtbot.waitUntil(lambda: len(ran) == 4)
+    assert ran == ["first", "first ends", "second", "posted by first"]
+    assert events.count == 2
+    loop.close()
+
+
+def test_a_callback_that_raises_does_not_keep_the_ones_after_it_from_running(
+    qtbot: QtBot,
+) -> None:
+    loop = QtEventLoop()
+    ran: list[str] = []
+
+    def fails() -> None:
+        ran.append("fails")
+        raise RuntimeError("a bug in one callback")
+
+    loop.post(lambda: ran.append("before"))
+    loop.post(fails)
+    loop.post(lambda: ran.append("after"))
+    with qtbot.capture_exceptions() as raised:
+        qtbot.waitUntil(lambda: ran[-1:] == ["after"])
+    assert ran == ["before", "fails", "after"]
+    assert [str(error) for _type, error, _traceback in raised] == ["a bug in one callback"]
+    loop.close()
