@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime
 
 from app.core.extract import Facets, extract_facets
+from app.core.extract_scout import lowered_for_scouts, scouted
 from app.core.models import Message, Role
 from app.core.redaction import REDACTED, redact_secrets
 from app.core.summary import FactKind, LedgerFact, unique_facts
@@ -127,6 +128,21 @@ _TIME = re.compile(
 )
 _SENTENCE_START = re.compile(r"(?:^|[.!?…:;]\s+|\n\s*[-*•>#\d.)\s]*|[\"“«¿¡(]\s*)$")
 
+# Where a match of `_TITLED`, `_NAMING`, `_RUN` or `_CUE_SINGLE` may start: each pattern
+# less the assertion it starts with (`\b`, a look-behind) — so that the regex engine
+# skips to the characters a match can start with instead of trying every position — and
+# `_CUE_SINGLE`'s words in lower case, looked for in the text lowered (`scouted`). A
+# candidate the scout finds is then matched by the pattern itself: the same matches, at
+# a third of the cost (a "who" question's 60 candidates cost ~7 ms of recall, issue 20).
+# (Each scout is its pattern with that assertion taken off: tests/unit/core/test_extract_facts.py.)
+_TITLED_SCOUT = re.compile(_TITLED.pattern.removeprefix(r"\b"))
+_NAMING_SCOUT = re.compile(_NAMING.pattern.replace(r"(?:\b(?:", "(?:(?:", 1))
+_RUN_SCOUT = re.compile(_RUN.pattern.removeprefix(r"(?<![\w'’-])"))
+_CUE_SCOUT = re.compile(
+    r"(?:with|ask|asked|tell|told|thanks|thank|cc|ping|call|mit|avec|con|chez|"
+    r"para|pour|für|fragen?|demander?|preguntar?(?:le)?)\s"
+)
+
 
 def find_names(text: str) -> list[str]:
     """People's (and places') names in `text`, verbatim, in order, without repeats."""
@@ -139,8 +155,8 @@ def find_names(text: str) -> list[str]:
         taken.append((start, end))
         found.append((start, value))
 
-    for pattern in (_TITLED, _NAMING):
-        for match in pattern.finditer(text):
+    for pattern, scout in ((_TITLED, _TITLED_SCOUT), (_NAMING, _NAMING_SCOUT)):
+        for match in scouted(pattern, scout, text):
             words = _strip_common(match.group(1).split())
             if words:
                 start = match.start(0)
@@ -148,7 +164,7 @@ def find_names(text: str) -> list[str]:
                 if pattern is _TITLED:
                     value = value[: match.start(1) - start] + " ".join(words)
                 add(start, match.end(1), _normal_space(value))
-    for match in _RUN.finditer(text):
+    for match in scouted(_RUN, _RUN_SCOUT, text):
         words = match.group(0).split()
         start = match.start()
         if _starts_sentence(text, start):
@@ -163,7 +179,13 @@ def find_names(text: str) -> list[str]:
         if any(word.casefold() in _NOT_NAME_WORDS for word in words):
             continue
         add(start, match.end(), _normal_space(" ".join(words)))
-    for match in _CUE_SINGLE.finditer(text):
+    lowered = lowered_for_scouts(text)
+    cues = (
+        _CUE_SINGLE.finditer(text)
+        if lowered is None
+        else scouted(_CUE_SINGLE, _CUE_SCOUT, text, lowered)
+    )
+    for match in cues:
         word = match.group(1)
         folded = word.casefold()
         if folded in _NOT_NAME_WORDS or folded.endswith(_GERMAN_NOUN_ENDINGS):

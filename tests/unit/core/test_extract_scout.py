@@ -1,0 +1,90 @@
+"""Scouted matching: the same matches as `finditer`, found where they may start (issue 20)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core import extract_facts, recall_kinds
+from app.core.extract_scout import first_scouted, lowered_for_scouts, scouted
+
+# Pieces the finders' patterns turn on: names, titles, naming and cue words in any case,
+# sentence ends, apostrophes and hyphens, and the characters whose case is not simple
+# ("İ" lowers to two, "ı" and "ſ" match "i" and "s" in any case, the Kelvin sign).
+_PIECES = st.sampled_from(
+    [
+        "Maya", "Tom", "Maria Schneider", "Jean-Luc", "O'Brien", "Núñez", "van der", "de",
+        "Dr.", "Dr", "Mr", "Mrs", "Mme", "M.", "Frau", "Señora", "Sra.", "Herrn", "Don",
+        "named", "called", "name is", "heißt", "s'appelle", "s’appelle", "se llama",
+        "with", "With", "WITH", "wıth", "aſk", "ask", "Asked", "TELL", "thanks", "für", "FÜR",
+        "mit", "avec", "con", "chez", "pregúntale", "preguntarle", "demander", "cc", "Ping",
+        "decided", "Decision", "CHOSE", "chosen", "picked", "opted", "settled", "agreed",
+        "go with", "Going with", "went with", "let's use", "lets use", "we'll use", "booked",
+        "decıded", "ſettled", "İ", "K", "the", "The", "a", "der", "la", "and", "Bahn",
+        "Deutsche", "Freunden", "May", "Monday", "x", "9", "10k", "_", "-", "’", "'",
+    ]
+)  # fmt: skip
+_GLUE = st.sampled_from([" ", " ", "  ", "\n", ". ", ", ", "! ", "? ", "", "(", '"', "“", ": "])
+_TEXTS = st.lists(st.tuples(_PIECES, _GLUE), max_size=24).map(
+    lambda parts: "".join(piece + glue for piece, glue in parts)
+)
+
+
+def _spans(matches: object) -> list[tuple[int, int, tuple[str | None, ...]]]:
+    return [(m.start(), m.end(), m.groups()) for m in matches]  # type: ignore[attr-defined]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS)
+def test_the_name_finders_scouted_match_as_their_patterns_do(text: str) -> None:
+    facts = extract_facts
+    for pattern, scout in (
+        (facts._TITLED, facts._TITLED_SCOUT),
+        (facts._NAMING, facts._NAMING_SCOUT),
+        (facts._RUN, facts._RUN_SCOUT),
+    ):
+        assert _spans(scouted(pattern, scout, text)) == _spans(pattern.finditer(text))
+    lowered = lowered_for_scouts(text)
+    if lowered is not None:
+        assert _spans(scouted(facts._CUE_SINGLE, facts._CUE_SCOUT, text, lowered)) == _spans(
+            facts._CUE_SINGLE.finditer(text)
+        )
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS)
+def test_a_decision_scouted_is_the_one_its_pattern_finds_first(text: str) -> None:
+    expected = recall_kinds._DECISION.search(text)
+    lowered = lowered_for_scouts(text)
+    found = (
+        expected
+        if lowered is None
+        else first_scouted(recall_kinds._DECISION, recall_kinds._DECISION_SCOUT, text, lowered)
+    )
+    assert _spans([found] if found else []) == _spans([expected] if expected else [])
+    assert recall_kinds._first_decision(text) == (expected.start() if expected else None)
+
+
+def test_each_scout_is_its_pattern_less_the_assertion_it_starts_with() -> None:
+    facts = extract_facts
+    assert facts._TITLED.pattern == r"\b" + facts._TITLED_SCOUT.pattern
+    assert facts._RUN.pattern == r"(?<![\w'’-])" + facts._RUN_SCOUT.pattern
+    assert facts._NAMING.pattern == facts._NAMING_SCOUT.pattern.replace("(?:(?:", r"(?:\b(?:", 1)
+
+
+def test_a_text_whose_case_is_not_simple_is_not_lowered_for_scouts() -> None:
+    assert lowered_for_scouts("Ask Maya") == "ask maya"
+    assert lowered_for_scouts("İstanbul with Maya") is None  # "İ" lowers to two characters
+    assert lowered_for_scouts("wıth Maya") is None  # matches "with" in any case
+    assert lowered_for_scouts("aſk Maya") is None
+
+
+def test_a_scout_that_finds_more_than_the_pattern_loses_no_match() -> None:
+    # The scout stops at "xMr" and "Mr" inside "HMr": the pattern is tried there and
+    # the search goes on from the next character, not past what the scout read.
+    pattern, scout = re.compile(r"\bMr \w+"), re.compile(r"Mr \w+")
+    text = "xMr Mr Smith HMr Jones, Mr Brown"
+    assert _spans(scouted(pattern, scout, text)) == _spans(pattern.finditer(text))
+    assert [m.group() for m in scouted(pattern, scout, text)] == ["Mr Smith", "Mr Brown"]
