@@ -138,6 +138,9 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?…:;]\s+|\n\s*[-*•>#\d.)\s]*|[\"“«
 _TITLED_SCOUT = re.compile(_TITLED.pattern.removeprefix(r"\b"))
 _NAMING_SCOUT = re.compile(_NAMING.pattern.replace(r"(?:\b(?:", "(?:(?:", 1))
 _RUN_SCOUT = re.compile(_RUN.pattern.removeprefix(r"(?<![\w'’-])"))
+# A piece of each of `_NAMING`'s words (case as written): a text holding none of them
+# has no match of it (most texts: ~10 µs of a 900-character text's ~40 were its search).
+_NAMING_PIECES = ("name", "called", "hei", "appelle", "nomm", "llam")
 _CUE_SCOUT = re.compile(
     r"(?:with|ask|asked|tell|told|thanks|thank|cc|ping|call|mit|avec|con|chez|"
     r"para|pour|für|fragen?|demander?|preguntar?(?:le)?)\s"
@@ -156,6 +159,8 @@ def find_names(text: str) -> list[str]:
         found.append((start, value))
 
     for pattern, scout in ((_TITLED, _TITLED_SCOUT), (_NAMING, _NAMING_SCOUT)):
+        if pattern is _NAMING and not any(piece in text for piece in _NAMING_PIECES):
+            continue
         for match in scouted(pattern, scout, text):
             words = _strip_common(match.group(1).split())
             if words:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,20 @@ def test_a_scout_that_finds_more_than_the_pattern_loses_no_match() -> None:
     text = "xMr Mr Smith HMr Jones, Mr Brown"
     assert _spans(scouted(pattern, scout, text)) == _spans(pattern.finditer(text))
     assert [m.group() for m in scouted(pattern, scout, text)] == ["Mr Smith", "Mr Brown"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS)
+def test_a_text_without_a_piece_of_a_naming_word_has_no_naming_match(text: str) -> None:
+    if not any(piece in text for piece in extract_facts._NAMING_PIECES):
+        assert extract_facts._NAMING.search(text) is None
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["named", "called", "name is", "heißt", "heisst", "namens", "s'appelle", "s’appelle",
+     "nommé", "nommée", "se llama", "llamado", "llamada", "me llamo"],
+)  # fmt: skip
+def test_each_naming_word_holds_a_piece_the_finder_looks_for(word: str) -> None:
+    assert extract_facts._NAMING.search(f"The cat {word} Marmalade") is not None
+    assert any(piece in word for piece in extract_facts._NAMING_PIECES)
