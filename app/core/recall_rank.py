@@ -248,47 +248,78 @@ def rank_pool(
     subject = any(not term.cue for term in terms)
     by_key = {seq: held for seq, held in query.keyed}
     # Each message's terms and their worth, once: a message is also weighed as the turn
-    # before (and the one before that) of its neighbours.
+    # before (and the one before that) of its neighbours. A turn's ~240 messages hold a
+    # dozen different sets of terms (one value each, from the index): each set's worth
+    # is added up once (by the set itself, not an equal one: the same order of addition).
     worth: dict[tuple[str, int], tuple[frozenset[int], float]] = {}
+    set_worth: dict[int, float] = {}
+    # The same, and the messages, by conversation and then by seq: a message's neighbours
+    # are looked up by seq, not by a key made for each (~5 a message).
+    places: dict[str, dict[int, ArchivedMatch]] = {}
+    weights: dict[str, dict[int, tuple[frozenset[int], float]]] = {}
     pool_held = pool.held
     for key, match in everyone.items():
+        session_id, seq = key
         terms_held = match.held
         if terms_held is None:
-            terms_held = pool_held.get(key[1]) if not key[0] else None
+            terms_held = pool_held.get(seq) if not session_id else None
             if terms_held is None:
                 terms_held = held_terms(match.content, terms)
-        worth[key] = terms_held, own_score(terms_held, values)
+        own = set_worth.get(id(terms_held))
+        if own is None:
+            own = set_worth[id(terms_held)] = own_score(terms_held, values)
+        worth[key] = weighed = terms_held, own
+        if session_id not in places:
+            places[session_id], weights[session_id] = {}, {}
+        places[session_id][seq] = match
+        weights[session_id][seq] = weighed
     days = query.days
+    asked_role = query.role
+    filled_by_seq = pool.filled
+    assistant, user = Role.ASSISTANT, Role.USER
     ranked: list[Ranked] = []
+    # Each one's sort key (`ranked`'s order below), made as it is ranked: sorted in C.
+    keys: list[tuple[float, int, int]] = []
     for (session_id, seq), match in everyone.items():
-        mine, own = worth[session_id, seq]
+        here, theirs = places[session_id], weights[session_id]
+        mine, own = theirs[seq]
+        role = match.role
         borrowed = 0.0  # what its summary's key says it is about (words5, issue 22)
         if not session_id and seq in by_key:
             borrowed = KEY_SHARE * own_score(by_key[seq] - mine, values)
-        before = everyone.get((session_id, seq - 1))
+        before = here.get(seq - 1)
         context = 0.0
         answers = False
-        if before is not None and before.role is not match.role:
+        if before is not None and before.role is not role:
             # Claude's reply answers the user's turn; the user's turn answers Claude's when
             # Claude asked something, else it goes on from it (the same subject, less surely).
-            answers = match.role is Role.ASSISTANT or "?" in before.content[-300:]
+            # ("?" in its last 300 characters, looked for in place: no copy of them.)
+            answers = role is assistant or before.content.find("?", -300) >= 0
             share, earlier_share = (
                 (CONTEXT_SHARE, EARLIER_SHARE) if answers else (CONTINUES_SHARE, CONTINUES_SHARE)
             )
             # Only the terms it does not hold itself: a reply that repeats the question's
             # words is not worth them twice.
-            context = share * _lacking(worth[session_id, seq - 1], mine, values)
-            if (session_id, seq - 2) in worth:
+            # (`_lacking`, written out: ~300 calls a turn.)
+            held, worth_of = theirs[seq - 1]
+            context = share * (
+                worth_of if held.isdisjoint(mine) else own_score(held - mine, values)
+            )
+            earlier = theirs.get(seq - 2)
+            if earlier is not None:
                 # The user answering Claude's question about what they said just before.
-                context += earlier_share * _lacking(worth[session_id, seq - 2], mine, values)
+                held, worth_of = earlier
+                context += earlier_share * (
+                    worth_of if held.isdisjoint(mine) else own_score(held - mine, values)
+                )
         # A message's borrowed worth counts once (words5): from its key or from the turns
         # around it, the larger. Added up, a key and the turn before that both name "guest
         # list" lifted a reply holding neither word above the message holding both (planted
         # facts at 2k with keys: 0.985 -> 0.96).
-        score = own + max(context, borrowed)
-        filled = not session_id and score <= 0 and seq in pool.filled
+        score = own + (context if context >= borrowed else borrowed)  # max(), no call
+        filled = not session_id and score <= 0 and seq in filled_by_seq
         if filled:
-            score = FILLED_SCORE * pool.filled[seq]
+            score = FILLED_SCORE * filled_by_seq[seq]
         if score <= 0:
             if days is None or not days.exact or not days.holds(day_of(match)):
                 continue
@@ -301,20 +332,33 @@ def rank_pool(
                 score *= NEAR_DAYS
             else:
                 score *= OUT_OF_DAYS
-        if query.role is not None and match.role is query.role:
+        if asked_role is not None and role is asked_role:
             score *= RIGHT_SIDE
         partner = None
-        if answers and (context > own or match.role is Role.ASSISTANT or filled):
+        follow_up: tuple[ArchivedMatch, ...] = ()
+        if answers and (context > own or role is assistant or filled):
             partner = before  # what it answers gives it its meaning (a reply, always)
         elif match.content.rstrip().endswith("?"):
-            partner = everyone.get((session_id, seq + 1))  # a question: its answer
-        follow_up: tuple[ArchivedMatch, ...] = ()
-        if partner is None and match.role is Role.USER:
-            follow_up = _asked_about(match, everyone)
-        ranked.append(_ranked(match, score, partner, follow_up))
+            partner = here.get(seq + 1)  # a question: its answer
+        if partner is None and role is user:
+            # Claude's question right after it, and the user's answer (`_asked_about`).
+            asked = here.get(seq + 1)
+            if asked is not None and asked.role is assistant:
+                answer = here.get(seq + 2)
+                if (
+                    answer is not None
+                    and answer.role is user
+                    and asked.content.rstrip().endswith("?")
+                ):
+                    follow_up = (asked, answer)
+        # `_ranked`, written out.
+        item: Ranked = _new(Ranked)
+        item.__dict__.update(match=match, score=score, partner=partner, follow_up=follow_up)
+        ranked.append(item)
+        keys.append((-score, len(match.content), -seq))
     # Equal scores: the shorter message first (it is more about what it holds), then the
-    # newest.
-    ranked.sort(key=lambda r: (-r.score, len(r.match.content), -r.match.seq))
+    # newest (a stable sort, as of the items by the same keys).
+    ranked = [ranked[n] for n in sorted(range(len(ranked)), key=keys.__getitem__)]
     ranked = _same_story(ranked, terms, values, worth)
     if query.wanted:
         # The kind of fact asked for, near the terms: read in the best few only (finding
