@@ -126,6 +126,10 @@ _TIME = re.compile(
     r")(?![:\d])",
     re.IGNORECASE,
 )
+# Where a clock time may start (`scouted`): a digit or two, then what follows one in each
+# of `_TIME`'s forms — ":", ".", a space, "h", "am"/"pm" (a digit, not every character).
+_TIME_SCOUT = re.compile(r"\d\d?[:.\shHaApP]")
+_DIGITS = re.compile(r"\d+")
 _SENTENCE_START = re.compile(r"(?:^|[.!?…:;]\s+|\n\s*[-*•>#\d.)\s]*|[\"“«¿¡(]\s*)$")
 
 # Where a match of `_TITLED`, `_NAMING`, `_RUN` or `_CUE_SINGLE` may start: each pattern
@@ -202,7 +206,7 @@ def find_names(text: str) -> list[str]:
 def find_codes(text: str) -> list[str]:
     """Letter-and-digit codes and ids in `text`, whole ("AX-7731"), in order, no repeats."""
     codes: list[str] = []
-    for match in _CODE.finditer(text):
+    for match in _code_matches(text):
         value = match.group(0)
         if len(value) < 3 or len(value) > MAX_VALUE_CHARS:
             continue
@@ -223,7 +227,35 @@ def find_codes(text: str) -> list[str]:
 
 def find_times(text: str) -> list[str]:
     """Clock times in `text`, verbatim ("14:30", "2 pm", "14h30", "14 Uhr"), no repeats."""
-    return _unique(_normal_space(match.group(0)) for match in _TIME.finditer(text))
+    times = scouted(_TIME, _TIME_SCOUT, text)
+    return _unique(_normal_space(match.group(0)) for match in times)
+
+
+def _code_matches(text: str) -> Iterator[re.Match[str]]:
+    """`_CODE.finditer(text)`, the same matches, matched only where one may start: a
+    code starts a run of the characters its look-behind refuses before it (`_IN_CODE`:
+    none of them may come before a code), and that run holds a digit (its look-ahead
+    asks for one): the start of each run around each of `text`'s digits, tried once.
+    The pattern tried at every character took ~70 µs of a 900-character text."""
+    tried = -1
+    for digits in _DIGITS.finditer(text):
+        start = digits.start()
+        if start <= tried:
+            continue  # in a run tried already, or in a code found
+        while start and _in_code_run(text[start - 1]):
+            start -= 1
+        if start <= tried:
+            continue
+        match = _CODE.match(text, start)
+        tried = match.end() if match is not None else digits.end()
+        if match is not None:
+            yield match
+
+
+def _in_code_run(character: str) -> bool:
+    """Whether `character` is one `_CODE`'s look-behind refuses before a code: a word
+    character as the regex engine has it (`isalnum`, "_"), or "-", "/", "#", ".", "@"."""
+    return character.isalnum() or character in "_-/#.@"
 
 
 # An error message as programs print it: "ValueError: …", "error[E0425]: …", "fatal: …",

@@ -106,3 +106,28 @@ def test_a_text_without_a_piece_of_a_naming_word_has_no_naming_match(text: str) 
 def test_each_naming_word_holds_a_piece_the_finder_looks_for(word: str) -> None:
     assert extract_facts._NAMING.search(f"The cat {word} Marmalade") is not None
     assert any(piece in word for piece in extract_facts._NAMING_PIECES)
+
+
+# Codes, clock times and what looks like them: joiners, dots, "@", units, ordinals, other
+# scripts' digits and letters.
+_CODE_PIECES = st.sampled_from(
+    [
+        "AX-7731", "INV-2024-0042", "B12C", "PO#4471", "v1.2", "3rd", "10kg", "14h30", "14h",
+        "a.b12", "x@y1", "foo.AB12", "__a1", "ab_12-cd", "١٢", "x", "é", "ﬁ1", "A1", "12",
+        "9:05", "9:05 am", "2 pm", "2pm", "2PM", "14.30 Uhr", "14 Uhr", "18 h", "23:59:59",
+        "24:00", "7", "-", "/", "#", ".", "@", "_", ":", "am", "h", "Uhr", "abc", "Q3",
+    ]
+)  # fmt: skip
+_CODE_TEXTS = st.lists(st.tuples(_CODE_PIECES, _GLUE), max_size=20).map(
+    lambda parts: "".join(piece + glue for piece, glue in parts)
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_CODE_TEXTS, st.text(alphabet="aZ1٢-/#.@_: \nhpm", max_size=30)))
+def test_codes_and_times_are_matched_as_their_patterns_match(text: str) -> None:
+    facts = extract_facts
+    assert _spans(facts._code_matches(text)) == _spans(facts._CODE.finditer(text))
+    assert _spans(scouted(facts._TIME, facts._TIME_SCOUT, text)) == _spans(
+        facts._TIME.finditer(text)
+    )
