@@ -466,7 +466,9 @@ def _plain_runs(content: str) -> list[str] | None:
     return content.encode().translate(_LOWER_LETTERS).decode().split()
 
 
-# Characters past ASCII found `_inert`, learned as texts are read (a few dozen at most).
+# Characters past ASCII found `_inert`, learned as texts are read (a few dozen in most
+# conversations; at most INERT_KEPT, ~250 KB: one past them is asked again each time).
+INERT_KEPT = 4_096
 _INERT: set[str] = set()
 
 
@@ -483,7 +485,8 @@ def _inert(character: str) -> bool:
         or unicodedata.normalize("NFKD", character) != character
     ):
         return False
-    _INERT.add(character)
+    if len(_INERT) < INERT_KEPT:
+        _INERT.add(character)
     return True
 
 
