@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.models import Role
@@ -439,10 +439,24 @@ def test_a_texts_letter_runs_are_those_the_regex_finds(text: str) -> None:
 
 # Text that folds as it lowers and text that does not: "’", "“", "—", "£", "…" (a compat
 # decomposition: three dots), "\u00a0", "é" and "e\u0301", "ß", "ﬁ", "Ｆ", "İ", "K" (the
-# Kelvin sign), "ª", "²", "٣", "㎏" (no letter, "kg" once folded), an emoji, surrogates.
+# Kelvin sign), "ª", "²", "٣", "㎏" (no letter, "kg" once folded), a lone surrogate, an emoji.
 _FOLDING_PIECES = (
     *("’", "“", "—", "£", "…", "\u00a0", "é", "e\u0301", "ß", "ﬁ", "Ｆ", "İ", "\u212a"),
-    *("ª", "²", "٣", "㎏", "😀", "guitar", "Guitar", "Leeds", "x9y", "ab_cd", " ", "weekend"),
+    *(
+        "ª",
+        "²",
+        "٣",
+        "㎏",
+        "\ud800",
+        "😀",
+        "guitar",
+        "Guitar",
+        "Leeds",
+        "x9y",
+        "ab_cd",
+        " ",
+        "weekend",
+    ),
 )
 _FOLDING_TEXTS = st.lists(
     st.one_of(
@@ -453,11 +467,13 @@ _FOLDING_TEXTS = st.lists(
 ).map("".join)
 
 
+@settings(max_examples=300, deadline=None)
 @given(_FOLDING_TEXTS)
 def test_a_texts_words_are_the_letter_runs_of_it_folded(content: str) -> None:
     assert _words_of.__wrapped__(content) == frozenset(_LETTERS.findall(fold(content)))
 
 
+@settings(max_examples=300, deadline=None)
 @given(_FOLDING_TEXTS, _FOLDING_TEXTS)
 def test_a_candidates_story_words_held_are_the_story_among_its_words(
     best: str, candidate: str
