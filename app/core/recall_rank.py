@@ -37,6 +37,7 @@ import functools
 import itertools
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -247,47 +248,78 @@ def rank_pool(
     subject = any(not term.cue for term in terms)
     by_key = {seq: held for seq, held in query.keyed}
     # Each message's terms and their worth, once: a message is also weighed as the turn
-    # before (and the one before that) of its neighbours.
+    # before (and the one before that) of its neighbours. A turn's ~240 messages hold a
+    # dozen different sets of terms (one value each, from the index): each set's worth
+    # is added up once (by the set itself, not an equal one: the same order of addition).
     worth: dict[tuple[str, int], tuple[frozenset[int], float]] = {}
+    set_worth: dict[int, float] = {}
+    # The same, and the messages, by conversation and then by seq: a message's neighbours
+    # are looked up by seq, not by a key made for each (~5 a message).
+    places: dict[str, dict[int, ArchivedMatch]] = {}
+    weights: dict[str, dict[int, tuple[frozenset[int], float]]] = {}
     pool_held = pool.held
     for key, match in everyone.items():
+        session_id, seq = key
         terms_held = match.held
         if terms_held is None:
-            terms_held = pool_held.get(key[1]) if not key[0] else None
+            terms_held = pool_held.get(seq) if not session_id else None
             if terms_held is None:
                 terms_held = held_terms(match.content, terms)
-        worth[key] = terms_held, own_score(terms_held, values)
+        own = set_worth.get(id(terms_held))
+        if own is None:
+            own = set_worth[id(terms_held)] = own_score(terms_held, values)
+        worth[key] = weighed = terms_held, own
+        if session_id not in places:
+            places[session_id], weights[session_id] = {}, {}
+        places[session_id][seq] = match
+        weights[session_id][seq] = weighed
     days = query.days
+    asked_role = query.role
+    filled_by_seq = pool.filled
+    assistant, user = Role.ASSISTANT, Role.USER
     ranked: list[Ranked] = []
+    # Each one's sort key (`ranked`'s order below), made as it is ranked: sorted in C.
+    keys: list[tuple[float, int, int]] = []
     for (session_id, seq), match in everyone.items():
-        mine, own = worth[session_id, seq]
+        here, theirs = places[session_id], weights[session_id]
+        mine, own = theirs[seq]
+        role = match.role
         borrowed = 0.0  # what its summary's key says it is about (words5, issue 22)
         if not session_id and seq in by_key:
             borrowed = KEY_SHARE * own_score(by_key[seq] - mine, values)
-        before = everyone.get((session_id, seq - 1))
+        before = here.get(seq - 1)
         context = 0.0
         answers = False
-        if before is not None and before.role is not match.role:
+        if before is not None and before.role is not role:
             # Claude's reply answers the user's turn; the user's turn answers Claude's when
             # Claude asked something, else it goes on from it (the same subject, less surely).
-            answers = match.role is Role.ASSISTANT or "?" in before.content[-300:]
+            # ("?" in its last 300 characters, looked for in place: no copy of them.)
+            answers = role is assistant or before.content.find("?", -300) >= 0
             share, earlier_share = (
                 (CONTEXT_SHARE, EARLIER_SHARE) if answers else (CONTINUES_SHARE, CONTINUES_SHARE)
             )
             # Only the terms it does not hold itself: a reply that repeats the question's
             # words is not worth them twice.
-            context = share * _lacking(worth[session_id, seq - 1], mine, values)
-            if (session_id, seq - 2) in worth:
+            # (`_lacking`, written out: ~300 calls a turn.)
+            held, worth_of = theirs[seq - 1]
+            context = share * (
+                worth_of if held.isdisjoint(mine) else own_score(held - mine, values)
+            )
+            earlier = theirs.get(seq - 2)
+            if earlier is not None:
                 # The user answering Claude's question about what they said just before.
-                context += earlier_share * _lacking(worth[session_id, seq - 2], mine, values)
+                held, worth_of = earlier
+                context += earlier_share * (
+                    worth_of if held.isdisjoint(mine) else own_score(held - mine, values)
+                )
         # A message's borrowed worth counts once (words5): from its key or from the turns
         # around it, the larger. Added up, a key and the turn before that both name "guest
         # list" lifted a reply holding neither word above the message holding both (planted
         # facts at 2k with keys: 0.985 -> 0.96).
-        score = own + max(context, borrowed)
-        filled = not session_id and score <= 0 and seq in pool.filled
+        score = own + (context if context >= borrowed else borrowed)  # max(), no call
+        filled = not session_id and score <= 0 and seq in filled_by_seq
         if filled:
-            score = FILLED_SCORE * pool.filled[seq]
+            score = FILLED_SCORE * filled_by_seq[seq]
         if score <= 0:
             if days is None or not days.exact or not days.holds(day_of(match)):
                 continue
@@ -300,20 +332,33 @@ def rank_pool(
                 score *= NEAR_DAYS
             else:
                 score *= OUT_OF_DAYS
-        if query.role is not None and match.role is query.role:
+        if asked_role is not None and role is asked_role:
             score *= RIGHT_SIDE
         partner = None
-        if answers and (context > own or match.role is Role.ASSISTANT or filled):
+        follow_up: tuple[ArchivedMatch, ...] = ()
+        if answers and (context > own or role is assistant or filled):
             partner = before  # what it answers gives it its meaning (a reply, always)
         elif match.content.rstrip().endswith("?"):
-            partner = everyone.get((session_id, seq + 1))  # a question: its answer
-        follow_up: tuple[ArchivedMatch, ...] = ()
-        if partner is None and match.role is Role.USER:
-            follow_up = _asked_about(match, everyone)
-        ranked.append(_ranked(match, score, partner, follow_up))
+            partner = here.get(seq + 1)  # a question: its answer
+        if partner is None and role is user:
+            # Claude's question right after it, and the user's answer (`_asked_about`).
+            asked = here.get(seq + 1)
+            if asked is not None and asked.role is assistant:
+                answer = here.get(seq + 2)
+                if (
+                    answer is not None
+                    and answer.role is user
+                    and asked.content.rstrip().endswith("?")
+                ):
+                    follow_up = (asked, answer)
+        # `_ranked`, written out.
+        item: Ranked = _new(Ranked)
+        item.__dict__.update(match=match, score=score, partner=partner, follow_up=follow_up)
+        ranked.append(item)
+        keys.append((-score, len(match.content), -seq))
     # Equal scores: the shorter message first (it is more about what it holds), then the
-    # newest.
-    ranked.sort(key=lambda r: (-r.score, len(r.match.content), -r.match.seq))
+    # newest (a stable sort, as of the items by the same keys).
+    ranked = [ranked[n] for n in sorted(range(len(ranked)), key=keys.__getitem__)]
     ranked = _same_story(ranked, terms, values, worth)
     if query.wanted:
         # The kind of fact asked for, near the terms: read in the best few only (finding
@@ -357,7 +402,7 @@ def _same_story(
     # Of each, its words among the story's (`_words_of`: the same as among its own story
     # words, the story's being such words; not filtered and kept a second time).
     found = {
-        id(item): story & _words_of(item.match.content)
+        id(item): _story_held(story, item.match.content)
         for item in ranked[1:]
         if len(worth[item.match.session_id, item.match.seq][0] & topical) == 1
     }
@@ -395,7 +440,54 @@ def _story_words(content: str) -> frozenset[str]:
 def _words_of(content: str) -> frozenset[str]:
     """The folded words of `content`: its `_LETTERS` runs, as `fold` leaves them (kept for
     the turns after: a turn weighs ~300 messages, some again)."""
-    return frozenset(_letter_runs(content.lower() if content.isascii() else fold(content)))
+    runs = _plain_runs(content)
+    return frozenset(runs if runs is not None else _letter_runs(fold(content)))
+
+
+def _story_held(story: frozenset[str], content: str) -> frozenset[str]:
+    """`story & _words_of(content)`, the same words: `content`'s runs of letters matched
+    against the story's, not made a set of their own (nor folded: `_plain_runs`). A turn
+    that lifts a story weighs ~55 candidates it has not read before: a message of the
+    natural archive that is not ASCII ("’", "£"; ~1,600 characters) took ~58 µs as
+    `_words_of`, ~25 µs so (issue 20)."""
+    runs = _plain_runs(content)
+    return story & _words_of(content) if runs is None else story.intersection(runs)
+
+
+def _plain_runs(content: str) -> list[str] | None:
+    """`_letter_runs(fold(content))`, the same runs, when every character of `content`
+    past ASCII is `_inert` (most: "’", "“", "—", "£"): its ASCII letters lowered, every
+    other character a break, in one pass in C (`_LOWER_LETTERS`) — `fold` leaves such a
+    text as `str.lower` does, and its runs of letters are its ASCII ones. None otherwise."""
+    if not content.isascii():
+        others = frozenset(_NOT_ASCII.findall(content))
+        if not others <= _INERT and not all(map(_inert, others - _INERT)):
+            return None
+    return content.encode("utf-8", "surrogatepass").translate(_LOWER_LETTERS).decode().split()
+
+
+# Characters past ASCII found `_inert`, learned as texts are read (a few dozen in most
+# conversations; at most INERT_KEPT, ~250 KB: one past them is asked again each time).
+INERT_KEPT = 4_096
+_INERT: set[str] = set()
+
+
+def _inert(character: str) -> bool:
+    """Whether `fold` and `str.lower` leave `character` as it is in any text — no case, no
+    decomposition, no combining mark, in the first plane — and it is no letter or digit
+    (`_letter_runs` breaks runs at it). Remembered when it is (`_INERT`)."""
+    if (
+        character.isalnum()
+        or character.casefold() != character
+        or character.lower() != character
+        or ord(character) > 0xFFFF
+        or unicodedata.combining(character)
+        or unicodedata.normalize("NFKD", character) != character
+    ):
+        return False
+    if len(_INERT) < INERT_KEPT:
+        _INERT.add(character)
+    return True
 
 
 def _letter_runs(text: str) -> list[str]:
@@ -407,8 +499,9 @@ def _letter_runs(text: str) -> list[str]:
         others = set(_NOT_ASCII.findall(text))
         if any(character.isalnum() and not character.isdecimal() for character in others):
             return _LETTERS.findall(text)  # a letter the regex knows ("ø", "λ", "日")
-        text = text.encode("ascii", "replace").decode()  # each other character a "?"
-    return text.encode().translate(_ASCII_LETTERS).decode().split()
+    # Each character past ASCII is bytes past 127 in UTF-8 (a lone surrogate too, passed):
+    # spaces, as its other ones.
+    return text.encode("utf-8", "surrogatepass").translate(_ASCII_LETTERS).decode().split()
 
 
 # What `_LETTERS` takes for a letter beyond ASCII is what Python's regular expressions do:
@@ -418,6 +511,11 @@ _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 # `_LETTERS` runs (digits and the underscore split them too).
 _ASCII_LETTERS = bytes(
     code if chr(code).isascii() and chr(code).isalpha() else 32 for code in range(256)
+)
+# The same, each capital its small letter: an ASCII text's `_LETTERS` runs lowered.
+_LOWER_LETTERS = bytes(
+    ord(chr(code).lower()) if chr(code).isascii() and chr(code).isalpha() else 32
+    for code in range(256)
 )
 _NO_STORY = COMMON_WORDS | CALENDAR_WORDS
 
@@ -486,8 +584,12 @@ def _span_word_sets(texts: Sequence[str]) -> tuple[list[frozenset[str]], frozens
     one to three letters and its common words left for the caller to drop (a look-up of
     each word of each text in ~18,000 took ~0.3 ms of a span's 200 messages): the regex
     walks each character in turn, and a span's 200 messages took ~1.4 ms of a 100k
-    archive's 7 ms turn that way (~0.75 ms so; bench_recall). Otherwise the regex, its
-    words already without those that say little (none to drop)."""
+    archive's 7 ms turn that way (~0.75 ms so; bench_recall). Otherwise each text on its
+    own: one without a digit whose characters past ASCII fold as `str.lower` leaves them
+    (`_plain_runs`: "’", "£"…) the same way, its words of one to three letters and its
+    common words dropped by the caller; any other the regex, its words already without
+    those that say little. (A span of 200 with one "’" or one digit in it was all read by
+    the regex: ~3.8 ms, the natural archive's "in June"; ~0.5 ms so.)"""
     joined = "\0".join(texts)
     if joined.isascii():
         lowered = joined.lower()
@@ -495,7 +597,25 @@ def _span_word_sets(texts: Sequence[str]) -> tuple[list[frozenset[str]], frozens
             parts = lowered.encode().translate(_LETTER_RUNS).decode().split("\0")
             if len(parts) == len(texts):  # no text held a NUL of its own
                 return [frozenset(part.split()) for part in parts], _short_or_little()
-    return [_telling_words(text) for text in texts], frozenset()
+    words: list[frozenset[str]] = []
+    plain: set[str] = set()
+    for text in texts:
+        runs = None if _ASCII_DIGIT.search(text) else _plain_runs(text)
+        if runs is None:
+            words.append(_telling_words(text))
+        else:
+            found = frozenset(runs)
+            words.append(found)
+            plain |= found
+    # The words that say little are only in the plain texts' words (the regex's have
+    # none): those of one to three letters and the common ones, found among them — not
+    # `_short_or_little`'s ~18,000 made (~3 ms, once) for the few hundred there are.
+    return words, frozenset(word for word in plain if len(word) < 4) | _SAYS_LITTLE.intersection(
+        plain
+    )
+
+
+_ASCII_DIGIT = re.compile(r"[0-9]")
 
 
 # Every ASCII character but a letter, a digit or the NUL between texts (and every byte

@@ -23,6 +23,7 @@ connection of the calling thread.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import re
 import sqlite3
@@ -101,6 +102,8 @@ _participants_cache: dict[tuple[str, str], tuple[frozenset[str], int]] = {}
 # of each: the lookups' rowids (~15 a turn, up to 301 ids each: ~10 KB) and the messages
 # read (up to ~300 a turn, a few KB each) — a few MB a conversation at most.
 ARCHIVES_KEPT = 4
+# Terms' FTS expressions kept (`_expression`; ~100 characters each: ~60 KB at most).
+EXPRESSIONS_KEPT = 512
 LOOKUPS_KEPT = 512
 ROWS_KEPT = 3_000
 
@@ -894,10 +897,12 @@ def _how_many(newest: frozenset[int], low: int, high: int) -> int:
     return max(len(newest), round(len(newest) * (high - low + 1) / max(span, 1)))
 
 
+@functools.lru_cache(maxsize=EXPRESSIONS_KEPT)
 def _expression(term: RecallTerm, *, every_form: bool = False) -> str:
     """An FTS expression for the term: its words as a phrase, or any of its forms (the
     commonest unless `every_form`) or alternatives, each an FTS string (never an
-    operator, never a prefix query)."""
+    operator, never a prefix query). Kept for the turns after (a conversation's names
+    and subjects come back: ~10 µs a term, its forms' inflections made and folded)."""
     forms = term.forms
     if not every_form and len(forms) > 2:
         word = forms[0]
@@ -958,15 +963,23 @@ def _holding(match: ArchivedMatch, held: frozenset[int]) -> ArchivedMatch:
 
 def _match(row: Sequence[Any], held: frozenset[int] | None = None) -> ArchivedMatch:
     # A turn reads a few hundred rows (candidates and the turns around them): the columns
-    # are what the schema stores (INTEGER, TEXT, REAL), taken as they come.
+    # are what the schema stores (INTEGER, TEXT, REAL), taken as they come. The value
+    # `archived_match` makes, made here without its call (~200 a turn).
     message_id, seq, role, created_at, content, rank, body_tokens = row
-    return archived_match(
-        message_id,
-        seq,
-        _ROLES[role],
-        datetime.fromisoformat(created_at),
-        content,
-        float(rank),
-        held,
-        body_tokens,
+    match: ArchivedMatch = _new(ArchivedMatch)
+    match.__dict__.update(
+        message_id=message_id,
+        seq=seq,
+        role=_ROLES[role],
+        created_at=datetime.fromisoformat(created_at),
+        content=content,
+        rank=float(rank),
+        held=held,
+        session_id="",
+        conversation="",
+        body_tokens=body_tokens,
     )
+    return match
+
+
+_new = object.__new__

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.models import Role
@@ -27,6 +27,7 @@ from app.core.recall_rank import (
     _letter_runs,
     _ranked,
     _span_word_sets,
+    _story_held,
     _story_words,
     _words_of,
     keyed,
@@ -434,3 +435,49 @@ def test_a_candidates_words_among_a_story_are_its_story_words_among_it(
 )
 def test_a_texts_letter_runs_are_those_the_regex_finds(text: str) -> None:
     assert _letter_runs(text) == _LETTERS.findall(text)
+
+
+# Text that folds as it lowers and text that does not: "’", "“", "—", "£", "…" (a compat
+# decomposition: three dots), "\u00a0", "é" and "e\u0301", "ß", "ﬁ", "Ｆ", "İ", "K" (the
+# Kelvin sign), "ª", "²", "٣", "㎏" (no letter, "kg" once folded), a lone surrogate, an emoji.
+_FOLDING_PIECES = (
+    *("’", "“", "—", "£", "…", "\u00a0", "é", "e\u0301", "ß", "ﬁ", "Ｆ", "İ", "\u212a"),
+    *(
+        "ª",
+        "²",
+        "٣",
+        "㎏",
+        "\ud800",
+        "😀",
+        "guitar",
+        "Guitar",
+        "Leeds",
+        "x9y",
+        "ab_cd",
+        " ",
+        "weekend",
+    ),
+)
+_FOLDING_TEXTS = st.lists(
+    st.one_of(
+        st.text(st.characters(exclude_categories=()), max_size=6),
+        st.sampled_from(_FOLDING_PIECES),
+    ),
+    max_size=24,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FOLDING_TEXTS)
+def test_a_texts_words_are_the_letter_runs_of_it_folded(content: str) -> None:
+    assert _words_of.__wrapped__(content) == frozenset(_LETTERS.findall(fold(content)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FOLDING_TEXTS, _FOLDING_TEXTS)
+def test_a_candidates_story_words_held_are_the_story_among_its_words(
+    best: str, candidate: str
+) -> None:
+    story = _story_words.__wrapped__(best) | {"guitar", "leeds", "weekend"}
+    expected = story & frozenset(_LETTERS.findall(fold(candidate)))
+    assert _story_held(frozenset(story), candidate) == expected

@@ -710,3 +710,26 @@ def test_a_message_is_saved_with_its_quote_count_and_read_with_it(archive: Archi
     connection.execute("UPDATE message SET quote_tokens = 3 WHERE seq = 4")
     connection.execute("UPDATE message SET content = 'gate code?', quote_tokens = 3 WHERE seq = 4")
     assert quote_tokens(archive, session_id)[4] == 3  # the same text: kept
+
+
+def test_a_row_read_is_the_match_the_dataclass_makes() -> None:
+    from app.core.recall import ArchivedMatch
+    from app.store.recall import _match
+
+    row = (7, 12, "assistant", "2026-03-01T09:30:00+00:00", "What does it look like?", 0.0, 9)
+    expected = ArchivedMatch(
+        7,
+        12,
+        Role.ASSISTANT,
+        datetime(2026, 3, 1, 9, 30, tzinfo=UTC),
+        "What does it look like?",
+        0.0,
+        frozenset({1}),
+        body_tokens=9,
+    )
+    made = _match(row, frozenset({1}))
+    assert made == expected and vars(made) == vars(expected)
+    assert type(made.rank) is float and type(made.role) is Role
+    plain = _match((*row[:5], 0, None))
+    assert vars(plain) == vars(replace(expected, held=None, body_tokens=None))
+    assert type(plain.rank) is float  # an INTEGER 0 read where the rank is: 0.0
