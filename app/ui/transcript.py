@@ -44,6 +44,7 @@ from app.ui.transcript_frame import (
     centred_column,
     column_hidden,
     layout_paused,
+    paint_pending,
     paint_with_page,
     settle_layout,
 )
@@ -543,7 +544,7 @@ class TranscriptView(QWidget):
                 # painted. A message being sent follows a settled page (the reply
                 # before it long done): nothing to lay out or paint before it goes.
                 settle_layout(self)
-                self._scroll.verticalScrollBar().repaint()  # paints what is pending
+                paint_pending(self)
             widget.ensurePolished()
             policy = widget.sizePolicy()
             policy.setRetainSizeWhenHidden(True)
@@ -588,7 +589,7 @@ class TranscriptView(QWidget):
         """
         if settle_first:
             settle_layout(self)
-            self._scroll.verticalScrollBar().repaint()  # paints what is pending, no more
+            paint_pending(self)
         widget.setUpdatesEnabled(False)
         try:
             yield

@@ -1162,3 +1162,33 @@ def test_a_replys_last_words_are_painted_in_one_frame(view: TranscriptView, qtbo
     assert reply.text == final
     writing = [label for label in reply.findChildren(QLabel) if label.text() == WRITING]
     assert all(not label.isVisibleTo(reply) for label in writing)
+
+
+def test_what_is_pending_is_painted_before_a_row_is_added_and_nothing_more(
+    view: TranscriptView, qtbot: QtBot
+) -> None:
+    """The reply's row, added below the question just marked sent: what changed above is
+    painted first (a scroll moves only painted pixels), then the row — and the scroll
+    bar only once, as it moves. It was repainted as well, to paint what was pending,
+    in a frame of its own (~0.3 ms, issue 20)."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    qtbot.waitUntil(lambda: view.rows_ready)
+    bar = scroll_bar(view)
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    wait_for_layout(qtbot, view)
+    view.append_sending(sending(31, "A question"))
+    qtbot.wait(60)
+    view.message_stored(-31, make_message(31, "A question", role=Role.USER))
+    question = view.message_widget(31)
+    assert question is not None
+    question_paints = CountedEvents([question], QEvent.Type.Paint)
+    bar_paints = CountedEvents([bar], QEvent.Type.Paint)
+    maximum = bar.maximum()
+    view.append_message(make_message(32, "", status=MessageStatus.STREAMING))
+    assert question_paints.count == 1  # the question, sent, painted before the scroll
+    qtbot.waitUntil(lambda: bar_paints.count > 0)
+    qtbot.wait(60)
+    assert bar.maximum() > maximum and bar.value() == bar.maximum()
+    assert bar_paints.count == 1
+    assert question_paints.count == 1
