@@ -39,6 +39,7 @@ from app.ui.jump_latest import JumpToLatest
 from app.ui.summary_block import NOTHING_ARCHIVED, CardHost, SummaryBlock
 from app.ui.transcript_cards import SummaryCards, covered_by, layout_index
 from app.ui.transcript_frame import (
+    BeforeNextFrame,
     EmptyState,
     TranscriptScrollArea,
     centred_column,
@@ -139,6 +140,10 @@ class TranscriptView(QWidget):
         self._spare_timer.setSingleShot(True)
         self._spare_timer.setInterval(0)
         self._spare_timer.timeout.connect(self._build_spare)
+        # Rows added at the bottom the view follows, not placed yet: laid out, scrolled
+        # to and shown together, just before the next frame (`_place_rows`).
+        self._unplaced: list[MessageWidget] = []
+        self._placing = BeforeNextFrame(self, self._place_rows)
 
         self.setBackgroundRole(QPalette.ColorRole.Base)
         self.setAutoFillBackground(True)
@@ -240,6 +245,7 @@ class TranscriptView(QWidget):
 
     def prepend_messages(self, messages: Sequence[Message], *, has_earlier: bool) -> None:
         """Add an older page above the current one without moving what the user sees."""
+        self._place_rows()  # rows just added are where they go first
         self._pages.finish()
         self._earlier.answered()
         with self._keeper.keeping_place(column_hidden(self._column)):
@@ -296,6 +302,7 @@ class TranscriptView(QWidget):
 
     def update_message_text(self, message_id: int, text: str) -> None:
         """Streaming: replace one message's text; only that message re-renders."""
+        self._place_rows()  # rows just added are where they go first
         widget = self._by_id.get(message_id)
         if widget is None:
             if not self._pages.replace(
@@ -321,6 +328,7 @@ class TranscriptView(QWidget):
 
     def update_message_thinking(self, message_id: int, thinking: str) -> None:
         """Streaming: show one reply's thinking so far, above its text."""
+        self._place_rows()  # rows just added are where they go first
         widget = self._by_id.get(message_id)
         if widget is None:
             self._pages.replace(
@@ -331,6 +339,7 @@ class TranscriptView(QWidget):
 
     def update_message(self, message: Message) -> None:
         """Show a message's final state: its text and status (complete, stopped, failed)."""
+        self._place_rows()  # rows just added are where they go first
         widget = self._by_id.get(message.id)
         if widget is None:
             if not self._cards.update_hidden(message) and not self._pages.replace(
@@ -426,6 +435,7 @@ class TranscriptView(QWidget):
         self._take_summaries_step()
 
     def _take_summaries_step(self) -> None:
+        self._place_rows()  # rows just added are where they go first
         summaries = self._summaries_due
         if summaries is None:
             return
@@ -461,6 +471,7 @@ class TranscriptView(QWidget):
         return batch
 
     def _show_summaries(self, summaries: Sequence[Summary]) -> None:
+        self._place_rows()  # rows just added are where they go first
         # Messages of the page not built yet are checked as they are built.
         with self._keeper.keeping_place(layout_paused(self._column_layout)):
             self._cards.set_summaries(summaries)
@@ -486,6 +497,8 @@ class TranscriptView(QWidget):
 
     def _take_out(self, widget: MessageWidget) -> None:
         """A message's row goes: not held in place, out of the column, then deleted."""
+        if widget in self._unplaced:
+            self._unplaced.remove(widget)
         self._widgets.remove(widget)
         del self._by_id[widget.message.id]
         self._keeper.forget(widget)
@@ -518,10 +531,8 @@ class TranscriptView(QWidget):
         """Show `message` in its place by seq (or keep it, unshown, if a summary covers it).
 
         `at_bottom`: a new message, below the others. When the view follows the bottom,
-        its place is made and scrolled to before it shows: Qt then moves the pixels of
-        the messages above (a blit) and paints the new row alone, not the whole page
-        (shown at once, a few pixels of it land in view before the scroll, and a dirty
-        pixel in view makes Qt repaint everything the scroll moves).
+        its row is made at once (`message_widget` has it) and placed just before the
+        next frame, with any other row added by then (`_place_rows`).
         """
         if self._cards.covered(message):
             self._cards.keep_hidden(message)
@@ -536,34 +547,60 @@ class TranscriptView(QWidget):
             widget = self._new_row(message, now, width)
             if sending:
                 widget.set_sending(True)
-        place_first = at_bottom and self._keeper.follow_bottom and self.isVisible()
-        if place_first:
-            if not sending:
-                # What changed on screen just before (the question above now sent) is
-                # laid out and painted first: Qt blits nothing over a pixel still to be
-                # painted. A message being sent follows a settled page (the reply
-                # before it long done): nothing to lay out or paint before it goes.
-                settle_layout(self)
-                paint_pending(self)
+        if at_bottom and self._keeper.follow_bottom and self.isVisible():
+            # Placed with the other rows added before the next frame (`_place_rows`).
             widget.ensurePolished()
-            policy = widget.sizePolicy()
-            policy.setRetainSizeWhenHidden(True)
-            widget.setSizePolicy(policy)
-        self._column_layout.insertWidget(
-            layout_index(self._column_layout, message.seq, True), widget
-        )
-        if place_first:
-            settle_layout(self)
-            self._keeper.scroll_to_bottom()
-            policy.setRetainSizeWhenHidden(False)
-            widget.setSizePolicy(policy)
-        widget.show()
-        if place_first:
-            paint_with_page(widget, self._content)
+            self._unplaced.append(widget)
+            self._placing.arm()
+        else:
+            self._column_layout.insertWidget(
+                layout_index(self._column_layout, message.seq, True), widget
+            )
+            widget.show()
         index = bisect_left(self._widgets, message.seq, key=lambda w: w.message.seq)
         self._widgets.insert(index, widget)
         self._by_id[message.id] = widget
         self.message_built.emit(widget)
+
+    def _place_rows(self) -> None:
+        """Place the rows added at the bottom since the last frame (`_unplaced`), together.
+
+        When the view still follows the bottom, their place is made and scrolled to before
+        they show: Qt then moves the pixels of the messages above (a blit) and paints the
+        new rows alone, once, not the whole page (shown at once, a few pixels of them land
+        in view before the scroll, and a dirty pixel in view makes Qt repaint everything
+        the scroll moves). What changed on screen before (a reply's end above) is laid
+        out and painted first, for the same reason. Placed one by one, as their messages
+        came (the question's row, its "sent", the reply's dots: three turns of the event
+        loop), each had its layout, its scroll and, but the first, a frame of its own.
+        """
+        rows, self._unplaced = self._unplaced, []
+        self._placing.cancel()  # placed before the frame: nothing left for it
+        if not rows:
+            return
+        follow = self._keeper.follow_bottom and self.isVisible()
+        if follow:
+            settle_layout(self)
+            paint_pending(self)
+        for widget in rows:
+            if follow:
+                policy = widget.sizePolicy()
+                policy.setRetainSizeWhenHidden(True)
+                widget.setSizePolicy(policy)
+            self._column_layout.insertWidget(
+                layout_index(self._column_layout, widget.message.seq, True), widget
+            )
+        if follow:
+            settle_layout(self)
+            self._keeper.scroll_to_bottom()
+        for widget in rows:
+            if follow:
+                policy = widget.sizePolicy()
+                policy.setRetainSizeWhenHidden(False)
+                widget.setSizePolicy(policy)
+            widget.show()
+            if follow:
+                paint_with_page(widget, self._content)
 
     def _follows(self, widget: MessageWidget) -> bool:
         """`widget` is the newest row, on screen, and the view follows the bottom."""
@@ -637,6 +674,8 @@ class TranscriptView(QWidget):
         self._summaries_due = None  # another conversation's, or none
         self._summaries_timer.stop()
         self._keeper.release()
+        self._unplaced.clear()  # deleted with the others
+        self._placing.cancel()
         for widget in self._widgets:
             self._column_layout.removeWidget(widget)
             widget.hide()

@@ -8,7 +8,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QObject,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QFocusEvent, QFont, QKeyEvent, QPaintEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -277,6 +287,62 @@ def settle_layout(view: QWidget | None = None) -> None:
         return
     for _ in range(6):
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
+class BeforeNextFrame(QObject):
+    """Runs a callback once, just before `view`'s window paints its next frame: what
+    several turns of the event loop change in a row (a question's row, its "sent",
+    the reply's row) is laid out, scrolled to and painted once (issue 20).
+
+    Armed (`arm`), it watches the window's update requests (an event filter on the
+    window only while armed: a filter is a call into Python for each event); with no
+    frame due within `FALLBACK_MS` (nothing else changed on screen), its timer runs the
+    callback, whose changes bring the frame.
+    """
+
+    # Qt paints a window's changes after its update delay (QT_QPA_UPDATE_IDLE_TIME, 5 ms
+    # by default on X11 without vsync and offscreen); no later than that.
+    FALLBACK_MS: Final = 5
+
+    def __init__(self, view: QWidget, callback: Callable[[], None]) -> None:
+        super().__init__(view)
+        self._view = view
+        self._callback = callback
+        self._window: QWidget | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(self.FALLBACK_MS)
+        self._timer.timeout.connect(self.run)
+
+    @property
+    def armed(self) -> bool:
+        return self._window is not None
+
+    def arm(self) -> None:
+        """Run the callback before the next frame (once, however often armed)."""
+        if self._window is not None:
+            return
+        self._window = self._view.window()
+        self._window.installEventFilter(self)
+        self._timer.start()
+
+    def run(self) -> None:
+        """Run the callback now, if armed (and disarm)."""
+        if self._window is not None:
+            self.cancel()
+            self._callback()
+
+    def cancel(self) -> None:
+        """Disarm: the callback is not run."""
+        if self._window is not None:
+            self._window.removeEventFilter(self)
+            self._window = None
+        self._timer.stop()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.UpdateRequest and watched is self._window:
+            self.run()
+        return False
 
 
 def paint_pending(view: QWidget) -> None:
