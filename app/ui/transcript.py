@@ -574,10 +574,10 @@ class TranscriptView(QWidget):
         came (the question's row, its "sent", the reply's dots: three turns of the event
         loop), each had its layout, its scroll and, but the first, a frame of its own.
         """
+        if not self._unplaced:
+            return
         rows, self._unplaced = self._unplaced, []
         self._placing.cancel()  # placed before the frame: nothing left for it
-        if not rows:
-            return
         follow = self._keeper.follow_bottom and self.isVisible()
         if follow:
             settle_layout(self)
