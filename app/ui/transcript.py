@@ -68,6 +68,12 @@ _COLUMN_MAX_WIDTH: Final = 860
 _MIN_MESSAGE_WIDTH: Final = 64
 # The rows built ahead (`TranscriptView.prepare_rows`): a question's, and its reply's.
 _SPARE_ROLES: Final = (Role.USER, Role.ASSISTANT)
+# A question's row added as its request leaves waits this long at most for its reply's
+# row, told two turns of the event loop later (its "sent" between; 1-4 ms later in
+# bench_path's turns): the two are laid out, scrolled to and painted together, one frame
+# (issue 20). A reply's row that comes later (a slow request: the question shows after
+# 50 ms, its reply's row when the request leaves) finds the question placed.
+_WAIT_FOR_REPLY_MS: Final = 16
 # Message widgets taken out (condensed by a summary) deleted per turn of the event loop:
 # one costs ~1 ms of the GUI thread (bench_stall --slices), while a reply may stream.
 _DELETED_A_TURN: Final = 3
@@ -548,10 +554,15 @@ class TranscriptView(QWidget):
             if sending:
                 widget.set_sending(True)
         if at_bottom and self._keeper.follow_bottom and self.isVisible():
-            # Placed with the other rows added before the next frame (`_place_rows`).
+            # Placed with the other rows added before the next frame (`_place_rows`); a
+            # question being sent waits for its reply's row, which follows it as the
+            # request leaves (its "sent" between): placed together when it comes.
             widget.ensurePolished()
             self._unplaced.append(widget)
-            self._placing.arm()
+            reply_awaited = self._placing.waiting
+            self._placing.arm(wait_ms=_WAIT_FOR_REPLY_MS if sending else 0)
+            if reply_awaited and message.role is Role.ASSISTANT:
+                self._place_rows()
         else:
             self._column_layout.insertWidget(
                 layout_index(self._column_layout, message.seq, True), widget

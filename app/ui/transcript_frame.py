@@ -297,7 +297,8 @@ class BeforeNextFrame(QObject):
     Armed (`arm`), it watches the window's update requests (an event filter on the
     window only while armed: a filter is a call into Python for each event); with no
     frame due within `FALLBACK_MS` (nothing else changed on screen), its timer runs the
-    callback, whose changes bring the frame.
+    callback, whose changes bring the frame. Armed to wait (`wait_ms`), frames before
+    then go by without it (`run` runs it sooner).
     """
 
     # Qt paints a window's changes after its update delay (QT_QPA_UPDATE_IDLE_TIME, 5 ms
@@ -309,22 +310,29 @@ class BeforeNextFrame(QObject):
         self._view = view
         self._callback = callback
         self._window: QWidget | None = None
+        self._waiting = False  # frames go by without it until the timer (`arm`'s wait)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(self.FALLBACK_MS)
         self._timer.timeout.connect(self.run)
 
     @property
     def armed(self) -> bool:
         return self._window is not None
 
-    def arm(self) -> None:
-        """Run the callback before the next frame (once, however often armed)."""
+    @property
+    def waiting(self) -> bool:
+        """Armed to wait (`arm`'s `wait_ms`), and the wait is not over."""
+        return self._window is not None and self._waiting
+
+    def arm(self, *, wait_ms: int = 0) -> None:
+        """Run the callback before the next frame, or after `wait_ms` (once, however
+        often armed; armed already, the earlier wait stands)."""
         if self._window is not None:
             return
         self._window = self._view.window()
         self._window.installEventFilter(self)
-        self._timer.start()
+        self._waiting = wait_ms > 0
+        self._timer.start(wait_ms if self._waiting else self.FALLBACK_MS)
 
     def run(self) -> None:
         """Run the callback now, if armed (and disarm)."""
@@ -337,10 +345,15 @@ class BeforeNextFrame(QObject):
         if self._window is not None:
             self._window.removeEventFilter(self)
             self._window = None
+        self._waiting = False
         self._timer.stop()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.UpdateRequest and watched is self._window:
+        if (
+            event.type() == QEvent.Type.UpdateRequest
+            and watched is self._window
+            and not self._waiting
+        ):
             self.run()
         return False
 

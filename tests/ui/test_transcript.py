@@ -1202,14 +1202,21 @@ def test_what_is_pending_is_painted_before_a_row_is_added_and_nothing_more(
     assert question_paints.count == 1
 
 
-@pytest.mark.parametrize("built_ahead", [True, False])
+@pytest.mark.parametrize(
+    ("built_ahead", "frame_between"), [(True, False), (False, False), (True, True)]
+)
 def test_a_turns_rows_added_back_to_back_are_placed_and_painted_together(
-    view: TranscriptView, qtbot: QtBot, built_ahead: bool
+    view: TranscriptView, qtbot: QtBot, built_ahead: bool, frame_between: bool
 ) -> None:
     """The question's row, its "sent" and the reply's row (its dots), told in three turns
     of the event loop as a turn's request leaves: laid out and scrolled to once, and
-    painted once each, in one frame, with nothing above them painted. Placed one by one,
-    each had its layout and scroll, and the question its frame (issue 20)."""
+    painted once each, in one frame, with nothing above them painted — also when a frame
+    of something else in the window goes by in between (`frame_between`: the window's
+    Stop button, shown with the question). Placed one by one, each had its layout and
+    scroll, and the question its frame (issue 20)."""
+    elsewhere = QLabel("Ready", view.window())
+    elsewhere.move(view.width() + 20, 20)  # beside the transcript, as the window's buttons
+    elsewhere.show()
     view.set_messages(conversation(30), has_earlier=False)
     wait_until_built(qtbot, view)
     if built_ahead:
@@ -1222,12 +1229,23 @@ def test_a_turns_rows_added_back_to_back_are_placed_and_painted_together(
     bar.valueChanged.connect(lambda _value: setattr(scrolls, "count", scrolls.count + 1))
     painted = FramesPainting(view)
     paints: dict[int, CountedEvents] = {}
-    frames: dict[int, FramesPainting] = {}
+    frames: dict[int, set[int]] = {}
+
+    class FramesOf(QObject):
+        """The frames (numbered by `painted`) in which a row was painted."""
+
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if isinstance(event, QPaintEvent) and isinstance(watched, MessageWidget):
+                frames[watched.message.seq].add(painted.frame)
+            return False
+
+    frames_of = FramesOf()
 
     def watch(row: MessageWidget) -> None:
         # Rows exist at once (placed before the next frame): watched from then on.
         paints[row.message.seq] = CountedEvents([row], QEvent.Type.Paint)
-        frames[row.message.seq] = FramesPainting(view, row)
+        frames[row.message.seq] = set()
+        row.installEventFilter(frames_of)
 
     view.message_built.connect(watch)
     steps = [
@@ -1235,9 +1253,15 @@ def test_a_turns_rows_added_back_to_back_are_placed_and_painted_together(
         lambda: view.message_stored(-31, make_message(31, "A question", role=Role.USER)),
         lambda: view.append_message(make_message(32, "", status=MessageStatus.STREAMING)),
     ]
+    frame_before = painted.frame
 
     def next_step() -> None:
+        first = len(steps) == 3
+        if first:
+            elsewhere.setText("Stop")  # a frame is due
         steps.pop(0)()
+        if first and frame_between:  # it comes now, as Qt sends it
+            QApplication.sendEvent(view.window(), QEvent(QEvent.Type.UpdateRequest))
         if steps:
             QTimer.singleShot(0, next_step)
 
@@ -1247,12 +1271,12 @@ def test_a_turns_rows_added_back_to_back_are_placed_and_painted_together(
         qtbot.wait(60)
     finally:
         painted.stop()
-        for watched in frames.values():
-            watched.stop()
         view.message_built.disconnect(watch)
     question, reply = assistant(view, 31), assistant(view, 32)
     assert (paints[31].count, paints[32].count) == (1, 1)
-    assert len(frames[31].frames) == 1 and frames[31].frames == frames[32].frames
+    assert len(frames[31]) == 1 and frames[31] == frames[32]
+    if frame_between:
+        assert min(frames[31]) > frame_before + 1  # a frame went by while the question waited
     assert scrolls.count == 1
     above = QRegion(0, 0, view.message_column.width(), question.y())
     assert (painted.column & above).isEmpty()
