@@ -119,6 +119,11 @@ class GrowingMarkdown:
         self._marker = QTextBlockFormat.MarkerType.NoMarker  # the last task item's mark
         self._unsettled_through = 0  # text up to here ends in a pending break: not settled
 
+    @property
+    def settled(self) -> bool:
+        """Some of the text is settled (rendered for good): `grow` imports only what follows."""
+        return self._settled_end > 0
+
     def render(self, document: QTextDocument, text: str, palette: QPalette, font: QFont) -> bool:
         """Show `text` whole (`render_markdown`); True if it has quotes."""
         self._forget(text)

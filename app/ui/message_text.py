@@ -83,8 +83,9 @@ class MessageText(QWidget):
         """How many times a piece of this text was (re)rendered."""
         return self._retired_renders + sum(block.render_count for block in self._blocks)
 
-    def set_text(self, text: str) -> None:
-        """Show `text`, re-rendering only the pieces that changed."""
+    def set_text(self, text: str, *, final: bool = False) -> None:
+        """Show `text`, re-rendering only the pieces that changed (`final`: it will not
+        grow any more, see `MarkdownView.set_source`)."""
         if len(text) > HUGE_MESSAGE_CHARS:
             self._reuse_or_replace(0, HugeTextView).set_text(text)
             self._drop_blocks_from(1)
@@ -92,7 +93,7 @@ class MessageText(QWidget):
             self._reuse_or_replace(0, MarkdownView).set_source(text)
             self._drop_blocks_from(1)
         else:
-            self._show_segments(text)
+            self._show_segments(text, final)
 
     def text_will_not_grow(self) -> None:
         """The text is final: keep no copy of it for splitting what comes next."""
@@ -116,7 +117,7 @@ class MessageText(QWidget):
         for block in self._blocks:
             block.updateGeometry()
 
-    def _show_segments(self, text: str) -> None:
+    def _show_segments(self, text: str, final: bool) -> None:
         index = 0
         # A streaming reply only grows: the splitter splits only its end again.
         for segment, pieces in self._splitter.split(text):
@@ -129,7 +130,7 @@ class MessageText(QWidget):
             # only the last few thousand characters, not the whole reply.
             for piece in pieces:
                 if piece.strip():
-                    self._reuse_or_replace(index, MarkdownView).set_source(piece)
+                    self._reuse_or_replace(index, MarkdownView).set_source(piece, final=final)
                     index += 1
         self._drop_blocks_from(index)
 

@@ -39,11 +39,13 @@ from app.ui.jump_latest import JumpToLatest
 from app.ui.summary_block import NOTHING_ARCHIVED, CardHost, SummaryBlock
 from app.ui.transcript_cards import SummaryCards, covered_by, layout_index
 from app.ui.transcript_frame import (
+    BeforeNextFrame,
     EmptyState,
     TranscriptScrollArea,
     centred_column,
     column_hidden,
     layout_paused,
+    paint_pending,
     paint_with_page,
     settle_layout,
 )
@@ -66,6 +68,12 @@ _COLUMN_MAX_WIDTH: Final = 860
 _MIN_MESSAGE_WIDTH: Final = 64
 # The rows built ahead (`TranscriptView.prepare_rows`): a question's, and its reply's.
 _SPARE_ROLES: Final = (Role.USER, Role.ASSISTANT)
+# A question's row added as its request leaves waits this long at most for its reply's
+# row, told two turns of the event loop later (its "sent" between; 1-4 ms later in
+# bench_path's turns): the two are laid out, scrolled to and painted together, one frame
+# (issue 20). A reply's row that comes later (a slow request: the question shows after
+# 50 ms, its reply's row when the request leaves) finds the question placed.
+_WAIT_FOR_REPLY_MS: Final = 16
 # Message widgets taken out (condensed by a summary) deleted per turn of the event loop:
 # one costs ~1 ms of the GUI thread (bench_stall --slices), while a reply may stream.
 _DELETED_A_TURN: Final = 3
@@ -138,6 +146,10 @@ class TranscriptView(QWidget):
         self._spare_timer.setSingleShot(True)
         self._spare_timer.setInterval(0)
         self._spare_timer.timeout.connect(self._build_spare)
+        # Rows added at the bottom the view follows, not placed yet: laid out, scrolled
+        # to and shown together, just before the next frame (`_place_rows`).
+        self._unplaced: list[MessageWidget] = []
+        self._placing = BeforeNextFrame(self, self._place_rows)
 
         self.setBackgroundRole(QPalette.ColorRole.Base)
         self.setAutoFillBackground(True)
@@ -239,6 +251,7 @@ class TranscriptView(QWidget):
 
     def prepend_messages(self, messages: Sequence[Message], *, has_earlier: bool) -> None:
         """Add an older page above the current one without moving what the user sees."""
+        self._place_rows()  # rows just added are where they go first
         self._pages.finish()
         self._earlier.answered()
         with self._keeper.keeping_place(column_hidden(self._column)):
@@ -295,6 +308,7 @@ class TranscriptView(QWidget):
 
     def update_message_text(self, message_id: int, text: str) -> None:
         """Streaming: replace one message's text; only that message re-renders."""
+        self._place_rows()  # rows just added are where they go first
         widget = self._by_id.get(message_id)
         if widget is None:
             if not self._pages.replace(
@@ -320,6 +334,7 @@ class TranscriptView(QWidget):
 
     def update_message_thinking(self, message_id: int, thinking: str) -> None:
         """Streaming: show one reply's thinking so far, above its text."""
+        self._place_rows()  # rows just added are where they go first
         widget = self._by_id.get(message_id)
         if widget is None:
             self._pages.replace(
@@ -330,6 +345,7 @@ class TranscriptView(QWidget):
 
     def update_message(self, message: Message) -> None:
         """Show a message's final state: its text and status (complete, stopped, failed)."""
+        self._place_rows()  # rows just added are where they go first
         widget = self._by_id.get(message.id)
         if widget is None:
             if not self._cards.update_hidden(message) and not self._pages.replace(
@@ -425,6 +441,7 @@ class TranscriptView(QWidget):
         self._take_summaries_step()
 
     def _take_summaries_step(self) -> None:
+        self._place_rows()  # rows just added are where they go first
         summaries = self._summaries_due
         if summaries is None:
             return
@@ -460,6 +477,7 @@ class TranscriptView(QWidget):
         return batch
 
     def _show_summaries(self, summaries: Sequence[Summary]) -> None:
+        self._place_rows()  # rows just added are where they go first
         # Messages of the page not built yet are checked as they are built.
         with self._keeper.keeping_place(layout_paused(self._column_layout)):
             self._cards.set_summaries(summaries)
@@ -485,6 +503,8 @@ class TranscriptView(QWidget):
 
     def _take_out(self, widget: MessageWidget) -> None:
         """A message's row goes: not held in place, out of the column, then deleted."""
+        if widget in self._unplaced:
+            self._unplaced.remove(widget)
         self._widgets.remove(widget)
         del self._by_id[widget.message.id]
         self._keeper.forget(widget)
@@ -517,10 +537,8 @@ class TranscriptView(QWidget):
         """Show `message` in its place by seq (or keep it, unshown, if a summary covers it).
 
         `at_bottom`: a new message, below the others. When the view follows the bottom,
-        its place is made and scrolled to before it shows: Qt then moves the pixels of
-        the messages above (a blit) and paints the new row alone, not the whole page
-        (shown at once, a few pixels of it land in view before the scroll, and a dirty
-        pixel in view makes Qt repaint everything the scroll moves).
+        its row is made at once (`message_widget` has it) and placed just before the
+        next frame, with any other row added by then (`_place_rows`).
         """
         if self._cards.covered(message):
             self._cards.keep_hidden(message)
@@ -535,34 +553,65 @@ class TranscriptView(QWidget):
             widget = self._new_row(message, now, width)
             if sending:
                 widget.set_sending(True)
-        place_first = at_bottom and self._keeper.follow_bottom and self.isVisible()
-        if place_first:
-            if not sending:
-                # What changed on screen just before (the question above now sent) is
-                # laid out and painted first: Qt blits nothing over a pixel still to be
-                # painted. A message being sent follows a settled page (the reply
-                # before it long done): nothing to lay out or paint before it goes.
-                settle_layout(self)
-                self._scroll.verticalScrollBar().repaint()  # paints what is pending
+        if at_bottom and self._keeper.follow_bottom and self.isVisible():
+            # Placed with the other rows added before the next frame (`_place_rows`); a
+            # question being sent waits for its reply's row, which follows it as the
+            # request leaves (its "sent" between): placed together when it comes.
             widget.ensurePolished()
-            policy = widget.sizePolicy()
-            policy.setRetainSizeWhenHidden(True)
-            widget.setSizePolicy(policy)
-        self._column_layout.insertWidget(
-            layout_index(self._column_layout, message.seq, True), widget
-        )
-        if place_first:
-            settle_layout(self)
-            self._keeper.scroll_to_bottom()
-            policy.setRetainSizeWhenHidden(False)
-            widget.setSizePolicy(policy)
-        widget.show()
-        if place_first:
-            paint_with_page(widget, self._content)
+            self._unplaced.append(widget)
+            reply_awaited = self._placing.waiting
+            self._placing.arm(wait_ms=_WAIT_FOR_REPLY_MS if sending else 0)
+            if reply_awaited and message.role is Role.ASSISTANT:
+                self._place_rows()
+        else:
+            self._column_layout.insertWidget(
+                layout_index(self._column_layout, message.seq, True), widget
+            )
+            widget.show()
         index = bisect_left(self._widgets, message.seq, key=lambda w: w.message.seq)
         self._widgets.insert(index, widget)
         self._by_id[message.id] = widget
         self.message_built.emit(widget)
+
+    def _place_rows(self) -> None:
+        """Place the rows added at the bottom since the last frame (`_unplaced`), together.
+
+        When the view still follows the bottom, their place is made and scrolled to before
+        they show: Qt then moves the pixels of the messages above (a blit) and paints the
+        new rows alone, once, not the whole page (shown at once, a few pixels of them land
+        in view before the scroll, and a dirty pixel in view makes Qt repaint everything
+        the scroll moves). What changed on screen before (a reply's end above) is laid
+        out and painted first, for the same reason. Placed one by one, as their messages
+        came (the question's row, its "sent", the reply's dots: three turns of the event
+        loop), each had its layout, its scroll and, but the first, a frame of its own.
+        """
+        if not self._unplaced:
+            return
+        rows, self._unplaced = self._unplaced, []
+        self._placing.cancel()  # placed before the frame: nothing left for it
+        follow = self._keeper.follow_bottom and self.isVisible()
+        if follow:
+            settle_layout(self)
+            paint_pending(self)
+        for widget in rows:
+            if follow:
+                policy = widget.sizePolicy()
+                policy.setRetainSizeWhenHidden(True)
+                widget.setSizePolicy(policy)
+            self._column_layout.insertWidget(
+                layout_index(self._column_layout, widget.message.seq, True), widget
+            )
+        if follow:
+            settle_layout(self)
+            self._keeper.scroll_to_bottom()
+        for widget in rows:
+            if follow:
+                policy = widget.sizePolicy()
+                policy.setRetainSizeWhenHidden(False)
+                widget.setSizePolicy(policy)
+            widget.show()
+            if follow:
+                paint_with_page(widget, self._content)
 
     def _follows(self, widget: MessageWidget) -> bool:
         """`widget` is the newest row, on screen, and the view follows the bottom."""
@@ -588,7 +637,7 @@ class TranscriptView(QWidget):
         """
         if settle_first:
             settle_layout(self)
-            self._scroll.verticalScrollBar().repaint()  # paints what is pending, no more
+            paint_pending(self)
         widget.setUpdatesEnabled(False)
         try:
             yield
@@ -636,6 +685,8 @@ class TranscriptView(QWidget):
         self._summaries_due = None  # another conversation's, or none
         self._summaries_timer.stop()
         self._keeper.release()
+        self._unplaced.clear()  # deleted with the others
+        self._placing.cancel()
         for widget in self._widgets:
             self._column_layout.removeWidget(widget)
             widget.hide()

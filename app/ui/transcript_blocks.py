@@ -136,15 +136,20 @@ class MarkdownView(QTextBrowser):
         """The Markdown currently shown."""
         return self._source
 
-    def set_source(self, source: str) -> None:
+    def set_source(self, source: str, *, final: bool = False) -> None:
         """Show `source`; does nothing if it is already shown (streaming re-sends the same head).
 
         A source that only grew (a streaming reply) has only its end rendered again.
+        `final`: it will not grow any more. Growing a text nothing of which is settled yet
+        renders its start again, to settle it for what comes next, and imports its end on
+        its own: with nothing to come, the text is rendered whole, one import instead of
+        two (a short reply's end, issue 20). Either way the document is rebuilt whole.
         """
         if source == self._source and self.render_count:
             return
         self._source = source
-        if self.render_count and not self._plain and self._grow():
+        growing = not final or self._growing.settled
+        if self.render_count and not self._plain and growing and self._grow():
             return
         self._render()
 

@@ -8,7 +8,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QObject,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QFocusEvent, QFont, QKeyEvent, QPaintEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -277,6 +287,88 @@ def settle_layout(view: QWidget | None = None) -> None:
         return
     for _ in range(6):
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
+class BeforeNextFrame(QObject):
+    """Runs a callback once, just before `view`'s window paints its next frame: what
+    several turns of the event loop change in a row (a question's row, its "sent",
+    the reply's row) is laid out, scrolled to and painted once (issue 20).
+
+    Armed (`arm`), it watches the window's update requests (an event filter on the
+    window only while armed: a filter is a call into Python for each event); with no
+    frame due within `FALLBACK_MS` (nothing else changed on screen), its timer runs the
+    callback, whose changes bring the frame. Armed to wait (`wait_ms`), frames before
+    then go by without it (`run` runs it sooner).
+    """
+
+    # Qt paints a window's changes after its update delay (QT_QPA_UPDATE_IDLE_TIME, 5 ms
+    # by default on X11 without vsync and offscreen); no later than that.
+    FALLBACK_MS: Final = 5
+
+    def __init__(self, view: QWidget, callback: Callable[[], None]) -> None:
+        super().__init__(view)
+        self._view = view
+        self._callback = callback
+        self._window: QWidget | None = None
+        self._waiting = False  # frames go by without it until the timer (`arm`'s wait)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.run)
+
+    @property
+    def armed(self) -> bool:
+        return self._window is not None
+
+    @property
+    def waiting(self) -> bool:
+        """Armed to wait (`arm`'s `wait_ms`), and the wait is not over."""
+        return self._window is not None and self._waiting
+
+    def arm(self, *, wait_ms: int = 0) -> None:
+        """Run the callback before the next frame, or after `wait_ms` (once, however
+        often armed; armed already, the earlier wait stands)."""
+        if self._window is not None:
+            return
+        self._window = self._view.window()
+        self._window.installEventFilter(self)
+        self._waiting = wait_ms > 0
+        self._timer.start(wait_ms if self._waiting else self.FALLBACK_MS)
+
+    def run(self) -> None:
+        """Run the callback now, if armed (and disarm)."""
+        if self._window is not None:
+            self.cancel()
+            self._callback()
+
+    def cancel(self) -> None:
+        """Disarm: the callback is not run."""
+        if self._window is not None:
+            self._window.removeEventFilter(self)
+            self._window = None
+        self._waiting = False
+        self._timer.stop()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.UpdateRequest
+            and watched is self._window
+            and not self._waiting
+        ):
+            self.run()
+        return False
+
+
+def paint_pending(view: QWidget) -> None:
+    """Paint now what is pending in `view`'s window, and nothing else: a frame of what
+    changed, so that a scroll after it moves painted pixels (a blit) — a pixel still to
+    be painted where the scroll moves would make Qt repaint everything it moves.
+
+    The window is sent the update request Qt would send it for its next frame (it paints
+    what is marked and flushes it; with nothing marked, nothing). Repainting a small
+    widget to the same end painted that widget as well, and flushed it, even when
+    nothing else was pending: ~0.3 ms a call (issue 20).
+    """
+    QCoreApplication.sendEvent(view.window(), QEvent(QEvent.Type.UpdateRequest))
 
 
 def paint_with_page(row: QWidget, page: QWidget) -> None:

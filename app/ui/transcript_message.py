@@ -192,7 +192,8 @@ class MessageWidget(QWidget):
         """Show `message`'s final (or current) text and status."""
         self.message = message
         if message.content != self._text:
-            self.set_text(message.content)  # shows the status too
+            # Shows the status too; a message no longer streaming will not grow.
+            self.set_text(message.content, final=message.status is not MessageStatus.STREAMING)
         else:
             self._show_status()
         if message.status is not MessageStatus.STREAMING:
@@ -201,8 +202,9 @@ class MessageWidget(QWidget):
             self.set_thinking(message.thinking or self.thinking_text)
         self._show_pin()
 
-    def set_text(self, text: str) -> None:
-        """Replace the text, re-rendering only the pieces that changed."""
+    def set_text(self, text: str, *, final: bool = False) -> None:
+        """Replace the text, re-rendering only the pieces that changed (`final`: it will
+        not grow any more, see `MarkdownView.set_source`)."""
         if text == self._text:
             return
         self._text = text
@@ -211,7 +213,7 @@ class MessageWidget(QWidget):
             # too tall for a pass, then shrink, leaving a strip in view to paint as the
             # view follows the bottom, and Qt repaints the whole page it scrolls.
             self.body.set_typing(False)
-        self.body.set_text(text)
+        self.body.set_text(text, final=final)
         self._show_status()
 
     def add_above_text(self, widget: QWidget) -> None:

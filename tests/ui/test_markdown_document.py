@@ -456,3 +456,80 @@ def test_quote_bars_take_the_new_theme_s_colour(qtbot: QtBot) -> None:
         view.setPalette(PALETTES[theme])
         bar = quote_bar_colour(view.palette())
         assert view.grab().toImage().pixelColor(1, middle).name() == bar.name(), theme
+
+
+# --- a text's end, when it will not grow ------------------------------------------------------
+
+
+class _CountedImports:
+    """Counts the imports a `GrowingMarkdown` makes, by kind (a hand-written spy)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.settled_starts = 0
+        self.ends = 0
+        settle_start, import_end = GrowingMarkdown._settle_start, GrowingMarkdown._import
+
+        def counted_settle_start(growing: GrowingMarkdown, *args: object) -> bool:
+            self.settled_starts += 1
+            return settle_start(growing, *args)  # type: ignore[arg-type]
+
+        def counted_import(growing: GrowingMarkdown, *args: object, **kwargs: object) -> object:
+            self.ends += 1
+            return import_end(growing, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(GrowingMarkdown, "_settle_start", counted_settle_start)
+        monkeypatch.setattr(GrowingMarkdown, "_import", counted_import)
+
+
+def test_a_short_replys_end_is_rendered_whole_not_settled(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reply's end (`final`) when nothing of it is settled yet: rendered whole, one
+    import — not its start rendered again to settle it, and its end imported on its own
+    (two), for updates that will not come (issue 20). Shown as it would be whole."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    first = "Sure. Here is what I found."
+    final = first + " You bought it in June.\n\nIt was a **used** one, for `420` euros."
+    view.set_source(first)
+    imports = _CountedImports(monkeypatch)
+    view.set_source(final, final=True)
+    assert (imports.settled_starts, imports.ends) == (0, 0)
+    assert view.render_count == 2
+    assert_same_document(view.document(), rendered_whole(view, final))
+
+
+def test_a_long_replys_end_grows_from_what_is_settled(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once some of the text is settled, its end (`final`) is imported on its own, as a
+    streamed update's: what is settled is not rendered again."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    text = "".join(f"Paragraph {n} with `code` in it.\n\n" for n in range(40))
+    view.set_source(text + "A new")
+    view.set_source(text + "A new paragraph")  # the first 40 paragraphs are settled now
+    document = view.document()
+    document.firstBlock().setUserState(7)
+    imports = _CountedImports(monkeypatch)
+    view.set_source(text + "A new paragraph, and its end.", final=True)
+    assert imports.settled_starts == 0 and imports.ends >= 1
+    assert document.firstBlock().userState() == 7  # not imported again
+    document.firstBlock().setUserState(-1)
+    assert_same_document(document, rendered_whole(view, text + "A new paragraph, and its end."))
+
+
+@_QT_LIST_WARNING
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(streamed(MARKDOWN))
+def test_a_streamed_texts_final_end_shows_what_rendering_it_whole_shows(
+    markdown_view: MarkdownView, stream: tuple[str, list[int]]
+) -> None:
+    """Streamed, then its end given as final (settled or not by then): the same document
+    as the text rendered whole."""
+    text, ends = stream
+    markdown_view.set_source("")  # a new reply
+    for end in ends[:-1]:
+        markdown_view.set_source(text[:end])
+    markdown_view.set_source(text, final=True)
+    assert_same_document(markdown_view.document(), rendered_whole(markdown_view, text))

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QUrl
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -618,8 +618,11 @@ def test_the_question_appears_already_marked_as_sending(view: TranscriptView, qt
     view.message_built.connect(note_first_show)
     view.append_sending(sending(31, "Is it on disk yet?"))
     widget = view.message_widget(-31)
-    assert widget is not None and widget.isVisible() and widget.sending
+    assert widget is not None and widget.sending
     assert shown_sending == [True]
+    # Its row is made at once and placed before the next frame (with any other row).
+    qtbot.waitUntil(widget.isVisible)
+    assert widget.sending
     assert any(label.text() == SENDING for label in widget.findChildren(QLabel))
 
     view.message_stored(-31, make_message(31, "Is it on disk yet?", role=Role.USER))
@@ -933,7 +936,8 @@ def test_the_question_and_its_reply_take_rows_built_ahead(
     assert len(view.message_column.findChildren(MessageWidget)) == rows  # none built now
     assert not view.rows_ready
     asked, reply = assistant(view, 31), assistant(view, 32)
-    assert asked.isVisible() and not asked.sending and asked.text == "Is it on disk yet?"
+    qtbot.waitUntil(lambda: asked.isVisible() and reply.isVisible())  # before the next frame
+    assert not asked.sending and asked.text == "Is it on disk yet?"
     assert asked.header.time.text() == timestamp(later, NOW)
     assert asked.accessibleName() == f"You, {timestamp(later, NOW)}"
     assert reply.accessibleName() == f"Claude, {timestamp(later, NOW)}"
@@ -977,9 +981,10 @@ def typing_at_the_bottom(
         qtbot.waitUntil(lambda: view.rows_ready)
     bar = scroll_bar(view)
     view.append_message(make_message(31, "", status=MessageStatus.STREAMING))
+    reply = assistant(view, 31)
+    qtbot.waitUntil(reply.isVisible)  # placed before the next frame
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
     wait_for_layout(qtbot, view)
-    reply = assistant(view, 31)
     qtbot.waitUntil(lambda: reply.body.is_typing())
     return reply, bar
 
@@ -1162,3 +1167,119 @@ def test_a_replys_last_words_are_painted_in_one_frame(view: TranscriptView, qtbo
     assert reply.text == final
     writing = [label for label in reply.findChildren(QLabel) if label.text() == WRITING]
     assert all(not label.isVisibleTo(reply) for label in writing)
+
+
+def test_what_is_pending_is_painted_before_a_row_is_added_and_nothing_more(
+    view: TranscriptView, qtbot: QtBot
+) -> None:
+    """The reply's row, added below the question just marked sent: what changed above is
+    painted first (a scroll moves only painted pixels), then the row — and the scroll
+    bar only once, as it moves. It was repainted as well, to paint what was pending,
+    in a frame of its own (~0.3 ms, issue 20)."""
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    qtbot.waitUntil(lambda: view.rows_ready)
+    bar = scroll_bar(view)
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    wait_for_layout(qtbot, view)
+    view.append_sending(sending(31, "A question"))
+    qtbot.wait(60)
+    view.message_stored(-31, make_message(31, "A question", role=Role.USER))
+    question = view.message_widget(31)
+    assert question is not None
+    question_paints = CountedEvents([question], QEvent.Type.Paint)
+    bar_paints = CountedEvents([bar], QEvent.Type.Paint)
+    maximum = bar.maximum()
+    view.append_message(make_message(32, "", status=MessageStatus.STREAMING))
+    reply = view.message_widget(32)
+    assert reply is not None
+    qtbot.waitUntil(reply.isVisible)  # placed before the next frame
+    assert question_paints.count == 1  # the question, sent, painted before the scroll
+    qtbot.waitUntil(lambda: bar_paints.count > 0)
+    qtbot.wait(60)
+    assert bar.maximum() > maximum and bar.value() == bar.maximum()
+    assert bar_paints.count == 1
+    assert question_paints.count == 1
+
+
+@pytest.mark.parametrize(
+    ("built_ahead", "frame_between"), [(True, False), (False, False), (True, True)]
+)
+def test_a_turns_rows_added_back_to_back_are_placed_and_painted_together(
+    view: TranscriptView, qtbot: QtBot, built_ahead: bool, frame_between: bool
+) -> None:
+    """The question's row, its "sent" and the reply's row (its dots), told in three turns
+    of the event loop as a turn's request leaves: laid out and scrolled to once, and
+    painted once each, in one frame, with nothing above them painted — also when a frame
+    of something else in the window goes by in between (`frame_between`: the window's
+    Stop button, shown with the question). Placed one by one, each had its layout and
+    scroll, and the question its frame (issue 20)."""
+    elsewhere = QLabel("Ready", view.window())
+    elsewhere.move(view.width() + 20, 20)  # beside the transcript, as the window's buttons
+    elsewhere.show()
+    view.set_messages(conversation(30), has_earlier=False)
+    wait_until_built(qtbot, view)
+    if built_ahead:
+        qtbot.waitUntil(lambda: view.rows_ready)
+    bar = scroll_bar(view)
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    wait_for_layout(qtbot, view)
+    qtbot.wait(30)
+    scrolls = CountedEvents([], QEvent.Type.None_)
+    bar.valueChanged.connect(lambda _value: setattr(scrolls, "count", scrolls.count + 1))
+    painted = FramesPainting(view)
+    paints: dict[int, CountedEvents] = {}
+    frames: dict[int, set[int]] = {}
+
+    class FramesOf(QObject):
+        """The frames (numbered by `painted`) in which a row was painted."""
+
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if isinstance(event, QPaintEvent) and isinstance(watched, MessageWidget):
+                frames[watched.message.seq].add(painted.frame)
+            return False
+
+    frames_of = FramesOf()
+
+    def watch(row: MessageWidget) -> None:
+        # Rows exist at once (placed before the next frame): watched from then on.
+        paints[row.message.seq] = CountedEvents([row], QEvent.Type.Paint)
+        frames[row.message.seq] = set()
+        row.installEventFilter(frames_of)
+
+    view.message_built.connect(watch)
+    steps = [
+        lambda: view.append_sending(sending(31, "A question")),
+        lambda: view.message_stored(-31, make_message(31, "A question", role=Role.USER)),
+        lambda: view.append_message(make_message(32, "", status=MessageStatus.STREAMING)),
+    ]
+    frame_before = painted.frame
+
+    def next_step() -> None:
+        first = len(steps) == 3
+        if first:
+            elsewhere.setText("Stop")  # a frame is due
+        steps.pop(0)()
+        if first and frame_between:  # it comes now, as Qt sends it
+            QApplication.sendEvent(view.window(), QEvent(QEvent.Type.UpdateRequest))
+        if steps:
+            QTimer.singleShot(0, next_step)
+
+    try:
+        QTimer.singleShot(0, next_step)
+        qtbot.waitUntil(lambda: not steps and 32 in paints and paints[32].count > 0)
+        qtbot.wait(60)
+    finally:
+        painted.stop()
+        view.message_built.disconnect(watch)
+    question, reply = assistant(view, 31), assistant(view, 32)
+    assert (paints[31].count, paints[32].count) == (1, 1)
+    assert len(frames[31]) == 1 and frames[31] == frames[32]
+    if frame_between:
+        assert min(frames[31]) > frame_before + 1  # a frame went by while the question waited
+    assert scrolls.count == 1
+    above = QRegion(0, 0, view.message_column.width(), question.y())
+    assert (painted.column & above).isEmpty()
+    assert bar.value() == bar.maximum()
+    assert not question.sending and reply.body.is_typing()
+    assert view.message_widgets()[-2:] == (question, reply)
