@@ -300,18 +300,11 @@ def rank_pool(
             )
             # Only the terms it does not hold itself: a reply that repeats the question's
             # words is not worth them twice.
-            # (`_lacking`, written out: ~300 calls a turn.)
-            held, worth_of = theirs[seq - 1]
-            context = share * (
-                worth_of if held.isdisjoint(mine) else own_score(held - mine, values)
-            )
+            context = share * _lacking(theirs[seq - 1], mine, values)
             earlier = theirs.get(seq - 2)
             if earlier is not None:
                 # The user answering Claude's question about what they said just before.
-                held, worth_of = earlier
-                context += earlier_share * (
-                    worth_of if held.isdisjoint(mine) else own_score(held - mine, values)
-                )
+                context += earlier_share * _lacking(earlier, mine, values)
         # A message's borrowed worth counts once (words5): from its key or from the turns
         # around it, the larger. Added up, a key and the turn before that both name "guest
         # list" lifted a reply holding neither word above the message holding both (planted
@@ -341,20 +334,8 @@ def rank_pool(
         elif match.content.rstrip().endswith("?"):
             partner = here.get(seq + 1)  # a question: its answer
         if partner is None and role is user:
-            # Claude's question right after it, and the user's answer (`_asked_about`).
-            asked = here.get(seq + 1)
-            if asked is not None and asked.role is assistant:
-                answer = here.get(seq + 2)
-                if (
-                    answer is not None
-                    and answer.role is user
-                    and asked.content.rstrip().endswith("?")
-                ):
-                    follow_up = (asked, answer)
-        # `_ranked`, written out.
-        item: Ranked = _new(Ranked)
-        item.__dict__.update(match=match, score=score, partner=partner, follow_up=follow_up)
-        ranked.append(item)
+            follow_up = _asked_about(here, seq)
+        ranked.append(_ranked(match, score, partner, follow_up))
         keys.append((-score, len(match.content), -seq))
     # Equal scores: the shorter message first (it is more about what it holds), then the
     # newest (a stable sort, as of the items by the same keys).
@@ -637,13 +618,12 @@ def _short_or_little() -> frozenset[str]:
     return frozenset(short) | _SAYS_LITTLE
 
 
-def _asked_about(
-    match: ArchivedMatch, everyone: Mapping[tuple[str, int], ArchivedMatch]
-) -> tuple[ArchivedMatch, ...]:
-    """Claude's question right after the user's `match`, and the user's answer to it (the
-    next turns, when Claude's reply ends by asking); () otherwise."""
-    asked = everyone.get((match.session_id, match.seq + 1))
-    answer = everyone.get((match.session_id, match.seq + 2))
+def _asked_about(turns: Mapping[int, ArchivedMatch], seq: int) -> tuple[ArchivedMatch, ...]:
+    """Claude's question right after the user's turn `seq` (of `turns`, one conversation's
+    by seq), and the user's answer to it (the next turns, when Claude's reply ends by
+    asking); () otherwise."""
+    asked = turns.get(seq + 1)
+    answer = turns.get(seq + 2)
     if (
         asked is None
         or answer is None

@@ -963,23 +963,15 @@ def _holding(match: ArchivedMatch, held: frozenset[int]) -> ArchivedMatch:
 
 def _match(row: Sequence[Any], held: frozenset[int] | None = None) -> ArchivedMatch:
     # A turn reads a few hundred rows (candidates and the turns around them): the columns
-    # are what the schema stores (INTEGER, TEXT, REAL), taken as they come. The value
-    # `archived_match` makes, made here without its call (~200 a turn).
+    # are what the schema stores (INTEGER, TEXT, REAL), taken as they come.
     message_id, seq, role, created_at, content, rank, body_tokens = row
-    match: ArchivedMatch = _new(ArchivedMatch)
-    match.__dict__.update(
-        message_id=message_id,
-        seq=seq,
-        role=_ROLES[role],
-        created_at=datetime.fromisoformat(created_at),
-        content=content,
-        rank=float(rank),
-        held=held,
-        session_id="",
-        conversation="",
-        body_tokens=body_tokens,
+    return archived_match(
+        message_id,
+        seq,
+        _ROLES[role],
+        datetime.fromisoformat(created_at),
+        content,
+        float(rank),
+        held,
+        body_tokens,
     )
-    return match
-
-
-_new = object.__new__

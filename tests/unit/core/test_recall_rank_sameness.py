@@ -28,7 +28,6 @@ from app.core.recall_rank import (
     RIGHT_SIDE,
     Ranked,
     RecallPool,
-    _asked_about,
     _day,
     _lacking,
     _ranked,
@@ -40,6 +39,23 @@ from app.core.recall_rank import (
 )
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def _asked_about(
+    match: ArchivedMatch, everyone: dict[tuple[str, int], ArchivedMatch]
+) -> tuple[ArchivedMatch, ...]:
+    """`_asked_about` as it was: by (conversation, seq) keys."""
+    asked = everyone.get((match.session_id, match.seq + 1))
+    answer = everyone.get((match.session_id, match.seq + 2))
+    if (
+        asked is None
+        or answer is None
+        or asked.role is not Role.ASSISTANT
+        or answer.role is not Role.USER
+        or not asked.content.rstrip().endswith("?")
+    ):
+        return ()
+    return (asked, answer)
 
 
 def rank_pool_as_it_was(
